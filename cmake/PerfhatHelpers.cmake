@@ -1,0 +1,60 @@
+# Project-wide compile options and the helpers every folder uses to declare tests, fuzzers and
+# benchmarks, so a new component needs one line per artefact.
+
+add_library(perfhat_warnings INTERFACE)
+target_compile_options(perfhat_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers
+                       $<$<BOOL:${PERFHAT_WERROR}>:-Werror>)
+if(PERFHAT_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# perfhat_add_test(NAME SOURCES a.cc b.cc LIBS lib... [LABELS unit|integration|editor] [TIMEOUT s])
+# A GoogleTest executable whose cases are each registered with CTest.
+function(perfhat_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT PERFHAT_BUILD_TESTS)
+    return()
+  endif()
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main perfhat_warnings)
+  target_compile_definitions(${name} PRIVATE
+    PERFHAT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PERFHAT_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
+                       DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# perfhat_add_fuzzer(NAME SOURCES fuzz.cc LIBS lib... CORPUS dir)
+# With PERFHAT_FUZZ (clang): a libFuzzer binary. Otherwise the same LLVMFuzzerTestOneInput is
+# linked with a replay driver and CTest runs it over the seed corpus, so every build exercises it.
+function(perfhat_add_fuzzer name)
+  cmake_parse_arguments(F "" "CORPUS" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${F_SOURCES})
+  target_link_libraries(${name} PRIVATE ${F_LIBS} perfhat_warnings)
+  if(PERFHAT_FUZZ)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  else()
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz/replay_main.cc)
+  endif()
+  if(PERFHAT_BUILD_TESTS AND F_CORPUS)
+    add_test(NAME fuzz_replay.${name} COMMAND ${name} ${F_CORPUS})
+    set_tests_properties(fuzz_replay.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
+  endif()
+endfunction()
+
+# perfhat_add_benchmark(NAME SOURCES a.cc LIBS lib...): a Google Benchmark executable (not a test).
+function(perfhat_add_benchmark name)
+  cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
+  if(NOT PERFHAT_BUILD_BENCHMARKS)
+    return()
+  endif()
+  add_executable(${name} ${B_SOURCES})
+  target_link_libraries(${name} PRIVATE ${B_LIBS} benchmark::benchmark benchmark::benchmark_main perfhat_warnings)
+endfunction()

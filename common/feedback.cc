@@ -1,0 +1,198 @@
+#include "common/feedback.h"
+
+#include <nlohmann/json.hpp>
+
+namespace perfhat {
+namespace {
+
+using nlohmann::json;
+
+// Reads an optional field: absent or null leaves `out` unchanged; a wrong type throws.
+template <typename T>
+void readOpt(const json& j, const char* name, T& out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return;
+  out = it->get<T>();
+}
+
+template <typename T>
+void readOpt(const json& j, const char* name, std::optional<T>& out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return;
+  out = it->get<T>();
+}
+
+void requireObject(const json& j, const char* what) {
+  if (!j.is_object()) throw FeedbackFormatError(std::string(what) + " must be a JSON object");
+}
+
+template <typename T>
+T parseDocument(std::string_view text, const char* what) {
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw FeedbackFormatError(std::string(what) + ": not valid JSON");
+  try {
+    return j.get<T>();
+  } catch (const FeedbackFormatError&) {
+    throw;
+  } catch (const json::exception& e) {
+    throw FeedbackFormatError(std::string(what) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void to_json(json& j, const TimeWindow& v) { j = json{{"from", v.from}, {"to", v.to}}; }
+void from_json(const json& j, TimeWindow& v) {
+  requireObject(j, "window");
+  readOpt(j, "from", v.from);
+  readOpt(j, "to", v.to);
+}
+
+void to_json(json& j, const Stats& v) {
+  j = json{{"count", v.count},   {"errors", v.errors}, {"mean_ns", v.mean_ns},
+           {"min_ns", v.min_ns}, {"max_ns", v.max_ns}, {"p50_ns", v.p50_ns},
+           {"p90_ns", v.p90_ns}, {"p95_ns", v.p95_ns}, {"p99_ns", v.p99_ns},
+           {"rate_per_s", v.rate_per_s}, {"window", v.window}};
+}
+void from_json(const json& j, Stats& v) {
+  requireObject(j, "stats");
+  readOpt(j, "count", v.count);
+  readOpt(j, "errors", v.errors);
+  readOpt(j, "mean_ns", v.mean_ns);
+  readOpt(j, "min_ns", v.min_ns);
+  readOpt(j, "max_ns", v.max_ns);
+  readOpt(j, "p50_ns", v.p50_ns);
+  readOpt(j, "p90_ns", v.p90_ns);
+  readOpt(j, "p95_ns", v.p95_ns);
+  readOpt(j, "p99_ns", v.p99_ns);
+  readOpt(j, "rate_per_s", v.rate_per_s);
+  readOpt(j, "window", v.window);
+}
+
+void to_json(json& j, const CallSiteStats& v) {
+  j = json{{"caller", v.caller},   {"count", v.count},   {"mean_ns", v.mean_ns},
+           {"p50_ns", v.p50_ns},   {"p90_ns", v.p90_ns}, {"p99_ns", v.p99_ns},
+           {"caller_rate_per_s", v.caller_rate_per_s}, {"calls_per_parent", v.calls_per_parent}};
+  if (v.caller_input_size) j["caller_input_size"] = *v.caller_input_size;
+}
+void from_json(const json& j, CallSiteStats& v) {
+  requireObject(j, "callsite");
+  readOpt(j, "caller", v.caller);
+  readOpt(j, "count", v.count);
+  readOpt(j, "mean_ns", v.mean_ns);
+  readOpt(j, "p50_ns", v.p50_ns);
+  readOpt(j, "p90_ns", v.p90_ns);
+  readOpt(j, "p99_ns", v.p99_ns);
+  readOpt(j, "caller_rate_per_s", v.caller_rate_per_s);
+  readOpt(j, "caller_input_size", v.caller_input_size);
+  readOpt(j, "calls_per_parent", v.calls_per_parent);
+}
+
+void to_json(json& j, const LoopStats& v) {
+  j = json{{"ordinal", v.ordinal},
+           {"line", v.line},
+           {"iterations_mean", v.iterations_mean},
+           {"iterations_p90", v.iterations_p90},
+           {"count", v.count}};
+}
+void from_json(const json& j, LoopStats& v) {
+  requireObject(j, "loop");
+  readOpt(j, "ordinal", v.ordinal);
+  readOpt(j, "line", v.line);
+  readOpt(j, "iterations_mean", v.iterations_mean);
+  readOpt(j, "iterations_p90", v.iterations_p90);
+  readOpt(j, "count", v.count);
+}
+
+void to_json(json& j, const SizeStats& v) {
+  j = json{{"mean", v.mean}, {"p90", v.p90}, {"max", v.max}, {"count", v.count}};
+}
+void from_json(const json& j, SizeStats& v) {
+  requireObject(j, "result_size");
+  readOpt(j, "mean", v.mean);
+  readOpt(j, "p90", v.p90);
+  readOpt(j, "max", v.max);
+  readOpt(j, "count", v.count);
+}
+
+void to_json(json& j, const FeedbackItem& v) {
+  j = json{{"key", v.key}};
+  if (!v.mangled.empty()) j["mangled"] = v.mangled;
+  if (v.stats) j["stats"] = *v.stats;
+  if (v.baseline) j["baseline"] = *v.baseline;
+  j["callsites"] = v.callsites;
+  j["loops"] = v.loops;
+  if (v.result_size) j["result_size"] = *v.result_size;
+  j["versions"] = v.versions;
+  if (!v.services.empty()) j["services"] = v.services;
+  if (!v.hosts.empty()) j["hosts"] = v.hosts;
+  if (!v.file.empty()) j["file"] = v.file;
+  if (v.line != 0) j["line"] = v.line;
+  if (!v.last_seen.empty()) j["last_seen"] = v.last_seen;
+}
+void from_json(const json& j, FeedbackItem& v) {
+  requireObject(j, "item");
+  auto key = j.find("key");
+  if (key == j.end() || !key->is_string() || key->get_ref<const std::string&>().empty()) {
+    throw FeedbackFormatError("item: \"key\" must be a non-empty string");
+  }
+  v.key = key->get<std::string>();
+  readOpt(j, "mangled", v.mangled);
+  readOpt(j, "stats", v.stats);
+  readOpt(j, "baseline", v.baseline);
+  readOpt(j, "callsites", v.callsites);
+  readOpt(j, "loops", v.loops);
+  readOpt(j, "result_size", v.result_size);
+  readOpt(j, "versions", v.versions);
+  readOpt(j, "services", v.services);
+  readOpt(j, "hosts", v.hosts);
+  readOpt(j, "file", v.file);
+  readOpt(j, "line", v.line);
+  readOpt(j, "last_seen", v.last_seen);
+}
+
+void to_json(json& j, const BatchGetRequest& v) {
+  j = json{{"keys", v.keys}};
+  if (v.range) j["range"] = *v.range;
+  if (v.baseline) j["baseline"] = *v.baseline;
+}
+void from_json(const json& j, BatchGetRequest& v) {
+  requireObject(j, "request");
+  auto keys = j.find("keys");
+  if (keys == j.end() || !keys->is_array()) {
+    throw FeedbackFormatError("request: \"keys\" must be an array of strings");
+  }
+  v.keys = keys->get<std::vector<std::string>>();
+  readOpt(j, "range", v.range);
+  readOpt(j, "baseline", v.baseline);
+}
+
+void to_json(json& j, const BatchGetResponse& v) {
+  j = json{{"items", v.items}, {"missing", v.missing}};
+  if (!v.cursor.empty()) j["cursor"] = v.cursor;
+}
+void from_json(const json& j, BatchGetResponse& v) {
+  if (j.is_array()) {  // a bare list of items is accepted as a dataset
+    v.items = j.get<std::vector<FeedbackItem>>();
+    return;
+  }
+  requireObject(j, "response");
+  auto items = j.find("items");
+  if (items == j.end() || !items->is_array()) {
+    throw FeedbackFormatError("response: \"items\" must be an array");
+  }
+  v.items = items->get<std::vector<FeedbackItem>>();
+  readOpt(j, "missing", v.missing);
+  readOpt(j, "cursor", v.cursor);
+}
+
+BatchGetResponse parseBatchGetResponse(std::string_view text) {
+  return parseDocument<BatchGetResponse>(text, "feedback");
+}
+BatchGetRequest parseBatchGetRequest(std::string_view text) {
+  return parseDocument<BatchGetRequest>(text, "batchGet request");
+}
+std::string serialize(const BatchGetResponse& response) { return json(response).dump(); }
+std::string serialize(const BatchGetRequest& request) { return json(request).dump(); }
+
+}  // namespace perfhat

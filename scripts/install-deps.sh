@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs everything perfhat needs to build and test on a fresh Debian 12 machine.
+# Idempotent: packages already present are skipped, so a second run costs a few seconds.
+# Set PERFHAT_SKIP_EDITOR_DEPS=1 to leave out the editor-test packages (Neovim, Chromium).
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
+SUDO=$(need_root)
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  clang libclang-dev libclang-14-dev libclang-rt-14-dev libfuzzer-14-dev llvm
+  nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang-format clang-tidy python3 curl
+)
+if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then
+  pkgs+=(neovim nodejs npm chromium chromium-driver xvfb)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    # nodejs/npm may come from outside Debian's packages on some images: accept a working binary.
+    case "$p" in
+      nodejs) command -v node >/dev/null && continue ;;
+      npm) command -v npm >/dev/null && continue ;;
+    esac
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[install-deps] installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[install-deps] all Debian packages present"
+fi

@@ -1,0 +1,154 @@
+// The immutable result of analysing one document: the simplified AST per function (DESIGN §6)
+// with production data attached (specification) and the rest inferred (Algorithm 1).
+//
+// Features (server/features/) are pure functions over a Snapshot; the LSP layer renders their
+// results. Positions here are 0-based lines and 0-based UTF-8 byte columns of the document
+// text the snapshot was built from; the protocol layer converts to the client's encoding.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/feedback.h"
+
+namespace perfhat::analysis {
+
+struct Position {
+  int line = 0;
+  int column = 0;  // UTF-8 byte offset within the line
+  bool operator==(const Position&) const = default;
+  auto operator<=>(const Position&) const = default;
+};
+
+struct Range {
+  Position start;
+  Position end;
+  bool operator==(const Range&) const = default;
+  bool contains(Position p) const { return !(p < start) && p < end; }
+};
+
+// A latency distribution in nanoseconds. `samples` is the number of observations behind it
+// (0 for a value derived purely from assumptions).
+struct Distribution {
+  double mean_ns = 0;
+  double p50_ns = 0;
+  double p90_ns = 0;
+  double p99_ns = 0;
+  uint64_t samples = 0;
+};
+
+enum class Provenance {
+  Unknown,   // no data and nothing to infer from: shown as "?", never as 0
+  Measured,  // production data attached by specification matching
+  Inferred,  // predicted by an inference rule
+};
+
+// How a value came about, for the hover. Every inferred value carries one.
+struct Derivation {
+  std::string model;                     // e.g. "measured", "callsite-regression", "callee-overall",
+                                         // "workspace-body", "loop", "branch", "sum"
+  std::string summary;                   // one line, e.g. "100 × 12.4 ms"
+  std::vector<std::string> inputs;       // the values it used, human-readable
+  std::vector<std::string> assumptions;  // anything not backed by data, e.g. "default 10 iterations"
+};
+
+struct Estimate {
+  Provenance provenance = Provenance::Unknown;
+  Distribution dist;
+  Derivation derivation;
+  bool known() const { return provenance != Provenance::Unknown; }
+};
+
+enum class NodeKind { Function, Call, Loop, Branch };
+enum class LoopKind { For, RangeFor, While, Do };
+
+// Where a loop's iteration count came from, in order of preference (DESIGN §6).
+enum class IterationSource {
+  None,
+  Production,      // loop-site data
+  ProducerSize,    // recorded result size of the collection's producer
+  ConstantTrip,    // constant trip count in the source
+  Annotation,      // `// perfhat: iterations=N` or the code action
+  Default,         // configurable default, flagged as an assumption
+};
+
+// One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
+// stable for a given text; node 0 is the function itself.
+struct Node {
+  int id = 0;
+  NodeKind kind = NodeKind::Function;
+  Range range;            // whole extent
+  Position hint;          // where an inline hint goes (end of call, end of loop header)
+  int parent = -1;        // -1 for the function node
+  std::vector<int> children;
+
+  // Calls.
+  std::string callee_key;      // canonical key of the referenced function ("" if unresolved)
+  std::string callee_mangled;  // Itanium mangled name when libclang gives it
+  std::string callee_name;     // as written, for display
+  bool callee_in_workspace = false;  // a body is available for recursive analysis
+
+  // Loops.
+  LoopKind loop_kind = LoopKind::For;
+  int loop_ordinal = -1;  // ordinal in source order within the function
+  std::optional<double> iterations;
+  IterationSource iteration_source = IterationSource::None;
+  std::string producer_key;  // range-for: key of the function producing the collection
+
+  // Branches: probability used for the taken arm(s), and whether it was assumed.
+  std::optional<double> branch_probability;
+
+  // Cost of one execution of this node (for a loop: all iterations; for a function: the total).
+  Estimate estimate;
+  // Production data attached to this node (the callee's stats for a call, the function's own
+  // for the function node), when specification matched any.
+  std::optional<Stats> measured;
+  std::optional<Stats> baseline;
+  std::vector<std::string> versions;
+  std::vector<std::string> hosts;
+};
+
+struct FunctionInfo {
+  std::string key;      // canonical signature (DESIGN §3)
+  std::string mangled;  // Itanium mangled name
+  std::string name;     // short name for display
+  Range range;          // whole definition
+  Range name_range;     // the declarator name (code lens / diagnostic anchor)
+  std::vector<Node> nodes;  // nodes[0] is the function node
+  // How the function's measured data was matched ("exact", "mangled", "name", "overloads",
+  // "file-line", "rule", or "" when nothing matched).
+  std::string match;
+  // True when the body contains nodes without production data whose values were inferred: the
+  // function total is then a prediction for the code as written, not a measurement.
+  bool changed = false;
+
+  const Node& root() const { return nodes.front(); }
+};
+
+struct ParseProblem {
+  Range range;
+  std::string message;
+  bool error = true;  // false: warning
+};
+
+struct Snapshot {
+  std::string path;  // absolute file path
+  int version = 0;   // document version the text came from
+  std::vector<FunctionInfo> functions;
+  std::vector<ParseProblem> problems;  // parse errors and analysis warnings
+  bool stale = false;                  // feedback came from cache while the handler was down
+  // Timings of the pipeline that produced this snapshot, for --check and benchmarks.
+  double parse_ms = 0;
+  double fetch_ms = 0;
+  double analysis_ms = 0;
+
+  // The innermost node whose range contains `p`, or nullptr.
+  const Node* nodeAt(Position p, const FunctionInfo** owner = nullptr) const;
+};
+
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,92 @@
+// Editor features as pure functions over an analysis snapshot (clangd style). Each returns
+// structured results; server/lsp/ renders them as LSP JSON and `--check` renders them as text.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/analysis/snapshot.h"
+
+namespace perfhat::features {
+
+using analysis::Position;
+using analysis::Range;
+using analysis::Snapshot;
+
+// Usage profiles (paper's future work): `design` shows few, coarse hints (function totals,
+// loops, anything predicted or above the hotspot threshold); `debug` shows everything.
+enum class Profile { Design, Debug };
+
+struct Options {
+  Profile profile = Profile::Debug;
+  // Regression diagnostic: warn when the predicted function latency exceeds the measured one
+  // by more than BOTH the relative and the absolute threshold.
+  double regression_relative = 0.20;     // +20 %
+  double regression_absolute_ns = 1e6;   // +1 ms
+  // Learn per-function thresholds from production variability (p90/p50 spread) when available.
+  bool learn_thresholds = true;
+  // Information diagnostics for hotspots (calls/loops above this share of the function total).
+  bool hotspot_diagnostics = false;
+  double hotspot_share = 0.5;
+  // Which percentile labels show ("p50" or "mean" as the main figure).
+  std::string main_statistic = "p50";
+};
+
+enum class HintKind { Measured, Predicted, Unknown };
+
+struct InlayHint {
+  Position position;
+  std::string label;    // "⏱ 12.4 ms", "≈ 1.24 s (100 × 12.4 ms)", "~⏱ 3.0 ms", "⏱ ?"
+  std::string tooltip;  // plain text, one or two lines
+  HintKind kind = HintKind::Measured;
+  bool padding_left = true;
+};
+
+struct HoverResult {
+  Range range;
+  std::string markdown;
+};
+
+struct CodeLens {
+  Range range;
+  std::string title;    // "prod p50 3.1 ms · p99 12 ms · 1.2k calls/min"
+  std::string command;  // executeCommand id ("perfhat.showData" ...) or "" for display only
+  std::vector<std::string> arguments;
+};
+
+enum class Severity { Error = 1, Warning = 2, Information = 3, Hint = 4 };
+
+struct Diagnostic {
+  Range range;
+  Severity severity = Severity::Warning;
+  std::string code;     // "perfhat.regression", "perfhat.hotspot", "perfhat.parse"
+  std::string message;
+};
+
+struct TextEdit {
+  Range range;
+  std::string new_text;
+};
+
+struct CodeAction {
+  std::string title;
+  std::string kind;  // "quickfix", "refactor"
+  std::vector<TextEdit> edits;  // applied to the snapshot's document
+  std::string command;          // or a command to run
+  std::vector<std::string> arguments;
+};
+
+// Hints whose position lies in `range` (the request's range; DESIGN §6).
+std::vector<InlayHint> inlayHints(const Snapshot& s, const Range& range, const Options& o);
+std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o);
+std::vector<CodeLens> codeLenses(const Snapshot& s, const Options& o);
+std::vector<Diagnostic> diagnostics(const Snapshot& s, const Options& o);
+// Actions for a cursor/range: set expected iterations of a loop, open the raw data.
+std::vector<CodeAction> codeActions(const Snapshot& s, const Range& range, const Options& o);
+
+// Formatting used by every feature, so the editor and --check print the same figures.
+std::string formatDuration(double ns);  // "850 ns", "12.4 ms", "1.24 s"
+std::string formatCount(double n);      // "950", "1.2k", "3.4M"
+
+}  // namespace perfhat::features
