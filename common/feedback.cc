@@ -49,9 +49,9 @@ void from_json(const json& j, TimeWindow& v) {
 }
 
 void to_json(json& j, const Stats& v) {
-  j = json{{"count", v.count},   {"errors", v.errors}, {"mean_ns", v.mean_ns},
-           {"min_ns", v.min_ns}, {"max_ns", v.max_ns}, {"p50_ns", v.p50_ns},
-           {"p90_ns", v.p90_ns}, {"p95_ns", v.p95_ns}, {"p99_ns", v.p99_ns},
+  j = json{{"count", v.count},           {"errors", v.errors}, {"mean_ns", v.mean_ns},
+           {"min_ns", v.min_ns},         {"max_ns", v.max_ns}, {"p50_ns", v.p50_ns},
+           {"p90_ns", v.p90_ns},         {"p95_ns", v.p95_ns}, {"p99_ns", v.p99_ns},
            {"rate_per_s", v.rate_per_s}, {"window", v.window}};
 }
 void from_json(const json& j, Stats& v) {
@@ -70,9 +70,14 @@ void from_json(const json& j, Stats& v) {
 }
 
 void to_json(json& j, const CallSiteStats& v) {
-  j = json{{"caller", v.caller},   {"count", v.count},   {"mean_ns", v.mean_ns},
-           {"p50_ns", v.p50_ns},   {"p90_ns", v.p90_ns}, {"p99_ns", v.p99_ns},
-           {"caller_rate_per_s", v.caller_rate_per_s}, {"calls_per_parent", v.calls_per_parent}};
+  j = json{{"caller", v.caller},
+           {"count", v.count},
+           {"mean_ns", v.mean_ns},
+           {"p50_ns", v.p50_ns},
+           {"p90_ns", v.p90_ns},
+           {"p99_ns", v.p99_ns},
+           {"caller_rate_per_s", v.caller_rate_per_s},
+           {"calls_per_parent", v.calls_per_parent}};
   if (v.caller_input_size) j["caller_input_size"] = *v.caller_input_size;
 }
 void from_json(const json& j, CallSiteStats& v) {

@@ -50,9 +50,9 @@ struct CallSiteStats {
   double p50_ns = 0;
   double p90_ns = 0;
   double p99_ns = 0;
-  double caller_rate_per_s = 0;                 // parent's calls per second
-  std::optional<double> caller_input_size;      // mean input-size attribute of the parent
-  double calls_per_parent = 0;                  // mean callee calls per parent invocation; 0 = unknown
+  double caller_rate_per_s = 0;             // parent's calls per second
+  std::optional<double> caller_input_size;  // mean input-size attribute of the parent
+  double calls_per_parent = 0;              // mean callee calls per parent invocation; 0 = unknown
   bool operator==(const CallSiteStats&) const = default;
 };
 
@@ -84,12 +84,12 @@ struct FeedbackItem {
   std::vector<CallSiteStats> callsites;  // this function as callee, per caller
   std::vector<LoopStats> loops;
   std::optional<SizeStats> result_size;
-  std::vector<std::string> versions;     // service.version values seen
-  std::vector<std::string> services;     // service.name values seen
-  std::vector<std::string> hosts;        // host.name values seen
-  std::string file;                      // code.file.path as reported by the runtime
-  int line = 0;                          // code.line.number
-  std::string last_seen;                 // RFC 3339
+  std::vector<std::string> versions;  // service.version values seen
+  std::vector<std::string> services;  // service.name values seen
+  std::vector<std::string> hosts;     // host.name values seen
+  std::string file;                   // code.file.path as reported by the runtime
+  int line = 0;                       // code.line.number
+  std::string last_seen;              // RFC 3339
   bool operator==(const FeedbackItem&) const = default;
 };
 

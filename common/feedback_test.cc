@@ -6,7 +6,8 @@ namespace perfhat {
 namespace {
 
 TEST(FeedbackJson, ParsesTheDesignExample) {
-  const char* text = R"J({"items":[{"key":"agile::BacklogService::storyPoints(const agile::Story &) const",
+  const char* text =
+      R"J({"items":[{"key":"agile::BacklogService::storyPoints(const agile::Story &) const",
     "stats":{"count":1200,"errors":3,"mean_ns":3.1e6,"min_ns":9.0e5,"max_ns":4.1e7,
              "p50_ns":2.8e6,"p90_ns":6.0e6,"p95_ns":8.2e6,"p99_ns":1.2e7,
              "window":{"from":"2026-11-21T00:00:00Z","to":"2026-11-22T00:00:00Z"}},
