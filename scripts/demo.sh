@@ -1,8 +1,196 @@
 #!/usr/bin/env bash
-# The README's main command: the end-to-end demo on embedded defaults.
+# The README's main command: the whole perfhat loop on this machine, on embedded defaults.
+#
+#   sample service (libperfhat) ──OTLP──▶ deployed handler ──pull──▶ local handler ──▶ perfhat-lsp
+#
+# 1. installs what is missing and builds into build/ (CMake + Ninja),
+# 2. starts a deployed feedback handler (SQLite in a temp dir), the user directory and the
+#    instrumented sample service exporting to the handler,
+# 3. drives the service with the workload generator for about a minute,
+# 4. starts a local handler pulling from the deployed one,
+# 5. runs `perfhat-lsp --check` on samples/agile/iteration_service.cc: first as it is (production
+#    numbers beside calls and loops), then with task T4's patch applied to a temp copy (the
+#    prediction for the new lazily loaded call inside two loops, and its regression warning),
+# 6. records the feedback as samples/datasets/agile.feedback.json (the offline editor dataset),
+# 7. prints how to attach VS Code or Neovim to the same data, and stops everything it started.
+#
+# Knobs (environment), all optional:
+#   PERFHAT_DEMO_BUILD_DIR  build folder (default: build)
+#   PERFHAT_DEMO_SKIP_BUILD=1  use the binaries already in the build folder (tests do this)
+#   PERFHAT_DEMO_LOAD_S     seconds of load (default 60)
+#   PERFHAT_DEMO_RATE       base request rate per second (default 25)
+#   PERFHAT_DEMO_DATASET    where to record the dataset (default samples/datasets/agile.feedback.json;
+#                           empty = do not record)
+#   PERFHAT_DEMO_KEEP=1     keep the temp dir (logs, SQLite stores) for inspection
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)"
-echo "The end-to-end demo is not complete yet: the server, handlers and sample service are being built."
+ROOT=$PWD
+BUILD=${PERFHAT_DEMO_BUILD_DIR:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+LOAD_S=${PERFHAT_DEMO_LOAD_S:-60}
+RATE=${PERFHAT_DEMO_RATE:-25}
+DATASET=${PERFHAT_DEMO_DATASET-$ROOT/samples/datasets/agile.feedback.json}
+TARGET_FILE=samples/agile/iteration_service.cc
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+die() { echo "demo: $*" >&2; exit 1; }
+
+# ---- 1. set-up ----------------------------------------------------------------------------
+if [ "${PERFHAT_DEMO_SKIP_BUILD:-0}" != 1 ]; then
+  say "Installing dependencies and building (first run takes a while)"
+  PERFHAT_SKIP_EDITOR_DEPS=${PERFHAT_SKIP_EDITOR_DEPS:-1} bash scripts/install-deps.sh
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j"$(nproc)" \
+    --target perfhat-handler perfhat-lsp agile-service agile-userdir agile-workload
+fi
+for bin in feedback-handler/perfhat-handler server/perfhat-lsp samples/agile-service \
+           samples/agile-userdir samples/agile-workload; do
+  [ -x "$BUILD/$bin" ] || die "missing $BUILD/$bin (build it, or unset PERFHAT_DEMO_SKIP_BUILD)"
+done
+HANDLER=$BUILD/feedback-handler/perfhat-handler
+LSP=$BUILD/server/perfhat-lsp
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-demo.XXXXXX")
+PIDS=()
+cleanup() {
+  local rc=$?
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "${PERFHAT_DEMO_KEEP:-0}" = 1 ]; then echo "demo: kept $TMP"; else rm -rf "$TMP"; fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start NAME CMD... : starts CMD in the background (output in $TMP/NAME.log) and waits, bounded,
+# until it prints "listening on [http://]HOST:PORT"; sets ADDR to HOST:PORT.
+start() {
+  local name=$1; shift
+  "$@" >"$TMP/$name.log" 2>&1 &
+  PIDS+=($!)
+  local pid=$!
+  for _ in $(seq 300); do
+    ADDR=$(sed -n 's/.*listening on \(http:\/\/\)\{0,1\}\([0-9.]*:[0-9][0-9]*\).*/\2/p' \
+             "$TMP/$name.log" | head -n1)
+    [ -n "$ADDR" ] && return 0
+    kill -0 "$pid" 2>/dev/null || { cat "$TMP/$name.log" >&2; die "$name exited during start-up"; }
+    sleep 0.1
+  done
+  cat "$TMP/$name.log" >&2
+  die "$name did not start listening within 30 s"
+}
+
+stop() {  # stop PID: SIGTERM and wait (the service flushes its spans on the way out)
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# ---- 2. production side -------------------------------------------------------------------
+TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+say "Starting the deployed feedback handler, the user directory and the sample service"
+start deployed-handler "$HANDLER" --mode deployed --listen 127.0.0.1:0 \
+  --store "$TMP/deployed.sqlite" --token "$TOKEN"
+DEPLOYED=$ADDR
+echo "deployed handler   http://$DEPLOYED  (store $TMP/deployed.sqlite)"
+start userdir "$BUILD/samples/agile-userdir" --listen 127.0.0.1:0
+USERDIR=$ADDR
+echo "user directory     http://$USERDIR"
+PERFHAT_ENDPOINT=http://$DEPLOYED PERFHAT_TOKEN=$TOKEN PERFHAT_SAMPLER=full \
+  PERFHAT_EXPORT_INTERVAL_S=2 OTEL_SERVICE_NAME=agile-service OTEL_SERVICE_VERSION=1.0.0 \
+  start service "$BUILD/samples/agile-service" --listen 127.0.0.1:0 \
+  --db "$TMP/agile.sqlite" --userdir "http://$USERDIR"
+SERVICE=$ADDR
+SERVICE_PID=${PIDS[-1]}
+echo "sample service     http://$SERVICE  (exporting every call to the deployed handler)"
+
+# ---- 3. load ------------------------------------------------------------------------------
+say "Driving the service for ${LOAD_S}s (seasonal load around ${RATE} req/s; planners, developers, managers)"
+period=$(( LOAD_S > 4 ? LOAD_S / 2 : 2 ))
+"$BUILD/samples/agile-workload" --target "http://$SERVICE" --shape seasonal --rate "$RATE" \
+  --period "$period" --duration "$LOAD_S" --workers 4 --report "$TMP/workload.json" \
+  || die "the workload failed (service log: $TMP/service.log)"
+say "Stopping the service (it flushes its last spans to the handler)"
+stop "$SERVICE_PID"
+
+# ---- 4. workstation side ------------------------------------------------------------------
+say "Starting a local feedback handler that pulls from the deployed one"
+start local-handler "$HANDLER" --mode local --listen 127.0.0.1:0 --store "$TMP/local.sqlite" \
+  --upstream "http://$DEPLOYED,$TOKEN" --sync-interval 5
+LOCAL=$ADDR
+echo "local handler      http://$LOCAL  (store $TMP/local.sqlite)"
+keys=0
+for _ in $(seq 60); do
+  curl -fsS -X POST "http://$LOCAL/v1/sync" >/dev/null 2>&1 || true
+  keys=$(curl -fsS "http://$LOCAL/v1/changes?since=0" 2>/dev/null |
+         python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("keys", [])))' 2>/dev/null ||
+         echo 0)
+  [ "$keys" -gt 0 ] && break
+  sleep 0.5
+done
+[ "$keys" -gt 0 ] || die "the local handler received no feedback (logs in $TMP)"
+echo "local handler holds feedback for $keys functions"
+
+# ---- 5. the editor's view -----------------------------------------------------------------
+say "perfhat-lsp --check $TARGET_FILE (as deployed: production numbers)"
+"$LSP" --check "$ROOT/$TARGET_FILE" --handler "http://$LOCAL" --compile-commands "$BUILD" \
+  | tee "$TMP/check-before.txt"
+
+# The T4 change, in a temp copy of the tree: samples/ copied, everything else linked, and the
+# compile database rewritten to the copy so headers resolve to the patched versions.
+WORK=$TMP/work
+mkdir -p "$WORK"
+for entry in "$ROOT"/* "$ROOT"/.perfhat.json; do
+  [ -e "$entry" ] || continue
+  [ "$(basename "$entry")" = samples ] || ln -s "$entry" "$WORK/"
+done
+cp -r "$ROOT/samples" "$WORK/samples"
+(cd "$WORK" && patch -s -p1 < samples/tasks/T4/reference.patch) || die "T4 patch does not apply"
+mkdir -p "$WORK/compile-db"
+sed "s#$ROOT\([/ \"]\)#$WORK\1#g" "$BUILD/compile_commands.json" > "$WORK/compile-db/compile_commands.json"
+say "perfhat-lsp --check $TARGET_FILE with task T4 applied (samples/tasks/T4/reference.patch)"
+sed -n '/^+/p' "$ROOT/samples/tasks/T4/reference.patch" | grep -v '^+++' | sed 's/^/    added: /'
+"$LSP" --check "$WORK/$TARGET_FILE" --handler "http://$LOCAL" --compile-commands "$WORK/compile-db" \
+  | tee "$TMP/check-t4.txt"
+
+# ---- 6. the offline dataset ---------------------------------------------------------------
+if [ -n "$DATASET" ]; then
+  say "Recording the feedback as $DATASET"
+  curl -fsS "http://$LOCAL/v1/changes?since=0" |
+    python3 -c 'import json,sys; print(json.dumps({"keys": json.load(sys.stdin)["keys"]}))' \
+    > "$TMP/keys.json"
+  mkdir -p "$(dirname "$DATASET")"
+  curl -fsS -X POST -H 'Content-Type: application/json' --data-binary @"$TMP/keys.json" \
+    "http://$LOCAL/v1/feedback:batchGet" |
+    python3 -c '
+import json, sys
+# Paths relative to the repository, so the dataset works in any checkout (file:line matching
+# compares path suffixes).
+root = sys.argv[1].rstrip("/") + "/"
+doc = json.load(sys.stdin)
+for item in doc.get("items", []):
+    if item.get("file", "").startswith(root):
+        item["file"] = item["file"][len(root):]
+json.dump(doc, sys.stdout, indent=1, sort_keys=True)' "$ROOT" \
+    > "$DATASET.tmp"
+  mv "$DATASET.tmp" "$DATASET"
+  echo "wrote $(wc -c < "$DATASET") bytes; use it offline with:"
+  echo "  $LSP --check $TARGET_FILE --feedback-file $DATASET --compile-commands $BUILD"
+fi
+
+# ---- 7. editors ---------------------------------------------------------------------------
+say "The same data in your editor"
+cat <<EOF
+The handlers stop when this script ends. To keep live data, start a local handler yourself:
+  $HANDLER --mode local --listen 127.0.0.1:4319 --store ~/.cache/perfhat/local.sqlite \\
+    --upstream http://DEPLOYED_HOST:4318,TOKEN
+or use the recorded dataset (no service needed): --feedback-file ${DATASET:-FILE.json}
+
+VS Code:  install editors/vscode (perfhat-*.vsix), then set
+            "perfhat.serverPath": "$LSP",
+            "perfhat.handlerUrl": "http://127.0.0.1:4319"   (or "perfhat.feedbackFile")
+          and open $ROOT/$TARGET_FILE (compile database: $BUILD).
+Neovim:   add editors/neovim to 'runtimepath' and call
+            require('perfhat').setup({ cmd = { '$LSP', '--handler', 'http://127.0.0.1:4319' } })
+          (or '--feedback-file', '${DATASET:-FILE.json}'), then open the same file.
+EOF
+say "Done: everything this demo started is stopped on exit"

@@ -13,10 +13,10 @@ pkgs=(
   nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
   libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang-format clang-tidy python3 curl
+  clang-format clang-tidy python3 curl patch
 )
 if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then
-  pkgs+=(neovim nodejs npm chromium chromium-driver xvfb)
+  pkgs+=(neovim nodejs npm chromium chromium-driver xvfb libkrb5-dev ripgrep fonts-noto-color-emoji tmux)
 fi
 
 missing=()

@@ -48,11 +48,12 @@ enum class Provenance {
 
 // How a value came about, for the hover. Every inferred value carries one.
 struct Derivation {
-  std::string model;                     // e.g. "measured", "callsite-regression", "callee-overall",
-                                         // "workspace-body", "loop", "branch", "sum"
-  std::string summary;                   // one line, e.g. "100 × 12.4 ms"
-  std::vector<std::string> inputs;       // the values it used, human-readable
-  std::vector<std::string> assumptions;  // anything not backed by data, e.g. "default 10 iterations"
+  std::string model;                // e.g. "measured", "callsite-regression", "callee-overall",
+                                    // "workspace-body", "loop", "branch", "sum"
+  std::string summary;              // one line, e.g. "100 × 12.4 ms"
+  std::vector<std::string> inputs;  // the values it used, human-readable
+  std::vector<std::string>
+      assumptions;  // anything not backed by data, e.g. "default 10 iterations"
 };
 
 struct Estimate {
@@ -68,11 +69,11 @@ enum class LoopKind { For, RangeFor, While, Do };
 // Where a loop's iteration count came from, in order of preference (DESIGN §6).
 enum class IterationSource {
   None,
-  Production,      // loop-site data
-  ProducerSize,    // recorded result size of the collection's producer
-  ConstantTrip,    // constant trip count in the source
-  Annotation,      // `// perfhat: iterations=N` or the code action
-  Default,         // configurable default, flagged as an assumption
+  Production,    // loop-site data
+  ProducerSize,  // recorded result size of the collection's producer
+  ConstantTrip,  // constant trip count in the source
+  Annotation,    // `// perfhat: iterations=N` or the code action
+  Default,       // configurable default, flagged as an assumption
 };
 
 // One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
@@ -80,15 +81,15 @@ enum class IterationSource {
 struct Node {
   int id = 0;
   NodeKind kind = NodeKind::Function;
-  Range range;            // whole extent
-  Position hint;          // where an inline hint goes (end of call, end of loop header)
-  int parent = -1;        // -1 for the function node
+  Range range;      // whole extent
+  Position hint;    // where an inline hint goes (end of call, end of loop header)
+  int parent = -1;  // -1 for the function node
   std::vector<int> children;
 
   // Calls.
-  std::string callee_key;      // canonical key of the referenced function ("" if unresolved)
-  std::string callee_mangled;  // Itanium mangled name when libclang gives it
-  std::string callee_name;     // as written, for display
+  std::string callee_key;            // canonical key of the referenced function ("" if unresolved)
+  std::string callee_mangled;        // Itanium mangled name when libclang gives it
+  std::string callee_name;           // as written, for display
   bool callee_in_workspace = false;  // a body is available for recursive analysis
 
   // Loops.
@@ -101,6 +102,16 @@ struct Node {
   // Branches: probability used for the taken arm(s), and whether it was assumed.
   std::optional<double> branch_probability;
 
+  // Where this node sits in its parent. Children of a Branch: index of the arm (-1: the
+  // condition, always evaluated). Children of a Loop: -1 for the init statement / range
+  // expression (evaluated once), 0 for the body, condition and increment (every iteration).
+  int arm = 0;
+  int branch_arms = 0;  // Branch: number of arms (an `if` without `else` has 2, one empty)
+  // Loop iteration evidence found in the source (inference picks by preference, DESIGN §6).
+  std::optional<double> constant_trip;         // `for (int i = 0; i < 100; ++i)`
+  std::optional<double> annotated_iterations;  // `// perfhat: iterations=N`
+  std::string producer_mangled;                // range-for: mangled name of the producer
+
   // Cost of one execution of this node (for a loop: all iterations; for a function: the total).
   Estimate estimate;
   // Production data attached to this node (the callee's stats for a call, the function's own
@@ -112,11 +123,11 @@ struct Node {
 };
 
 struct FunctionInfo {
-  std::string key;      // canonical signature (DESIGN §3)
-  std::string mangled;  // Itanium mangled name
-  std::string name;     // short name for display
-  Range range;          // whole definition
-  Range name_range;     // the declarator name (code lens / diagnostic anchor)
+  std::string key;          // canonical signature (DESIGN §3)
+  std::string mangled;      // Itanium mangled name
+  std::string name;         // short name for display
+  Range range;              // whole definition
+  Range name_range;         // the declarator name (code lens / diagnostic anchor)
   std::vector<Node> nodes;  // nodes[0] is the function node
   // How the function's measured data was matched ("exact", "mangled", "name", "overloads",
   // "file-line", "rule", or "" when nothing matched).
@@ -124,6 +135,7 @@ struct FunctionInfo {
   // True when the body contains nodes without production data whose values were inferred: the
   // function total is then a prediction for the code as written, not a measurement.
   bool changed = false;
+  std::string file;  // absolute path of the file holding the definition
 
   const Node& root() const { return nodes.front(); }
 };

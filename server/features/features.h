@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/analysis/snapshot.h"
@@ -22,14 +23,20 @@ struct Options {
   Profile profile = Profile::Debug;
   // Regression diagnostic: warn when the predicted function latency exceeds the measured one
   // by more than BOTH the relative and the absolute threshold.
-  double regression_relative = 0.20;     // +20 %
-  double regression_absolute_ns = 1e6;   // +1 ms
+  double regression_relative = 0.20;    // +20 %
+  double regression_absolute_ns = 1e6;  // +1 ms
   // Learn per-function thresholds from production variability (p90/p50 spread) when available.
   bool learn_thresholds = true;
+  // Cap on the learned widening (p90-p50)/p50, so a very noisy function still gets warnings
+  // for predictions several times its usual latency.
+  double learned_relative_max = 2.0;  // at most +200 % on top of regression_relative
   // Information diagnostics for hotspots (calls/loops above this share of the function total).
   bool hotspot_diagnostics = false;
   double hotspot_share = 0.5;
-  // Which percentile labels show ("p50" or "mean" as the main figure).
+  // `design` profile: calls and branches show only when they take at least this share of their
+  // function's total (function totals, loops and predicted calls always show).
+  double design_min_share = 0.1;
+  // Which percentile labels show ("p50" or "mean" as the main figure; "p90" and "p99" work too).
   std::string main_statistic = "p50";
 };
 
@@ -60,7 +67,7 @@ enum class Severity { Error = 1, Warning = 2, Information = 3, Hint = 4 };
 struct Diagnostic {
   Range range;
   Severity severity = Severity::Warning;
-  std::string code;     // "perfhat.regression", "perfhat.hotspot", "perfhat.parse"
+  std::string code;  // "perfhat.regression", "perfhat.hotspot", "perfhat.parse"
   std::string message;
 };
 
@@ -71,7 +78,7 @@ struct TextEdit {
 
 struct CodeAction {
   std::string title;
-  std::string kind;  // "quickfix", "refactor"
+  std::string kind;             // "quickfix", "refactor"
   std::vector<TextEdit> edits;  // applied to the snapshot's document
   std::string command;          // or a command to run
   std::vector<std::string> arguments;
@@ -84,9 +91,17 @@ std::vector<CodeLens> codeLenses(const Snapshot& s, const Options& o);
 std::vector<Diagnostic> diagnostics(const Snapshot& s, const Options& o);
 // Actions for a cursor/range: set expected iterations of a loop, open the raw data.
 std::vector<CodeAction> codeActions(const Snapshot& s, const Range& range, const Options& o);
+// Same, with the document text the snapshot was built from: the iterations edit then updates an
+// existing `// perfhat: iterations=N` line in place and copies the loop's indentation exactly
+// (tabs included). Without the text it assumes an annotation sits on the line above when the
+// snapshot says the count came from one, and indents with spaces.
+std::vector<CodeAction> codeActions(const Snapshot& s, const Range& range, const Options& o,
+                                    std::string_view text);
 
 // Formatting used by every feature, so the editor and --check print the same figures.
 std::string formatDuration(double ns);  // "850 ns", "12.4 ms", "1.24 s"
 std::string formatCount(double n);      // "950", "1.2k", "3.4M"
+// Signed relative change: "+820 %", "-12 %", "+4.5 %".
+std::string formatPercent(double fraction);
 
 }  // namespace perfhat::features

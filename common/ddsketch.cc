@@ -1,0 +1,287 @@
+#include "common/ddsketch.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace perfhat {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "blob format assumes little-endian");
+
+constexpr char kMagic[4] = {'D', 'D', 'S', '1'};
+
+void putDouble(std::string& out, double v) {
+  char b[8];
+  std::memcpy(b, &v, 8);
+  out.append(b, 8);
+}
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// Bounds-checked reader over the blob; every failure is a DDSketchError naming what was cut.
+struct Reader {
+  std::string_view s;
+  size_t pos = 0;
+  double getDouble(const char* what) {
+    if (s.size() - pos < 8) throw DDSketchError(std::string("ddsketch blob truncated at ") + what);
+    double v;
+    std::memcpy(&v, s.data() + pos, 8);
+    pos += 8;
+    if (!std::isfinite(v)) throw DDSketchError(std::string("ddsketch blob: non-finite ") + what);
+    return v;
+  }
+  uint64_t getVarint(const char* what) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= s.size()) throw DDSketchError(std::string("ddsketch blob truncated at ") + what);
+      auto b = static_cast<uint8_t>(s[pos++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw DDSketchError(std::string("ddsketch blob: overlong varint at ") + what);
+  }
+};
+
+}  // namespace
+
+DDSketch::DDSketch(DDSketchOptions options) : options_(options) {
+  if (!(options_.relative_accuracy > 0 && options_.relative_accuracy < 1)) {
+    throw DDSketchError("ddsketch: relative accuracy must be in (0, 1)");
+  }
+  if (options_.max_bins < 16) throw DDSketchError("ddsketch: max_bins must be >= 16");
+  gamma_ = (1 + options_.relative_accuracy) / (1 - options_.relative_accuracy);
+  log_gamma_ = std::log(gamma_);
+}
+
+int DDSketch::index(double value) const {
+  return static_cast<int>(std::ceil(std::log(value) / log_gamma_));
+}
+// Bin i holds (γ^(i-1), γ^i]; its midpoint in relative terms, 2γ^i/(γ+1), is within α of any
+// value in the bin.
+double DDSketch::valueAt(int i) const { return 2 * std::exp(i * log_gamma_) / (gamma_ + 1); }
+
+// Makes bins_ cover [lo, hi] (hi - lo < max_bins): bins below lo fold into lo (collapsing).
+void DDSketch::ensureRange(int lo, int hi) {
+  if (bins_.empty()) {
+    offset_ = lo;
+    bins_.assign(static_cast<size_t>(hi - lo + 1), 0.0);
+    return;
+  }
+  int cur_hi = offset_ + static_cast<int>(bins_.size()) - 1;
+  int new_lo = std::min(lo, offset_);
+  int new_hi = std::max(hi, cur_hi);
+  if (new_hi - new_lo + 1 > options_.max_bins) new_lo = new_hi - options_.max_bins + 1;
+  if (new_lo == offset_ && new_hi == cur_hi) return;
+  std::vector<double> next(static_cast<size_t>(new_hi - new_lo + 1), 0.0);
+  for (size_t i = 0; i < bins_.size(); ++i) {
+    int idx = std::max(offset_ + static_cast<int>(i), new_lo);
+    next[static_cast<size_t>(idx - new_lo)] += bins_[i];
+  }
+  bins_ = std::move(next);
+  offset_ = new_lo;
+}
+
+void DDSketch::add(double value, double weight) {
+  if (!(weight > 0) || !std::isfinite(weight) || std::isnan(value)) return;
+  if (value < 0) value = 0;  // durations and sizes cannot be negative: clock skew, clamp
+  if (value > std::numeric_limits<double>::max()) value = std::numeric_limits<double>::max();
+  if (count_ <= 0) {
+    min_ = max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  count_ += weight;
+  sum_ += value * weight;
+  if (value < kMinIndexable) {
+    zero_count_ += weight;
+    return;
+  }
+  int i = index(value);
+  ensureRange(i, i);
+  i = std::max(i, offset_);  // collapsed: lands in the lowest bin
+  bins_[static_cast<size_t>(i - offset_)] += weight;
+}
+
+void DDSketch::merge(const DDSketch& other) {
+  if (other.count_ <= 0) return;
+  if (std::abs(other.options_.relative_accuracy - options_.relative_accuracy) > 1e-12) {
+    throw DDSketchError("ddsketch: cannot merge sketches with different accuracies");
+  }
+  if (count_ <= 0) {
+    min_ = other.min_;
+    max_ = other.max_;
+  } else {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  count_ += other.count_;
+  sum_ += other.sum_;
+  zero_count_ += other.zero_count_;
+  if (other.bins_.empty()) return;
+  int olo = other.offset_;
+  int ohi = other.offset_ + static_cast<int>(other.bins_.size()) - 1;
+  ensureRange(olo, ohi);
+  for (size_t k = 0; k < other.bins_.size(); ++k) {
+    if (other.bins_[k] == 0) continue;
+    int i = std::max(olo + static_cast<int>(k), offset_);
+    bins_[static_cast<size_t>(i - offset_)] += other.bins_[k];
+  }
+}
+
+double DDSketch::quantile(double q) const {
+  if (count_ <= 0 || std::isnan(q)) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  double rank = q * (count_ - 1);
+  double cum = zero_count_;
+  double result = max_;
+  if (cum > rank) {
+    result = 0;
+  } else {
+    for (size_t k = 0; k < bins_.size(); ++k) {
+      cum += bins_[k];
+      if (cum > rank) {
+        result = valueAt(offset_ + static_cast<int>(k));
+        break;
+      }
+    }
+  }
+  return std::clamp(result, min_, max_);
+}
+
+std::string DDSketch::serialize() const {
+  std::string out(kMagic, 4);
+  putDouble(out, options_.relative_accuracy);
+  putVarint(out, static_cast<uint64_t>(options_.max_bins));
+  putDouble(out, zero_count_);
+  putDouble(out, count_);
+  putDouble(out, sum_);
+  putDouble(out, min_);
+  putDouble(out, max_);
+  size_t nonzero = 0;
+  for (double c : bins_) nonzero += c > 0 ? 1 : 0;
+  putVarint(out, nonzero);
+  int prev = 0;
+  bool first = true;
+  for (size_t k = 0; k < bins_.size(); ++k) {
+    double c = bins_[k];
+    if (c <= 0) continue;
+    int idx = offset_ + static_cast<int>(k);
+    if (first) {
+      // zigzag: the first index may be negative (values below 1 ns)
+      putVarint(out, (static_cast<uint64_t>(idx) << 1) ^ static_cast<uint64_t>(idx >> 31));
+      first = false;
+    } else {
+      putVarint(out, static_cast<uint64_t>(idx - prev));
+    }
+    prev = idx;
+    // Unweighted data has integral counts: a varint (low bit 0). Weighted: tag 1 + raw double.
+    if (c == std::floor(c) && c < 9.0e15) {
+      putVarint(out, static_cast<uint64_t>(c) << 1);
+    } else {
+      putVarint(out, 1);
+      putDouble(out, c);
+    }
+  }
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(out.data()), static_cast<uInt>(out.size()));
+  for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((crc >> (8 * b)) & 0xff));
+  return out;
+}
+
+DDSketch DDSketch::deserialize(std::string_view blob) {
+  if (blob.size() < 4 + 4 || std::memcmp(blob.data(), kMagic, 4) != 0) {
+    throw DDSketchError("ddsketch blob: bad magic or too short");
+  }
+  std::string_view body = blob.substr(0, blob.size() - 4);
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()));
+  uint32_t stored = 0;
+  for (int b = 0; b < 4; ++b) {
+    stored |= static_cast<uint32_t>(static_cast<uint8_t>(blob[body.size() + b])) << (8 * b);
+  }
+  if (stored != static_cast<uint32_t>(crc)) throw DDSketchError("ddsketch blob: checksum mismatch");
+
+  Reader r{body, 4};
+  DDSketchOptions opt;
+  opt.relative_accuracy = r.getDouble("accuracy");
+  uint64_t max_bins = r.getVarint("max_bins");
+  if (!(opt.relative_accuracy > 0 && opt.relative_accuracy < 1) || max_bins < 16 ||
+      max_bins > (1u << 20)) {
+    throw DDSketchError("ddsketch blob: invalid parameters");
+  }
+  opt.max_bins = static_cast<int>(max_bins);
+  DDSketch s(opt);
+  s.zero_count_ = r.getDouble("zero count");
+  s.count_ = r.getDouble("count");
+  s.sum_ = r.getDouble("sum");
+  s.min_ = r.getDouble("min");
+  s.max_ = r.getDouble("max");
+  if (s.zero_count_ < 0 || s.count_ < 0 || (s.count_ > 0 && s.min_ > s.max_)) {
+    throw DDSketchError("ddsketch blob: inconsistent totals");
+  }
+  uint64_t nonzero = r.getVarint("bin count");
+  if (nonzero > max_bins) throw DDSketchError("ddsketch blob: too many bins");
+  std::vector<std::pair<int64_t, double>> bins;
+  bins.reserve(nonzero);
+  int64_t prev = 0;
+  for (uint64_t n = 0; n < nonzero; ++n) {
+    uint64_t raw = r.getVarint("bin index");
+    int64_t idx;
+    if (n == 0) {
+      idx = static_cast<int64_t>(raw >> 1) ^ -static_cast<int64_t>(raw & 1);
+    } else {
+      if (raw == 0 || raw > max_bins) throw DDSketchError("ddsketch blob: bins out of order");
+      idx = prev + static_cast<int64_t>(raw);
+    }
+    if (idx < -100000 || idx > 100000) throw DDSketchError("ddsketch blob: bin index out of range");
+    prev = idx;
+    uint64_t tag = r.getVarint("bin count");
+    double c = (tag & 1) ? r.getDouble("bin count") : static_cast<double>(tag >> 1);
+    if (!(c > 0)) throw DDSketchError("ddsketch blob: non-positive bin count");
+    bins.emplace_back(idx, c);
+  }
+  if (r.pos != body.size()) throw DDSketchError("ddsketch blob: trailing bytes");
+  double total = s.zero_count_;
+  if (!bins.empty()) {
+    if (bins.back().first - bins.front().first + 1 > static_cast<int64_t>(max_bins)) {
+      throw DDSketchError("ddsketch blob: bins span more than max_bins");
+    }
+    s.offset_ = static_cast<int>(bins.front().first);
+    s.bins_.assign(static_cast<size_t>(bins.back().first - bins.front().first + 1), 0.0);
+    for (auto& [idx, c] : bins) {
+      s.bins_[static_cast<size_t>(idx - s.offset_)] = c;
+      total += c;
+    }
+  }
+  if (std::abs(total - s.count_) > 1e-6 * std::max(1.0, s.count_)) {
+    throw DDSketchError("ddsketch blob: bin counts do not add up to the total");
+  }
+  return s;
+}
+
+bool DDSketch::operator==(const DDSketch& o) const {
+  if (count_ != o.count_ || zero_count_ != o.zero_count_ || sum_ != o.sum_ || min() != o.min() ||
+      max() != o.max() || options_.relative_accuracy != o.options_.relative_accuracy) {
+    return false;
+  }
+  // Compare bin contents independent of allocation (trailing/leading zero bins).
+  auto nz = [](const DDSketch& s) {
+    std::vector<std::pair<int, double>> v;
+    for (size_t k = 0; k < s.bins_.size(); ++k) {
+      if (s.bins_[k] != 0) v.emplace_back(s.offset_ + static_cast<int>(k), s.bins_[k]);
+    }
+    return v;
+  };
+  return nz(*this) == nz(o);
+}
+
+}  // namespace perfhat

@@ -1,0 +1,83 @@
+// DDSketch (Masson, Rim, Lee, PVLDB 2019): a quantile sketch with a relative-error guarantee.
+//
+// Every quantile it returns is within `relative_accuracy` (default 1 %) of the exact quantile's
+// value, and two sketches merge exactly (bins are summed), which is what lets handlers combine
+// latencies across threads, hosts, minutes and upstreams (DESIGN §4).
+//
+// Values are durations (ns) or sizes, so only non-negative values are meaningful: values below
+// `kMinIndexable` (including 0 and negatives, which are clamped) go to a zero bucket. Counts are
+// doubles because spans carry sampling weights (a span sampled at 10 % counts 10).
+//
+// Memory is bounded: at most `max_bins` contiguous bins; beyond that the lowest bins collapse
+// into one (the high quantiles, which matter for latency, keep their guarantee).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfhat {
+
+class DDSketchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DDSketchOptions {
+  double relative_accuracy = 0.01;  // α: |estimate − exact| ≤ α · exact
+  int max_bins = 2048;              // α = 1 % with 2048 bins covers ~80 µs..1 year at full accuracy
+};
+
+class DDSketch {
+ public:
+  static constexpr double kMinIndexable = 1e-9;
+
+  explicit DDSketch(DDSketchOptions options = {});
+
+  // Adds `value` with weight `weight` (> 0; non-finite or non-positive weights are ignored).
+  void add(double value, double weight = 1.0);
+  // Exact merge: the result equals the sketch of the union of both inputs. Throws DDSketchError
+  // when the relative accuracies differ (bins would not line up).
+  void merge(const DDSketch& other);
+
+  // q in [0, 1]; returns 0 for an empty sketch. Clamped to [min, max] of the inputs.
+  double quantile(double q) const;
+
+  double count() const { return count_; }
+  double sum() const { return sum_; }
+  double min() const { return count_ > 0 ? min_ : 0; }
+  double max() const { return count_ > 0 ? max_ : 0; }
+  double mean() const { return count_ > 0 ? sum_ / count_ : 0; }
+  bool empty() const { return count_ <= 0; }
+  double relativeAccuracy() const { return options_.relative_accuracy; }
+  // Number of allocated bins (for memory accounting).
+  size_t binCount() const { return bins_.size(); }
+
+  // Compact binary form for the store: magic, accuracy, totals, sparse varint-coded bins, CRC32.
+  std::string serialize() const;
+  // Throws DDSketchError on a truncated, corrupt or inconsistent blob.
+  static DDSketch deserialize(std::string_view blob);
+
+  bool operator==(const DDSketch& other) const;
+
+ private:
+  int index(double value) const;
+  double valueAt(int index) const;
+  void ensureRange(int lo, int hi);
+  void collapseIfNeeded();
+
+  DDSketchOptions options_;
+  double gamma_;
+  double log_gamma_;
+  std::vector<double> bins_;  // bins_[i] counts index offset_ + i
+  int offset_ = 0;
+  double zero_count_ = 0;
+  double count_ = 0;
+  double sum_ = 0;
+  double min_ = 0;
+  double max_ = 0;
+};
+
+}  // namespace perfhat

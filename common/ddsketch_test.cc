@@ -1,0 +1,181 @@
+#include "common/ddsketch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace perfhat {
+namespace {
+
+// The exact quantile with the same rank convention as the sketch (lower of rank q·(n−1)).
+double exactQuantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  auto rank = static_cast<size_t>(std::floor(q * static_cast<double>(v.size() - 1)));
+  return v[rank];
+}
+
+void expectWithinAccuracy(const DDSketch& s, const std::vector<double>& values, double alpha) {
+  for (double q : {0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0}) {
+    double exact = exactQuantile(values, q);
+    double est = s.quantile(q);
+    EXPECT_LE(std::abs(est - exact), alpha * exact + 1e-12) << "q=" << q << " exact=" << exact;
+  }
+}
+
+TEST(DDSketch, RelativeErrorWithinOnePercentOnLognormalLatencies) {
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> dist(std::log(2e6), 1.2);  // ~2 ms median, long tail
+  DDSketch s;
+  std::vector<double> values;
+  for (int i = 0; i < 50000; ++i) {
+    double v = dist(rng);
+    values.push_back(v);
+    s.add(v);
+  }
+  EXPECT_DOUBLE_EQ(s.count(), 50000);
+  expectWithinAccuracy(s, values, 0.01);
+  EXPECT_DOUBLE_EQ(s.min(), *std::min_element(values.begin(), values.end()));
+  EXPECT_DOUBLE_EQ(s.max(), *std::max_element(values.begin(), values.end()));
+}
+
+TEST(DDSketch, RelativeErrorOnUniformAndPareto) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> uni(1e3, 1e9);
+  DDSketch a;
+  std::vector<double> va;
+  for (int i = 0; i < 20000; ++i) {
+    double v = uni(rng);
+    va.push_back(v);
+    a.add(v);
+  }
+  expectWithinAccuracy(a, va, 0.01);
+
+  std::exponential_distribution<double> ex(1.0);
+  DDSketch b;
+  std::vector<double> vb;
+  for (int i = 0; i < 20000; ++i) {
+    double v = 1e4 * std::exp(ex(rng));  // Pareto(1)
+    vb.push_back(v);
+    b.add(v);
+  }
+  expectWithinAccuracy(b, vb, 0.01);
+}
+
+TEST(DDSketch, MergeEqualsSketchOfUnion) {
+  std::mt19937_64 rng(1);
+  std::lognormal_distribution<double> d1(10, 1), d2(14, 0.5);
+  DDSketch a, b, all;
+  std::vector<double> values;
+  for (int i = 0; i < 5000; ++i) {
+    double x = d1(rng), y = d2(rng);
+    a.add(x);
+    b.add(y);
+    all.add(x);
+    all.add(y);
+    values.push_back(x);
+    values.push_back(y);
+  }
+  DDSketch merged = a;
+  merged.merge(b);
+  EXPECT_DOUBLE_EQ(merged.count(), all.count());
+  for (double q : {0.1, 0.5, 0.9, 0.99}) EXPECT_DOUBLE_EQ(merged.quantile(q), all.quantile(q));
+  EXPECT_DOUBLE_EQ(merged.min(), all.min());
+  EXPECT_DOUBLE_EQ(merged.max(), all.max());
+  EXPECT_NEAR(merged.sum(), all.sum(), 1e-6 * all.sum());
+  expectWithinAccuracy(merged, values, 0.01);
+  // Merging into an empty sketch copies.
+  DDSketch empty;
+  empty.merge(a);
+  EXPECT_EQ(empty, a);
+}
+
+TEST(DDSketch, MergeRejectsDifferentAccuracy) {
+  DDSketch a, b(DDSketchOptions{.relative_accuracy = 0.02});
+  a.add(1);
+  b.add(2);
+  EXPECT_THROW(a.merge(b), DDSketchError);
+}
+
+TEST(DDSketch, WeightsCountAsRepeatedValues) {
+  DDSketch weighted, repeated;
+  weighted.add(100, 10);
+  weighted.add(1000, 1);
+  for (int i = 0; i < 10; ++i) repeated.add(100);
+  repeated.add(1000);
+  EXPECT_DOUBLE_EQ(weighted.count(), 11);
+  EXPECT_DOUBLE_EQ(weighted.quantile(0.5), repeated.quantile(0.5));
+  EXPECT_DOUBLE_EQ(weighted.sum(), repeated.sum());
+  weighted.add(5, 0);   // ignored
+  weighted.add(5, -1);  // ignored
+  EXPECT_DOUBLE_EQ(weighted.count(), 11);
+}
+
+TEST(DDSketch, ZeroAndNegativeValuesGoToTheZeroBucket) {
+  DDSketch s;
+  s.add(0);
+  s.add(-5);
+  s.add(100);
+  EXPECT_DOUBLE_EQ(s.count(), 3);
+  EXPECT_DOUBLE_EQ(s.quantile(0), 0);
+  EXPECT_DOUBLE_EQ(s.quantile(0.5), 0);
+  EXPECT_NEAR(s.quantile(1), 100, 1);
+}
+
+TEST(DDSketch, EmptySketch) {
+  DDSketch s;
+  EXPECT_TRUE(s.empty());
+  EXPECT_DOUBLE_EQ(s.quantile(0.5), 0);
+  DDSketch r = DDSketch::deserialize(s.serialize());
+  EXPECT_EQ(r, s);
+}
+
+TEST(DDSketch, CollapsingBoundsMemoryAndKeepsHighQuantiles) {
+  DDSketch s(DDSketchOptions{.relative_accuracy = 0.01, .max_bins = 64});
+  std::vector<double> values;
+  for (int e = 0; e < 2000; ++e) {
+    double v = std::pow(1.02, e);  // spans ~17 decades: far more than 64 bins
+    s.add(v);
+    values.push_back(v);
+  }
+  EXPECT_LE(s.binCount(), 64u);
+  EXPECT_DOUBLE_EQ(s.count(), 2000);
+  for (double q : {0.99, 0.999}) {
+    double exact = exactQuantile(values, q);
+    EXPECT_LE(std::abs(s.quantile(q) - exact), 0.01 * exact);
+  }
+}
+
+TEST(DDSketch, SerializeRoundTrip) {
+  std::mt19937_64 rng(3);
+  std::lognormal_distribution<double> d(12, 2);
+  DDSketch s;
+  for (int i = 0; i < 3000; ++i) s.add(d(rng), i % 7 == 0 ? 2.5 : 1.0);
+  s.add(0);
+  std::string blob = s.serialize();
+  DDSketch r = DDSketch::deserialize(blob);
+  EXPECT_EQ(r, s);
+  EXPECT_DOUBLE_EQ(r.quantile(0.99), s.quantile(0.99));
+  // Compact: a few bytes per occupied bin, far less than 8 bytes per value.
+  EXPECT_LT(blob.size(), 3000u);
+}
+
+TEST(DDSketch, CorruptBlobsAreRejected) {
+  DDSketch s;
+  for (int i = 1; i < 100; ++i) s.add(i * 1000.0);
+  std::string blob = s.serialize();
+  EXPECT_THROW(DDSketch::deserialize(""), DDSketchError);
+  EXPECT_THROW(DDSketch::deserialize("garbage"), DDSketchError);
+  EXPECT_THROW(DDSketch::deserialize(blob.substr(0, blob.size() / 2)), DDSketchError);
+  EXPECT_THROW(DDSketch::deserialize(blob + "x"), DDSketchError);
+  for (size_t i = 0; i < blob.size(); ++i) {
+    std::string bad = blob;
+    bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+    EXPECT_THROW(DDSketch::deserialize(bad), DDSketchError) << "flipped byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace perfhat

@@ -1,0 +1,125 @@
+#include "feedback-handler/fetch/fetch.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/feedback.h"
+#include "feedback-handler/store/store.h"
+#include "feedback-handler/sync/syncer.h"
+#include "server/analysis/ast_builder.h"
+#include "server/analysis/compile_db.h"
+#include "server/analysis/translation_unit.h"
+
+namespace perfhat::fetch {
+namespace fs = std::filesystem;
+
+std::vector<std::string> projectFiles(const std::string& compile_commands) {
+  fs::path db = compile_commands;
+  if (fs::is_directory(db)) db /= "compile_commands.json";
+  std::ifstream in(db);
+  if (!in) throw std::runtime_error("cannot read compile database " + db.string());
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) {
+    throw std::runtime_error(db.string() + " is not a JSON array of compile commands");
+  }
+  std::set<std::string> files;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) continue;
+    fs::path f = e["file"].get<std::string>();
+    if (f.is_relative() && e.contains("directory") && e["directory"].is_string()) {
+      f = fs::path(e["directory"].get<std::string>()) / f;
+    }
+    files.insert(f.lexically_normal().string());
+  }
+  return {files.begin(), files.end()};
+}
+
+FetchSummary run(const FetchOptions& o, const Progress& progress) {
+  auto t0 = std::chrono::steady_clock::now();
+  FetchSummary sum;
+  std::vector<std::string> files = projectFiles(o.compile_commands);
+  sum.files = files.size();
+
+  std::set<std::string> functions, keys;
+  analysis::AnalysisOptions aopts;
+  aopts.compile_commands = o.compile_commands;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& file = files[i];
+    if (progress) progress(i, files.size(), file);
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      ++sum.files_failed;
+      sum.errors.push_back("cannot read " + file);
+      continue;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    analysis::CompileCommand cc =
+        analysis::compileCommandFor(file, o.compile_commands, aopts.fallback_flags);
+    std::string err;
+    auto tu = analysis::TranslationUnit::parse(file, text.str(), cc.args, &err);
+    if (!tu) {
+      ++sum.files_failed;
+      sum.errors.push_back("cannot parse " + file + ": " + err);
+      continue;
+    }
+    analysis::ParsedUnit unit = analysis::buildAst(*tu, aopts);
+    for (const auto& f : unit.functions) functions.insert(f.key);
+    for (auto& k : analysis::referencedKeys(unit)) keys.insert(std::move(k));
+  }
+  if (progress) progress(files.size(), files.size(), "parsed");
+  sum.functions = functions.size();
+  sum.keys = keys.size();
+  if (o.dry_run) {
+    sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return sum;
+  }
+
+  // Local store first (exact sketches, cursor-based), so the report below reflects it.
+  if (!o.store.empty()) {
+    handler::StoreOptions so;
+    so.path = o.store;
+    handler::Store store(so);
+    handler::Syncer syncer(store, {handler::Upstream{o.handler, o.token}}, {});
+    for (const auto& st : syncer.syncNow()) {
+      if (!st.ok) throw std::runtime_error("pull from " + st.url + " failed: " + st.last_error);
+      sum.rows_stored += st.rows_pulled;
+    }
+  }
+
+  httplib::Client cli(o.handler);
+  cli.set_connection_timeout(std::chrono::seconds(10));
+  cli.set_read_timeout(std::chrono::seconds(60));
+  if (!o.token.empty()) cli.set_bearer_token_auth(o.token.c_str());
+  std::vector<std::string> all(keys.begin(), keys.end());
+  const size_t batches = (all.size() + o.batch_keys - 1) / std::max<size_t>(o.batch_keys, 1);
+  for (size_t b = 0; b < batches; ++b) {
+    if (progress) progress(b, batches, "fetching");
+    BatchGetRequest req;
+    auto first = all.begin() + static_cast<std::ptrdiff_t>(b * o.batch_keys);
+    auto last = all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), (b + 1) * o.batch_keys));
+    req.keys.assign(first, last);
+    auto res = cli.Post("/v1/feedback:batchGet", serialize(req), "application/json");
+    if (!res) throw std::runtime_error("handler " + o.handler + " unreachable: " + httplib::to_string(res.error()));
+    if (res->status != 200) {
+      throw std::runtime_error("handler answered HTTP " + std::to_string(res->status) + ": " +
+                               res->body.substr(0, 300));
+    }
+    sum.bytes += res->body.size();
+    BatchGetResponse r = parseBatchGetResponse(res->body);
+    sum.matched += r.items.size();
+    for (const auto& item : r.items) sum.with_data += item.stats ? 1 : 0;
+  }
+  if (progress) progress(batches, batches, "fetched");
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return sum;
+}
+
+}  // namespace perfhat::fetch

@@ -1,0 +1,114 @@
+// perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH]
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "feedback-handler/fetch/fetch.h"
+
+#ifndef PERFHAT_VERSION
+#define PERFHAT_VERSION "0.0.0"
+#endif
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(usage: perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH]
+
+Warms the local feedback cache for a whole project: enumerates every function with libclang,
+fetches their production feedback in bulk, and with --store pulls the handler's sketches into
+the local handler's SQLite store (use the local handler's --store path).
+
+  --handler URL            feedback handler (deployed or local), e.g. http://127.0.0.1:4318
+  --token T                bearer token (env PERFHAT_TOKEN)
+  --compile-commands P     directory holding compile_commands.json, or the file itself
+  --store PATH             local handler store to fill (optional)
+  --dry-run                enumerate functions only; no network
+  --batch-keys N           keys per batchGet call (default 2000)
+  --help, --version
+)";
+
+[[noreturn]] void usageError(const std::string& m) {
+  std::fprintf(stderr, "perfhat-fetch: %s\n(see --help)\n", m.c_str());
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  perfhat::fetch::FetchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    std::string f = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usageError(f + " needs a value");
+      return argv[++i];
+    };
+    if (f == "--help" || f == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (f == "--version") {
+      std::printf("perfhat-fetch %s\n", PERFHAT_VERSION);
+      return 0;
+    } else if (f == "--handler") {
+      o.handler = value();
+    } else if (f == "--token") {
+      o.token = value();
+    } else if (f == "--compile-commands") {
+      o.compile_commands = value();
+    } else if (f == "--store") {
+      o.store = value();
+    } else if (f == "--dry-run") {
+      o.dry_run = true;
+    } else if (f == "--batch-keys") {
+      try {
+        o.batch_keys = std::stoul(value());
+      } catch (const std::exception&) {
+        usageError("--batch-keys expects a positive integer");
+      }
+      if (o.batch_keys == 0) usageError("--batch-keys expects a positive integer");
+    } else {
+      usageError("unknown argument '" + f + "'");
+    }
+  }
+  if (o.token.empty()) {
+    if (const char* t = std::getenv("PERFHAT_TOKEN")) o.token = t;
+  }
+  if (o.compile_commands.empty()) usageError("--compile-commands is required");
+  if (o.handler.empty() && !o.dry_run) usageError("--handler is required (or --dry-run)");
+  while (!o.handler.empty() && o.handler.back() == '/') o.handler.pop_back();
+
+  const bool tty = isatty(STDERR_FILENO);
+  std::string last_phase;
+  auto progress = [&](size_t done, size_t total, const std::string& what) {
+    if (tty) {
+      const int width = 30;
+      int filled = total ? static_cast<int>(width * done / total) : width;
+      std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu %-40.40s", filled,
+                   "##############################", width - filled, "", done, total, what.c_str());
+      if (done == total) std::fputc('\n', stderr);
+    } else if (done < total) {
+      std::fprintf(stderr, "%s %zu/%zu %s\n", what == "fetching" ? "fetch" : "parse", done + 1,
+                   total, what.c_str());
+    }
+  };
+  try {
+    auto s = perfhat::fetch::run(o, progress);
+    for (const auto& e : s.errors) std::fprintf(stderr, "perfhat-fetch: warning: %s\n", e.c_str());
+    std::printf("files: %zu (%zu failed)\nfunctions found: %zu\nkeys requested: %zu\n", s.files,
+                s.files_failed, s.functions, s.keys);
+    if (!o.dry_run) {
+      std::printf("matched: %zu\nwith data: %zu\nbytes: %llu\n", s.matched, s.with_data,
+                  static_cast<unsigned long long>(s.bytes));
+      if (!o.store.empty()) {
+        std::printf("rows stored: %llu (%s)\n", static_cast<unsigned long long>(s.rows_stored),
+                    o.store.c_str());
+      }
+    }
+    std::printf("time: %.2f s\n", s.seconds);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfhat-fetch: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,249 @@
+// perfhat-handler: the feedback handler (DESIGN §5, §12).
+//   perfhat-handler --mode deployed --listen 127.0.0.1:4318 --store PATH.sqlite --token T
+//   perfhat-handler --mode local    --listen 127.0.0.1:4319 --store PATH.sqlite --upstream URL[,TOKEN]
+// Prints "listening on HOST:PORT" on stderr once it accepts connections (port 0 = pick one).
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "feedback-handler/http/server.h"
+#include "feedback-handler/store/store.h"
+#include "feedback-handler/sync/syncer.h"
+
+#ifndef PERFHAT_VERSION
+#define PERFHAT_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace perfhat::handler;
+
+constexpr const char* kUsage = R"(usage: perfhat-handler --mode deployed|local --store PATH.sqlite [options]
+
+Feedback handler: receives OTLP traces (deployed) or pulls upstream handlers (local), keeps
+per-function latency sketches in SQLite and serves them to perfhat-lsp.
+
+  --mode deployed|local      deployed: OTLP ingest + read API; local: pulls --upstream(s)
+  --listen HOST:PORT         default 127.0.0.1:4318 (deployed) / 127.0.0.1:4319 (local); port 0
+                             picks a free port; the real one is printed as "listening on H:P"
+  --store PATH               SQLite file (created if absent)
+  --token T                  bearer token for reads and writes (repeatable; env
+                             PERFHAT_HANDLER_TOKENS=T1,T2). Deployed mode requires one unless
+                             --allow-unauthenticated
+  --read-token T             bearer token for reads only (repeatable)
+  --allow-unauthenticated    deployed mode without tokens (trusted networks, tests)
+  --upstream URL[,TOKEN]     local mode: an upstream handler (repeatable)
+  --sync-interval S          local mode: seconds between pulls (default 30)
+  --retention-days D         keep aggregates this long (default 30)
+  --range-hours H            default read window (default 24)
+  --max-body-bytes N         largest request body on the wire (default 16 MiB) → else 413
+  --rate-limit R             requests/s per client (default 0 = unlimited) → else 429
+  --threads N                HTTP worker threads (default 8)
+  --help, --version
+TLS: terminate it in a reverse proxy or an OpenTelemetry Collector in front of the handler.
+)";
+
+struct Args {
+  std::string mode;
+  std::string listen;
+  std::string store;
+  std::vector<std::string> tokens, read_tokens, upstreams;
+  bool allow_unauth = false;
+  double sync_interval = 30;
+  double retention_days = 30;
+  double range_hours = 24;
+  size_t max_body = 16u << 20;
+  double rate_limit = 0;
+  int threads = 8;
+};
+
+[[noreturn]] void usageError(const std::string& msg) {
+  std::fprintf(stderr, "perfhat-handler: %s\n(see --help)\n", msg.c_str());
+  std::exit(2);
+}
+
+double number(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used != v.size() || d < 0) throw std::invalid_argument(v);
+    return d;
+  } catch (const std::exception&) {
+    usageError(flag + " expects a non-negative number, got '" + v + "'");
+  }
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string f = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usageError(f + " needs a value");
+      return argv[++i];
+    };
+    if (f == "--help" || f == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (f == "--version") {
+      std::printf("perfhat-handler %s\n", PERFHAT_VERSION);
+      std::exit(0);
+    } else if (f == "--mode") {
+      a.mode = value();
+    } else if (f == "--listen") {
+      a.listen = value();
+    } else if (f == "--store") {
+      a.store = value();
+    } else if (f == "--token") {
+      a.tokens.push_back(value());
+    } else if (f == "--read-token") {
+      a.read_tokens.push_back(value());
+    } else if (f == "--upstream") {
+      a.upstreams.push_back(value());
+    } else if (f == "--allow-unauthenticated") {
+      a.allow_unauth = true;
+    } else if (f == "--sync-interval") {
+      a.sync_interval = number(f, value());
+    } else if (f == "--retention-days") {
+      a.retention_days = number(f, value());
+    } else if (f == "--range-hours") {
+      a.range_hours = number(f, value());
+    } else if (f == "--max-body-bytes") {
+      a.max_body = static_cast<size_t>(number(f, value()));
+    } else if (f == "--rate-limit") {
+      a.rate_limit = number(f, value());
+    } else if (f == "--threads") {
+      a.threads = static_cast<int>(number(f, value()));
+    } else {
+      usageError("unknown argument '" + f + "'");
+    }
+  }
+  if (a.mode != "deployed" && a.mode != "local") usageError("--mode must be deployed or local");
+  if (a.store.empty()) usageError("--store PATH is required");
+  if (a.listen.empty()) a.listen = a.mode == "deployed" ? "127.0.0.1:4318" : "127.0.0.1:4319";
+  if (a.tokens.empty()) {
+    if (const char* env = std::getenv("PERFHAT_HANDLER_TOKENS"); env && *env) {
+      std::string s = env;
+      for (size_t p = 0; p <= s.size();) {
+        size_t c = s.find(',', p);
+        if (c == std::string::npos) c = s.size();
+        if (c > p) a.tokens.push_back(s.substr(p, c - p));
+        p = c + 1;
+      }
+    }
+  }
+  if (a.mode == "deployed" && a.tokens.empty() && a.read_tokens.empty() && !a.allow_unauth) {
+    usageError("deployed mode requires --token (or --allow-unauthenticated on a trusted network)");
+  }
+  if (a.mode == "local" && a.upstreams.empty()) usageError("local mode needs at least one --upstream");
+  if (a.sync_interval <= 0) usageError("--sync-interval must be > 0");
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args = parse(argc, argv);
+  auto colon = args.listen.rfind(':');
+  if (colon == std::string::npos) usageError("--listen must be HOST:PORT");
+  std::string host = args.listen.substr(0, colon);
+  int port = static_cast<int>(number("--listen port", args.listen.substr(colon + 1)));
+  if (port > 65535) usageError("--listen port out of range");
+
+  // Block termination signals in every thread; one thread waits for them and stops the server.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::vector<Upstream> upstreams;
+  try {
+    for (const auto& u : args.upstreams) upstreams.push_back(parseUpstream(u));
+  } catch (const std::invalid_argument& e) {
+    usageError(e.what());
+  }
+
+  std::unique_ptr<Store> store;
+  try {
+    StoreOptions so;
+    so.path = args.store;
+    so.retention_minutes = static_cast<int64_t>(args.retention_days * 24 * 60);
+    so.default_range_minutes = std::max<int64_t>(1, static_cast<int64_t>(args.range_hours * 60));
+    store = std::make_unique<Store>(so);
+    store->purge();
+  } catch (const StoreError& e) {
+    std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
+    return 1;
+  }
+
+  std::unique_ptr<Syncer> syncer;
+  if (args.mode == "local") {
+    SyncOptions so;
+    so.interval_s = args.sync_interval;
+    syncer = std::make_unique<Syncer>(*store, upstreams, so);
+  }
+
+  ServerOptions opts;
+  opts.mode = args.mode;
+  opts.version = PERFHAT_VERSION;
+  opts.tokens = args.tokens;
+  opts.read_tokens = args.read_tokens;
+  opts.max_body_bytes = args.max_body;
+  opts.rate_limit.rate_per_s = args.rate_limit;
+  opts.threads = args.threads;
+  HandlerServer server(*store, opts, syncer.get());
+  int bound;
+  try {
+    bound = server.bind(host, port);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
+    return 1;
+  }
+
+  std::atomic<bool> stopping{false};
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    stopping = true;
+    server.stop();
+  });
+  // Retention runs hourly off the request path.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::thread maintenance([&] {
+    std::unique_lock lock(mu);
+    while (!cv.wait_for(lock, std::chrono::hours(1), [&] { return stopping.load(); })) {
+      try {
+        store->purge();
+      } catch (const StoreError& e) {
+        std::fprintf(stderr, "perfhat-handler: retention purge failed: %s\n", e.what());
+      }
+    }
+  });
+  if (syncer) syncer->start();
+
+  std::fprintf(stderr, "listening on %s:%d\n", host.c_str(), bound);
+  std::fflush(stderr);
+  server.run();
+
+  if (!stopping.exchange(true)) pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  {
+    std::lock_guard lock(mu);
+  }
+  cv.notify_all();
+  maintenance.join();
+  if (syncer) syncer->stop();
+  std::fprintf(stderr, "perfhat-handler: stopped\n");
+  return 0;
+}

@@ -1,0 +1,61 @@
+#include "feedback-handler/http/metrics.h"
+
+#include <sstream>
+
+namespace perfhat::handler {
+
+void Metrics::request(int status) {
+  std::lock_guard lock(mu_);
+  ++requests_[status];
+}
+
+void Metrics::storeWrite(double seconds) {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    if (seconds <= kBounds[i]) ++write_buckets_[i];
+  }
+  ++write_count_;
+  write_sum_ += seconds;
+}
+
+std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_s) const {
+  std::ostringstream o;
+  o << "# HELP perfhat_handler_spans_ingested_total Spans aggregated into the store.\n"
+       "# TYPE perfhat_handler_spans_ingested_total counter\n"
+    << "perfhat_handler_spans_ingested_total " << spans_ingested_.load() << "\n"
+    << "# HELP perfhat_handler_spans_rejected_total Spans refused (invalid, unidentifiable).\n"
+       "# TYPE perfhat_handler_spans_rejected_total counter\n"
+    << "perfhat_handler_spans_rejected_total " << spans_rejected_.load() << "\n"
+    << "# HELP perfhat_handler_received_bytes_total Request body bytes received on /v1/traces.\n"
+       "# TYPE perfhat_handler_received_bytes_total counter\n"
+    << "perfhat_handler_received_bytes_total " << bytes_received_.load() << "\n"
+    << "# HELP perfhat_handler_sketches Aggregate rows (sketches) in the store.\n"
+       "# TYPE perfhat_handler_sketches gauge\n"
+    << "perfhat_handler_sketches " << sketches << "\n"
+    << "# HELP perfhat_handler_store_cursor Current change cursor of the store.\n"
+       "# TYPE perfhat_handler_store_cursor gauge\n"
+    << "perfhat_handler_store_cursor " << cursor << "\n";
+  if (data_age_s >= 0) {
+    o << "# HELP perfhat_handler_data_age_seconds Time since the oldest upstream last synced.\n"
+         "# TYPE perfhat_handler_data_age_seconds gauge\n"
+      << "perfhat_handler_data_age_seconds " << data_age_s << "\n";
+  }
+  std::lock_guard lock(mu_);
+  o << "# HELP perfhat_handler_requests_total HTTP requests by status code.\n"
+       "# TYPE perfhat_handler_requests_total counter\n";
+  for (const auto& [status, n] : requests_) {
+    o << "perfhat_handler_requests_total{status=\"" << status << "\"} " << n << "\n";
+  }
+  o << "# HELP perfhat_handler_store_write_seconds Durable batch commit latency.\n"
+       "# TYPE perfhat_handler_store_write_seconds histogram\n";
+  for (size_t i = 0; i < kBounds.size(); ++i) {
+    o << "perfhat_handler_store_write_seconds_bucket{le=\"" << kBounds[i] << "\"} "
+      << write_buckets_[i] << "\n";
+  }
+  o << "perfhat_handler_store_write_seconds_bucket{le=\"+Inf\"} " << write_count_ << "\n"
+    << "perfhat_handler_store_write_seconds_sum " << write_sum_ << "\n"
+    << "perfhat_handler_store_write_seconds_count " << write_count_ << "\n";
+  return o.str();
+}
+
+}  // namespace perfhat::handler

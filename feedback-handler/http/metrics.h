@@ -1,0 +1,34 @@
+// The handler's own metrics in Prometheus text exposition format (GET /metrics).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace perfhat::handler {
+
+class Metrics {
+ public:
+  void spansIngested(uint64_t n) { spans_ingested_ += n; }
+  void spansRejected(uint64_t n) { spans_rejected_ += n; }
+  void bytesReceived(uint64_t n) { bytes_received_ += n; }
+  void request(int status);
+  void storeWrite(double seconds);
+  // `sketches` and `cursor` are sampled from the store by the caller.
+  std::string render(uint64_t sketches, uint64_t cursor, double data_age_s) const;
+
+ private:
+  static constexpr std::array<double, 10> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                     0.025,  0.05,  0.1,    0.25,  1.0};
+  std::atomic<uint64_t> spans_ingested_{0}, spans_rejected_{0}, bytes_received_{0};
+  mutable std::mutex mu_;
+  std::map<int, uint64_t> requests_;
+  std::array<uint64_t, kBounds.size()> write_buckets_{};
+  uint64_t write_count_ = 0;
+  double write_sum_ = 0;
+};
+
+}  // namespace perfhat::handler

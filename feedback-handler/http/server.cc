@@ -1,0 +1,347 @@
+#include "feedback-handler/http/server.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "feedback-handler/ingest/aggregator.h"
+#include "feedback-handler/otlp/otlp.h"
+#include "feedback-handler/sync/export_json.h"
+#include "feedback-handler/util/rfc3339.h"
+
+namespace perfhat::handler {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kJson = "application/json";
+
+void setError(httplib::Response& res, int status, const std::string& code,
+              const std::string& message) {
+  res.status = status;
+  res.set_content(json{{"error", {{"code", code}, {"message", message}}}}.dump(-1, ' ', false,
+                                                                             json::error_handler_t::replace),
+                  kJson);
+}
+
+std::string defaultCode(int status) {
+  switch (status) {
+    case 400: return "invalid_argument";
+    case 401: return "unauthenticated";
+    case 403: return "permission_denied";
+    case 404: return "not_found";
+    case 413: return "payload_too_large";
+    case 415: return "unsupported_media_type";
+    case 429: return "resource_exhausted";
+    case 503: return "unavailable";
+    default: return status >= 500 ? "internal" : "error";
+  }
+}
+
+bool parseU64(const std::string& s, uint64_t& out) {
+  if (s.empty() || s.size() > 20) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1
+//   { int64 rejected_spans = 1; string error_message = 2; } }
+std::string protoPartialSuccess(uint64_t rejected, const std::string& message) {
+  auto varint = [](std::string& o, uint64_t v) {
+    while (v >= 0x80) {
+      o.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    o.push_back(static_cast<char>(v));
+  };
+  std::string inner;
+  inner.push_back(0x08);
+  varint(inner, rejected);
+  inner.push_back(0x12);
+  varint(inner, message.size());
+  inner += message;
+  std::string out;
+  out.push_back(0x0a);
+  varint(out, inner.size());
+  return out + inner;
+}
+
+}  // namespace
+
+HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer)
+    : store_(store),
+      options_(std::move(options)),
+      syncer_(syncer),
+      auth_(options_.tokens, options_.read_tokens),
+      limiter_(options_.rate_limit),
+      svr_(std::make_unique<httplib::Server>()) {
+  const int threads = std::max(2, options_.threads);
+  svr_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  svr_->set_payload_max_length(options_.max_body_bytes);
+  svr_->set_read_timeout(std::chrono::seconds(30));
+  svr_->set_keep_alive_max_count(1000);
+  routes();
+}
+
+HandlerServer::~HandlerServer() = default;
+
+int HandlerServer::bind(const std::string& host, int port) {
+  int bound = port == 0 ? svr_->bind_to_any_port(host.c_str())
+                        : (svr_->bind_to_port(host.c_str(), port) ? port : -1);
+  if (bound <= 0) {
+    throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) +
+                             " (address in use or not local?)");
+  }
+  return bound;
+}
+
+void HandlerServer::run() { svr_->listen_after_bind(); }
+void HandlerServer::stop() { svr_->stop(); }
+
+void HandlerServer::routes() {
+  httplib::Server& s = *svr_;
+
+  // Every error response gets the JSON error shape, including httplib's own (404, 413, 400).
+  s.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string msg = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                      : res.status == 413 ? "request body too large"
+                                          : "request rejected";
+    setError(res, res.status, defaultCode(res.status), msg);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string msg = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    } catch (...) {
+    }
+    setError(res, 500, "internal", msg);
+  });
+  s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+    metrics_.request(res.status);
+  });
+
+  // Auth + rate limit in front of each API handler, and store failures → 503.
+  auto guarded = [this](Access access, auto fn) {
+    return [this, access, fn](const httplib::Request& req, httplib::Response& res) {
+      AuthResult a = auth_.check(req.get_header_value("Authorization"), access);
+      if (a == AuthResult::kMissing || a == AuthResult::kInvalid) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        return setError(res, 401, "unauthenticated",
+                        a == AuthResult::kMissing ? "bearer token required" : "invalid token");
+      }
+      if (a == AuthResult::kForbidden) {
+        return setError(res, 403, "permission_denied", "token is not allowed to write");
+      }
+      std::string client = req.get_header_value("Authorization");
+      if (client.empty()) client = req.remote_addr;
+      double retry = 0;
+      if (!limiter_.allow(client, &retry)) {
+        res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(retry))));
+        return setError(res, 429, "resource_exhausted", "rate limit exceeded; retry later");
+      }
+      try {
+        fn(req, res);
+      } catch (const StoreError& e) {
+        setError(res, 503, "unavailable", std::string("storage unavailable: ") + e.what());
+      } catch (const std::invalid_argument& e) {
+        setError(res, 400, "invalid_argument", e.what());
+      } catch (const FeedbackFormatError& e) {
+        setError(res, 400, "invalid_argument", e.what());
+      }
+    };
+  };
+
+  // ---- ingest -----------------------------------------------------------------------------
+  s.Post("/v1/traces", [this, guarded](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& reader) {
+    // Auth runs before the body is read, so unauthenticated clients cannot make us buffer it.
+    guarded(Access::kWrite, [&](const httplib::Request& rq, httplib::Response& rs) {
+      std::string body;
+      bool too_big = false;
+      bool read_ok = reader([&](const char* data, size_t len) {
+        if (body.size() + len > options_.max_decoded_bytes) {
+          too_big = true;
+          return false;
+        }
+        body.append(data, len);
+        return true;
+      });
+      if (too_big) {
+        return setError(rs, 413, "payload_too_large",
+                        "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) +
+                            " bytes");
+      }
+      if (!read_ok) {
+        // httplib sets 413 itself when Content-Length exceeds max_body_bytes (body drained).
+        if (rs.status == 413) {
+          return setError(rs, 413, "payload_too_large",
+                          "body exceeds " + std::to_string(options_.max_body_bytes) + " bytes");
+        }
+        return setError(rs, 400, "invalid_argument", "could not read body (bad gzip?)");
+      }
+      metrics_.bytesReceived(body.size());
+      std::string ct = rq.get_header_value("Content-Type");
+      const bool proto = ct.rfind("application/x-protobuf", 0) == 0 ||
+                         ct.rfind("application/protobuf", 0) == 0;
+      const bool js = ct.rfind("application/json", 0) == 0;
+      if (!proto && !js) {
+        return setError(rs, 415, "unsupported_media_type",
+                        "Content-Type must be application/json or application/x-protobuf");
+      }
+      otlp::ExportRequest request;
+      try {
+        request = proto ? otlp::decodeProtobuf(body) : otlp::decodeJson(body);
+      } catch (const otlp::OtlpError& e) {
+        metrics_.spansRejected(1);
+        return setError(rs, 400, "invalid_argument", e.what());
+      }
+      Batch batch;
+      IngestStats st = aggregate(request, batch);
+      uint64_t rejected = request.rejected + st.skipped;
+      std::string reason = request.rejection_reason;
+      if (reason.empty() && st.skipped) reason = "span without name or code.* attributes";
+      if (!batch.empty()) {
+        auto t0 = std::chrono::steady_clock::now();
+        store_.write(batch);  // durable before we acknowledge
+        metrics_.storeWrite(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      metrics_.spansIngested(st.spans);
+      metrics_.spansRejected(rejected);
+      rs.status = 200;
+      if (proto) {
+        rs.set_content(rejected ? protoPartialSuccess(rejected, reason) : std::string(),
+                       "application/x-protobuf");
+      } else {
+        json out = json::object();
+        if (rejected) {
+          out["partialSuccess"] = {{"rejectedSpans", std::to_string(rejected)},
+                                   {"errorMessage", reason}};
+        }
+        rs.set_content(out.dump(), kJson);
+      }
+    })(req, res);
+  });
+
+  // ---- read API ---------------------------------------------------------------------------
+  auto ageHeader = [this](httplib::Response& res) {
+    if (!syncer_) return;
+    double age = syncer_->dataAgeSeconds();
+    res.set_header("X-Perfhat-Data-Age-Seconds", age < 0 ? "-1" : std::to_string(std::lround(age)));
+  };
+
+  s.Post("/v1/feedback:batchGet",
+         guarded(Access::kRead, [this, ageHeader](const httplib::Request& req, httplib::Response& res) {
+           BatchGetRequest r = parseBatchGetRequest(req.body);
+           if (r.keys.size() > options_.max_batch_keys) {
+             return setError(res, 413, "payload_too_large",
+                             "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
+           }
+           ageHeader(res);
+           res.set_content(serialize(store_.batchGet(r)), kJson);
+         }));
+
+  s.Get("/v1/feedback",
+        guarded(Access::kRead, [this, ageHeader](const httplib::Request& req, httplib::Response& res) {
+          std::string key = req.get_param_value("key");
+          if (key.empty()) return setError(res, 400, "invalid_argument", "missing ?key=");
+          BatchGetRequest r;
+          r.keys = {key};
+          if (req.has_param("from") || req.has_param("to")) {
+            r.range = TimeWindow{req.get_param_value("from"), req.get_param_value("to")};
+          }
+          BatchGetResponse out = store_.batchGet(r);
+          if (out.items.empty()) return setError(res, 404, "not_found", "no data for key: " + key);
+          ageHeader(res);
+          res.set_content(json(out.items[0]).dump(-1, ' ', false, json::error_handler_t::replace),
+                          kJson);
+        }));
+
+  s.Get("/v1/changes",
+        guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+          uint64_t since = 0, limit = 10000;
+          if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
+            return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+          }
+          if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+            return setError(res, 400, "invalid_argument", "limit must be a positive integer");
+          }
+          ChangesPage p = store_.changes(since, limit);
+          res.set_content(json{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}}.dump(
+                              -1, ' ', false, json::error_handler_t::replace),
+                          kJson);
+        }));
+
+  s.Get("/v1/export",
+        guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+          uint64_t since = 0, limit = 20000;
+          if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
+            return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+          }
+          if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+            return setError(res, 400, "invalid_argument", "limit must be a positive integer");
+          }
+          res.set_content(serializeExport(store_.exportSince(since, limit)), kJson);
+        }));
+
+  s.Post("/v1/sync", guarded(Access::kRead, [this](const httplib::Request&, httplib::Response& res) {
+           if (!syncer_) return setError(res, 404, "not_found", "sync exists in local mode only");
+           json ups = json::array();
+           bool all_ok = true;
+           for (const auto& st : syncer_->syncNow()) {
+             all_ok &= st.ok;
+             ups.push_back({{"url", st.url},
+                            {"ok", st.ok},
+                            {"error", st.last_error},
+                            {"cursor", std::to_string(st.cursor)},
+                            {"rows_pulled", st.rows_pulled}});
+           }
+           res.set_content(json{{"ok", all_ok}, {"upstreams", ups}}.dump(), kJson);
+         }));
+
+  // ---- operations -------------------------------------------------------------------------
+  s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    json out{{"status", "ok"}, {"mode", options_.mode}, {"version", options_.version}};
+    try {
+      store_.ping();
+      out["cursor"] = std::to_string(store_.cursor());
+    } catch (const StoreError& e) {
+      return setError(res, 503, "unavailable", std::string("storage unavailable: ") + e.what());
+    }
+    if (syncer_) {
+      json ups = json::array();
+      for (const auto& st : syncer_->status()) {
+        ups.push_back({{"url", st.url},
+                       {"ok", st.ok},
+                       {"error", st.last_error},
+                       {"last_success", st.last_success_ns ? formatRfc3339(st.last_success_ns) : ""},
+                       {"failures", st.failures}});
+      }
+      out["upstreams"] = ups;
+      out["data_age_s"] = syncer_->dataAgeSeconds();
+    }
+    res.set_content(out.dump(), kJson);
+  });
+
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    uint64_t sketches = 0, cursor = 0;
+    try {
+      sketches = store_.aggregateCount();
+      cursor = store_.cursor();
+    } catch (const StoreError&) {
+    }
+    res.set_content(metrics_.render(sketches, cursor, syncer_ ? syncer_->dataAgeSeconds() : -1),
+                    "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace perfhat::handler

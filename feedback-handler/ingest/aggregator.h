@@ -1,0 +1,26 @@
+// Spans → per-key aggregates (DESIGN §4): function latency, call sites (parent → child within
+// the request), loop iterations, result sizes, hosts, versions. Pure and synchronous: the HTTP
+// layer calls it per request and hands the Batch to the store.
+#pragma once
+
+#include <cstdint>
+
+#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/otlp/otlp.h"
+
+namespace perfhat::handler {
+
+struct IngestStats {
+  uint64_t spans = 0;     // spans aggregated
+  uint64_t skipped = 0;   // spans without any identity (no name, no code.* attributes)
+};
+
+// Aggregates every span of `request` into `batch` (which may already hold data).
+// Sampling weights (perfhat.sampling.weight, else sampling.weight; default 1) weight every
+// count, so counts estimate true call counts. A span carrying perfhat.loop.ordinal is a
+// loop-site record of its enclosing function (not a latency sample of that function).
+// Call sites only link parents present in the same request: SDKs batch whole traces in
+// practice; a parent exported in another request leaves the edge out rather than guessing.
+IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch);
+
+}  // namespace perfhat::handler

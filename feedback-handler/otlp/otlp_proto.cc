@@ -1,0 +1,230 @@
+// OTLP protobuf decoding: a hand-written proto3 wire-format reader for the trace messages of
+// opentelemetry/proto/collector/trace/v1/trace_service.proto (no libprotobuf dependency).
+// Unknown fields are skipped per proto3 rules; every read is bounds-checked, so truncated or
+// garbage input is an OtlpError, never an out-of-bounds read.
+#include <cstring>
+
+#include "feedback-handler/otlp/otlp.h"
+
+namespace perfhat::otlp {
+namespace {
+
+enum WireType : uint32_t { kVarint = 0, kI64 = 1, kLen = 2, kI32 = 5 };
+
+[[noreturn]] void fail(const char* what) { throw OtlpError(std::string("OTLP/protobuf: ") + what); }
+
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+  bool done() const { return p_ >= end_; }
+
+  uint64_t varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ >= end_) fail("truncated varint");
+      auto b = static_cast<uint8_t>(*p_++);
+      if (shift == 63 && b > 1) fail("varint overflows 64 bits");
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    fail("varint too long");
+  }
+  uint64_t fixed64() {
+    if (end_ - p_ < 8) fail("truncated fixed64");
+    uint64_t v;
+    std::memcpy(&v, p_, 8);
+    p_ += 8;
+    return v;
+  }
+  uint32_t fixed32() {
+    if (end_ - p_ < 4) fail("truncated fixed32");
+    uint32_t v;
+    std::memcpy(&v, p_, 4);
+    p_ += 4;
+    return v;
+  }
+  std::string_view bytes() {
+    uint64_t n = varint();
+    if (n > static_cast<uint64_t>(end_ - p_)) fail("length-delimited field runs past the end");
+    std::string_view v(p_, n);
+    p_ += n;
+    return v;
+  }
+  // Returns false at the end; fills field number and wire type.
+  bool next(uint32_t& field, uint32_t& wire) {
+    if (done()) return false;
+    uint64_t tag = varint();
+    field = static_cast<uint32_t>(tag >> 3);
+    wire = static_cast<uint32_t>(tag & 7);
+    if (field == 0 || tag >> 3 > 0x1fffffff) fail("invalid field number");
+    return true;
+  }
+  void skip(uint32_t wire) {
+    switch (wire) {
+      case kVarint: varint(); break;
+      case kI64: fixed64(); break;
+      case kLen: bytes(); break;
+      case kI32: fixed32(); break;
+      default: fail("unsupported wire type (groups are not used by OTLP)");
+    }
+  }
+  void expect(uint32_t wire, uint32_t want) {
+    if (wire != want) fail("field has the wrong wire type");
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+std::string str(Reader& r, uint32_t wire) {
+  r.expect(wire, kLen);
+  return std::string(r.bytes());
+}
+
+AttrValue anyValue(std::string_view data) {
+  Reader r(data);
+  AttrValue v;
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    switch (f) {
+      case 1: v = str(r, w); break;
+      case 2: r.expect(w, kVarint); v = r.varint() != 0; break;
+      case 3: r.expect(w, kVarint); v = static_cast<int64_t>(r.varint()); break;
+      case 4: {
+        r.expect(w, kI64);
+        uint64_t bits = r.fixed64();
+        double d;
+        std::memcpy(&d, &bits, 8);
+        v = d;
+        break;
+      }
+      default: r.skip(w); v = std::monostate{};  // array, kvlist, bytes
+    }
+  }
+  return v;
+}
+
+void keyValue(std::string_view data, Attributes& out) {
+  Reader r(data);
+  std::string key;
+  AttrValue value;
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 1) {
+      key = str(r, w);
+    } else if (f == 2) {
+      r.expect(w, kLen);
+      value = anyValue(r.bytes());
+    } else {
+      r.skip(w);
+    }
+  }
+  out.emplace_back(std::move(key), std::move(value));
+}
+
+Attributes resource(std::string_view data) {
+  Attributes attrs;
+  Reader r(data);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 1) {
+      r.expect(w, kLen);
+      keyValue(r.bytes(), attrs);
+    } else {
+      r.skip(w);
+    }
+  }
+  return attrs;
+}
+
+StatusCode status(std::string_view data) {
+  Reader r(data);
+  StatusCode code = StatusCode::kUnset;
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 3) {
+      r.expect(w, kVarint);
+      uint64_t c = r.varint();
+      code = c == 2 ? StatusCode::kError : c == 1 ? StatusCode::kOk : StatusCode::kUnset;
+    } else {
+      r.skip(w);
+    }
+  }
+  return code;
+}
+
+void span(std::string_view data, size_t res, ExportRequest& out) {
+  Reader r(data);
+  Span s;
+  s.resource = res;
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    switch (f) {
+      case 1: s.trace_id = str(r, w); break;
+      case 2: s.span_id = str(r, w); break;
+      case 4:
+        s.parent_span_id = str(r, w);
+        if (s.parent_span_id.find_first_not_of('\0') == std::string::npos) s.parent_span_id.clear();
+        break;
+      case 5: s.name = str(r, w); break;
+      case 6: r.expect(w, kVarint); s.kind = static_cast<int>(r.varint() & 0x7fffffff); break;
+      case 7: r.expect(w, kI64); s.start_unix_nano = r.fixed64(); break;
+      case 8: r.expect(w, kI64); s.end_unix_nano = r.fixed64(); break;
+      case 9: r.expect(w, kLen); keyValue(r.bytes(), s.attributes); break;
+      case 15: r.expect(w, kLen); s.status = status(r.bytes()); break;
+      default: r.skip(w);  // trace_state, events, links, dropped counts, flags
+    }
+  }
+  if (acceptSpan(s, out)) out.spans.push_back(std::move(s));
+}
+
+void scopeSpans(std::string_view data, size_t res, ExportRequest& out) {
+  Reader r(data);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 2) {
+      r.expect(w, kLen);
+      span(r.bytes(), res, out);
+    } else {
+      r.skip(w);
+    }
+  }
+}
+
+void resourceSpans(std::string_view data, ExportRequest& out) {
+  size_t res = out.resources.size();
+  out.resources.emplace_back();
+  Reader r(data);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 1) {
+      r.expect(w, kLen);
+      out.resources[res] = resource(r.bytes());
+    } else if (f == 2) {
+      r.expect(w, kLen);
+      scopeSpans(r.bytes(), res, out);
+    } else {
+      r.skip(w);
+    }
+  }
+}
+
+}  // namespace
+
+ExportRequest decodeProtobuf(std::string_view body) {
+  ExportRequest out;
+  Reader r(body);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == 1) {
+      r.expect(w, kLen);
+      resourceSpans(r.bytes(), out);
+    } else {
+      r.skip(w);
+    }
+  }
+  return out;
+}
+
+}  // namespace perfhat::otlp

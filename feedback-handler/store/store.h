@@ -1,0 +1,84 @@
+// Persistent feedback store (DESIGN §4–§5): SQLite in WAL mode.
+//
+// Durability: write() commits the whole batch in one transaction with synchronous=FULL, and the
+// HTTP layer replies 2xx only after write() returns, so an acknowledged batch survives kill -9
+// (and power loss, as far as fsync goes). NORMAL would be faster but can lose the last
+// transactions on power loss in WAL mode, which breaks the acknowledged-means-durable contract.
+//
+// Change tracking: every write gets the next value of a monotonic sequence; rows touched carry it,
+// so `/v1/changes?since=` and the inter-handler export are range scans on the sequence.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/feedback.h"
+#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/sqlite.h"
+
+namespace perfhat::handler {
+
+struct StoreOptions {
+  std::string path;
+  int64_t retention_minutes = 30 * 24 * 60;  // aggregates older than this are purged
+  int64_t default_range_minutes = 24 * 60;   // read window when the request gives none
+  bool synchronous_full = true;              // see the durability note above
+  // Clock (ns since the epoch); injectable for tests.
+  std::function<int64_t()> now_ns;
+};
+
+enum class WriteMode {
+  kMerge,    // add to existing aggregates (ingest)
+  kReplace,  // overwrite rows with the same key incl. origin (sync from an upstream)
+};
+
+struct ChangesPage {
+  uint64_t cursor = 0;            // pass as `since` next time
+  std::vector<std::string> keys;  // keys with new data since the given cursor
+};
+
+struct ExportPage {
+  Batch rows;       // aggregates with their origin, function infos and hosts
+  uint64_t cursor = 0;
+  bool more = false;  // another page follows
+};
+
+class Store {
+ public:
+  // Opens or creates the store and applies migrations. Throws StoreError with a clear message
+  // when the file is not a SQLite database, is unwritable or has a newer schema.
+  explicit Store(StoreOptions options);
+  ~Store();
+
+  // Persists a batch in one durable transaction; returns the new cursor. Throws StoreError.
+  uint64_t write(const Batch& batch, WriteMode mode = WriteMode::kMerge);
+
+  BatchGetResponse batchGet(const BatchGetRequest& request);
+  ChangesPage changes(uint64_t since, size_t limit = 10000);
+  // Rows changed since `since`; at most about max_rows (a sequence is never split).
+  ExportPage exportSince(uint64_t since, size_t max_rows = 20000);
+  uint64_t cursor();
+  // Bookkeeping value written through Batch::meta; `fallback` when absent.
+  int64_t meta(const std::string& name, int64_t fallback = 0);
+  // Deletes data older than the retention; returns rows removed.
+  int64_t purge();
+  uint64_t aggregateCount();
+  // Cheap liveness probe of the database (for /healthz).
+  void ping();
+
+  int64_t now() const { return options_.now_ns(); }
+  const StoreOptions& options() const { return options_; }
+
+ private:
+  struct Impl;
+  StoreOptions options_;
+  std::mutex mu_;  // SQLite connection is used by one thread at a time
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfhat::handler

@@ -1,0 +1,187 @@
+#include "feedback-handler/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "feedback-handler/util/rfc3339.h"
+
+namespace perfhat::handler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("perfhat-store-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  StoreOptions opts(const std::string& name = "s.sqlite") {
+    StoreOptions o;
+    o.path = (dir_ / name).string();
+    o.now_ns = [this] { return now_; };
+    return o;
+  }
+  fs::path dir_;
+  int64_t now_ = kNow;
+};
+
+void addFn(Batch& b, const std::string& key, int64_t bucket, double v, double w = 1,
+           const std::string& origin = "", const std::string& version = "1.0") {
+  AggValue& a = b.aggregates[AggKey{AggKind::kFunction, key, "", bucket, "svc", version, "", origin}];
+  a.sketch.add(v, w);
+  b.functions[key].last_seen_ns = bucket * kBucketNs;
+}
+
+TEST_F(StoreTest, WritesMergeAndReadBackWithinSketchAccuracy) {
+  Store s(opts());
+  const int64_t bucket = kNow / kBucketNs - 5;
+  std::mt19937 rng(1);
+  std::lognormal_distribution<double> d(14, 1);
+  std::vector<double> all;
+  for (int batch = 0; batch < 4; ++batch) {
+    Batch b;
+    for (int i = 0; i < 500; ++i) {
+      double v = d(rng);
+      all.push_back(v);
+      addFn(b, "ns::f(int)", bucket + batch % 2, v);
+    }
+    b.functions["ns::f(int)"].mangled = "_ZN2ns1fEi";
+    s.write(b);
+  }
+  BatchGetRequest req;
+  req.keys = {"ns::f(int)", "_ZN2ns1fEi", "nope()"};
+  BatchGetResponse r = s.batchGet(req);
+  ASSERT_EQ(r.items.size(), 1u);  // the mangled name resolves to the same key: one item
+  ASSERT_EQ(r.missing, std::vector<std::string>{"nope()"});
+  const Stats& st = *r.items[0].stats;
+  EXPECT_EQ(st.count, 2000u);
+  std::sort(all.begin(), all.end());
+  double exact = all[static_cast<size_t>(0.99 * (all.size() - 1))];
+  EXPECT_NEAR(st.p99_ns, exact, 0.01 * exact);
+  EXPECT_EQ(r.items[0].mangled, "_ZN2ns1fEi");
+  EXPECT_EQ(r.items[0].versions, std::vector<std::string>{"1.0"});
+  EXPECT_EQ(r.cursor, "4");
+}
+
+TEST_F(StoreTest, RangeAndBaselineSelectBuckets) {
+  Store s(opts());
+  Batch b;
+  const int64_t recent = kNow / kBucketNs - 10, old = kNow / kBucketNs - 3 * 24 * 60;
+  for (int i = 0; i < 10; ++i) addFn(b, "f()", recent, 1000);
+  for (int i = 0; i < 10; ++i) addFn(b, "f()", old, 5000);
+  s.write(b);
+  BatchGetRequest req{{"f()"}, std::nullopt, std::nullopt};
+  auto r = s.batchGet(req);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].stats->count, 10u);  // default window: last 24 h
+  EXPECT_NEAR(r.items[0].stats->p50_ns, 1000, 10);
+  req.baseline = TimeWindow{formatRfc3339(old * kBucketNs - kBucketNs * 60),
+                            formatRfc3339(old * kBucketNs + kBucketNs * 60)};
+  r = s.batchGet(req);
+  ASSERT_TRUE(r.items[0].baseline.has_value());
+  EXPECT_NEAR(r.items[0].baseline->p50_ns, 5000, 50);
+  req.range = TimeWindow{"bogus", ""};
+  EXPECT_THROW(s.batchGet(req), std::invalid_argument);
+}
+
+TEST_F(StoreTest, ReplaceModeOverwritesPerOriginAndReadsMergeOrigins) {
+  Store s(opts());
+  const int64_t bucket = kNow / kBucketNs - 1;
+  for (int round = 0; round < 3; ++round) {  // the same upstream rows pulled three times
+    Batch a, b;
+    for (int i = 0; i < 100; ++i) addFn(a, "f()", bucket, 100, 1, "up-a");
+    for (int i = 0; i < 50; ++i) addFn(b, "f()", bucket, 900, 1, "up-b");
+    s.write(a, WriteMode::kReplace);
+    s.write(b, WriteMode::kReplace);
+  }
+  auto r = s.batchGet(BatchGetRequest{{"f()"}, std::nullopt, std::nullopt});
+  EXPECT_EQ(r.items.at(0).stats->count, 150u);
+}
+
+TEST_F(StoreTest, ChangesAndExportFollowTheCursor) {
+  Store s(opts());
+  const int64_t bucket = kNow / kBucketNs;
+  Batch b1;
+  addFn(b1, "a()", bucket, 1);
+  uint64_t c1 = s.write(b1);
+  Batch b2;
+  addFn(b2, "b()", bucket, 1);
+  b2.hosts[{"b()", "h"}] = kNow;
+  uint64_t c2 = s.write(b2);
+  EXPECT_GT(c2, c1);
+  ChangesPage all = s.changes(0);
+  EXPECT_EQ(all.keys.size(), 2u);
+  EXPECT_EQ(all.cursor, c2);
+  ChangesPage since = s.changes(c1);
+  EXPECT_EQ(since.keys, std::vector<std::string>{"b()"});
+  ExportPage e = s.exportSince(c1);
+  EXPECT_EQ(e.rows.aggregates.size(), 1u);
+  EXPECT_EQ(e.rows.hosts.size(), 1u);
+  EXPECT_EQ(e.cursor, c2);
+  ExportPage paged = s.exportSince(0, 1);
+  EXPECT_TRUE(paged.more);
+  EXPECT_EQ(paged.cursor, c1);
+  EXPECT_TRUE(s.exportSince(c2).rows.aggregates.empty());
+}
+
+TEST_F(StoreTest, RetentionPurgesOldBuckets) {
+  StoreOptions o = opts();
+  o.retention_minutes = 60;
+  Store s(o);
+  Batch b;
+  addFn(b, "old()", kNow / kBucketNs - 120, 1);
+  addFn(b, "new()", kNow / kBucketNs - 1, 1);
+  s.write(b);
+  EXPECT_EQ(s.purge(), 1);
+  EXPECT_EQ(s.aggregateCount(), 1u);
+}
+
+TEST_F(StoreTest, DataSurvivesReopenAndSchemaIsMigratedOnce) {
+  {
+    Store s(opts());
+    Batch b;
+    addFn(b, "f()", kNow / kBucketNs, 7);
+    s.write(b);
+  }
+  Store again(opts());
+  EXPECT_EQ(again.aggregateCount(), 1u);
+  EXPECT_EQ(again.cursor(), 1u);
+}
+
+TEST_F(StoreTest, NotADatabaseIsAClearStartupError) {
+  std::ofstream(dir_ / "junk.sqlite") << std::string(8192, 'x');
+  try {
+    Store s(opts("junk.sqlite"));
+    FAIL() << "expected StoreError";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.sqlite"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Store(opts("no/such/dir/s.sqlite")), StoreError);
+}
+
+TEST(Rfc3339, ParsesAndFormats) {
+  EXPECT_EQ(formatRfc3339(0), "1970-01-01T00:00:00Z");
+  auto t = parseRfc3339("2026-11-21T00:00:00Z");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(formatRfc3339(*t), "2026-11-21T00:00:00Z");
+  EXPECT_EQ(*parseRfc3339("2026-11-21T01:30:00+01:30"), *t);
+  EXPECT_EQ(*parseRfc3339("2026-11-21T00:00:00.5Z"), *t + 500'000'000);
+  EXPECT_FALSE(parseRfc3339("2026-13-01T00:00:00Z"));
+  EXPECT_FALSE(parseRfc3339("yesterday"));
+  EXPECT_FALSE(parseRfc3339("2026-11-21T00:00:00"));
+}
+
+}  // namespace
+}  // namespace perfhat::handler

@@ -1,0 +1,73 @@
+// Local-mode pull (DESIGN §5 "Sync"): for each upstream handler, fetch every aggregate changed
+// since the last cursor (GET /v1/export?since=), and persist it with the cursor in one
+// transaction, tagged with the upstream as origin, replacing earlier pulls of the same rows.
+// Reads then merge origins exactly (sketch merge). An unreachable upstream is retried with
+// exponential backoff while the others and the local read API keep working.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "feedback-handler/store/store.h"
+
+namespace perfhat::handler {
+
+struct Upstream {
+  std::string url;    // http://host:port
+  std::string token;  // bearer token, may be empty
+};
+
+// "URL[,TOKEN]" → Upstream; throws std::invalid_argument for a URL that is not http(s)://host[:port].
+Upstream parseUpstream(const std::string& spec);
+
+struct SyncOptions {
+  double interval_s = 30;
+  double max_backoff_s = 300;
+  double timeout_s = 10;
+  size_t page_rows = 20000;
+};
+
+struct UpstreamStatus {
+  std::string url;
+  bool ok = false;
+  std::string last_error;
+  int64_t last_success_ns = 0;  // 0 = never
+  uint64_t cursor = 0;
+  uint64_t rows_pulled = 0;  // total since start
+  int failures = 0;          // consecutive
+};
+
+class Syncer {
+ public:
+  Syncer(Store& store, std::vector<Upstream> upstreams, SyncOptions options);
+  ~Syncer();
+  void start();  // background loop
+  void stop();
+  // Pulls every upstream now (ignoring backoff) and returns their status.
+  std::vector<UpstreamStatus> syncNow();
+  std::vector<UpstreamStatus> status() const;
+  // Seconds since the oldest upstream's last successful pull (data age); -1 if never synced.
+  double dataAgeSeconds() const;
+
+ private:
+  void pull(size_t i);
+  void loop();
+
+  Store& store_;
+  std::vector<Upstream> upstreams_;
+  SyncOptions options_;
+  mutable std::mutex mu_;
+  std::mutex pull_mu_;  // one pull round at a time
+  std::vector<UpstreamStatus> status_;
+  std::vector<int64_t> next_attempt_ns_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace perfhat::handler

@@ -1,0 +1,74 @@
+#include "feedback-handler/util/rfc3339.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace perfhat::handler {
+
+std::string formatRfc3339(int64_t unix_ns) {
+  using namespace std::chrono;
+  sys_seconds t{seconds{unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns + 1) / 1'000'000'000 - 1}};
+  auto day = floor<days>(t);
+  year_month_day ymd{day};
+  hh_mm_ss hms{t - day};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02lldZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<long>(hms.hours().count()), static_cast<long>(hms.minutes().count()),
+                static_cast<long long>(hms.seconds().count()));
+  return buf;
+}
+
+std::optional<int64_t> parseRfc3339(std::string_view s) {
+  using namespace std::chrono;
+  auto digits = [&](size_t pos, size_t n, int& out) {
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (size_t i = pos; i < pos + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int Y, M, D, h, m, sec;
+  if (!digits(0, 4, Y) || s.size() < 19 || s[4] != '-' || !digits(5, 2, M) || s[7] != '-' ||
+      !digits(8, 2, D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(11, 2, h) ||
+      s[13] != ':' || !digits(14, 2, m) || s[16] != ':' || !digits(17, 2, sec)) {
+    return std::nullopt;
+  }
+  year_month_day ymd{year{Y}, month{static_cast<unsigned>(M)}, day{static_cast<unsigned>(D)}};
+  if (!ymd.ok() || h > 23 || m > 59 || sec > 60) return std::nullopt;
+  size_t pos = 19;
+  int64_t frac_ns = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int64_t scale = 100'000'000;
+    size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      frac_ns += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+  }
+  int64_t offset_s = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    int oh, om;
+    if (!digits(pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' ||
+        !digits(pos + 4, 2, om) || oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset_s = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  int64_t secs = sys_days{ymd}.time_since_epoch().count() * 86400LL + h * 3600 + m * 60 + sec -
+                 offset_s;
+  return secs * 1'000'000'000LL + frac_ns;
+}
+
+}  // namespace perfhat::handler

@@ -1,0 +1,84 @@
+// Exporter strategy interface of libperfhat and the data it receives. Implementations: the
+// in-memory exporter (tests, benchmarks; perfhat/memory_exporter.hpp) and OTLP/HTTP
+// (perfhat::otlp, perfhat/otlp_exporter.hpp). Exporters run on the background thread only.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "perfhat/perfhat.hpp"
+
+namespace perfhat {
+
+struct AttributeValue {
+  std::string key;
+  enum Kind { kInt, kDouble, kString } kind = kInt;
+  int64_t i = 0;
+  double d = 0;
+  std::string s;
+};
+
+// One phase-2 span, fully resolved (names, mangled symbol, wall-clock times).
+struct SpanData {
+  std::array<uint8_t, 16> trace_id{};
+  uint64_t span_id = 0;
+  uint64_t parent_span_id = 0;  // 0 = root
+  std::string name;             // scope/request name, else the function name
+  std::string function;         // code.function.name (__PRETTY_FUNCTION__ or demangled symbol)
+  std::string mangled;          // code.function.mangled (may be empty if unresolvable)
+  std::string file;             // code.file.path
+  uint32_t line = 0;            // code.line.number
+  bool is_request = false;
+  uint64_t start_unix_ns = 0, end_unix_ns = 0;
+  double weight = 1;            // perfhat.sampling.weight
+  int64_t result_size = -1;     // perfhat.result.size (-1 = absent)
+  int64_t loop_iterations = -1; // perfhat.loop.iterations
+  uint32_t loop_line = 0;
+  bool error = false;
+  uint64_t thread_id = 0;
+  std::vector<AttributeValue> attributes;
+};
+
+// Phase-1 estimates of one function over [start, end): exact counts for every call, sampled or
+// not, so a receiver can unbias sampled spans.
+struct AggregateData {
+  std::string name, function, mangled, file;
+  uint32_t line = 0;
+  uint64_t count = 0;
+  uint64_t errors = 0;
+  double sum_ns = 0;
+  double result_size_sum = 0;   // PERFHAT_RESULT_SIZE over every call (population, not sample)
+  uint64_t result_size_n = 0;
+  uint64_t start_unix_ns = 0, end_unix_ns = 0;
+  bool relevant = true;  // in Tigris' current relevant set
+};
+
+struct Resource {
+  std::string service_name, service_version, host_name;
+};
+
+struct ExportBatch {
+  Resource resource;
+  std::vector<SpanData> spans;
+  std::vector<AggregateData> aggregates;
+};
+
+enum class ExportResult { kSuccess, kRetryableFailure, kPermanentFailure };
+
+class Exporter {
+ public:
+  virtual ~Exporter() = default;
+  virtual ExportResult export_batch(const ExportBatch& batch) = 0;
+  virtual void shutdown() {}
+  virtual std::string last_error() const { return {}; }
+};
+
+// Installs `exporter` instead of the one the configuration would pick (tests, benchmarks,
+// custom backends). Equivalent to init(config) otherwise.
+bool init(const Config& config, std::shared_ptr<Exporter> exporter);
+
+}  // namespace perfhat

@@ -1,0 +1,52 @@
+// OTLP/HTTP exporter (target perfhat::otlp): POSTs spans to <endpoint>/v1/traces and phase-1
+// aggregates to <endpoint>/v1/metrics, as application/x-protobuf (default) or application/json.
+// Linking perfhat::otlp lets perfhat::init() pick it from PERFHAT_ENDPOINT /
+// OTEL_EXPORTER_OTLP_ENDPOINT; it can also be constructed directly.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "perfhat/exporter.hpp"
+
+namespace perfhat::otlp {
+
+struct OtlpOptions {
+  std::string endpoint;  // base URL, e.g. http://127.0.0.1:4318 (a /v1/traces suffix is accepted)
+  bool json = false;     // false: protobuf
+  std::vector<std::pair<std::string, std::string>> headers;
+  double connect_timeout_s = 2;
+  double timeout_s = 5;
+  bool export_metrics = true;  // phase-1 aggregates to /v1/metrics
+
+  // From a Config: endpoint, protocol, OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", %-decoded) and
+  // PERFHAT_TOKEN (Authorization: Bearer). Returns false with `error` on a malformed value.
+  static bool from_config(const Config& c, OtlpOptions& out, std::string& error);
+};
+
+class OtlpHttpExporter final : public Exporter {
+ public:
+  explicit OtlpHttpExporter(OtlpOptions o);
+  ~OtlpHttpExporter() override;
+  ExportResult export_batch(const ExportBatch& batch) override;
+  void shutdown() override;  // closes the keep-alive connection
+  std::string last_error() const override;
+  uint64_t metrics_rejected() const { return metrics_rejected_.load(); }
+
+ private:
+  ExportResult post(const std::string& path, const std::string& body);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  OtlpOptions opt_;
+  std::atomic<uint64_t> metrics_rejected_{0};
+  std::atomic<bool> metrics_enabled_{true};
+};
+
+// Parses OTEL_EXPORTER_OTLP_HEADERS syntax.
+bool parse_headers(const std::string& spec, std::vector<std::pair<std::string, std::string>>& out,
+                   std::string& error);
+
+}  // namespace perfhat::otlp

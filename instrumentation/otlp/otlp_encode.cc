@@ -1,0 +1,364 @@
+#include "otlp_encode.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace perfhat::otlp {
+namespace {
+
+constexpr const char* kScopeName = "perfhat";
+constexpr const char* kScopeVersion = "0.1.0";
+
+// ---- protobuf wire format -------------------------------------------------------------------
+class Pb {
+ public:
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      out_ += static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    out_ += static_cast<char>(v);
+  }
+  void tag(int field, int wire) { varint((static_cast<uint64_t>(field) << 3) | wire); }
+  void u64(int field, uint64_t v) {  // varint field (int64/uint32/enum/bool)
+    tag(field, 0);
+    varint(v);
+  }
+  void fixed64(int field, uint64_t v) {
+    tag(field, 1);
+    for (int i = 0; i < 8; ++i) out_ += static_cast<char>((v >> (8 * i)) & 0xFF);
+  }
+  void dbl(int field, double d) {
+    uint64_t v;
+    std::memcpy(&v, &d, 8);
+    fixed64(field, v);
+  }
+  void bytes(int field, const void* p, size_t n) {
+    tag(field, 2);
+    varint(n);
+    out_.append(static_cast<const char*>(p), n);
+  }
+  void str(int field, const std::string& s) { bytes(field, s.data(), s.size()); }
+  void msg(int field, const Pb& m) { bytes(field, m.out_.data(), m.out_.size()); }
+  const std::string& data() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+Pb kv_string(const std::string& k, const std::string& v) {
+  Pb any, kv;
+  any.str(1, v);
+  kv.str(1, k);
+  kv.msg(2, any);
+  return kv;
+}
+Pb kv_int(const std::string& k, int64_t v) {
+  Pb any, kv;
+  any.u64(3, static_cast<uint64_t>(v));
+  kv.str(1, k);
+  kv.msg(2, any);
+  return kv;
+}
+Pb kv_double(const std::string& k, double v) {
+  Pb any, kv;
+  any.dbl(4, v);
+  kv.str(1, k);
+  kv.msg(2, any);
+  return kv;
+}
+Pb kv_bool(const std::string& k, bool v) {
+  Pb any, kv;
+  any.u64(2, v ? 1 : 0);
+  kv.str(1, k);
+  kv.msg(2, any);
+  return kv;
+}
+
+Pb resource_pb(const Resource& r) {
+  Pb res;
+  res.msg(1, kv_string("service.name", r.service_name));
+  if (!r.service_version.empty()) res.msg(1, kv_string("service.version", r.service_version));
+  if (!r.host_name.empty()) res.msg(1, kv_string("host.name", r.host_name));
+  res.msg(1, kv_string("telemetry.sdk.name", "perfhat"));
+  res.msg(1, kv_string("telemetry.sdk.language", "cpp"));
+  return res;
+}
+
+Pb scope_pb() {
+  Pb s;
+  s.str(1, kScopeName);
+  s.str(2, kScopeVersion);
+  return s;
+}
+
+void span_id_bytes(uint64_t id, uint8_t out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(id >> (56 - 8 * i));
+}
+
+// ---- JSON -----------------------------------------------------------------------------------
+std::string jstr(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+std::string jkv_string(const std::string& k, const std::string& v) {
+  return "{\"key\":" + jstr(k) + ",\"value\":{\"stringValue\":" + jstr(v) + "}}";
+}
+std::string jkv_int(const std::string& k, int64_t v) {
+  return "{\"key\":" + jstr(k) + ",\"value\":{\"intValue\":\"" + std::to_string(v) + "\"}}";
+}
+std::string jnum(double d) {
+  if (!std::isfinite(d)) return "0";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", d);
+  return buf;
+}
+std::string jkv_double(const std::string& k, double v) {
+  return "{\"key\":" + jstr(k) + ",\"value\":{\"doubleValue\":" + jnum(v) + "}}";
+}
+std::string jkv_bool(const std::string& k, bool v) {
+  return "{\"key\":" + jstr(k) + ",\"value\":{\"boolValue\":" + (v ? "true" : "false") + "}}";
+}
+
+std::string resource_json(const Resource& r) {
+  std::string out = "{\"attributes\":[" + jkv_string("service.name", r.service_name);
+  if (!r.service_version.empty()) out += "," + jkv_string("service.version", r.service_version);
+  if (!r.host_name.empty()) out += "," + jkv_string("host.name", r.host_name);
+  out += "," + jkv_string("telemetry.sdk.name", "perfhat") + "," +
+         jkv_string("telemetry.sdk.language", "cpp") + "]}";
+  return out;
+}
+
+std::string scope_json() {
+  return std::string("{\"name\":\"") + kScopeName + "\",\"version\":\"" + kScopeVersion + "\"}";
+}
+
+// Attribute list shared by both encodings.
+struct Attrs {
+  std::vector<std::pair<std::string, std::string>> strings;
+  std::vector<std::pair<std::string, int64_t>> ints;
+  std::vector<std::pair<std::string, double>> doubles;
+  std::vector<std::pair<std::string, bool>> bools;
+};
+
+Attrs code_attrs(const std::string& function, const std::string& mangled,
+                 const std::string& file, uint32_t line) {
+  Attrs a;
+  a.strings.emplace_back("code.function.name", function);
+  if (!mangled.empty()) a.strings.emplace_back("code.function.mangled", mangled);
+  if (!file.empty()) a.strings.emplace_back("code.file.path", file);
+  if (line) a.ints.emplace_back("code.line.number", line);
+  return a;
+}
+
+Attrs span_attrs(const SpanData& s) {
+  Attrs a = code_attrs(s.function, s.mangled, s.file, s.line);
+  a.doubles.emplace_back("perfhat.sampling.weight", s.weight);
+  if (s.result_size >= 0) a.ints.emplace_back("perfhat.result.size", s.result_size);
+  if (s.loop_iterations >= 0) {
+    a.ints.emplace_back("perfhat.loop.iterations", s.loop_iterations);
+    a.ints.emplace_back("perfhat.loop.line", s.loop_line);
+  }
+  a.ints.emplace_back("thread.id", static_cast<int64_t>(s.thread_id));
+  for (const auto& x : s.attributes) {
+    switch (x.kind) {
+      case AttributeValue::kInt: a.ints.emplace_back(x.key, x.i); break;
+      case AttributeValue::kDouble: a.doubles.emplace_back(x.key, x.d); break;
+      case AttributeValue::kString: a.strings.emplace_back(x.key, x.s); break;
+    }
+  }
+  return a;
+}
+
+void attrs_pb(Pb& m, int field, const Attrs& a) {
+  for (const auto& [k, v] : a.strings) m.msg(field, kv_string(k, v));
+  for (const auto& [k, v] : a.ints) m.msg(field, kv_int(k, v));
+  for (const auto& [k, v] : a.doubles) m.msg(field, kv_double(k, v));
+  for (const auto& [k, v] : a.bools) m.msg(field, kv_bool(k, v));
+}
+
+std::string attrs_json(const Attrs& a) {
+  std::string out = "[";
+  bool first = true;
+  auto add = [&](const std::string& x) {
+    if (!first) out += ",";
+    first = false;
+    out += x;
+  };
+  for (const auto& [k, v] : a.strings) add(jkv_string(k, v));
+  for (const auto& [k, v] : a.ints) add(jkv_int(k, v));
+  for (const auto& [k, v] : a.doubles) add(jkv_double(k, v));
+  for (const auto& [k, v] : a.bools) add(jkv_bool(k, v));
+  return out + "]";
+}
+
+Attrs aggregate_attrs(const AggregateData& g) {
+  Attrs a = code_attrs(g.function, g.mangled, g.file, g.line);
+  if (g.name != g.function) a.strings.emplace_back("perfhat.scope.name", g.name);
+  a.bools.emplace_back("perfhat.relevant", g.relevant);
+  return a;
+}
+
+}  // namespace
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    out += d[p[i] >> 4];
+    out += d[p[i] & 15];
+  }
+  return out;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string traces_protobuf(const ExportBatch& b) {
+  Pb scope_spans;
+  scope_spans.msg(1, scope_pb());
+  for (const auto& s : b.spans) {
+    Pb sp;
+    sp.bytes(1, s.trace_id.data(), 16);
+    uint8_t id[8];
+    span_id_bytes(s.span_id, id);
+    sp.bytes(2, id, 8);
+    if (s.parent_span_id) {
+      span_id_bytes(s.parent_span_id, id);
+      sp.bytes(4, id, 8);
+    }
+    sp.str(5, s.name);
+    sp.u64(6, s.is_request ? 2 : 1);  // SERVER for request roots, INTERNAL otherwise
+    sp.fixed64(7, s.start_unix_ns);
+    sp.fixed64(8, s.end_unix_ns);
+    attrs_pb(sp, 9, span_attrs(s));
+    if (s.error) {
+      Pb st;
+      st.u64(3, 2);  // STATUS_CODE_ERROR
+      sp.msg(15, st);
+    }
+    scope_spans.msg(2, sp);
+  }
+  Pb rs, req;
+  rs.msg(1, resource_pb(b.resource));
+  rs.msg(2, scope_spans);
+  req.msg(1, rs);
+  return req.data();
+}
+
+std::string traces_json(const ExportBatch& b) {
+  std::string out = "{\"resourceSpans\":[{\"resource\":" + resource_json(b.resource) +
+                    ",\"scopeSpans\":[{\"scope\":" + scope_json() + ",\"spans\":[";
+  bool first = true;
+  for (const auto& s : b.spans) {
+    if (!first) out += ",";
+    first = false;
+    uint8_t id[8];
+    span_id_bytes(s.span_id, id);
+    out += "{\"traceId\":\"" + hex(s.trace_id.data(), 16) + "\",\"spanId\":\"" + hex(id, 8) + "\"";
+    if (s.parent_span_id) {
+      span_id_bytes(s.parent_span_id, id);
+      out += ",\"parentSpanId\":\"" + hex(id, 8) + "\"";
+    }
+    out += ",\"name\":" + jstr(s.name) + ",\"kind\":" + (s.is_request ? "2" : "1") +
+           ",\"startTimeUnixNano\":\"" + std::to_string(s.start_unix_ns) +
+           "\",\"endTimeUnixNano\":\"" + std::to_string(s.end_unix_ns) +
+           "\",\"attributes\":" + attrs_json(span_attrs(s));
+    if (s.error) out += ",\"status\":{\"code\":2}";
+    out += "}";
+  }
+  out += "]}]}]}";
+  return out;
+}
+
+std::string metrics_protobuf(const ExportBatch& b) {
+  // Three delta Sum metrics; one data point per function.
+  Pb calls, errors, duration;
+  for (const auto& g : b.aggregates) {
+    Attrs a = aggregate_attrs(g);
+    auto point = [&](Pb& sum, bool is_int, double v) {
+      Pb dp;
+      attrs_pb(dp, 7, a);
+      dp.fixed64(2, g.start_unix_ns);
+      dp.fixed64(3, g.end_unix_ns);
+      if (is_int) {
+        dp.fixed64(6, static_cast<uint64_t>(static_cast<int64_t>(v)));  // sfixed64 as_int
+      } else {
+        dp.dbl(4, v);
+      }
+      sum.msg(1, dp);
+    };
+    point(calls, true, static_cast<double>(g.count));
+    point(errors, true, static_cast<double>(g.errors));
+    point(duration, false, g.sum_ns);
+  }
+  auto metric = [](const char* name, const char* unit, Pb sum) {
+    sum.u64(2, 1);  // AGGREGATION_TEMPORALITY_DELTA
+    sum.u64(3, 1);  // monotonic
+    Pb m;
+    m.str(1, name);
+    m.str(3, unit);
+    m.msg(7, sum);
+    return m;
+  };
+  Pb sm;
+  sm.msg(1, scope_pb());
+  sm.msg(2, metric("perfhat.function.calls", "{call}", calls));
+  sm.msg(2, metric("perfhat.function.errors", "{error}", errors));
+  sm.msg(2, metric("perfhat.function.duration", "ns", duration));
+  Pb rm, req;
+  rm.msg(1, resource_pb(b.resource));
+  rm.msg(2, sm);
+  req.msg(1, rm);
+  return req.data();
+}
+
+std::string metrics_json(const ExportBatch& b) {
+  auto points = [&](int which) {
+    std::string out = "[";
+    bool first = true;
+    for (const auto& g : b.aggregates) {
+      if (!first) out += ",";
+      first = false;
+      out += "{\"attributes\":" + attrs_json(aggregate_attrs(g)) +
+             ",\"startTimeUnixNano\":\"" + std::to_string(g.start_unix_ns) +
+             "\",\"timeUnixNano\":\"" + std::to_string(g.end_unix_ns) + "\",";
+      if (which == 0) out += "\"asInt\":\"" + std::to_string(g.count) + "\"}";
+      if (which == 1) out += "\"asInt\":\"" + std::to_string(g.errors) + "\"}";
+      if (which == 2) out += "\"asDouble\":" + jnum(g.sum_ns) + "}";
+    }
+    return out + "]";
+  };
+  auto metric = [&](const char* name, const char* unit, int which) {
+    return std::string("{\"name\":\"") + name + "\",\"unit\":\"" + unit +
+           "\",\"sum\":{\"dataPoints\":" + points(which) +
+           ",\"aggregationTemporality\":1,\"isMonotonic\":true}}";
+  };
+  return "{\"resourceMetrics\":[{\"resource\":" + resource_json(b.resource) +
+         ",\"scopeMetrics\":[{\"scope\":" + scope_json() + ",\"metrics\":[" +
+         metric("perfhat.function.calls", "{call}", 0) + "," +
+         metric("perfhat.function.errors", "{error}", 1) + "," +
+         metric("perfhat.function.duration", "ns", 2) + "]}]}]}";
+}
+
+}  // namespace perfhat::otlp

@@ -1,0 +1,21 @@
+// OTLP encodings of an ExportBatch: ExportTraceServiceRequest (spans) and
+// ExportMetricsServiceRequest (phase-1 aggregates), as OTLP/JSON and as protobuf. The protobuf
+// wire format is written by hand (no libprotobuf), following opentelemetry-proto v1.
+#pragma once
+
+#include <string>
+
+#include "perfhat/exporter.hpp"
+
+namespace perfhat::otlp {
+
+std::string traces_json(const ExportBatch& b);
+std::string traces_protobuf(const ExportBatch& b);
+std::string metrics_json(const ExportBatch& b);
+std::string metrics_protobuf(const ExportBatch& b);
+
+// Helpers shared with tests.
+std::string hex(const uint8_t* p, size_t n);
+std::string json_escape(const std::string& s);
+
+}  // namespace perfhat::otlp

@@ -1,0 +1,174 @@
+#include "perfhat/otlp_exporter.hpp"
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "otlp_encode.h"
+
+namespace perfhat::otlp {
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  return s.substr(i);
+}
+
+bool percent_decode(const std::string& in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+        return false;
+      }
+      out += static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_headers(const std::string& spec, std::vector<std::pair<std::string, std::string>>& out,
+                   std::string& error) {
+  size_t start = 0;
+  while (start < spec.size()) {
+    size_t end = spec.find(',', start);
+    if (end == std::string::npos) end = spec.size();
+    std::string item = trim(spec.substr(start, end - start));
+    start = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      error = "OTEL_EXPORTER_OTLP_HEADERS: expected key=value, found '" + item + "'";
+      return false;
+    }
+    std::string k, v;
+    if (!percent_decode(trim(item.substr(0, eq)), k) ||
+        !percent_decode(trim(item.substr(eq + 1)), v)) {
+      error = "OTEL_EXPORTER_OTLP_HEADERS: bad %-escape in '" + item + "'";
+      return false;
+    }
+    out.emplace_back(std::move(k), std::move(v));
+  }
+  return true;
+}
+
+bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& error) {
+  out.endpoint = c.endpoint;
+  out.json = c.protocol == "http/json";
+  if (!out.json && c.protocol != "http/protobuf") {
+    error = "unsupported OTLP protocol '" + c.protocol + "' (http/protobuf, http/json)";
+    return false;
+  }
+  if (!parse_headers(c.headers, out.headers, error)) return false;
+  if (!c.token.empty()) out.headers.emplace_back("Authorization", "Bearer " + c.token);
+  if (out.endpoint.rfind("http://", 0) != 0 && out.endpoint.rfind("https://", 0) != 0) {
+    error = "endpoint must start with http:// or https://: '" + out.endpoint + "'";
+    return false;
+  }
+  return true;
+}
+
+struct OtlpHttpExporter::Impl {
+  std::mutex mu;
+  std::unique_ptr<httplib::Client> client;
+  std::string prefix;  // path prefix of the endpoint (usually empty)
+  std::string last_error;
+};
+
+OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::move(o)) {
+  std::string ep = opt_.endpoint;
+  for (const char* suffix : {"/v1/traces", "/v1/metrics"}) {
+    size_t n = std::strlen(suffix);
+    if (ep.size() >= n && ep.compare(ep.size() - n, n, suffix) == 0) ep.resize(ep.size() - n);
+  }
+  while (!ep.empty() && ep.back() == '/') ep.pop_back();
+  size_t scheme_end = ep.find("://");
+  size_t path_start = scheme_end == std::string::npos ? std::string::npos
+                                                       : ep.find('/', scheme_end + 3);
+  std::string host = ep.substr(0, path_start);
+  if (path_start != std::string::npos) impl_->prefix = ep.substr(path_start);
+  impl_->client = std::make_unique<httplib::Client>(host);
+  auto secs = [](double s) { return static_cast<time_t>(s); };
+  auto usecs = [](double s) { return static_cast<time_t>((s - static_cast<double>(
+                                                                  static_cast<time_t>(s))) *
+                                                         1e6); };
+  impl_->client->set_connection_timeout(secs(opt_.connect_timeout_s),
+                                        usecs(opt_.connect_timeout_s));
+  impl_->client->set_read_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
+  impl_->client->set_write_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
+  impl_->client->set_keep_alive(true);
+  metrics_enabled_ = opt_.export_metrics;
+}
+
+OtlpHttpExporter::~OtlpHttpExporter() = default;
+
+void OtlpHttpExporter::shutdown() {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  impl_->client->stop();
+}
+
+std::string OtlpHttpExporter::last_error() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->last_error;
+}
+
+ExportResult OtlpHttpExporter::post(const std::string& path, const std::string& body) {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  httplib::Headers h;
+  for (const auto& [k, v] : opt_.headers) h.emplace(k, v);
+  const char* ctype = opt_.json ? "application/json" : "application/x-protobuf";
+  auto res = impl_->client->Post((impl_->prefix + path).c_str(), h, body, ctype);
+  if (!res) {
+    impl_->last_error = "POST " + path + ": " + httplib::to_string(res.error());
+    return ExportResult::kRetryableFailure;
+  }
+  int st = res->status;
+  if (st >= 200 && st < 300) return ExportResult::kSuccess;
+  impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st);
+  // OTLP/HTTP: 429 and 5xx are transient; other statuses mean the payload will never be taken.
+  if (st == 429 || st >= 500) return ExportResult::kRetryableFailure;
+  return ExportResult::kPermanentFailure;
+}
+
+ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
+  ExportResult r = ExportResult::kSuccess;
+  if (!batch.spans.empty()) {
+    r = post("/v1/traces", opt_.json ? traces_json(batch) : traces_protobuf(batch));
+    if (r != ExportResult::kSuccess) return r;
+  }
+  if (!batch.aggregates.empty() && metrics_enabled_.load()) {
+    ExportResult m =
+        post("/v1/metrics", opt_.json ? metrics_json(batch) : metrics_protobuf(batch));
+    if (m == ExportResult::kPermanentFailure) {
+      // A traces-only receiver (404/405/415): stop sending metrics, spans are unaffected.
+      metrics_enabled_ = false;
+      metrics_rejected_.fetch_add(1);
+    } else if (m == ExportResult::kRetryableFailure) {
+      metrics_rejected_.fetch_add(1);  // aggregates are deltas: lost, counted, not retried
+    }
+  }
+  return r;
+}
+
+}  // namespace perfhat::otlp
+
+// Factory the core library looks up (weak reference) when an endpoint is configured.
+extern "C" perfhat::Exporter* perfhat_otlp_create(const perfhat::Config& cfg,
+                                                  std::string* error) {
+  perfhat::otlp::OtlpOptions o;
+  std::string e;
+  if (!perfhat::otlp::OtlpOptions::from_config(cfg, o, e)) {
+    if (error) *error = e;
+    return nullptr;
+  }
+  return new perfhat::otlp::OtlpHttpExporter(std::move(o));
+}

@@ -1,0 +1,272 @@
+// OTLP exporter against a real in-process cpp-httplib server on loopback (port 0).
+#include "perfhat/otlp_exporter.hpp"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "otlp_encode.h"
+#include "perfhat/perfhat.hpp"
+
+namespace {
+
+// Minimal protobuf reader for assertions: field number -> list of raw values.
+struct PbField {
+  int field;
+  int wire;
+  uint64_t num;
+  std::string bytes;
+};
+bool read_varint(const std::string& s, size_t& i, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; i < s.size() && shift < 64; shift += 7) {
+    uint8_t b = static_cast<uint8_t>(s[i++]);
+    v |= uint64_t(b & 0x7F) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+std::vector<PbField> pb_parse(const std::string& s) {
+  std::vector<PbField> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    uint64_t key;
+    if (!read_varint(s, i, key)) throw std::runtime_error("bad varint");
+    PbField f{static_cast<int>(key >> 3), static_cast<int>(key & 7), 0, {}};
+    if (f.wire == 0) {
+      read_varint(s, i, f.num);
+    } else if (f.wire == 1) {
+      if (i + 8 > s.size()) throw std::runtime_error("truncated fixed64");
+      for (int k = 0; k < 8; ++k) f.num |= uint64_t(uint8_t(s[i + k])) << (8 * k);
+      i += 8;
+    } else if (f.wire == 2) {
+      uint64_t n;
+      read_varint(s, i, n);
+      if (i + n > s.size()) throw std::runtime_error("truncated bytes");
+      f.bytes = s.substr(i, n);
+      i += n;
+    } else {
+      throw std::runtime_error("unexpected wire type");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+std::vector<std::string> sub(const std::string& msg, int field) {
+  std::vector<std::string> out;
+  for (auto& f : pb_parse(msg)) {
+    if (f.field == field && f.wire == 2) out.push_back(f.bytes);
+  }
+  return out;
+}
+// KeyValue list -> key -> AnyValue bytes.
+std::map<std::string, std::string> kvs(const std::string& msg, int field) {
+  std::map<std::string, std::string> out;
+  for (auto& kv : sub(msg, field)) out[sub(kv, 1).at(0)] = sub(kv, 2).at(0);
+  return out;
+}
+
+struct Received {
+  std::mutex mu;
+  std::vector<std::string> traces, metrics;
+  std::vector<std::string> content_types, auth;
+  int trace_posts = 0;
+};
+
+class Server {
+ public:
+  explicit Server(int status = 200) {
+    srv_.Post("/v1/traces", [this, status](const httplib::Request& q, httplib::Response& r) {
+      std::lock_guard<std::mutex> l(rx.mu);
+      ++rx.trace_posts;
+      rx.traces.push_back(q.body);
+      rx.content_types.push_back(q.get_header_value("Content-Type"));
+      rx.auth.push_back(q.get_header_value("Authorization"));
+      r.status = status;
+    });
+    srv_.Post("/v1/metrics", [this](const httplib::Request& q, httplib::Response& r) {
+      std::lock_guard<std::mutex> l(rx.mu);
+      rx.metrics.push_back(q.body);
+      r.status = 200;
+    });
+    port_ = srv_.bind_to_any_port("127.0.0.1");
+    th_ = std::thread([this] { srv_.listen_after_bind(); });
+    // httplib 0.11 has no wait_until_ready(): poll is_running() (bounded).
+    for (int i = 0; i < 2000 && !srv_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~Server() {
+    srv_.stop();
+    th_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  Received rx;
+
+ private:
+  httplib::Server srv_;
+  int port_ = 0;
+  std::thread th_;
+};
+
+// A loopback port with nothing listening: bind, read the port, close.
+int dead_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+namespace otlpns {
+[[gnu::noinline]] int compute(int x) {
+  PERFHAT_FUNCTION();
+  PERFHAT_RESULT_SIZE(x);
+  return x * 2;
+}
+}  // namespace otlpns
+
+namespace {
+
+perfhat::Config config_for(const std::string& url) {
+  perfhat::Config c;
+  c.sampler = "full";
+  c.endpoint = url;
+  c.service_name = "otlp-test";
+  c.service_version = "1.2.3";
+  c.max_retries = 2;
+  c.retry_backoff_s = 0.01;
+  return c;
+}
+
+TEST(InstrOtlpExporter, ProtobufSpansAreDecodable) {
+  Server srv;
+  auto c = config_for(srv.url());
+  c.token = "s3cret";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();  // picks OTLP from the endpoint
+  for (int i = 0; i < 3; ++i) otlpns::compute(i);
+  perfhat::shutdown();  // flushes
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  ASSERT_FALSE(srv.rx.traces.empty());
+  EXPECT_EQ(srv.rx.content_types[0], "application/x-protobuf");
+  EXPECT_EQ(srv.rx.auth[0], "Bearer s3cret");
+  int compute_spans = 0;
+  for (const auto& body : srv.rx.traces) {
+    for (const auto& rs : sub(body, 1)) {
+      auto res = kvs(sub(rs, 1).at(0), 1);
+      EXPECT_EQ(sub(res.at("service.name"), 1).at(0), "otlp-test");
+      EXPECT_EQ(sub(res.at("service.version"), 1).at(0), "1.2.3");
+      EXPECT_TRUE(res.count("host.name"));
+      for (const auto& ss : sub(rs, 2)) {
+        for (const auto& sp : sub(ss, 2)) {
+          auto attrs = kvs(sp, 9);
+          EXPECT_EQ(sub(sp, 1).at(0).size(), 16u);  // trace_id
+          EXPECT_EQ(sub(sp, 2).at(0).size(), 8u);   // span_id
+          if (sub(attrs.at("code.function.name"), 1).at(0) == "int otlpns::compute(int)") {
+            ++compute_spans;
+            EXPECT_EQ(sub(attrs.at("code.function.mangled"), 1).at(0), "_ZN6otlpns7computeEi");
+            EXPECT_TRUE(attrs.count("code.file.path"));
+            EXPECT_TRUE(attrs.count("code.line.number"));
+            EXPECT_TRUE(attrs.count("perfhat.sampling.weight"));
+            EXPECT_TRUE(attrs.count("perfhat.result.size"));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compute_spans, 3);
+  ASSERT_FALSE(srv.rx.metrics.empty());  // phase-1 aggregates
+  auto metrics = sub(sub(sub(srv.rx.metrics[0], 1).at(0), 2).at(0), 2);
+  ASSERT_EQ(metrics.size(), 3u);
+  EXPECT_EQ(sub(metrics[0], 1).at(0), "perfhat.function.calls");
+}
+
+TEST(InstrOtlpExporter, JsonSpansAreDecodable) {
+  Server srv;
+  auto c = config_for(srv.url());
+  c.protocol = "http/json";
+  c.headers = "x-tenant=a%20b, x-other = 1";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  otlpns::compute(7);
+  perfhat::shutdown();
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  ASSERT_FALSE(srv.rx.traces.empty());
+  EXPECT_EQ(srv.rx.content_types[0], "application/json");
+  bool found = false;
+  for (const auto& body : srv.rx.traces) {
+    auto j = nlohmann::json::parse(body);
+    for (const auto& sp : j["resourceSpans"][0]["scopeSpans"][0]["spans"]) {
+      std::map<std::string, nlohmann::json> attrs;
+      for (const auto& a : sp["attributes"]) attrs[a["key"]] = a["value"];
+      if (attrs["code.function.name"]["stringValue"] != "int otlpns::compute(int)") continue;
+      found = true;
+      EXPECT_EQ(sp["traceId"].get<std::string>().size(), 32u);
+      EXPECT_EQ(attrs["perfhat.result.size"]["intValue"], "7");
+      EXPECT_EQ(attrs["perfhat.sampling.weight"]["doubleValue"], 1.0);
+      EXPECT_EQ(attrs["code.function.mangled"]["stringValue"], "_ZN6otlpns7computeEi");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(InstrOtlpExporter, UnreachableEndpointAppKeepsRunningDropsCounted) {
+  auto c = config_for("http://127.0.0.1:" + std::to_string(dead_port()));
+  ASSERT_TRUE(perfhat::init(c));
+  auto before = perfhat::counters();
+  int sum = 0;
+  for (int i = 0; i < 50; ++i) sum += otlpns::compute(i);
+  EXPECT_EQ(sum, 2450);
+  perfhat::flush();
+  auto after = perfhat::counters();
+  EXPECT_EQ(after.spans_dropped_export - before.spans_dropped_export, 50u);
+  EXPECT_EQ(after.export_failures - before.export_failures, 3u);  // 1 try + 2 retries
+  EXPECT_EQ(after.spans_exported, before.spans_exported);
+  perfhat::shutdown();
+}
+
+TEST(InstrOtlpExporter, ServerErrorRetriesThenDropsCounted) {
+  Server srv(500);
+  auto c = config_for(srv.url());
+  ASSERT_TRUE(perfhat::init(c));
+  auto before = perfhat::counters();
+  for (int i = 0; i < 10; ++i) otlpns::compute(i);
+  perfhat::flush();
+  auto after = perfhat::counters();
+  {
+    std::lock_guard<std::mutex> l(srv.rx.mu);
+    EXPECT_EQ(srv.rx.trace_posts, 3);
+  }
+  EXPECT_EQ(after.spans_dropped_export - before.spans_dropped_export, 10u);
+  perfhat::shutdown();
+}
+
+TEST(InstrOtlpExporter, BadConfigurationIsAClearError) {
+  auto c = config_for("ftp://127.0.0.1:1");
+  EXPECT_FALSE(perfhat::init(c));
+  EXPECT_NE(perfhat::last_error().find("must start with http://"), std::string::npos);
+  c = config_for("http://127.0.0.1:1");
+  c.headers = "novalue";
+  EXPECT_FALSE(perfhat::init(c));
+  EXPECT_NE(perfhat::last_error().find("expected key=value"), std::string::npos);
+  EXPECT_EQ(otlpns::compute(2), 4);  // probes disabled, program fine
+}
+
+TEST(InstrOtlpEncode, JsonEscapingAndHex) {
+  EXPECT_EQ(perfhat::otlp::json_escape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
+  uint8_t b[] = {0x00, 0xAB, 0xFF};
+  EXPECT_EQ(perfhat::otlp::hex(b, 3), "00abff");
+}
+
+}  // namespace

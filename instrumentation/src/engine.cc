@@ -1,0 +1,920 @@
+#include "engine.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "symbolize.h"
+
+// Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
+// free of any HTTP dependency.
+extern "C" __attribute__((weak)) perfhat::Exporter* perfhat_otlp_create(
+    const perfhat::Config& cfg, std::string* error);
+
+namespace perfhat {
+namespace detail {
+
+std::atomic<int> g_mode{kUninitialized};
+std::atomic<uint64_t (*)()> g_tick_source{nullptr};
+std::atomic<const uint64_t*> g_relevant{nullptr};
+std::atomic<uint64_t> g_rate_threshold{~uint64_t{0}};
+constinit thread_local Hot* t_hot = nullptr;
+
+namespace {
+
+constexpr uint32_t kMaxSites = 1u << 16;  // slot array reserved per thread (virtual memory)
+thread_local bool t_exiting = false;
+
+uint64_t steady_now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+uint64_t unix_now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+bool tsc_is_invariant() {
+#if defined(__x86_64__) || defined(__i386__)
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      return line.find(" constant_tsc") != std::string::npos &&
+             line.find(" nonstop_tsc") != std::string::npos;
+    }
+  }
+#endif
+  return false;
+}
+
+uint64_t steady_ticks() { return steady_now_ns(); }
+
+uint64_t splitmix(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+thread_local uint64_t t_seed = 0;
+uint64_t random64() {
+  if (t_seed == 0) {
+    t_seed = std::random_device{}() ^ (steady_now_ns() << 1) ^
+             reinterpret_cast<uintptr_t>(&t_seed);
+  }
+  return splitmix(t_seed);
+}
+
+// Destroys the thread's state registration at thread exit.
+struct ThreadGuard {
+  ThreadState* ts = nullptr;
+  ~ThreadGuard() {
+    t_exiting = true;
+    t_hot = nullptr;
+    if (ts) Engine::get().thread_exit(ts);
+  }
+};
+thread_local ThreadGuard t_guard;
+
+double parse_double_env(const char* name, double def) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return def;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(d)) {
+    std::fprintf(stderr, "perfhat: ignoring %s=%s (not a number)\n", name, v);
+    return def;
+  }
+  return d;
+}
+
+std::string env_or(const char* name, const std::string& def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : def;
+}
+
+}  // namespace
+
+uint64_t steady_ns() noexcept { return steady_now_ns(); }
+
+void SiteTotals::add(const Slot& s) {
+  uint64_t c = s.count.load(std::memory_order_relaxed);
+  if (c == 0) return;
+  count += c;
+  sum_ticks += s.sum_ticks.load(std::memory_order_relaxed);
+  errors += s.errors.load(std::memory_order_relaxed);
+  first = std::min(first, s.first_tick.load(std::memory_order_relaxed));
+  last = std::max(last, s.last_tick.load(std::memory_order_relaxed));
+  size_n += s.size_n.load(std::memory_order_relaxed);
+  size_sum += s.size_sum.load(std::memory_order_relaxed);
+  size_sq += s.size_sq.load(std::memory_order_relaxed);
+  sessions |= s.sessions.load(std::memory_order_relaxed);
+}
+
+void SiteTotals::add(const SiteTotals& o) {
+  if (o.count == 0) return;
+  count += o.count;
+  sum_ticks += o.sum_ticks;
+  errors += o.errors;
+  first = std::min(first, o.first);
+  last = std::max(last, o.last);
+  size_n += o.size_n;
+  size_sum += o.size_sum;
+  size_sq += o.size_sq;
+  sessions |= o.sessions;
+}
+
+Engine& Engine::get() {
+  static Engine* e = new Engine();  // never destroyed: probes may run during static destruction
+  return *e;
+}
+
+void set_tick_source(uint64_t (*fn)()) { g_tick_source.store(fn, std::memory_order_relaxed); }
+
+void Engine::calibrate_clock(bool initial) {
+  auto src = g_tick_source.load(std::memory_order_relaxed);
+  if (src != nullptr && src != &steady_ticks) {
+    ns_per_tick_.store(1.0);  // injected clocks tick in nanoseconds
+    if (initial) {
+      tick0_ = now_ticks();
+      unix0_ = unix_now_ns();
+    }
+    return;
+  }
+  if (initial) {
+    if (!tsc_is_invariant()) g_tick_source.store(&steady_ticks);
+    tick0_ = now_ticks();
+    steady0_ = steady_now_ns();
+    unix0_ = unix_now_ns();
+    if (g_tick_source.load() == &steady_ticks) {
+      ns_per_tick_.store(1.0);
+      return;
+    }
+    // A short first estimate; the background thread refines it over longer baselines.
+    uint64_t s1;
+    do {
+      s1 = steady_now_ns();
+    } while (s1 - steady0_ < 2'000'000);
+    ns_per_tick_.store(static_cast<double>(s1 - steady0_) /
+                       static_cast<double>(now_ticks() - tick0_));
+    return;
+  }
+  if (g_tick_source.load() == &steady_ticks) return;
+  uint64_t t = now_ticks(), s = steady_now_ns();
+  if (t > tick0_ && s > steady0_ + 100'000'000) {
+    ns_per_tick_.store(static_cast<double>(s - steady0_) / static_cast<double>(t - tick0_));
+  }
+}
+
+double Engine::now_s() {
+  return static_cast<double>(now_ticks() - tick0_) * ns_per_tick_.load() / 1e9;
+}
+
+uint64_t Engine::to_unix_ns(uint64_t tick) {
+  double d = (static_cast<double>(tick) - static_cast<double>(tick0_)) * ns_per_tick_.load();
+  return unix0_ + static_cast<uint64_t>(std::max(-static_cast<double>(unix0_), d));
+}
+
+void Engine::update_threshold(double rate) {
+  rate = std::clamp(rate, 0.0, 1.0);
+  uint64_t thr = rate >= 1.0 ? ~uint64_t{0}
+                             : static_cast<uint64_t>(std::ldexp(rate, 64));
+  g_rate_threshold.store(thr, std::memory_order_relaxed);
+}
+
+void Engine::publish_relevant(std::unique_ptr<uint64_t[]> bits) {
+  const uint64_t* p = bits.get();
+  {
+    Lock l(mu_);
+    relevant_sets_.push_back(std::move(bits));  // old sets stay valid: readers never block
+  }
+  g_relevant.store(p, std::memory_order_release);
+}
+
+bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
+  shutdown();
+  std::string err;
+  std::unique_ptr<tigris::Node> filter;
+  if (!cfg.filter.empty()) {
+    auto r = tigris::parse(cfg.filter);
+    if (!r) {
+      err = "PERFHAT_FILTER: " + r.error->to_string();
+    } else {
+      filter = std::move(r.root);
+    }
+  }
+  tigris::StaticMetrics sm;
+  if (err.empty() && !cfg.static_metrics_file.empty()) {
+    std::ifstream in(cfg.static_metrics_file, std::ios::binary);
+    if (!in) {
+      err = "PERFHAT_STATIC_METRICS: cannot read " + cfg.static_metrics_file;
+    } else {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      sm = tigris::parse_static_metrics_csv(ss.str());
+      if (!sm.error.empty()) err = "PERFHAT_STATIC_METRICS: " + sm.error;
+    }
+  }
+  auto sampler = sampling::make_sampler(cfg.sampler, cfg.sampling_rate, 0);
+  if (err.empty() && !sampler) {
+    err = "PERFHAT_SAMPLER: unknown sampler '" + cfg.sampler +
+          "' (adaptive, uniform, inverse, full, none)";
+  }
+  if (err.empty() && !exporter && !cfg.endpoint.empty()) {
+    if (perfhat_otlp_create == nullptr) {
+      err = "an endpoint is configured but perfhat::otlp is not linked; spans are not exported";
+    } else {
+      std::string e;
+      Exporter* x = perfhat_otlp_create(cfg, &e);
+      if (x == nullptr) err = "OTLP exporter: " + e;
+      exporter.reset(x);
+    }
+  }
+  if (!err.empty()) {
+    std::fprintf(stderr, "perfhat: %s; probes disabled\n", err.c_str());
+    Lock l(mu_);
+    error_ = err;
+    g_mode.store(kDisabled);
+    return false;
+  }
+  calibrate_clock(true);
+  {
+    Lock l(mu_);
+    error_.clear();
+    cfg_ = cfg;
+    filter_ = std::move(filter);
+    scope_ = tigris::Scope::parse(cfg.scope);
+    static_ = std::move(sm);
+    exporter_ = std::move(exporter);
+    resource_.service_name = cfg.service_name;
+    resource_.service_version = cfg.service_version;
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) resource_.host_name = host;
+    last_agg_tick_ = now_ticks();
+    // Sites registered under an earlier configuration are re-checked against the new scope.
+    for (size_t id = 1; id < sites_.size(); ++id) {
+      bool admit = scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name);
+      sites_[id].site->id.store(admit ? static_cast<uint32_t>(id) : kExcludedSite);
+    }
+    sampler_.store(sampler.get());
+    samplers_.push_back(std::move(sampler));
+  }
+  update_threshold(sampler_.load()->rate());
+  cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
+  if (!cfg.filter.empty()) {
+    auto empty = std::make_unique<uint64_t[]>(1);  // nothing relevant before the first cycle
+    empty[0] = 0;
+    publish_relevant(std::move(empty));
+  } else {
+    g_relevant.store(nullptr, std::memory_order_release);
+  }
+  {
+    std::lock_guard<std::mutex> l(bg_mu_);
+    bg_stop_ = false;
+  }
+  bg_ = std::thread([this] { run_background(); });
+  static bool atexit_registered = [] { return std::atexit([] { perfhat::shutdown(); }) == 0; }();
+  (void)atexit_registered;
+  g_mode.store(cfg.enabled ? kEnabled : kDisabled);
+  return true;
+}
+
+void Engine::stop_background() {
+  {
+    std::lock_guard<std::mutex> l(bg_mu_);
+    bg_stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_.joinable() && bg_.get_id() != std::this_thread::get_id()) bg_.join();
+}
+
+void Engine::shutdown() {
+  int prev = g_mode.exchange(kDisabled);
+  stop_background();
+  if (prev == kUninitialized) return;
+  export_pending(true);
+  std::shared_ptr<Exporter> ex;
+  {
+    Lock l(mu_);
+    ex = exporter_;
+  }
+  if (ex) ex->shutdown();
+}
+
+void Engine::run_background() {
+  double last_tick = now_s(), last_analysis = last_tick, last_export = last_tick;
+  std::unique_lock<std::mutex> l(bg_mu_);
+  while (!bg_stop_) {
+    bg_cv_.wait_for(l, std::chrono::milliseconds(50));
+    if (bg_stop_) break;
+    l.unlock();
+    double now = now_s();
+    double export_interval;
+    {
+      Lock g(mu_);
+      export_interval = cfg_.export_interval_s;
+    }
+    if (now - last_tick >= 1.0) {
+      auto* s = sampler_.load();
+      s->tick(now);
+      update_threshold(s->rate());
+      calibrate_clock(false);
+      last_tick = now;
+    }
+    if (now - last_analysis >= cycle_s_.load()) {
+      analyze();
+      last_analysis = now;
+    }
+    if (now - last_export >= export_interval) {
+      export_pending(false);
+      last_export = now;
+    }
+    l.lock();
+  }
+}
+
+Hot* Engine::prepare(Site& site, const void* ret_addr) {
+  if (t_exiting) return nullptr;
+  Hot* h = t_hot;
+  Lock l(mu_);
+  uint32_t id = site.id.load(std::memory_order_relaxed);
+  if (id == 0) {
+    if (sites_.size() >= kMaxSites) {
+      site.id.store(kExcludedSite);
+      return nullptr;
+    }
+    SiteInfo info;
+    info.site = &site;
+    info.function = site.function ? site.function : "";
+    info.name = site.name ? site.name : info.function;
+    info.file = site.file ? site.file : "";
+    info.line = site.line;
+    info.kind = site.kind;
+    info.addr = site.address ? site.address : ret_addr;
+    if (site.mangled) {
+      info.mangled = site.mangled;
+      info.resolved = true;
+    }
+    bool admit = scope_.admits(info.function) || scope_.admits(info.name);
+    id = static_cast<uint32_t>(sites_.size());
+    sites_.push_back(std::move(info));
+    site.id.store(admit ? id : kExcludedSite, std::memory_order_relaxed);
+    if (!admit) return nullptr;
+  }
+  if (id == kExcludedSite) return nullptr;
+  if (h == nullptr) {
+    auto* ts = new ThreadState();
+    ts->tid = next_tid_.fetch_add(1);
+    ts->slots_bytes = sizeof(Slot) * kMaxSites;
+    void* mem = ::mmap(nullptr, ts->slots_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) {
+      delete ts;
+      return nullptr;
+    }
+    // Zero-filled anonymous pages are valid all-zero Slots (atomics of integers/doubles).
+    ts->hot.slots = static_cast<Slot*>(mem);
+    ts->hot.capacity = kMaxSites;
+    ts->hot.owner = ts;
+    ts->hot.rng = random64() | 1;
+    uint32_t ring = std::bit_ceil(std::max<uint32_t>(cfg_.span_ring_per_thread, 16));
+    ts->ring.reset(new SpanRecord[ring]);
+    ts->ring_mask = ring - 1;
+    threads_.push_back(ts);
+    t_guard.ts = ts;
+    t_hot = h = &ts->hot;
+  }
+  return h;
+}
+
+void Engine::thread_exit(ThreadState* ts) { ts->alive.store(false, std::memory_order_release); }
+
+void Engine::reap_threads() {
+  // Dead threads with drained rings are folded into retired_ and freed.
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    ThreadState* ts = *it;
+    if (ts->alive.load(std::memory_order_acquire) ||
+        ts->head.load(std::memory_order_acquire) != ts->tail.load(std::memory_order_relaxed)) {
+      ++it;
+      continue;
+    }
+    if (retired_.size() < sites_.size()) retired_.resize(sites_.size());
+    for (size_t id = 1; id < sites_.size(); ++id) retired_[id].add(ts->hot.slots[id]);
+    dropped_ring_retired_ += ts->dropped.load();
+    recorded_retired_ += ts->recorded.load();
+    ::munmap(ts->hot.slots, ts->slots_bytes);
+    delete ts;
+    it = threads_.erase(it);
+  }
+}
+
+std::vector<SiteTotals> Engine::totals() {
+  std::vector<SiteTotals> t(sites_.size());
+  for (size_t id = 1; id < sites_.size(); ++id) {
+    if (id < retired_.size()) t[id].add(retired_[id]);
+    for (ThreadState* ts : threads_) t[id].add(ts->hot.slots[id]);
+  }
+  return t;
+}
+
+void Engine::begin_request(Hot* h, const Site& site) {
+  ThreadState* ts = h->owner;
+  if (ts->request_depth++ > 0) return;  // nested roots belong to the outer request
+  double u = static_cast<double>(random64() >> 11) * 0x1.0p-53;
+  auto d = sampler_.load()->decide(site.name ? site.name : site.function, u, now_s());
+  h->in_request = true;
+  h->request_sampled = d.sampled;
+  h->request_weight = d.sampled ? d.weight : 0;
+  ts->trace_hi = random64();
+  ts->trace_lo = random64() | 1;
+  ts->current_span = 0;
+}
+
+void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) {
+  ThreadState* ts = h->owner;
+  if (--ts->request_depth > 0) return;
+  double rt = static_cast<double>(end - start) * ns_per_tick_.load();
+  sampler_.load()->on_response(site.name ? site.name : site.function, rt, h->request_sampled,
+                               now_s());
+  h->in_request = false;
+  h->request_sampled = false;
+  ts->trace_hi = ts->trace_lo = 0;
+}
+
+void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
+                         const Probe& p) {
+  ThreadState* ts = h->owner;
+  uint64_t head = ts->head.load(std::memory_order_relaxed);
+  if (head - ts->tail.load(std::memory_order_acquire) > ts->ring_mask) {
+    ts->dropped.store(ts->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return;
+  }
+  SpanRecord& r = ts->ring[head & ts->ring_mask];
+  r.site = site.id.load(std::memory_order_relaxed);
+  r.start = start;
+  r.end = end;
+  r.trace_hi = ts->trace_hi;
+  r.trace_lo = ts->trace_lo;
+  r.span_id = ts->current_span;
+  r.error = p.error();
+  r.result_size = p.result_size_value();
+  r.loop_iterations = p.loop_iterations_value();
+  r.loop_line = p.loop_line();
+  if (h->in_request) {
+    r.weight = h->request_weight;
+  } else {
+    uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
+    r.weight = thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr);
+  }
+  r.nattr = 0;
+  int level = ts->recording_depth - 1;
+  if (level >= 0 && level < ThreadState::kMaxRecordingDepth) {
+    r.nattr = ts->attr_count[level];
+    for (int i = 0; i < r.nattr; ++i) r.attrs[i] = ts->attrs[level][i];
+  }
+  r.parent = 0;  // filled by end_span_context's caller order: see begin_span
+  ts->head.store(head + 1, std::memory_order_release);
+  ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
+}
+
+void Engine::analyze() {
+  std::vector<tigris::EventMetrics> events;
+  std::vector<uint32_t> ids;
+  uint32_t nsites;
+  {
+    Lock l(mu_);
+    reap_threads();
+    nsites = static_cast<uint32_t>(sites_.size());
+    if (!filter_) {
+      cycles_.fetch_add(1);
+      relevant_count_.store(nsites - 1);
+      return;
+    }
+    auto t = totals();
+    double nspt = ns_per_tick_.load();
+    for (uint32_t id = 1; id < nsites; ++id) {
+      const SiteTotals& s = t[id];
+      if (s.count == 0 || sites_[id].site->id.load() == kExcludedSite) continue;
+      tigris::EventMetrics e;
+      e.name = sites_[id].name;
+      double n = static_cast<double>(s.count);
+      double mean_ns = static_cast<double>(s.sum_ticks) * nspt / n;
+      double window_ns = static_cast<double>(s.last - s.first) * nspt;
+      using namespace tigris::metric;
+      e.metrics[std::string(kInvocationFrequency)] = n;
+      e.metrics[std::string(kExecutionTime)] = mean_ns;
+      e.metrics[std::string(kErrorLevel)] = static_cast<double>(s.errors);
+      e.metrics[std::string(kInterArrivalTime)] = s.count > 1 ? window_ns / (n - 1) : 0;
+      // Little's law: mean concurrent executions = arrival rate x mean duration.
+      e.metrics[std::string(kConcurrencyLevel)] =
+          s.count > 1 && window_ns > 0 ? n / window_ns * mean_ns : 0;
+      if (s.size_n > 1) {
+        double m = s.size_sum / static_cast<double>(s.size_n);
+        double var = (s.size_sq - s.size_n * m * m) / static_cast<double>(s.size_n - 1);
+        e.metrics[std::string(kComputationPattern)] = std::sqrt(std::max(0.0, var));
+      } else {
+        e.metrics[std::string(kComputationPattern)] = 0;
+      }
+      int zeros = 64 - std::popcount(s.sessions);
+      e.metrics[std::string(kUserBehavior)] =
+          s.sessions == 0 ? 0 : (zeros == 0 ? 64 * std::log(64.0) : -64 * std::log(zeros / 64.0));
+      for (const std::string& key : {sites_[id].name, sites_[id].function, sites_[id].mangled}) {
+        auto it = static_.by_name.find(key);
+        if (it != static_.by_name.end()) {
+          for (const auto& [k, v] : it->second) e.metrics[k] = v;
+          break;
+        }
+      }
+      events.push_back(std::move(e));
+      ids.push_back(id);
+    }
+  }
+  std::unique_ptr<uint64_t[]> bits(new uint64_t[1 + (nsites + 63) / 64]());
+  bits[0] = nsites;
+  uint64_t relevant = 0;
+  {
+    Lock l(mu_);
+    auto r = tigris::classify(*filter_, events, bindings_);
+    if (!r.error.empty()) error_ = r.error;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (r.relevant[i]) {
+        bits[1 + (ids[i] >> 6)] |= uint64_t{1} << (ids[i] & 63);
+        ++relevant;
+      }
+    }
+  }
+  publish_relevant(std::move(bits));
+  relevant_count_.store(relevant);
+  cycles_.fetch_add(1);
+}
+
+void Engine::analyze_now() { analyze(); }
+
+void Engine::export_pending(bool final) {
+  Lock ex_lock(export_mu_);
+  std::shared_ptr<Exporter> exporter;
+  ExportBatch proto;
+  std::vector<AggregateData> aggregates;
+  uint32_t batch_size, max_retries, capacity;
+  double backoff;
+  {
+    Lock l(mu_);
+    exporter = exporter_;
+    proto.resource = resource_;
+    batch_size = std::max<uint32_t>(cfg_.batch_size, 1);
+    max_retries = cfg_.max_retries;
+    backoff = cfg_.retry_backoff_s;
+    capacity = cfg_.queue_capacity;
+    // Drain every thread's ring into the bounded queue.
+    for (ThreadState* ts : threads_) {
+      uint64_t tail = ts->tail.load(std::memory_order_relaxed);
+      uint64_t head = ts->head.load(std::memory_order_acquire);
+      for (; tail != head; ++tail) {
+        const SpanRecord& r = ts->ring[tail & ts->ring_mask];
+        if (!exporter) continue;  // no destination configured: phase 2 ends here
+        if (queue_.size() >= capacity) {
+          dropped_queue_.fetch_add(1);
+          continue;
+        }
+        SiteInfo& si = sites_[r.site < sites_.size() ? r.site : 0];
+        if (!si.resolved) {
+          if (si.addr) {
+            auto sym = symbolize::resolve(si.addr);
+            si.mangled = sym.mangled;
+          }
+          si.resolved = true;
+        }
+        SpanData s;
+        for (int i = 0; i < 8; ++i) {
+          s.trace_id[i] = static_cast<uint8_t>(r.trace_hi >> (56 - 8 * i));
+          s.trace_id[8 + i] = static_cast<uint8_t>(r.trace_lo >> (56 - 8 * i));
+        }
+        s.span_id = r.span_id;
+        s.parent_span_id = r.parent;
+        s.name = si.name;
+        s.function = si.function;
+        s.mangled = si.mangled;
+        s.file = si.file;
+        s.line = si.line;
+        s.is_request = si.kind == kRequest;
+        s.start_unix_ns = to_unix_ns(r.start);
+        s.end_unix_ns = to_unix_ns(r.end);
+        s.weight = r.weight;
+        s.result_size = r.result_size;
+        s.loop_iterations = r.loop_iterations;
+        s.loop_line = r.loop_line;
+        s.error = r.error;
+        s.thread_id = ts->tid;
+        for (int i = 0; i < r.nattr; ++i) {
+          const Attr& a = r.attrs[i];
+          AttributeValue v;
+          v.key = a.key ? a.key : "";
+          v.kind = static_cast<AttributeValue::Kind>(a.kind);
+          v.i = a.i;
+          v.d = a.d;
+          v.s = a.s;
+          s.attributes.push_back(std::move(v));
+        }
+        queue_.push_back(std::move(s));
+      }
+      ts->tail.store(tail, std::memory_order_release);
+    }
+    // Phase-1 aggregates since the last export.
+    if (exporter) {
+      auto t = totals();
+      if (exported_agg_.size() < t.size()) exported_agg_.resize(t.size());
+      uint64_t now_tick = now_ticks();
+      double nspt = ns_per_tick_.load();
+      for (size_t id = 1; id < t.size(); ++id) {
+        const SiteTotals& cur = t[id];
+        SiteTotals& prev = exported_agg_[id];
+        if (cur.count <= prev.count) continue;
+        SiteInfo& si = sites_[id];
+        if (!si.resolved) {
+          if (si.addr) si.mangled = symbolize::resolve(si.addr).mangled;
+          si.resolved = true;
+        }
+        AggregateData a;
+        a.name = si.name;
+        a.function = si.function;
+        a.mangled = si.mangled;
+        a.file = si.file;
+        a.line = si.line;
+        a.count = cur.count - prev.count;
+        a.errors = cur.errors - prev.errors;
+        a.sum_ns = static_cast<double>(cur.sum_ticks - prev.sum_ticks) * nspt;
+        a.result_size_sum = cur.size_sum - prev.size_sum;
+        a.result_size_n = cur.size_n - prev.size_n;
+        a.start_unix_ns = to_unix_ns(last_agg_tick_);
+        a.end_unix_ns = to_unix_ns(now_tick);
+        a.relevant = relevant(static_cast<uint32_t>(id));
+        aggregates.push_back(std::move(a));
+        prev = cur;
+      }
+      last_agg_tick_ = now_tick;
+      reap_threads();
+    }
+  }
+  if (!exporter) return;
+  bool first = true;
+  while (first || !queue_.empty()) {
+    ExportBatch b;
+    b.resource = proto.resource;
+    size_t n = std::min<size_t>(batch_size, queue_.size());
+    b.spans.assign(std::make_move_iterator(queue_.begin()),
+                   std::make_move_iterator(queue_.begin() + static_cast<long>(n)));
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(n));
+    if (first) b.aggregates = std::move(aggregates);
+    first = false;
+    if (b.spans.empty() && b.aggregates.empty()) break;
+    ExportResult res = ExportResult::kRetryableFailure;
+    double wait = backoff;
+    for (uint32_t attempt = 0; attempt <= max_retries; ++attempt) {
+      res = exporter->export_batch(b);
+      if (res == ExportResult::kSuccess) break;
+      export_failures_.fetch_add(1);
+      if (res == ExportResult::kPermanentFailure || attempt == max_retries) break;
+      // Interruptible only by the final flush's own budget: shutdown keeps the retries short.
+      std::this_thread::sleep_for(std::chrono::duration<double>(final ? wait / 4 : wait));
+      wait *= 2;
+    }
+    if (res == ExportResult::kSuccess) {
+      exported_.fetch_add(b.spans.size());
+    } else {
+      dropped_export_.fetch_add(b.spans.size());
+    }
+  }
+}
+
+void Engine::flush() {
+  if (g_mode.load() == kUninitialized) return;
+  export_pending(false);
+}
+
+Counters Engine::counters() {
+  Counters c;
+  Lock l(mu_);
+  c.spans_recorded = recorded_retired_.load();
+  c.spans_dropped_ring = dropped_ring_retired_.load();
+  for (ThreadState* ts : threads_) {
+    c.spans_recorded += ts->recorded.load(std::memory_order_relaxed);
+    c.spans_dropped_ring += ts->dropped.load(std::memory_order_relaxed);
+  }
+  c.spans_exported = exported_.load();
+  c.spans_dropped_queue = dropped_queue_.load();
+  c.spans_dropped_export = dropped_export_.load();
+  c.export_failures = export_failures_.load();
+  c.analysis_cycles = cycles_.load();
+  c.relevant_functions = relevant_count_.load();
+  return c;
+}
+
+std::string Engine::last_error() {
+  Lock l(mu_);
+  return error_;
+}
+
+bool Engine::set_filter(const std::string& f) {
+  if (f.empty()) {
+    {
+      Lock l(mu_);
+      filter_.reset();
+      cfg_.filter.clear();
+    }
+    g_relevant.store(nullptr, std::memory_order_release);
+    return true;
+  }
+  auto r = tigris::parse(f);
+  Lock l(mu_);
+  if (!r) {
+    error_ = "filter: " + r.error->to_string();
+    return false;
+  }
+  filter_ = std::move(r.root);
+  cfg_.filter = f;
+  return true;
+}
+
+void Engine::set_sampling_rate(double r) {
+  auto* s = sampler_.load();
+  if (!s) return;
+  s->set_max_rate(std::clamp(r, 0.0, 1.0));
+  update_threshold(s->rate());
+}
+
+double Engine::sampling_rate() {
+  auto* s = sampler_.load();
+  return s ? s->rate() : 0;
+}
+
+void Engine::set_cycle(double s) {
+  if (s > 0) cycle_s_.store(s);
+}
+
+// ---- Hooks called from the inline probe ----------------------------------------------------
+
+int ensure_initialized() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (g_mode.load() == kUninitialized) Engine::get().init(Config::from_env(), nullptr);
+  });
+  return g_mode.load(std::memory_order_relaxed);
+}
+
+[[gnu::noinline]] Hot* prepare(Site& site) noexcept {
+  // The probe constructor is always_inline, so our return address lies inside the instrumented
+  // function: enough to find its symbol later, off the hot path.
+  return Engine::get().prepare(site, __builtin_return_address(0));
+}
+
+void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe) noexcept {
+  Engine::get().record_span(h, site, start, end, *static_cast<const Probe*>(probe));
+}
+
+void begin_request(Hot* h, const Site& site) noexcept { Engine::get().begin_request(h, site); }
+
+void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) noexcept {
+  Engine::get().end_request(h, site, start, end);
+}
+
+uint64_t begin_span(Hot* h) noexcept {
+  ThreadState* ts = h->owner;
+  uint64_t parent = ts->current_span;
+  if (ts->trace_hi == 0 && ts->trace_lo == 0) {  // a span outside any request starts a trace
+    ts->trace_hi = random64();
+    ts->trace_lo = random64() | 1;
+  }
+  ts->current_span = (ts->tid << 40) ^ (++ts->span_counter) ^ (random64() & 0xFFFF000000000000ull);
+  if (ts->current_span == 0) ts->current_span = 1;
+  if (ts->recording_depth < ThreadState::kMaxRecordingDepth) {
+    ts->attr_count[ts->recording_depth] = 0;
+  }
+  ++ts->recording_depth;
+  // Remember the parent in the span slot: record_span reads current_span as the span id, and
+  // the parent is passed back to end_span_context, which patches the ring entry.
+  return parent;
+}
+
+void end_span_context(Hot* h, uint64_t parent) noexcept {
+  ThreadState* ts = h->owner;
+  // record_span just wrote this span at head-1; patch its parent id.
+  uint64_t head = ts->head.load(std::memory_order_relaxed);
+  if (head != 0) {
+    SpanRecord& r = ts->ring[(head - 1) & ts->ring_mask];
+    if (r.span_id == ts->current_span) r.parent = parent;
+  }
+  ts->current_span = parent;
+  --ts->recording_depth;
+  if (parent == 0 && !h->in_request) ts->trace_hi = ts->trace_lo = 0;
+}
+
+int Probe::uncaught() noexcept { return std::uncaught_exceptions(); }
+
+namespace {
+Attr* next_attr(Hot* h) {
+  ThreadState* ts = h->owner;
+  int level = ts->recording_depth - 1;
+  if (level < 0 || level >= ThreadState::kMaxRecordingDepth || ts->attr_count[level] >= 4) {
+    return nullptr;
+  }
+  return &ts->attrs[level][ts->attr_count[level]++];
+}
+}  // namespace
+
+void Probe::attr_int(const char* key, int64_t v) noexcept {
+  if (!recording()) return;
+  Attr* a = next_attr(hot_);
+  if (!a) return;
+  a->key = key;
+  a->kind = Attr::kInt;
+  a->i = v;
+}
+
+void Probe::attribute(const char* key, double v) noexcept {
+  if (!recording()) return;
+  Attr* a = next_attr(hot_);
+  if (!a) return;
+  a->key = key;
+  a->kind = Attr::kDouble;
+  a->d = v;
+}
+
+void Probe::attribute(const char* key, const char* v) noexcept {
+  if (!recording()) return;
+  Attr* a = next_attr(hot_);
+  if (!a) return;
+  a->key = key;
+  a->kind = Attr::kString;
+  std::strncpy(a->s, v ? v : "", sizeof(a->s) - 1);
+  a->s[sizeof(a->s) - 1] = '\0';
+}
+
+}  // namespace detail
+
+// ---- Public API -----------------------------------------------------------------------------
+
+Config Config::from_env() {
+  Config c;
+  using detail::env_or;
+  using detail::parse_double_env;
+  const char* en = std::getenv("PERFHAT_ENABLED");
+  if (en && (std::strcmp(en, "0") == 0 || std::strcmp(en, "false") == 0)) c.enabled = false;
+  c.service_name = env_or("OTEL_SERVICE_NAME", c.service_name);
+  c.service_version = env_or("PERFHAT_SERVICE_VERSION", env_or("OTEL_SERVICE_VERSION", ""));
+  c.endpoint = env_or("PERFHAT_ENDPOINT", env_or("OTEL_EXPORTER_OTLP_ENDPOINT", ""));
+  c.headers = env_or("OTEL_EXPORTER_OTLP_HEADERS", "");
+  c.token = env_or("PERFHAT_TOKEN", "");
+  c.protocol = env_or("OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol);
+  c.filter = env_or("PERFHAT_FILTER", "");
+  c.scope = env_or("PERFHAT_SCOPE", "");
+  c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");
+  c.sampler = env_or("PERFHAT_SAMPLER", c.sampler);
+  c.sampling_rate = std::clamp(parse_double_env("PERFHAT_SAMPLING_RATE", c.sampling_rate), 0.0,
+                               1.0);
+  c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);
+  if (c.cycle_s <= 0) c.cycle_s = 120;
+  c.export_interval_s = parse_double_env("PERFHAT_EXPORT_INTERVAL_S", c.export_interval_s);
+  return c;
+}
+
+bool init(const Config& config) { return detail::Engine::get().init(config, nullptr); }
+bool init(const Config& config, std::shared_ptr<Exporter> exporter) {
+  return detail::Engine::get().init(config, std::move(exporter));
+}
+void shutdown() { detail::Engine::get().shutdown(); }
+void flush() { detail::Engine::get().flush(); }
+std::string last_error() { return detail::Engine::get().last_error(); }
+void set_sampling_rate(double r) { detail::Engine::get().set_sampling_rate(r); }
+double sampling_rate() { return detail::Engine::get().sampling_rate(); }
+void set_analysis_cycle(double s) { detail::Engine::get().set_cycle(s); }
+void set_enabled(bool on) {
+  if (detail::g_mode.load() == detail::kUninitialized) detail::ensure_initialized();
+  detail::g_mode.store(on ? detail::kEnabled : detail::kDisabled);
+}
+bool set_filter(const std::string& f) { return detail::Engine::get().set_filter(f); }
+void analyze_now() { detail::Engine::get().analyze_now(); }
+Counters counters() { return detail::Engine::get().counters(); }
+
+void set_session(const char* session_id) {
+  detail::Hot* h = detail::t_hot;
+  if (h == nullptr) return;
+  uint64_t x = 1469598103934665603ull;  // FNV-1a
+  for (const char* p = session_id; p && *p; ++p) x = (x ^ static_cast<uint8_t>(*p)) * 1099511628211ull;
+  h->session_hash = session_id ? (x == 0 ? 1 : x) : 0;
+}
+
+}  // namespace perfhat

@@ -1,0 +1,147 @@
+// The recording engine behind perfhat.hpp: site registry, per-thread state (phase-1 slots and a
+// lock-free span ring), Tigris analysis cycle, request sampler and the export pipeline, driven by
+// one background thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adaptive_sampler.h"
+#include "perfhat/exporter.hpp"
+#include "thread_annotations.h"
+#include "tigris.h"
+
+namespace perfhat::detail {
+
+struct SpanRecord {
+  uint32_t site = 0;
+  bool error = false;
+  uint8_t nattr = 0;
+  uint32_t loop_line = 0;
+  uint64_t start = 0, end = 0;
+  uint64_t trace_hi = 0, trace_lo = 0, span_id = 0, parent = 0;
+  double weight = 1;
+  int64_t result_size = -1, loop_iterations = -1;
+  Attr attrs[4];
+};
+
+struct ThreadState {
+  Hot hot;
+  uint64_t tid = 0;
+  // Span context (owning thread only).
+  uint64_t trace_hi = 0, trace_lo = 0, current_span = 0, span_counter = 0;
+  int request_depth = 0;
+  // Attributes of the recording spans open on this thread, innermost last.
+  static constexpr int kMaxRecordingDepth = 64;
+  int recording_depth = 0;
+  uint8_t attr_count[kMaxRecordingDepth] = {};
+  Attr attrs[kMaxRecordingDepth][4];
+  // SPSC ring: the owning thread produces, the background thread consumes.
+  std::unique_ptr<SpanRecord[]> ring;
+  uint64_t ring_mask = 0;
+  std::atomic<uint64_t> head{0}, tail{0};
+  std::atomic<uint64_t> recorded{0}, dropped{0};
+  std::atomic<bool> alive{true};
+  size_t slots_bytes = 0;
+};
+
+// Metric totals of one site across threads (analysis and aggregate export).
+struct SiteTotals {
+  uint64_t count = 0, sum_ticks = 0, errors = 0, first = ~uint64_t{0}, last = 0;
+  uint64_t size_n = 0, sessions = 0;
+  double size_sum = 0, size_sq = 0;
+  void add(const Slot& s);
+  void add(const SiteTotals& o);
+};
+
+struct SiteInfo {
+  Site* site = nullptr;
+  std::string name, function, file, mangled;
+  uint32_t line = 0;
+  SiteKind kind = kFunction;
+  const void* addr = nullptr;
+  bool resolved = false;
+};
+
+class Engine {
+ public:
+  static Engine& get();
+  bool init(const Config& cfg, std::shared_ptr<Exporter> exporter);
+  void shutdown();
+  void flush();
+  void analyze_now();
+  Counters counters();
+  std::string last_error();
+  bool set_filter(const std::string& f);
+  void set_sampling_rate(double r);
+  double sampling_rate();
+  void set_cycle(double s);
+
+  Hot* prepare(Site& site, const void* ret_addr);
+  void begin_request(Hot* h, const Site& site);
+  void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
+  void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p);
+  void thread_exit(ThreadState* ts);
+
+  double now_s();
+  uint64_t to_unix_ns(uint64_t tick);
+
+ private:
+  Engine() = default;
+  void run_background();
+  void stop_background();
+  void analyze() PERFHAT_EXCLUDES(mu_);
+  void export_pending(bool final);
+  void update_threshold(double rate);
+  void calibrate_clock(bool initial);
+  std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
+  void reap_threads() PERFHAT_REQUIRES(mu_);
+  void publish_relevant(std::unique_ptr<uint64_t[]> bits);
+
+  Mutex mu_;
+  Config cfg_ PERFHAT_GUARDED_BY(mu_);
+  std::string error_ PERFHAT_GUARDED_BY(mu_);
+  std::vector<SiteInfo> sites_ PERFHAT_GUARDED_BY(mu_){1};  // id 0 unused
+  std::vector<ThreadState*> threads_ PERFHAT_GUARDED_BY(mu_);
+  std::vector<SiteTotals> retired_ PERFHAT_GUARDED_BY(mu_);      // exited threads, folded
+  std::vector<SiteTotals> exported_agg_ PERFHAT_GUARDED_BY(mu_);  // totals already exported
+  uint64_t last_agg_tick_ PERFHAT_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<tigris::Node> filter_ PERFHAT_GUARDED_BY(mu_);
+  tigris::Scope scope_ PERFHAT_GUARDED_BY(mu_);
+  tigris::StaticMetrics static_ PERFHAT_GUARDED_BY(mu_);
+  tigris::Bindings bindings_ PERFHAT_GUARDED_BY(mu_) = tigris::Bindings::defaults();
+  std::vector<std::unique_ptr<uint64_t[]>> relevant_sets_ PERFHAT_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<sampling::RequestSampler>> samplers_ PERFHAT_GUARDED_BY(mu_);
+  std::atomic<sampling::RequestSampler*> sampler_{nullptr};
+  std::shared_ptr<Exporter> exporter_ PERFHAT_GUARDED_BY(mu_);
+  Resource resource_ PERFHAT_GUARDED_BY(mu_);
+
+  // Export queue (background thread and flush()).
+  Mutex export_mu_;
+  std::deque<SpanData> queue_ PERFHAT_GUARDED_BY(export_mu_);
+
+  // Background thread.
+  std::thread bg_;
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool bg_stop_ = false;
+  std::atomic<double> cycle_s_{120};
+
+  // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.
+  std::atomic<double> ns_per_tick_{1.0};
+  uint64_t tick0_ = 0, unix0_ = 0;
+  uint64_t steady0_ = 0;
+
+  std::atomic<uint64_t> exported_{0}, dropped_queue_{0}, dropped_export_{0}, export_failures_{0},
+      cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0};
+  std::atomic<uint64_t> next_tid_{1};
+};
+
+// Test seam: replaces the tick source (ticks are then nanoseconds). nullptr restores the TSC.
+void set_tick_source(uint64_t (*fn)());
+
+}  // namespace perfhat::detail

@@ -1,0 +1,140 @@
+#include "symbolize.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace perfhat::symbolize {
+namespace {
+
+struct Entry {
+  uint64_t value, size;
+  std::string name;
+};
+
+struct ObjectSymbols {
+  bool pie = false;
+  std::vector<Entry> funcs;  // sorted by value
+};
+
+// Reads STT_FUNC symbols from .symtab (or .dynsym) of an ELF64 file.
+ObjectSymbols load(const char* path) {
+  ObjectSymbols out;
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr))) {
+    ::close(fd);
+    return out;
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return out;
+  const auto* base = static_cast<const uint8_t*>(map);
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(base);
+  auto in_bounds = [&](uint64_t off, uint64_t len) { return off <= size && len <= size - off; };
+  if (std::memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+      in_bounds(eh->e_shoff, uint64_t{eh->e_shnum} * sizeof(Elf64_Shdr))) {
+    out.pie = eh->e_type == ET_DYN;
+    const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
+    for (int want : {SHT_SYMTAB, SHT_DYNSYM}) {
+      for (int i = 0; i < eh->e_shnum; ++i) {
+        if (static_cast<int>(sh[i].sh_type) != want || sh[i].sh_link >= eh->e_shnum) continue;
+        const Elf64_Shdr& strtab = sh[sh[i].sh_link];
+        if (!in_bounds(sh[i].sh_offset, sh[i].sh_size) ||
+            !in_bounds(strtab.sh_offset, strtab.sh_size)) {
+          continue;
+        }
+        const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
+        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+        const char* strs = reinterpret_cast<const char*>(base + strtab.sh_offset);
+        for (size_t k = 0; k < n; ++k) {
+          if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_value == 0) continue;
+          if (syms[k].st_name >= strtab.sh_size) continue;
+          const char* nm = strs + syms[k].st_name;
+          size_t len = strnlen(nm, strtab.sh_size - syms[k].st_name);
+          out.funcs.push_back({syms[k].st_value, syms[k].st_size, std::string(nm, len)});
+        }
+      }
+      if (!out.funcs.empty()) break;
+    }
+  }
+  ::munmap(map, size);
+  std::sort(out.funcs.begin(), out.funcs.end(),
+            [](const Entry& a, const Entry& b) { return a.value < b.value; });
+  return out;
+}
+
+std::mutex g_mu;
+std::map<std::string, ObjectSymbols>& cache() {
+  static auto* c = new std::map<std::string, ObjectSymbols>();
+  return *c;
+}
+
+}  // namespace
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || d == nullptr) return mangled;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+Symbol resolve(const void* addr) {
+  Symbol s;
+  Dl_info info{};
+  if (addr == nullptr || ::dladdr(addr, &info) == 0) return s;
+  if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
+    s.mangled = info.dli_sname;
+    s.start = info.dli_saddr;
+  } else if (info.dli_fname != nullptr) {
+    std::string path = info.dli_fname;
+    // The main program reports an argv[0]-like (possibly relative) name; /proc/self/exe is the
+    // reliable file for it.
+    char real[4096], self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) self[n] = '\0';
+    if (path.empty() || ::realpath(path.c_str(), real) == nullptr ||
+        (n > 0 && std::strcmp(real, self) == 0)) {
+      path = "/proc/self/exe";
+    }
+    std::lock_guard<std::mutex> l(g_mu);
+    auto it = cache().find(path);
+    if (it == cache().end()) it = cache().emplace(path, load(path.c_str())).first;
+    const ObjectSymbols& obj = it->second;
+    uint64_t a = reinterpret_cast<uintptr_t>(addr);
+    uint64_t off = obj.pie ? a - reinterpret_cast<uintptr_t>(info.dli_fbase) : a;
+    auto ub = std::upper_bound(obj.funcs.begin(), obj.funcs.end(), off,
+                               [](uint64_t v, const Entry& e) { return v < e.value; });
+    // Look back over a few preceding entries (aliases, zero-size labels) for one that contains
+    // the address.
+    for (int k = 0; k < 8 && ub != obj.funcs.begin(); ++k) {
+      --ub;
+      if (off >= ub->value && off < ub->value + std::max<uint64_t>(ub->size, 1)) {
+        s.mangled = ub->name;
+        s.start = reinterpret_cast<const void*>(
+            obj.pie ? ub->value + reinterpret_cast<uintptr_t>(info.dli_fbase) : ub->value);
+        break;
+      }
+    }
+  }
+  if (!s.mangled.empty()) s.demangled = demangle(s.mangled);
+  return s;
+}
+
+}  // namespace perfhat::symbolize

@@ -1,0 +1,32 @@
+#include "server/analysis/analyze.h"
+
+#include <chrono>
+
+#include "server/analysis/inference.h"
+
+namespace perfhat::analysis {
+
+SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto snap = std::make_shared<Snapshot>();
+  snap->path = unit.path;
+  snap->version = version;
+  snap->problems = unit.problems;
+  snap->stale = feedback.stale();
+  snap->parse_ms = unit.parse_ms;
+  Inference inference(unit, feedback, options);
+  snap->functions.reserve(unit.functions.size());
+  for (const auto& fn : unit.functions) snap->functions.push_back(inference.analyzeFunction(fn));
+  snap->analysis_ms =
+      unit.build_ms +
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return snap;
+}
+
+SnapshotPtr analyze(const TranslationUnit& tu, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version) {
+  return analyze(buildAst(tu, options), feedback, options, version);
+}
+
+}  // namespace perfhat::analysis

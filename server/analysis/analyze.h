@@ -1,0 +1,28 @@
+// The top-level pure function of the analysis: parsed document + feedback + options → an
+// immutable Snapshot (DESIGN §6). No I/O: the server fetches referencedKeys() in one bulk
+// request first and passes the result as the FeedbackView.
+//
+//   auto tu = TranslationUnit::parse(path, text, compileCommandFor(path, ...).args);
+//   ParsedUnit unit = buildAst(*tu, options);
+//   InMemoryFeedback view = fetch(referencedKeys(unit));   // server/feedback
+//   SnapshotPtr snap = analyze(unit, view, options, version);
+#pragma once
+
+#include "server/analysis/ast_builder.h"
+#include "server/analysis/feedback_view.h"
+#include "server/analysis/options.h"
+#include "server/analysis/snapshot.h"
+#include "server/analysis/translation_unit.h"
+
+namespace perfhat::analysis {
+
+// Specification + inference over an already built AST. Snapshot::analysis_ms covers the AST
+// walk (unit.build_ms) plus this call; parse_ms is the TU's last (re)parse.
+SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version = 0);
+
+// buildAst + analyze in one call.
+SnapshotPtr analyze(const TranslationUnit& tu, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version = 0);
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,718 @@
+#include "server/analysis/ast_builder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "common/function_key.h"
+
+namespace perfhat::analysis {
+namespace {
+
+std::vector<CXCursor> children(CXCursor c) {
+  std::vector<CXCursor> out;
+  clang_visitChildren(
+      c,
+      [](CXCursor child, CXCursor, CXClientData data) {
+        static_cast<std::vector<CXCursor>*>(data)->push_back(child);
+        return CXChildVisit_Continue;
+      },
+      &out);
+  return out;
+}
+
+std::string spelling(CXCursor c) { return toString(clang_getCursorSpelling(c)); }
+
+bool isFunctionKind(CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+         k == CXCursor_Destructor || k == CXCursor_FunctionTemplate ||
+         k == CXCursor_ConversionFunction;
+}
+
+bool isClassKind(CXCursorKind k) {
+  return k == CXCursor_ClassDecl || k == CXCursor_StructDecl || k == CXCursor_UnionDecl ||
+         k == CXCursor_ClassTemplate || k == CXCursor_ClassTemplatePartialSpecialization;
+}
+
+std::string typeSpelling(CXType t) {
+  // Canonical types resolve typedefs and qualify names fully; template parameters have no
+  // useful canonical spelling (`type-parameter-0-0`), so those keep the written one.
+  std::string canonical = toString(clang_getTypeSpelling(clang_getCanonicalType(t)));
+  if (canonical.find("type-parameter") != std::string::npos || canonical.empty())
+    return toString(clang_getTypeSpelling(t));
+  return canonical;
+}
+
+// Semantic parents as a key prefix ("ns::Class::"), or an enclosing function's key.
+std::string scopePrefix(CXCursor c) {
+  std::vector<std::string> parts;
+  CXCursor p = clang_getCursorSemanticParent(c);
+  while (!clang_Cursor_isNull(p) && !clang_isInvalid(p.kind) &&
+         p.kind != CXCursor_TranslationUnit) {
+    if (p.kind == CXCursor_Namespace) {
+      std::string n = spelling(p);
+      parts.push_back(n.empty() || clang_Cursor_isAnonymous(p) ? "(anonymous namespace)" : n);
+    } else if (isClassKind(p.kind) || p.kind == CXCursor_EnumDecl) {
+      std::string n = toString(clang_getCursorDisplayName(p));
+      parts.push_back(n.empty() ? "(anonymous struct)" : n);
+    } else if (isFunctionKind(p.kind)) {
+      parts.push_back(functionKeyOf(p));  // local class: the enclosing function's full key
+      break;
+    }
+    // extern "C" blocks come back as UnexposedDecl or LinkageSpec: transparent (trap 3).
+    p = clang_getCursorSemanticParent(p);
+  }
+  std::string out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += *it + "::";
+  return out;
+}
+
+std::string mangledOf(CXCursor c) {
+  if (c.kind == CXCursor_FunctionTemplate) return "";
+  return toString(clang_Cursor_getMangling(c));
+}
+
+// Parses the numeric literal of a token; nullopt when it is not one.
+std::optional<double> numberToken(const std::string& t) {
+  std::string s;
+  for (char ch : t)
+    if (ch != '\'') s.push_back(ch);
+  while (!s.empty() && (s.back() == 'u' || s.back() == 'U' || s.back() == 'l' || s.back() == 'L'))
+    s.pop_back();
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 0);
+  if (!end || *end) return std::nullopt;
+  return static_cast<double>(v);
+}
+
+// Trip count of `for (T i = A; i OP B; STEP)` with literal A and B; nullopt otherwise.
+std::optional<double> constantTripCount(const std::vector<std::string>& toks) {
+  // toks: `for ( ... ; ... ; ... )` possibly followed by the body's first token.
+  size_t s1 = std::string::npos, s2 = std::string::npos, close = std::string::npos;
+  int depth = 0;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i] == "(") ++depth;
+    else if (toks[i] == ")" && --depth == 0) {
+      close = i;
+      break;
+    } else if (toks[i] == ";" && depth == 1) {
+      (s1 == std::string::npos ? s1 : s2) = i;
+    }
+  }
+  if (s1 == std::string::npos || s2 == std::string::npos || close == std::string::npos)
+    return std::nullopt;
+  std::vector<std::string> init(toks.begin() + 2, toks.begin() + s1);
+  std::vector<std::string> cond(toks.begin() + s1 + 1, toks.begin() + s2);
+  std::vector<std::string> inc(toks.begin() + s2 + 1, toks.begin() + close);
+  std::string var;
+  std::optional<double> a;
+  if (init.size() >= 3 && init[init.size() - 2] == "=") {
+    var = init[init.size() - 3];
+    a = numberToken(init.back());
+  } else if (init.size() >= 4 && init.back() == "}" && init[init.size() - 3] == "{") {
+    var = init[init.size() - 4];
+    a = numberToken(init[init.size() - 2]);
+  }
+  if (!a || cond.size() != 3 || cond[0] != var) return std::nullopt;
+  auto b = numberToken(cond[2]);
+  if (!b) return std::nullopt;
+  double step = 0;
+  if (inc.size() == 2 && ((inc[0] == "++" && inc[1] == var) || (inc[1] == "++" && inc[0] == var)))
+    step = 1;
+  else if (inc.size() == 2 &&
+           ((inc[0] == "--" && inc[1] == var) || (inc[1] == "--" && inc[0] == var)))
+    step = -1;
+  else if (inc.size() == 3 && inc[0] == var && (inc[1] == "+=" || inc[1] == "-=")) {
+    auto k = numberToken(inc[2]);
+    if (!k || *k == 0) return std::nullopt;
+    step = inc[1] == "+=" ? *k : -*k;
+  } else {
+    return std::nullopt;
+  }
+  const std::string& op = cond[1];
+  double span = 0;
+  if (step > 0 && (op == "<" || op == "!=")) span = *b - *a;
+  else if (step > 0 && op == "<=") span = *b - *a + 1;
+  else if (step < 0 && (op == ">" || op == "!=")) span = *a - *b;
+  else if (step < 0 && op == ">=") span = *a - *b + 1;
+  else return std::nullopt;
+  double n = std::ceil(span / std::abs(step));
+  return n > 0 ? n : 0;
+}
+
+std::optional<double> annotationOnLine(std::string_view line) {
+  if (line.find("perfhat:") == std::string_view::npos) return std::nullopt;  // regex is slow
+  static const std::regex re(R"(//.*perfhat:\s*iterations\s*=\s*([0-9]+(\.[0-9]+)?([eE][0-9]+)?))");
+  std::match_results<std::string_view::const_iterator> m;
+  if (!std::regex_search(line.begin(), line.end(), m, re)) return std::nullopt;
+  double v = std::strtod(m[1].str().c_str(), nullptr);
+  return v >= 0 ? std::optional<double>(v) : std::nullopt;
+}
+
+struct FnCtx {
+  FunctionInfo fn;
+  int loop_counter = 0;
+  int lambda_counter = 0;
+};
+
+class Builder {
+ public:
+  Builder(const TranslationUnit& tu, const AnalysisOptions& options, ParsedUnit& out)
+      : tu_(tu), options_(options), out_(out) {
+    main_file_ = tu.path();
+    root_ = options.workspace_root.empty()
+                ? std::string()
+                : std::filesystem::absolute(options.workspace_root).lexically_normal().string();
+    std::string_view text = tu.contents();
+    size_t start = 0;
+    for (size_t i = 0; i <= text.size(); ++i) {
+      if (i == text.size() || text[i] == '\n') {
+        lines_.push_back(text.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+  }
+
+  void visitDecls(CXCursor parent) {
+    for (CXCursor c : children(parent)) {
+      CXSourceLocation loc = clang_getCursorLocation(c);
+      if (clang_Location_isInSystemHeader(loc)) continue;
+      std::string file = expansionFile(loc);
+      bool main = file == main_file_;
+      if (!main && !inWorkspace(file)) continue;
+      if (c.kind == CXCursor_Namespace || c.kind == CXCursor_LinkageSpec ||
+          c.kind == CXCursor_UnexposedDecl || isClassKind(c.kind)) {
+        visitDecls(c);
+      } else if (isFunctionKind(c.kind) && clang_isCursorDefinition(c)) {
+        std::vector<FunctionInfo> fns = buildFunction(c, file);
+        for (auto& f : fns) {
+          if (main) {
+            out_.functions.push_back(std::move(f));
+          } else {
+            std::string key = f.key;
+            out_.workspace_bodies.emplace(std::move(key), std::move(f));
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  bool inWorkspace(const std::string& file) {
+    if (root_.empty() || file.empty()) return false;
+    auto it = workspace_cache_.find(file);
+    if (it != workspace_cache_.end()) return it->second;
+    bool in = isUnderRoot(std::filesystem::absolute(file).lexically_normal().string(), root_);
+    workspace_cache_.emplace(file, in);
+    return in;
+  }
+
+  // Returns the function and the lambdas defined in it.
+  std::vector<FunctionInfo> buildFunction(CXCursor c, const std::string& file) {
+    FnCtx ctx;
+    ctx.fn.key = functionKeyOf(c);
+    ctx.fn.mangled = mangledOf(c);
+    ctx.fn.name = spelling(c);
+    ctx.fn.file = file;
+    ctx.fn.range = toRange(clang_getCursorExtent(c));
+    ctx.fn.name_range = toRange(clang_Cursor_getSpellingNameRange(c, 0, 0));
+    Node root;
+    root.kind = NodeKind::Function;
+    root.range = ctx.fn.range;
+    root.hint = ctx.fn.name_range.end;
+    ctx.fn.nodes.push_back(root);
+    std::vector<FunctionInfo> lambdas;
+    for (CXCursor child : children(c)) {
+      if (child.kind == CXCursor_ParmDecl) continue;  // default arguments: the caller's cost
+      walk(child, ctx, 0, 0, lambdas);
+    }
+    std::vector<FunctionInfo> out;
+    out.push_back(std::move(ctx.fn));
+    for (auto& l : lambdas) out.push_back(std::move(l));
+    return out;
+  }
+
+  void buildLambda(CXCursor c, FnCtx& outer, std::vector<FunctionInfo>& lambdas) {
+    FnCtx ctx;
+    ctx.fn.key = outer.fn.key + "::lambda#" + std::to_string(++outer.lambda_counter);
+    ctx.fn.name = "lambda";
+    ctx.fn.file = outer.fn.file;
+    ctx.fn.range = toRange(clang_getCursorExtent(c));
+    ctx.fn.name_range = Range{ctx.fn.range.start, ctx.fn.range.start};
+    ++ctx.fn.name_range.end.column;
+    Node root;
+    root.range = ctx.fn.range;
+    root.hint = ctx.fn.range.start;
+    ctx.fn.nodes.push_back(root);
+    std::vector<FunctionInfo> nested;
+    for (CXCursor child : children(c)) {
+      if (child.kind == CXCursor_ParmDecl) continue;
+      walk(child, ctx, 0, 0, nested);
+    }
+    lambdas.push_back(std::move(ctx.fn));
+    for (auto& l : nested) lambdas.push_back(std::move(l));
+  }
+
+  int addNode(FnCtx& ctx, Node n, int parent, int arm) {
+    n.id = static_cast<int>(ctx.fn.nodes.size());
+    n.parent = parent;
+    n.arm = arm;
+    ctx.fn.nodes.push_back(std::move(n));
+    ctx.fn.nodes[parent].children.push_back(ctx.fn.nodes.back().id);
+    return ctx.fn.nodes.back().id;
+  }
+
+  // Kinds that become nodes or start a function of their own: walk() handles them.
+  static bool isStructural(CXCursorKind k) {
+    return k == CXCursor_LambdaExpr || k == CXCursor_CallExpr || k == CXCursor_ForStmt ||
+           k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_CXXForRangeStmt ||
+           k == CXCursor_IfStmt || k == CXCursor_SwitchStmt || k == CXCursor_ConditionalOperator;
+  }
+
+  // Leaves and references cannot contain calls: not descending into them saves visits.
+  static bool isLeaf(CXCursorKind k) {
+    switch (k) {
+      case CXCursor_IntegerLiteral:
+      case CXCursor_FloatingLiteral:
+      case CXCursor_StringLiteral:
+      case CXCursor_CharacterLiteral:
+      case CXCursor_CXXBoolLiteralExpr:
+      case CXCursor_CXXNullPtrLiteralExpr:
+      case CXCursor_TypeRef:
+      case CXCursor_TemplateRef:
+      case CXCursor_NamespaceRef:
+      case CXCursor_MemberRef:
+      case CXCursor_OverloadedDeclRef:
+      case CXCursor_LabelRef:
+      case CXCursor_VariableRef:
+      case CXCursor_DeclRefExpr:
+      case CXCursor_BreakStmt:
+      case CXCursor_ContinueStmt:
+      case CXCursor_NullStmt:
+      case CXCursor_GotoStmt:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  struct Descent {
+    Builder* self;
+    FnCtx* ctx;
+    int parent;
+    int arm;
+    std::vector<FunctionInfo>* lambdas;
+  };
+
+  // Everything below `c` that is not structural keeps the same parent node and arm, so one
+  // recursive libclang visit covers it, handing structural cursors to walk(). (One
+  // clang_visitChildren per cursor was the dominant analysis cost: analysis_benchmark.cc.)
+  void walkChildren(CXCursor c, FnCtx& ctx, int parent, int arm,
+                    std::vector<FunctionInfo>& lambdas) {
+    Descent d{this, &ctx, parent, arm, &lambdas};
+    clang_visitChildren(
+        c,
+        [](CXCursor child, CXCursor, CXClientData data) {
+          auto* d = static_cast<Descent*>(data);
+          if (isStructural(child.kind)) {
+            d->self->walk(child, *d->ctx, d->parent, d->arm, *d->lambdas);
+            return CXChildVisit_Continue;
+          }
+          return isLeaf(child.kind) ? CXChildVisit_Continue : CXChildVisit_Recurse;
+        },
+        &d);
+  }
+
+  void walk(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {
+    switch (c.kind) {
+      case CXCursor_LambdaExpr:
+        buildLambda(c, ctx, lambdas);
+        return;
+      case CXCursor_CallExpr:
+        walkCall(c, ctx, parent, arm, lambdas);
+        return;
+      case CXCursor_ForStmt:
+      case CXCursor_WhileStmt:
+      case CXCursor_DoStmt:
+      case CXCursor_CXXForRangeStmt:
+        walkLoop(c, ctx, parent, arm, lambdas);
+        return;
+      case CXCursor_IfStmt:
+      case CXCursor_SwitchStmt:
+      case CXCursor_ConditionalOperator:
+        walkBranch(c, ctx, parent, arm, lambdas);
+        return;
+      default:
+        if (!isLeaf(c.kind)) walkChildren(c, ctx, parent, arm, lambdas);
+    }
+  }
+
+  struct CalleeInfo {
+    CXCursor cursor;
+    std::string key;
+    std::string mangled;
+    bool in_workspace = false;
+  };
+
+  // Key, mangling and definition lookup of a referenced function, computed once per function
+  // per TU: a file calls the same few functions many times, and clang_Cursor_getMangling
+  // builds a mangling context on every call.
+  const CalleeInfo& callee(CXCursor ref) {
+    auto& bucket = callee_cache_[clang_hashCursor(ref)];
+    for (const auto& info : bucket)
+      if (clang_equalCursors(info.cursor, ref)) return info;
+    bucket.push_back(CalleeInfo{ref, functionKeyOf(ref), mangledOf(ref), hasWorkspaceBody(ref)});
+    return bucket.back();
+  }
+
+  void walkCall(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {
+    CXCursor ref = clang_getCursorReferenced(c);
+    // Constructions, conversions and calls through pointers are not calls as written (trap 4).
+    bool is_call = !clang_Cursor_isNull(ref) &&
+                   (ref.kind == CXCursor_FunctionDecl || ref.kind == CXCursor_CXXMethod ||
+                    ref.kind == CXCursor_FunctionTemplate);
+    if (is_call && !writtenInSource(c, ref)) is_call = false;
+    if (is_call) {
+      Node n;
+      n.kind = NodeKind::Call;
+      n.range = toRange(clang_getCursorExtent(c));
+      n.hint = n.range.end;
+      const CalleeInfo& info = callee(ref);
+      n.callee_key = info.key;
+      n.callee_mangled = info.mangled;
+      n.callee_name = spelling(c);
+      if (n.callee_name.empty()) n.callee_name = spelling(ref);
+      n.callee_in_workspace = info.in_workspace;
+      addNode(ctx, std::move(n), parent, arm);
+    }
+    walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
+  }
+
+  // Operator calls the compiler inserts (a range-for's `operator*`/`operator!=`/`operator++`,
+  // implicit conversions such as `operator bool`) are not calls as written: their extent does
+  // not contain the operator's own token (a range-for's `operator*` spans only the `:`).
+  bool writtenInSource(CXCursor call, CXCursor ref) {
+    std::string name = spelling(ref);
+    if (name.rfind("operator", 0) != 0) return true;
+    std::string symbol = name.substr(8);
+    while (!symbol.empty() && symbol.front() == ' ') symbol.erase(0, 1);
+    if (symbol.empty()) return true;
+    if (symbol == "()" || symbol == "[]") symbol = symbol.substr(0, 1);
+    for (const std::string& t : tokens(clang_getCursorExtent(call))) {
+      if (t == symbol) return true;
+    }
+    return false;
+  }
+
+  bool hasWorkspaceBody(CXCursor ref) {
+    CXCursor def = clang_getCursorDefinition(ref);
+    if (clang_Cursor_isNull(def) || clang_isInvalid(def.kind)) return false;
+    CXSourceLocation loc = clang_getCursorLocation(def);
+    if (clang_Location_isInSystemHeader(loc)) return false;
+    std::string file = expansionFile(loc);
+    return file == main_file_ || inWorkspace(file);
+  }
+
+  std::vector<std::string> tokens(CXSourceRange range) {
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_.raw(), range, &toks, &n);
+    std::vector<std::string> out;
+    for (unsigned i = 0; i < n; ++i) out.push_back(toString(clang_getTokenSpelling(tu_.raw(), toks[i])));
+    if (toks) clang_disposeTokens(tu_.raw(), toks, n);
+    return out;
+  }
+
+  // Offset of the first `;` at paren depth 1 in a for header: children before it are the init.
+  Position firstSemicolon(CXCursor loop, CXCursor body) {
+    CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(loop)),
+                                          clang_getRangeStart(clang_getCursorExtent(body)));
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_.raw(), header, &toks, &n);
+    Position pos{1 << 30, 0};
+    int depth = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      std::string s = toString(clang_getTokenSpelling(tu_.raw(), toks[i]));
+      if (s == "(") ++depth;
+      else if (s == ")") --depth;
+      else if (s == ";" && depth == 1) {
+        pos = toPosition(clang_getTokenLocation(tu_.raw(), toks[i]));
+        break;
+      }
+    }
+    if (toks) clang_disposeTokens(tu_.raw(), toks, n);
+    return pos;
+  }
+
+  static bool isZeroLiteral(CXCursor c, const std::vector<std::string>& toks) {
+    (void)c;
+    return toks.size() == 1 && (toks[0] == "0" || toks[0] == "false");
+  }
+
+  void walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {
+    std::vector<CXCursor> kids = children(c);
+    if (kids.empty()) return;
+    CXCursor body = c.kind == CXCursor_DoStmt ? kids.front() : kids.back();
+    if (c.kind == CXCursor_DoStmt && !options_.show_do_while_zero && kids.size() == 2 &&
+        isZeroLiteral(kids.back(), tokens(clang_getCursorExtent(kids.back())))) {
+      walkChildren(c, ctx, parent, arm, lambdas);  // `do { … } while (0)`: a macro idiom
+      return;
+    }
+    Node n;
+    n.kind = NodeKind::Loop;
+    n.loop_kind = c.kind == CXCursor_ForStmt         ? LoopKind::For
+                  : c.kind == CXCursor_CXXForRangeStmt ? LoopKind::RangeFor
+                  : c.kind == CXCursor_WhileStmt      ? LoopKind::While
+                                                      : LoopKind::Do;
+    n.range = toRange(clang_getCursorExtent(c));
+    n.hint = c.kind == CXCursor_DoStmt ? n.range.end
+                                       : toPosition(clang_getRangeStart(clang_getCursorExtent(body)));
+    n.loop_ordinal = ctx.loop_counter++;
+    int line = n.range.start.line;
+    // On the loop's line, or alone on the line above (not another statement's comment).
+    if (line < static_cast<int>(lines_.size())) n.annotated_iterations = annotationOnLine(lines_[line]);
+    if (!n.annotated_iterations && line > 0 && line - 1 < static_cast<int>(lines_.size())) {
+      std::string_view above = lines_[line - 1];
+      size_t b = above.find_first_not_of(" \t");
+      if (b != std::string_view::npos && above.substr(b, 2) == "//")
+        n.annotated_iterations = annotationOnLine(above);
+    }
+    if (c.kind == CXCursor_ForStmt) {
+      CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(c)),
+                                            clang_getRangeStart(clang_getCursorExtent(body)));
+      n.constant_trip = constantTripCount(tokens(header));
+    }
+    if (c.kind == CXCursor_CXXForRangeStmt) {
+      for (size_t i = 0; i + 1 < kids.size(); ++i) {
+        if (kids[i].kind == CXCursor_VarDecl) continue;
+        CXCursor producer = firstCall(kids[i]);
+        if (!clang_Cursor_isNull(producer)) {
+          const CalleeInfo& info = callee(clang_getCursorReferenced(producer));
+          n.producer_key = info.key;
+          n.producer_mangled = info.mangled;
+          break;
+        }
+      }
+    }
+    int id = addNode(ctx, std::move(n), parent, arm);
+    Position init_end =
+        c.kind == CXCursor_ForStmt ? firstSemicolon(c, body) : Position{-1, 0};
+    for (size_t i = 0; i < kids.size(); ++i) {
+      bool is_body = clang_equalCursors(kids[i], body);
+      int child_arm = 0;
+      if (!is_body) {
+        if (c.kind == CXCursor_CXXForRangeStmt) child_arm = -1;
+        if (c.kind == CXCursor_ForStmt &&
+            toPosition(clang_getRangeStart(clang_getCursorExtent(kids[i]))) < init_end)
+          child_arm = -1;
+      }
+      walk(kids[i], ctx, id, child_arm, lambdas);
+    }
+  }
+
+  // The first call (pre-order) under `c` that references a function, or a null cursor.
+  static CXCursor firstCall(CXCursor c) {
+    if (c.kind == CXCursor_CallExpr) {
+      CXCursor ref = clang_getCursorReferenced(c);
+      if (!clang_Cursor_isNull(ref) &&
+          (ref.kind == CXCursor_FunctionDecl || ref.kind == CXCursor_CXXMethod))
+        return c;
+    }
+    for (CXCursor k : children(c)) {
+      CXCursor f = firstCall(k);
+      if (!clang_Cursor_isNull(f)) return f;
+    }
+    return clang_getNullCursor();
+  }
+
+  // True when the text after `pos` (skipping blanks, one `;` and comments) starts with `else`.
+  bool elseFollows(Position pos) {
+    int line = pos.line;
+    size_t col = static_cast<size_t>(pos.column);
+    bool semicolon = false;
+    while (line < static_cast<int>(lines_.size())) {
+      std::string_view l = lines_[line];
+      while (col < l.size()) {
+        char ch = l[col];
+        if (ch == ' ' || ch == '\t' || ch == '\r') {
+          ++col;
+        } else if (ch == ';' && !semicolon) {
+          semicolon = true;
+          ++col;
+        } else if (l.substr(col, 2) == "//") {
+          col = l.size();
+        } else {
+          return l.substr(col, 4) == "else" &&
+                 (col + 4 >= l.size() || !(std::isalnum(static_cast<unsigned char>(l[col + 4])) ||
+                                            l[col + 4] == '_'));
+        }
+      }
+      ++line;
+      col = 0;
+    }
+    return false;
+  }
+
+  void walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
+                  std::vector<FunctionInfo>& lambdas) {
+    std::vector<CXCursor> kids = children(c);
+    if (kids.empty()) return;
+    Node n;
+    n.kind = NodeKind::Branch;
+    n.range = toRange(clang_getCursorExtent(c));
+    std::vector<int> arms(kids.size(), -1);
+    if (c.kind == CXCursor_IfStmt) {
+      n.branch_arms = 2;
+      size_t k = kids.size();
+      bool has_else =
+          k >= 3 && elseFollows(toPosition(clang_getRangeEnd(clang_getCursorExtent(kids[k - 2]))));
+      if (has_else) {
+        arms[k - 2] = 0;
+        arms[k - 1] = 1;
+      } else {
+        arms[k - 1] = 0;
+      }
+      n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(kids[has_else ? k - 2 : k - 1])));
+    } else if (c.kind == CXCursor_ConditionalOperator) {
+      n.branch_arms = 2;
+      if (kids.size() == 3) {
+        arms[1] = 0;
+        arms[2] = 1;
+      }
+      n.hint = n.range.end;
+    } else {  // switch: the arms are inside the body
+      n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(kids.back())));
+    }
+    int id = addNode(ctx, std::move(n), parent, arm);
+    if (c.kind == CXCursor_SwitchStmt) {
+      for (size_t i = 0; i + 1 < kids.size(); ++i) walk(kids[i], ctx, id, -1, lambdas);
+      int label = -1;
+      bool has_default = false;
+      CXCursor body = kids.back();
+      std::vector<CXCursor> stmts =
+          body.kind == CXCursor_CompoundStmt ? children(body) : std::vector<CXCursor>{body};
+      for (CXCursor s : stmts) {
+        if (s.kind == CXCursor_CaseStmt || s.kind == CXCursor_DefaultStmt) {
+          ++label;
+          has_default |= s.kind == CXCursor_DefaultStmt;
+        }
+        walk(s, ctx, id, label, lambdas);
+      }
+      ctx.fn.nodes[id].branch_arms = label + 1 + (has_default ? 0 : 1);
+      return;
+    }
+    for (size_t i = 0; i < kids.size(); ++i) walk(kids[i], ctx, id, arms[i], lambdas);
+  }
+
+  const TranslationUnit& tu_;
+  const AnalysisOptions& options_;
+  ParsedUnit& out_;
+  std::string main_file_;
+  std::string root_;
+  std::vector<std::string_view> lines_;
+  std::unordered_map<std::string, bool> workspace_cache_;
+  std::unordered_map<unsigned, std::vector<CalleeInfo>> callee_cache_;
+};
+
+}  // namespace
+
+bool isUnderRoot(const std::string& file, const std::string& root) {
+  if (root.empty() || file.empty()) return false;
+  std::string r = root;
+  if (r.back() != '/') r.push_back('/');
+  return file.compare(0, r.size(), r) == 0;
+}
+
+std::string functionKeyOf(CXCursor c) {
+  if (clang_Cursor_isNull(c)) return "";
+  std::string name = spelling(c);
+  if (c.kind == CXCursor_FunctionTemplate) {
+    name += "<>";
+  } else if (int n = clang_Cursor_getNumTemplateArguments(c); n > 0) {
+    std::string args;
+    for (int i = 0; i < n; ++i) {
+      if (i) args += ", ";
+      switch (clang_Cursor_getTemplateArgumentKind(c, i)) {
+        case CXTemplateArgumentKind_Type:
+          args += typeSpelling(clang_Cursor_getTemplateArgumentType(c, i));
+          break;
+        case CXTemplateArgumentKind_Integral:
+          args += std::to_string(clang_Cursor_getTemplateArgumentValue(c, i));
+          break;
+        default:
+          args += "?";
+      }
+    }
+    name += "<" + args + ">";
+  }
+  std::string params;
+  int nargs = clang_Cursor_getNumArguments(c);
+  if (nargs >= 0) {
+    for (int i = 0; i < nargs; ++i) {
+      if (i) params += ", ";
+      params += typeSpelling(clang_getCursorType(clang_Cursor_getArgument(c, static_cast<unsigned>(i))));
+    }
+  } else {
+    bool first = true;
+    for (CXCursor k : children(c)) {
+      if (k.kind != CXCursor_ParmDecl) continue;
+      if (!first) params += ", ";
+      first = false;
+      params += typeSpelling(clang_getCursorType(k));
+    }
+  }
+  CXType ft = clang_getCursorType(c);
+  if (ft.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(ft))
+    params += params.empty() ? "..." : ", ...";
+  std::string quals = clang_CXXMethod_isConst(c) ? " const" : "";
+  return normalizeFunctionKey(scopePrefix(c) + name + "(" + params + ")" + quals);
+}
+
+ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  ParsedUnit out;
+  out.path = tu.path();
+  out.parse_ms = tu.lastParseMs();
+  out.problems = tu.problems();
+  if (tu.raw()) {
+    Builder b(tu, options, out);
+    b.visitDecls(clang_getTranslationUnitCursor(tu.raw()));
+  }
+  std::stable_sort(out.functions.begin(), out.functions.end(),
+                   [](const FunctionInfo& a, const FunctionInfo& b) {
+                     return a.range.start < b.range.start;
+                   });
+  out.build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  auto add = [&](const std::string& k) {
+    if (!k.empty() && seen.insert(k).second) out.push_back(k);
+  };
+  auto addFunction = [&](const FunctionInfo& f) {
+    add(f.key);
+    add(f.mangled);
+    for (const auto& n : f.nodes) {
+      add(n.callee_key);
+      add(n.callee_mangled);
+      add(n.producer_key);
+      add(n.producer_mangled);
+    }
+  };
+  for (const auto& f : unit.functions) addFunction(f);
+  for (const auto& [key, f] : unit.workspace_bodies) addFunction(f);
+  return out;
+}
+
+}  // namespace perfhat::analysis

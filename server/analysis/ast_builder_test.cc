@@ -1,0 +1,293 @@
+// The simplified AST built from real libclang parses of small in-memory TUs (clangd TestTU
+// style). Each test parses once; sources avoid standard headers unless the test is about them.
+#include "server/analysis/ast_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/analysis/testing/annotations.h"
+#include "server/analysis/testing/test_tu.h"
+
+namespace perfhat::analysis {
+namespace {
+
+using testing::Annotations;
+using testing::findFunction;
+using testing::nodesOfKind;
+using testing::TestTU;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::UnorderedElementsAre;
+
+std::vector<std::string> keysOf(const ParsedUnit& u) {
+  std::vector<std::string> keys;
+  for (const auto& f : u.functions) keys.push_back(f.key);
+  return keys;
+}
+
+TEST(AstBuilderTest, FunctionKeysOfDefinitions) {
+  TestTU t;
+  t.code = R"cc(
+#include <string>
+#include <vector>
+#include <map>
+namespace agile {
+struct Story { int points; };
+class BacklogService {
+ public:
+  int storyPoints(const Story& s) const;
+  void overload(int) {}
+  void overload(double) {}
+  void save(std::string* out, const std::vector<int>& v) {}
+  std::map<std::string, int> index(const std::map<std::string, std::vector<int>>& m) { return {}; }
+  static std::string name(std::string_view sv) { return std::string(sv); }
+  bool operator<(const BacklogService&) const { return false; }
+};
+int BacklogService::storyPoints(const Story& s) const { return s.points; }
+template <typename T> T maxOf(T a, T b) { return a > b ? a : b; }
+int withLambda(int x) {
+  auto f = [](int y) { return y + 1; };
+  auto g = [&]() { return x; };
+  return f(x) + g();
+}
+}  // namespace agile
+namespace { void hidden(long long, unsigned short) {} }
+extern "C" void c_function(int) {}
+extern "C" { void c_block(unsigned long) {} }
+)cc";
+  auto b = t.build();
+  EXPECT_THAT(keysOf(b->unit),
+              ElementsAre("agile::BacklogService::overload(int)",
+                          "agile::BacklogService::overload(double)",
+                          "agile::BacklogService::save(std::string *, const std::vector<int> &)",
+                          "agile::BacklogService::index(const std::map<std::string, "
+                          "std::vector<int>> &)",
+                          "agile::BacklogService::name(std::string_view)",
+                          "agile::BacklogService::operator<(const agile::BacklogService &) const",
+                          "agile::BacklogService::storyPoints(const agile::Story &) const",
+                          "agile::maxOf<>(T, T)", "agile::withLambda(int)",
+                          "agile::withLambda(int)::lambda#1", "agile::withLambda(int)::lambda#2",
+                          "(anonymous namespace)::hidden(long long, unsigned short)",
+                          "c_function(int)", "c_block(unsigned long)"));
+  // libclang's mangling equals what `nm` shows for the same code (see function_key_test).
+  const FunctionInfo* sp =
+      findFunction(b->unit, "agile::BacklogService::storyPoints(const agile::Story &) const");
+  ASSERT_NE(sp, nullptr);
+  EXPECT_EQ(sp->mangled, "_ZNK5agile14BacklogService11storyPointsERKNS_5StoryE");
+  EXPECT_EQ(findFunction(b->unit, "agile::BacklogService::save(std::string *, const "
+                                  "std::vector<int> &)")
+                ->mangled,
+            "_ZN5agile14BacklogService4saveEPNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt"
+            "6vectorIiSaIiEE");
+  EXPECT_EQ(findFunction(b->unit, "c_function(int)")->mangled, "c_function");
+}
+
+TEST(AstBuilderTest, CallsLoopsBranchesWithRangesAndHints) {
+  Annotations code(R"cc(
+struct Task { int hours() const { return 1; } };
+struct List { Task* begin() const; Task* end() const; };
+struct Svc {
+  int load(int id) const;
+  List tasks() const;
+  Svc();
+};
+#define CHECK(x) ((x) ? 0 : fail())
+int fail();
+int work(const Svc& s, int n) {
+  int total = 0;
+  Svc made;
+  for (int i = 0; i < 100; ++i) {$loop0^
+    total += $call[[s.load(i)]];
+  }
+  // perfhat: iterations=7
+  while (total < n) {$loop1^
+    total += $inner[[s.load(total)]];
+  }
+  for (auto& t : $producer[[s.tasks()]]) {$loop2^
+    total += t.hours();
+  }
+  if (n > 3) {
+    total += s.load(1);
+  } else if (n > 1) total += s.load(2); else total += s.load(3);
+  total += n ? s.load(4) : s.load(5);
+  switch (n) {
+    case 1: total += s.load(6); break;
+    case 2:
+    case 3: total += s.load(7); total += s.load(8); break;
+  }
+  do { total += 1; } while (0);
+  CHECK(total);
+  return total;
+}
+)cc");
+  TestTU t;
+  t.code = code.code();
+  auto b = t.build();
+  EXPECT_THAT(b->unit.problems, IsEmpty());
+  const FunctionInfo* f = findFunction(b->unit, "work(const Svc &, int)");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->mangled, "_Z4workRK3Svci");
+  // Node ids are pre-order indices; children point back at their parent.
+  for (const auto& n : f->nodes)
+    for (int c : n.children) EXPECT_EQ(f->nodes[c].parent, n.id);
+
+  auto loops = nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 3u) << "do { } while (0) is a macro idiom, not a loop";
+  EXPECT_EQ(loops[0]->loop_ordinal, 0);
+  EXPECT_EQ(loops[0]->loop_kind, LoopKind::For);
+  EXPECT_EQ(loops[0]->constant_trip, 100);
+  EXPECT_EQ(loops[0]->hint.line, code.point("loop0").line);
+  EXPECT_EQ(loops[0]->hint.column, code.point("loop0").column - 1);  // before `{`
+  EXPECT_EQ(loops[1]->loop_kind, LoopKind::While);
+  EXPECT_EQ(loops[1]->annotated_iterations, 7);
+  EXPECT_FALSE(loops[1]->constant_trip);
+  EXPECT_EQ(loops[2]->loop_kind, LoopKind::RangeFor);
+  EXPECT_EQ(loops[2]->producer_key, "Svc::tasks() const");
+  EXPECT_EQ(loops[2]->producer_mangled, "_ZNK3Svc5tasksEv");
+
+  auto calls = nodesOfKind(*f, NodeKind::Call);
+  std::vector<std::string> names;
+  for (auto* c : calls) names.push_back(c->callee_name);
+  // No constructor (`Svc made;`), the macro-expanded fail() is kept, hours() in range-for body.
+  EXPECT_THAT(names, ElementsAre("load", "load", "tasks", "hours", "load", "load", "load", "load",
+                                 "load", "load", "load", "load", "fail"));
+  const Node* first = calls[0];
+  EXPECT_EQ(first->range, code.range("call"));
+  EXPECT_EQ(first->hint, code.range("call").end);
+  EXPECT_EQ(first->callee_key, "Svc::load(int) const");
+  EXPECT_EQ(first->callee_mangled, "_ZNK3Svc4loadEi");
+  EXPECT_TRUE(first->callee_in_workspace == false) << "declared only, no body anywhere";
+  EXPECT_EQ(f->nodes[first->parent].kind, NodeKind::Loop);
+  EXPECT_EQ(first->arm, 0);
+  EXPECT_EQ(calls[1]->range, code.range("inner"));
+  // The range expression is evaluated once, the body every iteration.
+  EXPECT_EQ(calls[2]->range, code.range("producer"));
+  EXPECT_EQ(calls[2]->arm, -1);
+  EXPECT_EQ(calls[3]->arm, 0);
+  EXPECT_TRUE(calls[3]->callee_in_workspace) << "Task::hours has its body in this TU";
+
+  auto branches = nodesOfKind(*f, NodeKind::Branch);
+  ASSERT_EQ(branches.size(), 5u);  // if, nested else-if, ?:, switch, the ?: in CHECK()
+  EXPECT_EQ(branches[0]->branch_arms, 2);
+  EXPECT_EQ(calls[4]->parent, branches[0]->id);
+  EXPECT_EQ(calls[4]->arm, 0);
+  EXPECT_EQ(branches[1]->parent, branches[0]->id);
+  EXPECT_EQ(branches[1]->arm, 1);
+  EXPECT_EQ(calls[5]->arm, 0);
+  EXPECT_EQ(calls[6]->arm, 1);
+  EXPECT_EQ(calls[7]->parent, branches[2]->id);
+  EXPECT_EQ(calls[7]->arm, 0);
+  EXPECT_EQ(calls[8]->arm, 1);
+  EXPECT_EQ(branches[3]->branch_arms, 3);  // case 1, case 2/3, implicit default
+  EXPECT_EQ(calls[9]->arm, 0);
+  EXPECT_EQ(calls[10]->arm, 1);
+  EXPECT_EQ(calls[11]->arm, 1);
+  EXPECT_EQ(calls[12]->parent, branches[4]->id);
+  EXPECT_EQ(calls[12]->arm, 1);
+  EXPECT_EQ(f->nodes[branches[4]->parent].kind, NodeKind::Function);
+}
+
+TEST(AstBuilderTest, WorkspaceHeaderBodiesAndReferencedKeys) {
+  TestTU t;
+  t.headers["store.h"] = R"cc(
+#pragma once
+namespace store {
+inline int fetch(int id) { return id * 2; }
+int remote(int id);
+}
+)cc";
+  t.code = R"cc(
+#include "store.h"
+int use(int id) { return store::fetch(id) + store::remote(id); }
+)cc";
+  auto b = t.build();
+  ASSERT_EQ(b->unit.functions.size(), 1u);
+  auto calls = nodesOfKind(b->unit.functions[0], NodeKind::Call);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_TRUE(calls[0]->callee_in_workspace);
+  EXPECT_FALSE(calls[1]->callee_in_workspace);
+  EXPECT_EQ(b->unit.workspace_bodies.count("store::fetch(int)"), 1u);
+  EXPECT_THAT(referencedKeys(b->unit),
+              UnorderedElementsAre("use(int)", "_Z3usei", "store::fetch(int)", "_ZN5store5fetchEi",
+                                   "store::remote(int)", "_ZN5store6remoteEi"));
+}
+
+TEST(AstBuilderTest, ParseErrorsAreReportedAndTheRestIsStillBuilt) {
+  Annotations code(R"cc(
+int ok(int x) { return x; }
+int broken(int x) { return $err[[undefined_thing]](x); }
+)cc");
+  TestTU t;
+  t.code = code.code();
+  auto b = t.build();
+  ASSERT_FALSE(b->unit.problems.empty());
+  EXPECT_TRUE(b->unit.problems[0].error);
+  EXPECT_EQ(b->unit.problems[0].range.start, code.range("err").start);
+  EXPECT_THAT(b->unit.problems[0].message, ::testing::HasSubstr("undefined_thing"));
+  EXPECT_THAT(keysOf(b->unit), Contains("ok(int)"));
+}
+
+TEST(AstBuilderTest, OperatorCallsInsertedByTheCompilerAreNotCalls) {
+  // A range-for calls begin/end/operator!=/operator++/operator* implicitly, and a condition
+  // converts with operator bool: none of these is a call as written, so none gets a hint.
+  // A written `*it` is a call; conversions, even inside an explicit cast, are not.
+  TestTU t;
+  t.code = R"cc(
+struct It { int* p; int& operator*() const { return *p; } It& operator++() { ++p; return *this; }
+            bool operator!=(const It& o) const { return p != o.p; } };
+struct Bag { int v[3]; It begin() { return It{v}; } It end() { return It{v + 3}; }
+             explicit operator bool() const { return true; } };
+Bag& bag();
+int sum() {
+  int s = 0;
+  for (int x : bag()) s += x;
+  It it = bag().begin();
+  if (bag()) s += *it;
+  return s + static_cast<int>(static_cast<bool>(bag()));
+}
+)cc";
+  auto b = t.build();
+  const FunctionInfo* sum = findFunction(b->unit, "sum()");
+  ASSERT_NE(sum, nullptr);
+  std::vector<std::string> callees;
+  for (const Node* n : nodesOfKind(*sum, NodeKind::Call)) callees.push_back(n->callee_key);
+  EXPECT_THAT(callees, UnorderedElementsAre("bag()", "bag()", "Bag::begin()", "bag()",
+                                            "It::operator*() const", "bag()"));
+}
+
+TEST(AstBuilderTest, ReparseSeesTheEdit) {
+  TestTU t;
+  t.code = "int g(int);\nint f(int x) { return x; }\n";
+  auto b = t.build();
+  EXPECT_TRUE(nodesOfKind(b->unit.functions[0], NodeKind::Call).empty());
+  ASSERT_TRUE(b->tu->reparse("int g(int);\nint f(int x) { return g(x); }\n"));
+  EXPECT_EQ(b->tu->parseCount(), 2);
+  ParsedUnit again = buildAst(*b->tu, AnalysisOptions{});
+  auto calls = nodesOfKind(again.functions[0], NodeKind::Call);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]->callee_key, "g(int)");
+}
+
+TEST(AstBuilderTest, TemplateCallsCarryTheInstantiation) {
+  TestTU t;
+  t.code = R"cc(
+template <typename T> T maxOf(T a, T b) { return a > b ? a : b; }
+template <typename T> struct Box { void put(const T&) {} };
+int use() { Box<int>().put(1); return maxOf(1, 2); }
+)cc";
+  auto b = t.build();
+  const FunctionInfo* use = findFunction(b->unit, "use()");
+  ASSERT_NE(use, nullptr);
+  auto calls = nodesOfKind(*use, NodeKind::Call);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->callee_key, "Box<int>::put(const int &)");
+  EXPECT_EQ(calls[0]->callee_mangled, "_ZN3BoxIiE3putERKi");
+  EXPECT_EQ(calls[1]->callee_key, "maxOf<int>(int, int)");
+  EXPECT_EQ(calls[1]->callee_mangled, "_Z5maxOfIiET_S0_S0_");
+  EXPECT_TRUE(calls[1]->callee_in_workspace);
+}
+
+}  // namespace
+}  // namespace perfhat::analysis

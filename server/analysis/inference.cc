@@ -1,0 +1,567 @@
+#include "server/analysis/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <vector>
+
+#include "common/function_key.h"
+
+namespace perfhat::analysis {
+
+std::string formatDuration(double ns) {
+  char buf[64];
+  double a = std::abs(ns);
+  auto fmt = [&](double v, const char* unit) {
+    int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
+  };
+  if (a >= 1e9) fmt(ns / 1e9, "s");
+  else if (a >= 1e6) fmt(ns / 1e6, "ms");
+  else if (a >= 1e3) fmt(ns / 1e3, "µs");
+  else fmt(ns, "ns");
+  return buf;
+}
+
+Distribution addDist(const Distribution& a, const Distribution& b) {
+  Distribution d;
+  d.mean_ns = a.mean_ns + b.mean_ns;
+  d.p50_ns = a.p50_ns + b.p50_ns;
+  d.p90_ns = a.p90_ns + b.p90_ns;
+  d.p99_ns = a.p99_ns + b.p99_ns;
+  d.samples = a.samples == 0 ? b.samples : b.samples == 0 ? a.samples : std::min(a.samples, b.samples);
+  return d;
+}
+
+Distribution scaleDist(const Distribution& a, double k) {
+  Distribution d = a;
+  d.mean_ns *= k;
+  d.p50_ns *= k;
+  d.p90_ns *= k;
+  d.p99_ns *= k;
+  return d;
+}
+
+Distribution fromStats(const Stats& s) {
+  return Distribution{s.mean_ns, s.p50_ns, s.p90_ns, s.p99_ns, s.count};
+}
+
+namespace {
+
+Distribution fromCallSite(const CallSiteStats& c) {
+  return Distribution{c.mean_ns, c.p50_ns > 0 ? c.p50_ns : c.mean_ns,
+                      c.p90_ns > 0 ? c.p90_ns : c.mean_ns, c.p99_ns > 0 ? c.p99_ns : c.mean_ns,
+                      c.count};
+}
+
+std::string displayName(const Node& n) {
+  return n.callee_name.empty() ? n.callee_key : n.callee_name + "()";
+}
+
+void attach(Node& n, const FeedbackItem& item) {
+  n.measured = item.stats;
+  n.baseline = item.baseline;
+  n.versions = item.versions;
+  n.hosts = item.hosts;
+}
+
+// Callers as the runtime spelled them, normalized once per analysis (hot: every call node).
+const std::string& canonicalCaller(const std::string& caller,
+                                   std::unordered_map<std::string, std::string>& cache) {
+  auto it = cache.find(caller);
+  if (it == cache.end()) it = cache.emplace(caller, normalizeFunctionKey(caller)).first;
+  return it->second;
+}
+
+const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,
+                                  std::unordered_map<std::string, std::string>& cache) {
+  for (const auto& c : callee.callsites) {
+    if (c.caller == caller.key || (!caller.mangled.empty() && c.caller == caller.mangled) ||
+        canonicalCaller(c.caller, cache) == caller.key)
+      return &c;
+  }
+  return nullptr;
+}
+
+// Weighted least squares y = X·β (normal equations, Gaussian elimination with pivoting).
+// Returns false when the system is singular (e.g. every site has the same workload).
+bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
+                  const std::vector<double>& w, std::vector<double>& beta) {
+  size_t k = X.empty() ? 0 : X[0].size();
+  if (k == 0 || X.size() < k) return false;
+  std::vector<std::vector<double>> A(k, std::vector<double>(k + 1, 0));
+  for (size_t r = 0; r < X.size(); ++r)
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t j = 0; j < k; ++j) A[i][j] += w[r] * X[r][i] * X[r][j];
+      A[i][k] += w[r] * X[r][i] * y[r];
+    }
+  for (size_t c = 0; c < k; ++c) {
+    size_t piv = c;
+    for (size_t r = c + 1; r < k; ++r)
+      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
+    double scale = 0;
+    for (size_t j = 0; j < k; ++j) scale = std::max(scale, std::abs(A[c][j]));
+    if (std::abs(A[piv][c]) <= 1e-12 * std::max(scale, 1.0)) return false;
+    std::swap(A[c], A[piv]);
+    for (size_t r = 0; r < k; ++r) {
+      if (r == c) continue;
+      double f = A[r][c] / A[c][c];
+      for (size_t j = c; j <= k; ++j) A[r][j] -= f * A[c][j];
+    }
+  }
+  beta.assign(k, 0);
+  for (size_t i = 0; i < k; ++i) beta[i] = A[i][k] / A[i][i];
+  return true;
+}
+
+std::string fmtNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+Inference::Inference(const ParsedUnit& unit, const FeedbackView& view,
+                     const AnalysisOptions& options)
+    : unit_(unit), view_(view), options_(options), matcher_(view, options) {
+  for (const auto& [key, f] : unit.workspace_bodies) bodies_.emplace(key, &f);
+  for (const auto& f : unit.functions) bodies_[f.key] = &f;  // the document's own bodies win
+}
+
+const FunctionInfo* Inference::findBody(const std::string& key) const {
+  auto it = bodies_.find(key);
+  return it == bodies_.end() ? nullptr : it->second;
+}
+
+Estimate Inference::bodyEstimate(const std::string& key) {
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  Estimate e;
+  e.derivation.model = "workspace-body";
+  const FunctionInfo* body = findBody(key);
+  if (!body) {
+    e.derivation.summary = "body not available";
+    return e;
+  }
+  if (in_progress_.count(key)) {
+    e.derivation.summary = "recursive call: cost of the recursion unknown";
+    return e;  // not memoized: the outer evaluation decides
+  }
+  FunctionInfo analysed = analyzeFunction(*body);
+  e = analysed.root().estimate;
+  memo_[key] = e;
+  return e;
+}
+
+Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee) {
+  Estimate e;
+  const FeedbackItem* item = callee.item;
+  if (item && item->stats) {
+    const Stats& overall = *item->stats;
+    // Regression of callee latency over the parents' workload, across the callee's call sites.
+    std::vector<const CallSiteStats*> sites;
+    for (const auto& c : item->callsites)
+      if (c.count > 0 && c.mean_ns > 0) sites.push_back(&c);
+    bool all_sizes = !sites.empty() && std::all_of(sites.begin(), sites.end(), [](auto* c) {
+      return c->caller_input_size.has_value();
+    });
+    bool any_rate = std::any_of(sites.begin(), sites.end(),
+                                [](auto* c) { return c->caller_rate_per_s > 0; });
+    if (!sites.empty() && (any_rate || all_sizes)) {
+      std::vector<std::vector<double>> X;
+      std::vector<double> y, w;
+      double wsum = 0, mean_rate = 0, mean_size = 0, mean_y = 0;
+      uint64_t samples = 0;
+      for (auto* c : sites) {
+        std::vector<double> row{1.0, c->caller_rate_per_s};
+        if (all_sizes) row.push_back(*c->caller_input_size);
+        X.push_back(row);
+        y.push_back(c->mean_ns);
+        double wt = static_cast<double>(c->count);
+        w.push_back(wt);
+        wsum += wt;
+        mean_rate += wt * c->caller_rate_per_s;
+        mean_size += wt * (all_sizes ? *c->caller_input_size : 0);
+        mean_y += wt * c->mean_ns;
+        samples += c->count;
+      }
+      mean_rate /= wsum;
+      mean_size /= wsum;
+      mean_y /= wsum;
+      double rate = fn.root().measured && fn.root().measured->rate_per_s > 0
+                        ? fn.root().measured->rate_per_s
+                        : mean_rate;
+      std::vector<double> beta;
+      double predicted = mean_y;
+      bool fitted = leastSquares(X, y, w, beta);
+      if (!fitted && all_sizes) {  // collinear sizes: retry on rate only
+        for (auto& row : X) row.pop_back();
+        fitted = leastSquares(X, y, w, beta);
+      }
+      if (fitted) {
+        predicted = beta[0] + beta[1] * rate;
+        if (beta.size() > 2) predicted += beta[2] * mean_size;
+      }
+      double lo = *std::min_element(y.begin(), y.end());
+      double hi = *std::max_element(y.begin(), y.end());
+      // Extrapolation far outside the observed workloads is not trusted beyond a factor 2.
+      predicted = std::clamp(predicted, lo / 2, hi * 2);
+      double ratio = overall.mean_ns > 0 ? predicted / overall.mean_ns : 1.0;
+      e.provenance = Provenance::Inferred;
+      e.dist = scaleDist(fromStats(overall), ratio);
+      e.dist.mean_ns = predicted;
+      e.dist.samples = samples;
+      e.derivation.model = "callsite-regression";
+      e.derivation.summary = formatDuration(predicted) + " at " + fmtNumber(rate) +
+                             " calls/s of " + fn.name + "()";
+      e.derivation.inputs.push_back(std::to_string(sites.size()) + " call site(s) of " +
+                                    displayName(node) + " in other callers");
+      for (auto* c : sites)
+        e.derivation.inputs.push_back(c->caller + ": " + formatDuration(c->mean_ns) + " at " +
+                                      fmtNumber(c->caller_rate_per_s) + " calls/s");
+      if (fitted)
+        e.derivation.inputs.push_back("model: latency = " + fmtNumber(beta[0]) + " ns + " +
+                                      fmtNumber(beta[1]) + " ns × rate" +
+                                      (beta.size() > 2 ? " + " + fmtNumber(beta[2]) + " ns × size"
+                                                       : std::string()));
+      else
+        e.derivation.assumptions.push_back(
+            "workloads of the call sites do not vary: their weighted mean is used");
+      if (!(fn.root().measured && fn.root().measured->rate_per_s > 0))
+        e.derivation.assumptions.push_back(
+            "workload of " + fn.name + "() unknown: the call sites' mean workload is assumed");
+      if (all_sizes)
+        e.derivation.assumptions.push_back("input size of this caller assumed at the mean (" +
+                                           fmtNumber(mean_size) + ")");
+      return e;
+    }
+    e.provenance = Provenance::Inferred;
+    e.dist = fromStats(overall);
+    e.derivation.model = "callee-overall";
+    e.derivation.summary = formatDuration(overall.mean_ns) + " (" + displayName(node) +
+                           " overall, " + std::to_string(overall.count) + " calls)";
+    e.derivation.inputs.push_back(displayName(node) + ": mean " + formatDuration(overall.mean_ns) +
+                                  ", p99 " + formatDuration(overall.p99_ns));
+    e.derivation.assumptions.push_back(
+        "no call-site workload data: the callee's overall distribution is used");
+    return e;
+  }
+  if (node.callee_in_workspace && !node.callee_key.empty()) {
+    Estimate body = bodyEstimate(node.callee_key);
+    if (body.known()) {
+      e.provenance = Provenance::Inferred;
+      e.dist = body.dist;
+      e.derivation.model = "workspace-body";
+      e.derivation.summary = formatDuration(body.dist.mean_ns) + " from the body of " +
+                             displayName(node);
+      e.derivation.inputs.push_back(node.callee_key + ": " + body.derivation.summary);
+      e.derivation.assumptions = body.derivation.assumptions;
+      e.derivation.assumptions.insert(e.derivation.assumptions.begin(),
+                                      "no production data for " + displayName(node) +
+                                          ": its body was analysed");
+      return e;
+    }
+    e.derivation = body.derivation;
+    e.derivation.model = "workspace-body";
+    if (e.derivation.summary.empty())
+      e.derivation.summary = "no production data; the body's cost is unknown";
+    return e;
+  }
+  e.derivation.model = "none";
+  e.derivation.summary = "no production data for " + displayName(node);
+  return e;
+}
+
+namespace {
+
+struct Sum {
+  Distribution dist;
+  bool any_known = false;
+  bool all_measured = true;
+  std::vector<std::string> inputs;
+  std::vector<std::string> unknown;
+  void add(const Node& n) {
+    if (!n.estimate.known()) {
+      unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : "a nested block");
+      all_measured = false;
+      return;
+    }
+    dist = any_known ? addDist(dist, n.estimate.dist) : n.estimate.dist;
+    any_known = true;
+    if (n.estimate.provenance != Provenance::Measured) all_measured = false;
+    std::string what = n.kind == NodeKind::Call   ? displayName(n)
+                       : n.kind == NodeKind::Loop ? "loop at line " + std::to_string(n.range.start.line + 1)
+                                                  : "branch at line " + std::to_string(n.range.start.line + 1);
+    inputs.push_back(what + ": " + formatDuration(n.estimate.dist.mean_ns));
+  }
+  void noteUnknown(Derivation& d) const {
+    if (unknown.empty()) return;
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
+    if (unknown.size() > 5) list += ", …";
+    d.assumptions.push_back(std::to_string(unknown.size()) + " part(s) without data not counted: " +
+                            list);
+  }
+};
+
+}  // namespace
+
+Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self) {
+  // Iterations, in order of preference (DESIGN §6).
+  std::vector<std::string> assumptions;
+  std::string iteration_note;
+  node.iterations.reset();
+  if (self.item)
+    for (const auto& l : self.item->loops)
+      if (l.ordinal == node.loop_ordinal && l.iterations_mean > 0) {
+        node.iterations = l.iterations_mean;
+        node.iteration_source = IterationSource::Production;
+        iteration_note = "production loop data (" + std::to_string(l.count) + " executions)";
+        break;
+      }
+  if (!node.iterations && !node.producer_key.empty()) {
+    MatchResult producer = matcher_.match(node.producer_key, node.producer_mangled);
+    if (producer.item && producer.item->result_size && producer.item->result_size->mean > 0) {
+      node.iterations = producer.item->result_size->mean;
+      node.iteration_source = IterationSource::ProducerSize;
+      iteration_note = "recorded result size of " + node.producer_key;
+    }
+  }
+  if (!node.iterations && node.constant_trip) {
+    node.iterations = *node.constant_trip;
+    node.iteration_source = IterationSource::ConstantTrip;
+    iteration_note = "constant trip count";
+  }
+  if (!node.iterations && node.annotated_iterations) {
+    node.iterations = *node.annotated_iterations;
+    node.iteration_source = IterationSource::Annotation;
+    iteration_note = "developer estimate (perfhat: iterations)";
+    assumptions.push_back("iterations estimated by the developer");
+  }
+  if (!node.iterations) {
+    node.iterations = options_.default_loop_iterations;
+    node.iteration_source = IterationSource::Default;
+    iteration_note = "default";
+    assumptions.push_back("default " + fmtNumber(options_.default_loop_iterations) +
+                          " iterations: no loop data, producer size, trip count or annotation");
+  }
+  double n = *node.iterations;
+  Sum once, body;
+  for (int c : node.children) {
+    const Node& child = fn.nodes[c];
+    (child.arm == -1 ? once : body).add(child);
+  }
+  Estimate e;
+  e.derivation.model = "loop";
+  e.derivation.inputs.push_back("iterations " + fmtNumber(n) + " (" + iteration_note + ")");
+  e.derivation.assumptions = assumptions;
+  body.noteUnknown(e.derivation);
+  once.noteUnknown(e.derivation);
+  if (!body.any_known) {
+    e.derivation.summary = fmtNumber(n) + " × ?";
+    return e;  // nothing known about an iteration: Unknown, not 0
+  }
+  e.dist = scaleDist(body.dist, n);
+  if (once.any_known) e.dist = addDist(e.dist, once.dist);
+  e.dist.samples = body.dist.samples;
+  bool measured = node.iteration_source == IterationSource::Production && body.all_measured &&
+                  once.all_measured;
+  e.provenance = measured ? Provenance::Measured : Provenance::Inferred;
+  e.derivation.summary = fmtNumber(n) + " × " + formatDuration(body.dist.mean_ns);
+  for (auto& i : body.inputs) e.derivation.inputs.push_back("per iteration: " + i);
+  for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+  if (n > 1) e.derivation.assumptions.push_back("percentiles scaled by the iteration count");
+  return e;
+}
+
+Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
+  int arms = std::max(node.branch_arms, 1);
+  Sum cond;
+  std::vector<Sum> arm(arms);
+  for (int c : node.children) {
+    const Node& child = fn.nodes[c];
+    if (child.arm < 0 || child.arm >= arms) cond.add(child);
+    else arm[child.arm].add(child);
+  }
+  Estimate e;
+  e.derivation.model = "branch";
+  bool any = cond.any_known;
+  for (auto& a : arm) any |= a.any_known;
+  for (auto& a : arm) a.noteUnknown(e.derivation);
+  cond.noteUnknown(e.derivation);
+  if (!any) {
+    e.derivation.summary = "?";
+    return e;
+  }
+  Distribution d = cond.dist;
+  if (options_.branch_mode == BranchMode::Worst) {
+    const Sum* worst = nullptr;
+    for (auto& a : arm)
+      if (a.any_known && (!worst || a.dist.mean_ns > worst->dist.mean_ns)) worst = &a;
+    if (worst) d = addDist(d, worst->dist);
+    node.branch_probability = 1.0;
+    e.derivation.summary = "worst arm " + formatDuration(worst ? worst->dist.mean_ns : 0);
+    e.derivation.assumptions.push_back("worst case: the most expensive arm is taken");
+  } else {
+    double p = 1.0 / arms;
+    node.branch_probability = p;
+    for (auto& a : arm)
+      if (a.any_known) d = addDist(d, scaleDist(a.dist, p));
+    e.derivation.summary = "arms weighted " + fmtNumber(p) + " each";
+    e.derivation.assumptions.push_back("no branch data: " + std::to_string(arms) +
+                                       " arms assumed equally likely (p = " + fmtNumber(p) + ")");
+  }
+  for (size_t i = 0; i < arm.size(); ++i)
+    for (auto& in : arm[i].inputs)
+      e.derivation.inputs.push_back("arm " + std::to_string(i) + ": " + in);
+  for (auto& in : cond.inputs) e.derivation.inputs.push_back("condition: " + in);
+  e.dist = d;
+  e.provenance = Provenance::Inferred;
+  return e;
+}
+
+FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
+  in_progress_.insert(input.key);
+  FunctionInfo fn = input;
+  MatchResult self = matcher_.matchDefinition(fn);
+  Node& root = fn.nodes[0];
+  fn.match = self ? self.how : "";
+  if (self) attach(root, *self.item);
+  bool function_measured = self && self.item->stats.has_value();
+  if (function_measured) {
+    root.estimate.provenance = Provenance::Measured;
+    root.estimate.dist = fromStats(*self.item->stats);
+    root.estimate.derivation.model = "measured";
+    root.estimate.derivation.summary = "production: mean " + formatDuration(root.estimate.dist.mean_ns);
+    if (self.how == "overloads")
+      root.estimate.derivation.assumptions.push_back(
+          "aggregated across overloads / instantiations of " + qualifiedName(fn.key));
+  }
+
+  // Outside-in (BFS): attach data; what has none goes on the stack.
+  std::vector<MatchResult> callee(fn.nodes.size());
+  std::vector<int> to_infer;
+  std::deque<int> queue{0};
+  while (!queue.empty()) {
+    int id = queue.front();
+    queue.pop_front();
+    Node& n = fn.nodes[id];
+    for (int c : n.children) queue.push_back(c);
+    switch (n.kind) {
+      case NodeKind::Function:
+        if (!function_measured) to_infer.push_back(id);
+        break;
+      case NodeKind::Call: {
+        callee[id] = matcher_.match(n.callee_key, n.callee_mangled);
+        const FeedbackItem* item = callee[id].item;
+        if (item) attach(n, *item);
+        const CallSiteStats* site = item ? callSiteFrom(*item, fn, caller_cache_) : nullptr;
+        if (site) {
+          n.estimate.provenance = Provenance::Measured;
+          n.estimate.dist = fromCallSite(*site);
+          n.estimate.derivation.model = "measured";
+          n.estimate.derivation.summary = "production call site " + fn.name + "() → " + displayName(n);
+        } else if (item && item->stats && item->callsites.empty()) {
+          // The data does not record call sites, so this call cannot be told apart from an
+          // existing one: the callee's own distribution is its measurement.
+          n.estimate.provenance = Provenance::Measured;
+          n.estimate.dist = fromStats(*item->stats);
+          n.estimate.derivation.model = "measured";
+          n.estimate.derivation.summary = "production: " + displayName(n) + " mean " +
+                                          formatDuration(item->stats->mean_ns);
+        } else {
+          to_infer.push_back(id);
+        }
+        if (n.estimate.known() && callee[id].how == "overloads")
+          n.estimate.derivation.assumptions.push_back("aggregated across overloads of " +
+                                                      qualifiedName(n.callee_key));
+        break;
+      }
+      case NodeKind::Loop:
+      case NodeKind::Branch:
+        to_infer.push_back(id);
+        break;
+    }
+  }
+  // Inside-out: pop the stack; what is inferred is in place for the nodes above (context).
+  while (!to_infer.empty()) {
+    int id = to_infer.back();
+    to_infer.pop_back();
+    Node& n = fn.nodes[id];
+    switch (n.kind) {
+      case NodeKind::Call:
+        n.estimate = inferCall(n, fn, callee[id]);
+        break;
+      case NodeKind::Loop:
+        n.estimate = inferLoop(n, fn, self);
+        break;
+      case NodeKind::Branch:
+        n.estimate = inferBranch(n, fn);
+        break;
+      case NodeKind::Function: {
+        Sum s;
+        for (int c : n.children) s.add(fn.nodes[c]);
+        Estimate e;
+        e.derivation.model = "sum";
+        s.noteUnknown(e.derivation);
+        if (s.any_known) {
+          e.provenance = Provenance::Inferred;
+          e.dist = s.dist;
+          e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) + " part(s) = " +
+                                 formatDuration(s.dist.mean_ns);
+          e.derivation.inputs = s.inputs;
+          e.derivation.assumptions.push_back("no production data for " + fn.name +
+                                             "(): the sum of its parts");
+        } else {
+          e.derivation.summary = "no production data and nothing known inside";
+        }
+        n.estimate = e;
+        break;
+      }
+    }
+  }
+  // New (inferred) calls change the function: measured total + their cost, multiplied along
+  // the path by enclosing loops' iterations and branch weights.
+  Distribution added;
+  std::vector<std::string> new_inputs;
+  for (const Node& n : fn.nodes) {
+    if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
+    fn.changed = true;
+    if (!function_measured) continue;
+    double mult = 1;
+    std::string path;
+    for (const Node* cur = &n; cur->parent > 0; cur = &fn.nodes[cur->parent]) {
+      const Node& p = fn.nodes[cur->parent];
+      if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
+        mult *= *p.iterations;
+        path = fmtNumber(*p.iterations) + " × " + path;
+      } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.branch_probability) {
+        mult *= *p.branch_probability;
+        if (*p.branch_probability != 1) path = fmtNumber(*p.branch_probability) + " × " + path;
+      }
+    }
+    added = new_inputs.empty() ? scaleDist(n.estimate.dist, mult)
+                               : addDist(added, scaleDist(n.estimate.dist, mult));
+    new_inputs.push_back("new call " + displayName(n) + ": " + path +
+                         formatDuration(n.estimate.dist.mean_ns));
+  }
+  if (function_measured && !new_inputs.empty()) {
+    Estimate e;
+    e.provenance = Provenance::Inferred;
+    e.dist = addDist(root.estimate.dist, added);
+    e.dist.samples = root.estimate.dist.samples;
+    e.derivation.model = "sum";
+    e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +
+                           formatDuration(added.mean_ns);
+    e.derivation.inputs.push_back("measured total: " + formatDuration(root.estimate.dist.mean_ns));
+    for (auto& i : new_inputs) e.derivation.inputs.push_back(i);
+    e.derivation.assumptions = root.estimate.derivation.assumptions;
+    e.derivation.assumptions.push_back("new calls add to the measured total");
+    root.estimate = e;
+  }
+  in_progress_.erase(input.key);
+  return fn;
+}
+
+}  // namespace perfhat::analysis

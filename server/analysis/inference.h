@@ -1,0 +1,63 @@
+// Inference (paper Algorithm 1 + DESIGN §6): per function, visit the simplified AST outside-in
+// (BFS) attaching production data through the specification; nodes without data go on a stack
+// and are inferred inside-out, so loops, branches and the function total include what was
+// inferred below them (propagation).
+//
+// Rules:
+//  * call without call-site data: least-squares regression of the callee's latency over its
+//    callers' workload (caller_rate_per_s, and caller_input_size when every site has it),
+//    predicted for this parent's workload; else the callee's overall distribution; callee
+//    without any data but with a body in the workspace: that body, analysed recursively
+//    (memoized, cycle-safe); otherwise Unknown;
+//  * loop: once-evaluated parts + iterations × Σ body, iterations by preference production
+//    loop data → producer's result size → constant trip count → annotation → default;
+//  * branch: arms weighted equally (stated assumption) or the worst arm;
+//  * function total: measured when matched, plus the cost of new (inferred) calls multiplied
+//    by their enclosing loops' iterations and branch weights (`changed`); else Σ children.
+// Unknown stays Unknown: a sum counts its known parts and lists the unknown ones; a sum with no
+// known part is Unknown, never 0.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "server/analysis/ast_builder.h"
+#include "server/analysis/matching.h"
+
+namespace perfhat::analysis {
+
+class Inference {
+ public:
+  Inference(const ParsedUnit& unit, const FeedbackView& view, const AnalysisOptions& options);
+
+  // A copy of `fn` with data attached and every node's estimate filled.
+  FunctionInfo analyzeFunction(const FunctionInfo& fn);
+
+ private:
+  Estimate inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee);
+  Estimate inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self);
+  Estimate inferBranch(Node& node, const FunctionInfo& fn);
+  Estimate bodyEstimate(const std::string& key);
+  const FunctionInfo* findBody(const std::string& key) const;
+
+  const ParsedUnit& unit_;
+  const FeedbackView& view_;
+  const AnalysisOptions& options_;
+  Matcher matcher_;
+  std::unordered_map<std::string, const FunctionInfo*> bodies_;
+  std::unordered_map<std::string, Estimate> memo_;
+  std::unordered_set<std::string> in_progress_;
+  std::unordered_map<std::string, std::string> caller_cache_;
+};
+
+// "12.4 ms", "1.24 s", "850 µs", "120 ns".
+std::string formatDuration(double ns);
+
+// Distribution arithmetic used by the inference: sums add means and percentiles (the
+// percentile sum is an upper bound for independent parts; stated as an assumption where used).
+Distribution addDist(const Distribution& a, const Distribution& b);
+Distribution scaleDist(const Distribution& a, double k);
+Distribution fromStats(const Stats& s);
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,154 @@
+#include "server/analysis/matching.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/function_key.h"
+
+namespace perfhat::analysis {
+
+bool sameSourceFile(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  if (a == b) return true;
+  const std::string& longer = a.size() > b.size() ? a : b;
+  const std::string& shorter = a.size() > b.size() ? b : a;
+  if (longer.compare(longer.size() - shorter.size(), shorter.size(), shorter) != 0) return false;
+  return shorter.front() == '/' || longer[longer.size() - shorter.size() - 1] == '/';
+}
+
+FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items) {
+  FeedbackItem out;
+  if (items.empty()) return out;
+  out.key = qualifiedName(normalizeFunctionKey(items.front()->key));
+  Stats s;
+  s.min_ns = std::numeric_limits<double>::infinity();
+  double weight = 0;
+  bool any = false;
+  double size_w = 0;
+  SizeStats size;
+  for (const FeedbackItem* it : items) {
+    for (const auto& c : it->callsites) out.callsites.push_back(c);
+    for (const auto& v : it->versions)
+      if (std::find(out.versions.begin(), out.versions.end(), v) == out.versions.end())
+        out.versions.push_back(v);
+    for (const auto& h : it->hosts)
+      if (std::find(out.hosts.begin(), out.hosts.end(), h) == out.hosts.end())
+        out.hosts.push_back(h);
+    if (it->result_size && it->result_size->count > 0) {
+      double w = static_cast<double>(it->result_size->count);
+      size.mean += w * it->result_size->mean;
+      size.p90 += w * it->result_size->p90;
+      size.max = std::max(size.max, it->result_size->max);
+      size.count += it->result_size->count;
+      size_w += w;
+    }
+    if (!it->stats) continue;
+    const Stats& x = *it->stats;
+    double w = static_cast<double>(std::max<uint64_t>(x.count, 1));
+    any = true;
+    s.count += x.count;
+    s.errors += x.errors;
+    s.mean_ns += w * x.mean_ns;
+    s.p50_ns += w * x.p50_ns;
+    s.p90_ns += w * x.p90_ns;
+    s.p95_ns += w * x.p95_ns;
+    s.p99_ns += w * x.p99_ns;
+    s.min_ns = std::min(s.min_ns, x.min_ns);
+    s.max_ns = std::max(s.max_ns, x.max_ns);
+    s.rate_per_s += x.rate_per_s;
+    if (s.window.from.empty() || (!x.window.from.empty() && x.window.from < s.window.from))
+      s.window.from = x.window.from;
+    if (x.window.to > s.window.to) s.window.to = x.window.to;
+    weight += w;
+  }
+  if (any) {
+    s.mean_ns /= weight;
+    s.p50_ns /= weight;
+    s.p90_ns /= weight;
+    s.p95_ns /= weight;
+    s.p99_ns /= weight;
+    out.stats = s;
+  }
+  if (size_w > 0) {
+    size.mean /= size_w;
+    size.p90 /= size_w;
+    out.result_size = size;
+  }
+  return out;
+}
+
+Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
+    : view_(view), options_(options) {
+  for (const auto& r : options_.rules) {
+    if (r.function_regex.empty()) continue;
+    try {
+      regex_rules_.emplace_back(&r, std::regex(r.function_regex));
+    } catch (const std::regex_error&) {
+      // rejected with a message by parseAnalysisOptions; ignored here
+    }
+  }
+}
+
+MatchResult Matcher::byRules(const std::string& key) const {
+  for (const auto& r : options_.rules) {
+    if (r.function.empty()) continue;
+    bool hit = false;
+    std::string_view f = r.function;
+    if (f.size() >= 5 && f.substr(f.size() - 5) == "(...)") {
+      hit = qualifiedName(key) == qualifiedName(normalizeFunctionKey(f.substr(0, f.size() - 5)));
+    } else {
+      hit = normalizeFunctionKey(f) == key;
+    }
+    if (hit)
+      if (const FeedbackItem* item = view_.find(r.span)) return MatchResult{item, nullptr, "rule"};
+  }
+  for (const auto& [rule, re] : regex_rules_) {
+    if (std::regex_match(key, re))
+      if (const FeedbackItem* item = view_.find(rule->span))
+        return MatchResult{item, nullptr, "rule"};
+  }
+  return {};
+}
+
+MatchResult Matcher::match(const std::string& key, const std::string& mangled) const {
+  if (key.empty() && mangled.empty()) return {};
+  if (!key.empty())
+    if (const FeedbackItem* item = view_.find(key)) return MatchResult{item, nullptr, "exact"};
+  if (!mangled.empty())
+    if (const FeedbackItem* item = view_.find(mangled))
+      return MatchResult{item, nullptr, "mangled"};
+  if (key.empty()) return {};
+  if (MatchResult r = byRules(key)) return r;
+  auto q = qualified_cache_.find(key);
+  if (q == qualified_cache_.end()) q = qualified_cache_.emplace(key, qualifiedName(key)).first;
+  auto overloads = view_.findByName(q->second);
+  if (overloads.size() == 1) return MatchResult{overloads.front(), nullptr, "name"};
+  if (overloads.size() > 1) {
+    auto owned = std::make_shared<FeedbackItem>(aggregateItems(overloads));
+    return MatchResult{owned.get(), owned, "overloads"};
+  }
+  return {};
+}
+
+MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
+  if (MatchResult r = match(fn.key, fn.mangled)) return r;
+  // File + line: the runtime's code.file.path / code.line.number inside the definition; the
+  // closest line to the start wins (a probe sits at the top of the function).
+  const FeedbackItem* best = nullptr;
+  int best_distance = std::numeric_limits<int>::max();
+  for (const FeedbackItem* item : view_.all()) {
+    if (item->line <= 0 || !sameSourceFile(item->file, fn.file)) continue;
+    int line0 = item->line - 1;
+    if (line0 < fn.range.start.line || line0 > fn.range.end.line) continue;
+    int d = line0 - fn.range.start.line;
+    if (d < best_distance) {
+      best = item;
+      best_distance = d;
+    }
+  }
+  if (best) return MatchResult{best, nullptr, "file-line"};
+  return {};
+}
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,56 @@
+// Specification (paper §IV-A, DESIGN §3): attaches production data to a function or a callee.
+// Layers, first hit wins: exact key → mangled name → user rules → qualified name when the
+// overload set has one member (else aggregated across overloads, marked "overloads") →
+// definition file + line (definitions only).
+#pragma once
+
+#include <memory>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/analysis/feedback_view.h"
+#include "server/analysis/options.h"
+#include "server/analysis/snapshot.h"
+
+namespace perfhat::analysis {
+
+struct MatchResult {
+  const FeedbackItem* item = nullptr;   // into the view, or into `owned` when aggregated
+  std::shared_ptr<FeedbackItem> owned;  // set for "overloads"
+  std::string how;                      // "exact", "mangled", "rule", "name", "overloads",
+                                        // "file-line"; "" when nothing matched
+  explicit operator bool() const { return item != nullptr; }
+};
+
+class Matcher {
+ public:
+  // Rules' regular expressions are compiled once here (invalid ones are skipped: options
+  // parsing already rejects them with a clear error).
+  Matcher(const FeedbackView& view, const AnalysisOptions& options);
+
+  // A callee or producer, known by key and mangled name.
+  MatchResult match(const std::string& key, const std::string& mangled) const;
+  // A definition in the document: also tries the file + line layer.
+  MatchResult matchDefinition(const FunctionInfo& fn) const;
+
+ private:
+  MatchResult byRules(const std::string& key) const;
+  const FeedbackView& view_;
+  const AnalysisOptions& options_;
+  std::vector<std::pair<const MatchRule*, std::regex>> regex_rules_;
+  // A Matcher lives for one analysis; callees repeat (qualifiedName is string work).
+  mutable std::unordered_map<std::string, std::string> qualified_cache_;
+};
+
+// Merges items of several overloads / instantiations into one: counts and errors add, means
+// are count-weighted, min/max combine; percentiles are count-weighted averages, an
+// approximation that is why such a match is marked "overloads".
+FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items);
+
+// True when two paths name the same file: equal, or one is a suffix of the other at a `/`
+// (runtimes report build-machine paths, the editor has workspace paths).
+bool sameSourceFile(const std::string& a, const std::string& b);
+
+}  // namespace perfhat::analysis

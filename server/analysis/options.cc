@@ -1,0 +1,102 @@
+#include "server/analysis/options.h"
+
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+namespace perfhat::analysis {
+
+void to_json(nlohmann::json& j, const MatchRule& v) {
+  j = nlohmann::json::object();
+  if (!v.span.empty()) j["span"] = v.span;
+  if (!v.function.empty()) j["function"] = v.function;
+  if (!v.function_regex.empty()) j["function_regex"] = v.function_regex;
+}
+
+void from_json(const nlohmann::json& j, MatchRule& v) {
+  if (!j.is_object()) throw OptionsError("rule: expected an object");
+  auto str = [&](const char* name, std::string& out) {
+    if (!j.contains(name)) return;
+    if (!j[name].is_string()) throw OptionsError(std::string("rule.") + name + ": expected a string");
+    out = j[name].get<std::string>();
+  };
+  str("span", v.span);
+  str("function", v.function);
+  str("function_regex", v.function_regex);
+  if (v.span.empty()) throw OptionsError("rule.span: required");
+  if (v.function.empty() == v.function_regex.empty())
+    throw OptionsError("rule: exactly one of function / function_regex is required");
+  if (!v.function_regex.empty()) {
+    try {
+      std::regex re(v.function_regex);
+    } catch (const std::regex_error& e) {
+      throw OptionsError("rule.function_regex: invalid regular expression: " + std::string(e.what()));
+    }
+  }
+}
+
+void to_json(nlohmann::json& j, const AnalysisOptions& v) {
+  j = nlohmann::json{{"default_loop_iterations", v.default_loop_iterations},
+                     {"branch_mode", v.branch_mode == BranchMode::Worst ? "worst" : "mean"},
+                     {"rules", v.rules},
+                     {"workspace_root", v.workspace_root},
+                     {"fallback_flags", v.fallback_flags},
+                     {"compile_commands", v.compile_commands},
+                     {"show_do_while_zero", v.show_do_while_zero}};
+}
+
+void from_json(const nlohmann::json& j, AnalysisOptions& v) {
+  if (!j.is_object()) throw OptionsError("analysis options: expected an object");
+  if (j.contains("default_loop_iterations")) {
+    const auto& n = j["default_loop_iterations"];
+    if (!n.is_number() || n.get<double>() <= 0 || !(n.get<double>() < 1e12))
+      throw OptionsError("default_loop_iterations: expected a positive number");
+    v.default_loop_iterations = n.get<double>();
+  }
+  if (j.contains("branch_mode")) {
+    const auto& m = j["branch_mode"];
+    if (m == "mean") v.branch_mode = BranchMode::Mean;
+    else if (m == "worst") v.branch_mode = BranchMode::Worst;
+    else throw OptionsError("branch_mode: expected \"mean\" or \"worst\"");
+  }
+  if (j.contains("rules")) {
+    if (!j["rules"].is_array()) throw OptionsError("rules: expected an array");
+    v.rules.clear();
+    for (const auto& r : j["rules"]) v.rules.push_back(r.get<MatchRule>());
+  }
+  auto str = [&](const char* name, std::string& out) {
+    if (!j.contains(name)) return;
+    if (!j[name].is_string()) throw OptionsError(std::string(name) + ": expected a string");
+    out = j[name].get<std::string>();
+  };
+  str("workspace_root", v.workspace_root);
+  str("compile_commands", v.compile_commands);
+  if (j.contains("fallback_flags")) {
+    const auto& f = j["fallback_flags"];
+    if (!f.is_array()) throw OptionsError("fallback_flags: expected an array of strings");
+    v.fallback_flags.clear();
+    for (const auto& s : f) {
+      if (!s.is_string()) throw OptionsError("fallback_flags: expected an array of strings");
+      v.fallback_flags.push_back(s.get<std::string>());
+    }
+  }
+  if (j.contains("show_do_while_zero")) {
+    if (!j["show_do_while_zero"].is_boolean())
+      throw OptionsError("show_do_while_zero: expected a boolean");
+    v.show_do_while_zero = j["show_do_while_zero"].get<bool>();
+  }
+}
+
+AnalysisOptions parseAnalysisOptions(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw OptionsError("analysis options: malformed JSON");
+  AnalysisOptions o;
+  try {
+    from_json(j, o);
+  } catch (const nlohmann::json::exception& e) {
+    throw OptionsError(std::string("analysis options: ") + e.what());
+  }
+  return o;
+}
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,63 @@
+// Tunables of the analysis (specification + inference), with safe defaults in one struct.
+// Read from the `analysis` object of `.perfhat.json` by the server; to_json/from_json beside it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace perfhat::analysis {
+
+enum class BranchMode {
+  Mean,   // arms weighted equally (stated as an assumption): expected cost
+  Worst,  // the most expensive arm: an upper bound
+};
+
+// A user rule of the specification (DESIGN §3): production data recorded under `span` (an OTel
+// span name such as "GET /tasks", or any key) belongs to a function. The function is named by
+// its key, by a key whose parameter list is `(...)` (any overload), or by a regular expression
+// over keys (`function_regex`, ECMAScript syntax, whole-key match).
+struct MatchRule {
+  std::string span;
+  std::string function;
+  std::string function_regex;
+  bool operator==(const MatchRule&) const = default;
+};
+
+struct AnalysisOptions {
+  // Loop iterations assumed when neither production data, a producer's result size, a constant
+  // trip count nor an annotation says otherwise (flagged as an assumption).
+  double default_loop_iterations = 10;
+  BranchMode branch_mode = BranchMode::Mean;
+  std::vector<MatchRule> rules;
+  // Functions defined under this directory are "in the workspace": their bodies are analysed
+  // when they have no production data. Empty: only the file being analysed.
+  std::string workspace_root;
+  // Flags used when no compile_commands.json covers a file (the file's directory is added as
+  // an include path).
+  std::vector<std::string> fallback_flags = {"-std=c++20", "-xc++"};
+  // A directory or file holding compile_commands.json; empty: search upward from the file.
+  std::string compile_commands;
+  // Whether `do { … } while (0)` loops (macro idiom) become loop nodes.
+  bool show_do_while_zero = false;
+  bool operator==(const AnalysisOptions&) const = default;
+};
+
+class OptionsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void to_json(nlohmann::json& j, const MatchRule& v);
+void from_json(const nlohmann::json& j, MatchRule& v);
+void to_json(nlohmann::json& j, const AnalysisOptions& v);
+void from_json(const nlohmann::json& j, AnalysisOptions& v);
+
+// Parses options from JSON text; missing fields keep their defaults. Throws OptionsError with a
+// message naming the offending field (malformed JSON, wrong type, invalid regex, iterations ≤ 0).
+AnalysisOptions parseAnalysisOptions(std::string_view text);
+
+}  // namespace perfhat::analysis

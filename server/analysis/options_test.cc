@@ -1,0 +1,59 @@
+#include "server/analysis/options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace perfhat::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(AnalysisOptionsTest, DefaultsAreSafe) {
+  AnalysisOptions o = parseAnalysisOptions("{}");
+  EXPECT_EQ(o.default_loop_iterations, 10);
+  EXPECT_EQ(o.branch_mode, BranchMode::Mean);
+  EXPECT_TRUE(o.rules.empty());
+  EXPECT_EQ(o.fallback_flags, (std::vector<std::string>{"-std=c++20", "-xc++"}));
+}
+
+TEST(AnalysisOptionsTest, RoundTrip) {
+  AnalysisOptions o;
+  o.default_loop_iterations = 25;
+  o.branch_mode = BranchMode::Worst;
+  o.rules = {{"GET /tasks", "agile::Api::listTasks(...)", ""}, {"job", "", "batch::.*"}};
+  o.workspace_root = "/src/proj";
+  o.fallback_flags = {"-std=c++17"};
+  o.compile_commands = "/src/proj/build";
+  o.show_do_while_zero = true;
+  nlohmann::json j = o;
+  EXPECT_EQ(j["branch_mode"], "worst");
+  EXPECT_EQ(parseAnalysisOptions(j.dump()), o);
+}
+
+TEST(AnalysisOptionsTest, ErrorsNameTheField) {
+  auto error = [](const char* text) {
+    try {
+      parseAnalysisOptions(text);
+    } catch (const OptionsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("{"), HasSubstr("malformed JSON"));
+  EXPECT_THAT(error("[]"), HasSubstr("expected an object"));
+  EXPECT_THAT(error(R"({"default_loop_iterations": -3})"), HasSubstr("default_loop_iterations"));
+  EXPECT_THAT(error(R"({"default_loop_iterations": "ten"})"), HasSubstr("default_loop_iterations"));
+  EXPECT_THAT(error(R"({"branch_mode": "best"})"), HasSubstr("branch_mode"));
+  EXPECT_THAT(error(R"({"rules": {}})"), HasSubstr("rules"));
+  EXPECT_THAT(error(R"j({"rules": [{"function": "f()"}]})j"), HasSubstr("rule.span"));
+  EXPECT_THAT(error(R"({"rules": [{"span": "x"}]})"), HasSubstr("exactly one"));
+  EXPECT_THAT(error(R"({"rules": [{"span": "x", "function_regex": "("}]})"),
+              HasSubstr("function_regex"));
+  EXPECT_THAT(error(R"({"fallback_flags": [1]})"), HasSubstr("fallback_flags"));
+  EXPECT_THAT(error(R"({"workspace_root": 5})"), HasSubstr("workspace_root"));
+}
+
+}  // namespace
+}  // namespace perfhat::analysis

@@ -1,0 +1,69 @@
+#include "server/analysis/testing/test_tu.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace perfhat::analysis::testing {
+namespace fs = std::filesystem;
+
+TestTU::Built::~Built() {
+  tu.reset();
+  std::error_code ec;
+  if (!dir.empty()) fs::remove_all(dir, ec);
+}
+
+std::unique_ptr<TestTU::Built> TestTU::build() const {
+  auto built = std::make_unique<Built>();
+  std::string tmpl = (fs::temp_directory_path() / "perfhat-testtu-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  built->dir = tmpl;
+  for (const auto& [rel, text] : headers) {
+    fs::path p = fs::path(built->dir) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  std::string path = (fs::path(built->dir) / filename).string();
+  std::vector<std::string> args = {"-std=c++20", "-xc++", "-I" + built->dir};
+  for (const auto& a : extra_args) args.push_back(a);
+#ifdef PERFHAT_CLANG_RESOURCE_DIR
+  args.push_back("-resource-dir");
+  args.push_back(PERFHAT_CLANG_RESOURCE_DIR);
+#endif
+  std::string error;
+  built->tu = TranslationUnit::parse(path, code, args, &error);
+  if (!built->tu) throw std::runtime_error(error);
+  AnalysisOptions opts = options;
+  if (opts.workspace_root.empty()) opts.workspace_root = built->dir;
+  built->unit = buildAst(*built->tu, opts);
+  return built;
+}
+
+SnapshotPtr TestTU::analyze(const FeedbackView& feedback) const {
+  auto built = build();
+  AnalysisOptions opts = options;
+  if (opts.workspace_root.empty()) opts.workspace_root = built->dir;
+  return perfhat::analysis::analyze(built->unit, feedback, opts);
+}
+
+const FunctionInfo* findFunction(const Snapshot& s, const std::string& key) {
+  for (const auto& f : s.functions)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+const FunctionInfo* findFunction(const ParsedUnit& u, const std::string& key) {
+  for (const auto& f : u.functions)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind) {
+  std::vector<const Node*> out;
+  for (const auto& n : f.nodes)
+    if (n.kind == kind) out.push_back(&n);
+  return out;
+}
+
+}  // namespace perfhat::analysis::testing

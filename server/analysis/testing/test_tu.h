@@ -1,0 +1,39 @@
+// clangd TestTU-style helper: a tiny translation unit parsed from memory (the main file is an
+// unsaved file), optional headers written to a private temporary directory (the workspace root
+// of the test), then built into a ParsedUnit / analysed into a Snapshot.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/analysis/analyze.h"
+
+namespace perfhat::analysis::testing {
+
+struct TestTU {
+  std::string code;
+  std::string filename = "main.cc";
+  std::map<std::string, std::string> headers;  // relative path → contents
+  std::vector<std::string> extra_args;
+  AnalysisOptions options;
+
+  // Parses (once per call). The temporary directory lives as long as the returned object.
+  struct Built {
+    std::string dir;
+    std::unique_ptr<TranslationUnit> tu;
+    ParsedUnit unit;
+    ~Built();
+  };
+  std::unique_ptr<Built> build() const;
+  SnapshotPtr analyze(const FeedbackView& feedback) const;
+};
+
+// The function whose key is `key` in the snapshot/unit, or nullptr.
+const FunctionInfo* findFunction(const Snapshot& s, const std::string& key);
+const FunctionInfo* findFunction(const ParsedUnit& u, const std::string& key);
+// Nodes of a kind in pre-order.
+std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind);
+
+}  // namespace perfhat::analysis::testing

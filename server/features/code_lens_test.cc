@@ -1,0 +1,65 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/features/features.h"
+#include "server/features/test_snapshot.h"
+
+namespace perfhat::features {
+namespace {
+
+using ::testing::ElementsAre;
+using namespace testing;  // NOLINT: fixture helpers
+
+std::vector<std::string> titles(const std::vector<CodeLens>& lenses) {
+  std::vector<std::string> out;
+  for (const CodeLens& l : lenses) out.push_back(l.title);
+  return out;
+}
+
+TEST(FeaturesCodeLens, ChangedFunctionShowsProductionAndPredictedDelta) {
+  const T4 t;
+  const std::vector<CodeLens> lenses = codeLenses(t.snapshot, Options());
+  EXPECT_THAT(titles(lenses), ElementsAre("prod p50 410 ms · p99 900 ms · 1.2k calls/min",
+                                          "predicted +3.46 s (+845 %)"));
+  for (const CodeLens& l : lenses) {
+    EXPECT_EQ(l.range, t.fn().name_range);
+    EXPECT_EQ(l.command, "perfhat.showData");
+    EXPECT_THAT(l.arguments, ElementsAre(t.fn().key));
+  }
+}
+
+TEST(FeaturesCodeLens, UnchangedPredictedUnknownAndStale) {
+  const std::string_view src = "void a() {}\nvoid b() {}\nvoid c() {}\n";
+  Snapshot s;
+  FunctionBuilder a("a", "a()", {{0, 0}, {0, 11}}, find(src, 0, "a"), {0, 8});
+  a.total(measured(stats(100, 2e6, 3e6, 12e6)), stats(100, 2e6, 3e6, 12e6));
+  FunctionBuilder b("b", "b()", {{1, 0}, {1, 11}}, find(src, 1, "b"), {1, 8});
+  b.total(inferred(3.1e6, "sum", "g() + h()"));
+  FunctionBuilder c("c", "c()", {{2, 0}, {2, 11}}, find(src, 2, "c"), {2, 8});
+  s.functions = {a.build(), b.build(), c.build()};
+  EXPECT_THAT(
+      titles(codeLenses(s, Options())),
+      ElementsAre("prod p50 2 ms · p99 12 ms · 100 calls",
+                  "predicted p50 ~3.1 ms · no production data", "perfhat: no production data"));
+  s.stale = true;
+  Options mean;
+  mean.main_statistic = "mean";
+  EXPECT_EQ(codeLenses(s, mean).front().title, "prod mean 2.2 ms · p99 12 ms · 100 calls · cached");
+}
+
+TEST(FeaturesCodeLens, ChangedButUnpredictableSaysQuestionMark) {
+  T4 t;
+  t.snapshot.functions[0].nodes[0].estimate = unknown();
+  EXPECT_THAT(titles(codeLenses(t.snapshot, Options())),
+              ElementsAre("prod p50 410 ms · p99 900 ms · 1.2k calls/min",
+                          "predicted ? (new code without data)"));
+}
+
+TEST(FeaturesCodeLens, FasterCodeShowsANegativeDelta) {
+  T4 t;
+  t.snapshot.functions[0].nodes[0].estimate = inferred(205e6, "sum", "");
+  EXPECT_EQ(codeLenses(t.snapshot, Options())[1].title, "predicted -205 ms (-50 %)");
+}
+
+}  // namespace
+}  // namespace perfhat::features

@@ -1,0 +1,130 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/features/features.h"
+#include "server/features/test_snapshot.h"
+
+namespace perfhat::features {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace testing;  // NOLINT: fixture helpers
+
+std::vector<Diagnostic> ofCode(const std::vector<Diagnostic>& all, const std::string& code) {
+  std::vector<Diagnostic> out;
+  for (const Diagnostic& d : all) {
+    if (d.code == code) out.push_back(d);
+  }
+  return out;
+}
+
+TEST(FeaturesDiagnostics, T4RegressionAnchoredAtTheNewGetter) {
+  const T4 t;
+  const std::vector<Diagnostic> d =
+      ofCode(diagnostics(t.snapshot, Options()), "perfhat.regression");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].severity, Severity::Warning);
+  EXPECT_EQ(d[0].range, t.tasks_range);
+  // 3 ms + 100 × (1.5 ms + 3 × 12.4 ms) = 3.873 s predicted vs 410 ms measured.
+  EXPECT_THAT(d[0].message, HasSubstr("Predicted +3.46 s per call of listStories(): "
+                                      "getTasks() (12.4 ms) × 100 × 3 iterations"));
+  EXPECT_THAT(d[0].message, HasSubstr("p50 3.87 s vs 410 ms in production"));
+  // Learned threshold: 20 % + (500 - 410) / 410 ≈ 42 % of 410 ms.
+  EXPECT_THAT(d[0].message, HasSubstr("warns above +172 ms"));
+}
+
+// A function measured at 100 ms (p90 given) whose prediction is `predicted`.
+Snapshot changedFunction(double predicted, double p90 = 100e6) {
+  const std::string_view src = "void f() {\n  g();\n}\n";
+  FunctionBuilder b("f", "f()", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 8});
+  b.changed().total(inferred(predicted, "sum", "g()"), stats(500, 100e6, p90, 2 * p90));
+  b.call(0, "g", find(src, 1, "g()"), inferred(predicted - 100e6, "callee-overall", "g() data"));
+  Snapshot s;
+  s.functions.push_back(b.build());
+  return s;
+}
+
+TEST(FeaturesDiagnostics, NeedsBothRelativeAndAbsoluteThresholds) {
+  Options o;
+  o.learn_thresholds = false;
+  EXPECT_EQ(diagnostics(changedFunction(125e6), o).size(), 1u);  // +25 % and +25 ms
+  EXPECT_TRUE(diagnostics(changedFunction(115e6), o).empty());   // +15 % < 20 %
+  o.regression_absolute_ns = 30e6;
+  EXPECT_TRUE(diagnostics(changedFunction(125e6), o).empty());  // +25 ms < 30 ms
+  o.regression_absolute_ns = 1e6;
+  o.regression_relative = 0.3;
+  EXPECT_TRUE(diagnostics(changedFunction(125e6), o).empty());
+}
+
+TEST(FeaturesDiagnostics, LearnedThresholdWidensWithProductionVariability) {
+  Options o;
+  // p90 = 2 × p50: ordinary calls vary by 100 %, so +50 % is noise when learning...
+  EXPECT_TRUE(diagnostics(changedFunction(150e6, 200e6), o).empty());
+  // ...but not for a steady function, nor with learning off.
+  EXPECT_EQ(diagnostics(changedFunction(150e6, 105e6), o).size(), 1u);
+  o.learn_thresholds = false;
+  EXPECT_EQ(diagnostics(changedFunction(150e6, 200e6), o).size(), 1u);
+  // The widening is capped: +1000 % still warns on the noisiest function.
+  o.learn_thresholds = true;
+  EXPECT_EQ(diagnostics(changedFunction(1100e6, 5000e6), o).size(), 1u);
+}
+
+TEST(FeaturesDiagnostics, UnchangedOrUnmeasuredFunctionsNeverWarn) {
+  T4 t;
+  t.snapshot.functions[0].changed = false;
+  EXPECT_TRUE(diagnostics(t.snapshot, Options()).empty());
+  T4 u;
+  u.snapshot.functions[0].nodes[0].measured.reset();
+  EXPECT_TRUE(diagnostics(u.snapshot, Options()).empty());
+}
+
+TEST(FeaturesDiagnostics, EveryLargeNewCallGetsItsOwnWarning) {
+  T4 t;
+  // A second new call in the outer loop: 100 × 5 ms = 500 ms per call, above the threshold too.
+  FunctionInfo& f = t.snapshot.functions[0];
+  analysis::Node extra;
+  extra.id = static_cast<int>(f.nodes.size());
+  extra.kind = NodeKind::Call;
+  extra.parent = t.outer;
+  extra.callee_name = "audit";
+  extra.range = find(kT4Source, 5, "storyPoints");
+  extra.hint = extra.range.end;
+  extra.estimate = inferred(5e6, "callsite-regression", "audit()");
+  f.nodes[t.outer].children.push_back(extra.id);
+  f.nodes.push_back(extra);
+  const std::vector<Diagnostic> d = diagnostics(t.snapshot, Options());
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].range, t.tasks_range);  // 3.72 s: the biggest first
+  EXPECT_THAT(d[1].message, HasSubstr("Adds ~500 ms per call of listStories(): audit() (5 ms) "
+                                      "× 100 iterations"));
+}
+
+TEST(FeaturesDiagnostics, ParseProblems) {
+  Snapshot s;
+  s.problems.push_back({{{3, 4}, {3, 9}}, "expected ';' after expression", true});
+  s.problems.push_back({{{7, 0}, {7, 1}}, "no compile_commands.json: using fallback flags", false});
+  const std::vector<Diagnostic> d = diagnostics(s, Options());
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].severity, Severity::Error);
+  EXPECT_EQ(d[0].code, "perfhat.parse");
+  EXPECT_EQ(d[0].message, "expected ';' after expression");
+  EXPECT_EQ(d[1].severity, Severity::Warning);
+}
+
+TEST(FeaturesDiagnostics, HotspotsAreOptionalAndPointAtTheInnermostCause) {
+  T4 t;
+  t.snapshot.functions[0].changed = false;  // only hotspots here
+  Options o;
+  EXPECT_TRUE(diagnostics(t.snapshot, o).empty());
+  o.hotspot_diagnostics = true;
+  const std::vector<Diagnostic> d = diagnostics(t.snapshot, o);
+  // Outer loop 100 %, inner loop 96 %, getTasks 96 %: only the getter is reported.
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].severity, Severity::Information);
+  EXPECT_EQ(d[0].code, "perfhat.hotspot");
+  EXPECT_EQ(d[0].range, t.tasks_range);
+  EXPECT_THAT(d[0].message, HasSubstr("getTasks() takes 96 % of listStories() (3.72 s of 3.87 s"));
+}
+
+}  // namespace
+}  // namespace perfhat::features

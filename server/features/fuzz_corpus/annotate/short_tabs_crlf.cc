@@ -1,0 +1,4 @@
+int f() {
+	for (;;) {
+		// perfhat: iterations=7
+}

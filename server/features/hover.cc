@@ -1,0 +1,249 @@
+// textDocument/hover: everything known about the node under the cursor, as Markdown. Measured
+// data shows its statistics; predictions show their derivation (model, inputs, assumptions) and
+// distribution; loops show their iterations, where those came from, and what the body costs.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "server/features/feature_util.h"
+
+namespace perfhat::features {
+namespace {
+
+using analysis::FunctionInfo;
+using analysis::Node;
+using analysis::NodeKind;
+using analysis::Provenance;
+using detail::pick;
+using detail::statLabel;
+
+std::string matchText(const std::string& m) {
+  if (m == "exact") return "exact key";
+  if (m == "mangled") return "mangled name";
+  if (m == "name") return "qualified name (single overload)";
+  if (m == "overloads") return "qualified name, aggregated across overloads";
+  if (m == "file-line") return "definition file and line";
+  if (m == "rule") return "project rule (.perfhat.json)";
+  return m;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Markdown table cells must not contain a raw '|'; keys such as `operator|` would break the row.
+std::string cell(std::string s) {
+  for (size_t i = s.find('|'); i != std::string::npos; i = s.find('|', i + 2))
+    s.replace(i, 1, "\\|");
+  return s;
+}
+
+std::string windowText(const TimeWindow& w) {
+  if (w.from.empty() && w.to.empty()) return "";
+  return (w.from.empty() ? "…" : w.from) + " → " + (w.to.empty() ? "now" : w.to);
+}
+
+void statsTable(std::string& md, const Node& n, const std::string& match, const Options& o) {
+  const Stats& st = *n.measured;
+  // A predicted call carries the callee's overall data (other callers): say so, so it is not
+  // read as data for this call site.
+  const bool other_sites =
+      n.kind == NodeKind::Call && n.estimate.provenance == Provenance::Inferred;
+  md += other_sites ? "| production (callee, all callers) | |\n|---|---|\n"
+                    : "| production | |\n|---|---|\n";
+  std::string calls = formatCount(static_cast<double>(st.count));
+  if (st.count > 0) {
+    calls += " (" + formatCount(static_cast<double>(st.errors)) + " errors · " +
+             (st.errors == 0 ? std::string("0 %")
+                             : formatPercent(static_cast<double>(st.errors) / st.count).substr(1)) +
+             ")";
+  }
+  md += "| calls | " + calls + " |\n";
+  if (st.rate_per_s > 0) md += "| rate | " + formatCount(st.rate_per_s * 60) + " calls/min |\n";
+  md += "| mean | " + formatDuration(st.mean_ns) + " |\n";
+  md += "| p50 · p90 · p95 · p99 | " + formatDuration(st.p50_ns) + " · " +
+        formatDuration(st.p90_ns) + " · " + formatDuration(st.p95_ns) + " · " +
+        formatDuration(st.p99_ns) + " |\n";
+  if (st.max_ns > 0) {
+    md += "| min · max | " + formatDuration(st.min_ns) + " · " + formatDuration(st.max_ns) + " |\n";
+  }
+  if (const std::string w = windowText(st.window); !w.empty()) md += "| window | " + w + " |\n";
+  if (n.baseline && n.baseline->count > 0) {
+    const double base = pick(*n.baseline, o);
+    const double now = pick(st, o);
+    md += "| baseline | " + statLabel(o) + " " + formatDuration(base);
+    if (base > 0) md += " (" + formatPercent(now / base - 1) + " now)";
+    if (const std::string w = windowText(n.baseline->window); !w.empty()) md += ", " + w;
+    md += " |\n";
+  }
+  if (!n.versions.empty()) md += "| versions | " + cell(join(n.versions)) + " |\n";
+  if (!n.hosts.empty()) md += "| hosts | " + cell(join(n.hosts)) + " |\n";
+  if (!match.empty()) md += "| matched by | " + cell(matchText(match)) + " |\n";
+  md += "\n";
+}
+
+void derivationBlock(std::string& md, const analysis::Estimate& e) {
+  const analysis::Derivation& d = e.derivation;
+  md += "**Prediction**";
+  if (!d.model.empty()) md += " — model `" + d.model + "`";
+  if (!d.summary.empty()) md += ": " + d.summary;
+  md += "\n\n";
+  if (!d.inputs.empty()) {
+    md += "Inputs:\n";
+    for (const std::string& i : d.inputs) md += "- " + i + "\n";
+    md += "\n";
+  }
+  if (!d.assumptions.empty()) {
+    md += "Assumptions:\n";
+    for (const std::string& a : d.assumptions) md += "- " + a + "\n";
+    md += "\n";
+  }
+  if (!e.known()) return;
+  const analysis::Distribution& dist = e.dist;
+  md += "Distribution: mean " + formatDuration(dist.mean_ns) + " · p50 " +
+        formatDuration(dist.p50_ns) + " · p90 " + formatDuration(dist.p90_ns) + " · p99 " +
+        formatDuration(dist.p99_ns);
+  md += dist.samples > 0 ? " (" + formatCount(static_cast<double>(dist.samples)) + " samples)"
+                         : std::string(" (no samples: derived from assumptions)");
+  md += "\n\n";
+}
+
+// What one iteration of a loop spends, child by child, most expensive first.
+void loopBody(std::string& md, const FunctionInfo& f, const Node& loop, const Options& o) {
+  struct Row {
+    std::string name;
+    detail::NodeValue v;
+  };
+  std::vector<Row> rows;
+  for (int id : loop.children) {
+    if (id < 0 || id >= static_cast<int>(f.nodes.size())) continue;
+    const Node& c = f.nodes[id];
+    rows.push_back(
+        {detail::displayName(f, c) + (c.arm == -1 ? " (once)" : ""), detail::valueOf(c, o)});
+  }
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.v.ns.value_or(-1) > b.v.ns.value_or(-1);
+  });
+  md += "Body, per iteration:\n";
+  for (const Row& r : rows) {
+    md += "- " + r.name + " ";
+    if (!r.v.ns) {
+      md += "`?`";
+    } else {
+      md += (r.v.kind == HintKind::Predicted ? "~" : "") + formatDuration(*r.v.ns);
+    }
+    md += "\n";
+  }
+  md += "\n";
+}
+
+const FunctionInfo* findFunction(const Snapshot& s, const std::string& key) {
+  if (key.empty()) return nullptr;
+  for (const FunctionInfo& f : s.functions) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o) {
+  const detail::Located at = detail::locate(s, p);
+  if (!at.node) return std::nullopt;
+  const FunctionInfo& f = *at.function;
+  const Node& n = *at.node;
+
+  HoverResult r;
+  // Hover only on the part of a node that names it: a function's declarator name, a loop's or
+  // branch's header, a call's whole extent. Hovering in a body elsewhere shows nothing, so the
+  // hover never covers a whole function.
+  switch (n.kind) {
+    case NodeKind::Function:
+      if (!detail::within(f.name_range, p)) return std::nullopt;
+      r.range = f.name_range;
+      break;
+    case NodeKind::Loop:
+    case NodeKind::Branch:
+      if (n.hint < p) return std::nullopt;
+      r.range = {n.range.start, n.hint};
+      break;
+    case NodeKind::Call:
+      r.range = n.range;
+      break;
+  }
+
+  const detail::NodeValue v = detail::valueOf(n, o);
+  std::string& md = r.markdown;
+  md += "### " + detail::displayName(f, n) + "\n\n";
+  if (n.kind == NodeKind::Call && !n.callee_key.empty()) md += "`" + n.callee_key + "`\n\n";
+  if (n.kind == NodeKind::Function && !f.key.empty()) md += "`" + f.key + "`\n\n";
+
+  // The headline figure.
+  const std::string what = n.kind == NodeKind::Function ? " per call"
+                           : n.kind == NodeKind::Loop   ? " for the whole loop"
+                           : n.kind == NodeKind::Branch ? " (weighted by probability)"
+                                                        : " per call";
+  if (!v.ns) {
+    md +=
+        "**⏱ ?** — no production data and nothing to infer from. Shown as `?`, never counted "
+        "as 0.\n\n";
+  } else if (v.kind == HintKind::Measured) {
+    md += "**⏱ " + statLabel(o) + " " + formatDuration(*v.ns) + "**" + what +
+          " — measured in production\n\n";
+  } else {
+    md += "**~⏱ " + statLabel(o) + " " + formatDuration(*v.ns) + "**" + what + " — predicted\n\n";
+  }
+
+  if (n.kind == NodeKind::Function && f.changed && n.measured && v.ns &&
+      v.kind == HintKind::Predicted) {
+    const double measured = pick(*n.measured, o);
+    md += "Code changed: predicted " + formatDuration(*v.ns) + " vs " + formatDuration(measured) +
+          " in production";
+    if (measured > 0) md += " (" + formatPercent(*v.ns / measured - 1) + ")";
+    md += ".\n\n";
+  }
+
+  if (n.kind == NodeKind::Loop) {
+    if (n.iterations) {
+      md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
+            detail::iterationSourceText(n.iteration_source) + ")";
+      if (v.ns) {
+        if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
+          md += " × " + formatDuration(*per) + " per iteration";
+        }
+      }
+      md += "\n\n";
+    } else {
+      md +=
+          "Iterations: **?** — no loop data, no collection size, no constant bound. Add "
+          "`// perfhat: iterations=N` above the loop.\n\n";
+    }
+    loopBody(md, f, n, o);
+  }
+  if (n.kind == NodeKind::Branch && n.branch_probability) {
+    md += "Taken with probability " + formatCount(*n.branch_probability * 100) + " %\n\n";
+  }
+
+  if (n.measured && n.measured->count > 0) {
+    std::string match;
+    if (n.kind == NodeKind::Function) {
+      match = f.match;
+    } else if (const FunctionInfo* callee = findFunction(s, n.callee_key)) {
+      match = callee->match;
+    }
+    statsTable(md, n, match, o);
+  }
+  if (n.estimate.provenance == Provenance::Inferred ||
+      (!n.estimate.known() && !n.estimate.derivation.assumptions.empty())) {
+    derivationBlock(md, n.estimate);
+  }
+  if (s.stale) md += "_Cached data: the feedback handler is unreachable._\n";
+  while (!md.empty() && md.back() == '\n') md.pop_back();
+  md += "\n";
+  return r;
+}
+
+}  // namespace perfhat::features

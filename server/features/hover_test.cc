@@ -1,0 +1,106 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/features/features.h"
+#include "server/features/test_snapshot.h"
+
+namespace perfhat::features {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace testing;  // NOLINT: fixture helpers
+
+TEST(FeaturesHover, MeasuredCallShowsProductionStatistics) {
+  T4 t;
+  t.snapshot.functions[0].nodes[t.stories].measured->window = {"2026-11-21T00:00:00Z", ""};
+  const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->range, t.stories_range);
+  const std::string& md = h->markdown;
+  EXPECT_THAT(md, HasSubstr("### stories()"));
+  EXPECT_THAT(md, HasSubstr("`agile::stories()`"));
+  EXPECT_THAT(md, HasSubstr("**⏱ p50 3 ms** per call — measured in production"));
+  EXPECT_THAT(md, HasSubstr("| calls | 1.2k (3 errors · 0.25 %) |"));
+  EXPECT_THAT(md, HasSubstr("| rate | 1.2k calls/min |"));
+  EXPECT_THAT(md, HasSubstr("| mean | 3.3 ms |"));
+  EXPECT_THAT(md, HasSubstr("| p50 · p90 · p95 · p99 | 3 ms · 4 ms · 6.5 ms · 9 ms |"));
+  EXPECT_THAT(md, HasSubstr("| window | 2026-11-21T00:00:00Z → now |"));
+  EXPECT_THAT(md, HasSubstr("| versions | 1.4.2 |"));
+  EXPECT_THAT(md, HasSubstr("| hosts | app-1 |"));
+  EXPECT_THAT(md, Not(HasSubstr("**Prediction**")));
+}
+
+TEST(FeaturesHover, PredictionShowsDerivationAndDistribution) {
+  const T4 t;
+  const auto h = hover(t.snapshot, t.tasks_range.start, Options());
+  ASSERT_TRUE(h);
+  const std::string& md = h->markdown;
+  EXPECT_THAT(md, HasSubstr("**~⏱ p50 12.4 ms** per call — predicted"));
+  EXPECT_THAT(md, HasSubstr("**Prediction** — model `callee-overall`: callee's overall"));
+  EXPECT_THAT(md, HasSubstr("Inputs:\n- getTasks() p50 12.4 ms over 300 calls"));
+  EXPECT_THAT(md, HasSubstr("Assumptions:\n- no call-site data for listStories()"));
+  EXPECT_THAT(md, HasSubstr("Distribution: mean 13.6 ms · p50 12.4 ms · p90 18.6 ms · p99 "
+                            "37.2 ms (300 samples)"));
+  EXPECT_THAT(md, Not(HasSubstr("| production |")));
+}
+
+TEST(FeaturesHover, LoopShowsIterationsTheirSourceAndTheBody) {
+  const T4 t;
+  const auto h = hover(t.snapshot, {4, 4}, Options());  // on "for"
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->range, t.outer_header);
+  const std::string& md = h->markdown;
+  EXPECT_THAT(md, HasSubstr("### range-for loop"));
+  EXPECT_THAT(md, HasSubstr("**~⏱ p50 3.87 s** for the whole loop"));
+  EXPECT_THAT(md, HasSubstr("Iterations: **100** (production loop data) × 38.7 ms per iteration"));
+  // Body, most expensive first.
+  EXPECT_THAT(md, HasSubstr("Body, per iteration:\n- for loop ~37.2 ms\n- stories() (once) 3 ms\n"
+                            "- storyPoints() 1.5 ms\n"));
+}
+
+TEST(FeaturesHover, FunctionNameShowsMatchAndTheChange) {
+  const T4 t;
+  const auto h = hover(t.snapshot, t.fn().name_range.start, Options());
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->range, t.fn().name_range);
+  const std::string& md = h->markdown;
+  EXPECT_THAT(md, HasSubstr("Code changed: predicted 3.87 s vs 410 ms in production (+845 %)"));
+  EXPECT_THAT(md, HasSubstr("| matched by | exact key |"));
+  EXPECT_THAT(md, HasSubstr("| versions | 1.4.2, 1.4.3 |"));
+  EXPECT_THAT(md, Not(HasSubstr("| baseline |")));
+}
+
+TEST(FeaturesHover, BaselineComparison) {
+  T4 t;
+  analysis::Node& root = t.snapshot.functions[0].nodes[0];
+  root.baseline = stats(900, 205e6, 300e6, 600e6);
+  const auto h = hover(t.snapshot, t.fn().name_range.start, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown, HasSubstr("| baseline | p50 205 ms (+100 % now)"));
+}
+
+TEST(FeaturesHover, NothingOutsideNodesOrInBodies) {
+  const T4 t;
+  EXPECT_FALSE(hover(t.snapshot, {0, 3}, Options()));   // #include line
+  EXPECT_FALSE(hover(t.snapshot, {3, 4}, Options()));   // `int total` inside the body
+  EXPECT_FALSE(hover(t.snapshot, {10, 4}, Options()));  // `return`
+}
+
+TEST(FeaturesHover, UnknownSaysSoAndIsNotZero) {
+  const std::string_view src = "void f() {\n  g();\n}\n";
+  FunctionBuilder b("f", "f()", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 8});
+  b.call(0, "g", find(src, 1, "g()"), unknown());
+  Snapshot s;
+  s.stale = true;
+  s.functions.push_back(b.build());
+  const auto h = hover(s, {1, 2}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown, HasSubstr("**⏱ ?**"));
+  EXPECT_THAT(h->markdown, HasSubstr("never counted as 0"));
+  EXPECT_THAT(h->markdown, HasSubstr("_Cached data"));
+  EXPECT_THAT(h->markdown, Not(HasSubstr("0 ns")));
+}
+
+}  // namespace
+}  // namespace perfhat::features

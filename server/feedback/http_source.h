@@ -1,0 +1,49 @@
+// Client of a feedback handler's read API (DESIGN §5): `POST /v1/feedback:batchGet` and
+// `GET /v1/changes?since=`, with a bearer token and bounded timeouts so a slow or dead handler
+// never stalls analysis for long.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/feedback/source.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace perfhat::feedback {
+
+struct HttpOptions {
+  std::string token;                 // bearer token ("" = none; local handlers need none)
+  int connect_timeout_ms = 1000;
+  int read_timeout_ms = 5000;
+  bool gzip = true;                  // accept gzip-compressed responses
+};
+
+class HttpSource : public FeedbackSource {
+ public:
+  // `url` is "http://host:port" with an optional path prefix ("http://h:1/perfhat").
+  // Throws std::invalid_argument for a URL that is not http(s)://host[:port][/prefix].
+  HttpSource(const std::string& url, HttpOptions options);
+  ~HttpSource() override;
+
+  FetchResult batchGet(const std::vector<std::string>& keys) override;
+  ChangesResult changes(const std::string& cursor) override;
+  std::string describe() const override { return "handler " + url_; }
+
+ private:
+  std::string url_;
+  std::string prefix_;  // path prefix, no trailing '/'
+  HttpOptions options_;
+  std::mutex mu_;       // httplib::Client is not safe for concurrent requests
+  std::unique_ptr<httplib::Client> client_;
+};
+
+// Parses a `GET /v1/changes` body: {"cursor": "...", "keys": ["k", ...]} (also accepts
+// "changes"/"items" arrays of {"key": ...} objects and "reset": true). Throws
+// FeedbackFormatError on malformed input.
+ChangesResult parseChangesResponse(std::string_view body);
+
+}  // namespace perfhat::feedback

@@ -1,0 +1,132 @@
+#include "server/feedback/provider.h"
+
+#include <chrono>
+#include <unordered_set>
+
+#include "common/function_key.h"
+
+namespace perfhat::feedback {
+
+FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, CacheOptions options,
+                                   const Clock& clock)
+    : source_(std::move(source)), clock_(&clock), cache_(options, clock) {}
+
+Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
+  std::lock_guard lock(mu_);
+  Lookup out;
+  ++counters_.lookups;
+  std::unordered_set<std::string> seen_items;
+  auto add = [&](const std::vector<FeedbackItem>& items) {
+    for (const auto& it : items) {
+      if (seen_items.insert(it.key).second) out.items.push_back(it);
+    }
+  };
+  std::vector<std::string> missing;
+  std::vector<std::string> expired;  // kept as a fallback if the fetch fails
+  std::unordered_set<std::string> asked;
+  for (const auto& k : keys) {
+    if (k.empty() || !asked.insert(k).second) continue;
+    auto hit = cache_.get(k);
+    if (hit.value && !hit.expired) {
+      ++out.cache_hits;
+      add(*hit.value);
+    } else {
+      missing.push_back(k);
+      if (hit.value) expired.push_back(k);
+    }
+  }
+  counters_.hits += out.cache_hits;
+  counters_.misses += missing.size();
+  if (missing.empty()) return out;
+
+  out.fetched = true;
+  out.requested_keys = missing.size();
+  ++counters_.requests;
+  auto t0 = std::chrono::steady_clock::now();
+  FetchResult r = source_->batchGet(missing);
+  out.fetch_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  out.status = r.status;
+  if (!r.ok()) {
+    ++counters_.failures;
+    out.error = r.error;
+    out.stale = true;
+    for (const auto& k : expired) {
+      if (auto hit = cache_.get(k); hit.value) add(*hit.value);
+    }
+    return out;
+  }
+  if (cursor_.empty()) cursor_ = r.response.cursor;
+  // Map the returned items back to the keys we asked for: exact key, mangled name, or (for
+  // name-level matching in the analysis) the same qualified name.
+  for (const auto& k : missing) {
+    std::vector<FeedbackItem> for_key;
+    std::string name = qualifiedName(k);
+    bool exact = false;
+    for (const auto& item : r.response.items) {
+      if (item.key == k || (!item.mangled.empty() && item.mangled == k)) {
+        for_key.insert(for_key.begin(), item);
+        exact = true;
+      }
+    }
+    if (!exact) {
+      for (const auto& item : r.response.items) {
+        if (qualifiedName(item.key) == name) for_key.push_back(item);
+      }
+    }
+    add(for_key);
+    cache_.put(k, std::move(for_key));
+  }
+  return out;
+}
+
+ChangesResult FeedbackProvider::poll() {
+  std::string cursor;
+  {
+    std::lock_guard lock(mu_);
+    cursor = cursor_;
+  }
+  ChangesResult r = source_->changes(cursor);
+  if (r.status != FetchStatus::Ok) return r;
+  std::lock_guard lock(mu_);
+  if (r.all) {
+    cache_.expireAll();
+  } else {
+    // Entries are keyed by the requested spelling (canonical, mangled or name): drop every
+    // entry that is, or holds, a changed key.
+    std::unordered_set<std::string> changed(r.keys.begin(), r.keys.end());
+    cache_.eraseIf([&](const std::string& k, const std::vector<FeedbackItem>& items) {
+      if (changed.count(k)) return true;
+      for (const auto& item : items) {
+        if (changed.count(item.key) || (!item.mangled.empty() && changed.count(item.mangled))) {
+          return true;
+        }
+      }
+      return false;
+    });
+  }
+  if (!r.cursor.empty()) cursor_ = r.cursor;
+  return r;
+}
+
+void FeedbackProvider::expireAll() {
+  std::lock_guard lock(mu_);
+  cache_.expireAll();
+}
+
+void FeedbackProvider::setCacheOptions(CacheOptions options) {
+  std::lock_guard lock(mu_);
+  cache_.setOptions(options);
+}
+
+ProviderCounters FeedbackProvider::counters() const {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+size_t FeedbackProvider::cacheSize() const {
+  std::lock_guard lock(mu_);
+  return cache_.size();
+}
+
+}  // namespace perfhat::feedback

@@ -1,0 +1,65 @@
+// The feedback the server hands to the analysis: an LRU cache (size + TTL) in front of a
+// FeedbackSource, filled with ONE bulk request per translation unit for the keys it misses,
+// invalidated by the handler's change feed. When the source fails, expired entries are still
+// served and the result is marked stale (DESIGN §6: never block the editor, keep hints working).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/feedback/clock.h"
+#include "server/feedback/lru_cache.h"
+#include "server/feedback/source.h"
+
+namespace perfhat::feedback {
+
+struct Lookup {
+  std::vector<FeedbackItem> items;  // deduplicated by key
+  bool stale = false;               // some data came from expired cache entries, or none could be fetched
+  bool fetched = false;             // a request went to the source
+  size_t requested_keys = 0;        // keys in that request
+  size_t cache_hits = 0;
+  FetchStatus status = FetchStatus::Ok;  // of the request, if any
+  std::string error;
+  double fetch_ms = 0;
+};
+
+struct ProviderCounters {
+  size_t lookups = 0;
+  size_t hits = 0;
+  size_t misses = 0;
+  size_t requests = 0;
+  size_t failures = 0;
+};
+
+class FeedbackProvider {
+ public:
+  FeedbackProvider(std::shared_ptr<FeedbackSource> source, CacheOptions options,
+                   const Clock& clock = SteadyClock::instance());
+
+  // Everything known for `keys`; at most one request to the source.
+  Lookup get(const std::vector<std::string>& keys);
+  // Asks the source what changed and drops those keys from the cache (all of them when the
+  // source cannot tell). Returns the keys that changed (empty and `all` false: nothing).
+  ChangesResult poll();
+  // perfhat.refresh: expire everything so the next lookup refetches (values stay as fallback).
+  void expireAll();
+  void setCacheOptions(CacheOptions options);
+
+  ProviderCounters counters() const;
+  size_t cacheSize() const;
+  const FeedbackSource& source() const { return *source_; }
+
+ private:
+  std::shared_ptr<FeedbackSource> source_;
+  const Clock* clock_;
+  mutable std::mutex mu_;
+  // Requested key -> the items the source returned for it (empty: known to have no data).
+  LruCache<std::vector<FeedbackItem>> cache_;
+  std::string cursor_;
+  ProviderCounters counters_;
+};
+
+}  // namespace perfhat::feedback

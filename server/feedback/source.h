@@ -1,0 +1,48 @@
+// Where production feedback comes from: a dataset file (--feedback-file) or a feedback handler
+// over HTTP (--handler). Both answer bulk requests in the batchGet shape (DESIGN §5, §12).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/feedback.h"
+
+namespace perfhat::feedback {
+
+enum class FetchStatus {
+  Ok,
+  Unreachable,   // connection refused / timed out: serve from cache, mark stale
+  Unauthorized,  // 401/403: token missing or wrong
+  ServerError,   // 5xx or 429
+  BadResponse,   // 2xx with a body we cannot parse, or another 4xx
+};
+
+const char* toString(FetchStatus s);
+
+struct FetchResult {
+  FetchStatus status = FetchStatus::Ok;
+  std::string error;  // human-readable, when status != Ok
+  BatchGetResponse response;
+  bool ok() const { return status == FetchStatus::Ok; }
+};
+
+struct ChangesResult {
+  FetchStatus status = FetchStatus::Ok;
+  std::string error;
+  std::string cursor;             // pass back as `since` next time
+  std::vector<std::string> keys;  // keys whose data changed
+  bool all = false;               // the handler cannot tell (cursor too old): drop everything
+};
+
+class FeedbackSource {
+ public:
+  virtual ~FeedbackSource() = default;
+  // One bulk request for `keys` (canonical keys or mangled names).
+  virtual FetchResult batchGet(const std::vector<std::string>& keys) = 0;
+  // What changed since `cursor` ("" = from now on: returns the current cursor and no keys).
+  virtual ChangesResult changes(const std::string& cursor) = 0;
+  // For logs and messages ("file /x/y.json", "handler http://127.0.0.1:4319").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace perfhat::feedback

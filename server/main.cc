@@ -1,0 +1,260 @@
+// perfhat-lsp: the language server (LSP on stdio) and its `--check` mode (DESIGN §6, §12).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/analysis/feedback_view.h"
+#include "server/features/annotate.h"
+#include "server/feedback/provider.h"
+#include "server/lsp/transport.h"
+#include "server/server/clang_analyzer.h"
+#include "server/server/config.h"
+#include "server/server/log.h"
+#include "server/server/server.h"
+#include "server/server/sources.h"
+
+#ifndef PERFHAT_VERSION
+#define PERFHAT_VERSION "0.1.0"
+#endif
+
+namespace {
+
+using nlohmann::json;
+using namespace perfhat;
+using namespace perfhat::server;
+
+constexpr const char* kUsage = R"(perfhat-lsp — production performance feedback in the C/C++ editor
+
+Usage:
+  perfhat-lsp [options]                      language server on stdin/stdout (LSP 3.17)
+  perfhat-lsp --check FILE.cpp [options]     print FILE annotated with the editor's hints,
+                                             plus parse / fetch / analysis timings
+
+Options:
+  --feedback-file FILE.json   offline production data (batchGet response format)
+  --handler URL               a feedback handler, e.g. http://127.0.0.1:4319
+  --token T                   bearer token for the handler
+  --compile-commands DIR|FILE where compile_commands.json is (default: search upward)
+  --profile design|debug      few coarse hints, or everything (default: debug)
+  --log FILE                  log to FILE instead of stderr
+  --verbose                   debug logging
+  --color / --no-color        ANSI colours in --check output (default: when a terminal)
+  --help, --version
+
+Configuration precedence: command line > environment (PERFHAT_HANDLER, PERFHAT_TOKEN,
+PERFHAT_FEEDBACK_FILE, PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES,
+PERFHAT_CACHE_TTL_S) > editor settings > .perfhat.json at the workspace root > defaults.
+Logs go to stderr; stdout carries only the protocol.
+)";
+
+struct Args {
+  json cli = json::object();
+  std::string check_file;
+  std::string log_file;
+  bool verbose = false;
+  int color = -1;  // -1 auto
+};
+
+// Returns an exit code when the program should stop right away (help, version, bad usage).
+std::optional<int> parseArgs(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* name) -> std::optional<std::string> {
+      std::string prefix = std::string(name) + "=";
+      if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
+      if (arg == name) {
+        if (i + 1 >= argc) return std::nullopt;
+        return std::string(argv[++i]);
+      }
+      return std::nullopt;
+    };
+    auto is = [&](const char* name) {
+      return arg == name || arg.rfind(std::string(name) + "=", 0) == 0;
+    };
+    auto need = [&](const char* name) -> std::string {
+      auto v = value(name);
+      if (!v) {
+        std::cerr << "perfhat-lsp: " << name << " needs a value\n";
+        std::exit(2);
+      }
+      return *v;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (arg == "--version") {
+      std::cout << "perfhat-lsp " << PERFHAT_VERSION << "\n";
+      return 0;
+    } else if (is("--feedback-file")) {
+      a.cli["feedbackFile"] = need("--feedback-file");
+    } else if (is("--handler")) {
+      a.cli["handler"] = need("--handler");
+    } else if (is("--token")) {
+      a.cli["token"] = need("--token");
+    } else if (is("--compile-commands")) {
+      a.cli["compileCommands"] = need("--compile-commands");
+    } else if (is("--profile")) {
+      std::string p = need("--profile");
+      if (p != "design" && p != "debug") {
+        std::cerr << "perfhat-lsp: --profile must be design or debug\n";
+        return 2;
+      }
+      a.cli["profile"] = p;
+    } else if (is("--check")) {
+      a.check_file = need("--check");
+    } else if (is("--log")) {
+      a.log_file = need("--log");
+    } else if (arg == "--verbose") {
+      a.verbose = true;
+    } else if (arg == "--color") {
+      a.color = 1;
+    } else if (arg == "--no-color") {
+      a.color = 0;
+    } else if (arg == "--stdio") {
+      // What some clients pass by default; stdio is the only transport.
+    } else {
+      std::cerr << "perfhat-lsp: unknown argument '" << arg << "' (see --help)\n";
+      return 2;
+    }
+  }
+  return std::nullopt;
+}
+
+// The nearest directory at or above `dir` holding .perfhat.json, or `dir` itself.
+std::string projectRoot(std::filesystem::path dir) {
+  std::filesystem::path start = dir;
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir / ".perfhat.json", ec)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return start.string();
+}
+
+int runCheck(const Args& a, Logger& log) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = fs::absolute(a.check_file, ec);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << "perfhat-lsp --check: cannot read " << a.check_file << "\n";
+    return 1;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+
+  std::string root = projectRoot(file.parent_path());
+  ConfigLayers layers;
+  std::optional<std::string> project_error;
+  layers.project = loadProjectFile(root, &project_error);
+  if (project_error) log.warn(*project_error);
+  layers.env = envLayer([](const char* k) { return std::getenv(k); });
+  layers.cli = a.cli;
+  std::vector<std::string> warnings;
+  Config cfg = layers.resolve(&warnings);
+  for (const auto& w : warnings) log.warn(w);
+
+  SourceChoice choice = makeSource(cfg);
+  for (const auto& p : choice.problems) log.warn(p);
+  std::shared_ptr<feedback::FeedbackProvider> provider;
+  if (choice.source) provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
+
+  ClangAnalyzer analyzer;
+  analyzer.configure(cfg, root);
+  size_t keys_requested = 0, items = 0;
+  std::string fetch_status = provider ? "ok" : "no feedback source configured";
+  FeedbackFetch fetch = [&](const std::vector<std::string>& keys)
+      -> std::shared_ptr<const analysis::FeedbackView> {
+    keys_requested = keys.size();
+    if (!provider) return std::make_shared<analysis::InMemoryFeedback>();
+    feedback::Lookup l = provider->get(keys);
+    items = l.items.size();
+    if (!l.error.empty()) {
+      fetch_status = l.error;
+      log.warn("feedback: " + l.error);
+    }
+    return std::make_shared<analysis::InMemoryFeedback>(std::move(l.items), l.stale);
+  };
+  AnalysisInput input{file.string(), text, 1};
+  std::vector<std::string> notes;
+  auto t0 = std::chrono::steady_clock::now();
+  analysis::SnapshotPtr snap = analyzer.analyze(input, fetch, notes);
+  double total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // A second, warm run: the reparse an edit costs (preamble reused, feedback cached).
+  input.version = 2;
+  std::vector<std::string> ignored;
+  auto t1 = std::chrono::steady_clock::now();
+  analysis::SnapshotPtr warm = analyzer.analyze(input, fetch, ignored);
+  double warm_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  for (const auto& n : notes) log.warn(n);
+
+  bool color = a.color == 1 || (a.color == -1 && isatty(STDOUT_FILENO));
+  std::cout << features::annotateSource(text, *snap, cfg.features, color);
+  size_t functions = snap->functions.size();
+  std::printf("\n--- perfhat-lsp --check %s\n", file.c_str());
+  std::printf("functions: %zu, parse problems: %zu%s\n", functions, snap->problems.size(),
+              snap->stale ? ", feedback STALE (served from cache)" : "");
+  std::printf("feedback: %s; %zu keys requested in one bulk request, %zu items (%s)\n",
+              choice.source ? choice.source->describe().c_str() : "none", keys_requested, items,
+              fetch_status.c_str());
+  std::printf("cold: parse %.1f ms, fetch %.1f ms, analysis %.1f ms, total %.1f ms\n",
+              snap->parse_ms, snap->fetch_ms, snap->analysis_ms, total_ms);
+  std::printf("warm: reparse %.1f ms, fetch %.1f ms (cache), analysis %.1f ms, total %.1f ms\n",
+              warm->parse_ms, warm->fetch_ms, warm->analysis_ms, warm_ms);
+  return 0;
+}
+
+int runServer(const Args& a, Logger& log) {
+  ConfigLayers layers;
+  layers.env = envLayer([](const char* k) { return std::getenv(k); });
+  layers.cli = a.cli;
+  lsp::FdTransport transport(STDIN_FILENO, STDOUT_FILENO);
+  Server server(
+      layers, std::make_unique<ClangAnalyzer>(),
+      [&transport](const json& j) {
+        // Replace invalid UTF-8 rather than throw: text from the file may be anything.
+        transport.send(j.dump(-1, ' ', false, json::error_handler_t::replace));
+      },
+      log);
+  log.info(std::string("perfhat-lsp ") + PERFHAT_VERSION + " listening on stdio");
+  while (auto frame = transport.read()) {
+    server.handle(*frame);
+    if (server.exited()) break;
+  }
+  if (!server.exited()) log.info("input closed without exit; stopping");
+  server.stop();
+  return server.exited() ? server.exitCode() : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a vanished client shows up as a failed write, not a kill
+  Args args;
+  if (auto code = parseArgs(argc, argv, args)) return *code;
+  Logger log;
+  if (args.verbose) log.setLevel(LogLevel::Debug);
+  if (!args.log_file.empty() && !log.openFile(args.log_file)) {
+    std::cerr << "perfhat-lsp: cannot open log file " << args.log_file << "; logging to stderr\n";
+  }
+  try {
+    if (!args.check_file.empty()) return runCheck(args, log);
+    return runServer(args, log);
+  } catch (const std::exception& e) {
+    log.error(std::string("fatal: ") + e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,135 @@
+#include "server/server/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "server/features/options_json.h"
+
+namespace perfhat::server {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+void read(const json& j, const char* key, T& out, std::vector<std::string>& warnings,
+          const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    T v = it->get<T>();
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (v < 0) {
+        warnings.push_back("config: \"" + where + key + "\" must not be negative");
+        return;
+      }
+    }
+    out = v;
+  } catch (const json::exception&) {
+    warnings.push_back("config: \"" + where + key + "\" has the wrong type (" +
+                       std::string(it->type_name()) + ")");
+  }
+}
+
+}  // namespace
+
+void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
+  if (!j.is_object()) {
+    if (!j.is_null()) warnings.push_back("config: settings must be a JSON object");
+    return;
+  }
+  read(j, "feedbackFile", cfg.feedback_file, warnings, "");
+  read(j, "handler", cfg.handler_url, warnings, "");
+  read(j, "token", cfg.token, warnings, "");
+  read(j, "compileCommands", cfg.compile_commands, warnings, "");
+  if (auto f = j.find("features"); f != j.end() && !f->is_null()) {
+    try {
+      features::Options o = cfg.features;
+      features::from_json(*f, o);
+      cfg.features = o;
+    } catch (const std::exception& e) {
+      warnings.push_back(std::string("config: features: ") + e.what());
+    }
+  }
+  if (auto p = j.find("profile"); p != j.end() && !p->is_null()) {
+    if (*p == "design") cfg.features.profile = features::Profile::Design;
+    else if (*p == "debug") cfg.features.profile = features::Profile::Debug;
+    else warnings.push_back("config: \"profile\" must be \"design\" or \"debug\"");
+  }
+  if (auto c = j.find("cache"); c != j.end() && c->is_object()) {
+    size_t max_entries = cfg.cache.max_entries;
+    int64_t ttl = cfg.cache.ttl.count();
+    read(*c, "maxEntries", max_entries, warnings, "cache.");
+    read(*c, "ttlSeconds", ttl, warnings, "cache.");
+    cfg.cache = {max_entries, std::chrono::seconds(ttl)};
+  }
+  if (auto h = j.find("http"); h != j.end() && h->is_object()) {
+    read(*h, "connectTimeoutMs", cfg.connect_timeout_ms, warnings, "http.");
+    read(*h, "readTimeoutMs", cfg.read_timeout_ms, warnings, "http.");
+  }
+  if (auto d = j.find("debounce"); d != j.end() && d->is_object()) {
+    read(*d, "minMs", cfg.debounce_min_ms, warnings, "debounce.");
+    read(*d, "maxMs", cfg.debounce_max_ms, warnings, "debounce.");
+    read(*d, "ratio", cfg.debounce_ratio, warnings, "debounce.");
+    if (cfg.debounce_max_ms < cfg.debounce_min_ms) cfg.debounce_max_ms = cfg.debounce_min_ms;
+  }
+  read(j, "changesPollSeconds", cfg.changes_poll_s, warnings, "");
+  if (auto a = j.find("analysis"); a != j.end() && a->is_object()) cfg.analysis.merge_patch(*a);
+}
+
+Config ConfigLayers::resolve(std::vector<std::string>* warnings) const {
+  std::vector<std::string> local;
+  std::vector<std::string>& w = warnings ? *warnings : local;
+  Config cfg;
+  // Each layer is applied in turn rather than merged first, so a bad value in a high layer
+  // keeps the lower layer's value instead of the default.
+  for (const json* layer : {&project, &client, &env, &cli}) applyJson(cfg, *layer, w);
+  return cfg;
+}
+
+json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
+  json j = json::object();
+  auto str = [&](const char* var, const char* key) {
+    if (const char* v = getenv_fn(var); v && *v) j[key] = v;
+  };
+  str("PERFHAT_FEEDBACK_FILE", "feedbackFile");
+  str("PERFHAT_HANDLER", "handler");
+  str("PERFHAT_TOKEN", "token");
+  str("PERFHAT_PROFILE", "profile");
+  str("PERFHAT_COMPILE_COMMANDS", "compileCommands");
+  auto num = [&](const char* var, const char* section, const char* key) {
+    const char* v = getenv_fn(var);
+    if (!v || !*v) return;
+    char* end = nullptr;
+    long long n = std::strtoll(v, &end, 10);
+    // A malformed number is passed on as a string so applyJson reports it by name.
+    if (end && *end == '\0') j[section][key] = n; else j[section][key] = v;
+  };
+  num("PERFHAT_CACHE_MAX_ENTRIES", "cache", "maxEntries");
+  num("PERFHAT_CACHE_TTL_S", "cache", "ttlSeconds");
+  return j;
+}
+
+json loadProjectFile(const std::string& root, std::optional<std::string>* error) {
+  if (root.empty()) return json::object();
+  std::string path = root + "/.perfhat.json";
+  std::ifstream in(path);
+  if (!in) return json::object();
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (error) *error = path + " is not a valid JSON object; ignoring it";
+    return json::object();
+  }
+  return j;
+}
+
+json clientSettings(const json& settings) {
+  if (settings.is_object()) {
+    if (auto p = settings.find("perfhat"); p != settings.end() && p->is_object()) return *p;
+    return settings;
+  }
+  return json::object();
+}
+
+}  // namespace perfhat::server

@@ -1,0 +1,74 @@
+// perfhat-lsp configuration: every tunable in one struct with safe defaults, built from layers
+// with the precedence of DESIGN §12 (command line > environment PERFHAT_* > editor settings
+// (initializationOptions / workspace/didChangeConfiguration) > `.perfhat.json` at the workspace
+// root > defaults).
+//
+// Every layer is a JSON object of the same shape, so one parser serves them all:
+//   {"feedbackFile": "data.json", "handler": "http://127.0.0.1:4319", "token": "…",
+//    "compileCommands": "build/", "profile": "design" | "debug",
+//    "features": {…features::Options JSON…},
+//    "cache": {"maxEntries": 10000, "ttlSeconds": 600},
+//    "http": {"connectTimeoutMs": 1000, "readTimeoutMs": 5000},
+//    "debounce": {"minMs": 50, "maxMs": 500, "ratio": 1.0},
+//    "changesPollSeconds": 30,
+//    "analysis": {…passed to the analysis unchanged…}}
+// Unknown keys are ignored (newer configs still load); wrong types produce a warning naming the
+// key and leave the value unchanged.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/feedback/lru_cache.h"
+#include "server/features/features.h"
+
+namespace perfhat::server {
+
+struct Config {
+  std::string feedback_file;      // --feedback-file
+  std::string handler_url;        // --handler
+  std::string token;              // --token
+  std::string compile_commands;   // --compile-commands (dir or file); "" = search upward
+  features::Options features;
+  feedback::CacheOptions cache;   // 10,000 entries, 10 min (PerformanceHat's values)
+  int connect_timeout_ms = 1000;
+  int read_timeout_ms = 5000;
+  // Rebuild debounce, clangd style: delay = clamp(last build time × ratio, min, max), so we
+  // rebuild once the user stops typing.
+  int debounce_min_ms = 50;
+  int debounce_max_ms = 500;
+  double debounce_ratio = 1.0;
+  int changes_poll_s = 30;        // handler change feed; 0 = off
+  nlohmann::json analysis = nlohmann::json::object();
+};
+
+// The layers, lowest precedence first; resolve() merges them (JSON merge patch) and parses.
+struct ConfigLayers {
+  nlohmann::json project = nlohmann::json::object();  // .perfhat.json
+  nlohmann::json client = nlohmann::json::object();   // initializationOptions / didChangeConfiguration
+  nlohmann::json env = nlohmann::json::object();      // PERFHAT_*
+  nlohmann::json cli = nlohmann::json::object();      // command line
+
+  // Merged config; problems (wrong types, bad values) are appended to `warnings`.
+  Config resolve(std::vector<std::string>* warnings = nullptr) const;
+};
+
+// Applies one JSON layer over `cfg`.
+void applyJson(Config& cfg, const nlohmann::json& j, std::vector<std::string>& warnings);
+
+// The environment layer from PERFHAT_FEEDBACK_FILE, PERFHAT_HANDLER, PERFHAT_TOKEN,
+// PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES, PERFHAT_CACHE_TTL_S.
+nlohmann::json envLayer(const std::function<const char*(const char*)>& getenv_fn);
+
+// Reads `<root>/.perfhat.json`. Missing file: empty object. Corrupt: empty object and an error.
+nlohmann::json loadProjectFile(const std::string& root, std::optional<std::string>* error);
+
+// Editors nest settings under "perfhat" (VS Code's didChangeConfiguration sends
+// {"settings": {"perfhat": {...}}}); accepts both the nested and the flat form.
+nlohmann::json clientSettings(const nlohmann::json& settings);
+
+}  // namespace perfhat::server

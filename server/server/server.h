@@ -1,0 +1,149 @@
+// The language server: documents, scheduling, configuration and the LSP method table.
+//
+// Threads: the reader thread (main) calls handle() for every framed message and never waits
+// for analysis; one worker thread owns the Analyzer (libclang TUs are single-threaded), runs
+// debounced rebuilds, feedback fetches and change polling, and answers requests that arrived
+// before their document's snapshot was ready. Outgoing messages go through `send`, which the
+// transport serialises.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/feedback/file_source.h"
+#include "server/feedback/provider.h"
+#include "server/lsp/jsonrpc.h"
+#include "server/lsp/protocol.h"
+#include "server/lsp/transport.h"
+#include "server/server/analyzer.h"
+#include "server/server/config.h"
+#include "server/server/document.h"
+#include "server/server/log.h"
+
+namespace perfhat::server {
+
+using nlohmann::json;
+
+class Server {
+ public:
+  using Send = std::function<void(const json&)>;
+
+  Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send send, Logger& log);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // One frame from the transport (a body or a framing error).
+  void handle(const lsp::Frame& frame);
+  void handleBody(std::string_view body);
+
+  // True after the `exit` notification; the process should end with exitCode().
+  bool exited() const { return exited_; }
+  int exitCode() const { return shutdown_requested_ ? 0 : 1; }
+  // Stops the worker (idempotent). Pending requests are answered with an error.
+  void stop();
+
+  // For tests and benchmarks: blocks (bounded) until no rebuild is due or running.
+  bool waitIdle(std::chrono::milliseconds timeout);
+  Config config() const;
+
+ private:
+  struct DocState {
+    std::shared_ptr<const Document> doc;        // latest text
+    std::shared_ptr<const Document> built_doc;  // text `snapshot` was built from
+    analysis::SnapshotPtr snapshot;
+    bool dirty = false;
+    std::chrono::steady_clock::time_point due;
+  };
+  // Computes a result from a snapshot and the document text it was built from.
+  using Compute = std::function<json(const analysis::Snapshot&, const Document&)>;
+  struct Pending {
+    json id;
+    std::string uri;
+    Compute compute;
+  };
+
+  // Dispatch.
+  void onRequest(const lsp::Message& m);
+  void onNotification(const lsp::Message& m);
+  void onResponse(const lsp::Message& m);
+  json initialize(const json& params);
+  void didOpen(const json& params);
+  void didChange(const json& params);
+  void didClose(const json& params);
+  void didChangeConfiguration(const json& params);
+  void cancel(const json& params);
+  json executeCommand(const json& id, const json& params, bool& deferred);
+  // Answers now if the document's snapshot is current, else when the worker has built it.
+  void withSnapshot(const json& id, const std::string& uri, Compute compute);
+
+  // Worker.
+  void workerLoop();
+  void rebuild(const std::string& uri, std::shared_ptr<const Document> doc);
+  std::shared_ptr<const analysis::FeedbackView> fetch(const std::vector<std::string>& keys);
+  void pollChanges();
+  void post(std::function<void()> task);
+  void markAllDirty(bool refresh_after);
+  void sendRefresh();
+  void publishDiagnostics(const std::string& uri, const analysis::Snapshot& s, const Document& d);
+
+  // Feedback source from the current config (reader thread, under mu_).
+  void reconfigure(bool source_changed);
+  void applyConfigLocked();
+
+  // Outgoing.
+  void reply(const json& id, json result);
+  void replyError(const json& id, int code, const std::string& message);
+  void notify(std::string_view method, json params);
+  void request(std::string_view method, json params, std::function<void(const lsp::Message&)> cb);
+  void showMessageOnce(const std::string& key, lsp::MessageType type, const std::string& text);
+
+  PositionEncoding encoding() const {
+    return caps_.utf8_positions ? PositionEncoding::Utf8 : PositionEncoding::Utf16;
+  }
+
+  Send send_;
+  Logger& log_;
+  std::unique_ptr<Analyzer> analyzer_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  ConfigLayers layers_;
+  Config cfg_;
+  std::string root_;
+  lsp::ClientCapabilities caps_;
+  std::shared_ptr<feedback::FeedbackProvider> provider_;
+  std::shared_ptr<feedback::FileSource> file_source_;
+  std::map<std::string, DocState> docs_;
+  std::vector<Pending> pending_;
+  std::deque<std::function<void()>> tasks_;       // run on the worker
+  std::vector<std::string> closed_paths_;         // for Analyzer::close on the worker
+  bool analyzer_config_dirty_ = true;
+  bool refresh_after_build_ = false;
+  bool busy_ = false;                             // worker is rebuilding / running a task
+  double last_build_ms_ = 0;
+  std::chrono::steady_clock::time_point next_poll_;
+  std::map<std::string, bool> shown_;             // showMessageOnce keys
+  std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_;
+  int next_outgoing_ = 0;
+  bool stopping_ = false;
+
+  std::atomic<bool> initialized_{false};
+  std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> exited_{false};
+  std::thread worker_;
+};
+
+}  // namespace perfhat::server

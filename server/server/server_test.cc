@@ -1,0 +1,340 @@
+// The server's scheduling and protocol behaviour, driven in-process. The analyzer here is a
+// test strategy whose timing the test controls (a gate), so deferral and cancellation are
+// deterministic; feedback sources, documents and features are the real ones.
+#include "server/server/server.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+namespace perfhat::server {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+class GatedAnalyzer : public Analyzer {
+ public:
+  analysis::SnapshotPtr analyze(const AnalysisInput& in, const FeedbackFetch& fetch,
+                                std::vector<std::string>&) override {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, 20s, [&] { return open_; });
+      texts_.push_back(in.text);
+    }
+    auto view = fetch({"app::f()"});
+    auto s = std::make_shared<analysis::Snapshot>();
+    s->path = in.path;
+    s->version = in.version;
+    s->stale = view->stale();
+    analysis::FunctionInfo f;
+    f.key = "app::f()";
+    f.name = "f";
+    f.range = {{0, 0}, {0, 1}};
+    f.name_range = {{0, 0}, {0, 1}};
+    analysis::Node root;
+    root.range = f.range;
+    if (const FeedbackItem* item = view->find("app::f()"); item && item->stats) {
+      root.measured = item->stats;
+      root.estimate.provenance = analysis::Provenance::Measured;
+      root.estimate.dist = {item->stats->mean_ns, item->stats->p50_ns, item->stats->p90_ns,
+                            item->stats->p99_ns, item->stats->count};
+      f.match = "exact";
+    }
+    f.nodes.push_back(root);
+    s->functions.push_back(f);
+    return s;
+  }
+  void setOpen(bool open) {
+    {
+      std::lock_guard lock(mu_);
+      open_ = open;
+    }
+    cv_.notify_all();
+  }
+  std::vector<std::string> texts() {
+    std::lock_guard lock(mu_);
+    return texts_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  std::vector<std::string> texts_;
+};
+
+// Collects everything the server sends.
+class Sink {
+ public:
+  void push(const json& j) {
+    {
+      std::lock_guard lock(mu_);
+      msgs_.push_back(j);
+    }
+    cv_.notify_all();
+  }
+  // The first message (after `from`) matching `pred`, waiting up to 20 s.
+  std::optional<json> waitFor(const std::function<bool(const json&)>& pred, size_t from = 0) {
+    std::unique_lock lock(mu_);
+    std::optional<json> found;
+    cv_.wait_for(lock, 20s, [&] {
+      for (size_t i = from; i < msgs_.size(); ++i) {
+        if (pred(msgs_[i])) {
+          found = msgs_[i];
+          return true;
+        }
+      }
+      return false;
+    });
+    return found;
+  }
+  std::optional<json> reply(const json& id) {
+    return waitFor([&](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); });
+  }
+  size_t count(const std::string& method) {
+    std::lock_guard lock(mu_);
+    return std::count_if(msgs_.begin(), msgs_.end(), [&](const json& m) {
+      return m.value("method", "") == method;
+    });
+  }
+  std::vector<json> all() {
+    std::lock_guard lock(mu_);
+    return msgs_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<json> msgs_;
+};
+
+class LspServerTest : public ::testing::Test {
+ protected:
+  void start(json cli = json::object(), json caps = json::object()) {
+    auto a = std::make_unique<GatedAnalyzer>();
+    analyzer_ = a.get();
+    ConfigLayers layers;
+    layers.cli = std::move(cli);
+    log_.setLevel(LogLevel::Warning);
+    server_ = std::make_unique<Server>(layers, std::move(a), [this](const json& j) { sink_.push(j); },
+                                       log_);
+    send(1, "initialize", {{"rootUri", nullptr}, {"capabilities", caps}});
+    ASSERT_TRUE(sink_.reply(1));
+    notify("initialized", json::object());
+  }
+  void send(const json& id, const std::string& method, json params) {
+    server_->handleBody(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
+  }
+  void notify(const std::string& method, json params) {
+    server_->handleBody(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}.dump());
+  }
+  void open(const std::string& text, int version = 1) {
+    notify("textDocument/didOpen",
+           {{"textDocument", {{"uri", uri_}, {"languageId", "cpp"}, {"version", version}, {"text", text}}}});
+  }
+  json lensRequest(int id) {
+    send(id, "textDocument/codeLens", {{"textDocument", {{"uri", uri_}}}});
+    auto r = sink_.reply(id);
+    EXPECT_TRUE(r);
+    return r ? *r : json();
+  }
+  static int errorCode(const std::optional<json>& r) {
+    return r && r->contains("error") ? (*r)["error"]["code"].get<int>() : 0;
+  }
+
+  Logger log_;
+  Sink sink_;
+  GatedAnalyzer* analyzer_ = nullptr;
+  std::unique_ptr<Server> server_;
+  std::string uri_ = "file:///tmp/perfhat-server-test/app.cc";
+};
+
+TEST_F(LspServerTest, RequestsBeforeInitializeAreRefused) {
+  auto a = std::make_unique<GatedAnalyzer>();
+  Server s({}, std::move(a), [this](const json& j) { sink_.push(j); }, log_);
+  s.handleBody(R"js({"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{}})js");
+  EXPECT_EQ(errorCode(sink_.reply(9)), lsp::kServerNotInitialized);
+}
+
+TEST_F(LspServerTest, InitializeAdvertisesCapabilities) {
+  start(json::object(), {{"general", {{"positionEncodings", {"utf-8"}}}}});
+  auto r = sink_.reply(1);
+  const json& caps = (*r)["result"]["capabilities"];
+  EXPECT_EQ(caps["positionEncoding"], "utf-8");
+  EXPECT_EQ(caps["textDocumentSync"]["change"], 2);
+  EXPECT_TRUE(caps.contains("inlayHintProvider"));
+  EXPECT_THAT(caps["executeCommandProvider"]["commands"].get<std::vector<std::string>>(),
+              ::testing::Contains("perfhat.setIterations"));
+}
+
+TEST_F(LspServerTest, ProtocolErrorsAndTheServerKeepsAnswering) {
+  start();
+  server_->handleBody("{ this is not json");
+  EXPECT_EQ(errorCode(sink_.waitFor([](const json& m) { return m.contains("error"); })),
+            lsp::kParseError);
+  server_->handleBody(R"js({"jsonrpc":"2.0","id":2,"method":"no/such/method"})js");
+  EXPECT_EQ(errorCode(sink_.reply(2)), lsp::kMethodNotFound);
+  server_->handleBody(R"js({"jsonrpc":"2.0","method":"no/such/notification"})js");
+  server_->handleBody(R"js({"jsonrpc":"2.0","method":"$/setTrace","params":{"value":"off"}})js");
+  server_->handleBody(R"js({"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"x":1}})js");
+  EXPECT_EQ(errorCode(sink_.reply(3)), lsp::kInvalidParams);
+  send(4, "textDocument/codeLens", {{"textDocument", {{"uri", "file:///never/opened.cc"}}}});
+  auto r = sink_.reply(4);
+  EXPECT_EQ(errorCode(r), lsp::kInvalidParams);
+  EXPECT_NE((*r)["error"]["message"].get<std::string>().find("not open"), std::string::npos);
+  server_->handle(lsp::Frame{false, {}, "bad Content-Length"});  // logged, no reply
+  // Still alive: a valid request is answered.
+  open("int f() { return 1; }\n");
+  auto lens = lensRequest(5);
+  EXPECT_TRUE(lens.contains("result"));
+}
+
+TEST_F(LspServerTest, DeferredRequestCanBeCancelled) {
+  start();
+  analyzer_->setOpen(false);
+  open("int f();\n");
+  send(7, "textDocument/codeLens", {{"textDocument", {{"uri", uri_}}}});
+  notify("$/cancelRequest", {{"id", 7}});
+  auto r = sink_.reply(7);
+  EXPECT_EQ(errorCode(r), lsp::kRequestCancelled);
+  notify("$/cancelRequest", {{"id", 12345}});  // unknown id: ignored
+  analyzer_->setOpen(true);
+  auto lens = lensRequest(8);
+  ASSERT_TRUE(lens["result"].is_array());
+  EXPECT_EQ(lens["result"].size(), 1u);
+}
+
+TEST_F(LspServerTest, IncrementalEditsReachTheAnalyzer) {
+  start(json{{"debounce", {{"minMs", 1}, {"maxMs", 5}}}});
+  open("int f() {\n  return 1;\n}\n");
+  lensRequest(2);
+  auto change = [&](int version, int l1, int c1, int l2, int c2, const std::string& text) {
+    json range = {{"start", {{"line", l1}, {"character", c1}}},
+                  {"end", {{"line", l2}, {"character", c2}}}};
+    json event = {{"range", range}, {"text", text}};
+    notify("textDocument/didChange", {{"textDocument", {{"uri", uri_}, {"version", version}}},
+                                      {"contentChanges", json::array({event})}});
+  };
+  change(2, 1, 9, 1, 10, "42");         // return 42;
+  change(3, 1, 2, 1, 2, "/* 😀 */ ");   // emoji before return
+  change(4, 1, 18, 1, 20, "7");         // after the emoji (2 UTF-16 units): 42 -> 7
+  lensRequest(3);
+  ASSERT_FALSE(analyzer_->texts().empty());
+  EXPECT_EQ(analyzer_->texts().back(), "int f() {\n  /* 😀 */ return 7;\n}\n");
+  auto diags = sink_.waitFor([](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["version"] == 4;
+  });
+  EXPECT_TRUE(diags);
+}
+
+TEST_F(LspServerTest, CorruptFeedbackFileIsReportedOnceAndTheServerKeepsServing) {
+  std::string path = "/tmp/perfhat-corrupt-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << "{\"items\": [ {\"key\": ";
+  start(json{{"feedbackFile", path}});
+  open("int f();\n");
+  auto lens = lensRequest(2);
+  ASSERT_EQ(lens["result"].size(), 1u);
+  EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
+              ::testing::HasSubstr("no production data"));
+  notify("textDocument/didChange", {{"textDocument", {{"uri", uri_}, {"version", 2}}},
+                                    {"contentChanges", json::array({{{"text", "int f(); "}}})}});
+  lensRequest(3);
+  EXPECT_EQ(sink_.count("window/showMessage"), 1u);
+  std::filesystem::remove(path);
+}
+
+TEST_F(LspServerTest, FeedbackFileDataReachesCodeLensAndShowData) {
+  std::string path = "/tmp/perfhat-good-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << R"js({"items":[{"key":"app::f()","stats":{"count":1200,"mean_ns":3.1e6,
+      "p50_ns":2.8e6,"p90_ns":6e6,"p99_ns":1.2e7}}]})js";
+  start(json{{"feedbackFile", path}});
+  open("int f();\n");
+  auto lens = lensRequest(2);
+  ASSERT_EQ(lens["result"].size(), 1u);
+  EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
+              ::testing::HasSubstr("prod"));
+  send(3, "workspace/executeCommand", {{"command", "perfhat.showData"}, {"arguments", {"app::f()"}}});
+  auto r = sink_.reply(3);
+  ASSERT_TRUE(r && r->contains("result")) << r->dump();
+  EXPECT_EQ((*r)["result"]["stats"]["count"], 1200);
+  send(4, "workspace/executeCommand", {{"command", "perfhat.nope"}});
+  EXPECT_EQ(errorCode(sink_.reply(4)), lsp::kInvalidParams);
+  std::filesystem::remove(path);
+}
+
+TEST_F(LspServerTest, UnreachableHandlerShowsOneMessageAndMarksStale) {
+  httplib::Server probe;
+  int port = probe.bind_to_any_port("127.0.0.1");
+  probe.stop();
+  start(json{{"handler", "http://127.0.0.1:" + std::to_string(port)},
+             {"http", {{"connectTimeoutMs", 200}, {"readTimeoutMs", 200}}},
+             {"debounce", {{"minMs", 1}, {"maxMs", 5}}}});
+  open("int f();\n");
+  lensRequest(2);
+  notify("textDocument/didChange", {{"textDocument", {{"uri", uri_}, {"version", 2}}},
+                                    {"contentChanges", json::array({{{"text", "int f(); "}}})}});
+  lensRequest(3);
+  EXPECT_EQ(sink_.count("window/showMessage"), 1u);
+  auto msg = sink_.waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
+  EXPECT_THAT((*msg)["params"]["message"].get<std::string>(), ::testing::HasSubstr("unreachable"));
+}
+
+TEST_F(LspServerTest, RefreshCommandAsksTheClientToRefreshHints) {
+  std::string path = "/tmp/perfhat-refresh-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << R"js({"items":[]})js";
+  start(json{{"feedbackFile", path}},
+        {{"workspace", {{"inlayHint", {{"refreshSupport", true}}}, {"codeLens", {{"refreshSupport", true}}}}},
+         {"textDocument", {{"inlayHint", json::object()}}}});
+  open("int f();\n");
+  lensRequest(2);
+  std::ofstream(path) << R"js({"items":[{"key":"app::f()","stats":{"count":5,"p50_ns":1e6,"mean_ns":1e6}}]})js";
+  send(3, "workspace/executeCommand", {{"command", "perfhat.refresh"}});
+  EXPECT_TRUE(sink_.reply(3));
+  EXPECT_TRUE(sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/inlayHint/refresh"; }));
+  EXPECT_TRUE(sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/codeLens/refresh"; }));
+  auto lens = lensRequest(4);
+  EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(), ::testing::HasSubstr("prod"));
+  std::filesystem::remove(path);
+}
+
+TEST_F(LspServerTest, SetIterationsSendsAnEditAndRejectsBadArguments) {
+  start();
+  open("int f() {\n\tfor (;;) {}\n}\n");
+  lensRequest(2);
+  send(3, "workspace/executeCommand",
+       {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 1, 50}}});
+  auto r = sink_.reply(3);
+  ASSERT_TRUE(r && r->contains("result"));
+  auto edit = sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/applyEdit"; });
+  ASSERT_TRUE(edit);
+  const json& change = (*edit)["params"]["edit"]["changes"][uri_][0];
+  EXPECT_EQ(change["newText"], "\t// perfhat: iterations=50\n");  // the loop's indentation
+  EXPECT_EQ(change["range"]["start"]["line"], 1);
+  send(4, "workspace/executeCommand",
+       {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 1, -3}}});
+  EXPECT_EQ(errorCode(sink_.reply(4)), lsp::kInvalidParams);
+  send(5, "workspace/executeCommand",
+       {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 99, 3}}});
+  EXPECT_EQ(errorCode(sink_.reply(5)), lsp::kInvalidParams);
+}
+
+TEST_F(LspServerTest, ShutdownThenExit) {
+  start();
+  send(2, "shutdown", nullptr);
+  EXPECT_TRUE(sink_.reply(2));
+  send(3, "textDocument/codeLens", {{"textDocument", {{"uri", uri_}}}});
+  EXPECT_EQ(errorCode(sink_.reply(3)), lsp::kInvalidRequest);
+  notify("exit", nullptr);
+  EXPECT_TRUE(server_->exited());
+  EXPECT_EQ(server_->exitCode(), 0);
+}
+
+}  // namespace
+}  // namespace perfhat::server

@@ -1,0 +1,201 @@
+// perfhat-handler end to end on loopback: OTLP in (JSON, protobuf, gzip), merged percentiles out,
+// and every kind of bad input refused with the right status while the handler keeps serving.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/handler_process.h"
+#include "tests/integration/handler_test_util.h"
+
+namespace perfhat::testing {
+namespace {
+
+constexpr const char* kToken = "test-token-123";
+
+class HandlerIngest : public ::testing::Test {
+ protected:
+  HandlerIngest()
+      : dir_("ingest"),
+        handler_({"--mode", "deployed", "--store", dir_ / "d.sqlite", "--token", kToken,
+                  "--read-token", "reader", "--max-body-bytes", "4000000"}) {}
+  TempDir dir_;
+  HandlerProcess handler_;
+};
+
+TEST_F(HandlerIngest, JsonAndProtobufInMergedPercentilesOutWithinSketchError) {
+  auto c = client(handler_.url(), kToken);
+  auto a = lognormalLatencies(3000, 1);
+  auto b = lognormalLatencies(2000, 2, 8e6);
+  auto res = c.Post("/v1/traces", otlp::encodeJson(spansFor("shop::Cart::total", a, 11)),
+                    "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->body, "{}");
+  res = c.Post("/v1/traces", otlp::encodeProtobuf(spansFor("shop::Cart::total", b, 12)),
+               "application/x-protobuf");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("Content-Type"), "application/x-protobuf");
+
+  std::vector<double> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  BatchGetResponse r = batchGet(c, {"shop::Cart::total", "shop::Missing::fn"});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.missing, std::vector<std::string>{"shop::Missing::fn"});
+  const Stats& st = *r.items[0].stats;
+  EXPECT_EQ(st.count, all.size());
+  for (auto [q, got] : {std::pair{0.5, st.p50_ns}, {0.9, st.p90_ns}, {0.95, st.p95_ns},
+                        {0.99, st.p99_ns}}) {
+    double exact = exactQuantile(all, q);
+    EXPECT_LE(std::abs(got - exact), 0.01 * exact) << "q=" << q;
+  }
+  EXPECT_DOUBLE_EQ(st.min_ns, *std::min_element(all.begin(), all.end()));
+  EXPECT_DOUBLE_EQ(st.max_ns, *std::max_element(all.begin(), all.end()));
+  EXPECT_EQ(r.items[0].file, "/src/app.cc");
+  EXPECT_EQ(r.items[0].line, 42);
+  EXPECT_EQ(r.items[0].hosts, std::vector<std::string>{"host-svc"});
+
+  // The read-only token may read, GET /v1/feedback serves one key.
+  auto reader = client(handler_.url(), "reader");
+  auto one = reader.Get("/v1/feedback?key=shop::Cart::total");
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, 200) << one->body;
+  EXPECT_EQ(nlohmann::json::parse(one->body)["stats"]["count"], all.size());
+  auto none = reader.Get("/v1/feedback?key=nothing");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+}
+
+TEST_F(HandlerIngest, GzipBodiesAreAccepted) {
+  auto c = client(handler_.url(), kToken);
+  c.set_compress(true);  // Content-Encoding: gzip
+  auto lat = lognormalLatencies(500, 3);
+  auto res = c.Post("/v1/traces", otlp::encodeProtobuf(spansFor("gz::fn", lat, 5)),
+                    "application/x-protobuf");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  c.set_compress(false);
+  EXPECT_EQ(batchGet(c, {"gz::fn"}).items.at(0).stats->count, 500u);
+}
+
+TEST_F(HandlerIngest, PartialSuccessReportsRejectedSpans) {
+  auto c = client(handler_.url(), kToken);
+  otlp::ExportRequest r = spansFor("ok::fn", {1000, 2000}, 7);
+  std::string body = otlp::encodeJson(r);
+  // A third span whose end precedes its start.
+  nlohmann::json doc = nlohmann::json::parse(body);
+  auto bad = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+  bad["endTimeUnixNano"] = "1";
+  doc["resourceSpans"][0]["scopeSpans"][0]["spans"].push_back(bad);
+  auto res = c.Post("/v1/traces", doc.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  auto j = nlohmann::json::parse(res->body);
+  EXPECT_EQ(j["partialSuccess"]["rejectedSpans"], "1");
+  EXPECT_FALSE(j["partialSuccess"]["errorMessage"].get<std::string>().empty());
+  EXPECT_EQ(batchGet(c, {"ok::fn"}).items.at(0).stats->count, 2u);
+}
+
+void expectJsonError(const httplib::Result& res, int status) {
+  ASSERT_TRUE(res) << "no response";
+  EXPECT_EQ(res->status, status) << res->body;
+  auto j = nlohmann::json::parse(res->body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << res->body;
+  EXPECT_TRUE(j["error"]["code"].is_string()) << res->body;
+  EXPECT_TRUE(j["error"]["message"].is_string()) << res->body;
+}
+
+TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing) {
+  auto c = client(handler_.url(), kToken);
+  std::string proto = otlp::encodeProtobuf(spansFor("bad::fn", {1000, 2000, 3000}, 9));
+  expectJsonError(c.Post("/v1/traces", proto.substr(0, proto.size() - 5), "application/x-protobuf"),
+                  400);
+  expectJsonError(c.Post("/v1/traces", std::string("\xff\xff\xff\xff garbage", 13),
+                         "application/x-protobuf"),
+                  400);
+  expectJsonError(
+      c.Post("/v1/traces",
+             R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":{"oops":1}}]}]}]})",
+             "application/json"),
+      400);
+  expectJsonError(c.Post("/v1/traces", "{not json", "application/json"), 400);
+  expectJsonError(c.Post("/v1/traces", "x", "text/plain"), 415);
+  expectJsonError(c.Post("/v1/traces", std::string(5'000'000, 'x'), "application/json"), 413);
+  auto wrong = client(handler_.url(), "wrong-token");
+  expectJsonError(wrong.Post("/v1/traces", proto, "application/x-protobuf"), 401);
+  auto anonymous = client(handler_.url());
+  expectJsonError(anonymous.Post("/v1/feedback:batchGet", R"({"keys":[]})", "application/json"), 401);
+  auto reader = client(handler_.url(), "reader");
+  expectJsonError(reader.Post("/v1/traces", proto, "application/x-protobuf"), 403);
+  expectJsonError(c.Get("/v1/nope"), 404);
+  expectJsonError(c.Post("/v1/feedback:batchGet", R"({"keys":"nope"})", "application/json"), 400);
+  expectJsonError(c.Get("/v1/changes?since=abc"), 400);
+
+  // Nothing was stored: the change cursor never moved.
+  auto changes = c.Get("/v1/changes?since=0");
+  ASSERT_TRUE(changes);
+  auto j = nlohmann::json::parse(changes->body);
+  EXPECT_EQ(j["cursor"], "0");
+  EXPECT_TRUE(j["keys"].empty());
+  // Still serving, and accepting good data.
+  auto health = client(handler_.url()).Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto ok = c.Post("/v1/traces", proto, "application/x-protobuf");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  auto metrics = client(handler_.url()).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("perfhat_handler_spans_ingested_total 3"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("perfhat_handler_requests_total{status=\"401\"}"), std::string::npos);
+}
+
+TEST(HandlerStartup, RateLimitAnswers429) {
+  TempDir dir("ratelimit");
+  HandlerProcess h({"--mode", "deployed", "--store", dir / "r.sqlite", "--allow-unauthenticated",
+                    "--rate-limit", "0.01"});
+  auto c = client(h.url());
+  int ok = 0, limited = 0;
+  for (int i = 0; i < 6; ++i) {
+    auto res = c.Get("/v1/changes?since=0");
+    ASSERT_TRUE(res);
+    if (res->status == 200) ++ok;
+    if (res->status == 429) {
+      ++limited;
+      EXPECT_FALSE(res->get_header_value("Retry-After").empty());
+    }
+  }
+  EXPECT_GE(ok, 1);
+  EXPECT_GE(limited, 1);
+}
+
+TEST(HandlerStartup, CorruptOrUnusableStoreIsAClearStartupError) {
+  TempDir dir("corrupt");
+  {
+    std::FILE* f = std::fopen((dir / "bad.sqlite").c_str(), "wb");
+    std::string junk(16384, 'j');
+    std::fwrite(junk.data(), 1, junk.size(), f);
+    std::fclose(f);
+  }
+  auto [code, out] = runHandler({"--mode", "deployed", "--store", dir / "bad.sqlite",
+                                 "--allow-unauthenticated", "--listen", "127.0.0.1:0"});
+  EXPECT_NE(code, 0);
+  EXPECT_NE(out.find("bad.sqlite"), std::string::npos) << out;
+  auto [code2, out2] = runHandler({"--mode", "deployed", "--store", dir / "missing/dir/x.sqlite",
+                                   "--allow-unauthenticated", "--listen", "127.0.0.1:0"});
+  EXPECT_NE(code2, 0);
+  EXPECT_NE(out2.find("cannot open store"), std::string::npos) << out2;
+  auto [code3, out3] = runHandler({"--mode", "deployed", "--store", dir / "x.sqlite"});
+  EXPECT_EQ(code3, 2);
+  EXPECT_NE(out3.find("--token"), std::string::npos) << out3;
+  auto [code4, out4] = runHandler({"--help"});
+  EXPECT_EQ(code4, 0);
+  EXPECT_NE(out4.find("--upstream"), std::string::npos);
+  auto [code5, out5] = runHandler({"--version"});
+  EXPECT_EQ(code5, 0);
+  EXPECT_NE(out5.find("perfhat-handler"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfhat::testing

@@ -1,0 +1,20 @@
+# Integration tests of perfhat-handler (real processes, loopback HTTP, real SQLite).
+# Included from tests/CMakeLists.txt.
+if(PERFHAT_BUILD_TESTS)
+  set(_handler_it_libs perfhat_handler_otlp perfhat_common perfhat_httplib)
+  foreach(_t handler_ingest_test handler_durability_test handler_sync_test handler_otel_js_test)
+    if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc)
+      perfhat_add_test(${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc LIBS ${_handler_it_libs}
+                       LABELS integration)
+      target_compile_definitions(${_t} PRIVATE PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+      add_dependencies(${_t} perfhat-handler)
+    endif()
+  endforeach()
+endif()
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-fetch)
+  perfhat_add_test(handler_fetch_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/handler_fetch_test.cc
+                   LIBS perfhat_handler_otlp perfhat_common perfhat_httplib LABELS integration)
+  target_compile_definitions(handler_fetch_test PRIVATE
+    PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>" PERFHAT_FETCH_BIN="$<TARGET_FILE:perfhat-fetch>")
+  add_dependencies(handler_fetch_test perfhat-handler perfhat-fetch)
+endif()

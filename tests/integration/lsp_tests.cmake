@@ -1,0 +1,18 @@
+# perfhat-lsp end-to-end tests (the real binary over pipes) and the LSP-side fuzz targets.
+# Included from tests/CMakeLists.txt.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
+  add_library(perfhat_lsp_testing STATIC ${CMAKE_CURRENT_LIST_DIR}/lsp_client.cc)
+  target_link_libraries(perfhat_lsp_testing PUBLIC perfhat_lsp_protocol nlohmann_json::nlohmann_json
+                        Threads::Threads PRIVATE perfhat_warnings)
+  perfhat_add_test(lsp_e2e_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_e2e_test.cc
+                   LIBS perfhat_lsp_testing perfhat_features LABELS integration)
+  target_compile_definitions(lsp_e2e_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
+  add_dependencies(lsp_e2e_test perfhat-lsp)
+endif()
+
+if(TARGET perfhat_lsp_server)
+  perfhat_add_fuzzer(jsonrpc_framing_fuzz SOURCES ${PROJECT_SOURCE_DIR}/tests/fuzz/jsonrpc_framing_fuzz.cc
+                     LIBS perfhat_lsp_protocol CORPUS ${PROJECT_SOURCE_DIR}/tests/fuzz/jsonrpc_framing_corpus)
+  perfhat_add_fuzzer(feedback_json_fuzz SOURCES ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_fuzz.cc
+                     LIBS perfhat_lsp_server CORPUS ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_corpus)
+endif()
