@@ -193,6 +193,9 @@ class Builder {
         std::vector<FunctionInfo> fns = buildFunction(c, file);
         for (auto& f : fns) {
           if (main) {
+            // An error inside the body may hide calls that error recovery dropped.
+            for (const ParseProblem& p : out_.problems)
+              if (p.error && f.range.contains(p.range.start)) ++f.unresolved_calls;
             out_.functions.push_back(std::move(f));
           } else {
             std::string key = f.key;
@@ -377,6 +380,7 @@ class Builder {
     bool is_call = !clang_Cursor_isNull(ref) &&
                    (ref.kind == CXCursor_FunctionDecl || ref.kind == CXCursor_CXXMethod ||
                     ref.kind == CXCursor_FunctionTemplate);
+    if (!is_call && (clang_Cursor_isNull(ref) || !isConstruction(ref))) ++ctx.fn.unresolved_calls;
     if (is_call && !writtenInSource(c, ref)) is_call = false;
     if (is_call) {
       Node n;
@@ -389,9 +393,17 @@ class Builder {
       n.callee_name = spelling(c);
       if (n.callee_name.empty()) n.callee_name = spelling(ref);
       n.callee_in_workspace = info.in_workspace;
+      n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
       addNode(ctx, std::move(n), parent, arm);
     }
     walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
+  }
+
+  static bool isConstruction(CXCursor ref) {
+    return ref.kind == CXCursor_Constructor || ref.kind == CXCursor_ClassDecl ||
+           ref.kind == CXCursor_StructDecl || ref.kind == CXCursor_ClassTemplate ||
+           ref.kind == CXCursor_TypedefDecl || ref.kind == CXCursor_TypeAliasDecl ||
+           ref.kind == CXCursor_ConversionFunction;
   }
 
   // Operator calls the compiler inserts (a range-for's `operator*`/`operator!=`/`operator++`,

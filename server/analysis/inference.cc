@@ -505,7 +505,17 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         Estimate e;
         e.derivation.model = "sum";
         s.noteUnknown(e.derivation);
-        if (s.any_known) {
+        if (n.children.empty() && fn.unresolved_calls == 0) {
+          // A body with no calls, loops or branches (an accessor, arithmetic) does only CPU
+          // work on data it already has: negligible next to the calls production measures.
+          // Stated as an assumption, so a hover shows it was not measured.
+          e.provenance = Provenance::Inferred;
+          e.derivation.model = "leaf";
+          e.derivation.summary = "no calls or loops: negligible";
+          e.derivation.assumptions.push_back("no production data for " + fn.name +
+                                             "(); its body makes no calls and has no loops, so "
+                                             "its own cost is taken as negligible");
+        } else if (s.any_known) {
           e.provenance = Provenance::Inferred;
           e.dist = s.dist;
           e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) + " part(s) = " +
@@ -527,6 +537,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   std::vector<std::string> new_inputs;
   for (const Node& n : fn.nodes) {
     if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
+    // A call predicted to cost nothing (a negligible leaf body) changes nothing.
+    if (n.estimate.dist.mean_ns <= 0) continue;
     fn.changed = true;
     if (!function_measured) continue;
     double mult = 1;

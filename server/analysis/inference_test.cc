@@ -217,6 +217,53 @@ int u(const Ext& e) {
   EXPECT_EQ(f->match, "");
 }
 
+TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
+  // Trivial accessors in the workspace have no production data; their bodies make no calls.
+  // They are predicted as negligible (stated), so the loop total is the measured call's cost,
+  // and calling them does not make the function "changed".
+  TestTU t;
+  t.code = R"cc(
+    struct Task {
+      int state_ = 0;
+      int state() const { return state_; }
+    };
+    struct Story {
+      Task* begin() const;
+      Task* end() const;
+    };
+    struct Repo {
+      Story load(int id) const;
+    };
+    int done(const Repo& r) {
+      int n = 0;
+      for (int i = 0; i < 4; ++i) {
+        Story s = r.load(i);
+        for (const Task& t : s) n += t.state();
+      }
+      return n;
+    }
+  )cc";
+  FeedbackItem load = item("Repo::load(int) const", 3 * kMs);
+  load.callsites = {site("done(const Repo &)", 3 * kMs, 2)};
+  InMemoryFeedback view({item("done(const Repo &)", 12 * kMs), load});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "done(const Repo &)");
+  ASSERT_NE(f, nullptr);
+  const Node* state = nullptr;
+  for (const Node* c : nodesOfKind(*f, NodeKind::Call))
+    if (c->callee_key == "Task::state() const") state = c;
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->estimate.provenance, Provenance::Inferred);
+  EXPECT_DOUBLE_EQ(state->estimate.dist.mean_ns, 0);
+  EXPECT_TRUE(anyContains(state->estimate.derivation.assumptions, "negligible"));
+  auto loops = nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_TRUE(loops[0]->estimate.known());
+  EXPECT_DOUBLE_EQ(loops[0]->estimate.dist.mean_ns, 4 * 3 * kMs);
+  EXPECT_FALSE(f->changed);
+  EXPECT_EQ(f->root().estimate.provenance, Provenance::Measured);
+}
+
 TEST(InferenceTest, LoopIterationSourcesInOrderOfPreference) {
   TestTU t;
   t.code = R"cc(

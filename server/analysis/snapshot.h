@@ -91,6 +91,8 @@ struct Node {
   std::string callee_mangled;        // Itanium mangled name when libclang gives it
   std::string callee_name;           // as written, for display
   bool callee_in_workspace = false;  // a body is available for recursive analysis
+  // The callee is declared in a system header (the standard library, libc, ...).
+  bool callee_system = false;
 
   // Loops.
   LoopKind loop_kind = LoopKind::For;
@@ -135,6 +137,10 @@ struct FunctionInfo {
   // True when the body contains nodes without production data whose values were inferred: the
   // function total is then a prediction for the code as written, not a measurement.
   bool changed = false;
+  // Calls in the body that could not be resolved to a function (undeclared names after a parse
+  // error, calls through function pointers, calls that depend on a template parameter). They
+  // are not nodes, so a body with any of them is never taken as call-free.
+  int unresolved_calls = 0;
   std::string file;  // absolute path of the file holding the definition
 
   const Node& root() const { return nodes.front(); }

@@ -120,7 +120,23 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
   return h;
 }
 
+// Hints that would say nothing, in either profile (the hover still explains the node): a call
+// or branch predicted as negligible (bodies without calls or loops), a branch with nothing known
+// inside, and a standard-library call without data (a `?` after every `push_back` is noise).
+bool carriesInformation(const analysis::Node& n) {
+  using analysis::NodeKind;
+  using analysis::Provenance;
+  const analysis::Estimate& e = n.estimate;
+  if ((n.kind == NodeKind::Call || n.kind == NodeKind::Branch) &&
+      e.provenance == Provenance::Inferred && e.dist.mean_ns <= 0)
+    return false;
+  if (n.kind == NodeKind::Branch && !e.known()) return false;
+  if (n.kind == NodeKind::Call && !e.known() && n.callee_system) return false;
+  return true;
+}
+
 bool profileShows(const analysis::FunctionInfo& f, const analysis::Node& n, const Options& o) {
+  if (!carriesInformation(n)) return false;
   if (o.profile == Profile::Debug) return true;
   if (n.kind == analysis::NodeKind::Function || n.kind == analysis::NodeKind::Loop) return true;
   const NodeValue v = valueOf(n, o);

@@ -64,6 +64,29 @@ TEST(FeaturesInlayHints, DesignProfileShowsTotalsLoopsPredictionsAndBigShares) {
               ::testing::Not(::testing::Contains("⏱ 20 ms")));
 }
 
+TEST(FeaturesInlayHints, HintsThatSayNothingAreLeftOutInEveryProfile) {
+  // A negligible leaf call (predicted 0 ns), a branch with nothing known, and a standard-library
+  // call without data would each print noise; a user call without data still shows `?`.
+  const std::string_view src =
+      "void f() {\n  v.push_back(1);\n  if (a.ok()) { b(); }\n  mine();\n}\n";
+  FunctionBuilder b("f", "f()", {{0, 0}, {4, 1}}, find(src, 0, "f"), find(src, 0, "f()").end);
+  b.total(unknown());
+  const int push = b.call(0, "push_back", find(src, 1, "v.push_back(1)"), unknown());
+  b.node(push).callee_system = true;
+  const int branch = b.branch(0, {{2, 2}, {2, 22}}, find(src, 2, "a.ok())").end, 0.5, unknown());
+  b.call(branch, "ok", find(src, 2, "a.ok()"), inferred(0, "leaf", "no calls or loops"));
+  b.call(0, "mine", find(src, 3, "mine()"), unknown());
+  Snapshot s;
+  s.functions.push_back(b.build());
+  for (Profile p : {Profile::Debug, Profile::Design}) {
+    Options o;
+    o.profile = p;
+    std::vector<std::string> shown = labels(inlayHints(s, everything(), o));
+    EXPECT_THAT(shown, ::testing::Not(::testing::Contains(HasSubstr("0 ns")))) << int(p);
+    if (p == Profile::Debug) EXPECT_THAT(shown, ElementsAre("⏱ ?", "⏱ ?"));  // f() and mine()
+  }
+}
+
 TEST(FeaturesInlayHints, UnknownIsQuestionMarkNeverZero) {
   const std::string_view src = "void f() {\n  g();\n  while (more()) { h(); }\n}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(src, 0, "f"), find(src, 0, "f()").end);
