@@ -463,9 +463,15 @@ class Builder {
     return pos;
   }
 
+  // True for a constant-false loop condition. Inside a macro expansion the tokens of the extent
+  // are the macro call's, not the `0`, so the condition is also evaluated by libclang.
   static bool isZeroLiteral(CXCursor c, const std::vector<std::string>& toks) {
-    (void)c;
-    return toks.size() == 1 && (toks[0] == "0" || toks[0] == "false");
+    if (toks.size() == 1 && (toks[0] == "0" || toks[0] == "false")) return true;
+    CXEvalResult r = clang_Cursor_Evaluate(c);
+    if (!r) return false;
+    bool zero = clang_EvalResult_getKind(r) == CXEval_Int && clang_EvalResult_getAsLongLong(r) == 0;
+    clang_EvalResult_dispose(r);
+    return zero;
   }
 
   void walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {

@@ -94,6 +94,7 @@ struct Svc {
   Svc();
 };
 #define CHECK(x) ((x) ? 0 : fail())
+#define ADD(x) do { total += (x); } while (0)
 int fail();
 int work(const Svc& s, int n) {
   int total = 0;
@@ -118,6 +119,7 @@ int work(const Svc& s, int n) {
     case 3: total += s.load(7); total += s.load(8); break;
   }
   do { total += 1; } while (0);
+  ADD(2);
   CHECK(total);
   return total;
 }
@@ -134,7 +136,7 @@ int work(const Svc& s, int n) {
     for (int c : n.children) EXPECT_EQ(f->nodes[c].parent, n.id);
 
   auto loops = nodesOfKind(*f, NodeKind::Loop);
-  ASSERT_EQ(loops.size(), 3u) << "do { } while (0) is a macro idiom, not a loop";
+  ASSERT_EQ(loops.size(), 3u) << "do { } while (0), written or from a macro, is not a loop";
   EXPECT_EQ(loops[0]->loop_ordinal, 0);
   EXPECT_EQ(loops[0]->loop_kind, LoopKind::For);
   EXPECT_EQ(loops[0]->constant_trip, 100);
