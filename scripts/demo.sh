@@ -51,34 +51,16 @@ HANDLER=$BUILD/feedback-handler/perfhat-handler
 LSP=$BUILD/server/perfhat-lsp
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-demo.XXXXXX")
-PIDS=()
+# shellcheck source=lib/processes.sh
+. "$ROOT/scripts/lib/processes.sh"
 cleanup() {
   local rc=$?
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  stop_all
   if [ "${PERFHAT_DEMO_KEEP:-0}" = 1 ]; then echo "demo: kept $TMP"; else rm -rf "$TMP"; fi
   exit $rc
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# start NAME CMD... : starts CMD in the background (output in $TMP/NAME.log) and waits, bounded,
-# until it prints "listening on [http://]HOST:PORT"; sets ADDR to HOST:PORT.
-start() {
-  local name=$1; shift
-  "$@" >"$TMP/$name.log" 2>&1 &
-  PIDS+=($!)
-  local pid=$!
-  for _ in $(seq 300); do
-    ADDR=$(sed -n 's/.*listening on \(http:\/\/\)\{0,1\}\([0-9.]*:[0-9][0-9]*\).*/\2/p' \
-             "$TMP/$name.log" | head -n1)
-    [ -n "$ADDR" ] && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$TMP/$name.log" >&2; die "$name exited during start-up"; }
-    sleep 0.1
-  done
-  cat "$TMP/$name.log" >&2
-  die "$name did not start listening within 30 s"
-}
 
 stop() {  # stop PID: SIGTERM and wait (the service flushes its spans on the way out)
   kill -TERM "$1" 2>/dev/null || true

@@ -2,13 +2,19 @@
 
 #include <httplib.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "common/feedback.h"
 #include "feedback-handler/store/store.h"
@@ -41,44 +47,92 @@ std::vector<std::string> projectFiles(const std::string& compile_commands) {
   return {files.begin(), files.end()};
 }
 
+namespace {
+
+// What one translation unit contributes to the enumeration.
+struct FileResult {
+  std::vector<std::string> functions, keys;
+  std::string error;  // non-empty: the file could not be read or parsed
+};
+
+FileResult enumerateFile(const std::string& file, const analysis::AnalysisOptions& aopts) {
+  FileResult r;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    r.error = "cannot read " + file;
+    return r;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  analysis::CompileCommand cc =
+      analysis::compileCommandFor(file, aopts.compile_commands, aopts.fallback_flags);
+  std::string err;
+  // One-shot parse: no precompiled preamble, since nothing is reparsed.
+  auto tu = analysis::TranslationUnit::parse(file, text.str(), cc.args, &err,
+                                             analysis::TranslationUnit::Mode::kOneShot);
+  if (!tu) {
+    r.error = "cannot parse " + file + ": " + err;
+    return r;
+  }
+  analysis::ParsedUnit unit = analysis::buildAst(*tu, aopts);
+  for (const auto& f : unit.functions) r.functions.push_back(f.key);
+  r.keys = analysis::referencedKeys(unit);
+  return r;
+}
+
+double processCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+size_t defaultJobs() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 FetchSummary run(const FetchOptions& o, const Progress& progress) {
   auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = processCpuSeconds();
   FetchSummary sum;
   std::vector<std::string> files = projectFiles(o.compile_commands);
   sum.files = files.size();
 
+  // Parse in parallel: each worker takes the next file; libclang is thread-safe across
+  // translation units with their own index (TranslationUnit::parse makes one per unit).
   std::set<std::string> functions, keys;
   analysis::AnalysisOptions aopts;
   aopts.compile_commands = o.compile_commands;
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string& file = files[i];
-    if (progress) progress(i, files.size(), file);
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      ++sum.files_failed;
-      sum.errors.push_back("cannot read " + file);
-      continue;
+  std::atomic<size_t> next{0};
+  std::mutex mu;  // guards functions, keys, sum and the progress callback
+  size_t done = 0;
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      FileResult r = enumerateFile(files[i], aopts);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!r.error.empty()) {
+        ++sum.files_failed;
+        sum.errors.push_back(std::move(r.error));
+      }
+      functions.insert(r.functions.begin(), r.functions.end());
+      keys.insert(r.keys.begin(), r.keys.end());
+      ++done;
+      if (progress) progress(done, files.size(), files[i]);
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    analysis::CompileCommand cc =
-        analysis::compileCommandFor(file, o.compile_commands, aopts.fallback_flags);
-    std::string err;
-    auto tu = analysis::TranslationUnit::parse(file, text.str(), cc.args, &err);
-    if (!tu) {
-      ++sum.files_failed;
-      sum.errors.push_back("cannot parse " + file + ": " + err);
-      continue;
-    }
-    analysis::ParsedUnit unit = analysis::buildAst(*tu, aopts);
-    for (const auto& f : unit.functions) functions.insert(f.key);
-    for (auto& k : analysis::referencedKeys(unit)) keys.insert(std::move(k));
-  }
-  if (progress) progress(files.size(), files.size(), "parsed");
+  };
+  const size_t jobs =
+      std::clamp<size_t>(o.jobs ? o.jobs : defaultJobs(), 1, std::max<size_t>(files.size(), 1));
+  if (progress) progress(0, files.size(), "parsing");
+  std::vector<std::thread> pool;
+  for (size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
   sum.functions = functions.size();
   sum.keys = keys.size();
+  sum.parse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  sum.parse_cpu_seconds = processCpuSeconds() - cpu0;
   if (o.dry_run) {
-    sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sum.seconds = sum.parse_seconds;
     return sum;
   }
 
@@ -104,10 +158,13 @@ FetchSummary run(const FetchOptions& o, const Progress& progress) {
     if (progress) progress(b, batches, "fetching");
     BatchGetRequest req;
     auto first = all.begin() + static_cast<std::ptrdiff_t>(b * o.batch_keys);
-    auto last = all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), (b + 1) * o.batch_keys));
+    auto last =
+        all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), (b + 1) * o.batch_keys));
     req.keys.assign(first, last);
     auto res = cli.Post("/v1/feedback:batchGet", serialize(req), "application/json");
-    if (!res) throw std::runtime_error("handler " + o.handler + " unreachable: " + httplib::to_string(res.error()));
+    if (!res)
+      throw std::runtime_error("handler " + o.handler +
+                               " unreachable: " + httplib::to_string(res.error()));
     if (res->status != 200) {
       throw std::runtime_error("handler answered HTTP " + std::to_string(res->status) + ": " +
                                res->body.substr(0, 300));

@@ -1,6 +1,7 @@
 // perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH]
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -14,7 +15,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    R"(usage: perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH]
+    R"(usage: perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH] [--jobs N]
 
 Warms the local feedback cache for a whole project: enumerates every function with libclang,
 fetches their production feedback in bulk, and with --store pulls the handler's sketches into
@@ -26,6 +27,7 @@ the local handler's SQLite store (use the local handler's --store path).
   --store PATH             local handler store to fill (optional)
   --dry-run                enumerate functions only; no network
   --batch-keys N           keys per batchGet call (default 2000)
+  --jobs N                 parallel parsers (default: one per hardware thread)
   --help, --version
 )";
 
@@ -60,6 +62,13 @@ int main(int argc, char** argv) {
       o.store = value();
     } else if (f == "--dry-run") {
       o.dry_run = true;
+    } else if (f == "--jobs" || f == "-j") {
+      try {
+        o.jobs = std::stoul(value());
+      } catch (const std::exception&) {
+        usageError("--jobs expects a positive integer");
+      }
+      if (o.jobs == 0) usageError("--jobs expects a positive integer");
     } else if (f == "--batch-keys") {
       try {
         o.batch_keys = std::stoul(value());
@@ -78,18 +87,31 @@ int main(int argc, char** argv) {
   if (o.handler.empty() && !o.dry_run) usageError("--handler is required (or --dry-run)");
   while (!o.handler.empty() && o.handler.back() == '/') o.handler.pop_back();
 
+  // A bar with counts, rate and time left on a terminal; one plain line per step otherwise.
   const bool tty = isatty(STDERR_FILENO);
-  std::string last_phase;
+  std::string phase;
+  auto phase_start = std::chrono::steady_clock::now();
   auto progress = [&](size_t done, size_t total, const std::string& what) {
+    const std::string now_phase = (what == "fetching" || what == "fetched") ? "fetch" : "parse";
+    if (now_phase != phase) {
+      phase = now_phase;
+      phase_start = std::chrono::steady_clock::now();
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+    const char* unit = phase == "parse" ? "files" : "batches";
     if (tty) {
       const int width = 30;
       int filled = total ? static_cast<int>(width * done / total) : width;
-      std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu %-40.40s", filled,
-                   "##############################", width - filled, "", done, total, what.c_str());
+      std::fprintf(stderr, "\r%s [%.*s%*s] %zu/%zu %.1f %s/s ~%.0fs left %-32.32s", phase.c_str(),
+                   filled, "##############################", width - filled, "", done, total, rate,
+                   unit, left, what.c_str());
       if (done == total) std::fputc('\n', stderr);
-    } else if (done < total) {
-      std::fprintf(stderr, "%s %zu/%zu %s\n", what == "fetching" ? "fetch" : "parse", done + 1,
-                   total, what.c_str());
+    } else if (done > 0) {
+      std::fprintf(stderr, "%s %zu/%zu (%.1f %s/s) %s\n", phase.c_str(), done, total, rate, unit,
+                   what.c_str());
     }
   };
   try {
@@ -105,7 +127,8 @@ int main(int argc, char** argv) {
                     o.store.c_str());
       }
     }
-    std::printf("time: %.2f s\n", s.seconds);
+    std::printf("parse: %.2f s wall, %.2f s CPU\ntime: %.2f s\n", s.parse_seconds,
+                s.parse_cpu_seconds, s.seconds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfhat-fetch: %s\n", e.what());
     return 1;

@@ -30,9 +30,10 @@ std::string expansionFile(CXSourceLocation loc) {
 
 namespace {
 
-constexpr unsigned kParseOptions =
-    CXTranslationUnit_PrecompiledPreamble | CXTranslationUnit_CreatePreambleOnFirstParse |
+constexpr unsigned kOneShotParseOptions =
     CXTranslationUnit_KeepGoing | CXTranslationUnit_DetailedPreprocessingRecord;
+constexpr unsigned kParseOptions = kOneShotParseOptions | CXTranslationUnit_PrecompiledPreamble |
+                                   CXTranslationUnit_CreatePreambleOnFirstParse;
 
 const char* errorName(CXErrorCode code) {
   switch (code) {
@@ -59,7 +60,7 @@ TranslationUnit::~TranslationUnit() {
 std::unique_ptr<TranslationUnit> TranslationUnit::parse(const std::string& path,
                                                         std::string contents,
                                                         const std::vector<std::string>& args,
-                                                        std::string* error) {
+                                                        std::string* error, Mode mode) {
   std::unique_ptr<TranslationUnit> tu(new TranslationUnit());
   // excludeDeclarationsFromPCH = 0: with 1, visiting also walks implicit template
   // instantiations (reference/libclang-and-cxx-names.md, trap 2).
@@ -74,7 +75,9 @@ std::unique_ptr<TranslationUnit> TranslationUnit::parse(const std::string& path,
   auto t0 = std::chrono::steady_clock::now();
   CXErrorCode rc = clang_parseTranslationUnit2(tu->index_, tu->path_.c_str(), argv.data(),
                                                static_cast<int>(argv.size()), &unsaved, 1,
-                                               kParseOptions, &tu->tu_);
+                                               mode == Mode::kEditor ? kParseOptions
+                                                                     : kOneShotParseOptions,
+                                               &tu->tu_);
   tu->last_parse_ms_ = msSince(t0);
   tu->parse_count_ = 1;
   if (rc != CXError_Success || !tu->tu_) {

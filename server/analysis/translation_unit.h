@@ -25,9 +25,15 @@ class TranslationUnit {
   // Parses `path` with `contents` as its text (the file need not exist on disk) and `args`
   // (compiler flags without the input file). Returns nullptr and sets `error` when libclang
   // fails outright; source errors are reported through problems(), not as failure.
+  //
+  // kEditor builds a precompiled preamble on the first parse so that reparse() after an edit is
+  // fast; kOneShot skips it, which is cheaper for a unit that is parsed once and never edited
+  // (bulk enumeration in perfhat-fetch).
+  enum class Mode { kEditor, kOneShot };
   static std::unique_ptr<TranslationUnit> parse(const std::string& path, std::string contents,
                                                 const std::vector<std::string>& args,
-                                                std::string* error = nullptr);
+                                                std::string* error = nullptr,
+                                                Mode mode = Mode::kEditor);
 
   // Reparses with new contents, reusing the preamble. Measured with libclang 14: the preamble
   // is only reused when the main file exists on disk (any contents); for a path that does not

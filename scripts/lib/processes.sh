@@ -1,0 +1,38 @@
+# Background processes for the scripts that run perfhat's binaries (demo, benchmarks).
+# Source it after setting TMP (a scratch directory for logs); it keeps PIDS and provides:
+#
+#   start NAME CMD...   starts CMD in the background with its output in $TMP/NAME.log and waits,
+#                       bounded (30 s), until it prints "listening on [http://]HOST:PORT";
+#                       sets ADDR=HOST:PORT and LAST_PID. Exits the script if CMD dies first.
+#   stop_all            SIGTERM to everything started, then waits for it.
+#
+# Every perfhat server prints that "listening on" line once it accepts connections, so the
+# caller never races the bind.
+PIDS=()
+
+start() {
+  local name=$1; shift
+  "$@" >"$TMP/$name.log" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+  for _ in $(seq 300); do
+    ADDR=$(sed -n 's/.*listening on \(http:\/\/\)\{0,1\}\([0-9.]*:[0-9][0-9]*\).*/\2/p' \
+             "$TMP/$name.log" | head -n1)
+    [ -n "$ADDR" ] && return 0
+    if ! kill -0 "$LAST_PID" 2>/dev/null; then
+      cat "$TMP/$name.log" >&2
+      echo "$name exited during start-up" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  cat "$TMP/$name.log" >&2
+  echo "$name did not start listening within 30 s" >&2
+  exit 1
+}
+
+stop_all() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
