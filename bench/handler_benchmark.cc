@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -104,8 +105,11 @@ std::string tempStore(const char* tag) {
 }
 
 // Whole ingest path over loopback: HTTP parse, decode, aggregate, durable SQLite commit, reply.
+// `clients` keep-alive clients post concurrently (one request each per iteration), as several
+// service instances exporting at once do; concurrent requests share group commits.
 void ingestOverHttp(benchmark::State& state, bool proto) {
   const int spans = 500;
+  const int clients = static_cast<int>(state.range(0));
   std::string path = tempStore(proto ? "ingest-proto" : "ingest-json");
   {
     StoreOptions so;
@@ -121,21 +125,33 @@ void ingestOverHttp(benchmark::State& state, bool proto) {
       auto r = makeRequest(spans, 200, static_cast<uint64_t>(i));
       bodies.push_back(proto ? otlp::encodeProtobuf(r) : otlp::encodeJson(r));
     }
-    httplib::Client cli("127.0.0.1", port);
-    cli.set_bearer_token_auth("bench");
-    cli.set_keep_alive(true);
+    std::vector<std::unique_ptr<httplib::Client>> clis;
+    for (int c = 0; c < clients; ++c) {
+      clis.push_back(std::make_unique<httplib::Client>("127.0.0.1", port));
+      clis.back()->set_bearer_token_auth("bench");
+      clis.back()->set_keep_alive(true);
+    }
     size_t i = 0;
+    std::atomic<int> failures{0};
+    auto post = [&](httplib::Client& cli, size_t body) {
+      auto res = cli.Post("/v1/traces", bodies[body % bodies.size()],
+                          proto ? "application/x-protobuf" : "application/json");
+      if (!res || res->status != 200) ++failures;
+    };
     // Process CPU (server workers + this load generator): spans per CPU-second is the
     // "per core" figure, independent of how busy the shared machine is.
     double cpu0 = processCpuSeconds();
     for (auto _ : state) {
-      auto res = cli.Post("/v1/traces", bodies[i++ % bodies.size()],
-                          proto ? "application/x-protobuf" : "application/json");
-      if (!res || res->status != 200) state.SkipWithError("ingest failed");
+      std::vector<std::thread> senders;
+      for (int c = 1; c < clients; ++c) senders.emplace_back(post, std::ref(*clis[c]), i + c);
+      post(*clis[0], i);
+      for (auto& th : senders) th.join();
+      i += static_cast<size_t>(clients);
     }
-    state.SetItemsProcessed(state.iterations() * spans);
+    if (failures) state.SkipWithError("ingest failed");
+    state.SetItemsProcessed(state.iterations() * spans * clients);
     state.counters["spans_per_cpu_s"] =
-        static_cast<double>(state.iterations() * spans) / (processCpuSeconds() - cpu0);
+        static_cast<double>(state.iterations() * spans * clients) / (processCpuSeconds() - cpu0);
     server.stop();
     t.join();
   }
@@ -143,8 +159,8 @@ void ingestOverHttp(benchmark::State& state, bool proto) {
 }
 void BM_IngestHttpProtobuf(benchmark::State& s) { ingestOverHttp(s, true); }
 void BM_IngestHttpJson(benchmark::State& s) { ingestOverHttp(s, false); }
-BENCHMARK(BM_IngestHttpProtobuf)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_IngestHttpJson)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestHttpProtobuf)->ArgName("clients")->Arg(1)->Arg(4)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestHttpJson)->ArgName("clients")->Arg(1)->Arg(4)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // A store holding `keys` distinct functions, each with a few minutes of data and a call site.
 void fillStore(Store& store, int keys) {

@@ -10,6 +10,8 @@ find_package(tsl-hopscotch-map QUIET)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 add_library(perfhat_httplib INTERFACE)
 target_link_libraries(perfhat_httplib INTERFACE PkgConfig::HTTPLIB Threads::Threads)
+# libpq: the PostgreSQL backend of the feedback store (feedback-handler/store/postgres.cc).
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 
 # libclang (C API). Prefer llvm-config-14's answer; fall back to Debian's fixed path.
 find_program(PERFHAT_LLVM_CONFIG NAMES llvm-config-14 llvm-config)

@@ -4,6 +4,7 @@
 // Prints "listening on HOST:PORT" on stderr once it accepts connections (port 0 = pick one).
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,7 +36,9 @@ per-function latency sketches in SQLite and serves them to perfhat-lsp.
   --mode deployed|local      deployed: OTLP ingest + read API; local: pulls --upstream(s)
   --listen HOST:PORT         default 127.0.0.1:4318 (deployed) / 127.0.0.1:4319 (local); port 0
                              picks a free port; the real one is printed as "listening on H:P"
-  --store PATH               SQLite file (created if absent)
+  --store PATH|URL           SQLite file (created if absent), or postgresql://USER@HOST/DB to
+                             share one PostgreSQL among deployed replicas (password from
+                             PGPASSWORD or ~/.pgpass)
   --token T                  bearer token for reads and writes (repeatable; env
                              PERFHAT_HANDLER_TOKENS=T1,T2). Deployed mode requires one unless
                              --allow-unauthenticated
@@ -48,6 +51,11 @@ per-function latency sketches in SQLite and serves them to perfhat-lsp.
   --max-body-bytes N         largest request body on the wire (default 16 MiB) → else 413
   --rate-limit R             requests/s per client (default 0 = unlimited) → else 429
   --threads N                HTTP worker threads (default 8)
+  --commit-delay-us N        ingest group commit: wait up to N µs for more requests to share a
+                             durable commit (default 0: requests that overlap a commit share
+                             the next one, no added latency)
+  --commit-max-pending N     ingest requests queued for the committer before clients block
+                             (default 256)
   --help, --version
 TLS: terminate it in a reverse proxy or an OpenTelemetry Collector in front of the handler.
 )";
@@ -64,6 +72,7 @@ struct Args {
   size_t max_body = 16u << 20;
   double rate_limit = 0;
   int threads = 8;
+  GroupCommitOptions commit;
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
@@ -122,6 +131,10 @@ Args parse(int argc, char** argv) {
       a.rate_limit = number(f, value());
     } else if (f == "--threads") {
       a.threads = static_cast<int>(number(f, value()));
+    } else if (f == "--commit-delay-us") {
+      a.commit.max_batch_delay = std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
+    } else if (f == "--commit-max-pending") {
+      a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(number(f, value())));
     } else {
       usageError("unknown argument '" + f + "'");
     }
@@ -201,6 +214,7 @@ int main(int argc, char** argv) {
   opts.max_body_bytes = args.max_body;
   opts.rate_limit.rate_per_s = args.rate_limit;
   opts.threads = args.threads;
+  opts.ingest.commit = args.commit;
   HandlerServer server(*store, opts, syncer.get());
   int bound;
   try {

@@ -172,14 +172,21 @@ int runCheck(const Args& a, Logger& log) {
 
   ClangAnalyzer analyzer;
   analyzer.configure(cfg, root);
-  size_t keys_requested = 0, items = 0;
+  // The summary describes the cold run's lookup: the warm run is served from the cache (it
+  // sends nothing to the source), so its numbers would say "0 keys requested".
+  size_t keys_referenced = 0, keys_sent = 0, items = 0;
+  int fetches = 0;
   std::string fetch_status = provider ? "ok" : "no feedback source configured";
   FeedbackFetch fetch = [&](const std::vector<std::string>& keys)
       -> std::shared_ptr<const analysis::FeedbackView> {
-    keys_requested = keys.size();
+    const bool cold = fetches++ == 0;
+    if (cold) keys_referenced = keys.size();
     if (!provider) return std::make_shared<analysis::InMemoryFeedback>();
     feedback::Lookup l = provider->get(keys);
-    items = l.items.size();
+    if (cold) {
+      keys_sent = l.requested_keys;
+      items = l.items.size();
+    }
     if (!l.error.empty()) {
       fetch_status = l.error;
       log.warn("feedback: " + l.error);
@@ -207,9 +214,14 @@ int runCheck(const Args& a, Logger& log) {
   std::printf("\n--- perfhat-lsp --check %s\n", file.c_str());
   std::printf("functions: %zu, parse problems: %zu%s\n", functions, snap->problems.size(),
               snap->stale ? ", feedback STALE (served from cache)" : "");
-  std::printf("feedback: %s; %zu keys requested in one bulk request, %zu items (%s)\n",
-              choice.source ? choice.source->describe().c_str() : "none", keys_requested, items,
-              fetch_status.c_str());
+  if (choice.file) {
+    std::printf("feedback: %s; %zu keys looked up in the dataset, %zu items (%s)\n",
+                choice.source->describe().c_str(), keys_sent, items, fetch_status.c_str());
+  } else {
+    std::printf("feedback: %s; %zu keys, %zu requested in one bulk request, %zu items (%s)\n",
+                choice.source ? choice.source->describe().c_str() : "none", keys_referenced,
+                keys_sent, items, fetch_status.c_str());
+  }
   std::printf("cold: parse %.1f ms, fetch %.1f ms, analysis %.1f ms, total %.1f ms\n",
               snap->parse_ms, snap->fetch_ms, snap->analysis_ms, total_ms);
   std::printf("warm: reparse %.1f ms, fetch %.1f ms (cache), analysis %.1f ms, total %.1f ms\n",

@@ -5,13 +5,18 @@
 //   no probe      the SUT compiled without the macro
 //   disabled      probe compiled in, perfhat::set_enabled(false)
 //   phase 1 only  filter configured, nothing relevant yet: per-function estimators only
+//                 (every call counted, 1 in Config::timing_period = 16 calls timed)
+//   phase 1 N=1   the same with every call timed (timing_period = 1): two clock reads per call
 //   filtered out  Tigris ran and classified another function relevant, not this one
 //   sampled out   every function relevant, sampler decides no (uniform, rate 0)
 //   recorded      full sampler; spans go to an in-memory (counting) exporter
 //   exported      full sampler; spans go over OTLP/HTTP protobuf to a loopback server
 // The floor is one clock read (TSC and steady_clock) measured in the same run.
 //
-// Usage: instr_moobench [chains=1000000] [depth=10]
+// Usage: instr_moobench [chains=1000000] [depth=10] [only=<row name prefix>]
+// `only` runs one configuration (plus the setup it needs), e.g. for
+//   valgrind --tool=callgrind --toggle-collect='*monitored*' instr_moobench 20000 10 disabled
+// where instructions per call = Ir of monitored / (chains x depth) is deterministic.
 #include <httplib.h>
 
 #include <algorithm>
@@ -83,8 +88,7 @@ Stats summarize(std::vector<double>& v) {
   double ss = 0;
   for (size_t i = lo; i < hi; ++i) ss += (v[i] - mean) * (v[i] - mean);
   double sd = std::sqrt(ss / (n - 1));
-  return {mean, v[v.size() / 2], 1.96 * sd / std::sqrt(n),
-          v[static_cast<size_t>(v.size() * 0.99)]};
+  return {mean, v[v.size() / 2], 1.96 * sd / std::sqrt(n), v[static_cast<size_t>(v.size() * 0.99)]};
 }
 
 using Clock = std::chrono::steady_clock;
@@ -129,6 +133,9 @@ Stats clock_floor(size_t n, bool tsc) {
   return summarize(kept);
 }
 
+const char* g_only = nullptr;
+bool want(const char* name) { return g_only == nullptr || std::string(name).rfind(g_only, 0) == 0; }
+
 void row(const char* name, const Stats& s, const Stats& base, const char* note = "") {
   std::printf("| %-14s | %8.2f | %8.2f | ±%6.2f | %8.2f | %+8.2f | %s\n", name, s.mean, s.median,
               s.ci95, s.p99, s.mean - base.mean, note);
@@ -140,6 +147,7 @@ void row(const char* name, const Stats& s, const Stats& base, const char* note =
 int main(int argc, char** argv) {
   size_t chains = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   int depth = argc > 2 ? std::atoi(argv[2]) : 10;
+  g_only = argc > 3 ? argv[3] : nullptr;
   std::printf(
       "MooBench-style run: %zu chains x depth %d, warm-up half discarded; ns per call "
       "(mean* and CI over the middle 98%%)\n",
@@ -148,14 +156,14 @@ int main(int argc, char** argv) {
               "p99", "overhead");
   std::printf("|----------------|----------|----------|---------|----------|----------|\n");
 
-  Stats floor_steady = clock_floor(chains, false);
-  Stats floor_tsc = clock_floor(chains, true);
   Stats zero{0, 0, 0, 0};
-  row("clock steady", floor_steady, zero, "one steady_clock::now()");
-  row("clock TSC", floor_tsc, zero, "one rdtsc (the probe's clock)");
-
-  Stats base = run_chains(monitored_noprobe, chains, depth);
-  row("no probe", base, base);
+  if (want("clock")) {
+    row("clock steady", clock_floor(chains, false), zero, "one steady_clock::now()");
+    row("clock TSC", clock_floor(chains, true), zero, "one rdtsc (the probe's clock)");
+  }
+  Stats base =
+      want("no probe") || g_only == nullptr ? run_chains(monitored_noprobe, chains, depth) : zero;
+  if (want("no probe")) row("no probe", base, base);
 
   perfhat::Config cfg;
   cfg.span_ring_per_thread = 1 << 16;
@@ -166,47 +174,69 @@ int main(int argc, char** argv) {
   // disabled
   auto sink = std::make_shared<CountingExporter>();
   cfg.sampler = "none";
-  perfhat::init(cfg, sink);
-  perfhat::set_enabled(false);
-  row("disabled", run_chains(monitored, chains, depth), base);
-  perfhat::set_enabled(true);
-  perfhat::shutdown();
+  if (want("disabled")) {
+    perfhat::init(cfg, sink);
+    perfhat::set_enabled(false);
+    row("disabled", run_chains(monitored, chains, depth), base);
+    perfhat::set_enabled(true);
+    perfhat::shutdown();
+  }
 
   // phase 1 only: a filter, no cycle has run yet -> empty relevant set
   cfg.filter = "more frequent";
   cfg.sampler = "full";
   cfg.cycle_s = 1e9;
-  perfhat::init(cfg, sink);
-  row("phase 1 only", run_chains(monitored, chains, depth), base);
+  if (want("phase 1 only")) {
+    perfhat::init(cfg, sink);
+    row("phase 1 only", run_chains(monitored, chains, depth), base, "1 in 16 calls timed");
+    perfhat::shutdown();
+  }
+  if (want("phase 1 N=1")) {
+    cfg.timing_period = 1;
+    perfhat::init(cfg, sink);
+    row("phase 1 N=1", run_chains(monitored, chains, depth), base, "every call timed");
+    perfhat::shutdown();
+    cfg.timing_period = perfhat::Config{}.timing_period;
+  }
 
   // filtered out: other_hot_function is the most frequent; monitored() is not relevant
-  for (size_t i = 0; i < 40 * chains * depth / 10; ++i) other_hot_function();
-  perfhat::analyze_now();
-  row("filtered out", run_chains(monitored, chains, depth), base,
-      perfhat::counters().relevant_functions == 1 ? "1 relevant function" : "CHECK relevance");
-  perfhat::shutdown();
+  if (want("filtered out")) {
+    perfhat::init(cfg, sink);
+    for (size_t i = 0; i < 40 * chains * depth / 10; ++i) other_hot_function();
+    for (int i = 0; i < 10; ++i) monitored(depth);  // known to Tigris, less frequent
+    perfhat::analyze_now();
+    row("filtered out", run_chains(monitored, chains, depth), base,
+        perfhat::counters().relevant_functions == 1 ? "1 relevant function" : "CHECK relevance");
+    perfhat::shutdown();
+  }
 
   // sampled out: everything relevant, sampler says no
   cfg.filter.clear();
   cfg.sampler = "uniform";
   cfg.sampling_rate = 0;
-  perfhat::init(cfg, sink);
-  row("sampled out", run_chains(monitored, chains, depth), base);
-  perfhat::shutdown();
+  if (want("sampled out")) {
+    perfhat::init(cfg, sink);
+    row("sampled out", run_chains(monitored, chains, depth), base);
+    perfhat::shutdown();
+  }
+  if (!want("recorded") && !want("exported")) return 0;
 
   // recorded in memory
   cfg.sampler = "full";
-  auto before = perfhat::counters();
-  sink->spans = 0;
-  perfhat::init(cfg, sink);
-  Stats rec = run_chains(monitored, chains, depth, 4000);
-  perfhat::shutdown();
-  auto after = perfhat::counters();
-  char note[160];
-  std::snprintf(note, sizeof(note), "%llu spans recorded, %llu dropped (ring full)",
-                (unsigned long long)(after.spans_recorded - before.spans_recorded),
-                (unsigned long long)(after.spans_dropped_ring - before.spans_dropped_ring));
-  row("recorded", rec, base, note);
+  if (want("recorded")) {
+    auto before = perfhat::counters();
+    sink->spans = 0;
+    perfhat::init(cfg, sink);
+    Stats rec = run_chains(monitored, chains, depth, 4000);
+    perfhat::shutdown();
+    auto after = perfhat::counters();
+    char note[160];
+    std::snprintf(note, sizeof(note), "%llu spans recorded, %llu dropped (ring full)",
+                  (unsigned long long)(after.spans_recorded - before.spans_recorded),
+                  (unsigned long long)(after.spans_dropped_ring - before.spans_dropped_ring));
+    row("recorded", rec, base, note);
+  }
+  if (!want("exported")) return 0;
 
   // exported over loopback OTLP/HTTP protobuf
   httplib::Server srv;
@@ -223,11 +253,12 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   cfg.endpoint = "http://127.0.0.1:" + std::to_string(port);
-  before = perfhat::counters();
+  auto before = perfhat::counters();
   perfhat::init(cfg);
   Stats exp = run_chains(monitored, chains, depth);
   perfhat::shutdown();
-  after = perfhat::counters();
+  auto after = perfhat::counters();
+  char note[160];
   std::snprintf(note, sizeof(note), "%llu exported in %llu POSTs (%.1f MB), %llu dropped",
                 (unsigned long long)(after.spans_exported - before.spans_exported),
                 (unsigned long long)posts.load(), bytes.load() / 1e6,

@@ -1,191 +1,245 @@
-// Representativeness study in the style of thesis Table 5.3: the same in-process service under a
-// stationary, a seasonal and a bursty closed-loop workload, monitored with each sampler
-// (adaptive, uniform, inverse at a desired rate of 50 %, full, none). Reported: throughput
-// (requests/s), the average share of requests sampled, and the RMSE over functions of the
-// per-function mean of a quantity the samplers never look at (the result size, our stand-in
-// for the thesis' memory consumption) between the exported sample and the population of the
-// same run (every call, from the phase-1 aggregates).
+// Representativeness study in the style of thesis Table 5.3 (see representativeness_study.h and
+// bench/README.md, "Representativeness study"). Every repetition runs all six configurations
+// (NOM none FUM ADP UNI INV) on the same request sequences, in an order rotated by one per
+// repetition so that a drift of the machine's load does not always hit the same configuration;
+// tables give the median and [min-max] over repetitions, and paired per-repetition comparisons.
 //
-// Usage: instr_representativeness [seconds per run = 8]
-#include <array>
-#include <atomic>
+// Usage: instr_representativeness [--reps N=3] [--segment-seconds S=5] [--quick]
+//   --quick: 1 repetition of 0.5 s segments (a check that it runs, not a measurement).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
-#include <random>
+#include <cstring>
+#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "perfhat/exporter.hpp"
-#include "perfhat/perfhat.hpp"
+#include "representativeness_study.h"
+#include "stats.h"
 
 namespace {
 
-constexpr int kTypes = 6;
-constexpr int kMaxWorkers = 6;
-constexpr const char* kRequestNames[kTypes] = {"GET /home", "GET /vets", "GET /pets",
-                                               "GET /owners", "POST /visit", "GET /search"};
+using repstudy::kSegments;
+using repstudy::Mode;
+using repstudy::RunResult;
 
-void spin_us(double us) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
-  while (std::chrono::steady_clock::now() < end) {
-  }
+constexpr int kModes = static_cast<int>(std::size(repstudy::kAllModes));
+// Result rows: the six configurations, then UNI≈ADP (run right after ADP in each repetition).
+constexpr int kRows = kModes + 1;
+constexpr int kAdp = 3, kUni = 4, kInv = 5, kUniMatched = 6;
+Mode row_mode(int row) { return row < kModes ? repstudy::kAllModes[row] : Mode::kUniformMatched; }
+
+[[noreturn]] void usage(const char* msg) {
+  std::fprintf(stderr,
+               "instr_representativeness: %s\n"
+               "usage: instr_representativeness [--reps N] [--segment-seconds S] [--quick]\n",
+               msg);
+  std::exit(2);
 }
 
-template <int T>
-[[gnu::noinline]] void query(std::mt19937_64& rng) {
-  PERFHAT_FUNCTION();
-  std::lognormal_distribution<double> d(2.0 + 0.3 * T, 0.8);
-  double size = std::floor(d(rng));
-  spin_us(50 + 2.5 * size);
-  PERFHAT_RESULT_SIZE(size);
+double parse_positive(const char* flag, const char* v) {
+  char* end = nullptr;
+  double d = v ? std::strtod(v, &end) : 0;
+  if (!v || *end != '\0' || !(d > 0))
+    usage((std::string(flag) + " needs a positive number").c_str());
+  return d;
 }
 
-template <int T>
-[[gnu::noinline]] void render(std::mt19937_64& rng) {
-  PERFHAT_FUNCTION();
-  std::exponential_distribution<double> e(1.0 / (10 + 5 * T));
-  double size = std::floor(e(rng));
-  spin_us(50 + 5 * size);
-  PERFHAT_RESULT_SIZE(size);
+// "median [min-max]" of f over the repetitions of one mode.
+std::string spread(const std::vector<RunResult>& runs,
+                   const std::function<double(const RunResult&)>& f, const char* fmt) {
+  std::vector<double> xs;
+  for (const auto& r : runs) xs.push_back(f(r));
+  if (xs.empty()) return "—";
+  auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
+  char med[32], a[32], b[32];
+  std::snprintf(med, sizeof med, fmt, perfhat::stats::median(xs));
+  if (xs.size() == 1) return med;
+  std::snprintf(a, sizeof a, fmt, *lo);
+  std::snprintf(b, sizeof b, fmt, *hi);
+  return std::string(med) + " [" + a + "–" + b + "]";
 }
 
-template <int T>
-[[gnu::noinline]] void handle(std::mt19937_64& rng) {
-  PERFHAT_REQUEST(kRequestNames[T]);
-  query<T>(rng);
-  render<T>(rng);
-}
-
-using Handler = void (*)(std::mt19937_64&);
-const Handler kHandlers[kTypes] = {handle<0>, handle<1>, handle<2>, handle<3>, handle<4>, handle<5>};
-// Navigation mix: home-heavy, search rare.
-const double kMix[kTypes] = {0.40, 0.20, 0.15, 0.12, 0.10, 0.03};
-
-// Per-function sample means of the result size, from the exported spans.
-class SampleExporter final : public perfhat::Exporter {
- public:
-  perfhat::ExportResult export_batch(const perfhat::ExportBatch& b) override {
-    std::lock_guard<std::mutex> l(mu);
-    for (const auto& s : b.spans) {
-      if (s.is_request) ++sampled_requests;
-      if (s.result_size < 0) continue;
-      auto& e = by_fn[s.function];
-      e.first += static_cast<double>(s.result_size);
-      e.second += 1;
-    }
-    for (const auto& a : b.aggregates) {
-      if (a.name != a.function) requests += a.count;  // request roots carry their own name
-      auto& t = truth[a.function];
-      t.first += a.result_size_sum;
-      t.second += static_cast<double>(a.result_size_n);
-    }
-    return perfhat::ExportResult::kSuccess;
-  }
-  std::mutex mu;
-  std::map<std::string, std::pair<double, double>> by_fn;
-  // Population (every call, from the phase-1 aggregates) of the same run.
-  std::map<std::string, std::pair<double, double>> truth;
-  uint64_t sampled_requests = 0, requests = 0;
-};
-
-enum class Pattern { kStationary, kSeasonal, kBurst };
-const char* name(Pattern p) {
-  return p == Pattern::kStationary ? "stationary" : p == Pattern::kSeasonal ? "seasonal" : "burst";
-}
-// Active closed-loop users at time t (s).
-int users(Pattern p, double t) {
-  switch (p) {
-    case Pattern::kStationary: return 2;
-    case Pattern::kSeasonal: return 1 + static_cast<int>(std::lround(2.5 + 2.5 * std::sin(t)));
-    case Pattern::kBurst: return std::fmod(t, 4.0) < 1.0 ? kMaxWorkers : 2;
-  }
-  return 2;
-}
-
-struct Result {
-  double throughput = 0, rate = 0, rmse = NAN;
-  size_t functions = 0;
-};
-
-Result run(Pattern p, const std::string& sampler, double seconds) {
-  auto ex = std::make_shared<SampleExporter>();
-  perfhat::Config c;
-  c.sampler = sampler;
-  c.sampling_rate = 0.5;
-  c.export_interval_s = 0.5;
-  c.span_ring_per_thread = 1 << 15;
-  if (!perfhat::init(c, ex)) std::abort();
-  std::atomic<bool> stop{false};
-  std::atomic<int> target{1};
-  std::atomic<uint64_t> done{0};
-  std::vector<std::thread> ws;
-  for (int w = 0; w < kMaxWorkers; ++w) {
-    ws.emplace_back([&, w] {
-      std::mt19937_64 rng(1234 + w);
-      std::discrete_distribution<int> mix(std::begin(kMix), std::end(kMix));
-      while (!stop.load(std::memory_order_relaxed)) {
-        if (w >= target.load(std::memory_order_relaxed)) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          continue;
-        }
-        kHandlers[mix(rng)](rng);
-        done.fetch_add(1, std::memory_order_relaxed);
-      }
-    });
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  double t = 0;
-  while (t < seconds) {
-    target.store(users(p, t));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  stop = true;
-  for (auto& w : ws) w.join();
-  perfhat::shutdown();
-  Result r;
-  r.throughput = static_cast<double>(done.load()) / t;
-  std::lock_guard<std::mutex> l(ex->mu);
-  r.rate = ex->requests ? static_cast<double>(ex->sampled_requests) / ex->requests : 0;
-  // RMSE over functions of (sample mean - population mean); a function with calls but no
-  // sampled span counts with the population mean as its error (it is missing from the sample).
-  double ss = 0;
-  int n = 0;
-  for (const auto& [fn, t] : ex->truth) {
-    if (t.second == 0) continue;
-    double pop = t.first / t.second;
-    auto it = ex->by_fn.find(fn);
-    double err = it == ex->by_fn.end() ? pop : it->second.first / it->second.second - pop;
-    ss += err * err;
-    ++n;
-  }
-  r.rmse = n ? std::sqrt(ss / n) : NAN;
-  r.functions = ex->by_fn.size();
-  return r;
-}
+bool samples(Mode m) { return m != Mode::kNom && m != Mode::kNone; }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = argc > 1 ? std::atof(argv[1]) : 8;
-  std::printf("Representativeness study: %.0f s per run, desired rate 50%%, %d request types\n",
-              seconds, kTypes);
-  std::printf("| workload | sampler | throughput req/s | sampled requests | RMSE (result size) | functions seen |\n");
-  std::printf("|---|---|---|---|---|---|\n");
-  for (Pattern p : {Pattern::kStationary, Pattern::kSeasonal, Pattern::kBurst}) {
-    for (const char* s : {"full", "adaptive", "uniform", "inverse"}) {
-      Result r = run(p, s, seconds);
-      std::printf("| %s | %s | %.0f | %.1f %% | %.3f | %zu |\n", name(p), s, r.throughput,
-                  100 * r.rate, r.rmse, r.functions);
+  repstudy::Options o;
+  int reps = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--reps") {
+      reps = static_cast<int>(parse_positive("--reps", i + 1 < argc ? argv[++i] : nullptr));
+    } else if (a == "--segment-seconds") {
+      o.segment_s = parse_positive("--segment-seconds", i + 1 < argc ? argv[++i] : nullptr);
+    } else if (a == "--quick") {
+      reps = 1;
+      o.segment_s = 0.5;
+    } else {
+      usage(("unknown argument " + a).c_str());
     }
-    Result none = run(p, "none", seconds);
-    std::printf("| %s | none | %.0f | 0 %% | — | 0 |\n", name(p), none.throughput);
-    std::fflush(stdout);
   }
+  std::printf(
+      "Representativeness study: %d repetition(s) x %d configurations x 3 segments of %.1f s "
+      "(stationary %d users; seasonal %d-%d; burst %d with peaks of %d; pages of %d requests, "
+      "think time %.1f ms), desired rate %.0f %%\n",
+      reps, kRows, o.segment_s, o.typical_users, o.typical_users, o.peak_users, o.typical_users,
+      o.peak_users, o.page_requests, o.think_ms, 100 * o.sampling_rate);
+
+  // runs[mode][rep]
+  std::vector<std::vector<RunResult>> runs(kRows);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int rep = 0; rep < reps; ++rep) {
+    std::vector<int> order;
+    for (int k = 0; k < kModes; ++k) {
+      order.push_back((k + rep) % kModes);
+      if (order.back() == kAdp) order.push_back(kUniMatched);
+    }
+    for (int m : order) {
+      Mode mode = row_mode(m);
+      repstudy::Options om = o;
+      if (mode == Mode::kUniformMatched) om.sampling_rate = runs[kAdp].back().sampled_share();
+      RunResult r = repstudy::run_once(mode, om, static_cast<uint64_t>(rep) + 1);
+      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(
+          stderr,
+          "[%6.1f s] rep %d/%d %-4s %8llu requests, %5.1f %% sampled, %.2f us CPU/request, "
+          "load %.1f, drops %llu\n",
+          el, rep + 1, reps, repstudy::mode_name(mode),
+          static_cast<unsigned long long>(r.whole().requests), 100 * r.sampled_share(),
+          1e6 * r.process_cpu_s / static_cast<double>(std::max<uint64_t>(1, r.whole().requests)),
+          r.load_avg,
+          static_cast<unsigned long long>(r.counters.spans_dropped_ring +
+                                          r.counters.spans_dropped_queue +
+                                          r.counters.spans_dropped_export));
+      runs[m].push_back(r);
+    }
+  }
+
+  auto per_req = [](double cpu_s, const RunResult& r) {
+    return 1e6 * cpu_s / static_cast<double>(std::max<uint64_t>(1, r.whole().requests));
+  };
+  // Paired with NOM of the same repetition (same request sequences, adjacent in time).
+  auto vs_nom = [&](int m, const std::function<double(const RunResult&)>& f) {
+    std::vector<double> rel;
+    for (int rep = 0; rep < reps; ++rep)
+      rel.push_back(100 * (f(runs[m][rep]) / f(runs[0][rep]) - 1));
+    auto [lo, hi] = std::minmax_element(rel.begin(), rel.end());
+    char buf[64];
+    if (reps == 1) {
+      std::snprintf(buf, sizeof buf, "%+.1f %%", rel[0]);
+    } else {
+      std::snprintf(buf, sizeof buf, "%+.1f %% [%+.1f–%+.1f]", perfhat::stats::median(rel), *lo,
+                    *hi);
+    }
+    return std::string(buf);
+  };
+  auto cpu_tput = [&](const RunResult& r) {
+    return static_cast<double>(r.whole().requests) / r.process_cpu_s;
+  };
+
+  std::printf(
+      "\nCost (median [min–max] over repetitions; Δ paired with NOM of the same repetition)\n\n");
+  std::printf(
+      "| config | wall req/s | process CPU µs/req | CPU-bound req/CPU-s | Δ vs NOM | worker CPU "
+      "µs/req | Δ vs NOM | sampled |\n|---|---|---|---|---|---|---|---|\n");
+  for (int m = 0; m < kRows; ++m) {
+    const auto& rs = runs[m];
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", repstudy::mode_name(row_mode(m)),
+                spread(
+                    rs, [](const RunResult& r) { return r.whole().requests / r.wall_s; }, "%.0f")
+                    .c_str(),
+                spread(
+                    rs, [&](const RunResult& r) { return per_req(r.process_cpu_s, r); }, "%.2f")
+                    .c_str(),
+                spread(rs, cpu_tput, "%.0f").c_str(), m == 0 ? "—" : vs_nom(m, cpu_tput).c_str(),
+                spread(
+                    rs, [&](const RunResult& r) { return per_req(r.worker_cpu_s, r); }, "%.2f")
+                    .c_str(),
+                m == 0 ? "—"
+                       : vs_nom(m,
+                                [&](const RunResult& r) {
+                                  return static_cast<double>(r.whole().requests) / r.worker_cpu_s;
+                                })
+                             .c_str(),
+                spread(
+                    rs, [](const RunResult& r) { return 100 * r.sampled_share(); }, "%.1f %%")
+                    .c_str());
+  }
+
+  for (int metric = 0; metric < 2; ++metric) {
+    std::printf("\n%s per segment and whole run (median [min–max]); sampled share per segment\n\n",
+                metric == 0 ? "RMSE of the per-function mean allocated bytes (B)"
+                            : "RMSE of the per-function mean latency (µs)");
+    std::printf(
+        "| config | stationary | seasonal | burst | whole run | sampled st / se / bu |\n"
+        "|---|---|---|---|---|---|\n");
+    for (int m = 0; m < kRows; ++m) {
+      if (!samples(row_mode(m))) continue;
+      std::string cells;
+      for (int s = 0; s <= kSegments; ++s) {
+        cells += " " +
+                 spread(
+                     runs[m],
+                     [&](const RunResult& r) {
+                       return metric == 0 ? r.seg[s].rmse_bytes : r.seg[s].rmse_latency_ns / 1e3;
+                     },
+                     metric == 0 ? "%.1f" : "%.3f") +
+                 " |";
+      }
+      std::string share;
+      for (int s = 0; s < kSegments; ++s) {
+        share += spread(
+                     runs[m],
+                     [&](const RunResult& r) {
+                       return 100.0 * static_cast<double>(r.seg[s].sampled_requests) /
+                              static_cast<double>(std::max<uint64_t>(1, r.seg[s].requests));
+                     },
+                     "%.0f") +
+                 (s + 1 < kSegments ? " / " : " %");
+      }
+      std::printf("| %s |%s %s |\n", repstudy::mode_name(row_mode(m)), cells.c_str(),
+                  share.c_str());
+    }
+  }
+
+  // Paired per-repetition orderings: how often the thesis' ordering holds.
+  auto count = [&](int a, int b, const std::function<double(const RunResult&)>& f) {
+    int n = 0;
+    for (int rep = 0; rep < reps; ++rep) n += f(runs[a][rep]) < f(runs[b][rep]);
+    return n;
+  };
+  auto rmse_b = [](const RunResult& r) { return r.whole().rmse_bytes; };
+  auto rmse_l = [](const RunResult& r) { return r.whole().rmse_latency_ns; };
+  auto cpu = [&](const RunResult& r) { return per_req(r.process_cpu_s, r); };
+  std::printf("\nPaired orderings (repetitions out of %d in which the first is lower)\n\n", reps);
+  std::printf(
+      "| ordering (thesis: holds on all 5 apps) | RMSE bytes | RMSE latency | CPU/request |\n"
+      "|---|---|---|---|\n");
+  std::printf("| ADP < UNI | %d | %d | %d |\n", count(kAdp, kUni, rmse_b),
+              count(kAdp, kUni, rmse_l), count(kAdp, kUni, cpu));
+  std::printf("| ADP < INV | %d | %d | %d (thesis: INV cheaper) |\n", count(kAdp, kInv, rmse_b),
+              count(kAdp, kInv, rmse_l), count(kAdp, kInv, cpu));
+  std::printf("| INV < UNI | %d | %d | %d |\n", count(kInv, kUni, rmse_b),
+              count(kInv, kUni, rmse_l), count(kInv, kUni, cpu));
+  std::printf("| ADP < UNI≈ADP (equal rate) | %d | %d | %d |\n", count(kAdp, kUniMatched, rmse_b),
+              count(kAdp, kUniMatched, rmse_l), count(kAdp, kUniMatched, cpu));
+
+  double load_lo = 1e9, load_hi = 0;
+  uint64_t drops = 0;
+  for (const auto& rs : runs) {
+    for (const auto& r : rs) {
+      load_lo = std::min(load_lo, r.load_avg);
+      load_hi = std::max(load_hi, r.load_avg);
+      drops += r.counters.spans_dropped_ring + r.counters.spans_dropped_queue +
+               r.counters.spans_dropped_export;
+    }
+  }
+  std::printf("\n1-min load average %.1f–%.1f during the runs, %llu spans dropped, %.0f s total\n",
+              load_lo, load_hi, static_cast<unsigned long long>(drops),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
 }

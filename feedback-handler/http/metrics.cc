@@ -1,5 +1,6 @@
 #include "feedback-handler/http/metrics.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace perfhat::handler {
@@ -18,7 +19,8 @@ void Metrics::storeWrite(double seconds) {
   write_sum_ += seconds;
 }
 
-std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_s) const {
+std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_s,
+                            const std::vector<MetricSample>& extra) const {
   std::ostringstream o;
   o << "# HELP perfhat_handler_spans_ingested_total Spans aggregated into the store.\n"
        "# TYPE perfhat_handler_spans_ingested_total counter\n"
@@ -39,6 +41,16 @@ std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_
     o << "# HELP perfhat_handler_data_age_seconds Time since the oldest upstream last synced.\n"
          "# TYPE perfhat_handler_data_age_seconds gauge\n"
       << "perfhat_handler_data_age_seconds " << data_age_s << "\n";
+  }
+  for (const MetricSample& m : extra) {
+    o << "# HELP " << m.name << " " << m.help << "\n# TYPE " << m.name << " " << m.type << "\n"
+      << m.name << " ";
+    // Counters print exactly (the stream's default precision would round large ones).
+    if (m.value >= 0 && m.value < 9e15 && m.value == std::floor(m.value)) {
+      o << static_cast<uint64_t>(m.value) << "\n";
+    } else {
+      o << m.value << "\n";
+    }
   }
   std::lock_guard lock(mu_);
   o << "# HELP perfhat_handler_requests_total HTTP requests by status code.\n"

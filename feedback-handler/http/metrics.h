@@ -7,6 +7,9 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "feedback-handler/ingest/pipeline.h"
 
 namespace perfhat::handler {
 
@@ -17,8 +20,10 @@ class Metrics {
   void bytesReceived(uint64_t n) { bytes_received_ += n; }
   void request(int status);
   void storeWrite(double seconds);
-  // `sketches` and `cursor` are sampled from the store by the caller.
-  std::string render(uint64_t sketches, uint64_t cursor, double data_age_s) const;
+  // `sketches` and `cursor` are sampled from the store by the caller; `extra` are further samples
+  // (ingest pipeline internals).
+  std::string render(uint64_t sketches, uint64_t cursor, double data_age_s,
+                     const std::vector<MetricSample>& extra = {}) const;
 
  private:
   static constexpr std::array<double, 10> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01,

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "feedback-handler/http/change_notifier.h"
+#include "feedback-handler/http/feedback_writer.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/otlp/otlp.h"
 #include "feedback-handler/sync/export_json.h"
@@ -78,6 +80,7 @@ HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer
       syncer_(syncer),
       auth_(options_.tokens, options_.read_tokens),
       limiter_(options_.rate_limit),
+      ingest_(std::make_unique<IngestPipeline>(store, options_.ingest)),
       svr_(std::make_unique<httplib::Server>()) {
   const int threads = std::max(2, options_.threads);
   svr_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
@@ -87,7 +90,7 @@ HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer
   routes();
 }
 
-HandlerServer::~HandlerServer() = default;
+HandlerServer::~HandlerServer() { ChangeNotifier::forget(store_); }
 
 int HandlerServer::bind(const std::string& host, int port) {
   int bound = port == 0 ? svr_->bind_to_any_port(host.c_str())
@@ -100,7 +103,10 @@ int HandlerServer::bind(const std::string& host, int port) {
 }
 
 void HandlerServer::run() { svr_->listen_after_bind(); }
-void HandlerServer::stop() { svr_->stop(); }
+void HandlerServer::stop() {
+  ChangeNotifier::of(store_)->shutdown();  // parked long-polls answer now, not at their timeout
+  svr_->stop();
+}
 
 void HandlerServer::routes() {
   httplib::Server& s = *svr_;
@@ -204,17 +210,14 @@ void HandlerServer::routes() {
         metrics_.spansRejected(1);
         return setError(rs, 400, "invalid_argument", e.what());
       }
-      Batch batch;
-      IngestStats st = aggregate(request, batch);
+      auto t0 = std::chrono::steady_clock::now();
+      IngestStats st = ingest_->ingest(request);  // durable (group commit) before we acknowledge
+      ChangeNotifier::committed(store_);            // wake /v1/changes long-polls
+      metrics_.storeWrite(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       uint64_t rejected = request.rejected + st.skipped;
       std::string reason = request.rejection_reason;
       if (reason.empty() && st.skipped) reason = "span without name or code.* attributes";
-      if (!batch.empty()) {
-        auto t0 = std::chrono::steady_clock::now();
-        store_.write(batch);  // durable before we acknowledge
-        metrics_.storeWrite(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
       metrics_.spansIngested(st.spans);
       metrics_.spansRejected(rejected);
       rs.status = 200;
@@ -247,7 +250,7 @@ void HandlerServer::routes() {
                              "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
            }
            ageHeader(res);
-           res.set_content(serialize(store_.batchGet(r)), kJson);
+           res.set_content(writeBatchGetResponse(store_.batchGet(r)), kJson);
          }));
 
   s.Get("/v1/feedback",
@@ -262,23 +265,62 @@ void HandlerServer::routes() {
           BatchGetResponse out = store_.batchGet(r);
           if (out.items.empty()) return setError(res, 404, "not_found", "no data for key: " + key);
           ageHeader(res);
-          res.set_content(json(out.items[0]).dump(-1, ' ', false, json::error_handler_t::replace),
-                          kJson);
+          res.set_content(writeFeedbackItem(out.items[0]), kJson);
         }));
 
+  // Long-poll: with wait_ms=N the request parks (bounded count, capped N) until a commit moves
+  // the cursor past `since`, so editors refresh about a second after data arrives. The
+  // X-Perfhat-Wait-Ms header says the wait was honoured: older handlers ignore wait_ms and
+  // answer at once, and clients then fall back to plain polling. `since=` (empty) = from now.
   s.Get("/v1/changes",
         guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-          uint64_t since = 0, limit = 10000;
-          if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
+          constexpr uint64_t kMaxWaitMs = 30000;  // below common proxy and client idle timeouts
+          uint64_t since = 0, limit = 10000, wait_ms = 0;
+          const bool from_now = req.has_param("since") && req.get_param_value("since").empty();
+          if (req.has_param("since") && !from_now &&
+              !parseU64(req.get_param_value("since"), since)) {
             return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
           }
           if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
             return setError(res, 400, "invalid_argument", "limit must be a positive integer");
           }
-          ChangesPage p = store_.changes(since, limit);
-          res.set_content(json{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}}.dump(
-                              -1, ' ', false, json::error_handler_t::replace),
-                          kJson);
+          if (req.has_param("wait_ms")) {
+            if (!parseU64(req.get_param_value("wait_ms"), wait_ms)) {
+              return setError(res, 400, "invalid_argument",
+                              "wait_ms must be a non-negative integer (milliseconds)");
+            }
+            wait_ms = std::min(wait_ms, kMaxWaitMs);
+            res.set_header("X-Perfhat-Wait-Ms", std::to_string(wait_ms));
+          }
+          auto reply = [&res](const ChangesPage& p, bool reset) {
+            json out{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}};
+            if (reset) out["reset"] = true;  // the store is older than the client's cursor
+            res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
+          };
+          if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
+
+          std::shared_ptr<ChangeNotifier> notifier = ChangeNotifier::of(store_);
+          const auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+          // Parked requests hold a worker thread each: keep half of them for ingest and reads.
+          const size_t max_waiters = static_cast<size_t>(std::max(1, options_.threads / 2));
+          for (;;) {
+            const uint64_t seen = notifier->generation();  // before the read: no lost wake-up
+            ChangesPage p = store_.changes(since, limit);
+            if (p.cursor < since) return reply(p, true);
+            auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (!p.keys.empty() || p.cursor > since || left.count() <= 0) return reply(p, false);
+            switch (notifier->wait(seen, left, max_waiters)) {
+              case ChangeNotifier::WaitResult::kChanged: continue;  // re-read the store
+              case ChangeNotifier::WaitResult::kTooManyWaiters:
+                res.set_header("Retry-After", "1");
+                return setError(res, 429, "resource_exhausted",
+                                "too many waiting change requests; retry, or poll without wait_ms");
+              case ChangeNotifier::WaitResult::kTimeout:
+              case ChangeNotifier::WaitResult::kShutdown: return reply(p, false);
+            }
+          }
         }));
 
   s.Get("/v1/export",
@@ -339,7 +381,8 @@ void HandlerServer::routes() {
       cursor = store_.cursor();
     } catch (const StoreError&) {
     }
-    res.set_content(metrics_.render(sketches, cursor, syncer_ ? syncer_->dataAgeSeconds() : -1),
+    res.set_content(metrics_.render(sketches, cursor, syncer_ ? syncer_->dataAgeSeconds() : -1,
+                                    ingest_->samples()),
                     "text/plain; version=0.0.4");
   });
 }

@@ -17,6 +17,7 @@
 #include "feedback-handler/http/auth.h"
 #include "feedback-handler/http/metrics.h"
 #include "feedback-handler/http/rate_limiter.h"
+#include "feedback-handler/ingest/pipeline.h"
 #include "feedback-handler/store/store.h"
 #include "feedback-handler/sync/syncer.h"
 
@@ -36,6 +37,7 @@ struct ServerOptions {
   size_t max_batch_keys = 100000;
   RateLimitOptions rate_limit;  // per client (token, else peer address)
   int threads = 8;              // keep-alive connections each hold one (A5)
+  IngestOptions ingest;         // group commit and cross-request call sites (ingest/pipeline.h)
 };
 
 class HandlerServer {
@@ -57,6 +59,7 @@ class HandlerServer {
   TokenAuth auth_;
   RateLimiter limiter_;
   Metrics metrics_;
+  std::unique_ptr<IngestPipeline> ingest_;
   std::unique_ptr<httplib::Server> svr_;
 };
 

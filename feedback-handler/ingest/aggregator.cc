@@ -1,5 +1,6 @@
 #include "feedback-handler/ingest/aggregator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 #include <unordered_map>
@@ -37,34 +38,100 @@ double weightOf(const otlp::Span& s) {
   return std::isfinite(w) && w > 0 ? w : 1;
 }
 
+uint64_t mix(uint64_t a, uint64_t b) {
+  return (a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2))) * 0xff51afd7ed558ccdULL;
+}
+
+// Aggregates of one request keyed by small integers (interned key ids, resource index): the
+// per-span work is integer hashing; strings are built once per distinct row at the end.
+struct LocalKey {
+  AggKind kind;
+  uint32_t key;  // interned function key
+  int64_t sub;   // caller key id (call sites), loop ordinal (loops), else 0
+  int64_t bucket;
+  uint32_t resource;  // index into the request's resources (== size: none)
+  bool operator==(const LocalKey&) const = default;
+};
+struct LocalKeyHash {
+  size_t operator()(const LocalKey& k) const noexcept {
+    uint64_t h = mix(static_cast<uint64_t>(k.kind), k.key);
+    h = mix(h, static_cast<uint64_t>(k.sub));
+    h = mix(h, static_cast<uint64_t>(k.bucket));
+    return static_cast<size_t>(mix(h, k.resource));
+  }
+};
+// (callee, caller, parent span) for distinct parents per edge.
+struct EdgeParent {
+  uint32_t callee, caller, parent;
+  bool operator==(const EdgeParent&) const = default;
+};
+struct EdgeParentHash {
+  size_t operator()(const EdgeParent& e) const noexcept {
+    return static_cast<size_t>(mix(mix(e.callee, e.caller), e.parent));
+  }
+};
+
 AggValue& slot(Batch& b, AggKind kind, const std::string& key, std::string sub, int64_t bucket,
-               const ResourceDims& d) {
-  AggKey k{kind, key, std::move(sub), bucket, d.service, d.version, d.env, ""};
-  return b.aggregates.try_emplace(std::move(k)).first->second;
+               const std::string& service, const std::string& version, const std::string& env) {
+  return b.aggregates
+      .try_emplace(AggKey{kind, key, std::move(sub), bucket, service, version, env, ""})
+      .first->second;
+}
+
+void mergeInto(Batch& b, AggKey k, AggValue&& v) {
+  auto [it, inserted] = b.aggregates.try_emplace(std::move(k));
+  if (inserted) {
+    it->second = std::move(v);
+  } else {
+    it->second.merge(v);
+  }
 }
 
 }  // namespace
 
-IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch) {
+IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanIndex* recent) {
   IngestStats st;
   std::vector<ResourceDims> res;
-  res.reserve(request.resources.size());
+  res.reserve(request.resources.size() + 1);
   for (const auto& r : request.resources) res.push_back(dims(r));
+  res.emplace_back();  // spans with an out-of-range resource index
+  const auto none = static_cast<uint32_t>(res.size() - 1);
 
   const size_t n = request.spans.size();
   std::vector<SpanIdentity> ids(n);
+  std::vector<uint32_t> key_of(n, UINT32_MAX);  // interned key id per span
+  std::vector<std::string_view> keys;           // id → key (views into `ids`)
+  std::unordered_map<std::string_view, uint32_t> key_ids;
   std::vector<bool> is_loop(n, false);
-  // (trace id + span id) → span index, to find parents within the request.
-  std::unordered_map<std::string, size_t> by_id;
+  std::unordered_map<SpanRef, uint32_t, SpanRefHash> by_id;  // to find parents in the request
   by_id.reserve(n);
+  key_ids.reserve(64);
   for (size_t i = 0; i < n; ++i) {
     const auto& s = request.spans[i];
     ids[i] = identifySpan(s);
     is_loop[i] = otlp::findAttr(s.attributes, "perfhat.loop.ordinal") != nullptr;
-    by_id.emplace(s.trace_id + s.span_id, i);
+    by_id.emplace(SpanRef::of(s.trace_id, s.span_id), static_cast<uint32_t>(i));
+    if (ids[i].key.empty()) continue;
+    auto [it, inserted] = key_ids.try_emplace(ids[i].key, static_cast<uint32_t>(keys.size()));
+    if (inserted) keys.push_back(ids[i].key);
+    key_of[i] = it->second;
   }
-  // Distinct parents per call edge in this request (for calls_per_parent).
-  std::unordered_set<std::string> edge_parents;
+
+  std::unordered_map<LocalKey, AggValue, LocalKeyHash> local;
+  local.reserve(keys.size() * 3);
+  std::unordered_set<EdgeParent, EdgeParentHash> edge_parents;
+  std::vector<FunctionInfo> infos(keys.size());
+  std::unordered_map<uint64_t, int64_t> hosts;  // (key id, resource) → last seen
+  std::vector<std::pair<SpanRef, SpanIndex::Child>> orphans;
+  std::vector<double> weights(n, 1);
+  std::vector<bool> weighed(n, false);
+  auto weight = [&](size_t i) {
+    if (!weighed[i]) {
+      weights[i] = weightOf(request.spans[i]);
+      weighed[i] = true;
+    }
+    return weights[i];
+  };
 
   for (size_t i = 0; i < n; ++i) {
     const auto& s = request.spans[i];
@@ -74,62 +141,132 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch) {
       continue;
     }
     ++st.spans;
-    static const ResourceDims kNone;
-    const ResourceDims& d = s.resource < res.size() ? res[s.resource] : kNone;
-    const double w = weightOf(s);
+    const uint32_t kid = key_of[i];
+    const uint32_t r =
+        s.resource < request.resources.size() ? static_cast<uint32_t>(s.resource) : none;
+    const double w = weight(i);
     const auto start = static_cast<int64_t>(s.start_unix_nano);
     const int64_t bucket = start / kBucketNs;
     const double dur = static_cast<double>(s.end_unix_nano - s.start_unix_nano);
+    const auto end = static_cast<int64_t>(s.end_unix_nano);
 
-    FunctionInfo& fi = batch.functions[id.key];
+    FunctionInfo& fi = infos[kid];
     if (fi.mangled.empty()) fi.mangled = id.mangled;
     if (!is_loop[i]) {
       if (!id.file.empty()) fi.file = id.file;
       if (id.line) fi.line = id.line;
     }
-    fi.last_seen_ns = std::max<int64_t>(fi.last_seen_ns, static_cast<int64_t>(s.end_unix_nano));
-    if (!d.host.empty()) {
-      int64_t& seen = batch.hosts[{id.key, d.host}];
-      seen = std::max<int64_t>(seen, static_cast<int64_t>(s.end_unix_nano));
+    fi.last_seen_ns = std::max(fi.last_seen_ns, end);
+    if (!res[r].host.empty()) {
+      int64_t& seen = hosts[(static_cast<uint64_t>(kid) << 32) | r];
+      seen = std::max(seen, end);
     }
 
     double iterations = 0;
-    bool has_iterations = attrNumber(s.attributes, "perfhat.loop.iterations", iterations);
-    if (has_iterations) {
+    if (attrNumber(s.attributes, "perfhat.loop.iterations", iterations)) {
       double ordinal = 0, line = 0;
       attrNumber(s.attributes, "perfhat.loop.ordinal", ordinal);
       attrNumber(s.attributes, "perfhat.loop.line", line);
-      AggValue& lv = slot(batch, AggKind::kLoop, id.key,
-                          std::to_string(static_cast<int64_t>(std::max(0.0, ordinal))), bucket, d);
+      AggValue& lv =
+          local[{AggKind::kLoop, kid, static_cast<int64_t>(std::max(0.0, ordinal)), bucket, r}];
       lv.sketch.add(iterations, w);
       if (line > 0 && line < 1e9) lv.line = static_cast<int>(line);
     }
     if (is_loop[i]) continue;  // a loop-site record, not a call of the function
 
-    AggValue& fv = slot(batch, AggKind::kFunction, id.key, "", bucket, d);
+    AggValue& fv = local[{AggKind::kFunction, kid, 0, bucket, r}];
     fv.sketch.add(dur, w);
     if (s.status == otlp::StatusCode::kError) fv.x1 += w;
 
     double size = 0;
     if (attrNumber(s.attributes, "perfhat.result.size", size)) {
-      slot(batch, AggKind::kResultSize, id.key, "", bucket, d).sketch.add(size, w);
+      local[{AggKind::kResultSize, kid, 0, bucket, r}].sketch.add(size, w);
     }
 
     if (s.parent_span_id.empty()) continue;
-    auto p = by_id.find(s.trace_id + s.parent_span_id);
-    if (p == by_id.end() || ids[p->second].key.empty()) continue;
-    const auto& parent = request.spans[p->second];
-    const std::string& caller = ids[p->second].key;
-    AggValue& cv = slot(batch, AggKind::kCallSite, id.key, caller, bucket, d);
+    auto p = by_id.find(SpanRef::of(s.trace_id, s.parent_span_id));
+    if (p == by_id.end()) {
+      if (recent) {
+        const ResourceDims& d = res[r];
+        orphans.emplace_back(SpanRef::of(s.trace_id, s.parent_span_id),
+                             SpanIndex::Child{id.key, d.service, d.version, d.env, bucket, dur, w});
+      }
+      continue;
+    }
+    const uint32_t pi = p->second;
+    if (key_of[pi] == UINT32_MAX) continue;
+    const uint32_t caller = key_of[pi];
+    AggValue& cv = local[{AggKind::kCallSite, kid, caller, bucket, r}];
     cv.sketch.add(dur, w);
-    if (edge_parents.insert(id.key + '\0' + caller + '\0' + s.trace_id + parent.span_id).second) {
-      cv.x1 += weightOf(parent);
+    if (edge_parents.insert({kid, caller, pi}).second) {
+      const double pw = weight(pi);
+      cv.x1 += pw;
       double input = 0;
-      if (attrNumber(parent.attributes, "perfhat.input.size", input)) {
-        cv.x2 += input * weightOf(parent);
-        cv.x3 += weightOf(parent);
+      if (attrNumber(request.spans[pi].attributes, "perfhat.input.size", input)) {
+        cv.x2 += input * pw;
+        cv.x3 += pw;
       }
     }
+  }
+
+  if (recent) {
+    // Every identified span may parent a child exported later; its edges of this request already
+    // counted it once per callee.
+    std::vector<std::pair<SpanRef, SpanIndex::Parent>> parents;
+    std::unordered_map<uint32_t, size_t> parent_slot;  // span index → position in `parents`
+    parents.reserve(st.spans);
+    for (size_t i = 0; i < n; ++i) {
+      if (key_of[i] == UINT32_MAX) continue;
+      const auto& s = request.spans[i];
+      SpanIndex::Parent pa{ids[i].key, weight(i), std::nullopt, {}};
+      double input = 0;
+      if (attrNumber(s.attributes, "perfhat.input.size", input)) pa.input_size = input;
+      parent_slot.emplace(static_cast<uint32_t>(i), parents.size());
+      parents.emplace_back(SpanRef::of(s.trace_id, s.span_id), std::move(pa));
+    }
+    for (const EdgeParent& e : edge_parents) {
+      auto& credited = parents[parent_slot.at(e.parent)].second.credited;
+      const uint64_t h = SpanIndex::keyHash(std::string(keys[e.callee]));
+      if (std::find(credited.begin(), credited.end(), h) == credited.end()) credited.push_back(h);
+    }
+    for (auto& e : recent->exchange(std::move(parents), std::move(orphans))) {
+      const SpanIndex::Child& c = e.child;
+      AggValue& cv =
+          slot(batch, AggKind::kCallSite, c.key, e.caller, c.bucket, c.service, c.version, c.env);
+      cv.sketch.add(c.duration_ns, c.weight);
+      if (e.count_parent) {
+        cv.x1 += e.parent_weight;
+        if (e.parent_input_size) {
+          cv.x2 += *e.parent_input_size * e.parent_weight;
+          cv.x3 += e.parent_weight;
+        }
+      }
+    }
+  }
+
+  for (auto& [k, v] : local) {
+    const ResourceDims& d = res[k.resource];
+    std::string sub = k.kind == AggKind::kCallSite ? std::string(keys[static_cast<size_t>(k.sub)])
+                      : k.kind == AggKind::kLoop   ? std::to_string(k.sub)
+                                                   : std::string();
+    mergeInto(batch,
+              AggKey{k.kind, std::string(keys[k.key]), std::move(sub), k.bucket, d.service,
+                     d.version, d.env, ""},
+              std::move(v));
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    FunctionInfo& g = infos[k];
+    auto [it, inserted] = batch.functions.try_emplace(std::string(keys[k]), std::move(g));
+    if (inserted) continue;
+    FunctionInfo& f = it->second;
+    if (f.mangled.empty()) f.mangled = g.mangled;
+    if (!g.file.empty()) f.file = g.file;
+    if (g.line) f.line = g.line;
+    f.last_seen_ns = std::max(f.last_seen_ns, g.last_seen_ns);
+  }
+  for (const auto& [kr, seen] : hosts) {
+    int64_t& t = batch.hosts[{std::string(keys[kr >> 32]), res[kr & 0xffffffffu].host}];
+    t = std::max(t, seen);
   }
   return st;
 }

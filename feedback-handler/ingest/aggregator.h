@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/ingest/span_index.h"
 #include "feedback-handler/otlp/otlp.h"
 
 namespace perfhat::handler {
@@ -19,8 +20,10 @@ struct IngestStats {
 // Sampling weights (perfhat.sampling.weight, else sampling.weight; default 1) weight every
 // count, so counts estimate true call counts. A span carrying perfhat.loop.ordinal is a
 // loop-site record of its enclosing function (not a latency sample of that function).
-// Call sites only link parents present in the same request: SDKs batch whole traces in
-// practice; a parent exported in another request leaves the edge out rather than guessing.
-IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch);
+// Call sites link parents present in the same request and, with `recent`, parents and children
+// exported in other recent requests (see span_index.h); an edge whose other end never shows up
+// is left out rather than guessed.
+IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch,
+                      SpanIndex* recent = nullptr);
 
 }  // namespace perfhat::handler

@@ -1,5 +1,6 @@
 #include "feedback-handler/ingest/batch.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace perfhat::handler {
@@ -24,6 +25,35 @@ void AggValue::merge(const AggValue& o) {
   x2 += o.x2;
   x3 += o.x3;
   if (o.line != 0) line = o.line;
+}
+
+void Batch::absorb(Batch&& later) {
+  if (aggregates.empty()) {
+    aggregates = std::move(later.aggregates);
+  } else {
+    for (auto& [k, v] : later.aggregates) {
+      auto [it, inserted] = aggregates.try_emplace(k);
+      if (inserted) {
+        it->second = std::move(v);
+      } else {
+        it->second.merge(v);
+      }
+    }
+  }
+  for (auto& [key, info] : later.functions) {
+    auto [it, inserted] = functions.try_emplace(key, info);
+    if (inserted) continue;
+    FunctionInfo& f = it->second;
+    if (!info.mangled.empty()) f.mangled = std::move(info.mangled);
+    if (!info.file.empty()) f.file = std::move(info.file);
+    if (info.line != 0) f.line = info.line;
+    f.last_seen_ns = std::max(f.last_seen_ns, info.last_seen_ns);
+  }
+  for (auto& [kh, seen] : later.hosts) {
+    int64_t& t = hosts[kh];
+    t = std::max(t, seen);
+  }
+  for (auto& [name, value] : later.meta) meta[name] = value;
 }
 
 }  // namespace perfhat::handler

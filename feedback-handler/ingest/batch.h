@@ -69,6 +69,9 @@ struct Batch {
   // and the cursor that produced it commit together: exactly-once pulls across crashes.
   std::map<std::string, int64_t> meta;
   bool empty() const { return aggregates.empty() && functions.empty(); }
+  // Exact merge of a later batch into this one: sketches and sums add, function infos and meta
+  // take the later non-empty values (as the store's upserts do), host times take the maximum.
+  void absorb(Batch&& later);
 };
 
 constexpr int64_t kBucketNs = 60'000'000'000;  // 1 minute

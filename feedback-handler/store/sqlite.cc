@@ -62,6 +62,15 @@ Stmt& Stmt::bindBlob(int i, std::string_view b) {
   return *this;
 }
 
+Stmt& Stmt::bindRef(int i, std::string_view t) {
+  sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+  return *this;
+}
+Stmt& Stmt::bindBlobRef(int i, std::string_view b) {
+  sqlite3_bind_blob(s_, i, b.data(), static_cast<int>(b.size()), SQLITE_STATIC);
+  return *this;
+}
+
 bool Stmt::step() {
   int rc = sqlite3_step(s_);
   if (rc == SQLITE_ROW) return true;

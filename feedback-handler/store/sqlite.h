@@ -46,6 +46,13 @@ class Stmt {
   Stmt& bind(int i, double v);
   Stmt& bind(int i, std::string_view text);
   Stmt& bindBlob(int i, std::string_view blob);
+  // Bind without copying (SQLITE_STATIC): the bytes must stay alive until the statement is
+  // stepped to completion and rebound or reset. For hot loops that bind live strings.
+  Stmt& bindRef(int i, std::string_view text);
+  Stmt& bindBlobRef(int i, std::string_view blob);
+  // sqlite3_reset only (bindings kept): for statements whose every parameter is rebound.
+  void rewind() { sqlite3_reset(s_); }
+  int64_t lastInsertRowid() const { return sqlite3_last_insert_rowid(db_.get()); }
   // True while a row is available; false when done. Throws StoreError on error.
   bool step();
   void reset();  // reset + clear bindings, ready for reuse

@@ -1,21 +1,31 @@
 #include "feedback-handler/store/store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <optional>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 #include "common/function_key.h"
+#include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {
 namespace {
 
 // Append-only list: migration N is kMigrations[N-1]. Never edit a shipped entry; add one.
-// The SQL is plain (no SQLite-only types) so the same text can serve PostgreSQL later.
+// Written with SQLite type names; sql::ddl maps them for PostgreSQL (INTEGER → BIGINT, REAL →
+// DOUBLE PRECISION, BLOB → BYTEA), so one list serves both backends.
 const char* const kMigrations[] = {
     R"SQL(
 CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -42,33 +52,24 @@ CREATE INDEX aggregates_bucket ON aggregates(bucket);
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
-// SQL function perfhat_sketch_merge(old, new): the exact merge inside the upsert, so a batch is
-// one statement per aggregate. A corrupt stored blob is replaced by the new one (its data is
-// already lost; refusing would block every future write of that row).
-void sketchMergeFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  std::string_view a(static_cast<const char*>(sqlite3_value_blob(argv[0])),
-                     static_cast<size_t>(sqlite3_value_bytes(argv[0])));
-  std::string_view b(static_cast<const char*>(sqlite3_value_blob(argv[1])),
-                     static_cast<size_t>(sqlite3_value_bytes(argv[1])));
-  try {
-    DDSketch merged = DDSketch::deserialize(b);
-    try {
-      DDSketch old = DDSketch::deserialize(a);
-      old.merge(merged);
-      merged = std::move(old);
-    } catch (const DDSketchError&) {
-    }
-    std::string out = merged.serialize();
-    sqlite3_result_blob(ctx, out.data(), static_cast<int>(out.size()), SQLITE_TRANSIENT);
-  } catch (const std::exception& e) {
-    sqlite3_result_error(ctx, e.what(), -1);
-  }
-}
-
 int64_t defaultNow() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// On PostgreSQL several handler replicas share the tables. Rows ingested here carry an origin
+// unique to this store instance (host, pid and a random number: two stores in one process, or
+// containers with equal host names and pids, still differ), so each replica is the only writer
+// of its rows: its hot-row cache stays exact, replicas never contend for a row, and reads merge
+// the rows of all replicas.
+std::string replicaOrigin() {
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  static std::atomic<uint32_t> next{std::random_device{}()};
+  char nonce[16];
+  std::snprintf(nonce, sizeof nonce, "%08x", next.fetch_add(1));
+  return "replica " + std::string(host) + " pid " + std::to_string(getpid()) + " " + nonce;
 }
 
 int64_t floorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -77,7 +78,9 @@ struct Window {
   int64_t from_ns = 0, to_ns = 0;
   int64_t first_bucket() const { return floorDiv(from_ns, kBucketNs); }
   int64_t last_bucket() const { return floorDiv(to_ns - 1, kBucketNs); }
-  bool contains(int64_t bucket) const { return bucket >= first_bucket() && bucket <= last_bucket(); }
+  bool contains(int64_t bucket) const {
+    return bucket >= first_bucket() && bucket <= last_bucket();
+  }
 };
 
 Window resolveWindow(const std::optional<TimeWindow>& w, int64_t now, int64_t default_minutes) {
@@ -105,7 +108,11 @@ struct Acc {
   int line = 0;
   int64_t first = INT64_MAX, last = INT64_MIN;
   void add(const DDSketch& s, double a, double b, double c, int l, int64_t bucket) {
-    sketch.merge(s);
+    if (first > last) {
+      sketch = s;  // the first row: a copy instead of a merge into an empty sketch
+    } else {
+      sketch.merge(s);
+    }
     x1 += a;
     x2 += b;
     x3 += c;
@@ -126,7 +133,7 @@ struct Acc {
 
 uint64_t roundCount(double c) { return c > 0 ? static_cast<uint64_t>(std::llround(c)) : 0; }
 
-Stats toStats(const Acc& a, const Window& w) {
+Stats toStats(const Acc& a, const Window& w, const TimeWindow& formatted) {
   Stats s;
   const DDSketch& k = a.sketch;
   s.count = roundCount(k.count());
@@ -139,103 +146,169 @@ Stats toStats(const Acc& a, const Window& w) {
   s.p95_ns = k.quantile(0.95);
   s.p99_ns = k.quantile(0.99);
   s.rate_per_s = k.count() / a.seconds(w);
-  s.window = {formatRfc3339(w.from_ns), formatRfc3339(w.to_ns)};
+  s.window = formatted;
   return s;
 }
 
 }  // namespace
 
 struct Store::Impl {
-  Db db;
-  std::unique_ptr<Stmt> upsert_merge, upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
-  std::unique_ptr<Stmt> fn_by_key, fn_by_mangled, rows_for_key, fn_rows_for_key, hosts_for_key;
+  sql::Db db;
+  bool sqlite = true;
+  std::string replica;  // origin of rows ingested here, on PostgreSQL (see replicaOrigin)
+  AggKey scratch;
+  // `k` with this replica's origin when it was ingested here (origin "") on PostgreSQL.
+  const AggKey& own(const AggKey& k) {
+    if (replica.empty() || !k.origin.empty()) return k;
+    scratch = k;
+    scratch.origin = replica;
+    return scratch;
+  }
+  std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
+  std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
+  std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
+  // Rows as committed by this process, with their rowid (see "Hot rows" in store.h). Rowids are
+  // stable: rows are only updated in place or deleted (purge clears the cache), never VACUUMed.
+  struct HotRow {
+    AggValue value;
+    int64_t rowid = 0;
+  };
+  std::unordered_map<AggKey, HotRow, AggKeyHash> hot;
+  int64_t hot_newest_bucket = INT64_MIN;
+  // (key, host) → last_seen_ns as stored. A host row only feeds the hosts list and retention, so
+  // a newer last_seen within a minute of the stored one is not worth a statement per request.
+  std::map<std::pair<std::string, std::string>, int64_t> hot_hosts;
+
+  // The row of `k`: rowid 0 when it does not exist. A corrupt stored sketch reads as empty (the
+  // merge then overwrites it with the new data: its own data is already lost, and refusing would
+  // block every future write of the row).
+  HotRow stored(const AggKey& k) {
+    sql::Stmt& q = *select_row;
+    q.rewind();
+    const char kind = static_cast<char>(k.kind);
+    q.bindRef(1, k.key).bind(2, k.bucket).bindRef(3, std::string_view(&kind, 1)).bindRef(4, k.sub);
+    q.bindRef(5, k.service).bindRef(6, k.version).bindRef(7, k.env).bindRef(8, k.origin);
+    HotRow r;
+    if (q.step()) {
+      r.rowid = q.i64(0);
+      try {
+        r.value.sketch = DDSketch::deserialize(q.blob(1));
+        r.value.x1 = q.f64(2);
+        r.value.x2 = q.f64(3);
+        r.value.x3 = q.f64(4);
+        r.value.line = static_cast<int>(q.i64(5));
+      } catch (const DDSketchError&) {
+        r.value = AggValue();
+      }
+    }
+    q.rewind();
+    return r;
+  }
+
+  // Bounded: rows of old minutes go first (ingest touches the newest ones), then everything.
+  void remember(std::vector<std::pair<AggKey, HotRow>>& rows, size_t cap) {
+    if (cap == 0) return;
+    for (auto& [k, v] : rows) {
+      hot_newest_bucket = std::max(hot_newest_bucket, k.bucket);
+      hot.insert_or_assign(std::move(k), std::move(v));
+    }
+    if (hot.size() <= cap) return;
+    std::erase_if(hot, [&](const auto& e) { return e.first.bucket < hot_newest_bucket - 1; });
+    if (hot.size() > cap) hot.clear();
+  }
 };
 
 Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   if (!options_.now_ns) options_.now_ns = defaultNow;
-  Db& db = impl_->db;
-  db = Db(options_.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (sqlite3_db_readonly(db.get(), "main") == 1) {
-    throw StoreError("store " + options_.path + " is read-only (check file permissions)");
-  }
-  sqlite3_busy_timeout(db.get(), 5000);
-  try {
-    db.exec("PRAGMA journal_mode=WAL");
-    db.exec(options_.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-    // Reads of large batchGets touch many pages: a 64 MiB page cache and memory-mapped I/O
-    // avoid a pread per page.
-    db.exec("PRAGMA cache_size=-65536");
-    db.exec("PRAGMA mmap_size=268435456");
-    db.exec("CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
-            "applied_at TEXT NOT NULL)");
-  } catch (const StoreError& e) {
-    throw StoreError("cannot use store " + options_.path + ": " + e.what());
-  }
+  sql::Db& db = impl_->db;
+  db = sql::Db::open(options_.path);  // a SQLite file or a postgresql:// URL
+  const bool sqlite = db.backend() == sql::Backend::kSqlite;
+  impl_->sqlite = sqlite;
+  if (!sqlite) impl_->replica = replicaOrigin();
+  // Checked and migrated under the write lock: replicas starting together migrate once.
+  std::optional<sql::Transaction> migrate;
   int current = 0;
-  {
-    Stmt s(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+  try {
+    if (sqlite) {
+      db.exec("PRAGMA journal_mode=WAL");
+      db.exec(options_.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+      // Reads of large batchGets touch many pages: a 64 MiB page cache and memory-mapped I/O
+      // avoid a pread per page.
+      db.exec("PRAGMA cache_size=-65536");
+      db.exec("PRAGMA mmap_size=268435456");
+    }
+    migrate.emplace(db);
+    db.exec(sql::ddl("CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
+                     "applied_at TEXT NOT NULL)",
+                     db.backend())
+                .c_str());
+    sql::Stmt s(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
     if (s.step()) current = static_cast<int>(s.i64(0));
+  } catch (const StoreError& e) {
+    throw StoreError("cannot use store " + db.describe() + ": " + e.what());
   }
   if (current > kSchemaVersion) {
-    throw StoreError("store " + options_.path + " has schema version " + std::to_string(current) +
+    throw StoreError("store " + db.describe() + " has schema version " + std::to_string(current) +
                      ", newer than this binary's " + std::to_string(kSchemaVersion));
   }
   for (int v = current + 1; v <= kSchemaVersion; ++v) {
-    Transaction tx(db);
-    db.exec(kMigrations[v - 1]);
-    Stmt ins(db, "INSERT INTO schema_migrations(version, applied_at) VALUES(?, ?)");
+    db.exec(sql::ddl(kMigrations[v - 1], db.backend()).c_str());
+    sql::Stmt ins(db, "INSERT INTO schema_migrations(version, applied_at) VALUES(?, ?)");
     ins.bind(1, int64_t{v}).bind(2, formatRfc3339(options_.now_ns()));
     ins.step();
-    tx.commit();
   }
-  if (sqlite3_create_function_v2(db.get(), "perfhat_sketch_merge", 2,
-                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, sketchMergeFn,
-                                 nullptr, nullptr, nullptr) != SQLITE_OK) {
-    db.fail("store: cannot register sketch merge");
-  }
+  migrate->commit();
   const char* ins =
       "INSERT INTO aggregates(key, bucket, kind, sub, service, version, env, origin, sketch, x1, "
       "x2, x3, line, seq) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14) "
       "ON CONFLICT(key, bucket, kind, sub, service, version, env, origin) DO UPDATE SET ";
-  impl_->upsert_merge = std::make_unique<Stmt>(
-      db, (std::string(ins) +
-           "sketch=perfhat_sketch_merge(sketch, excluded.sketch), x1=x1+excluded.x1, "
-           "x2=x2+excluded.x2, x3=x3+excluded.x3, "
-           "line=CASE WHEN excluded.line<>0 THEN excluded.line ELSE line END, seq=excluded.seq")
-              .c_str());
-  impl_->upsert_replace = std::make_unique<Stmt>(
-      db, (std::string(ins) +
-           "sketch=excluded.sketch, x1=excluded.x1, x2=excluded.x2, x3=excluded.x3, "
-           "line=excluded.line, seq=excluded.seq")
-              .c_str());
-  impl_->upsert_fn = std::make_unique<Stmt>(
+  impl_->upsert_replace = std::make_unique<sql::Stmt>(
       db,
-      "INSERT INTO functions(key, mangled, file, line, last_seen_ns, seq) VALUES(?1,?2,?3,?4,?5,?6) "
+      (std::string(ins) + "sketch=excluded.sketch, x1=excluded.x1, x2=excluded.x2, x3=excluded.x3, "
+                          "line=excluded.line, seq=excluded.seq")
+          .c_str());
+  impl_->upsert_fn = std::make_unique<sql::Stmt>(
+      db,
+      "INSERT INTO functions(key, mangled, file, line, last_seen_ns, seq) "
+      "VALUES(?1,?2,?3,?4,?5,?6) "
       "ON CONFLICT(key) DO UPDATE SET "
-      "mangled=CASE WHEN excluded.mangled<>'' THEN excluded.mangled ELSE mangled END, "
-      "file=CASE WHEN excluded.file<>'' THEN excluded.file ELSE file END, "
-      "line=CASE WHEN excluded.line<>0 THEN excluded.line ELSE line END, "
-      "last_seen_ns=max(last_seen_ns, excluded.last_seen_ns), seq=excluded.seq");
-  impl_->upsert_host = std::make_unique<Stmt>(
+      "mangled=CASE WHEN excluded.mangled<>'' THEN excluded.mangled ELSE functions.mangled END, "
+      "file=CASE WHEN excluded.file<>'' THEN excluded.file ELSE functions.file END, "
+      "line=CASE WHEN excluded.line<>0 THEN excluded.line ELSE functions.line END, "
+      "last_seen_ns=CASE WHEN excluded.last_seen_ns>functions.last_seen_ns "
+      "THEN excluded.last_seen_ns ELSE functions.last_seen_ns END, seq=excluded.seq");
+  impl_->upsert_host = std::make_unique<sql::Stmt>(
       db,
       "INSERT INTO hosts(key, host, last_seen_ns, seq) VALUES(?1,?2,?3,?4) "
-      "ON CONFLICT(key, host) DO UPDATE SET last_seen_ns=max(last_seen_ns, excluded.last_seen_ns),"
-      " seq=excluded.seq");
-  impl_->get_seq = std::make_unique<Stmt>(db, "SELECT value FROM meta WHERE name='seq'");
-  impl_->set_seq = std::make_unique<Stmt>(db, "UPDATE meta SET value=? WHERE name='seq'");
-  impl_->fn_by_key = std::make_unique<Stmt>(
+      "ON CONFLICT(key, host) DO UPDATE SET last_seen_ns=CASE WHEN "
+      "excluded.last_seen_ns>hosts.last_seen_ns THEN excluded.last_seen_ns "
+      "ELSE hosts.last_seen_ns END, seq=excluded.seq");
+  impl_->select_row = std::make_unique<sql::Stmt>(
+      db, (std::string(sqlite ? "SELECT rowid" : "SELECT 0") +
+           ", sketch, x1, x2, x3, line FROM aggregates WHERE key=?1 AND bucket=?2 AND "
+           "kind=?3 AND sub=?4 AND service=?5 AND version=?6 AND env=?7 AND origin=?8")
+              .c_str());
+  if (sqlite) {
+    impl_->insert_row = std::make_unique<sql::Stmt>(
+        db,
+        "INSERT INTO aggregates(key, bucket, kind, sub, service, version, env, origin, sketch, x1, "
+        "x2, x3, line, seq) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
+    // By rowid: no primary-key search, and only the seq index changes.
+    impl_->update_row = std::make_unique<sql::Stmt>(
+        db, "UPDATE aggregates SET sketch=?1, x1=?2, x2=?3, x3=?4, line=?5, seq=?6 WHERE rowid=?7");
+  } else {
+    // Same parameters as the insert; the conflict case is a stored row not yet in the cache.
+    impl_->insert_row = std::make_unique<sql::Stmt>(
+        db, (std::string(ins) + "sketch=excluded.sketch, x1=excluded.x1, x2=excluded.x2, "
+                                "x3=excluded.x3, line=excluded.line, seq=excluded.seq")
+                .c_str());
+  }
+  impl_->get_seq = std::make_unique<sql::Stmt>(db, "SELECT value FROM meta WHERE name='seq'");
+  impl_->set_seq = std::make_unique<sql::Stmt>(db, "UPDATE meta SET value=? WHERE name='seq'");
+  impl_->fn_by_key = std::make_unique<sql::Stmt>(
       db, "SELECT key, mangled, file, line, last_seen_ns FROM functions WHERE key=?");
-  impl_->fn_by_mangled = std::make_unique<Stmt>(
+  impl_->fn_by_mangled = std::make_unique<sql::Stmt>(
       db, "SELECT key, mangled, file, line, last_seen_ns FROM functions WHERE mangled=? LIMIT 1");
-  impl_->rows_for_key = std::make_unique<Stmt>(
-      db,
-      "SELECT kind, sub, bucket, service, version, sketch, x1, x2, x3, line FROM aggregates "
-      "WHERE key=? AND bucket>=? AND bucket<=?");
-  impl_->fn_rows_for_key = std::make_unique<Stmt>(
-      db,
-      "SELECT sketch, bucket FROM aggregates WHERE key=? AND bucket>=? AND bucket<=? AND kind='f'");
-  impl_->hosts_for_key =
-      std::make_unique<Stmt>(db, "SELECT host FROM hosts WHERE key=? ORDER BY host");
 }
 
 Store::~Store() = default;
@@ -243,13 +316,13 @@ Store::~Store() = default;
 uint64_t Store::write(const Batch& batch, WriteMode mode) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
-  Transaction tx(im.db);
-  Stmt& gs = *im.get_seq;
+  sql::Transaction tx(im.db);
+  sql::Stmt& gs = *im.get_seq;
   gs.reset();
   int64_t seq = gs.step() ? gs.i64(0) + 1 : 1;
   gs.reset();
-  Stmt& up = mode == WriteMode::kMerge ? *im.upsert_merge : *im.upsert_replace;
-  for (const auto& [k, v] : batch.aggregates) {
+  sql::Stmt& up = *im.upsert_replace;
+  auto put = [&](const AggKey& k, const AggValue& v) {
     std::string blob = v.sketch.serialize();
     char kind = static_cast<char>(k.kind);
     up.reset();
@@ -257,26 +330,79 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
     up.bind(5, k.service).bind(6, k.version).bind(7, k.env).bind(8, k.origin).bindBlob(9, blob);
     up.bind(10, v.x1).bind(11, v.x2).bind(12, v.x3).bind(13, int64_t{v.line}).bind(14, seq);
     up.step();
+  };
+  // Merged values, cached only once the transaction commits.
+  std::vector<std::pair<AggKey, Impl::HotRow>> merged;
+  if (mode == WriteMode::kMerge) {
+    merged.reserve(batch.aggregates.size());
+    for (const auto& [ingested, v] : batch.aggregates) {
+      const AggKey& k = im.own(ingested);
+      Impl::HotRow m;
+      if (auto h = im.hot.find(k); h != im.hot.end()) {
+        m = h->second;
+      } else {
+        m = im.stored(k);
+      }
+      m.value.merge(v);
+      const std::string blob = m.value.sketch.serialize();
+      if (m.rowid != 0) {
+        sql::Stmt& u = *im.update_row;
+        u.rewind();
+        u.bindBlobRef(1, blob).bind(2, m.value.x1).bind(3, m.value.x2).bind(4, m.value.x3);
+        u.bind(5, int64_t{m.value.line}).bind(6, seq).bind(7, m.rowid);
+        u.step();
+        u.rewind();
+        // A row gone behind the cache's back would silently drop this data: fail loudly.
+        if (im.db.changes() != 1) {
+          im.hot.clear();
+          throw StoreError("store: cached row " + std::to_string(m.rowid) +
+                           " vanished; was the store modified by another process?");
+        }
+      } else {
+        sql::Stmt& in = *im.insert_row;
+        const char kind = static_cast<char>(k.kind);
+        in.rewind();
+        in.bindRef(1, k.key).bind(2, k.bucket).bindRef(3, std::string_view(&kind, 1));
+        in.bindRef(4, k.sub).bindRef(5, k.service).bindRef(6, k.version).bindRef(7, k.env);
+        in.bindRef(8, k.origin).bindBlobRef(9, blob).bind(10, m.value.x1).bind(11, m.value.x2);
+        in.bind(12, m.value.x3).bind(13, int64_t{m.value.line}).bind(14, seq);
+        in.step();
+        m.rowid = im.sqlite ? in.lastInsertRowid() : 0;
+        in.rewind();
+      }
+      merged.emplace_back(k, std::move(m));
+    }
+  } else {
+    for (const auto& [k, v] : batch.aggregates) {
+      im.hot.erase(k);  // replaced rows are re-read when next merged into
+      put(k, v);
+    }
   }
   up.reset();
-  Stmt& fn = *im.upsert_fn;
+  sql::Stmt& fn = *im.upsert_fn;
   for (const auto& [key, info] : batch.functions) {
-    fn.reset();
-    fn.bind(1, key).bind(2, info.mangled).bind(3, info.file).bind(4, int64_t{info.line});
+    fn.rewind();
+    fn.bindRef(1, key).bindRef(2, info.mangled).bindRef(3, info.file).bind(4, int64_t{info.line});
     fn.bind(5, info.last_seen_ns).bind(6, seq);
     fn.step();
   }
   fn.reset();
-  Stmt& hs = *im.upsert_host;
+  sql::Stmt& hs = *im.upsert_host;
+  std::vector<std::pair<const std::pair<std::string, std::string>*, int64_t>> hosts_written;
   for (const auto& [kh, seen] : batch.hosts) {
-    hs.reset();
-    hs.bind(1, kh.first).bind(2, kh.second).bind(3, seen).bind(4, seq);
+    if (auto h = im.hot_hosts.find(kh); h != im.hot_hosts.end() && seen < h->second + kBucketNs) {
+      continue;
+    }
+    hs.rewind();
+    hs.bindRef(1, kh.first).bindRef(2, kh.second).bind(3, seen).bind(4, seq);
     hs.step();
+    hosts_written.emplace_back(&kh, seen);
   }
   hs.reset();
   if (!batch.meta.empty()) {
-    Stmt m(im.db, "INSERT INTO meta(name, value) VALUES(?, ?) "
-                  "ON CONFLICT(name) DO UPDATE SET value=excluded.value");
+    sql::Stmt m(im.db,
+                "INSERT INTO meta(name, value) VALUES(?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET value=excluded.value");
     for (const auto& [name, value] : batch.meta) {
       if (name == "seq") throw StoreError("store: 'seq' is reserved");
       m.reset();
@@ -284,24 +410,35 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
       m.step();
     }
   }
-  Stmt& ss = *im.set_seq;
+  sql::Stmt& ss = *im.set_seq;
   ss.reset();
   ss.bind(1, seq);
   ss.step();
   ss.reset();
   tx.commit();
+  im.remember(merged, options_.hot_rows);
+  if (options_.hot_rows > 0) {
+    if (im.hot_hosts.size() + hosts_written.size() > options_.hot_rows) im.hot_hosts.clear();
+    for (const auto& [kh, seen] : hosts_written) {
+      int64_t& t = im.hot_hosts[*kh];
+      t = std::max(t, seen);
+    }
+  }
   return static_cast<uint64_t>(seq);
 }
 
 uint64_t Store::cursor() {
   std::lock_guard lock(mu_);
-  Stmt& gs = *impl_->get_seq;
+  sql::Stmt& gs = *impl_->get_seq;
   gs.reset();
   uint64_t v = gs.step() ? static_cast<uint64_t>(gs.i64(0)) : 0;
   gs.reset();
   return v;
 }
 
+// batchGet of many keys runs a handful of statements, not several per key: the requested keys go
+// to the database as one JSON array (sql::jsonEach) joined against the functions, aggregates and
+// hosts tables, each an index lookup or range scan per key inside one statement.
 BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   const int64_t now = options_.now_ns();
   const Window cur = resolveWindow(request.range, now, options_.default_range_minutes);
@@ -309,111 +446,202 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   if (request.baseline) base = resolveWindow(request.baseline, now, options_.default_range_minutes);
   const int64_t lo = base ? std::min(cur.first_bucket(), base->first_bucket()) : cur.first_bucket();
   const int64_t hi = base ? std::max(cur.last_bucket(), base->last_bucket()) : cur.last_bucket();
+  const TimeWindow cur_text{formatRfc3339(cur.from_ns), formatRfc3339(cur.to_ns)};
+  const TimeWindow base_text =
+      base ? TimeWindow{formatRfc3339(base->from_ns), formatRfc3339(base->to_ns)} : TimeWindow{};
 
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
-  Transaction snapshot(im.db, /*write=*/false);  // one consistent read, one lock
+  sql::Transaction snapshot(im.db, /*write=*/false);  // one consistent read, one lock
   BatchGetResponse out;
   {
-    Stmt& gs = *im.get_seq;
+    sql::Stmt& gs = *im.get_seq;
     gs.reset();
     if (gs.step()) out.cursor = std::to_string(gs.i64(0));
     gs.reset();
   }
-  // Caller totals in the current window, memoized across the request (for rates per caller).
-  std::unordered_map<std::string, Acc> caller_totals;
-  auto callerTotal = [&](const std::string& caller) -> const Acc& {
-    auto [it, inserted] = caller_totals.try_emplace(caller);
-    if (inserted) {
-      Stmt& q = *im.fn_rows_for_key;
-      q.reset();
-      q.bind(1, caller).bind(2, cur.first_bucket()).bind(3, cur.last_bucket());
-      while (q.step()) {
-        try {
-          it->second.add(DDSketch::deserialize(q.blob(0)), 0, 0, 0, 0, q.i64(1));
-        } catch (const DDSketchError&) {
-        }
-      }
-      q.reset();
-    }
-    return it->second;
+  auto readInfo = [](sql::Stmt& q, int c, FeedbackItem& item) {
+    item.key = q.text(c);
+    item.mangled = q.text(c + 1);
+    item.file = q.text(c + 2);
+    item.line = static_cast<int>(q.i64(c + 3));
+    item.last_seen = formatRfc3339(q.i64(c + 4));
   };
-  auto lookup = [&](Stmt& q, const std::string& k, FeedbackItem& item) {
+  auto lookup = [&](sql::Stmt& q, const std::string& k, FeedbackItem& item) {
     q.reset();
     q.bind(1, k);
     bool found = q.step();
-    if (found) {
-      item.key = q.text(0);
-      item.mangled = q.text(1);
-      item.file = q.text(2);
-      item.line = static_cast<int>(q.i64(3));
-      item.last_seen = formatRfc3339(q.i64(4));
-    }
+    if (found) readInfo(q, 0, item);
     q.reset();
     return found;
   };
 
-  std::set<std::string> seen_keys;  // one item per stored key, even if asked twice
-  for (const std::string& requested : request.keys) {
+  // 1. Resolve: exact keys in one statement; the rest by mangled name, normalized spelling,
+  //    qualified name (data recorded with code.function.name only has no parameter list).
+  const size_t n = request.keys.size();
+  std::vector<std::optional<FeedbackItem>> resolved(n);
+  {
+    sql::Stmt q(im.db, ("SELECT j.key, f.key, f.mangled, f.file, f.line, f.last_seen_ns FROM " +
+                        sql::jsonEach(im.db.backend(), 1) +
+                        " j "
+                        "JOIN functions f ON f.key = j.value")
+                           .c_str());
+    const std::string arr =
+        nlohmann::json(request.keys).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    q.bindRef(1, arr);
+    while (q.step()) {
+      const auto i = static_cast<size_t>(q.i64(0));
+      if (i < n) readInfo(q, 1, resolved[i].emplace());
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (resolved[i]) continue;
+    const std::string& requested = request.keys[i];
     FeedbackItem item;
-    // Exact key → mangled name → normalized spelling → qualified name (data recorded with
-    // code.function.name only has no parameter list).
-    bool found = lookup(*im.fn_by_key, requested, item) ||
-                 lookup(*im.fn_by_mangled, requested, item);
+    bool found = lookup(*im.fn_by_mangled, requested, item);
     if (!found) {
       std::string norm = normalizeFunctionKey(requested);
-      found = lookup(*im.fn_by_key, norm, item) ||
-              lookup(*im.fn_by_key, qualifiedName(norm), item);
+      found = lookup(*im.fn_by_key, norm, item) || lookup(*im.fn_by_key, qualifiedName(norm), item);
     }
-    if (!found || !seen_keys.insert(item.key).second) {
-      if (!found) out.missing.push_back(requested);
-      continue;
-    }
+    if (found) resolved[i] = std::move(item);
+  }
+
+  // One item per stored key, even if asked twice (first request position wins).
+  struct Pending {
+    size_t request_index = 0;
+    FeedbackItem item;
     Acc fn_cur, fn_base, sizes;
     std::map<std::string, Acc> callers;
     std::map<int, Acc> loops;
     std::set<std::string> versions, services;
-    Stmt& q = *im.rows_for_key;
-    q.reset();
-    q.bind(1, item.key).bind(2, lo).bind(3, hi);
+  };
+  std::vector<Pending> items;
+  std::vector<std::optional<size_t>> item_of(n);  // request index → position in `items`
+  {
+    std::unordered_map<std::string_view, size_t> by_key;
+    by_key.reserve(n);
+    items.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (!resolved[i] || by_key.count(resolved[i]->key)) continue;
+      item_of[i] = items.size();
+      Pending& p = items.emplace_back();
+      p.request_index = i;
+      p.item = std::move(*resolved[i]);
+      by_key.emplace(items.back().item.key, *item_of[i]);  // `items` never reallocates
+    }
+  }
+  std::vector<std::string_view> stored_keys;
+  stored_keys.reserve(items.size());
+  for (const Pending& p : items) stored_keys.push_back(p.item.key);
+  const std::string keys_arr =
+      nlohmann::json(stored_keys).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+
+  // 2. Every aggregate row of those keys in the windows, in one statement.
+  {
+    sql::Stmt q(
+        im.db,
+        ("SELECT j.key, a.kind, a.sub, a.bucket, a.service, a.version, a.sketch, a.x1, a.x2, "
+         "a.x3, a.line FROM " +
+         sql::jsonEach(im.db.backend(), 1) +
+         " j JOIN aggregates a ON a.key = j.value "
+         "AND a.bucket >= ?2 AND a.bucket <= ?3")
+            .c_str());
+    q.bindRef(1, keys_arr).bind(2, lo).bind(3, hi);
     while (q.step()) {
-      const int64_t bucket = q.i64(2);
+      const auto idx = static_cast<size_t>(q.i64(0));
+      if (idx >= items.size()) continue;
+      Pending& p = items[idx];
+      const int64_t bucket = q.i64(3);
       const bool in_cur = cur.contains(bucket);
       const bool in_base = base && base->contains(bucket);
       if (!in_cur && !in_base) continue;
+      const std::string_view kind = q.blob(1);  // text column, read without a copy
+      if (kind != "f" && !in_cur) continue;
       DDSketch sk;
       try {
-        sk = DDSketch::deserialize(q.blob(5));
+        sk = DDSketch::deserialize(q.blob(6));
       } catch (const DDSketchError&) {
         continue;  // a damaged row loses its own data, not the whole answer
       }
-      const std::string kind = q.text(0);
-      const double x1 = q.f64(6), x2 = q.f64(7), x3 = q.f64(8);
-      const int line = static_cast<int>(q.i64(9));
+      const double x1 = q.f64(7), x2 = q.f64(8), x3 = q.f64(9);
+      const int line = static_cast<int>(q.i64(10));
       if (kind == "f") {
-        if (in_base) fn_base.add(sk, x1, 0, 0, 0, bucket);
+        if (in_base) p.fn_base.add(sk, x1, 0, 0, 0, bucket);
         if (!in_cur) continue;
-        fn_cur.add(sk, x1, 0, 0, 0, bucket);
-        if (std::string v = q.text(4); !v.empty()) versions.insert(v);
-        if (std::string s = q.text(3); !s.empty()) services.insert(s);
-      } else if (!in_cur) {
-        continue;
+        p.fn_cur.add(sk, x1, 0, 0, 0, bucket);
+        if (std::string_view v = q.blob(5); !v.empty()) p.versions.emplace(v);
+        if (std::string_view sv = q.blob(4); !sv.empty()) p.services.emplace(sv);
       } else if (kind == "c") {
-        callers[q.text(1)].add(sk, x1, x2, x3, 0, bucket);
+        p.callers[q.text(2)].add(sk, x1, x2, x3, 0, bucket);
       } else if (kind == "l") {
-        loops[std::atoi(q.text(1).c_str())].add(sk, 0, 0, 0, line, bucket);
+        p.loops[std::atoi(q.text(2).c_str())].add(sk, 0, 0, 0, line, bucket);
       } else if (kind == "s") {
-        sizes.add(sk, 0, 0, 0, 0, bucket);
+        p.sizes.add(sk, 0, 0, 0, 0, bucket);
       }
     }
-    q.reset();
-    if (fn_cur.sketch.empty() && loops.empty() && sizes.sketch.empty()) {
-      out.missing.push_back(requested);
+  }
+
+  // 3. Function totals of every caller in the current window (for rates per caller).
+  std::unordered_map<std::string, Acc> caller_totals;
+  {
+    std::vector<std::string_view> callers;
+    for (const Pending& p : items) {
+      for (const auto& [caller, a] : p.callers) {
+        if (caller_totals.try_emplace(caller).second) callers.push_back(caller);
+      }
+    }
+    if (!callers.empty()) {
+      sql::Stmt q(im.db,
+                  ("SELECT j.value, a.sketch, a.bucket FROM " + sql::jsonEach(im.db.backend(), 1) +
+                   " j JOIN aggregates a "
+                   "ON a.key = j.value AND a.bucket >= ?2 AND a.bucket <= ?3 AND a.kind = 'f'")
+                      .c_str());
+      const std::string arr =
+          nlohmann::json(callers).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      q.bindRef(1, arr).bind(2, cur.first_bucket()).bind(3, cur.last_bucket());
+      while (q.step()) {
+        auto it = caller_totals.find(q.text(0));
+        if (it == caller_totals.end()) continue;
+        try {
+          it->second.add(DDSketch::deserialize(q.blob(1)), 0, 0, 0, 0, q.i64(2));
+        } catch (const DDSketchError&) {
+        }
+      }
+    }
+  }
+
+  // 4. Hosts of every key.
+  std::vector<std::vector<std::string>> hosts(items.size());
+  {
+    sql::Stmt q(im.db, ("SELECT j.key, h.host FROM " + sql::jsonEach(im.db.backend(), 1) +
+                        " j JOIN hosts h ON h.key = j.value "
+                        "ORDER BY j.key, h.host")
+                           .c_str());
+    q.bindRef(1, keys_arr);
+    while (q.step()) {
+      const auto idx = static_cast<size_t>(q.i64(0));
+      if (idx < hosts.size()) hosts[idx].push_back(q.text(1));
+    }
+  }
+  snapshot.commit();
+
+  // 5. Items in request order; keys without data in the window are missing.
+  for (size_t i = 0; i < n; ++i) {
+    if (!resolved[i] && !item_of[i]) {
+      out.missing.push_back(request.keys[i]);
       continue;
     }
-    if (!fn_cur.sketch.empty()) item.stats = toStats(fn_cur, cur);
-    if (base && !fn_base.sketch.empty()) item.baseline = toStats(fn_base, *base);
-    for (auto& [caller, a] : callers) {
+    if (!item_of[i]) continue;  // a repeat of a key already answered
+    const size_t idx = *item_of[i];
+    Pending& p = items[idx];
+    if (p.fn_cur.sketch.empty() && p.loops.empty() && p.sizes.sketch.empty()) {
+      out.missing.push_back(request.keys[i]);
+      continue;
+    }
+    FeedbackItem& item = p.item;
+    if (!p.fn_cur.sketch.empty()) item.stats = toStats(p.fn_cur, cur, cur_text);
+    if (base && !p.fn_base.sketch.empty()) item.baseline = toStats(p.fn_base, *base, base_text);
+    for (auto& [caller, a] : p.callers) {
       CallSiteStats cs;
       cs.caller = caller;
       cs.count = roundCount(a.sketch.count());
@@ -421,7 +649,7 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
       cs.p50_ns = a.sketch.quantile(0.5);
       cs.p90_ns = a.sketch.quantile(0.9);
       cs.p99_ns = a.sketch.quantile(0.99);
-      const Acc& ct = callerTotal(caller);
+      const Acc& ct = caller_totals[caller];
       if (!ct.sketch.empty()) {
         cs.caller_rate_per_s = ct.sketch.count() / ct.seconds(cur);
         cs.calls_per_parent = a.sketch.count() / ct.sketch.count();
@@ -433,7 +661,7 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     }
     std::sort(item.callsites.begin(), item.callsites.end(),
               [](const auto& a, const auto& b) { return a.count > b.count; });
-    for (auto& [ordinal, a] : loops) {
+    for (auto& [ordinal, a] : p.loops) {
       LoopStats ls;
       ls.ordinal = ordinal;
       ls.line = a.line;
@@ -442,20 +670,15 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
       ls.count = roundCount(a.sketch.count());
       item.loops.push_back(ls);
     }
-    if (!sizes.sketch.empty()) {
-      item.result_size = SizeStats{sizes.sketch.mean(), sizes.sketch.quantile(0.9),
-                                   sizes.sketch.max(), roundCount(sizes.sketch.count())};
+    if (!p.sizes.sketch.empty()) {
+      item.result_size = SizeStats{p.sizes.sketch.mean(), p.sizes.sketch.quantile(0.9),
+                                   p.sizes.sketch.max(), roundCount(p.sizes.sketch.count())};
     }
-    item.versions.assign(versions.begin(), versions.end());
-    item.services.assign(services.begin(), services.end());
-    Stmt& h = *im.hosts_for_key;
-    h.reset();
-    h.bind(1, item.key);
-    while (h.step()) item.hosts.push_back(h.text(0));
-    h.reset();
+    item.versions.assign(p.versions.begin(), p.versions.end());
+    item.services.assign(p.services.begin(), p.services.end());
+    item.hosts = std::move(hosts[idx]);
     out.items.push_back(std::move(item));
   }
-  snapshot.commit();
   return out;
 }
 
@@ -463,9 +686,9 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
   ChangesPage page;
-  Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
+  sql::Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
   page.cursor = gs.step() ? static_cast<uint64_t>(gs.i64(0)) : 0;
-  Stmt q(im.db, "SELECT key, seq FROM functions WHERE seq>? ORDER BY seq LIMIT ?");
+  sql::Stmt q(im.db, "SELECT key, seq FROM functions WHERE seq>? ORDER BY seq LIMIT ?");
   q.bind(1, static_cast<int64_t>(since)).bind(2, static_cast<int64_t>(limit));
   int64_t last = 0;
   while (q.step()) {
@@ -474,7 +697,7 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
   }
   if (page.keys.size() >= limit) {
     // Truncated: finish the last sequence so the cursor never splits a write.
-    Stmt rest(im.db, "SELECT key FROM functions WHERE seq=? ORDER BY key");
+    sql::Stmt rest(im.db, "SELECT key FROM functions WHERE seq=? ORDER BY key");
     rest.bind(1, last);
     std::set<std::string> have(page.keys.begin(), page.keys.end());
     while (rest.step()) {
@@ -489,18 +712,20 @@ ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
   ExportPage page;
-  Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
+  sql::Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
   int64_t upto = gs.step() ? gs.i64(0) : 0;
-  Stmt cut(im.db, "SELECT seq FROM aggregates WHERE seq>? ORDER BY seq LIMIT 1 OFFSET ?");
-  cut.bind(1, static_cast<int64_t>(since)).bind(2, static_cast<int64_t>(std::max<size_t>(max_rows, 1) - 1));
+  sql::Stmt cut(im.db, "SELECT seq FROM aggregates WHERE seq>? ORDER BY seq LIMIT 1 OFFSET ?");
+  cut.bind(1, static_cast<int64_t>(since))
+      .bind(2, static_cast<int64_t>(std::max<size_t>(max_rows, 1) - 1));
   if (cut.step() && cut.i64(0) < upto) {
     upto = cut.i64(0);
     page.more = true;
   }
   page.cursor = static_cast<uint64_t>(upto);
-  Stmt q(im.db,
-         "SELECT kind, key, sub, bucket, service, version, env, origin, sketch, x1, x2, x3, line "
-         "FROM aggregates WHERE seq>? AND seq<=?");
+  sql::Stmt q(
+      im.db,
+      "SELECT kind, key, sub, bucket, service, version, env, origin, sketch, x1, x2, x3, line "
+      "FROM aggregates WHERE seq>? AND seq<=?");
   q.bind(1, static_cast<int64_t>(since)).bind(2, upto);
   while (q.step()) {
     AggKey k;
@@ -525,14 +750,14 @@ ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
     v.line = static_cast<int>(q.i64(12));
     page.rows.aggregates.emplace(std::move(k), std::move(v));
   }
-  Stmt f(im.db,
-         "SELECT key, mangled, file, line, last_seen_ns FROM functions WHERE seq>? AND seq<=?");
+  sql::Stmt f(
+      im.db, "SELECT key, mangled, file, line, last_seen_ns FROM functions WHERE seq>? AND seq<=?");
   f.bind(1, static_cast<int64_t>(since)).bind(2, upto);
   while (f.step()) {
     page.rows.functions[f.text(0)] =
         FunctionInfo{f.text(1), f.text(2), static_cast<int>(f.i64(3)), f.i64(4)};
   }
-  Stmt h(im.db, "SELECT key, host, last_seen_ns FROM hosts WHERE seq>? AND seq<=?");
+  sql::Stmt h(im.db, "SELECT key, host, last_seen_ns FROM hosts WHERE seq>? AND seq<=?");
   h.bind(1, static_cast<int64_t>(since)).bind(2, upto);
   while (h.step()) page.rows.hosts[{h.text(0), h.text(1)}] = h.i64(2);
   return page;
@@ -542,37 +767,39 @@ int64_t Store::purge() {
   const int64_t cutoff_bucket = floorDiv(options_.now_ns(), kBucketNs) - options_.retention_minutes;
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
-  Transaction tx(im.db);
-  Stmt d(im.db, "DELETE FROM aggregates WHERE bucket<?");
+  sql::Transaction tx(im.db);
+  sql::Stmt d(im.db, "DELETE FROM aggregates WHERE bucket<?");
   d.bind(1, cutoff_bucket);
   d.step();
-  int64_t removed = sqlite3_changes(im.db.get());
-  Stmt df(im.db, "DELETE FROM functions WHERE last_seen_ns<?");
+  int64_t removed = im.db.changes();
+  sql::Stmt df(im.db, "DELETE FROM functions WHERE last_seen_ns<?");
   df.bind(1, cutoff_bucket * kBucketNs);
   df.step();
-  Stmt dh(im.db, "DELETE FROM hosts WHERE last_seen_ns<?");
+  sql::Stmt dh(im.db, "DELETE FROM hosts WHERE last_seen_ns<?");
   dh.bind(1, cutoff_bucket * kBucketNs);
   dh.step();
   tx.commit();
+  im.hot.clear();  // purged rows must not come back through a merge
+  im.hot_hosts.clear();
   return removed;
 }
 
 int64_t Store::meta(const std::string& name, int64_t fallback) {
   std::lock_guard lock(mu_);
-  Stmt q(impl_->db, "SELECT value FROM meta WHERE name=?");
+  sql::Stmt q(impl_->db, "SELECT value FROM meta WHERE name=?");
   q.bind(1, name);
   return q.step() ? q.i64(0) : fallback;
 }
 
 uint64_t Store::aggregateCount() {
   std::lock_guard lock(mu_);
-  Stmt q(impl_->db, "SELECT COUNT(*) FROM aggregates");
+  sql::Stmt q(impl_->db, "SELECT COUNT(*) FROM aggregates");
   return q.step() ? static_cast<uint64_t>(q.i64(0)) : 0;
 }
 
 void Store::ping() {
   std::lock_guard lock(mu_);
-  Stmt q(impl_->db, "SELECT value FROM meta WHERE name='seq'");
+  sql::Stmt q(impl_->db, "SELECT value FROM meta WHERE name='seq'");
   q.step();
 }
 

@@ -1,9 +1,16 @@
-// Persistent feedback store (DESIGN §4–§5): SQLite in WAL mode.
+// Persistent feedback store (DESIGN §4–§5): SQLite in WAL mode, or one PostgreSQL shared by
+// several deployed replicas (store/sql.h picks the backend from StoreOptions::path).
 //
 // Durability: write() commits the whole batch in one transaction with synchronous=FULL, and the
 // HTTP layer replies 2xx only after write() returns, so an acknowledged batch survives kill -9
 // (and power loss, as far as fsync goes). NORMAL would be faster but can lose the last
 // transactions on power loss in WAL mode, which breaks the acknowledged-means-durable contract.
+//
+// Hot rows: kMerge writes merge in C++ against a cache of the rows this process last wrote (the
+// store is the only writer of its file), so steady-state ingest does not deserialize stored
+// sketches. The cache changes only after a successful COMMIT, and purge/replace invalidate it.
+// On PostgreSQL the rows ingested by a replica carry an origin of its own, so each replica is
+// still the only writer of the rows it caches; reads merge all origins.
 //
 // Change tracking: every write gets the next value of a monotonic sequence; rows touched carry it,
 // so `/v1/changes?since=` and the inter-handler export are range scans on the sequence.
@@ -24,10 +31,13 @@
 namespace perfhat::handler {
 
 struct StoreOptions {
-  std::string path;
+  std::string path;  // SQLite file, or postgresql://USER@HOST[:PORT]/DB
   int64_t retention_minutes = 30 * 24 * 60;  // aggregates older than this are purged
   int64_t default_range_minutes = 24 * 60;   // read window when the request gives none
   bool synchronous_full = true;              // see the durability note above
+  // Decoded copies of recently written ingest rows (see "Hot rows" above). A merge into a
+  // cached row skips reading and decoding the stored sketch. ~2–3 kB per row; 0 disables.
+  size_t hot_rows = 16384;
   // Clock (ns since the epoch); injectable for tests.
   std::function<int64_t()> now_ns;
 };

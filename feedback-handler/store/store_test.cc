@@ -4,11 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
+#include <set>
+#include <thread>
 
+#include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/rfc3339.h"
+#include "tests/support/postgres_server.h"
 
 namespace perfhat::handler {
 namespace {
@@ -17,34 +24,74 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
 
-class StoreTest : public ::testing::Test {
+// The store tests run on both backends: SQLite files, and a real PostgreSQL server (one per test
+// process, tests/support/postgres_server.h) with a database per store name.
+class StoreTestBase : public ::testing::Test {
  protected:
   void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
     dir_ = fs::temp_directory_path() /
-           ("perfhat-store-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("perfhat-store-test-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
+    if (backend_ == sql::Backend::kPostgres && !pg_) {
+      if (auto why = perfhat::testing::postgresSkipReason()) GTEST_SKIP() << *why;
+      try {
+        pg_ = std::make_unique<perfhat::testing::PostgresServer>();
+      } catch (const std::exception& e) {
+        FAIL() << "cannot start PostgreSQL: " << e.what();
+      }
+    }
   }
   void TearDown() override { fs::remove_all(dir_); }
+  static void TearDownTestSuite() { pg_.reset(); }
   StoreOptions opts(const std::string& name = "s.sqlite") {
     StoreOptions o;
-    o.path = (dir_ / name).string();
+    if (backend_ == sql::Backend::kPostgres) {
+      auto [it, fresh] = databases_.try_emplace(name);
+      if (fresh) it->second = pg_->createDatabase("store_" + std::to_string(next_database_++));
+      o.path = it->second;
+    } else {
+      o.path = (dir_ / name).string();
+    }
     o.now_ns = [this] { return now_; };
     return o;
   }
+  sql::Backend backend_ = sql::Backend::kSqlite;
   fs::path dir_;
   int64_t now_ = kNow;
+  std::map<std::string, std::string> databases_;  // store name → PostgreSQL URL
+  static inline std::unique_ptr<perfhat::testing::PostgresServer> pg_;
+  static inline int next_database_ = 0;
+};
+
+class StoreTest : public StoreTestBase, public ::testing::WithParamInterface<sql::Backend> {
+ protected:
+  StoreTest() { backend_ = GetParam(); }
+};
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,
+                         ::testing::Values(sql::Backend::kSqlite, sql::Backend::kPostgres),
+                         [](const auto& info) {
+                           return info.param == sql::Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+class StoreSqliteTest : public StoreTestBase {};
+
+class StorePostgresTest : public StoreTestBase {
+ protected:
+  StorePostgresTest() { backend_ = sql::Backend::kPostgres; }
 };
 
 void addFn(Batch& b, const std::string& key, int64_t bucket, double v, double w = 1,
            const std::string& origin = "", const std::string& version = "1.0") {
-  AggValue& a = b.aggregates[AggKey{AggKind::kFunction, key, "", bucket, "svc", version, "", origin}];
+  AggValue& a =
+      b.aggregates[AggKey{AggKind::kFunction, key, "", bucket, "svc", version, "", origin}];
   a.sketch.add(v, w);
   b.functions[key].last_seen_ns = bucket * kBucketNs;
 }
 
-TEST_F(StoreTest, WritesMergeAndReadBackWithinSketchAccuracy) {
+TEST_P(StoreTest, WritesMergeAndReadBackWithinSketchAccuracy) {
   Store s(opts());
   const int64_t bucket = kNow / kBucketNs - 5;
   std::mt19937 rng(1);
@@ -75,7 +122,7 @@ TEST_F(StoreTest, WritesMergeAndReadBackWithinSketchAccuracy) {
   EXPECT_EQ(r.cursor, "4");
 }
 
-TEST_F(StoreTest, RangeAndBaselineSelectBuckets) {
+TEST_P(StoreTest, RangeAndBaselineSelectBuckets) {
   Store s(opts());
   Batch b;
   const int64_t recent = kNow / kBucketNs - 10, old = kNow / kBucketNs - 3 * 24 * 60;
@@ -96,7 +143,7 @@ TEST_F(StoreTest, RangeAndBaselineSelectBuckets) {
   EXPECT_THROW(s.batchGet(req), std::invalid_argument);
 }
 
-TEST_F(StoreTest, ReplaceModeOverwritesPerOriginAndReadsMergeOrigins) {
+TEST_P(StoreTest, ReplaceModeOverwritesPerOriginAndReadsMergeOrigins) {
   Store s(opts());
   const int64_t bucket = kNow / kBucketNs - 1;
   for (int round = 0; round < 3; ++round) {  // the same upstream rows pulled three times
@@ -110,7 +157,7 @@ TEST_F(StoreTest, ReplaceModeOverwritesPerOriginAndReadsMergeOrigins) {
   EXPECT_EQ(r.items.at(0).stats->count, 150u);
 }
 
-TEST_F(StoreTest, ChangesAndExportFollowTheCursor) {
+TEST_P(StoreTest, ChangesAndExportFollowTheCursor) {
   Store s(opts());
   const int64_t bucket = kNow / kBucketNs;
   Batch b1;
@@ -136,7 +183,7 @@ TEST_F(StoreTest, ChangesAndExportFollowTheCursor) {
   EXPECT_TRUE(s.exportSince(c2).rows.aggregates.empty());
 }
 
-TEST_F(StoreTest, RetentionPurgesOldBuckets) {
+TEST_P(StoreTest, RetentionPurgesOldBuckets) {
   StoreOptions o = opts();
   o.retention_minutes = 60;
   Store s(o);
@@ -148,7 +195,7 @@ TEST_F(StoreTest, RetentionPurgesOldBuckets) {
   EXPECT_EQ(s.aggregateCount(), 1u);
 }
 
-TEST_F(StoreTest, DataSurvivesReopenAndSchemaIsMigratedOnce) {
+TEST_P(StoreTest, DataSurvivesReopenAndSchemaIsMigratedOnce) {
   {
     Store s(opts());
     Batch b;
@@ -160,7 +207,7 @@ TEST_F(StoreTest, DataSurvivesReopenAndSchemaIsMigratedOnce) {
   EXPECT_EQ(again.cursor(), 1u);
 }
 
-TEST_F(StoreTest, NotADatabaseIsAClearStartupError) {
+TEST_F(StoreSqliteTest, NotADatabaseIsAClearStartupError) {
   std::ofstream(dir_ / "junk.sqlite") << std::string(8192, 'x');
   try {
     Store s(opts("junk.sqlite"));
@@ -169,6 +216,48 @@ TEST_F(StoreTest, NotADatabaseIsAClearStartupError) {
     EXPECT_NE(std::string(e.what()).find("junk.sqlite"), std::string::npos) << e.what();
   }
   EXPECT_THROW(Store(opts("no/such/dir/s.sqlite")), StoreError);
+}
+
+// Deployed replicas behind a load balancer: two stores on one database, writing the same key and
+// minute at the same time. Each writes its own partial rows; either reads the exact merge, and
+// both hand out the same change sequence.
+TEST_F(StorePostgresTest, ReplicasSharingADatabaseMergeOnRead) {
+  Store a(opts()), b(opts());
+  const int64_t bucket = kNow / kBucketNs - 1;
+  constexpr int kWrites = 40;
+  std::string errors[2];
+  auto writer = [&](Store& s, int w) {
+    try {
+      for (int i = 0; i < kWrites; ++i) {
+        Batch batch;
+        addFn(batch, "shared()", bucket, 1000.0 * (w + 1) + i);
+        batch.hosts[{"shared()", "host-" + std::to_string(w)}] = kNow;
+        s.write(batch);
+      }
+    } catch (const std::exception& e) {
+      errors[w] = e.what();
+    }
+  };
+  std::thread ta(writer, std::ref(a), 0), tb(writer, std::ref(b), 1);
+  ta.join();
+  tb.join();
+  ASSERT_EQ(errors[0], "");
+  ASSERT_EQ(errors[1], "");
+  for (Store* s : {&a, &b}) {
+    auto r = s->batchGet(BatchGetRequest{{"shared()"}, std::nullopt, std::nullopt});
+    ASSERT_EQ(r.items.size(), 1u);
+    const Stats& st = *r.items[0].stats;
+    EXPECT_EQ(st.count, 2u * kWrites);
+    EXPECT_EQ(st.min_ns, 1000.0);
+    EXPECT_EQ(st.max_ns, 2000.0 + kWrites - 1);
+    EXPECT_EQ(r.items[0].hosts, (std::vector<std::string>{"host-0", "host-1"}));
+    EXPECT_EQ(r.cursor, std::to_string(2 * kWrites));
+  }
+  // Partial rows: one per replica for the key and minute.
+  ExportPage e = a.exportSince(0);
+  std::set<std::string> origins;
+  for (const auto& [k, v] : e.rows.aggregates) origins.insert(k.origin);
+  EXPECT_EQ(origins.size(), 2u);
 }
 
 TEST(Rfc3339, ParsesAndFormats) {

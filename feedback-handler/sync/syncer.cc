@@ -8,6 +8,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "feedback-handler/http/change_notifier.h"
 #include "feedback-handler/sync/export_json.h"
 
 namespace perfhat::handler {
@@ -122,6 +123,7 @@ void Syncer::pull(size_t i) {
       b.meta[cursorMetaName(up.url)] = static_cast<int64_t>(p.cursor);
       rows += b.aggregates.size();
       store_.write(b, WriteMode::kReplace);
+      ChangeNotifier::committed(store_);  // wake /v1/changes long-polls
       cursor = p.cursor;
       {
         std::lock_guard lock(mu_);

@@ -1,8 +1,11 @@
 #include "otlp_encode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 namespace perfhat::otlp {
@@ -12,78 +15,116 @@ constexpr const char* kScopeName = "perfhat";
 constexpr const char* kScopeVersion = "0.1.0";
 
 // ---- protobuf wire format -------------------------------------------------------------------
+// Appends to one growing buffer. Key/value attributes are written in place (their lengths are
+// computed, not encoded separately and copied): the span path allocates only when the buffer
+// grows, which is what makes export cheap per span (issues #4/#5).
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+// Size of a length-delimited field with a one-byte tag (every field number here is < 16).
+size_t len_field_size(size_t n) { return 1 + varint_size(n) + n; }
+
 class Pb {
  public:
-  void varint(uint64_t v) {
-    while (v >= 0x80) {
-      out_ += static_cast<char>((v & 0x7F) | 0x80);
-      v >>= 7;
-    }
-    out_ += static_cast<char>(v);
-  }
+  void varint(uint64_t v) { commit(put_varint(room(10), v)); }
   void tag(int field, int wire) { varint((static_cast<uint64_t>(field) << 3) | wire); }
   void u64(int field, uint64_t v) {  // varint field (int64/uint32/enum/bool)
-    tag(field, 0);
-    varint(v);
+    char* p = room(11);
+    *p++ = static_cast<char>(field << 3);  // one-byte tags: every field number here is < 16
+    commit(put_varint(p, v));
   }
   void fixed64(int field, uint64_t v) {
-    tag(field, 1);
-    for (int i = 0; i < 8; ++i) out_ += static_cast<char>((v >> (8 * i)) & 0xFF);
+    char* p = room(9);
+    *p++ = static_cast<char>((field << 3) | 1);
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    commit(p + 8);
   }
   void dbl(int field, double d) {
     uint64_t v;
     std::memcpy(&v, &d, 8);
     fixed64(field, v);
   }
-  void bytes(int field, const void* p, size_t n) {
-    tag(field, 2);
-    varint(n);
-    out_.append(static_cast<const char*>(p), n);
+  void bytes(int field, const void* data, size_t n) {
+    char* p = room(11 + n);
+    *p++ = static_cast<char>((field << 3) | 2);
+    p = put_varint(p, n);
+    if (n) std::memcpy(p, data, n);
+    commit(p + n);
   }
-  void str(int field, const std::string& s) { bytes(field, s.data(), s.size()); }
-  void msg(int field, const Pb& m) { bytes(field, m.out_.data(), m.out_.size()); }
-  const std::string& data() const { return out_; }
+  void str(int field, std::string_view s) { bytes(field, s.data(), s.size()); }
+  void msg(int field, const Pb& m) { bytes(field, m.buf_.get(), m.len_); }
+
+  // KeyValue{key, AnyValue{string_value | bool_value | int_value | double_value}} as field
+  // `field` of the enclosing message.
+  void kv_string(int field, std::string_view k, std::string_view v) {
+    kv_header(field, k, len_field_size(v.size()));
+    str(1, v);
+  }
+  void kv_int(int field, std::string_view k, int64_t v) {
+    kv_header(field, k, 1 + varint_size(static_cast<uint64_t>(v)));
+    u64(3, static_cast<uint64_t>(v));
+  }
+  void kv_double(int field, std::string_view k, double v) {
+    kv_header(field, k, 1 + 8);
+    dbl(4, v);
+  }
+  void kv_bool(int field, std::string_view k, bool v) {
+    kv_header(field, k, 2);
+    u64(2, v ? 1 : 0);
+  }
+
+  void clear() { len_ = 0; }
+  size_t size() const { return len_; }
+  std::string_view view() const { return {buf_.get(), len_}; }
 
  private:
-  std::string out_;
-};
+  // Makes room for n more bytes and returns where they go; commit() then marks the end of what
+  // was written.
+  // The buffer is uninitialized memory, not a std::string: growing it never zero-fills.
+  char* room(size_t n) {
+    if (len_ + n > cap_) {
+      size_t cap = std::max(2 * cap_, len_ + n + 256);
+      std::unique_ptr<char[]> bigger(new char[cap]);
+      if (len_) std::memcpy(bigger.get(), buf_.get(), len_);
+      buf_ = std::move(bigger);
+      cap_ = cap;
+    }
+    return buf_.get() + len_;
+  }
+  void commit(const char* end) { len_ = static_cast<size_t>(end - buf_.get()); }
+  static char* put_varint(char* p, uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<char>(v);
+    return p;
+  }
+  // Tag and length of the KeyValue, its key, and the tag and length of its AnyValue.
+  void kv_header(int field, std::string_view k, size_t any_size) {
+    tag(field, 2);
+    varint(len_field_size(k.size()) + len_field_size(any_size));
+    str(1, k);
+    tag(2, 2);
+    varint(any_size);
+  }
 
-Pb kv_string(const std::string& k, const std::string& v) {
-  Pb any, kv;
-  any.str(1, v);
-  kv.str(1, k);
-  kv.msg(2, any);
-  return kv;
-}
-Pb kv_int(const std::string& k, int64_t v) {
-  Pb any, kv;
-  any.u64(3, static_cast<uint64_t>(v));
-  kv.str(1, k);
-  kv.msg(2, any);
-  return kv;
-}
-Pb kv_double(const std::string& k, double v) {
-  Pb any, kv;
-  any.dbl(4, v);
-  kv.str(1, k);
-  kv.msg(2, any);
-  return kv;
-}
-Pb kv_bool(const std::string& k, bool v) {
-  Pb any, kv;
-  any.u64(2, v ? 1 : 0);
-  kv.str(1, k);
-  kv.msg(2, any);
-  return kv;
-}
+  std::unique_ptr<char[]> buf_;  // bytes [0, len_) are the message, [len_, cap_) capacity
+  size_t len_ = 0, cap_ = 0;
+};
 
 Pb resource_pb(const Resource& r) {
   Pb res;
-  res.msg(1, kv_string("service.name", r.service_name));
-  if (!r.service_version.empty()) res.msg(1, kv_string("service.version", r.service_version));
-  if (!r.host_name.empty()) res.msg(1, kv_string("host.name", r.host_name));
-  res.msg(1, kv_string("telemetry.sdk.name", "perfhat"));
-  res.msg(1, kv_string("telemetry.sdk.language", "cpp"));
+  res.kv_string(1, "service.name", r.service_name);
+  if (!r.service_version.empty()) res.kv_string(1, "service.version", r.service_version);
+  if (!r.host_name.empty()) res.kv_string(1, "host.name", r.host_name);
+  res.kv_string(1, "telemetry.sdk.name", "perfhat");
+  res.kv_string(1, "telemetry.sdk.language", "cpp");
   return res;
 }
 
@@ -140,8 +181,8 @@ struct Attrs {
   std::vector<std::pair<std::string, bool>> bools;
 };
 
-Attrs code_attrs(const std::string& function, const std::string& mangled,
-                 const std::string& file, uint32_t line) {
+Attrs code_attrs(const std::string& function, const std::string& mangled, const std::string& file,
+                 uint32_t line) {
   Attrs a;
   a.strings.emplace_back("code.function.name", function);
   if (!mangled.empty()) a.strings.emplace_back("code.function.mangled", mangled);
@@ -161,19 +202,50 @@ Attrs span_attrs(const SpanData& s) {
   a.ints.emplace_back("thread.id", static_cast<int64_t>(s.thread_id));
   for (const auto& x : s.attributes) {
     switch (x.kind) {
-      case AttributeValue::kInt: a.ints.emplace_back(x.key, x.i); break;
-      case AttributeValue::kDouble: a.doubles.emplace_back(x.key, x.d); break;
-      case AttributeValue::kString: a.strings.emplace_back(x.key, x.s); break;
+      case AttributeValue::kInt:
+        a.ints.emplace_back(x.key, x.i);
+        break;
+      case AttributeValue::kDouble:
+        a.doubles.emplace_back(x.key, x.d);
+        break;
+      case AttributeValue::kString:
+        a.strings.emplace_back(x.key, x.s);
+        break;
     }
   }
   return a;
 }
 
 void attrs_pb(Pb& m, int field, const Attrs& a) {
-  for (const auto& [k, v] : a.strings) m.msg(field, kv_string(k, v));
-  for (const auto& [k, v] : a.ints) m.msg(field, kv_int(k, v));
-  for (const auto& [k, v] : a.doubles) m.msg(field, kv_double(k, v));
-  for (const auto& [k, v] : a.bools) m.msg(field, kv_bool(k, v));
+  for (const auto& [k, v] : a.strings) m.kv_string(field, k, v);
+  for (const auto& [k, v] : a.ints) m.kv_int(field, k, v);
+  for (const auto& [k, v] : a.doubles) m.kv_double(field, k, v);
+  for (const auto& [k, v] : a.bools) m.kv_bool(field, k, v);
+}
+
+// span_attrs() written straight into `m` (no Attrs, no key/value copies), in the same order:
+// strings, ints, doubles, each with the user's attributes of that kind last.
+void span_attrs_pb(Pb& m, int field, const SpanData& s) {
+  m.kv_string(field, "code.function.name", s.function);
+  if (!s.mangled.empty()) m.kv_string(field, "code.function.mangled", s.mangled);
+  if (!s.file.empty()) m.kv_string(field, "code.file.path", s.file);
+  for (const auto& x : s.attributes) {
+    if (x.kind == AttributeValue::kString) m.kv_string(field, x.key, x.s);
+  }
+  if (s.line) m.kv_int(field, "code.line.number", s.line);
+  if (s.result_size >= 0) m.kv_int(field, "perfhat.result.size", s.result_size);
+  if (s.loop_iterations >= 0) {
+    m.kv_int(field, "perfhat.loop.iterations", s.loop_iterations);
+    m.kv_int(field, "perfhat.loop.line", s.loop_line);
+  }
+  m.kv_int(field, "thread.id", static_cast<int64_t>(s.thread_id));
+  for (const auto& x : s.attributes) {
+    if (x.kind == AttributeValue::kInt) m.kv_int(field, x.key, x.i);
+  }
+  m.kv_double(field, "perfhat.sampling.weight", s.weight);
+  for (const auto& x : s.attributes) {
+    if (x.kind == AttributeValue::kDouble) m.kv_double(field, x.key, x.d);
+  }
 }
 
 std::string attrs_json(const Attrs& a) {
@@ -216,11 +288,21 @@ std::string json_escape(const std::string& s) {
   out.reserve(s.size() + 8);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -235,10 +317,14 @@ std::string json_escape(const std::string& s) {
 }
 
 std::string traces_protobuf(const ExportBatch& b) {
-  Pb scope_spans;
+  // ScopeSpans is built in one buffer, each Span in a scratch buffer (its length prefix must
+  // precede it); both are per thread and keep their capacity, so a steady exporter allocates
+  // only the returned body. The outer envelope is written around ScopeSpans at the end.
+  thread_local Pb scope_spans, sp;
+  scope_spans.clear();
   scope_spans.msg(1, scope_pb());
   for (const auto& s : b.spans) {
-    Pb sp;
+    sp.clear();
     sp.bytes(1, s.trace_id.data(), 16);
     uint8_t id[8];
     span_id_bytes(s.span_id, id);
@@ -251,19 +337,27 @@ std::string traces_protobuf(const ExportBatch& b) {
     sp.u64(6, s.is_request ? 2 : 1);  // SERVER for request roots, INTERNAL otherwise
     sp.fixed64(7, s.start_unix_ns);
     sp.fixed64(8, s.end_unix_ns);
-    attrs_pb(sp, 9, span_attrs(s));
+    span_attrs_pb(sp, 9, s);
     if (s.error) {
-      Pb st;
-      st.u64(3, 2);  // STATUS_CODE_ERROR
-      sp.msg(15, st);
+      sp.tag(15, 2);
+      sp.varint(2);
+      sp.u64(3, 2);  // Status{code: STATUS_CODE_ERROR}
     }
     scope_spans.msg(2, sp);
   }
-  Pb rs, req;
-  rs.msg(1, resource_pb(b.resource));
-  rs.msg(2, scope_spans);
-  req.msg(1, rs);
-  return req.data();
+  Pb res = resource_pb(b.resource);
+  size_t rs_size = len_field_size(res.size()) + len_field_size(scope_spans.size());
+  Pb head;  // ExportTraceServiceRequest{resource_spans: {resource, scope_spans: <body>}}
+  head.tag(1, 2);
+  head.varint(rs_size);
+  head.msg(1, res);
+  head.tag(2, 2);
+  head.varint(scope_spans.size());
+  std::string out;
+  out.reserve(head.size() + scope_spans.size());
+  out.append(head.view());
+  out.append(scope_spans.view());
+  return out;
 }
 
 std::string traces_json(const ExportBatch& b) {
@@ -312,7 +406,7 @@ std::string metrics_protobuf(const ExportBatch& b) {
     point(errors, true, static_cast<double>(g.errors));
     point(duration, false, g.sum_ns);
   }
-  auto metric = [](const char* name, const char* unit, Pb sum) {
+  auto metric = [](const char* name, const char* unit, Pb& sum) {
     sum.u64(2, 1);  // AGGREGATION_TEMPORALITY_DELTA
     sum.u64(3, 1);  // monotonic
     Pb m;
@@ -330,7 +424,7 @@ std::string metrics_protobuf(const ExportBatch& b) {
   rm.msg(1, resource_pb(b.resource));
   rm.msg(2, sm);
   req.msg(1, rm);
-  return req.data();
+  return std::string(req.view());
 }
 
 std::string metrics_json(const ExportBatch& b) {
@@ -340,9 +434,9 @@ std::string metrics_json(const ExportBatch& b) {
     for (const auto& g : b.aggregates) {
       if (!first) out += ",";
       first = false;
-      out += "{\"attributes\":" + attrs_json(aggregate_attrs(g)) +
-             ",\"startTimeUnixNano\":\"" + std::to_string(g.start_unix_ns) +
-             "\",\"timeUnixNano\":\"" + std::to_string(g.end_unix_ns) + "\",";
+      out += "{\"attributes\":" + attrs_json(aggregate_attrs(g)) + ",\"startTimeUnixNano\":\"" +
+             std::to_string(g.start_unix_ns) + "\",\"timeUnixNano\":\"" +
+             std::to_string(g.end_unix_ns) + "\",";
       if (which == 0) out += "\"asInt\":\"" + std::to_string(g.count) + "\"}";
       if (which == 1) out += "\"asInt\":\"" + std::to_string(g.errors) + "\"}";
       if (which == 2) out += "\"asDouble\":" + jnum(g.sum_ns) + "}";

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "otlp_encode.h"
+#include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 
 namespace {
@@ -270,3 +271,59 @@ TEST(InstrOtlpEncode, JsonEscapingAndHex) {
 }
 
 }  // namespace
+
+namespace reuse {
+[[gnu::noinline]] int annotated(int x) {
+  PERFHAT_FUNCTION();
+  PERFHAT_RESULT_SIZE(x);
+  PERFHAT_ATTRIBUTE("tenant", "acme");
+  PERFHAT_ERROR();
+  return x;
+}
+[[gnu::noinline]] int plain(int x) {
+  PERFHAT_FUNCTION();
+  return x + 1;
+}
+}  // namespace reuse
+
+// The engine turns queued records into the SpanData of one reused batch: a plain span written
+// over a slot that held an annotated span must not keep its attributes, size or error.
+TEST(InstrOtlpExporter, ReusedBatchSpansCarryNoStaleFields) {
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  perfhat::Config c;
+  c.service_name = "reuse-test";
+  c.sampler = "full";
+  c.batch_size = 2;
+  c.export_interval_s = 3600;
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  reuse::annotated(5);
+  reuse::annotated(6);
+  reuse::plain(1);  // second batch of this flush: slot 0, which held annotated(5)
+  perfhat::flush();
+  reuse::plain(2);
+  reuse::plain(3);
+  perfhat::flush();
+  perfhat::shutdown();
+  auto spans = ex->spans();
+  ASSERT_EQ(spans.size(), 5u);
+  int annotated = 0, plain = 0;
+  for (const auto& s : spans) {
+    if (s.function == "int reuse::annotated(int)") {
+      ++annotated;
+      ASSERT_EQ(s.attributes.size(), 1u);
+      EXPECT_EQ(s.attributes[0].key, "tenant");
+      EXPECT_EQ(s.attributes[0].s, "acme");
+      EXPECT_TRUE(s.error);
+      EXPECT_GE(s.result_size, 5);
+    } else {
+      ASSERT_EQ(s.function, "int reuse::plain(int)");
+      ++plain;
+      EXPECT_TRUE(s.attributes.empty());
+      EXPECT_FALSE(s.error);
+      EXPECT_EQ(s.result_size, -1);
+      EXPECT_EQ(s.mangled, "_ZN5reuse5plainEi");
+    }
+  }
+  EXPECT_EQ(annotated, 2);
+  EXPECT_EQ(plain, 3);
+}

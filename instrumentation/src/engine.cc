@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include <cxxabi.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -28,12 +29,53 @@ std::atomic<int> g_mode{kUninitialized};
 std::atomic<uint64_t (*)()> g_tick_source{nullptr};
 std::atomic<const uint64_t*> g_relevant{nullptr};
 std::atomic<uint64_t> g_rate_threshold{~uint64_t{0}};
+std::atomic<uint32_t> g_timing_period{16};
 constinit thread_local Hot* t_hot = nullptr;
 
 namespace {
 
 constexpr uint32_t kMaxSites = 1u << 16;  // slot array reserved per thread (virtual memory)
 thread_local bool t_exiting = false;
+
+// Itanium C++ ABI 2.2.2: the per-thread exception globals behind std::uncaught_exceptions().
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+// Checks once, inside a destructor run by unwinding, that the field above is the runtime's
+// counter; otherwise the probes fall back to calling std::uncaught_exceptions().
+bool eh_layout_ok() {
+  static const bool ok = [] {
+    bool seen = false;
+    struct Check {
+      bool* seen;
+      ~Check() {
+        auto* g = reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+        *seen = g != nullptr && std::uncaught_exceptions() == 1 && g->uncaught_exceptions == 1;
+      }
+    };
+    try {
+      Check c{&seen};
+      throw 1;
+    } catch (int) {
+    }
+    auto* g = reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+    return seen && g->uncaught_exceptions == 0;
+  }();
+  return ok;
+}
+const unsigned kAlwaysCheck = 1;
+
+// The symbol of the function containing `addr`. The probe's registration call sits in a cold
+// block that GCC may move to a "<name>.cold" fragment; clone suffixes (.cold, .part.N, .isra.N,
+// .constprop.N) never occur in an Itanium mangled name, so the name up to the first '.' is the
+// user's function.
+std::string function_symbol(const void* addr) {
+  std::string m = symbolize::resolve(addr).mangled;
+  if (m.rfind("_Z", 0) == 0) m = m.substr(0, m.find('.'));
+  return m;
+}
 
 uint64_t steady_now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -114,6 +156,9 @@ void SiteTotals::add(const Slot& s) {
   uint64_t c = s.count.load(std::memory_order_relaxed);
   if (c == 0) return;
   count += c;
+  uint64_t t = s.timed.load(std::memory_order_relaxed);
+  timed += t;
+  if (t > 0) window_calls += s.last_index.load(std::memory_order_relaxed) + 1;
   sum_ticks += s.sum_ticks.load(std::memory_order_relaxed);
   errors += s.errors.load(std::memory_order_relaxed);
   first = std::min(first, s.first_tick.load(std::memory_order_relaxed));
@@ -127,6 +172,8 @@ void SiteTotals::add(const Slot& s) {
 void SiteTotals::add(const SiteTotals& o) {
   if (o.count == 0) return;
   count += o.count;
+  timed += o.timed;
+  window_calls += o.window_calls;
   sum_ticks += o.sum_ticks;
   errors += o.errors;
   first = std::min(first, o.first);
@@ -273,6 +320,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     samplers_.push_back(std::move(sampler));
   }
   update_threshold(sampler_.load()->rate());
+  g_timing_period.store(std::max<uint32_t>(cfg.timing_period, 1), std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
   if (!cfg.filter.empty()) {
     auto empty = std::make_unique<uint64_t[]>(1);  // nothing relevant before the first cycle
@@ -390,6 +438,10 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
     ts->hot.capacity = kMaxSites;
     ts->hot.owner = ts;
     ts->hot.rng = random64() | 1;
+    ts->hot.eh_uncaught =
+        eh_layout_ok()
+            ? &reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions
+            : &kAlwaysCheck;
     uint32_t ring = std::bit_ceil(std::max<uint32_t>(cfg_.span_ring_per_thread, 16));
     ts->ring.reset(new SpanRecord[ring]);
     ts->ring_mask = ring - 1;
@@ -512,16 +564,19 @@ void Engine::analyze() {
       tigris::EventMetrics e;
       e.name = sites_[id].name;
       double n = static_cast<double>(s.count);
-      double mean_ns = static_cast<double>(s.sum_ticks) * nspt / n;
+      // Mean of the timed calls (1 in timing_period, chosen independently of their duration).
+      double mean_ns = s.timed > 0 ? static_cast<double>(s.sum_ticks) * nspt / s.timed : 0;
       double window_ns = static_cast<double>(s.last - s.first) * nspt;
+      double wn = static_cast<double>(s.window_calls);
       using namespace tigris::metric;
       e.metrics[std::string(kInvocationFrequency)] = n;
       e.metrics[std::string(kExecutionTime)] = mean_ns;
       e.metrics[std::string(kErrorLevel)] = static_cast<double>(s.errors);
-      e.metrics[std::string(kInterArrivalTime)] = s.count > 1 ? window_ns / (n - 1) : 0;
+      // Over the window between the first and the last timed call, whose call count is exact.
+      e.metrics[std::string(kInterArrivalTime)] = s.window_calls > 1 ? window_ns / (wn - 1) : 0;
       // Little's law: mean concurrent executions = arrival rate x mean duration.
       e.metrics[std::string(kConcurrencyLevel)] =
-          s.count > 1 && window_ns > 0 ? n / window_ns * mean_ns : 0;
+          s.window_calls > 1 && window_ns > 0 ? wn / window_ns * mean_ns : 0;
       if (s.size_n > 1) {
         double m = s.size_sum / static_cast<double>(s.size_n);
         double var = (s.size_sq - s.size_n * m * m) / static_cast<double>(s.size_n - 1);
@@ -590,15 +645,73 @@ void Engine::export_pending(bool final) {
           dropped_queue_.fetch_add(1);
           continue;
         }
-        SiteInfo& si = sites_[r.site < sites_.size() ? r.site : 0];
+        queue_.push_back({r, ts->tid});
+      }
+      ts->tail.store(tail, std::memory_order_release);
+    }
+    // Phase-1 aggregates since the last export.
+    if (exporter) {
+      auto t = totals();
+      if (exported_agg_.size() < t.size()) exported_agg_.resize(t.size());
+      uint64_t now_tick = now_ticks();
+      double nspt = ns_per_tick_.load();
+      for (size_t id = 1; id < t.size(); ++id) {
+        const SiteTotals& cur = t[id];
+        SiteTotals& prev = exported_agg_[id];
+        if (cur.count <= prev.count) continue;
+        SiteInfo& si = sites_[id];
         if (!si.resolved) {
-          if (si.addr) {
-            auto sym = symbolize::resolve(si.addr);
-            si.mangled = sym.mangled;
-          }
+          if (si.addr) si.mangled = function_symbol(si.addr);
           si.resolved = true;
         }
-        SpanData s;
+        AggregateData a;
+        a.name = si.name;
+        a.function = si.function;
+        a.mangled = si.mangled;
+        a.file = si.file;
+        a.line = si.line;
+        a.count = cur.count - prev.count;
+        a.errors = cur.errors - prev.errors;
+        // Timed calls of this interval give its mean; an interval without one (a rarely called
+        // function) falls back to the cumulative mean.
+        a.timed_count = cur.timed - prev.timed;
+        double mean_ticks =
+            a.timed_count > 0
+                ? static_cast<double>(cur.sum_ticks - prev.sum_ticks) / a.timed_count
+                : (cur.timed > 0 ? static_cast<double>(cur.sum_ticks) / cur.timed : 0);
+        a.sum_ns = mean_ticks * static_cast<double>(a.count) * nspt;
+        a.result_size_sum = cur.size_sum - prev.size_sum;
+        a.result_size_n = cur.size_n - prev.size_n;
+        a.start_unix_ns = to_unix_ns(last_agg_tick_);
+        a.end_unix_ns = to_unix_ns(now_tick);
+        a.relevant = relevant(static_cast<uint32_t>(id));
+        aggregates.push_back(std::move(a));
+        prev = cur;
+      }
+      last_agg_tick_ = now_tick;
+      reap_threads();
+    }
+  }
+  if (!exporter) return;
+  ExportBatch& b = batch_;
+  b.resource = std::move(proto.resource);
+  bool first = true;
+  size_t next = 0;  // first queue_ entry not yet exported
+  while (first || next < queue_.size()) {
+    size_t n = std::min<size_t>(batch_size, queue_.size() - next);
+    b.spans.resize(n);
+    {
+      Lock l(mu_);
+      for (size_t k = 0; k < n; ++k) {
+        const SpanRecord& r = queue_[next + k].record;
+        SiteInfo& si = sites_[r.site < sites_.size() ? r.site : 0];
+        if (!si.resolved) {
+          if (si.addr) si.mangled = function_symbol(si.addr);
+          si.resolved = true;
+        }
+        // Every field is assigned: the SpanData is reused from the previous batch. String
+        // assignment reuses its capacity.
+        SpanData& s = b.spans[k];
         for (int i = 0; i < 8; ++i) {
           s.trace_id[i] = static_cast<uint8_t>(r.trace_hi >> (56 - 8 * i));
           s.trace_id[8 + i] = static_cast<uint8_t>(r.trace_lo >> (56 - 8 * i));
@@ -618,66 +731,21 @@ void Engine::export_pending(bool final) {
         s.loop_iterations = r.loop_iterations;
         s.loop_line = r.loop_line;
         s.error = r.error;
-        s.thread_id = ts->tid;
+        s.thread_id = queue_[next + k].tid;
+        s.attributes.resize(r.nattr);
         for (int i = 0; i < r.nattr; ++i) {
           const Attr& a = r.attrs[i];
-          AttributeValue v;
+          AttributeValue& v = s.attributes[i];
           v.key = a.key ? a.key : "";
           v.kind = static_cast<AttributeValue::Kind>(a.kind);
           v.i = a.i;
           v.d = a.d;
           v.s = a.s;
-          s.attributes.push_back(std::move(v));
         }
-        queue_.push_back(std::move(s));
       }
-      ts->tail.store(tail, std::memory_order_release);
     }
-    // Phase-1 aggregates since the last export.
-    if (exporter) {
-      auto t = totals();
-      if (exported_agg_.size() < t.size()) exported_agg_.resize(t.size());
-      uint64_t now_tick = now_ticks();
-      double nspt = ns_per_tick_.load();
-      for (size_t id = 1; id < t.size(); ++id) {
-        const SiteTotals& cur = t[id];
-        SiteTotals& prev = exported_agg_[id];
-        if (cur.count <= prev.count) continue;
-        SiteInfo& si = sites_[id];
-        if (!si.resolved) {
-          if (si.addr) si.mangled = symbolize::resolve(si.addr).mangled;
-          si.resolved = true;
-        }
-        AggregateData a;
-        a.name = si.name;
-        a.function = si.function;
-        a.mangled = si.mangled;
-        a.file = si.file;
-        a.line = si.line;
-        a.count = cur.count - prev.count;
-        a.errors = cur.errors - prev.errors;
-        a.sum_ns = static_cast<double>(cur.sum_ticks - prev.sum_ticks) * nspt;
-        a.result_size_sum = cur.size_sum - prev.size_sum;
-        a.result_size_n = cur.size_n - prev.size_n;
-        a.start_unix_ns = to_unix_ns(last_agg_tick_);
-        a.end_unix_ns = to_unix_ns(now_tick);
-        a.relevant = relevant(static_cast<uint32_t>(id));
-        aggregates.push_back(std::move(a));
-        prev = cur;
-      }
-      last_agg_tick_ = now_tick;
-      reap_threads();
-    }
-  }
-  if (!exporter) return;
-  bool first = true;
-  while (first || !queue_.empty()) {
-    ExportBatch b;
-    b.resource = proto.resource;
-    size_t n = std::min<size_t>(batch_size, queue_.size());
-    b.spans.assign(std::make_move_iterator(queue_.begin()),
-                   std::make_move_iterator(queue_.begin() + static_cast<long>(n)));
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<long>(n));
+    next += n;
+    b.aggregates.clear();
     if (first) b.aggregates = std::move(aggregates);
     first = false;
     if (b.spans.empty() && b.aggregates.empty()) break;
@@ -698,6 +766,7 @@ void Engine::export_pending(bool final) {
       dropped_export_.fetch_add(b.spans.size());
     }
   }
+  queue_.clear();
 }
 
 void Engine::flush() {
@@ -824,6 +893,67 @@ void end_span_context(Hot* h, uint64_t parent) noexcept {
 
 int Probe::uncaught() noexcept { return std::uncaught_exceptions(); }
 
+// Rare entry work: request root, span start, and the next countdown when this call is timed.
+void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
+  Hot* h = hot_;
+  if (site_->kind == kRequest) {
+    begin_request(h, *site_);
+    record = relevant(static_cast<uint32_t>(slot_ - h->slots)) && h->request_sampled;
+  }
+  uint8_t f = kClock;
+  if (measure) {
+    f |= kMeasure;
+    index_ = index;
+    // Uniform on [0, 2(N-1)]: mean N-1 untimed calls between timed ones, i.e. 1 in N, and
+    // random so a periodic call pattern cannot alias with the sampling.
+    uint32_t period = g_timing_period.load(std::memory_order_relaxed);
+    uint64_t x = h->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    h->rng = x;
+    slot_->countdown = period > 1 ? static_cast<uint32_t>(x % (2 * uint64_t{period} - 1)) : 0;
+  }
+  if (record) {
+    parent_ = begin_span(h);
+    f |= kRecording;
+    result_size_ = -1;
+    loop_iterations_ = -1;
+  }
+  flags_ = f;
+}
+
+// Rare exit work: errors, sessions, the timing sample, the span and the request end.
+void Probe::finish(uint64_t end) noexcept {
+  Slot& s = *slot_;
+  Hot* h = hot_;
+  // Leaving by an exception (Error level metric). Checked at exit only: a probe created inside a
+  // destructor during unwinding would also count, a rare over-count traded for a cheaper probe.
+  bool unwinding = h->eh_uncaught == &kAlwaysCheck ? uncaught() != 0 : *h->eh_uncaught != 0;
+  if ((flags_ & kForcedError) || unwinding) {
+    s.errors.store(s.errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    flags_ |= kError;
+  }
+  if (h->session_hash != 0) {
+    uint64_t bit = uint64_t{1} << (h->session_hash & 63);
+    uint64_t cur = s.sessions.load(std::memory_order_relaxed);
+    if (!(cur & bit)) s.sessions.store(cur | bit, std::memory_order_relaxed);
+  }
+  if (flags_ & kMeasure) {
+    s.sum_ticks.store(s.sum_ticks.load(std::memory_order_relaxed) + (end - start_),
+                      std::memory_order_relaxed);
+    s.timed.store(s.timed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (index_ == 0) s.first_tick.store(start_, std::memory_order_relaxed);
+    s.last_tick.store(start_, std::memory_order_relaxed);
+    s.last_index.store(index_, std::memory_order_relaxed);
+  }
+  if (flags_ & kRecording) {
+    record_span(h, *site_, start_, end, this);
+    end_span_context(h, parent_);
+  }
+  if (site_->kind == kRequest) end_request(h, *site_, start_, end);
+}
+
 namespace {
 Attr* next_attr(Hot* h) {
   ThreadState* ts = h->owner;
@@ -888,6 +1018,12 @@ Config Config::from_env() {
   c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);
   if (c.cycle_s <= 0) c.cycle_s = 120;
   c.export_interval_s = parse_double_env("PERFHAT_EXPORT_INTERVAL_S", c.export_interval_s);
+  double period = parse_double_env("PERFHAT_TIMING_PERIOD", c.timing_period);
+  if (period >= 1 && period <= 1e6 && period == std::floor(period)) {
+    c.timing_period = static_cast<uint32_t>(period);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_TIMING_PERIOD (an integer in [1, 1e6])\n");
+  }
   return c;
 }
 

@@ -50,8 +50,11 @@ struct ThreadState {
 };
 
 // Metric totals of one site across threads (analysis and aggregate export).
+// sum_ticks / timed estimates the mean duration; window_calls calls started in [first, last]
+// (exact per thread; across threads calls after a thread's last timed one are left out).
 struct SiteTotals {
-  uint64_t count = 0, sum_ticks = 0, errors = 0, first = ~uint64_t{0}, last = 0;
+  uint64_t count = 0, timed = 0, sum_ticks = 0, errors = 0, first = ~uint64_t{0}, last = 0;
+  uint64_t window_calls = 0;
   uint64_t size_n = 0, sessions = 0;
   double size_sum = 0, size_sq = 0;
   void add(const Slot& s);
@@ -122,7 +125,16 @@ class Engine {
 
   // Export queue (background thread and flush()).
   Mutex export_mu_;
-  std::deque<SpanData> queue_ PERFHAT_GUARDED_BY(export_mu_);
+  // Raw records wait in the queue; they become SpanData one batch at a time in batch_, whose
+  // spans keep their strings' capacity from batch to batch (no per-span allocation).
+  struct QueuedSpan {
+    SpanRecord record;
+    uint64_t tid;
+  };
+  // A vector, not a deque: a deque node holds one QueuedSpan, i.e. one allocation per span. Every
+  // export_pending() empties it; it keeps its capacity (at most queue_capacity entries).
+  std::vector<QueuedSpan> queue_ PERFHAT_GUARDED_BY(export_mu_);
+  ExportBatch batch_ PERFHAT_GUARDED_BY(export_mu_);
 
   // Background thread.
   std::thread bg_;
@@ -140,6 +152,9 @@ class Engine {
       cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0};
   std::atomic<uint64_t> next_tid_{1};
 };
+
+// Config::timing_period of the running configuration (read when a slot's countdown reloads).
+extern std::atomic<uint32_t> g_timing_period;
 
 // Test seam: replaces the tick source (ticks are then nanoseconds). nullptr restores the TSC.
 void set_tick_source(uint64_t (*fn)());

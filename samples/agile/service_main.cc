@@ -19,6 +19,7 @@
 #include "samples/agile/cli.h"
 #include "samples/agile/database.h"
 #include "samples/agile/instrumentation.h"
+#include "samples/agile/report_api.h"
 #include "samples/agile/seed.h"
 #include "samples/agile/user_directory.h"
 
@@ -26,14 +27,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: agile-service --listen HOST:PORT --db PATH [--userdir URL] [--db-latency-us N]\n"
-    "                     [--threads N]\n"
+    "                     [--threads N] [--tcp-nodelay]\n"
     "  The Agilefant-style sample service, instrumented with libperfhat (export settings come\n"
     "  from PERFHAT_ENDPOINT, PERFHAT_TOKEN, PERFHAT_SAMPLER, OTEL_SERVICE_NAME).\n"
     "  --listen HOST:PORT  address to serve on; port 0 picks a free one (printed on stdout)\n"
     "  --db PATH           SQLite file; created and seeded with the demo dataset if empty\n"
     "  --userdir URL       the agile-userdir service (owner names); omitted = ids only\n"
     "  --db-latency-us N   simulated database round trip per statement (default 300)\n"
-    "  --threads N         worker threads and database connections (default 8)\n";
+    "  --threads N         worker threads and database connections (default 8)\n"
+    "  --tcp-nodelay       send responses without Nagle's delay (off by default: the\n"
+    "                      headers-then-body writes then wait for the client's delayed ACK)\n";
 
 }  // namespace
 
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   const std::string userdir = args.value("--userdir", "");
   const auto latency = agile::cli::parseInt(args.value("--db-latency-us", "300"));
   const auto threads = agile::cli::parseInt(args.value("--threads", "8"));
+  const bool tcp_nodelay = args.flag("--tcp-nodelay");
   if (!listen || db_path.empty() || !latency || *latency < 0 || !threads || *threads < 1 ||
       !args.unknown().empty()) {
     for (const auto& a : args.unknown())
@@ -84,7 +88,11 @@ int main(int argc, char** argv) {
 
     httplib::Server server;
     server.new_task_queue = [n = *threads] { return new httplib::ThreadPool(n); };
+    server.set_tcp_nodelay(tcp_nodelay);
     api.registerRoutes(server);
+    agile::ReportService reports(db);
+    agile::ReportApi report_api(reports);
+    report_api.registerRoutes(server);
     const int port = listen->port == 0
                          ? server.bind_to_any_port(listen->host)
                          : (server.bind_to_port(listen->host, listen->port) ? listen->port : -1);

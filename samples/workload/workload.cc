@@ -52,12 +52,13 @@ double LoadShape::rateAt(double t) const {
 }
 
 Session::Kind pickKind(const PatternMix& mix, std::mt19937& random) {
-  const double total = mix.planner + mix.developer + mix.manager;
+  const double total = mix.planner + mix.developer + mix.manager + mix.analyst;
   if (total <= 0) return Session::Kind::kDeveloper;
   const double x = std::uniform_real_distribution<double>(0, total)(random);
   if (x < mix.planner) return Session::Kind::kPlanner;
   if (x < mix.planner + mix.developer) return Session::Kind::kDeveloper;
-  return Session::Kind::kManager;
+  if (x < mix.planner + mix.developer + mix.manager) return Session::Kind::kManager;
+  return Session::Kind::kAnalyst;
 }
 
 Session::Session(Kind kind, const Catalog& catalog, std::mt19937& random)
@@ -168,6 +169,29 @@ std::optional<Request> Session::next(const std::string& last_body) {
                          id(std::uniform_int_distribution<int>(1, catalog_.users)(random_)) +
                          "/timesheet",
                      "GET /users/{id}/timesheet");
+        default:
+          return std::nullopt;
+      }
+    case Kind::kAnalyst:
+      switch (step) {
+        case 0:
+          iteration_ = pick(catalog_.iterations);
+          return get("/iterations/" + id(iteration_) + "/burndown",
+                     "GET /iterations/{id}/burndown");
+        case 1: {
+          // The velocity of a backlog that plans iterations, then one of its other sprints.
+          std::vector<int> planning;
+          for (const auto& [backlog, iterations] : catalog_.iterations_of_backlog) {
+            if (!iterations.empty()) planning.push_back(backlog);
+          }
+          if (planning.empty()) return std::nullopt;
+          backlog_ = pick(planning);
+          return get("/backlogs/" + id(backlog_) + "/velocity", "GET /backlogs/{id}/velocity");
+        }
+        case 2:
+          iteration_ = pick(catalog_.iterations_of_backlog.at(backlog_));
+          return get("/iterations/" + id(iteration_) + "/burndown",
+                     "GET /iterations/{id}/burndown");
         default:
           return std::nullopt;
       }

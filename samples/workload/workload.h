@@ -39,6 +39,9 @@ struct PatternMix {
   double planner = 3;  // products → backlog → iteration → planning candidates → move a story
   double developer = 5;  // iteration card → story → task → log hours → story effort
   double manager = 2;    // iteration metrics → backlog tree → a timesheet
+  // Reports (burndown → backlog velocity → another burndown): the CPU-bound path. Off in the
+  // default mix; `agile-workload --cpu-bound` runs it alone.
+  double analyst = 0;
 };
 
 struct Request {
@@ -62,7 +65,7 @@ struct Catalog {
 // id from a backlog page, a task id from a story page), as a person clicking through would.
 class Session {
  public:
-  enum class Kind { kPlanner, kDeveloper, kManager };
+  enum class Kind { kPlanner, kDeveloper, kManager, kAnalyst };
   Session(Kind kind, const Catalog& catalog, std::mt19937& random);
 
   // The next request, or nullopt when the session is over. `last_body` is the previous answer.

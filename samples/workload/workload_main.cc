@@ -2,7 +2,8 @@
 //
 //   agile-workload --target http://127.0.0.1:PORT [--shape stationary|seasonal|bursts]
 //                  [--rate 20] [--duration 60] [--requests N] [--workers 4] [--seed 7]
-//                  [--mix planner:3,developer:5,manager:2] [--report FILE.json] [--quiet]
+//                  [--mix planner:3,developer:5,manager:2[,analyst:N] | --cpu-bound]
+//                  [--report FILE.json] [--quiet]
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,11 +16,13 @@ namespace {
 constexpr const char* kUsage =
     "usage: agile-workload --target URL [--shape stationary|seasonal|bursts] [--rate R]\n"
     "                      [--duration S] [--requests N] [--workers W] [--seed N]\n"
-    "                      [--mix planner:3,developer:5,manager:2] [--period S]\n"
-    "                      [--report FILE.json] [--quiet]\n"
+    "                      [--mix planner:3,developer:5,manager:2[,analyst:N] | --cpu-bound]\n"
+    "                      [--period S] [--report FILE.json] [--quiet]\n"
     "  Sends user sessions (planner, developer, manager navigation patterns) to the sample\n"
     "  service at a rate following the shape, for at most S seconds (default 60) and N requests\n"
-    "  (default unbounded). Prints progress each second and a per-route summary at the end.\n";
+    "  (default unbounded). Prints progress each second and a per-route summary at the end.\n"
+    "  --cpu-bound  only analyst sessions (burndown and velocity reports, computed in memory):\n"
+    "               the CPU-bound mix, same as --mix planner:0,developer:0,manager:0,analyst:1\n";
 
 bool parseMix(const std::string& text, agile::workload::PatternMix& mix) {
   std::stringstream stream(text);
@@ -36,6 +39,8 @@ bool parseMix(const std::string& text, agile::workload::PatternMix& mix) {
       mix.developer = *weight;
     else if (name == "manager")
       mix.manager = *weight;
+    else if (name == "analyst")
+      mix.analyst = *weight;
     else
       return false;
   }
@@ -65,7 +70,12 @@ int main(int argc, char** argv) {
   const auto period = agile::cli::parseDouble(args.value("--period", "30"));
   const std::string report_path = args.value("--report", "");
   config.progress = !args.flag("--quiet");
-  const bool mix_ok = parseMix(args.value("--mix", "planner:3,developer:5,manager:2"), config.mix);
+  const bool cpu_bound = args.flag("--cpu-bound");
+  const std::string mix = args.value("--mix", "");
+  if (cpu_bound && !mix.empty()) std::cerr << "agile-workload: give either --mix or --cpu-bound\n";
+  const bool mix_ok =
+      cpu_bound ? mix.empty() && parseMix("planner:0,developer:0,manager:0,analyst:1", config.mix)
+                : parseMix(mix.empty() ? "planner:3,developer:5,manager:2" : mix, config.mix);
   if (config.target.empty() || !shape || !rate || *rate <= 0 || !duration || *duration <= 0 ||
       !requests || *requests < 0 || !workers || *workers < 1 || *workers > 256 || !seed ||
       !period || *period <= 0 || !mix_ok || !args.unknown().empty()) {

@@ -61,6 +61,27 @@ TEST(SamplesWorkload, MixPicksOnlyWeightedPatterns) {
   std::mt19937 random(3);
   PatternMix only_managers{0, 0, 1};
   for (int i = 0; i < 50; ++i) EXPECT_EQ(pickKind(only_managers, random), Session::Kind::kManager);
+  // The CPU-bound analyst pattern is opt-in: the default mix never picks it.
+  for (int i = 0; i < 500; ++i) EXPECT_NE(pickKind(PatternMix{}, random), Session::Kind::kAnalyst);
+  PatternMix only_analysts{0, 0, 0, 1};
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(pickKind(only_analysts, random), Session::Kind::kAnalyst);
+}
+
+TEST(SamplesWorkload, AnalystsReadReports) {
+  Catalog catalog;
+  catalog.backlogs = {1, 2};
+  catalog.root_backlogs = {1};
+  catalog.iterations = {5, 6};
+  catalog.iterations_of_backlog[1] = {};
+  catalog.iterations_of_backlog[2] = {6};
+  catalog.stories = {9};
+  std::mt19937 random(1);
+  Session analyst(Session::Kind::kAnalyst, catalog, random);
+  EXPECT_EQ(analyst.next("")->route, "GET /iterations/{id}/burndown");
+  // Only a backlog that plans iterations has a velocity.
+  EXPECT_EQ(analyst.next("{}")->path, "/backlogs/2/velocity");
+  EXPECT_EQ(analyst.next("{}")->path, "/iterations/6/burndown");
+  EXPECT_FALSE(analyst.next("{}").has_value());
 }
 
 TEST(SamplesWorkload, RunIsBoundedAndReachesEveryPattern) {

@@ -2,7 +2,8 @@
 # Source it after setting TMP (a scratch directory for logs); it keeps PIDS and provides:
 #
 #   start NAME CMD...   starts CMD in the background with its output in $TMP/NAME.log and waits,
-#                       bounded (30 s), until it prints "listening on [http://]HOST:PORT";
+#                       bounded (PERFHAT_START_TIMEOUT_S, default 60 s: a loaded machine is slow),
+#                       until it prints "listening on [http://]HOST:PORT";
 #                       sets ADDR=HOST:PORT and LAST_PID. Exits the script if CMD dies first.
 #   stop_all            SIGTERM to everything started, then waits for it.
 #
@@ -15,7 +16,8 @@ start() {
   "$@" >"$TMP/$name.log" 2>&1 &
   LAST_PID=$!
   PIDS+=("$LAST_PID")
-  for _ in $(seq 300); do
+  local tries=$(( ${PERFHAT_START_TIMEOUT_S:-60} * 10 ))
+  for _ in $(seq "$tries"); do
     ADDR=$(sed -n 's/.*listening on \(http:\/\/\)\{0,1\}\([0-9.]*:[0-9][0-9]*\).*/\2/p' \
              "$TMP/$name.log" | head -n1)
     [ -n "$ADDR" ] && return 0
@@ -27,7 +29,7 @@ start() {
     sleep 0.1
   done
   cat "$TMP/$name.log" >&2
-  echo "$name did not start listening within 30 s" >&2
+  echo "$name did not start listening within ${PERFHAT_START_TIMEOUT_S:-60} s" >&2
   exit 1
 }
 

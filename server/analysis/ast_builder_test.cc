@@ -291,5 +291,84 @@ int use() { Box<int>().put(1); return maxOf(1, 2); }
   EXPECT_TRUE(calls[1]->callee_in_workspace);
 }
 
+// Static branch priors (Ball & Larus heuristics) for branches without production branch counts:
+// the probability that arm 0 is taken, in source order of the branches below.
+TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
+  TestTU t;
+  t.code = R"cc(
+    struct Task {
+      int effort() const;
+    };
+    struct Handle {
+      explicit operator bool() const;
+    };
+    struct Error {};
+    Task* find(int id);
+    Handle open(int id);
+    int use(int);
+    int prior(int id, int n, bool flag, double x) {
+      int total = 0;
+      Task* p = find(id);
+      if (p) total += use(1);             // pointer: non-null likely
+      if (p == nullptr) total += use(2);  // pointer: == null unlikely
+      if (!p) total += use(3);            // negated pointer
+      if (open(id)) total += use(4);      // handle with operator bool, like a pointer
+      if (n == 3) total += use(5);        // opcode: x == C unlikely
+      if (n != 0) total += use(6);        // x != C likely
+      if (n < 0) total += use(7);         // x < 0 unlikely
+      if (flag) total += use(8);          // a bool: no heuristic
+      if (x == 1.5) total += use(9);      // float equality unlikely
+      if (flag) throw Error{};            // error path
+      if (flag) return use(10);           // early return
+      if (flag) {
+        use(11);
+      } else {
+        return 0;
+      }  // the else arm returns
+      for (int i = 0; i < n; ++i) {
+        if (flag) break;       // loop exit
+        if (flag) continue;    // no heuristic for continue
+        if (i == 2) continue;  // only the condition's
+      }
+      if (!p) return 0;                   // pointer and return combined
+      total += flag ? use(12) : use(13);  // ?: with a bool condition
+      total += p ? use(14) : use(15);     // ?: with a pointer condition
+      return total;
+    }
+  )cc";
+  auto b = t.build();
+  EXPECT_THAT(b->unit.problems, IsEmpty());
+  const FunctionInfo* f = findFunction(b->unit, "prior(int, int, bool, double)");
+  ASSERT_NE(f, nullptr);
+  const std::vector<const Node*> br = nodesOfKind(*f, NodeKind::Branch);
+  ASSERT_EQ(br.size(), 18u);
+  const double likely = 20.0 / 32, unlikely = 12.0 / 32;
+  auto prior = [&](size_t i) { return br[i]->branch_prior.value_or(-1); };
+  EXPECT_DOUBLE_EQ(prior(0), likely);
+  EXPECT_THAT(br[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_DOUBLE_EQ(prior(1), unlikely);
+  EXPECT_DOUBLE_EQ(prior(2), unlikely);
+  EXPECT_THAT(br[2]->branch_prior_reason, ::testing::HasSubstr("negated"));
+  EXPECT_DOUBLE_EQ(prior(3), likely);
+  EXPECT_DOUBLE_EQ(prior(4), unlikely);
+  EXPECT_THAT(br[4]->branch_prior_reason, ::testing::HasSubstr("opcode heuristic"));
+  EXPECT_DOUBLE_EQ(prior(5), likely);
+  EXPECT_DOUBLE_EQ(prior(6), unlikely);
+  EXPECT_FALSE(br[7]->branch_prior);
+  EXPECT_DOUBLE_EQ(prior(8), unlikely);
+  EXPECT_DOUBLE_EQ(prior(9), 4.0 / 128);
+  EXPECT_DOUBLE_EQ(prior(10), 0.28);
+  EXPECT_DOUBLE_EQ(prior(11), 1 - 0.28);
+  EXPECT_DOUBLE_EQ(prior(12), 0.20);
+  EXPECT_FALSE(br[13]->branch_prior);
+  EXPECT_DOUBLE_EQ(prior(14), unlikely);
+  // Wu & Larus's Dempster-Shafer combination of two heuristics that agree: stronger than either.
+  const double both = unlikely * 0.28 / (unlikely * 0.28 + (1 - unlikely) * (1 - 0.28));
+  EXPECT_DOUBLE_EQ(prior(15), both);
+  EXPECT_THAT(br[15]->branch_prior_reason, ::testing::HasSubstr(" + return heuristic"));
+  EXPECT_FALSE(br[16]->branch_prior);
+  EXPECT_DOUBLE_EQ(prior(17), likely);
+}
+
 }  // namespace
 }  // namespace perfhat::analysis

@@ -17,10 +17,14 @@ std::string formatDuration(double ns) {
     int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
     std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
   };
-  if (a >= 1e9) fmt(ns / 1e9, "s");
-  else if (a >= 1e6) fmt(ns / 1e6, "ms");
-  else if (a >= 1e3) fmt(ns / 1e3, "µs");
-  else fmt(ns, "ns");
+  if (a >= 1e9)
+    fmt(ns / 1e9, "s");
+  else if (a >= 1e6)
+    fmt(ns / 1e6, "ms");
+  else if (a >= 1e3)
+    fmt(ns / 1e3, "µs");
+  else
+    fmt(ns, "ns");
   return buf;
 }
 
@@ -30,7 +34,9 @@ Distribution addDist(const Distribution& a, const Distribution& b) {
   d.p50_ns = a.p50_ns + b.p50_ns;
   d.p90_ns = a.p90_ns + b.p90_ns;
   d.p99_ns = a.p99_ns + b.p99_ns;
-  d.samples = a.samples == 0 ? b.samples : b.samples == 0 ? a.samples : std::min(a.samples, b.samples);
+  d.samples = a.samples == 0   ? b.samples
+              : b.samples == 0 ? a.samples
+                               : std::min(a.samples, b.samples);
   return d;
 }
 
@@ -166,8 +172,8 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     bool all_sizes = !sites.empty() && std::all_of(sites.begin(), sites.end(), [](auto* c) {
       return c->caller_input_size.has_value();
     });
-    bool any_rate = std::any_of(sites.begin(), sites.end(),
-                                [](auto* c) { return c->caller_rate_per_s > 0; });
+    bool any_rate =
+        std::any_of(sites.begin(), sites.end(), [](auto* c) { return c->caller_rate_per_s > 0; });
     if (!sites.empty() && (any_rate || all_sizes)) {
       std::vector<std::vector<double>> X;
       std::vector<double> y, w;
@@ -199,38 +205,77 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
         for (auto& row : X) row.pop_back();
         fitted = leastSquares(X, y, w, beta);
       }
+      // The model is only trusted inside the workloads it was learned from: this parent's rate
+      // is clamped to the observed range (no extrapolation), and the fit is shrunk toward the
+      // call sites' weighted mean by how much of their variation it explains (adjusted R²),
+      // so a fit through as many points as it has parameters, or a poor one, falls back to
+      // the mean instead of following noise.
+      double r2_adj = 0;
+      double rate_lo = 0, rate_hi = 0;
       if (fitted) {
-        predicted = beta[0] + beta[1] * rate;
-        if (beta.size() > 2) predicted += beta[2] * mean_size;
+        rate_lo = rate_hi = X[0][1];
+        for (const auto& row : X) {
+          rate_lo = std::min(rate_lo, row[1]);
+          rate_hi = std::max(rate_hi, row[1]);
+        }
+        const double x_rate = std::clamp(rate, rate_lo, rate_hi);
+        auto fitAt = [&](const std::vector<double>& row) {
+          double v = 0;
+          for (size_t i = 0; i < beta.size(); ++i) v += beta[i] * row[i];
+          return v;
+        };
+        std::vector<double> at{1.0, x_rate};
+        if (beta.size() > 2) at.push_back(mean_size);
+        double ss_res = 0, ss_tot = 0;
+        for (size_t r = 0; r < X.size(); ++r) {
+          ss_res += w[r] * (y[r] - fitAt(X[r])) * (y[r] - fitAt(X[r]));
+          ss_tot += w[r] * (y[r] - mean_y) * (y[r] - mean_y);
+        }
+        const double n_sites = static_cast<double>(X.size());
+        const double k = static_cast<double>(beta.size());
+        if (ss_tot > 0 && n_sites > k) {
+          double r2 = 1 - ss_res / ss_tot;
+          r2_adj = std::clamp(1 - (1 - r2) * (n_sites - 1) / (n_sites - k), 0.0, 1.0);
+        }
+        predicted = r2_adj * fitAt(at) + (1 - r2_adj) * mean_y;
       }
       double lo = *std::min_element(y.begin(), y.end());
       double hi = *std::max_element(y.begin(), y.end());
-      // Extrapolation far outside the observed workloads is not trusted beyond a factor 2.
-      predicted = std::clamp(predicted, lo / 2, hi * 2);
+      predicted = std::clamp(predicted, lo, hi);
       double ratio = overall.mean_ns > 0 ? predicted / overall.mean_ns : 1.0;
       e.provenance = Provenance::Inferred;
       e.dist = scaleDist(fromStats(overall), ratio);
       e.dist.mean_ns = predicted;
       e.dist.samples = samples;
       e.derivation.model = "callsite-regression";
-      e.derivation.summary = formatDuration(predicted) + " at " + fmtNumber(rate) +
-                             " calls/s of " + fn.name + "()";
+      e.derivation.summary =
+          formatDuration(predicted) + " at " + fmtNumber(rate) + " calls/s of " + fn.name + "()";
       e.derivation.inputs.push_back(std::to_string(sites.size()) + " call site(s) of " +
                                     displayName(node) + " in other callers");
       for (auto* c : sites)
         e.derivation.inputs.push_back(c->caller + ": " + formatDuration(c->mean_ns) + " at " +
                                       fmtNumber(c->caller_rate_per_s) + " calls/s");
-      if (fitted)
-        e.derivation.inputs.push_back("model: latency = " + fmtNumber(beta[0]) + " ns + " +
-                                      fmtNumber(beta[1]) + " ns × rate" +
-                                      (beta.size() > 2 ? " + " + fmtNumber(beta[2]) + " ns × size"
-                                                       : std::string()));
-      else
+      if (fitted) {
+        e.derivation.inputs.push_back(
+            "model: latency = " + fmtNumber(beta[0]) + " ns + " + fmtNumber(beta[1]) +
+            " ns × rate" +
+            (beta.size() > 2 ? " + " + fmtNumber(beta[2]) + " ns × size" : std::string()) +
+            ", adjusted R² " + fmtNumber(r2_adj));
+        if (r2_adj < 1)
+          e.derivation.assumptions.push_back(
+              "weak fit: shrunk toward the call sites' mean latency by " + fmtNumber(1 - r2_adj) +
+              " (adjusted R² " + fmtNumber(r2_adj) + ")");
+        if (rate < rate_lo || rate > rate_hi)
+          e.derivation.assumptions.push_back("workload " + fmtNumber(rate) +
+                                             " calls/s outside the observed " + fmtNumber(rate_lo) +
+                                             "–" + fmtNumber(rate_hi) +
+                                             ": predicted at the nearest observed workload");
+      } else
         e.derivation.assumptions.push_back(
             "workloads of the call sites do not vary: their weighted mean is used");
       if (!(fn.root().measured && fn.root().measured->rate_per_s > 0))
-        e.derivation.assumptions.push_back(
-            "workload of " + fn.name + "() unknown: the call sites' mean workload is assumed");
+        e.derivation.assumptions.push_back("workload of " + fn.name +
+                                           "() unknown: the call sites' mean workload is assumed");
       if (all_sizes)
         e.derivation.assumptions.push_back("input size of this caller assumed at the mean (" +
                                            fmtNumber(mean_size) + ")");
@@ -253,13 +298,13 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.provenance = Provenance::Inferred;
       e.dist = body.dist;
       e.derivation.model = "workspace-body";
-      e.derivation.summary = formatDuration(body.dist.mean_ns) + " from the body of " +
-                             displayName(node);
+      e.derivation.summary =
+          formatDuration(body.dist.mean_ns) + " from the body of " + displayName(node);
       e.derivation.inputs.push_back(node.callee_key + ": " + body.derivation.summary);
       e.derivation.assumptions = body.derivation.assumptions;
-      e.derivation.assumptions.insert(e.derivation.assumptions.begin(),
-                                      "no production data for " + displayName(node) +
-                                          ": its body was analysed");
+      e.derivation.assumptions.insert(
+          e.derivation.assumptions.begin(),
+          "no production data for " + displayName(node) + ": its body was analysed");
       return e;
     }
     e.derivation = body.derivation;
@@ -290,9 +335,10 @@ struct Sum {
     dist = any_known ? addDist(dist, n.estimate.dist) : n.estimate.dist;
     any_known = true;
     if (n.estimate.provenance != Provenance::Measured) all_measured = false;
-    std::string what = n.kind == NodeKind::Call   ? displayName(n)
-                       : n.kind == NodeKind::Loop ? "loop at line " + std::to_string(n.range.start.line + 1)
-                                                  : "branch at line " + std::to_string(n.range.start.line + 1);
+    std::string what = n.kind == NodeKind::Call ? displayName(n)
+                       : n.kind == NodeKind::Loop
+                           ? "loop at line " + std::to_string(n.range.start.line + 1)
+                           : "branch at line " + std::to_string(n.range.start.line + 1);
     inputs.push_back(what + ": " + formatDuration(n.estimate.dist.mean_ns));
   }
   void noteUnknown(Derivation& d) const {
@@ -300,8 +346,8 @@ struct Sum {
     std::string list;
     for (size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
     if (unknown.size() > 5) list += ", …";
-    d.assumptions.push_back(std::to_string(unknown.size()) + " part(s) without data not counted: " +
-                            list);
+    d.assumptions.push_back(std::to_string(unknown.size()) +
+                            " part(s) without data not counted: " + list);
   }
 };
 
@@ -375,15 +421,58 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   return e;
 }
 
+double Inference::executions(const FunctionInfo& fn, const Node& n,
+                             const std::vector<double>& calls_per_parent, std::string& path) const {
+  double mult = 1;
+  for (const Node* cur = &n; cur->parent >= 0; cur = &fn.nodes[cur->parent]) {
+    const Node& p = fn.nodes[cur->parent];
+    // A loop's range expression / init runs as often as the loop itself: same block as p.
+    const bool own_block = !(p.kind == NodeKind::Loop && cur->arm == -1);
+    if (own_block) {
+      // A measured call in the same block runs exactly as often: its production call count
+      // per call of the function is the block's execution count.
+      for (int c : p.children) {
+        const Node& s = fn.nodes[c];
+        if (s.id == cur->id || s.arm != cur->arm || calls_per_parent[s.id] <= 0) continue;
+        mult *= calls_per_parent[s.id];
+        path = fmtNumber(calls_per_parent[s.id]) + " × " + path;
+        return mult;
+      }
+    }
+    if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
+      mult *= *p.iterations;
+      path = fmtNumber(*p.iterations) + " × " + path;
+    } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
+      const double prob = *p.armProbability(cur->arm);
+      mult *= prob;
+      if (prob != 1) path = fmtNumber(prob) + " × " + path;
+    }
+  }
+  return mult;
+}
+
 Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   int arms = std::max(node.branch_arms, 1);
   Sum cond;
   std::vector<Sum> arm(arms);
   for (int c : node.children) {
     const Node& child = fn.nodes[c];
-    if (child.arm < 0 || child.arm >= arms) cond.add(child);
-    else arm[child.arm].add(child);
+    if (child.arm < 0 || child.arm >= arms)
+      cond.add(child);
+    else
+      arm[child.arm].add(child);
   }
+  // Set before anything can return: continue-guards and the function total use it even when
+  // nothing inside the branch is known.
+  // Without branch counts in the data (the feedback contract has none), a two-arm branch uses
+  // the static prior the AST builder derived from the code as written, if any; else equal arms.
+  // The worst case ignores priors: every arm may be the one taken.
+  const bool prior = options_.branch_mode != BranchMode::Worst && arms == 2 && node.branch_prior;
+  node.arm_probabilities.clear();
+  if (prior) node.arm_probabilities = {*node.branch_prior, 1 - *node.branch_prior};
+  node.branch_probability = options_.branch_mode == BranchMode::Worst ? 1.0
+                            : prior                                   ? *node.branch_prior
+                                                                      : 1.0 / arms;
   Estimate e;
   e.derivation.model = "branch";
   bool any = cond.any_known;
@@ -403,9 +492,16 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
     node.branch_probability = 1.0;
     e.derivation.summary = "worst arm " + formatDuration(worst ? worst->dist.mean_ns : 0);
     e.derivation.assumptions.push_back("worst case: the most expensive arm is taken");
+  } else if (prior) {
+    for (int i = 0; i < arms; ++i)
+      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
+    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
+    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
+    e.derivation.summary = "arms weighted " + p0 + " / " + p1;
+    e.derivation.assumptions.push_back("no branch data: static prior (" + node.branch_prior_reason +
+                                       "): taken p = " + p0 + ", not taken p = " + p1);
   } else {
     double p = 1.0 / arms;
-    node.branch_probability = p;
     for (auto& a : arm)
       if (a.any_known) d = addDist(d, scaleDist(a.dist, p));
     e.derivation.summary = "arms weighted " + fmtNumber(p) + " each";
@@ -433,7 +529,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     root.estimate.provenance = Provenance::Measured;
     root.estimate.dist = fromStats(*self.item->stats);
     root.estimate.derivation.model = "measured";
-    root.estimate.derivation.summary = "production: mean " + formatDuration(root.estimate.dist.mean_ns);
+    root.estimate.derivation.summary =
+        "production: mean " + formatDuration(root.estimate.dist.mean_ns);
     if (self.how == "overloads")
       root.estimate.derivation.assumptions.push_back(
           "aggregated across overloads / instantiations of " + qualifiedName(fn.key));
@@ -441,6 +538,13 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
 
   // Outside-in (BFS): attach data; what has none goes on the stack.
   std::vector<MatchResult> callee(fn.nodes.size());
+  // Calls per call of this function, from production call-site data, for calls whose callee
+  // is called from one place only here (the call site is keyed by caller, not by position).
+  std::vector<double> calls_per_parent(fn.nodes.size(), 0);
+  std::unordered_map<std::string, const CallSiteStats*> measured_site;  // by callee key
+  std::unordered_map<std::string, int> calls_of;
+  for (const Node& n : fn.nodes)
+    if (n.kind == NodeKind::Call) ++calls_of[n.callee_key];
   std::vector<int> to_infer;
   std::deque<int> queue{0};
   while (!queue.empty()) {
@@ -461,15 +565,19 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromCallSite(*site);
           n.estimate.derivation.model = "measured";
-          n.estimate.derivation.summary = "production call site " + fn.name + "() → " + displayName(n);
+          n.estimate.derivation.summary =
+              "production call site " + fn.name + "() → " + displayName(n);
+          if (function_measured && calls_of[n.callee_key] == 1)
+            calls_per_parent[id] = site->calls_per_parent;
+          measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {
           // The data does not record call sites, so this call cannot be told apart from an
           // existing one: the callee's own distribution is its measurement.
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromStats(*item->stats);
           n.estimate.derivation.model = "measured";
-          n.estimate.derivation.summary = "production: " + displayName(n) + " mean " +
-                                          formatDuration(item->stats->mean_ns);
+          n.estimate.derivation.summary =
+              "production: " + displayName(n) + " mean " + formatDuration(item->stats->mean_ns);
         } else {
           to_infer.push_back(id);
         }
@@ -518,8 +626,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         } else if (s.any_known) {
           e.provenance = Provenance::Inferred;
           e.dist = s.dist;
-          e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) + " part(s) = " +
-                                 formatDuration(s.dist.mean_ns);
+          e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) +
+                                 " part(s) = " + formatDuration(s.dist.mean_ns);
           e.derivation.inputs = s.inputs;
           e.derivation.assumptions.push_back("no production data for " + fn.name +
                                              "(): the sum of its parts");
@@ -541,22 +649,39 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     if (n.estimate.dist.mean_ns <= 0) continue;
     fn.changed = true;
     if (!function_measured) continue;
-    double mult = 1;
     std::string path;
-    for (const Node* cur = &n; cur->parent > 0; cur = &fn.nodes[cur->parent]) {
-      const Node& p = fn.nodes[cur->parent];
-      if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
-        mult *= *p.iterations;
-        path = fmtNumber(*p.iterations) + " × " + path;
-      } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.branch_probability) {
-        mult *= *p.branch_probability;
-        if (*p.branch_probability != 1) path = fmtNumber(*p.branch_probability) + " × " + path;
-      }
-    }
+    double mult = executions(fn, n, calls_per_parent, path);
     added = new_inputs.empty() ? scaleDist(n.estimate.dist, mult)
                                : addDist(added, scaleDist(n.estimate.dist, mult));
     new_inputs.push_back("new call " + displayName(n) + ": " + path +
                          formatDuration(n.estimate.dist.mean_ns));
+  }
+  // A callee called from several places here has one call site in the data (it is keyed by
+  // caller): production saw `calls_per_parent` calls per call of this function. When the code as
+  // written makes clearly more (a call added in a loop beside an existing one), the excess is new
+  // cost, even though every node of that callee matched measured data.
+  if (function_measured) {
+    for (const auto& [key, site] : measured_site) {
+      if (calls_of[key] < 2 || site->calls_per_parent <= 0) continue;
+      double expected = 0;
+      const Node* any = nullptr;
+      std::string unused;
+      for (const Node& n : fn.nodes) {
+        if (n.kind != NodeKind::Call || n.callee_key != key) continue;
+        expected += executions(fn, n, calls_per_parent, unused);
+        any = &n;
+      }
+      const double extra = expected - site->calls_per_parent;
+      // Beyond counting noise: half again as many, and at least one more every other call.
+      if (!any || expected < 1.5 * site->calls_per_parent || extra < 0.5) continue;
+      fn.changed = true;
+      Distribution cost = scaleDist(any->estimate.dist, extra);
+      added = new_inputs.empty() ? cost : addDist(added, cost);
+      new_inputs.push_back("more calls of " + displayName(*any) + ": " + fmtNumber(expected) +
+                           " per call as written vs " + fmtNumber(site->calls_per_parent) +
+                           " in production, " + fmtNumber(extra) + " × " +
+                           formatDuration(any->estimate.dist.mean_ns));
+    }
   }
   if (function_measured && !new_inputs.empty()) {
     Estimate e;

@@ -6,14 +6,18 @@
 // Rules:
 //  * call without call-site data: least-squares regression of the callee's latency over its
 //    callers' workload (caller_rate_per_s, and caller_input_size when every site has it),
-//    predicted for this parent's workload; else the callee's overall distribution; callee
+//    predicted for this parent's workload clamped to the observed range and shrunk toward the
+//    sites' mean by the fit's adjusted R²; else the callee's overall distribution; callee
 //    without any data but with a body in the workspace: that body, analysed recursively
 //    (memoized, cycle-safe); otherwise Unknown;
 //  * loop: once-evaluated parts + iterations × Σ body, iterations by preference production
 //    loop data → producer's result size → constant trip count → annotation → default;
-//  * branch: arms weighted equally (stated assumption) or the worst arm;
-//  * function total: measured when matched, plus the cost of new (inferred) calls multiplied
-//    by their enclosing loops' iterations and branch weights (`changed`); else Σ children.
+//  * branch: arms weighted equally (stated assumption) or the worst arm; `if (…) continue;` in a
+//    loop body is a branch whose other arm is the rest of the body (ast_builder);
+//  * function total: measured when matched, plus the cost of new (inferred) calls times their
+//    executions per call — a measured call in the same block gives them (production calls per
+//    parent), else the enclosing loops' iterations and branch weights — plus calls of an
+//    already-called callee beyond what production counted (`changed`); else Σ children.
 // Unknown stays Unknown: a sum counts its known parts and lists the unknown ones; a sum with no
 // known part is Unknown, never 0.
 #pragma once
@@ -21,6 +25,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "server/analysis/ast_builder.h"
 #include "server/analysis/matching.h"
@@ -39,6 +44,11 @@ class Inference {
   Estimate inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self);
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
+  // Expected executions of `n` per call of the function: the production call count of a
+  // measured call in the same block when there is one (`calls_per_parent`, by node id), else
+  // the enclosing loops' iterations × branch and guard probabilities. `path` says which.
+  double executions(const FunctionInfo& fn, const Node& n,
+                    const std::vector<double>& calls_per_parent, std::string& path) const;
   const FunctionInfo* findBody(const std::string& key) const;
 
   const ParsedUnit& unit_;

@@ -192,7 +192,8 @@ int top(const Db& d) { return helper(d); }
   const FunctionInfo* a = findFunction(*s, "a(int)");
   ASSERT_NE(a, nullptr);
   EXPECT_TRUE(a->root().estimate.known());
-  EXPECT_DOUBLE_EQ(a->root().estimate.dist.mean_ns, 0.5 * kMs);  // leaf() in one of two arms
+  // leaf() in the `n == 0` arm, unlikely by the zero heuristic (n != 0 taken 20:12).
+  EXPECT_DOUBLE_EQ(a->root().estimate.dist.mean_ns, 0.375 * kMs);
 }
 
 TEST(InferenceTest, UnknownStaysUnknownNeverZero) {
@@ -306,12 +307,66 @@ int iter(const Svc& s, int n) {
   for (auto* l : loops) EXPECT_FALSE(l->estimate.derivation.model.empty());
 }
 
+// Without branch counts a two-arm branch is weighted by the static prior of its condition
+// (stated as an assumption); the worst case ignores priors.
+TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
+  TestTU t;
+  t.code = R"cc(
+    struct T {};
+    T* find();
+    int fa();
+    int fb();
+    int pr() {
+      T* p = find();
+      int x = 0;
+      if (p)
+        x = fa();
+      else
+        x = fb();
+      return x;
+    }
+    int guard() {
+      int x = 0;
+      for (int i = 0; i < 10; ++i) {
+        if (i != 0) continue;
+        x += fa();
+      }
+      return x;
+    }
+  )cc";
+  InMemoryFeedback view({item("fa()", 2 * kMs), item("fb()", 6 * kMs)});
+  auto built = t.build();
+  SnapshotPtr s = analyze(built->unit, view, AnalysisOptions());
+  const FunctionInfo* f = findFunction(*s, "pr()");
+  ASSERT_NE(f, nullptr);
+  const Node* branch = nodesOfKind(*f, NodeKind::Branch)[0];
+  // Pointer heuristic (LLVM 20:12): 0.625 × 2 ms + 0.375 × 6 ms.
+  EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 3.5 * kMs);
+  EXPECT_DOUBLE_EQ(*branch->branch_probability, 0.625);
+  EXPECT_DOUBLE_EQ(*branch->armProbability(1), 0.375);
+  EXPECT_TRUE(anyContains(branch->estimate.derivation.assumptions, "static prior (pointer"));
+  // The continue guard `i != 0` is likely taken (opcode heuristic), so the rest of the body
+  // runs in 0.375 of the 10 iterations.
+  const FunctionInfo* g = findFunction(*s, "guard()");
+  ASSERT_NE(g, nullptr);
+  EXPECT_DOUBLE_EQ(nodesOfKind(*g, NodeKind::Loop)[0]->estimate.dist.mean_ns, 10 * 0.375 * 2 * kMs);
+  AnalysisOptions worst;
+  worst.branch_mode = BranchMode::Worst;
+  s = analyze(built->unit, view, worst);
+  f = findFunction(*s, "pr()");
+  branch = nodesOfKind(*f, NodeKind::Branch)[0];
+  EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 6 * kMs);
+  EXPECT_EQ(*branch->armProbability(1), 1.0);
+  g = findFunction(*s, "guard()");
+  EXPECT_DOUBLE_EQ(nodesOfKind(*g, NodeKind::Loop)[0]->estimate.dist.mean_ns, 10 * 2 * kMs);
+}
+
 TEST(InferenceTest, BranchesMeanOrWorstCase) {
   TestTU t;
   t.code = R"cc(
 int fa();
 int fb();
-int br(int n) {
+int br(bool n) {
   int x = 0;
   if (n) x = fa(); else x = fb();
   return x;
@@ -321,7 +376,7 @@ int br(int n) {
   auto built = t.build();
   AnalysisOptions mean;
   SnapshotPtr s = analyze(built->unit, view, mean);
-  const FunctionInfo* f = findFunction(*s, "br(int)");
+  const FunctionInfo* f = findFunction(*s, "br(bool)");
   auto branch = nodesOfKind(*f, NodeKind::Branch)[0];
   EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 4 * kMs);
   EXPECT_EQ(*branch->branch_probability, 0.5);
@@ -330,8 +385,235 @@ int br(int n) {
   AnalysisOptions worst;
   worst.branch_mode = BranchMode::Worst;
   s = analyze(built->unit, view, worst);
-  f = findFunction(*s, "br(int)");
+  f = findFunction(*s, "br(bool)");
   EXPECT_DOUBLE_EQ(nodesOfKind(*f, NodeKind::Branch)[0]->estimate.dist.mean_ns, 6 * kMs);
+}
+
+// `if (…) continue;` skips the rest of the body: what follows it is the guard's "not taken" arm,
+// weighted like any arm (no branch data: the stated equal-arms assumption; worst case: always).
+TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
+  TestTU t;
+  t.code = R"cc(
+    struct Svc {
+      int load(int) const;
+      bool skip(int) const;
+    };
+    int scan(const Svc& s) {
+      int t = 0;
+      for (int i = 0; i < 10; ++i) {
+        if (s.skip(i)) continue;
+        t += s.load(i);
+      }
+      return t;
+    }
+  )cc";
+  FeedbackItem load = item("Svc::load(int) const", 2 * kMs);
+  load.callsites = {site("other()", 2 * kMs, 1)};  // a new call here
+  InMemoryFeedback view(
+      {item("scan(const Svc &)", 1 * kMs), load, item("Svc::skip(int) const", 0)});
+  auto built = t.build();
+  AnalysisOptions mean;
+  SnapshotPtr s = analyze(built->unit, view, mean);
+  const FunctionInfo* f = findFunction(*s, "scan(const Svc &)");
+  ASSERT_NE(f, nullptr);
+  auto loop = nodesOfKind(*f, NodeKind::Loop)[0];
+  EXPECT_DOUBLE_EQ(loop->estimate.dist.mean_ns, 10 * 0.5 * 2 * kMs);
+  auto guard = nodesOfKind(*f, NodeKind::Branch)[0];
+  EXPECT_TRUE(anyContains(guard->estimate.derivation.assumptions, "equally likely"));
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 1 * kMs + 10 * 0.5 * 2 * kMs);
+  EXPECT_TRUE(anyContains(f->root().estimate.derivation.inputs, "new call load(): 10 × 0.5 × "));
+  AnalysisOptions worst;
+  worst.branch_mode = BranchMode::Worst;
+  s = analyze(built->unit, view, worst);
+  f = findFunction(*s, "scan(const Svc &)");
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 1 * kMs + 10 * 2 * kMs);
+}
+
+// Only a bare `continue` directly in a loop body is a guard; what follows it in that body (not
+// after the loop) becomes its arm 1.
+TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
+  TestTU t;
+  t.code = R"cc(
+    int a(int);
+    int b(int);
+    int c(int);
+    int d(int);
+    int e(int);
+    int g(int);
+    int h(int n) {
+      int t = 0;
+      if (n) return 0;
+      t += g(n);
+      for (int i = 0; i < n; ++i) {
+        if (a(i)) {
+          t += a(i);
+          continue;
+        }
+        t += b(i);
+        if (c(i)) {
+          continue;
+        }
+        if (c(i + 2))
+          continue;
+        else
+          t += d(i);
+        t += e(i);
+      }
+      for (int i = 0; i < n; ++i)
+        if (a(i)) continue;
+      t += g(n);
+      return t;
+    }
+  )cc";
+  auto built = t.build();
+  const FunctionInfo* fn = findFunction(built->unit, "h(int)");
+  ASSERT_NE(fn, nullptr);
+  auto parentOf = [&](const std::string& key, int nth = 0) -> const Node* {
+    for (const Node* n : nodesOfKind(*fn, NodeKind::Call))
+      if (n->callee_key == key && nth-- == 0) return &fn->nodes[n->parent];
+    return nullptr;
+  };
+  auto loops = nodesOfKind(*fn, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(parentOf("g(int)", 0)->kind, NodeKind::Function);  // `return` guards: not loops
+  EXPECT_EQ(parentOf("b(int)"), loops[0]);                     // the first `if` does work
+  const Node* guard = parentOf("e(int)");
+  ASSERT_NE(guard, nullptr);
+  EXPECT_EQ(guard->kind, NodeKind::Branch);
+  EXPECT_EQ(fn->nodes[guard->parent].id, loops[0]->id);
+  EXPECT_EQ(parentOf("c(int)", 0), guard);  // the guard's own condition
+  // The `if … else` after the guard is in the guard's arm 1, and is no guard itself.
+  const Node* if_else = parentOf("d(int)");
+  ASSERT_NE(if_else, nullptr);
+  EXPECT_EQ(if_else->parent, guard->id);
+  EXPECT_EQ(if_else->arm, 1);
+  for (const Node* n : nodesOfKind(*fn, NodeKind::Call)) {
+    if (n->callee_key == "e(int)") {
+      EXPECT_EQ(n->arm, 1);
+    }
+  }
+  // A guard that is a loop's whole body takes nothing after the loop.
+  EXPECT_EQ(parentOf("g(int)", 1)->kind, NodeKind::Function);
+}
+
+// A new call beside a measured one runs as often as that call does in production (its calls
+// per call of the function), which accounts for the real trip count, early returns and guards
+// better than the collection's size over every caller.
+TEST(InferenceTest, NewCallRunsAsOftenAsAMeasuredCallInItsBlock) {
+  TestTU t;
+  t.code = R"cc(
+    struct List {
+      int* begin() const;
+      int* end() const;
+    };
+    struct Svc {
+      List items(int) const;
+      int name(int) const;
+      int cost(int) const;
+    };
+    int page(const Svc& s) {
+      int t = 0;
+      for (int x : s.items(1)) {
+        t += s.name(x);
+        t += s.cost(x);
+      }
+      return t;
+    }
+  )cc";
+  FeedbackItem items = item("Svc::items(int) const", 1 * kMs);
+  items.result_size = SizeStats{30, 40, 50, 10};  // over every caller
+  items.callsites = {site("page(const Svc &)", 1 * kMs, 1)};
+  FeedbackItem name = item("Svc::name(int) const", 0.1 * kMs);
+  name.callsites = {site("page(const Svc &)", 0.1 * kMs, 1)};
+  name.callsites[0].calls_per_parent = 12;  // this page's lists hold 12 on average
+  FeedbackItem cost = item("Svc::cost(int) const", 2 * kMs);
+  cost.callsites = {site("other()", 2 * kMs, 1)};
+  InMemoryFeedback view({item("page(const Svc &)", 3 * kMs), items, name, cost});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "page(const Svc &)");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->changed);
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 3 * kMs + 12 * 2 * kMs);
+  EXPECT_TRUE(anyContains(f->root().estimate.derivation.inputs, "new call cost(): 12 × "));
+  // Without the count the loop's iterations (the producer's size) are used.
+  name.callsites[0].calls_per_parent = 0;
+  s = t.analyze(InMemoryFeedback({item("page(const Svc &)", 3 * kMs), items, name, cost}));
+  f = findFunction(*s, "page(const Svc &)");
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 3 * kMs + 30 * 2 * kMs);
+}
+
+// A call added inside a loop beside an existing call of the same callee matches the existing
+// call site's data; production's calls per call of the function tell the new executions apart.
+TEST(InferenceTest, ExtraCallsOfAnAlreadyCalledCalleeAreNewCost) {
+  TestTU t;
+  t.code = R"cc(
+    struct List {
+      int* begin() const;
+      int* end() const;
+    };
+    struct Svc {
+      List items(int) const;
+      int refresh(int) const;
+    };
+    int view(const Svc& s) {
+      int t = s.refresh(0);
+      for (int x : s.items(1)) {
+        t += s.refresh(x);
+      }
+      return t;
+    }
+  )cc";
+  FeedbackItem items = item("Svc::items(int) const", 1 * kMs);
+  items.result_size = SizeStats{20, 30, 40, 10};
+  FeedbackItem refresh = item("Svc::refresh(int) const", 2 * kMs);
+  refresh.callsites = {site("view(const Svc &)", 2 * kMs, 1)};
+  refresh.callsites[0].calls_per_parent = 1;  // production: the call before the loop only
+  SnapshotPtr s = t.analyze(InMemoryFeedback({item("view(const Svc &)", 4 * kMs), items, refresh}));
+  const FunctionInfo* f = findFunction(*s, "view(const Svc &)");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->changed);
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 4 * kMs + 20 * 2 * kMs);  // 21 vs 1 seen
+  EXPECT_TRUE(anyContains(f->root().estimate.derivation.inputs, "more calls of refresh()"));
+  // Production already saw the calls in the loop: nothing new.
+  refresh.callsites[0].calls_per_parent = 19;
+  s = t.analyze(InMemoryFeedback({item("view(const Svc &)", 4 * kMs), items, refresh}));
+  f = findFunction(*s, "view(const Svc &)");
+  EXPECT_FALSE(f->changed);
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 4 * kMs);
+}
+
+// A regression through as many sites as it has parameters explains nothing: the call sites'
+// mean is used. A good fit is used, but never extrapolated beyond the observed workloads.
+TEST(InferenceTest, CallSiteRegressionShrinksWeakFitsAndDoesNotExtrapolate) {
+  TestTU t;
+  t.code = R"cc(
+    struct Db {
+      int query(int) const;
+    };
+    int handler(const Db& d) { return d.query(1); }
+  )cc";
+  FeedbackItem h = item("handler(const Db &)", 1 * kMs);
+  h.stats->rate_per_s = 10;  // far above every observed caller
+  FeedbackItem q = item("Db::query(int) const", 20 * kMs);
+  q.callsites = {site("a()", 10 * kMs, 1), site("b()", 30 * kMs, 3)};
+  SnapshotPtr s = t.analyze(InMemoryFeedback({q, h}));
+  const Node* call = nodesOfKind(*findFunction(*s, "handler(const Db &)"), NodeKind::Call)[0];
+  EXPECT_EQ(call->estimate.derivation.model, "callsite-regression");
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 20 * kMs, 1);  // was 100 ms on the line through both
+  EXPECT_TRUE(anyContains(call->estimate.derivation.assumptions, "weak fit"));
+
+  q.callsites = {site("a()", 10 * kMs, 1), site("b()", 20 * kMs, 2), site("c()", 30 * kMs, 3)};
+  s = t.analyze(InMemoryFeedback({q, h}));
+  call = nodesOfKind(*findFunction(*s, "handler(const Db &)"), NodeKind::Call)[0];
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 30 * kMs, 1);  // the line at rate 3, not at 10
+  EXPECT_TRUE(anyContains(call->estimate.derivation.assumptions, "outside the observed"));
+
+  // Noise around a flat workload: the fit explains little and is mostly the mean.
+  q.callsites = {site("a()", 10 * kMs, 1), site("b()", 30 * kMs, 2), site("c()", 10 * kMs, 3),
+                 site("d()", 30 * kMs, 4)};
+  s = t.analyze(InMemoryFeedback({q, h}));
+  call = nodesOfKind(*findFunction(*s, "handler(const Db &)"), NodeKind::Call)[0];
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 20 * kMs, 0.5 * kMs);
 }
 
 TEST(InferenceTest, MatchingLayersOnRealDefinitions) {

@@ -103,6 +103,18 @@ struct Node {
 
   // Branches: probability used for the taken arm(s), and whether it was assumed.
   std::optional<double> branch_probability;
+  // Two-arm branches (if / ?:) whose arms inference weighted unequally: the probability of
+  // each arm (arm 0 = taken). Empty when every arm uses branch_probability.
+  std::vector<double> arm_probabilities;
+  // Static prior for arm 0 of a two-arm branch, from the condition and the arms as written
+  // (Ball & Larus heuristics, see ast_builder.cc), with the heuristic's name for the derivation.
+  std::optional<double> branch_prior;
+  std::string branch_prior_reason;
+  // Probability of reaching `arm` of this branch, when inference set one.
+  std::optional<double> armProbability(int a) const {
+    if (a >= 0 && static_cast<size_t>(a) < arm_probabilities.size()) return arm_probabilities[a];
+    return branch_probability;
+  }
 
   // Where this node sits in its parent. Children of a Branch: index of the arm (-1: the
   // condition, always evaluated). Children of a Loop: -1 for the init statement / range

@@ -22,7 +22,7 @@ int BacklogService::listStories(const Backlog& backlog) {   ~⏱ 3.87 s (prod 41
     total += storyPoints(s);   ⏱ 1.5 ms
     for (int pass = 0; pass < 3; ++pass) {   ≈ 37.2 ms (3 × 12.4 ms)
       total += s.getTasks().size();   ~⏱ 12.4 ms
-               ^~~~~~~~~~~~ warning perfhat.regression: Predicted +3.46 s per call of listStories(): getTasks() (12.4 ms) × 100 × 3 iterations — p50 3.87 s vs 410 ms in production (warns above +172 ms)
+               ^~~~~~~~~~~~ warning perfhat.regression: Predicted +3.46 s per call of listStories(): getTasks() (12.4 ms) × 100 × 3 iterations — p50 3.87 s vs 410 ms in production (warns above +82 ms)
     }
   }
   return total;

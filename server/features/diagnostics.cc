@@ -4,17 +4,21 @@
 // Regression rule. For a changed function with production data, let M be its measured main
 // statistic and P the predicted one for the code as written. Warn when P - M exceeds BOTH
 //   * the absolute threshold  Options::regression_absolute_ns, and
-//   * the relative threshold  r * M, where r = regression_relative, widened when
-//     learn_thresholds is on by the function's own production variability
-//     (p90 - p50) / p50, capped at learned_relative_max.
-// A function whose p90 is already twice its p50 varies by 100 % between ordinary calls, so a
-// predicted +50 % is within its noise; a steady function (p90 ≈ p50) keeps the bare threshold.
+//   * the relative threshold  r * M, where r = regression_relative, and, when learn_thresholds
+//     is on, the noise allowance  z * SE(M)  (z = 2, ≈ 95 %), capped at learned_relative_max * M.
+// M is itself an estimate from the n calls of the baseline, and what can hide a change is the
+// uncertainty of M, not the spread of single calls: SE = σ/√n for the mean, ≈ 1.2533 σ/√n for
+// the median (normal approximation), with σ taken from the spread as (p90 - p50) / 1.2816 (the
+// normal p90 lies 1.2816 σ above the median). So a noisy function measured over many calls still
+// warns on +50 %, while one seen a handful of times needs a larger predicted change. (Widening
+// by the raw spread (p90 - p50) / p50 let a noisy 20 s baseline hide predicted +40 %..+100 %.)
 //
 // The warning sits on the new code responsible: the inferred call (no production data of its
 // own at this site) that adds most per call of the function, i.e. its value times the iterations
 // of every enclosing loop and the probabilities of enclosing branches. Other inferred calls that
 // on their own exceed both thresholds get a warning too.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -51,9 +55,9 @@ std::string chainText(const FunctionInfo& f, const Node& n, double value) {
       out += " × " + formatCount(*a->iterations);
       if (detail::iterationsAssumed(*a)) out += " (assumed)";
       ++loops;
-    } else if (a->kind == NodeKind::Branch && a->branch_probability && child->arm >= 0 &&
-               *a->branch_probability != 1) {
-      branches += " × " + formatCount(*a->branch_probability * 100) + " % branch";
+    } else if (a->kind == NodeKind::Branch && child->arm >= 0 && a->armProbability(child->arm) &&
+               *a->armProbability(child->arm) != 1) {
+      branches += " × " + formatCount(*a->armProbability(child->arm) * 100) + " % branch";
     }
   }
   if (loops > 0) out += " iterations";
@@ -66,6 +70,18 @@ struct Contribution {
   double total;  // per call of the function
 };
 
+// z · standard error of the baseline statistic m (see the header), at most learned_relative_max·m.
+double noiseAllowance(const Stats& st, const Options& o, double m) {
+  if (st.count == 0 || !(st.p90_ns > st.p50_ns)) return 0;
+  constexpr double kZ = 2.0;            // two-sided ≈ 95 %
+  constexpr double kP90Z = 1.2816;      // normal quantile of p90
+  constexpr double kMedianSe = 1.2533;  // SE(median) / SE(mean) = √(π/2)
+  const double sigma = (st.p90_ns - st.p50_ns) / kP90Z;
+  double se = sigma / std::sqrt(static_cast<double>(st.count));
+  if (o.main_statistic != "mean") se *= kMedianSe;  // p50 (p90/p99: at least as uncertain)
+  return std::min(kZ * se, o.learned_relative_max * m);
+}
+
 void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
   if (!f.changed || f.nodes.empty()) return;
   const Node& root = f.root();
@@ -76,12 +92,9 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   const double m = detail::pick(st, o);
   const double delta = *p.ns - m;
 
-  double rel = o.regression_relative;
-  if (o.learn_thresholds && st.p50_ns > 0 && st.p90_ns > st.p50_ns) {
-    rel += std::min((st.p90_ns - st.p50_ns) / st.p50_ns, o.learned_relative_max);
-  }
-  const double limit = std::max(rel * m, o.regression_absolute_ns);
-  if (!(delta > rel * m && delta > o.regression_absolute_ns)) return;
+  const double limit = std::max({o.regression_relative * m, o.regression_absolute_ns,
+                                 o.learn_thresholds ? noiseAllowance(st, o, m) : 0.0});
+  if (!(delta > limit)) return;
 
   std::vector<Contribution> parts;
   for (const Node& n : f.nodes) {
@@ -117,7 +130,7 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
 
   for (size_t i = 1; i < parts.size(); ++i) {
     const Contribution& c = parts[i];
-    if (!(c.total > rel * m && c.total > o.regression_absolute_ns)) break;  // sorted: none after
+    if (!(c.total > limit)) break;  // sorted: none after
     Diagnostic more;
     more.severity = Severity::Warning;
     more.code = "perfhat.regression";

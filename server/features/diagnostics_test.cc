@@ -29,15 +29,15 @@ TEST(FeaturesDiagnostics, T4RegressionAnchoredAtTheNewGetter) {
   EXPECT_THAT(d[0].message, HasSubstr("Predicted +3.46 s per call of listStories(): "
                                       "getTasks() (12.4 ms) × 100 × 3 iterations"));
   EXPECT_THAT(d[0].message, HasSubstr("p50 3.87 s vs 410 ms in production"));
-  // Learned threshold: 20 % + (500 - 410) / 410 ≈ 42 % of 410 ms.
-  EXPECT_THAT(d[0].message, HasSubstr("warns above +172 ms"));
+  // 20 % of 410 ms; the noise allowance 2 × 1.2533 × (90 ms / 1.2816) / √1200 ≈ 5 ms is below.
+  EXPECT_THAT(d[0].message, HasSubstr("warns above +82 ms"));
 }
 
 // A function measured at 100 ms (p90 given) whose prediction is `predicted`.
-Snapshot changedFunction(double predicted, double p90 = 100e6) {
+Snapshot changedFunction(double predicted, double p90 = 100e6, uint64_t calls = 500) {
   const std::string_view src = "void f() {\n  g();\n}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 8});
-  b.changed().total(inferred(predicted, "sum", "g()"), stats(500, 100e6, p90, 2 * p90));
+  b.changed().total(inferred(predicted, "sum", "g()"), stats(calls, 100e6, p90, 2 * p90));
   b.call(0, "g", find(src, 1, "g()"), inferred(predicted - 100e6, "callee-overall", "g() data"));
   Snapshot s;
   s.functions.push_back(b.build());
@@ -56,17 +56,28 @@ TEST(FeaturesDiagnostics, NeedsBothRelativeAndAbsoluteThresholds) {
   EXPECT_TRUE(diagnostics(changedFunction(125e6), o).empty());
 }
 
-TEST(FeaturesDiagnostics, LearnedThresholdWidensWithProductionVariability) {
+TEST(FeaturesDiagnostics, LearnedThresholdIsTheStandardErrorOfTheBaseline) {
   Options o;
-  // p90 = 2 × p50: ordinary calls vary by 100 %, so +50 % is noise when learning...
-  EXPECT_TRUE(diagnostics(changedFunction(150e6, 200e6), o).empty());
-  // ...but not for a steady function, nor with learning off.
-  EXPECT_EQ(diagnostics(changedFunction(150e6, 105e6), o).size(), 1u);
+  // p90 = 2 × p50: single calls vary by 100 %, but over 500 calls the p50 is known to
+  // ±2 SE = 2 × 1.2533 × (100 ms / 1.2816) / √500 ≈ 8.7 ms, so +50 % is no noise.
+  EXPECT_EQ(diagnostics(changedFunction(150e6, 200e6, 500), o).size(), 1u);
+  // Seen 5 times, the same p50 is known to ±87 ms only: +50 % is within it, +100 % is not.
+  EXPECT_TRUE(diagnostics(changedFunction(150e6, 200e6, 5), o).empty());
+  EXPECT_EQ(diagnostics(changedFunction(200e6, 200e6, 5), o).size(), 1u);
+  // Learning off: the bare thresholds.
   o.learn_thresholds = false;
-  EXPECT_EQ(diagnostics(changedFunction(150e6, 200e6), o).size(), 1u);
-  // The widening is capped: +1000 % still warns on the noisiest function.
+  EXPECT_EQ(diagnostics(changedFunction(150e6, 200e6, 5), o).size(), 1u);
+  // The mean's standard error has no √(π/2) factor: 2 × 78 ms / √5 ≈ 70 ms. +80 ms on the
+  // p50 is within its ±87 ms, +88 ms on the mean (110 → 198 ms) is not...
   o.learn_thresholds = true;
-  EXPECT_EQ(diagnostics(changedFunction(1100e6, 5000e6), o).size(), 1u);
+  EXPECT_TRUE(diagnostics(changedFunction(180e6, 200e6, 5), o).empty());
+  o.main_statistic = "mean";
+  EXPECT_EQ(diagnostics(changedFunction(180e6, 200e6, 5), o).size(), 1u);
+  o.main_statistic = "p50";
+  // ...and the allowance is capped: +1000 % still warns on the noisiest function.
+  EXPECT_EQ(diagnostics(changedFunction(1100e6, 5000e6, 2), o).size(), 1u);
+  // The relative and absolute minimums stay: a steady function's +15 % is quiet.
+  EXPECT_TRUE(diagnostics(changedFunction(115e6, 105e6, 500), o).empty());
 }
 
 TEST(FeaturesDiagnostics, UnchangedOrUnmeasuredFunctionsNeverWarn) {

@@ -69,8 +69,9 @@ std::optional<double> timesPerCall(const FunctionInfo& f, const Node& n) {
     if (a.kind == analysis::NodeKind::Loop && cur->arm != -1) {
       if (!a.iterations) return std::nullopt;
       times *= *a.iterations;
-    } else if (a.kind == analysis::NodeKind::Branch && cur->arm >= 0 && a.branch_probability) {
-      times *= *a.branch_probability;
+    } else if (a.kind == analysis::NodeKind::Branch && cur->arm >= 0 &&
+               a.armProbability(cur->arm)) {
+      times *= *a.armProbability(cur->arm);
     }
     cur = &a;
   }

@@ -25,11 +25,12 @@ struct Options {
   // by more than BOTH the relative and the absolute threshold.
   double regression_relative = 0.20;    // +20 %
   double regression_absolute_ns = 1e6;  // +1 ms
-  // Learn per-function thresholds from production variability (p90/p50 spread) when available.
+  // Learn per-function thresholds from production data: a change within twice the standard
+  // error of the measured statistic (from the p90/p50 spread and the call count) is noise.
   bool learn_thresholds = true;
-  // Cap on the learned widening (p90-p50)/p50, so a very noisy function still gets warnings
-  // for predictions several times its usual latency.
-  double learned_relative_max = 2.0;  // at most +200 % on top of regression_relative
+  // Cap on that noise allowance, so a very noisy function still gets warnings for predictions
+  // several times its usual latency.
+  double learned_relative_max = 2.0;  // noise allowance at most +200 % of the measured value
   // Information diagnostics for hotspots (calls/loops above this share of the function total).
   bool hotspot_diagnostics = false;
   double hotspot_share = 0.5;

@@ -70,16 +70,23 @@ HttpSource::HttpSource(const std::string& url, HttpOptions options)
     prefix_ = url.substr(path_start);
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
   }
-  client_ = std::make_unique<httplib::Client>(host_port);
+  host_port_ = host_port;
+  client_ = makeClient();
   if (!client_->is_valid()) throw std::invalid_argument("unsupported handler URL: " + url);
-  client_->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
-  client_->set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-  client_->set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
-  client_->set_keep_alive(true);
-  if (!options_.token.empty()) client_->set_bearer_token_auth(options_.token);
+  watch_client_ = makeClient();
+}
+
+std::unique_ptr<httplib::Client> HttpSource::makeClient() const {
+  auto c = std::make_unique<httplib::Client>(host_port_);
+  c->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
+  c->set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
+  c->set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
+  c->set_keep_alive(true);
+  if (!options_.token.empty()) c->set_bearer_token_auth(options_.token);
 #ifdef CPPHTTPLIB_ZLIB_SUPPORT
-  client_->set_decompress(options_.gzip);
+  c->set_decompress(options_.gzip);
 #endif
+  return c;
 }
 
 HttpSource::~HttpSource() = default;
@@ -103,20 +110,44 @@ FetchResult HttpSource::batchGet(const std::vector<std::string>& keys) {
   return r;
 }
 
-ChangesResult HttpSource::changes(const std::string& cursor) {
+namespace {
+
+ChangesResult changesFrom(const httplib::Result& res) {
   ChangesResult r;
-  std::lock_guard lock(mu_);
-  auto res = client_->Get(prefix_ + "/v1/changes?since=" + encodeQuery(cursor));
   if (!classify(res, "changes", r)) return r;
   try {
     ChangesResult parsed = parseChangesResponse(res->body);
     parsed.status = FetchStatus::Ok;
+    parsed.waited = res->has_header("X-Perfhat-Wait-Ms");
     return parsed;
   } catch (const std::exception& e) {
     r.status = FetchStatus::BadResponse;
     r.error = std::string("changes: malformed response: ") + e.what();
   }
   return r;
+}
+
+}  // namespace
+
+ChangesResult HttpSource::changes(const std::string& cursor) {
+  std::lock_guard lock(mu_);
+  return changesFrom(client_->Get(prefix_ + "/v1/changes?since=" + encodeQuery(cursor)));
+}
+
+ChangesResult HttpSource::waitChanges(const std::string& cursor, int wait_ms) {
+  if (wait_ms <= 0) return changes(cursor);
+  std::lock_guard lock(watch_mu_);
+  // The handler answers within wait_ms (it caps it lower if need be); allow the usual read
+  // timeout on top for the answer itself.
+  watch_client_->set_read_timeout(std::chrono::milliseconds(wait_ms + options_.read_timeout_ms));
+  return changesFrom(watch_client_->Get(prefix_ + "/v1/changes?since=" + encodeQuery(cursor) +
+                                        "&wait_ms=" + std::to_string(wait_ms)));
+}
+
+void HttpSource::cancelWait() {
+  // httplib's stop() is the thread-safe way to abort a request in flight: it shuts the socket
+  // down, and the blocked Get returns an error at once.
+  watch_client_->stop();
 }
 
 ChangesResult parseChangesResponse(std::string_view body) {

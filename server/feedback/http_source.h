@@ -31,14 +31,24 @@ class HttpSource : public FeedbackSource {
 
   FetchResult batchGet(const std::vector<std::string>& keys) override;
   ChangesResult changes(const std::string& cursor) override;
+  // GET /v1/changes?since=C&wait_ms=N on its own connection, so a parked long-poll never
+  // holds up batchGet; `waited` is set when the handler answers with X-Perfhat-Wait-Ms.
+  ChangesResult waitChanges(const std::string& cursor, int wait_ms) override;
+  bool canWait() const override { return true; }
+  void cancelWait() override;
   std::string describe() const override { return "handler " + url_; }
 
  private:
+  std::unique_ptr<httplib::Client> makeClient() const;
+
   std::string url_;
   std::string prefix_;  // path prefix, no trailing '/'
   HttpOptions options_;
   std::mutex mu_;       // httplib::Client is not safe for concurrent requests
   std::unique_ptr<httplib::Client> client_;
+  std::string host_port_;
+  std::mutex watch_mu_;  // the long-poll connection, one request at a time
+  std::unique_ptr<httplib::Client> watch_client_;
 };
 
 // Parses a `GET /v1/changes` body: {"cursor": "...", "keys": ["k", ...]} (also accepts

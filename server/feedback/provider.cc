@@ -80,29 +80,33 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   return out;
 }
 
-ChangesResult FeedbackProvider::poll() {
+ChangesResult FeedbackProvider::poll(int wait_ms) {
   std::string cursor;
   {
     std::lock_guard lock(mu_);
     cursor = cursor_;
   }
-  ChangesResult r = source_->changes(cursor);
+  ChangesResult r = wait_ms > 0 ? source_->waitChanges(cursor, wait_ms) : source_->changes(cursor);
   if (r.status != FetchStatus::Ok) return r;
   std::lock_guard lock(mu_);
   if (r.all) {
     cache_.expireAll();
-  } else {
+  } else if (!r.keys.empty()) {
     // Entries are keyed by the requested spelling (canonical, mangled or name): drop every
-    // entry that is, or holds, a changed key.
+    // entry that is, or holds, a changed key, and entries of the same qualified name (a key
+    // recorded without parameters answers lookups by the full signature, and an entry cached
+    // as "no data" holds no item to compare with).
     std::unordered_set<std::string> changed(r.keys.begin(), r.keys.end());
+    std::unordered_set<std::string> changed_names;
+    for (const auto& k : r.keys) changed_names.insert(qualifiedName(k));
     cache_.eraseIf([&](const std::string& k, const std::vector<FeedbackItem>& items) {
-      if (changed.count(k)) return true;
+      bool drop = changed.count(k) || changed_names.count(qualifiedName(k));
       for (const auto& item : items) {
-        if (changed.count(item.key) || (!item.mangled.empty() && changed.count(item.mangled))) {
-          return true;
-        }
+        if (drop) break;
+        drop = changed.count(item.key) || (!item.mangled.empty() && changed.count(item.mangled));
       }
-      return false;
+      if (drop) r.invalidated.push_back(k);
+      return drop;
     });
   }
   if (!r.cursor.empty()) cursor_ = r.cursor;

@@ -42,8 +42,12 @@ class FeedbackProvider {
   // Everything known for `keys`; at most one request to the source.
   Lookup get(const std::vector<std::string>& keys);
   // Asks the source what changed and drops those keys from the cache (all of them when the
-  // source cannot tell). Returns the keys that changed (empty and `all` false: nothing).
-  ChangesResult poll();
+  // source cannot tell). Returns the keys that changed (empty and `all` false: nothing) and, in
+  // `invalidated`, the requested keys whose entries were dropped. `wait_ms` > 0 long-polls the
+  // source (FeedbackSource::waitChanges); the cache is not locked while waiting.
+  ChangesResult poll(int wait_ms = 0);
+  // Makes a poll() long-polling in another thread return soon (shutdown, reconfiguration).
+  void cancelPoll() { source_->cancelWait(); }
   // perfhat.refresh: expire everything so the next lookup refetches (values stay as fallback).
   void expireAll();
   void setCacheOptions(CacheOptions options);

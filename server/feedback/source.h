@@ -32,6 +32,9 @@ struct ChangesResult {
   std::string cursor;             // pass back as `since` next time
   std::vector<std::string> keys;  // keys whose data changed
   bool all = false;               // the handler cannot tell (cursor too old): drop everything
+  bool waited = false;            // the source honoured wait_ms (long-poll); false: poll instead
+  // Filled by FeedbackProvider::poll: the requested keys whose cache entries were dropped.
+  std::vector<std::string> invalidated;
 };
 
 class FeedbackSource {
@@ -41,6 +44,15 @@ class FeedbackSource {
   virtual FetchResult batchGet(const std::vector<std::string>& keys) = 0;
   // What changed since `cursor` ("" = from now on: returns the current cursor and no keys).
   virtual ChangesResult changes(const std::string& cursor) = 0;
+  // Long-poll: like changes(), but may block up to `wait_ms` until something changes. Sources
+  // without a change feed to wait on answer at once (`waited` stays false).
+  virtual ChangesResult waitChanges(const std::string& cursor, int /*wait_ms*/) {
+    return changes(cursor);
+  }
+  // Whether waitChanges() can block on the source (a handler); a file has nothing to wait on.
+  virtual bool canWait() const { return false; }
+  // Makes a waitChanges() blocked in another thread return soon (thread-safe; for shutdown).
+  virtual void cancelWait() {}
   // For logs and messages ("file /x/y.json", "handler http://127.0.0.1:4319").
   virtual std::string describe() const = 0;
 };

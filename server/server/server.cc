@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 
+#include "common/function_key.h"
 #include "server/features/features.h"
 #include "server/lsp/render.h"
 #include "server/server/sources.h"
@@ -49,13 +51,17 @@ Server::~Server() { stop(); }
 
 void Server::stop() {
   std::vector<Pending> orphans;
+  std::vector<std::unique_ptr<feedback::ChangeWatcher>> watchers;
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     stopping_ = true;
     orphans.swap(pending_);
+    watchers.push_back(std::move(watcher_));
+    watchers.push_back(std::move(retired_watcher_));
   }
   cv_.notify_all();
+  watchers.clear();  // stops them: a long-poll in flight is aborted
   if (worker_.joinable()) worker_.join();
   for (const auto& p : orphans) replyError(p.id, lsp::kServerCancelled, "server is shutting down");
 }
@@ -283,6 +289,7 @@ json Server::initialize(const json& params) {
     reconfigure(true);
     analyzer_config_dirty_ = true;
   }
+  stopRetiredWatcher();
   cv_.notify_all();
   if (project_error) {
     log_.warn(*project_error);
@@ -323,11 +330,28 @@ void Server::reconfigure(bool source_changed) {
   if (!choice.loaded.empty()) log_.info(choice.loaded);
   file_source_ = choice.file;
   provider_.reset();
+  if (watcher_) retired_watcher_ = std::move(watcher_);
   if (choice.source) {
     provider_ = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg_.cache);
     log_.info("feedback source: " + choice.source->describe());
+    if (choice.source->canWait() && cfg_.changes_poll_s > 0) {
+      feedback::WatchOptions wo;
+      wo.poll_interval = std::chrono::seconds(cfg_.changes_poll_s);
+      watcher_ = std::make_unique<feedback::ChangeWatcher>(
+          provider_, wo, [this](const feedback::ChangesResult& r) { onFeedbackChanged(r); },
+          [this](const std::string& problem) { log_.info(problem); });
+    }
   }
   next_poll_ = Clock::now() + std::chrono::seconds(std::max(cfg_.changes_poll_s, 1));
+}
+
+void Server::stopRetiredWatcher() {
+  std::unique_ptr<feedback::ChangeWatcher> retired;
+  {
+    std::lock_guard lock(mu_);
+    retired = std::move(retired_watcher_);
+  }
+  retired.reset();  // stops the old source's long-poll, outside mu_ (its callback takes mu_)
 }
 
 void Server::didChangeConfiguration(const json& params) {
@@ -341,6 +365,7 @@ void Server::didChangeConfiguration(const json& params) {
     reconfigure(before != after);
     analyzer_config_dirty_ = true;
   }
+  stopRetiredWatcher();
   markAllDirty(true);
 }
 
@@ -659,7 +684,7 @@ void Server::workerLoop() {
       cv_.notify_all();
       continue;
     }
-    bool polling = provider_ && cfg_.changes_poll_s > 0 && !docs_.empty();
+    bool polling = provider_ && !watcher_ && cfg_.changes_poll_s > 0 && !docs_.empty();
     if (polling && next_poll_ <= now) {
       next_poll_ = now + std::chrono::seconds(cfg_.changes_poll_s);
       busy_ = true;
@@ -692,11 +717,35 @@ void Server::pollChanges() {
     log_.debug(std::string("change poll failed: ") + r.error);
     return;
   }
-  if (r.all || !r.keys.empty()) {
-    log_.info("feedback changed (" + (r.all ? std::string("all") : std::to_string(r.keys.size())) +
-              " keys); re-analysing open documents");
-    markAllDirty(true);
+  if (r.all || !r.keys.empty()) onFeedbackChanged(r);
+}
+
+void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
+  // A document used a change if it asked for a changed key, for a cache entry the change
+  // dropped, or for a function of the same qualified name (keys recorded without parameters).
+  std::set<std::string> touched(r.keys.begin(), r.keys.end());
+  touched.insert(r.invalidated.begin(), r.invalidated.end());
+  std::set<std::string> touched_names;
+  for (const auto& k : r.keys) touched_names.insert(qualifiedName(k));
+  size_t rebuilt = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [uri, st] : docs_) {
+      auto hit = [&](const std::string& k) {
+        return touched.count(k) > 0 || touched_names.count(qualifiedName(k)) > 0;
+      };
+      bool used = r.all || !st.snapshot ||
+                  std::any_of(st.feedback_keys.begin(), st.feedback_keys.end(), hit);
+      if (!used) continue;
+      st.dirty = true;
+      st.due = Clock::now();
+      ++rebuilt;
+    }
+    if (rebuilt) refresh_after_build_ = true;
   }
+  log_.info("feedback changed (" + (r.all ? std::string("all") : std::to_string(r.keys.size())) +
+            " keys); re-analysing " + std::to_string(rebuilt) + " open document(s)");
+  if (rebuilt) cv_.notify_all();
 }
 
 std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<std::string>& keys) {
@@ -761,11 +810,17 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
 void Server::rebuild(const std::string& uri, std::shared_ptr<const Document> doc) {
   AnalysisInput in{doc->path(), doc->text(), doc->version()};
   std::vector<std::string> warnings;
+  std::vector<std::string> used_keys;  // every key this build asked feedback for
   auto t0 = Clock::now();
   analysis::SnapshotPtr snap;
   try {
-    snap = analyzer_->analyze(in, [this](const std::vector<std::string>& keys) { return fetch(keys); },
-                              warnings);
+    snap = analyzer_->analyze(
+        in,
+        [&](const std::vector<std::string>& keys) {
+          used_keys.insert(used_keys.end(), keys.begin(), keys.end());
+          return fetch(keys);
+        },
+        warnings);
   } catch (const std::exception& e) {
     log_.error("analysis of " + doc->path() + " failed: " + e.what());
     snap = failedSnapshot(in, e.what());
@@ -788,6 +843,9 @@ void Server::rebuild(const std::string& uri, std::shared_ptr<const Document> doc
     if (it == docs_.end()) return;  // closed meanwhile
     it->second.snapshot = snap;
     it->second.built_doc = doc;
+    std::sort(used_keys.begin(), used_keys.end());
+    used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
+    it->second.feedback_keys = std::move(used_keys);
     // Requests waiting for this document are answered once the snapshot matches the latest
     // text; if another edit arrived during the build they wait for the next one (at most one
     // debounce away), so their positions always refer to the text they were computed on.

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/feedback/change_watcher.h"
 #include "server/feedback/file_source.h"
 #include "server/feedback/provider.h"
 #include "server/lsp/jsonrpc.h"
@@ -66,6 +67,7 @@ class Server {
     analysis::SnapshotPtr snapshot;
     bool dirty = false;
     std::chrono::steady_clock::time_point due;
+    std::vector<std::string> feedback_keys;  // asked of the provider by the last build (sorted)
   };
   // Computes a result from a snapshot and the document text it was built from.
   using Compute = std::function<json(const analysis::Snapshot&, const Document&)>;
@@ -94,6 +96,9 @@ class Server {
   void rebuild(const std::string& uri, std::shared_ptr<const Document> doc);
   std::shared_ptr<const analysis::FeedbackView> fetch(const std::vector<std::string>& keys);
   void pollChanges();
+  // Changed feedback (from the watcher thread or pollChanges): rebuilds the open documents that
+  // used a changed key; refresh requests and diagnostics follow the rebuilds.
+  void onFeedbackChanged(const feedback::ChangesResult& r);
   void post(std::function<void()> task);
   void markAllDirty(bool refresh_after);
   void sendRefresh();
@@ -101,6 +106,7 @@ class Server {
 
   // Feedback source from the current config (reader thread, under mu_).
   void reconfigure(bool source_changed);
+  void stopRetiredWatcher();  // not under mu_
   void applyConfigLocked();
 
   // Outgoing.
@@ -126,6 +132,10 @@ class Server {
   lsp::ClientCapabilities caps_;
   std::shared_ptr<feedback::FeedbackProvider> provider_;
   std::shared_ptr<feedback::FileSource> file_source_;
+  // Long-polls a handler source; null for file sources (the worker polls those). A replaced
+  // watcher is parked in retired_watcher_ and stopped outside mu_ (its callback takes mu_).
+  std::unique_ptr<feedback::ChangeWatcher> watcher_;
+  std::unique_ptr<feedback::ChangeWatcher> retired_watcher_;
   std::map<std::string, DocState> docs_;
   std::vector<Pending> pending_;
   std::deque<std::function<void()>> tasks_;       // run on the worker

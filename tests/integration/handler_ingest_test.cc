@@ -96,6 +96,40 @@ TEST_F(HandlerIngest, PartialSuccessReportsRejectedSpans) {
   EXPECT_EQ(batchGet(c, {"ok::fn"}).items.at(0).stats->count, 2u);
 }
 
+// A child exported before its parent (SDKs export spans as they end) still gets its call-site
+// edge; the cross-request index reports itself on /metrics.
+TEST_F(HandlerIngest, CallSiteEdgesLinkAcrossExportRequests) {
+  auto c = client(handler_.url(), kToken);
+  otlp::ExportRequest children = spansFor("edge::Child", {1000, 2000, 3000}, 21);
+  otlp::ExportRequest parent = spansFor("edge::Parent", {9000}, 22);
+  for (auto& s : children.spans) {
+    s.trace_id = parent.spans[0].trace_id;
+    s.parent_span_id = parent.spans[0].span_id;
+  }
+  auto res = c.Post("/v1/traces", otlp::encodeProtobuf(children), "application/x-protobuf");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  res = c.Post("/v1/traces", otlp::encodeJson(parent), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+
+  BatchGetResponse r = batchGet(c, {"edge::Child"});
+  ASSERT_EQ(r.items.size(), 1u);
+  ASSERT_EQ(r.items[0].callsites.size(), 1u);
+  const CallSiteStats& cs = r.items[0].callsites[0];
+  EXPECT_EQ(cs.caller, "edge::Parent");
+  EXPECT_EQ(cs.count, 3u);
+  EXPECT_DOUBLE_EQ(cs.calls_per_parent, 3.0);  // three calls under one parent invocation
+
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("perfhat_handler_span_index_linked_total 3\n"), std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("perfhat_handler_span_index_waiting_evicted_total 0\n"),
+            std::string::npos);
+  EXPECT_NE(m->body.find("perfhat_handler_commits_total"), std::string::npos);
+}
+
 void expectJsonError(const httplib::Result& res, int status) {
   ASSERT_TRUE(res) << "no response";
   EXPECT_EQ(res->status, status) << res->body;

@@ -2,7 +2,8 @@
 # Included from tests/CMakeLists.txt.
 if(PERFHAT_BUILD_TESTS)
   set(_handler_it_libs perfhat_handler_otlp perfhat_common perfhat_httplib)
-  foreach(_t handler_ingest_test handler_durability_test handler_sync_test handler_otel_js_test)
+  foreach(_t handler_ingest_test handler_durability_test handler_sync_test handler_otel_js_test
+             handler_changes_test)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc)
       perfhat_add_test(${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc LIBS ${_handler_it_libs}
                        LABELS integration)
@@ -10,6 +11,12 @@ if(PERFHAT_BUILD_TESTS)
       add_dependencies(${_t} perfhat-handler)
     endif()
   endforeach()
+  # Two handler replicas on one real PostgreSQL server.
+  perfhat_add_test(handler_postgres_it_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/handler_postgres_test.cc
+                   LIBS ${_handler_it_libs} perfhat_test_postgres LABELS integration)
+  target_compile_definitions(handler_postgres_it_test PRIVATE
+                             PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(handler_postgres_it_test perfhat-handler)
 endif()
 if(PERFHAT_BUILD_TESTS AND TARGET perfhat-fetch)
   perfhat_add_test(handler_fetch_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/handler_fetch_test.cc

@@ -10,6 +10,16 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
   add_dependencies(lsp_e2e_test perfhat-lsp)
 endif()
 
+# Push path: real handlers + the real LSP; new spans must trigger workspace/inlayHint/refresh.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
+  perfhat_add_test(lsp_push_refresh_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_push_refresh_test.cc
+                   LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
+                   LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_push_refresh_test PRIVATE
+    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(lsp_push_refresh_test perfhat-lsp perfhat-handler)
+endif()
+
 if(TARGET perfhat_lsp_server)
   perfhat_add_fuzzer(jsonrpc_framing_fuzz SOURCES ${PROJECT_SOURCE_DIR}/tests/fuzz/jsonrpc_framing_fuzz.cc
                      LIBS perfhat_lsp_protocol CORPUS ${PROJECT_SOURCE_DIR}/tests/fuzz/jsonrpc_framing_corpus)

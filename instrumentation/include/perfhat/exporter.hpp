@@ -50,7 +50,10 @@ struct AggregateData {
   uint32_t line = 0;
   uint64_t count = 0;
   uint64_t errors = 0;
+  // Estimated total duration of the `count` calls: count x the mean of the `timed_count` calls
+  // that were timed (1 in Config::timing_period, chosen independently of their duration).
   double sum_ns = 0;
+  uint64_t timed_count = 0;
   double result_size_sum = 0;   // PERFHAT_RESULT_SIZE over every call (population, not sample)
   uint64_t result_size_n = 0;
   uint64_t start_unix_ns = 0, end_unix_ns = 0;

@@ -9,6 +9,9 @@
 //     PERFHAT_LOOP_ITERATIONS(stories_.size());  // evaluated only when the probe is active
 //   }
 //   void handle(const Req& r) { PERFHAT_REQUEST("GET /tasks"); ... }  // per-request sampling
+//   void serve() { PERFHAT_REQUEST("GET /x"); PERFHAT_FUNCTION(); PERFHAT_RESULT_SIZE(n); }
+//     // several probes may share a scope; the size/attribute macros bind to the innermost
+//     // (last declared) one, see PERFHAT_PROBE_ below
 //
 // The first probe initializes from the environment (PERFHAT_*, OTEL_*); perfhat::init(Config)
 // overrides it and perfhat::shutdown() flushes and stops the exporter.
@@ -26,21 +29,24 @@ namespace perfhat {
 
 // Every tunable with its safe default. Config::from_env() fills it from the environment.
 struct Config {
-  bool enabled = true;                      // PERFHAT_ENABLED=0 disables every probe
+  bool enabled = true;                           // PERFHAT_ENABLED=0 disables every probe
   std::string service_name = "unknown_service";  // OTEL_SERVICE_NAME
-  std::string service_version;              // OTEL_SERVICE_VERSION / PERFHAT_SERVICE_VERSION
-  std::string endpoint;      // PERFHAT_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (base URL); empty =
-                             // no network export
-  std::string headers;       // OTEL_EXPORTER_OTLP_HEADERS "k=v,k2=v2"
-  std::string token;         // PERFHAT_TOKEN -> "Authorization: Bearer <token>"
+  std::string service_version;                   // OTEL_SERVICE_VERSION / PERFHAT_SERVICE_VERSION
+  std::string endpoint;  // PERFHAT_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (base URL); empty =
+                         // no network export
+  std::string headers;   // OTEL_EXPORTER_OTLP_HEADERS "k=v,k2=v2"
+  std::string token;     // PERFHAT_TOKEN -> "Authorization: Bearer <token>"
   std::string protocol = "http/protobuf";  // OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf|http/json
-  std::string filter;        // PERFHAT_FILTER, TigrisDSL; empty = every probe relevant
-  std::string scope;         // PERFHAT_SCOPE "ns::*,-ns::detail::*" allow/deny patterns
-  std::string static_metrics_file;  // PERFHAT_STATIC_METRICS, Understand-style CSV
+  std::string filter;                // PERFHAT_FILTER, TigrisDSL; empty = every probe relevant
+  std::string scope;                 // PERFHAT_SCOPE "ns::*,-ns::detail::*" allow/deny patterns
+  std::string static_metrics_file;   // PERFHAT_STATIC_METRICS, Understand-style CSV
   std::string sampler = "adaptive";  // PERFHAT_SAMPLER: adaptive|uniform|inverse|full|none
   double sampling_rate = 0.5;        // PERFHAT_SAMPLING_RATE: max (desired) rate
   double cycle_s = 120;              // PERFHAT_CYCLE_S: Tigris analysis cycle
-  double export_interval_s = 5;      // PERFHAT_EXPORT_INTERVAL_S
+  // PERFHAT_TIMING_PERIOD: phase 1 times 1 in N calls per function (randomized countdown; every
+  // call is still counted). 1 = time every call (two clock reads per call).
+  uint32_t timing_period = 16;
+  double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
   uint32_t span_ring_per_thread = 4096;  // spans buffered per thread before drops
   uint32_t queue_capacity = 65536;       // spans waiting for export before drops
   uint32_t batch_size = 512;             // spans per export request
@@ -96,7 +102,7 @@ struct Site {
   const char* file;
   uint32_t line;
   SiteKind kind;
-  std::atomic<uint32_t> id{0};  // 0 = not registered yet; kExcludedSite = out of scope
+  std::atomic<uint32_t> id{0};    // 0 = not registered yet; kExcludedSite = out of scope
   const void* address = nullptr;  // function entry (-finstrument-functions); else resolved from
                                   // the registering call's return address
   const char* mangled = nullptr;  // known symbol, if any
@@ -106,15 +112,22 @@ struct Site {
 
 // Phase-1 estimators of one site on one thread. Single writer (the owning thread) with relaxed
 // load/store so the analysis thread may read concurrently without locks or RMW instructions.
+// Every call is counted; only 1 in Config::timing_period calls (chosen by a randomized per-slot
+// countdown, independent of the call's duration) is timed, so the two clock reads are paid rarely
+// and sum_ticks / timed is an unbiased estimate of the mean execution time.
 struct Slot {
-  std::atomic<uint64_t> count{0};
-  std::atomic<uint64_t> sum_ticks{0};
-  std::atomic<uint64_t> errors{0};
-  std::atomic<uint64_t> first_tick{0};
-  std::atomic<uint64_t> last_tick{0};
+  std::atomic<uint64_t> count{0};       // every call
+  std::atomic<uint64_t> timed{0};       // calls whose duration is in sum_ticks
+  std::atomic<uint64_t> sum_ticks{0};   // sum of the timed calls' durations
+  std::atomic<uint64_t> errors{0};      // every call (exception or PERFHAT_ERROR)
+  std::atomic<uint64_t> first_tick{0};  // start of call 0 (always timed)
+  std::atomic<uint64_t> last_tick{0};   // start of the last timed call ...
+  std::atomic<uint64_t> last_index{0};  // ... and its index: last_index + 1 calls started in
+                                        // [first_tick, last_tick] (Inter-Arrival Time)
   std::atomic<double> size_sum{0}, size_sq{0};  // Computation Pattern (result sizes)
   std::atomic<uint64_t> size_n{0};
   std::atomic<uint64_t> sessions{0};  // linear-counting bitmap (User Behavior)
+  uint32_t countdown = 0;             // untimed calls before the next timed one (owner only)
 };
 
 struct SpanRecord;
@@ -122,13 +135,17 @@ struct ThreadState;
 
 // Thread hot state reachable from inline code.
 struct Hot {
-  Slot* slots = nullptr;       // indexed by site id
-  uint32_t capacity = 0;       // valid slot ids are < capacity
+  Slot* slots = nullptr;  // indexed by site id
+  uint32_t capacity = 0;  // valid slot ids are < capacity
   bool in_request = false;
   bool request_sampled = false;
   double request_weight = 1;
-  uint64_t session_hash = 0;   // set by perfhat::set_session
-  uint64_t rng = 0;            // xorshift state for out-of-request Bernoulli draws
+  uint64_t session_hash = 0;  // set by perfhat::set_session
+  uint64_t rng = 0;           // xorshift state for out-of-request Bernoulli draws
+  // This thread's std::uncaught_exceptions() counter (Itanium ABI __cxa_eh_globals), read with
+  // one load instead of a call into the runtime on every probe exit. Points at a constant 1 if
+  // the layout check failed, which sends every exit to the out-of-line path (exact, slower).
+  const unsigned* eh_uncaught = nullptr;
   ThreadState* owner = nullptr;
 };
 
@@ -137,12 +154,12 @@ extern std::atomic<uint64_t (*)()> g_tick_source;  // injectable clock; nullptr 
 // Tigris' relevant set, swapped atomically each cycle: word 0 = number of bits, then the bitset by
 // site id. nullptr = every site relevant (empty filter).
 extern std::atomic<const uint64_t*> g_relevant;
-extern std::atomic<uint64_t> g_rate_threshold;     // out-of-request Bernoulli threshold
+extern std::atomic<uint64_t> g_rate_threshold;  // out-of-request Bernoulli threshold
 // initial-exec: a plain %fs-relative load on the hot path, no __tls_get_addr call.
 extern constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec")));
 
-int ensure_initialized() noexcept;                  // slow path of the first probe
-Hot* prepare(Site& site) noexcept;                  // registers the site and thread state
+[[gnu::cold]] int ensure_initialized() noexcept;  // slow path of the first probe
+[[gnu::cold]] Hot* prepare(Site& site) noexcept;  // registers the site and thread state
 void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe) noexcept;
 void begin_request(Hot* h, const Site& site) noexcept;
 void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) noexcept;
@@ -187,79 +204,59 @@ struct Attr {
   char s[40] = {};
 };
 
-// RAII probe. The constructor's fast path is one relaxed load and a branch when disabled; the
-// object is kept small (no attribute storage: that lives per thread) so creating it costs no
-// memset.
+// RAII probe. Inline: disabled = one relaxed load and a branch; phase 1 (untimed call) = count
+// and countdown in the thread's slot, the relevance/sampling test, and one load of the exception
+// counter at exit; no clock read. Everything rarer (timed calls, spans, requests, errors,
+// sessions, first use) is out of line so the probed function keeps a small frame.
 class Probe {
  public:
-  [[gnu::always_inline]] explicit Probe(Site& site) noexcept : site_(&site) {
+  [[gnu::always_inline]] explicit Probe(Site& site) noexcept : slot_(nullptr) {
     int mode = g_mode.load(std::memory_order_relaxed);
-    if (__builtin_expect(mode != kEnabled, 0)) {
-      if (mode == kDisabled || ensure_initialized() != kEnabled) {
-        site_ = nullptr;
-        return;
-      }
+    if (mode != kEnabled) [[unlikely]] {
+      if (mode == kDisabled || ensure_initialized() != kEnabled) return;
     }
     Hot* h = t_hot;
     uint32_t id = site.id.load(std::memory_order_relaxed);
     // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare.
-    if (__builtin_expect(h == nullptr || id - 1u >= h->capacity - 1u, 0)) {
-      if (id == kExcludedSite || (h = prepare(site)) == nullptr) {
-        site_ = nullptr;
-        return;
-      }
+    if (h == nullptr || id - 1u >= h->capacity - 1u) [[unlikely]] {
+      if (id == kExcludedSite || (h = prepare(site)) == nullptr) return;
       id = site.id.load(std::memory_order_relaxed);
     }
+    Slot* s = &h->slots[id];
+    uint64_t n = s->count.load(std::memory_order_relaxed);
+    s->count.store(n + 1, std::memory_order_relaxed);
+    uint32_t cd = s->countdown;
+    s->countdown = cd - 1;  // when cd == 0, begin() reloads it
+    slot_ = s;
     hot_ = h;
-    id_ = id;
-    if (site.kind == kRequest) begin_request(h, site);
+    site_ = &site;
     flags_ = 0;
-    if (relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h))) {
-      parent_ = begin_span(h);
-      flags_ = kRecording;
-      result_size_ = -1;
-      loop_iterations_ = -1;
+    bool request = site.kind == kRequest;
+    bool record = !request && relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h));
+    if ((cd == 0) | request | record) [[unlikely]] {
+      begin(n, cd == 0, record);
+      start_ = now_ticks();  // inline, after the call: the duration excludes probe bookkeeping
     }
-    start_ = now_ticks();
   }
 
   [[gnu::always_inline]] ~Probe() {
-    if (site_ == nullptr) return;
-    uint64_t end = now_ticks();
-    Slot& s = hot_->slots[id_];
-    uint64_t n = s.count.load(std::memory_order_relaxed);
-    s.count.store(n + 1, std::memory_order_relaxed);
-    s.sum_ticks.store(s.sum_ticks.load(std::memory_order_relaxed) + (end - start_),
-                      std::memory_order_relaxed);
-    if (n == 0) s.first_tick.store(start_, std::memory_order_relaxed);
-    s.last_tick.store(start_, std::memory_order_relaxed);
-    // Leaving by an exception (Error level metric). Checked at exit only: a probe created inside
-    // a destructor during unwinding would also count, a rare over-count traded for one call less.
-    if (__builtin_expect((flags_ & kForcedError) || uncaught() != 0, 0)) {
-      s.errors.store(s.errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      flags_ |= kError;
+    if (slot_ == nullptr) return;
+    // One test for all rare exit work: flags (timed, recording, request, PERFHAT_ERROR), an
+    // exception in flight, a user session to note.
+    if ((flags_ | *hot_->eh_uncaught | hot_->session_hash) != 0) [[unlikely]] {
+      finish((flags_ & kClock) ? now_ticks() : 0);
     }
-    if (__builtin_expect(hot_->session_hash != 0, 0)) {
-      uint64_t bit = uint64_t{1} << (hot_->session_hash & 63);
-      uint64_t cur = s.sessions.load(std::memory_order_relaxed);
-      if (!(cur & bit)) s.sessions.store(cur | bit, std::memory_order_relaxed);
-    }
-    if (flags_ & kRecording) {
-      record_span(hot_, *site_, start_, end, this);
-      end_span_context(hot_, parent_);
-    }
-    if (site_->kind == kRequest) end_request(hot_, *site_, start_, end);
   }
 
   Probe(const Probe&) = delete;
   Probe& operator=(const Probe&) = delete;
 
-  bool active() const noexcept { return site_ != nullptr; }
-  bool recording() const noexcept { return site_ != nullptr && (flags_ & kRecording); }
+  bool active() const noexcept { return slot_ != nullptr; }
+  bool recording() const noexcept { return slot_ != nullptr && (flags_ & kRecording); }
 
   // Collection sizes: feed phase 1 (Computation Pattern) and, when recording, the span.
   void result_size(double n) noexcept {
-    Slot& s = hot_->slots[id_];
+    Slot& s = *slot_;
     s.size_n.store(s.size_n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.size_sum.store(s.size_sum.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     s.size_sq.store(s.size_sq.load(std::memory_order_relaxed) + n * n, std::memory_order_relaxed);
@@ -292,19 +289,51 @@ class Probe {
   static int uncaught() noexcept;
 
  private:
-  enum : uint8_t { kRecording = 1, kError = 2, kForcedError = 4 };
+  // kClock: the clock was read at entry (timed, recording or request); kMeasure: this call is a
+  // phase-1 timing sample (countdown only, so the sample is independent of sampling decisions).
+  enum : uint8_t {
+    kRecording = 1,
+    kError = 2,
+    kForcedError = 4,
+    kClock = 8,
+    kMeasure = 16,
+  };
+  [[gnu::noinline]] void begin(uint64_t index, bool measure, bool record) noexcept;
+  [[gnu::noinline]] void finish(uint64_t end) noexcept;
   void attr_int(const char* key, int64_t v) noexcept;
-  Site* site_;
+  Slot* slot_;  // nullptr = inactive (disabled, excluded, ...): the destructor does nothing
   Hot* hot_;
-  uint32_t id_;
+  Site* site_;
   uint8_t flags_;
   uint64_t start_;
+  uint64_t index_;  // call index of a measured call
   uint64_t parent_;
-  // Only meaningful while recording (set in the constructor's recording branch).
+  // Only meaningful while recording (set in begin()'s recording branch).
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;
 };
+
+// Innermost-probe lookup for the size/attribute macros. Each probe macro declares, besides its
+// uniquely named object, a reference and a rank named after its kind
+// (perfhat_probe_kFunction / perfhat_rank_kFunction, ...). The rank is 1 + the highest rank
+// visible where it is declared, so the probe declared last (innermost) has the highest rank; the
+// kinds not declared in an enclosing scope resolve to the namespace-scope fallbacks below (rank 0).
+struct NoProbe {};
+template <int RF, int RS, int RR, typename F, typename S, typename R>
+constexpr auto& innermost(F& f, S& s, R& r) noexcept {
+  static_assert(RF + RS + RR > 0,
+                "PERFHAT_RESULT_SIZE/LOOP_ITERATIONS/ATTRIBUTE/ERROR need a PERFHAT_FUNCTION, "
+                "PERFHAT_SCOPE or PERFHAT_REQUEST earlier in the same or an enclosing scope");
+  if constexpr (RF >= RS && RF >= RR) {
+    return f;
+  } else if constexpr (RS >= RR) {
+    return s;
+  } else {
+    return r;
+  }
+}
+constexpr int max_rank(int a, int b, int c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 
 }  // namespace detail
 
@@ -316,11 +345,33 @@ void set_session(const char* session_id);
 #define PERFHAT_CONCAT_INNER(a, b) a##b
 #define PERFHAT_CONCAT(a, b) PERFHAT_CONCAT_INNER(a, b)
 
+// Fallbacks found by unqualified lookup where no probe of that kind is in scope (see innermost).
+inline constexpr ::perfhat::detail::NoProbe perfhat_probe_kFunction{}, perfhat_probe_kScope{},
+    perfhat_probe_kRequest{};
+inline constexpr int perfhat_rank_kFunction = 0, perfhat_rank_kScope = 0, perfhat_rank_kRequest = 0;
+
 #ifndef PERFHAT_DISABLE
-#define PERFHAT_PROBE_(name, kind)                                                      \
-  static ::perfhat::detail::Site PERFHAT_CONCAT(perfhat_site_, __LINE__){              \
-      name, __PRETTY_FUNCTION__, __FILE__, __LINE__, ::perfhat::detail::kind};          \
-  ::perfhat::detail::Probe perfhat_probe_(PERFHAT_CONCAT(perfhat_site_, __LINE__))
+// One probe: a constant-initialized static Site and the RAII object, both uniquely named
+// (__COUNTER__), so a PERFHAT_REQUEST and a PERFHAT_FUNCTION may share a scope. Binding rule of
+// PERFHAT_RESULT_SIZE / LOOP_ITERATIONS / ATTRIBUTE / ERROR: they apply to the innermost probe
+// declared before them, i.e. the one declared last in the same or an enclosing block scope.
+// At most one probe of each kind per block scope (open a block for a second PERFHAT_SCOPE).
+#define PERFHAT_PROBE_(name, kind) PERFHAT_PROBE_N_(name, kind, __COUNTER__)
+#define PERFHAT_PROBE_N_(name, kind, n)                                                         \
+  static ::perfhat::detail::Site PERFHAT_CONCAT(perfhat_site_, n){                              \
+      name, __PRETTY_FUNCTION__, __FILE__, __LINE__, ::perfhat::detail::kind};                  \
+  ::perfhat::detail::Probe PERFHAT_CONCAT(perfhat_probe_, n)(PERFHAT_CONCAT(perfhat_site_, n)); \
+  [[maybe_unused]] static constexpr int PERFHAT_CONCAT(perfhat_rank_, n) =                      \
+      1 + ::perfhat::detail::max_rank(perfhat_rank_kFunction, perfhat_rank_kScope,              \
+                                      perfhat_rank_kRequest);                                   \
+  [[maybe_unused]] static constexpr int perfhat_rank_##kind = PERFHAT_CONCAT(perfhat_rank_, n); \
+  [[maybe_unused]] ::perfhat::detail::Probe& perfhat_probe_##kind =                             \
+      PERFHAT_CONCAT(perfhat_probe_, n)
+// The innermost probe in scope (compile error if there is none).
+#define PERFHAT_INNERMOST_()                                                \
+  ::perfhat::detail::innermost<perfhat_rank_kFunction, perfhat_rank_kScope, \
+                               perfhat_rank_kRequest>(                      \
+      perfhat_probe_kFunction, perfhat_probe_kScope, perfhat_probe_kRequest)
 
 // RAII probe for the enclosing function.
 #define PERFHAT_FUNCTION() PERFHAT_PROBE_(nullptr, kFunction)
@@ -329,26 +380,29 @@ void set_session(const char* session_id);
 // Request root, e.g. PERFHAT_REQUEST("GET /tasks"): the sampling decision for everything below.
 #define PERFHAT_REQUEST(type) PERFHAT_PROBE_(type, kRequest)
 // Size of the returned container (perfhat.result.size). The expression is evaluated only when
-// the enclosing probe is active.
-#define PERFHAT_RESULT_SIZE(n)                                                   \
-  do {                                                                           \
-    if (perfhat_probe_.active()) perfhat_probe_.result_size(static_cast<double>(n)); \
+// the innermost probe is active.
+#define PERFHAT_RESULT_SIZE(n)                                               \
+  do {                                                                       \
+    auto& perfhat_p_ = PERFHAT_INNERMOST_();                                 \
+    if (perfhat_p_.active()) perfhat_p_.result_size(static_cast<double>(n)); \
   } while (0)
 // Iterations of a loop (perfhat.loop.iterations), evaluated only when recording.
-#define PERFHAT_LOOP_ITERATIONS(n)                                                     \
-  do {                                                                                 \
-    if (perfhat_probe_.recording())                                                    \
-      perfhat_probe_.loop_iterations(static_cast<int64_t>(n), __LINE__);               \
+#define PERFHAT_LOOP_ITERATIONS(n)                                                             \
+  do {                                                                                         \
+    auto& perfhat_p_ = PERFHAT_INNERMOST_();                                                   \
+    if (perfhat_p_.recording()) perfhat_p_.loop_iterations(static_cast<int64_t>(n), __LINE__); \
   } while (0)
-// Extra span attribute, evaluated only when the enclosing probe records a span.
-#define PERFHAT_ATTRIBUTE(key, value)                                  \
-  do {                                                                 \
-    if (perfhat_probe_.recording()) perfhat_probe_.attribute(key, value); \
+// Extra span attribute, evaluated only when the innermost probe records a span.
+#define PERFHAT_ATTRIBUTE(key, value)                             \
+  do {                                                            \
+    auto& perfhat_p_ = PERFHAT_INNERMOST_();                      \
+    if (perfhat_p_.recording()) perfhat_p_.attribute(key, value); \
   } while (0)
 // Marks the current call as failed (Error level metric) without an exception.
-#define PERFHAT_ERROR()                                          \
-  do {                                                           \
-    if (perfhat_probe_.active()) perfhat_probe_.mark_error();    \
+#define PERFHAT_ERROR()                               \
+  do {                                                \
+    auto& perfhat_p_ = PERFHAT_INNERMOST_();          \
+    if (perfhat_p_.active()) perfhat_p_.mark_error(); \
   } while (0)
 #else
 #define PERFHAT_FUNCTION() ((void)0)

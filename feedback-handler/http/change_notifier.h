@@ -1,0 +1,61 @@
+// Wakes long-polls of `GET /v1/changes?since=C&wait_ms=N` when the store commits new data
+// (ingest or upstream sync), so the language server refreshes hints about a second after data
+// arrives instead of at its next 30 s poll.
+//
+// It is a generation counter under a condition variable: a waiter records generation() BEFORE
+// it reads the store, so a commit between that read and the wait is never lost (the generation
+// has already moved and the wait returns at once). Waiters re-read the store after each wake.
+//
+// Parked waiters each hold one HTTP worker thread, so their number is bounded by the caller
+// (ingest must keep threads to run on); shutdown() wakes all of them so the server can stop
+// without waiting out their timeouts.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace perfhat::handler {
+
+class Store;
+
+class ChangeNotifier {
+ public:
+  enum class WaitResult {
+    kChanged,         // a commit happened since `seen`
+    kTimeout,         // nothing committed within the timeout
+    kShutdown,        // the server is stopping
+    kTooManyWaiters,  // `max_waiters` are already parked; did not wait
+  };
+
+  // A successful store commit: wakes every waiter.
+  void notify();
+  uint64_t generation() const;
+  // Blocks until generation() != seen, the timeout passes or shutdown(). Never parks more than
+  // `max_waiters` callers at once.
+  WaitResult wait(uint64_t seen, std::chrono::milliseconds timeout, size_t max_waiters);
+  // Wakes all waiters; later waits return kShutdown at once.
+  void shutdown();
+  size_t waiters() const;
+
+  // The notifier of one store. The HTTP layer and the syncer share a Store but not an owner
+  // object, so commits find their notifier through the store's address; a one-line call at each
+  // commit site keeps the hook out of the store itself.
+  static std::shared_ptr<ChangeNotifier> of(const Store& store);
+  // After a successful commit on `store` (no-op when nobody ever waited on it).
+  static void committed(const Store& store);
+  // Drops the store's notifier (its owner is going away; the address may be reused).
+  static void forget(const Store& store);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t generation_ = 0;
+  size_t waiters_ = 0;
+  bool shutdown_ = false;
+};
+
+}  // namespace perfhat::handler

@@ -1,0 +1,19 @@
+// Streaming JSON writer for BatchGetResponse (DESIGN §4 contract, common/feedback.h).
+//
+// `serialize()` in common/feedback.cc builds an nlohmann DOM first (a map node per field, a heap
+// string per key), which cost more than the store read itself for 10,000 keys. This writes the
+// same document directly into one string: the same fields, the same optional-field rules, keys in
+// the same (alphabetical) order. Numbers use the shortest round-trip form, so parsing either
+// output gives the same values; the feedback_writer test checks that equivalence.
+#pragma once
+
+#include <string>
+
+#include "common/feedback.h"
+
+namespace perfhat::handler {
+
+std::string writeBatchGetResponse(const BatchGetResponse& response);
+std::string writeFeedbackItem(const FeedbackItem& item);
+
+}  // namespace perfhat::handler

@@ -1,0 +1,83 @@
+// The streaming batchGet writer must produce the DESIGN §4 document that common/feedback.cc's
+// nlohmann-based serialize() produces: same fields, same optional-field rules, same values.
+#include "feedback-handler/http/feedback_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace perfhat::handler {
+namespace {
+
+using nlohmann::json;
+
+FeedbackItem richItem() {
+  FeedbackItem it;
+  it.key = "ns::Cart::total(std::vector<int> const&) \"quoted\" \\ tab\t nl\n ctl\x01 é";
+  it.mangled = "_ZN2ns4Cart5totalERKSt6vectorIiSaIiEE";
+  it.stats = Stats{12345,
+                   3,
+                   1.5e6,
+                   1e3,
+                   9.87654321e8,
+                   1.25e6,
+                   2e6,
+                   3.1e6,
+                   7.77e7,
+                   0.123456789,
+                   {"2026-11-21T00:00:00Z", "2026-11-22T00:00:00Z"}};
+  it.baseline = Stats{1, 0, 0, 0, 0, 0, 0, 0, 0, 1e-7, {"2026-11-20T00:00:00Z", ""}};
+  it.callsites.push_back({"main()", 10, 5e5, 4e5, 9e5, 1e6, 0.5, 17.25, 2.5});
+  it.callsites.push_back({"other()", 1, 1, 1, 1, 1, 1e300, std::nullopt, 0});
+  it.loops.push_back({0, 42, 8.125, 20, 7});
+  it.loops.push_back({3, 0, 0, 0, 0});
+  it.result_size = SizeStats{12.5, 30, 99, 4};
+  it.versions = {"1.0", "1.1"};
+  it.services = {"svc"};
+  it.hosts = {"h1", "h2"};
+  it.file = "/src/cart.cc";
+  it.line = 17;
+  it.last_seen = "2026-11-21T12:00:00Z";
+  return it;
+}
+
+TEST(FeedbackWriter, SameDocumentAsTheNlohmannSerializer) {
+  BatchGetResponse r;
+  r.items.push_back(richItem());
+  FeedbackItem bare;  // only the mandatory fields
+  bare.key = "f()";
+  r.items.push_back(bare);
+  r.missing = {"nope()", "we\"ird"};
+  r.cursor = "42";
+  const std::string fast = writeBatchGetResponse(r);
+  EXPECT_EQ(json::parse(fast), json::parse(serialize(r))) << fast;
+  // And it round-trips through the client parser to the same values.
+  EXPECT_EQ(parseBatchGetResponse(fast), r);
+
+  r.cursor.clear();  // optional: absent when empty
+  r.items.clear();
+  EXPECT_EQ(json::parse(writeBatchGetResponse(r)), json::parse(serialize(r)));
+  EXPECT_EQ(writeBatchGetResponse(r), "{\"items\":[],\"missing\":[\"nope()\",\"we\\\"ird\"]}");
+}
+
+TEST(FeedbackWriter, SingleItemMatchesToJson) {
+  const FeedbackItem it = richItem();
+  EXPECT_EQ(json::parse(writeFeedbackItem(it)), json(it));
+}
+
+TEST(FeedbackWriter, NonFiniteNumbersAreNullAndBadUtf8IsRepaired) {
+  FeedbackItem it;
+  it.key = std::string("bad\xff\xfe utf8");
+  it.stats = Stats{};
+  it.stats->mean_ns = std::numeric_limits<double>::quiet_NaN();
+  it.stats->max_ns = std::numeric_limits<double>::infinity();
+  const json j = json::parse(writeFeedbackItem(it));  // must be valid JSON (throws otherwise)
+  EXPECT_TRUE(j["stats"]["mean_ns"].is_null());
+  EXPECT_TRUE(j["stats"]["max_ns"].is_null());
+  EXPECT_EQ(j["key"], "bad?? utf8");
+}
+
+}  // namespace
+}  // namespace perfhat::handler

@@ -1,0 +1,158 @@
+#include "feedback-handler/ingest/span_index.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+namespace perfhat::handler {
+
+SpanRef SpanRef::of(const std::string& trace_id, const std::string& span_id) {
+  SpanRef r;
+  std::memcpy(r.bytes.data(), trace_id.data(), std::min<size_t>(trace_id.size(), 16));
+  std::memcpy(r.bytes.data() + 16, span_id.data(), std::min<size_t>(span_id.size(), 8));
+  return r;
+}
+
+size_t SpanRefHash::operator()(const SpanRef& r) const noexcept {
+  // Ids are random bytes: folding three words is a good hash.
+  uint64_t a, b, c;
+  std::memcpy(&a, r.bytes.data(), 8);
+  std::memcpy(&b, r.bytes.data() + 8, 8);
+  std::memcpy(&c, r.bytes.data() + 16, 8);
+  return static_cast<size_t>((a ^ (b * 0x9e3779b97f4a7c15ULL)) ^ (c * 0xc2b2ae3d27d4eb4fULL));
+}
+
+uint64_t SpanIndex::keyHash(const std::string& key) { return std::hash<std::string_view>()(key); }
+
+SpanIndex::SpanIndex(SpanIndexOptions options) : options_(std::move(options)) {
+  if (!options_.now_ns) {
+    options_.now_ns = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+}
+
+SpanIndex::Edge SpanIndex::link(Child child, Parent& parent) {
+  Edge e;
+  const uint64_t h = keyHash(child.key);
+  e.count_parent =
+      std::find(parent.credited.begin(), parent.credited.end(), h) == parent.credited.end();
+  if (e.count_parent) parent.credited.push_back(h);
+  e.child = std::move(child);
+  e.caller = parent.key;
+  e.parent_weight = parent.weight;
+  e.parent_input_size = parent.input_size;
+  ++c_.linked;
+  return e;
+}
+
+std::vector<SpanIndex::Edge> SpanIndex::exchange(std::vector<std::pair<SpanRef, Parent>> parents,
+                                                 std::vector<std::pair<SpanRef, Child>> orphans) {
+  std::vector<Edge> edges;
+  std::lock_guard lock(mu_);
+  const int64_t now = options_.now_ns();
+  expire(now);
+  for (auto& [ref, child] : orphans) {
+    if (auto it = spans_.find(ref); it != spans_.end()) {
+      edges.push_back(link(std::move(child), it->second.parent));
+      continue;
+    }
+    auto [it, inserted] = waiting_.try_emplace(ref);
+    if (inserted) {
+      it->second.gen = ++gen_;
+      it->second.t = now;
+      wait_order_.push_back({ref, it->second.gen, now});
+    }
+    it->second.children.push_back(std::move(child));
+    ++waiting_children_;
+  }
+  for (auto& [ref, parent] : parents) {
+    if (auto w = waiting_.find(ref); w != waiting_.end()) {
+      for (Child& ch : w->second.children) edges.push_back(link(std::move(ch), parent));
+      waiting_children_ -= w->second.children.size();
+      waiting_.erase(w);
+    }
+    SpanEntry& e = spans_[ref];  // a re-sent span replaces its entry
+    e.parent = std::move(parent);
+    e.gen = ++gen_;
+    e.t = now;
+    span_order_.push_back({ref, e.gen, now});
+  }
+  evictSpans();
+  evictWaiting();
+  return edges;
+}
+
+void SpanIndex::expire(int64_t now) {
+  const int64_t cutoff =
+      now - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.ttl).count();
+  while (!span_order_.empty() && span_order_.front().t < cutoff) {
+    const Order o = span_order_.front();
+    span_order_.pop_front();
+    auto it = spans_.find(o.ref);
+    if (it != spans_.end() && it->second.gen == o.gen) {
+      spans_.erase(it);
+      ++c_.spans_expired;
+    }
+  }
+  while (!wait_order_.empty() && wait_order_.front().t < cutoff) {
+    const Order o = wait_order_.front();
+    wait_order_.pop_front();
+    auto it = waiting_.find(o.ref);
+    if (it != waiting_.end() && it->second.gen == o.gen) {
+      c_.waiting_expired += it->second.children.size();
+      waiting_children_ -= it->second.children.size();
+      waiting_.erase(it);
+    }
+  }
+}
+
+void SpanIndex::evictSpans() {
+  while (spans_.size() > options_.max_spans && !span_order_.empty()) {
+    const Order o = span_order_.front();
+    span_order_.pop_front();
+    auto it = spans_.find(o.ref);
+    if (it != spans_.end() && it->second.gen == o.gen) {
+      spans_.erase(it);
+      ++c_.spans_evicted;
+    }
+  }
+  // Order entries of replaced or adopted spans are dropped lazily; keep the deque bounded too.
+  if (span_order_.size() > 2 * options_.max_spans + 1024) {
+    std::erase_if(span_order_, [&](const Order& o) {
+      auto it = spans_.find(o.ref);
+      return it == spans_.end() || it->second.gen != o.gen;
+    });
+  }
+}
+
+void SpanIndex::evictWaiting() {
+  while (waiting_children_ > options_.max_waiting && !wait_order_.empty()) {
+    const Order o = wait_order_.front();
+    wait_order_.pop_front();
+    auto it = waiting_.find(o.ref);
+    if (it != waiting_.end() && it->second.gen == o.gen) {
+      c_.waiting_evicted += it->second.children.size();
+      waiting_children_ -= it->second.children.size();
+      waiting_.erase(it);
+    }
+  }
+  if (wait_order_.size() > 2 * options_.max_waiting + 1024) {
+    std::erase_if(wait_order_, [&](const Order& o) {
+      auto it = waiting_.find(o.ref);
+      return it == waiting_.end() || it->second.gen != o.gen;
+    });
+  }
+}
+
+SpanIndex::Counters SpanIndex::counters() const {
+  std::lock_guard lock(mu_);
+  Counters c = c_;
+  c.spans = spans_.size();
+  c.waiting = waiting_children_;
+  return c;
+}
+
+}  // namespace perfhat::handler
