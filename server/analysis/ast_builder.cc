@@ -398,6 +398,10 @@ class Builder {
                     ref.kind == CXCursor_FunctionTemplate);
     if (!is_call && (clang_Cursor_isNull(ref) || !isConstruction(ref))) ++ctx.fn.unresolved_calls;
     if (is_call && !writtenInSource(c, ref)) is_call = false;
+    // A call the compiler folds to a constant (a constexpr function with constant arguments:
+    // constexpr initializers, static_assert, the probe macros' bookkeeping) costs nothing at
+    // run time and has no production data; it is not a node, and neither are its arguments.
+    if (is_call && isCompileTimeConstant(c)) return;
     if (is_call) {
       Node n;
       n.kind = NodeKind::Call;
@@ -413,6 +417,13 @@ class Builder {
       addNode(ctx, std::move(n), parent, arm);
     }
     walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
+  }
+
+  static bool isCompileTimeConstant(CXCursor call) {
+    CXEvalResult r = clang_Cursor_Evaluate(call);
+    if (!r) return false;
+    clang_EvalResult_dispose(r);
+    return true;
   }
 
   static bool isConstruction(CXCursor ref) {

@@ -259,6 +259,28 @@ int sum() {
                                             "It::operator*() const", "bag()"));
 }
 
+TEST(AstBuilderTest, CallsFoldedAtCompileTimeAreNotCalls) {
+  // A constexpr function called with constant arguments is evaluated by the compiler (here in a
+  // constexpr initializer, as the probe macros do); the same function called with a run-time
+  // argument is a call.
+  TestTU t;
+  t.code = R"cc(
+constexpr int twice(int x) { return 2 * x; }
+int g();
+int f(int n) {
+  static constexpr int k = twice(3);
+  static_assert(twice(2) == 4);
+  return g() + k + twice(n);
+}
+)cc";
+  auto b = t.build();
+  const FunctionInfo* f = findFunction(b->unit, "f(int)");
+  ASSERT_NE(f, nullptr);
+  std::vector<std::string> callees;
+  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) callees.push_back(n->callee_key);
+  EXPECT_THAT(callees, UnorderedElementsAre("g()", "twice(int)"));
+}
+
 TEST(AstBuilderTest, ReparseSeesTheEdit) {
   TestTU t;
   t.code = "int g(int);\nint f(int x) { return x; }\n";
