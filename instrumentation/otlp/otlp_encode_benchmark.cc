@@ -27,17 +27,17 @@ struct Site {
 const Site kSites[] = {
     {"std::vector<agile::Task> agile::TaskService::list_tasks(const std::string&, int)",
      "_ZN5agile11TaskService10list_tasksERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEi",
-     "/work/main/samples/agile/service/task_service.cc", 41},
+     "samples/agile/service/task_service.cc", 41},
     {"double agile::Estimator::story_points(const agile::Story&) const",
      "_ZNK5agile9Estimator12story_pointsERKNS_5StoryE",
-     "/work/main/samples/agile/service/estimator.cc", 88},
+     "samples/agile/service/estimator.cc", 88},
     {"void agile::Store::load_sprint(int64_t)", "_ZN5agile5Store11load_sprintEl",
-     "/work/main/samples/agile/service/store.cc", 120},
+     "samples/agile/service/store.cc", 120},
     {"std::string agile::render_json(const agile::Board&)", "_ZN5agile11render_jsonERKNS_5BoardE",
-     "/work/main/samples/agile/service/render.cc", 17},
+     "samples/agile/service/render.cc", 17},
     {"bool agile::Auth::check(const std::string&)",
      "_ZN5agile4Auth5checkERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
-     "/work/main/samples/agile/service/auth.cc", 9},
+     "samples/agile/service/auth.cc", 9},
 };
 
 perfhat::ExportBatch make_batch(size_t n) {
