@@ -14,8 +14,8 @@
 
 #include "tests/integration/lsp_client.h"
 
-using perfhat::testing::LspProcess;
 using nlohmann::json;
+using perfhat::testing::LspProcess;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -59,8 +59,13 @@ Generated generate(int services, int methods) {
       emit("}");
       double p50 = 1e4 * (1 + (s * methods + m) % 17);
       items.push_back({{"key", "bench::" + cls + "::" + name + "(int) const"},
-                       {"stats", {{"count", 1000}, {"mean_ns", p50 * 1.1}, {"p50_ns", p50},
-                                  {"p90_ns", p50 * 2}, {"p95_ns", p50 * 2.5}, {"p99_ns", p50 * 4}}}});
+                       {"stats",
+                        {{"count", 1000},
+                         {"mean_ns", p50 * 1.1},
+                         {"p50_ns", p50},
+                         {"p90_ns", p50 * 2},
+                         {"p95_ns", p50 * 2.5},
+                         {"p99_ns", p50 * 4}}}});
     }
   }
   emit("}  // namespace bench");
@@ -77,11 +82,13 @@ Summary summarize(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
-  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 95 / 100)], v.back(), sum / v.size()};
+  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 95 / 100)], v.back(),
+          sum / v.size()};
 }
 
 void print(const char* what, const Summary& s, size_t n) {
-  std::printf("| %-40s | %5zu | %8.3f | %8.3f | %8.3f | %8.3f |\n", what, n, s.p50, s.p95, s.mean, s.max);
+  std::printf("| %-40s | %5zu | %8.3f | %8.3f | %8.3f | %8.3f |\n", what, n, s.p50, s.p95, s.mean,
+              s.max);
 }
 
 }  // namespace
@@ -99,7 +106,8 @@ int main(int argc, char** argv) {
   std::ofstream(src) << g.text;
   std::ofstream(dir + "/feedback.json") << g.feedback.dump();
   std::ofstream(dir + "/compile_commands.json")
-      << json::array({{{"directory", dir}, {"file", src}, {"command", "c++ -std=c++20 -c big.cc"}}}).dump();
+      << json::array({{{"directory", dir}, {"file", src}, {"command", "c++ -std=c++20 -c big.cc"}}})
+             .dump();
   int lines = static_cast<int>(std::count(g.text.begin(), g.text.end(), '\n'));
 
   LspProcess p(argv[1], {"--feedback-file", dir + "/feedback.json"}, dir + "/server.log");
@@ -109,14 +117,17 @@ int main(int argc, char** argv) {
                         {"capabilities", {{"textDocument", {{"inlayHint", json::object()}}}}}});
   p.notify("initialized", json::object());
   auto t_open = Clock::now();
-  p.notify("textDocument/didOpen",
-           {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", g.text}}}});
+  p.notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", g.text}}}});
   size_t cursor = 0;
   auto diag_for = [&](int version) {
-    return p.waitFor([&](const json& m) {
-      return m.value("method", "") == "textDocument/publishDiagnostics" &&
-             m["params"].value("version", -1) == version;
-    }, std::chrono::seconds(120), &cursor);
+    return p.waitFor(
+        [&](const json& m) {
+          return m.value("method", "") == "textDocument/publishDiagnostics" &&
+                 m["params"].value("version", -1) == version;
+        },
+        std::chrono::seconds(120), &cursor);
   };
   if (!diag_for(1)) {
     std::fprintf(stderr, "no diagnostics after open\n");
@@ -124,7 +135,8 @@ int main(int argc, char** argv) {
   }
   double open_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_open).count();
 
-  json range = {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", lines + 1}, {"character", 0}}}};
+  json range = {{"start", {{"line", 0}, {"character", 0}}},
+                {"end", {{"line", lines + 1}, {"character", 0}}}};
   size_t hint_count = 0;
   std::vector<double> inlay, hover, edit;
   for (int i = 0; i < iterations; ++i) {
@@ -137,7 +149,8 @@ int main(int argc, char** argv) {
   std::vector<double> viewport;
   for (int i = 0; i < iterations; ++i) {
     int first = (i * 53) % std::max(1, lines - 60);
-    json vr = {{"start", {{"line", first}, {"character", 0}}}, {"end", {{"line", first + 60}, {"character", 0}}}};
+    json vr = {{"start", {{"line", first}, {"character", 0}}},
+               {"end", {{"line", first + 60}, {"character", 0}}}};
     auto t0 = Clock::now();
     p.call("textDocument/inlayHint", {{"textDocument", {{"uri", uri}}}, {"range", vr}});
     viewport.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
@@ -145,8 +158,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < iterations; ++i) {
     auto [l, c] = g.hover_points[i % g.hover_points.size()];
     auto t0 = Clock::now();
-    p.call("textDocument/hover", {{"textDocument", {{"uri", uri}}},
-                                  {"position", {{"line", l}, {"character", c}}}});
+    p.call("textDocument/hover",
+           {{"textDocument", {{"uri", uri}}}, {"position", {{"line", l}, {"character", c}}}});
     hover.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   // Edits: change a constant in a loop bound (alternating), wait for the re-published diagnostics.
@@ -164,8 +177,9 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < edits; ++i) {
     int version = i + 2;
-    json change = {{"range", {{"start", {{"line", loop_line}, {"character", 22}}},
-                              {"end", {{"line", loop_line}, {"character", 23}}}}},
+    json change = {{"range",
+                    {{"start", {{"line", loop_line}, {"character", 22}}},
+                     {"end", {{"line", loop_line}, {"character", 23}}}}},
                    {"text", i % 2 ? "8" : "9"}};
     auto t0 = Clock::now();
     p.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}},
@@ -182,10 +196,11 @@ int main(int argc, char** argv) {
   std::printf("file: %d lines, %zu functions, %zu inlay hints per whole-file request\n", lines,
               g.hover_points.size(), hint_count);
   std::printf("cold open → first diagnostics: %.1f ms (parse + fetch + analysis)\n\n", open_ms);
-  std::printf("| %-40s | %5s | %8s | %8s | %8s | %8s |\n", "round trip over pipes (ms)", "n", "p50", "p95", "mean", "max");
+  std::printf("| %-40s | %5s | %8s | %8s | %8s | %8s |\n", "round trip over pipes (ms)", "n", "p50",
+              "p95", "mean", "max");
   std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(42, '-').c_str(), std::string(7, '-').c_str(),
-              std::string(10, '-').c_str(), std::string(10, '-').c_str(), std::string(10, '-').c_str(),
-              std::string(10, '-').c_str());
+              std::string(10, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(10, '-').c_str());
   print("textDocument/inlayHint (whole file)", summarize(inlay), inlay.size());
   print("textDocument/inlayHint (60-line view)", summarize(viewport), viewport.size());
   print("textDocument/hover", summarize(hover), hover.size());
@@ -199,7 +214,8 @@ int main(int argc, char** argv) {
       size_t b = l.find("built ");
       size_t pp = l.find("(parse ");
       size_t ap = l.find(", analysis ");
-      if (b == std::string::npos || pp == std::string::npos || l.find(" v1 ") != std::string::npos) continue;
+      if (b == std::string::npos || pp == std::string::npos || l.find(" v1 ") != std::string::npos)
+        continue;
       reparse.push_back(std::atof(l.c_str() + pp + 7));
       if (ap != std::string::npos) analysis.push_back(std::atof(l.c_str() + ap + 11));
     }

@@ -80,8 +80,10 @@ std::vector<std::string> splitTopLevel(std::string_view s, std::string_view sep)
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (isOpenBracket(c)) ++depth;
-    else if (isCloseBracket(c)) depth = std::max(0, depth - 1);
+    if (isOpenBracket(c))
+      ++depth;
+    else if (isCloseBracket(c))
+      depth = std::max(0, depth - 1);
     else if (depth == 0 && s.substr(i, sep.size()) == sep) {
       parts.push_back(trim(s.substr(start, i - start)));
       i += sep.size() - 1;
@@ -231,12 +233,18 @@ std::string canonicalBuiltin(const std::vector<std::string>& words) {
   bool is_unsigned = false, is_signed = false, has_int = false;
   std::string other;
   for (const auto& w : words) {
-    if (w == "long") ++longs;
-    else if (w == "short") ++shorts;
-    else if (w == "unsigned") is_unsigned = true;
-    else if (w == "signed") is_signed = true;
-    else if (w == "int") has_int = true;
-    else other = w;  // char, double, bool, ...
+    if (w == "long")
+      ++longs;
+    else if (w == "short")
+      ++shorts;
+    else if (w == "unsigned")
+      is_unsigned = true;
+    else if (w == "signed")
+      is_signed = true;
+    else if (w == "int")
+      has_int = true;
+    else
+      other = w;  // char, double, bool, ...
   }
   std::string base;
   if (other == "char") {
@@ -246,29 +254,35 @@ std::string canonicalBuiltin(const std::vector<std::string>& words) {
   if (other == "double") return longs ? "long double" : "double";
   if (!other.empty()) return other;
   (void)has_int;
-  if (shorts) base = "short";
-  else if (longs == 1) base = "long";
-  else if (longs >= 2) base = "long long";
-  else base = "int";
+  if (shorts)
+    base = "short";
+  else if (longs == 1)
+    base = "long";
+  else if (longs >= 2)
+    base = "long long";
+  else
+    base = "int";
   return is_unsigned ? "unsigned " + base : base;
 }
 
 bool isBuiltinWord(std::string_view w) {
-  static const char* kWords[] = {"void",    "bool",   "char",     "char8_t", "char16_t",
-                                 "char32_t", "wchar_t", "short",    "int",     "long",
-                                 "signed",  "unsigned", "float",   "double",  "__int128",
-                                 "auto"};
+  static const char* kWords[] = {"void",    "bool",   "char",     "char8_t", "char16_t", "char32_t",
+                                 "wchar_t", "short",  "int",      "long",    "signed",   "unsigned",
+                                 "float",   "double", "__int128", "auto"};
   return std::any_of(std::begin(kWords), std::end(kWords), [&](const char* k) { return w == k; });
 }
 
 // Typedefs whose target is fixed on LP64 Linux (what the demangler shows instead).
 const std::map<std::string, std::string, std::less<>>& knownTypedefs() {
   static const std::map<std::string, std::string, std::less<>> m = {
-      {"size_t", "unsigned long"},    {"ssize_t", "long"},           {"ptrdiff_t", "long"},
-      {"intptr_t", "long"},           {"uintptr_t", "unsigned long"}, {"int8_t", "signed char"},
-      {"uint8_t", "unsigned char"},   {"int16_t", "short"},          {"uint16_t", "unsigned short"},
-      {"int32_t", "int"},             {"uint32_t", "unsigned int"},  {"int64_t", "long"},
-      {"uint64_t", "unsigned long"},  {"intmax_t", "long"},          {"uintmax_t", "unsigned long"},
+      {"size_t", "unsigned long"},    {"ssize_t", "long"},
+      {"ptrdiff_t", "long"},          {"intptr_t", "long"},
+      {"uintptr_t", "unsigned long"}, {"int8_t", "signed char"},
+      {"uint8_t", "unsigned char"},   {"int16_t", "short"},
+      {"uint16_t", "unsigned short"}, {"int32_t", "int"},
+      {"uint32_t", "unsigned int"},   {"int64_t", "long"},
+      {"uint64_t", "unsigned long"},  {"intmax_t", "long"},
+      {"uintmax_t", "unsigned long"},
   };
   return m;
 }
@@ -280,8 +294,7 @@ std::string normalizeTemplateArg(std::string_view arg, Protector& p) {
   std::string a = trim(arg);
   if (!a.empty() && (std::isdigit(static_cast<unsigned char>(a[0])) || a[0] == '-')) {
     size_t e = a.size();
-    while (e > 1 && (a[e - 1] == 'u' || a[e - 1] == 'l' || a[e - 1] == 'U' || a[e - 1] == 'L'))
-      --e;
+    while (e > 1 && (a[e - 1] == 'u' || a[e - 1] == 'l' || a[e - 1] == 'U' || a[e - 1] == 'L')) --e;
     return a.substr(0, e);
   }
   if (a == "true" || a == "false") return a;
@@ -329,33 +342,40 @@ void canonicalizeStd(std::vector<Component>& comps) {
   // Inline namespaces of libstdc++ / libc++.
   comps.erase(std::remove_if(comps.begin() + 1, comps.end(),
                              [](const Component& c) {
-                               return c.name == "__cxx11" || c.name == "__1" ||
-                                      c.name == "__debug";
+                               return c.name == "__cxx11" || c.name == "__1" || c.name == "__debug";
                              }),
               comps.end());
   if (comps.size() != 2 || !comps[1].args) return;
   auto& args = *comps[1].args;
-  static const char* kDefaults[] = {"std::allocator<", "std::less<", "std::hash<",
-                                    "std::equal_to<", "std::char_traits<", "std::default_delete<"};
-  while (args.size() > 1 &&
-         std::any_of(std::begin(kDefaults), std::end(kDefaults),
-                     [&](const char* d) { return startsWith(args.back(), d); }))
+  static const char* kDefaults[] = {"std::allocator<", "std::less<",        "std::hash<",
+                                    "std::equal_to<",  "std::char_traits<", "std::default_delete<"};
+  while (args.size() > 1 && std::any_of(std::begin(kDefaults), std::end(kDefaults),
+                                        [&](const char* d) { return startsWith(args.back(), d); }))
     args.pop_back();
   static const std::map<std::string, std::string, std::less<>> kCharAliases = {
-      {"basic_string", "string"},           {"basic_string_view", "string_view"},
-      {"basic_ostream", "ostream"},         {"basic_istream", "istream"},
-      {"basic_iostream", "iostream"},       {"basic_stringstream", "stringstream"},
-      {"basic_ostringstream", "ostringstream"}, {"basic_istringstream", "istringstream"},
-      {"basic_fstream", "fstream"},         {"basic_ifstream", "ifstream"},
-      {"basic_ofstream", "ofstream"},       {"basic_regex", "regex"},
+      {"basic_string", "string"},
+      {"basic_string_view", "string_view"},
+      {"basic_ostream", "ostream"},
+      {"basic_istream", "istream"},
+      {"basic_iostream", "iostream"},
+      {"basic_stringstream", "stringstream"},
+      {"basic_ostringstream", "ostringstream"},
+      {"basic_istringstream", "istringstream"},
+      {"basic_fstream", "fstream"},
+      {"basic_ifstream", "ifstream"},
+      {"basic_ofstream", "ofstream"},
+      {"basic_regex", "regex"},
   };
   auto it = kCharAliases.find(comps[1].name);
   if (it != kCharAliases.end() && args.size() == 1) {
-    static const std::map<std::string, std::string, std::less<>> kPrefix = {
-        {"char", ""}, {"wchar_t", "w"}, {"char8_t", "u8"}, {"char16_t", "u16"}, {"char32_t", "u32"}};
+    static const std::map<std::string, std::string, std::less<>> kPrefix = {{"char", ""},
+                                                                            {"wchar_t", "w"},
+                                                                            {"char8_t", "u8"},
+                                                                            {"char16_t", "u16"},
+                                                                            {"char32_t", "u32"}};
     auto pre = kPrefix.find(args[0]);
-    if (pre != kPrefix.end() && (pre->first == "char" || it->first == "basic_string" ||
-                                 it->first == "basic_string_view")) {
+    if (pre != kPrefix.end() &&
+        (pre->first == "char" || it->first == "basic_string" || it->first == "basic_string_view")) {
       comps[1].name = pre->second + it->second;
       comps[1].args.reset();
     }
@@ -395,8 +415,8 @@ std::string normalizeTypeImpl(std::string_view type, Protector& p) {
   if (s.empty()) return s;
   bool base_const = false, base_volatile = false;
   std::vector<std::string> builtin;
-  std::string name;          // canonical qualified name of the base type
-  std::string ops;           // declarator: "*", "&", "*const &", ...
+  std::string name;  // canonical qualified name of the base type
+  std::string ops;   // declarator: "*", "&", "*const &", ...
   bool after_ops = false;
   bool pack = false;
   size_t i = 0;
@@ -476,9 +496,12 @@ std::string normalizeTypeImpl(std::string_view type, Protector& p) {
 // Drops a parameter's top-level cv (not part of the function type).
 std::string dropTopLevelCv(std::string t) {
   for (;;) {
-    if (endsWith(t, "*const")) t.resize(t.size() - 5);
-    else if (endsWith(t, "*volatile")) t.resize(t.size() - 8);
-    else break;
+    if (endsWith(t, "*const"))
+      t.resize(t.size() - 5);
+    else if (endsWith(t, "*volatile"))
+      t.resize(t.size() - 8);
+    else
+      break;
   }
   if (t.find_first_of("*&") == std::string::npos) {
     if (startsWith(t, "const ")) t = t.substr(6);
@@ -598,9 +621,12 @@ std::string normalizeKeyImpl(std::string_view spelling, Protector& p) {
     int depth = 0;
     size_t cut = std::string::npos;
     for (size_t i = 0; i < name_part.size(); ++i) {
-      if (isOpenBracket(name_part[i])) ++depth;
-      else if (isCloseBracket(name_part[i])) depth = std::max(0, depth - 1);
-      else if (depth == 0 && name_part[i] == ' ') cut = i;
+      if (isOpenBracket(name_part[i]))
+        ++depth;
+      else if (isCloseBracket(name_part[i]))
+        depth = std::max(0, depth - 1);
+      else if (depth == 0 && name_part[i] == ' ')
+        cut = i;
     }
     if (cut != std::string::npos) name_part = name_part.substr(cut + 1);
     size_t b = name_part.find_first_not_of("*&");

@@ -64,8 +64,7 @@ TEST(FunctionKeyTest, Overloads) {
 }
 
 TEST(FunctionKeyTest, MapsWithNestedDefaults) {
-  const char* key =
-      "agile::BacklogService::index(const std::map<std::string, std::vector<int>> &)";
+  const char* key = "agile::BacklogService::index(const std::map<std::string, std::vector<int>> &)";
   expectAll({
       {"std::map<std::__cxx11::basic_string<char>, int> agile::BacklogService::index(const "
        "std::map<std::__cxx11::basic_string<char>, std::vector<int> >&)",
@@ -93,7 +92,8 @@ TEST(FunctionKeyTest, SetsUnorderedAndFixedWidthTypedefs) {
       {"void agile::BacklogService::sets(std::set<int>, std::unordered_map<std::string, long>, "
        "uint64_t, size_t)",
        key},
-      {"_ZN5agile14BacklogService4setsESt3setIiSt4lessIiESaIiEESt13unordered_mapINSt7__cxx1112basic_"
+      {"_ZN5agile14BacklogService4setsESt3setIiSt4lessIiESaIiEESt13unordered_mapINSt7__"
+       "cxx1112basic_"
        "stringIcSt11char_traitsIcESaIcEEElSt4hashISC_ESt8equal_toISC_ESaISt4pairIKSC_lEEEmm",
        key},
   });

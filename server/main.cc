@@ -168,7 +168,8 @@ int runCheck(const Args& a, Logger& log) {
   SourceChoice choice = makeSource(cfg);
   for (const auto& p : choice.problems) log.warn(p);
   std::shared_ptr<feedback::FeedbackProvider> provider;
-  if (choice.source) provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
+  if (choice.source)
+    provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
 
   ClangAnalyzer analyzer;
   analyzer.configure(cfg, root);
@@ -177,8 +178,8 @@ int runCheck(const Args& a, Logger& log) {
   size_t keys_referenced = 0, keys_sent = 0, items = 0;
   int fetches = 0;
   std::string fetch_status = provider ? "ok" : "no feedback source configured";
-  FeedbackFetch fetch = [&](const std::vector<std::string>& keys)
-      -> std::shared_ptr<const analysis::FeedbackView> {
+  FeedbackFetch fetch =
+      [&](const std::vector<std::string>& keys) -> std::shared_ptr<const analysis::FeedbackView> {
     const bool cold = fetches++ == 0;
     if (cold) keys_referenced = keys.size();
     if (!provider) return std::make_shared<analysis::InMemoryFeedback>();

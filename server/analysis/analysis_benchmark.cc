@@ -65,7 +65,8 @@ std::string generateSource(int edit) {
   for (int i = 0; i < kFunctions; ++i) {
     int c = i / 10, k = i % 10;
     std::string cls = "Service" + std::to_string(c);
-    s += "int " + cls + "::step" + std::to_string(k) + "(int n, const std::string& label) const {\n";
+    s +=
+        "int " + cls + "::step" + std::to_string(k) + "(int n, const std::string& label) const {\n";
     s += "  int total = " + std::to_string(i == 0 ? edit : 0) + ";\n";
     s += "  for (const Task& t : tasks()) {\n";
     s += "    total += t.cost();\n";
@@ -229,7 +230,8 @@ void BM_Analysis(benchmark::State& state) {
     SnapshotPtr snap = analyze(unit, view, options);
     total_cpu += cpuMs() - c0;
     build_ms += unit.build_ms;
-    total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    total_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     nodes = 0;
     for (const auto& f : snap->functions) nodes += f.nodes.size();
     benchmark::DoNotOptimize(snap.get());

@@ -12,13 +12,13 @@ namespace perfhat::analysis {
 namespace {
 
 using testing::Annotations;
-using testing::findFunction;
-using testing::nodesOfKind;
-using testing::TestTU;
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using testing::findFunction;
 using ::testing::IsEmpty;
+using testing::nodesOfKind;
 using ::testing::Not;
+using testing::TestTU;
 using ::testing::UnorderedElementsAre;
 
 std::vector<std::string> keysOf(const ParsedUnit& u) {
@@ -29,7 +29,7 @@ std::vector<std::string> keysOf(const ParsedUnit& u) {
 
 TEST(AstBuilderTest, FunctionKeysOfDefinitions) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 #include <string>
 #include <vector>
 #include <map>
@@ -56,36 +56,38 @@ int withLambda(int x) {
 namespace { void hidden(long long, unsigned short) {} }
 extern "C" void c_function(int) {}
 extern "C" { void c_block(unsigned long) {} }
-)cc";
+)src";
   auto b = t.build();
-  EXPECT_THAT(keysOf(b->unit),
-              ElementsAre("agile::BacklogService::overload(int)",
-                          "agile::BacklogService::overload(double)",
-                          "agile::BacklogService::save(std::string *, const std::vector<int> &)",
-                          "agile::BacklogService::index(const std::map<std::string, "
-                          "std::vector<int>> &)",
-                          "agile::BacklogService::name(std::string_view)",
-                          "agile::BacklogService::operator<(const agile::BacklogService &) const",
-                          "agile::BacklogService::storyPoints(const agile::Story &) const",
-                          "agile::maxOf<>(T, T)", "agile::withLambda(int)",
-                          "agile::withLambda(int)::lambda#1", "agile::withLambda(int)::lambda#2",
-                          "(anonymous namespace)::hidden(long long, unsigned short)",
-                          "c_function(int)", "c_block(unsigned long)"));
+  EXPECT_THAT(
+      keysOf(b->unit),
+      ElementsAre("agile::BacklogService::overload(int)", "agile::BacklogService::overload(double)",
+                  "agile::BacklogService::save(std::string *, const std::vector<int> &)",
+                  "agile::BacklogService::index(const std::map<std::string, "
+                  "std::vector<int>> &)",
+                  "agile::BacklogService::name(std::string_view)",
+                  "agile::BacklogService::operator<(const agile::BacklogService &) const",
+                  "agile::BacklogService::storyPoints(const agile::Story &) const",
+                  "agile::maxOf<>(T, T)", "agile::withLambda(int)",
+                  "agile::withLambda(int)::lambda#1", "agile::withLambda(int)::lambda#2",
+                  "(anonymous namespace)::hidden(long long, unsigned short)", "c_function(int)",
+                  "c_block(unsigned long)"));
   // libclang's mangling equals what `nm` shows for the same code (see function_key_test).
   const FunctionInfo* sp =
       findFunction(b->unit, "agile::BacklogService::storyPoints(const agile::Story &) const");
   ASSERT_NE(sp, nullptr);
   EXPECT_EQ(sp->mangled, "_ZNK5agile14BacklogService11storyPointsERKNS_5StoryE");
-  EXPECT_EQ(findFunction(b->unit, "agile::BacklogService::save(std::string *, const "
-                                  "std::vector<int> &)")
-                ->mangled,
-            "_ZN5agile14BacklogService4saveEPNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt"
-            "6vectorIiSaIiEE");
+  EXPECT_EQ(
+      findFunction(b->unit,
+                   "agile::BacklogService::save(std::string *, const "
+                   "std::vector<int> &)")
+          ->mangled,
+      "_ZN5agile14BacklogService4saveEPNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKSt"
+      "6vectorIiSaIiEE");
   EXPECT_EQ(findFunction(b->unit, "c_function(int)")->mangled, "c_function");
 }
 
 TEST(AstBuilderTest, CallsLoopsBranchesWithRangesAndHints) {
-  Annotations code(R"cc(
+  Annotations code(R"src(
 struct Task { int hours() const { return 1; } };
 struct List { Task* begin() const; Task* end() const; };
 struct Svc {
@@ -123,7 +125,7 @@ int work(const Svc& s, int n) {
   CHECK(total);
   return total;
 }
-)cc");
+)src");
   TestTU t;
   t.code = code.code();
   auto b = t.build();
@@ -193,17 +195,17 @@ int work(const Svc& s, int n) {
 
 TEST(AstBuilderTest, WorkspaceHeaderBodiesAndReferencedKeys) {
   TestTU t;
-  t.headers["store.h"] = R"cc(
+  t.headers["store.h"] = R"src(
 #pragma once
 namespace store {
 inline int fetch(int id) { return id * 2; }
 int remote(int id);
 }
-)cc";
-  t.code = R"cc(
+)src";
+  t.code = R"src(
 #include "store.h"
 int use(int id) { return store::fetch(id) + store::remote(id); }
-)cc";
+)src";
   auto b = t.build();
   ASSERT_EQ(b->unit.functions.size(), 1u);
   auto calls = nodesOfKind(b->unit.functions[0], NodeKind::Call);
@@ -217,10 +219,10 @@ int use(int id) { return store::fetch(id) + store::remote(id); }
 }
 
 TEST(AstBuilderTest, ParseErrorsAreReportedAndTheRestIsStillBuilt) {
-  Annotations code(R"cc(
+  Annotations code(R"src(
 int ok(int x) { return x; }
 int broken(int x) { return $err[[undefined_thing]](x); }
-)cc");
+)src");
   TestTU t;
   t.code = code.code();
   auto b = t.build();
@@ -236,7 +238,7 @@ TEST(AstBuilderTest, OperatorCallsInsertedByTheCompilerAreNotCalls) {
   // converts with operator bool: none of these is a call as written, so none gets a hint.
   // A written `*it` is a call; conversions, even inside an explicit cast, are not.
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct It { int* p; int& operator*() const { return *p; } It& operator++() { ++p; return *this; }
             bool operator!=(const It& o) const { return p != o.p; } };
 struct Bag { int v[3]; It begin() { return It{v}; } It end() { return It{v + 3}; }
@@ -249,7 +251,7 @@ int sum() {
   if (bag()) s += *it;
   return s + static_cast<int>(static_cast<bool>(bag()));
 }
-)cc";
+)src";
   auto b = t.build();
   const FunctionInfo* sum = findFunction(b->unit, "sum()");
   ASSERT_NE(sum, nullptr);
@@ -264,7 +266,7 @@ TEST(AstBuilderTest, CallsFoldedAtCompileTimeAreNotCalls) {
   // constexpr initializer, as the probe macros do); the same function called with a run-time
   // argument is a call.
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 constexpr int twice(int x) { return 2 * x; }
 int g();
 int f(int n) {
@@ -272,7 +274,7 @@ int f(int n) {
   static_assert(twice(2) == 4);
   return g() + k + twice(n);
 }
-)cc";
+)src";
   auto b = t.build();
   const FunctionInfo* f = findFunction(b->unit, "f(int)");
   ASSERT_NE(f, nullptr);
@@ -296,11 +298,11 @@ TEST(AstBuilderTest, ReparseSeesTheEdit) {
 
 TEST(AstBuilderTest, TemplateCallsCarryTheInstantiation) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 template <typename T> T maxOf(T a, T b) { return a > b ? a : b; }
 template <typename T> struct Box { void put(const T&) {} };
 int use() { Box<int>().put(1); return maxOf(1, 2); }
-)cc";
+)src";
   auto b = t.build();
   const FunctionInfo* use = findFunction(b->unit, "use()");
   ASSERT_NE(use, nullptr);
@@ -317,7 +319,7 @@ int use() { Box<int>().put(1); return maxOf(1, 2); }
 // the probability that arm 0 is taken, in source order of the branches below.
 TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct Task {
       int effort() const;
     };
@@ -357,7 +359,7 @@ TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
       total += p ? use(14) : use(15);     // ?: with a pointer condition
       return total;
     }
-  )cc";
+  )src";
   auto b = t.build();
   EXPECT_THAT(b->unit.problems, IsEmpty());
   const FunctionInfo* f = findFunction(b->unit, "prior(int, int, bool, double)");

@@ -59,9 +59,12 @@ std::vector<std::string> splitCommandLine(const std::string& command) {
   for (size_t i = 0; i < command.size(); ++i) {
     char c = command[i];
     if (quote) {
-      if (c == quote) quote = 0;
-      else if (c == '\\' && quote == '"' && i + 1 < command.size()) cur.push_back(command[++i]);
-      else cur.push_back(c);
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < command.size())
+        cur.push_back(command[++i]);
+      else
+        cur.push_back(c);
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;
@@ -90,7 +93,8 @@ std::string findCompileDatabase(const std::string& file, const std::string& conf
   }
   fs::path dir = fs::path(absoluteNormal(file)).parent_path();
   for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
-    for (fs::path candidate : {dir / "compile_commands.json", dir / "build" / "compile_commands.json"})
+    for (fs::path candidate :
+         {dir / "compile_commands.json", dir / "build" / "compile_commands.json"})
       if (fs::is_regular_file(candidate, ec)) return candidate.string();
     if (dir == dir.root_path()) break;
     dir = dir.parent_path();
@@ -144,8 +148,9 @@ CompileCommand compileCommandFor(const std::string& file, const std::string& con
         if (!same_dir_ext && ef.parent_path() == f.parent_path()) same_dir_ext = &e;
         if (!same_ext) same_ext = &e;
       }
-      chosen = same_dir_ext ? same_dir_ext : same_ext ? same_ext
-                                                       : (entries.empty() ? nullptr : &entries[0]);
+      chosen = same_dir_ext ? same_dir_ext
+               : same_ext   ? same_ext
+                            : (entries.empty() ? nullptr : &entries[0]);
       if (chosen) cmd.source = CompileCommand::Source::Sibling;
     }
     if (chosen) {

@@ -16,8 +16,8 @@ struct CompileCommand {
   std::string directory;          // working directory of the entry ("" for fallback)
   std::string database;           // path of the compile_commands.json used ("" if none)
   enum class Source { Exact, Sibling, Fallback } source = Source::Fallback;
-  bool missing = true;            // no database covers this file: fallback flags used
-  std::string error;              // why the database could not be used (malformed JSON, ...)
+  bool missing = true;  // no database covers this file: fallback flags used
+  std::string error;    // why the database could not be used (malformed JSON, ...)
 };
 
 // Finds compile_commands.json for `file`: `configured` (a directory or the file itself) when not

@@ -31,9 +31,10 @@ class CompileDbTest : public ::testing::Test {
 
 TEST_F(CompileDbTest, ExactEntryFoundUpwardInBuildDir) {
   write(dir_ / "build" / "compile_commands.json", R"([
-    {"directory": ")" + path("build") + R"(", "file": ")" + path("src/a.cc") + R"(",
+    {"directory": ")" + path("build") + R"(", "file": ")" +
+                                                      path("src/a.cc") + R"(",
      "arguments": ["/usr/bin/c++", "-DA=1", "-I../include", "-std=c++17", "-c", ")" +
-                                            path("src/a.cc") + R"(", "-o", "a.o"]},
+                                                      path("src/a.cc") + R"(", "-o", "a.o"]},
     {"directory": ")" + path("build") + R"(", "file": "../src/b.cc",
      "command": "c++ -DB=\"two words\" -O2 -c ../src/b.cc -o b.o"}
   ])");
@@ -66,8 +67,9 @@ TEST_F(CompileDbTest, ExactEntryFoundUpwardInBuildDir) {
 
 TEST_F(CompileDbTest, ConfiguredDirectoryOrFile) {
   fs::create_directories(dir_ / "elsewhere");
-  write(dir_ / "elsewhere" / "compile_commands.json",
-        R"([{"directory": "/", "file": ")" + path("src/a.cc") + R"(", "arguments": ["cc", "-DX"]}])");
+  write(
+      dir_ / "elsewhere" / "compile_commands.json",
+      R"([{"directory": "/", "file": ")" + path("src/a.cc") + R"(", "arguments": ["cc", "-DX"]}])");
   EXPECT_EQ(findCompileDatabase(path("src/a.cc"), path("elsewhere")),
             path("elsewhere/compile_commands.json"));
   EXPECT_EQ(findCompileDatabase(path("src/a.cc"), path("elsewhere/compile_commands.json")),
@@ -77,7 +79,8 @@ TEST_F(CompileDbTest, ConfiguredDirectoryOrFile) {
 }
 
 TEST_F(CompileDbTest, MissingDatabaseUsesFallbackAndSaysSo) {
-  CompileCommand c = compileCommandFor(path("src/deep/x.cc"), path("nowhere"), {"-std=c++20", "-xc++"});
+  CompileCommand c =
+      compileCommandFor(path("src/deep/x.cc"), path("nowhere"), {"-std=c++20", "-xc++"});
   EXPECT_TRUE(c.missing);
   EXPECT_EQ(c.source, CompileCommand::Source::Fallback);
   EXPECT_THAT(c.args, Contains("-std=c++20"));

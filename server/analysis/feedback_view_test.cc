@@ -23,7 +23,8 @@ TEST(InMemoryFeedbackTest, FindsByKeyCanonicalKeyMangledAndName) {
                         /*stale=*/true);
   const char* canonical = "agile::BacklogService::storyPoints(const agile::Story &) const";
   ASSERT_NE(view.find(canonical), nullptr);
-  EXPECT_EQ(view.find(canonical), view.find("_ZNK5agile14BacklogService11storyPointsERKNS_5StoryE"));
+  EXPECT_EQ(view.find(canonical),
+            view.find("_ZNK5agile14BacklogService11storyPointsERKNS_5StoryE"));
   EXPECT_EQ(view.find("agile::Svc::load(long)"), nullptr);
   EXPECT_EQ(view.findByName("agile::Svc::load").size(), 2u);
   EXPECT_EQ(view.findByName("agile::BacklogService::storyPoints").size(), 1u);

@@ -12,11 +12,11 @@
 namespace perfhat::analysis {
 namespace {
 
+using ::testing::Contains;
 using testing::findFunction;
+using ::testing::HasSubstr;
 using testing::nodesOfKind;
 using testing::TestTU;
-using ::testing::Contains;
-using ::testing::HasSubstr;
 
 constexpr double kMs = 1e6;
 
@@ -51,7 +51,7 @@ bool anyContains(const std::vector<std::string>& v, const std::string& needle) {
 // Paper task T4: a getter with production data, newly called inside two nested loops.
 TEST(InferenceTest, T4GetterInNestedLoopsMultipliesIterations) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct Backlog { int hours(int task) const; };
 int estimate(const Backlog& b) {
   int total = 0;
@@ -62,7 +62,7 @@ int estimate(const Backlog& b) {
   }
   return total;
 }
-)cc";
+)src";
   FeedbackItem getter = item("Backlog::hours(int) const", 2 * kMs);
   getter.callsites = {site("report()", 2 * kMs, 3)};  // measured in another parent only
   InMemoryFeedback view({item("estimate(const Backlog &)", 5 * kMs), getter});
@@ -93,14 +93,14 @@ int estimate(const Backlog& b) {
 
 TEST(InferenceTest, ExistingCallSiteIsMeasuredAndFunctionUnchanged) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct Backlog { int hours(int task) const; };
 int estimate(const Backlog& b) {
   int total = 0;
   for (int j = 0; j < 20; ++j) total += b.hours(j);
   return total;
 }
-)cc";
+)src";
   FeedbackItem getter = item("Backlog::hours(int) const", 2 * kMs);
   getter.callsites = {site("estimate(const Backlog &)", 1.5 * kMs, 3)};
   FeedbackItem self = item("estimate(const Backlog &)", 31 * kMs);
@@ -123,11 +123,11 @@ int estimate(const Backlog& b) {
 
 TEST(InferenceTest, CallSiteRegressionPredictsForThisParentsWorkload) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct Db { int query(int) const; };
 int handler(const Db& d) { return d.query(1); }
 int fresh(const Db& d) { return d.query(2); }
-)cc";
+)src";
   FeedbackItem q = item("Db::query(int) const", 20 * kMs);
   q.callsites = {site("a()", 10 * kMs, 1), site("b()", 20 * kMs, 2), site("c()", 30 * kMs, 3)};
   FeedbackItem h = item("handler(const Db &)", 1 * kMs);
@@ -166,19 +166,19 @@ TEST(InferenceTest, CalleeOverallWhenCallSitesCarryNoWorkload) {
 
 TEST(InferenceTest, WorkspaceBodyAnalysedRecursivelyAcrossFilesAndCycles) {
   TestTU t;
-  t.headers["db.h"] = R"cc(
+  t.headers["db.h"] = R"src(
 #pragma once
 struct Db { int query(int) const; };
 inline int helper(const Db& d) { return d.query(1) + d.query(2); }
-)cc";
-  t.code = R"cc(
+)src";
+  t.code = R"src(
 #include "db.h"
 int leaf();
 int a(int n);
 int b(int n) { return n ? a(n - 1) : leaf(); }
 int a(int n) { return b(n); }
 int top(const Db& d) { return helper(d); }
-)cc";
+)src";
   InMemoryFeedback view({item("Db::query(int) const", 10 * kMs), item("leaf()", 1 * kMs)});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* top = findFunction(*s, "top(const Db &)");
@@ -198,14 +198,14 @@ int top(const Db& d) { return helper(d); }
 
 TEST(InferenceTest, UnknownStaysUnknownNeverZero) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct Ext { int mystery() const; };
 int u(const Ext& e) {
   int t = 0;
   for (int i = 0; i < 5; ++i) t += e.mystery();
   return t;
 }
-)cc";
+)src";
   InMemoryFeedback view;
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "u(const Ext &)");
@@ -223,7 +223,7 @@ TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
   // They are predicted as negligible (stated), so the loop total is the measured call's cost,
   // and calling them does not make the function "changed".
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct Task {
       int state_ = 0;
       int state() const { return state_; }
@@ -243,7 +243,7 @@ TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
       }
       return n;
     }
-  )cc";
+  )src";
   FeedbackItem load = item("Repo::load(int) const", 3 * kMs);
   load.callsites = {site("done(const Repo &)", 3 * kMs, 2)};
   InMemoryFeedback view({item("done(const Repo &)", 12 * kMs), load});
@@ -267,7 +267,7 @@ TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
 
 TEST(InferenceTest, LoopIterationSourcesInOrderOfPreference) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 struct List { int* begin() const; int* end() const; };
 struct Svc { int load(int) const; List tasks() const; };
 int iter(const Svc& s, int n) {
@@ -280,7 +280,7 @@ int iter(const Svc& s, int n) {
   while (n++ < 1000) t += s.load(n);
   return t;
 }
-)cc";
+)src";
   FeedbackItem self = item("iter(const Svc &, int)", 50 * kMs);
   self.loops = {LoopStats{0, 6, 42, 50, 10}};
   FeedbackItem tasks = item("Svc::tasks() const", 1 * kMs);
@@ -311,7 +311,7 @@ int iter(const Svc& s, int n) {
 // (stated as an assumption); the worst case ignores priors.
 TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct T {};
     T* find();
     int fa();
@@ -333,7 +333,7 @@ TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
       }
       return x;
     }
-  )cc";
+  )src";
   InMemoryFeedback view({item("fa()", 2 * kMs), item("fb()", 6 * kMs)});
   auto built = t.build();
   SnapshotPtr s = analyze(built->unit, view, AnalysisOptions());
@@ -363,7 +363,7 @@ TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
 
 TEST(InferenceTest, BranchesMeanOrWorstCase) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 int fa();
 int fb();
 int br(bool n) {
@@ -371,7 +371,7 @@ int br(bool n) {
   if (n) x = fa(); else x = fb();
   return x;
 }
-)cc";
+)src";
   InMemoryFeedback view({item("fa()", 2 * kMs), item("fb()", 6 * kMs)});
   auto built = t.build();
   AnalysisOptions mean;
@@ -393,7 +393,7 @@ int br(bool n) {
 // weighted like any arm (no branch data: the stated equal-arms assumption; worst case: always).
 TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct Svc {
       int load(int) const;
       bool skip(int) const;
@@ -406,7 +406,7 @@ TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
       }
       return t;
     }
-  )cc";
+  )src";
   FeedbackItem load = item("Svc::load(int) const", 2 * kMs);
   load.callsites = {site("other()", 2 * kMs, 1)};  // a new call here
   InMemoryFeedback view(
@@ -433,7 +433,7 @@ TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
 // after the loop) becomes its arm 1.
 TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     int a(int);
     int b(int);
     int c(int);
@@ -464,7 +464,7 @@ TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
       t += g(n);
       return t;
     }
-  )cc";
+  )src";
   auto built = t.build();
   const FunctionInfo* fn = findFunction(built->unit, "h(int)");
   ASSERT_NE(fn, nullptr);
@@ -501,7 +501,7 @@ TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
 // better than the collection's size over every caller.
 TEST(InferenceTest, NewCallRunsAsOftenAsAMeasuredCallInItsBlock) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct List {
       int* begin() const;
       int* end() const;
@@ -519,7 +519,7 @@ TEST(InferenceTest, NewCallRunsAsOftenAsAMeasuredCallInItsBlock) {
       }
       return t;
     }
-  )cc";
+  )src";
   FeedbackItem items = item("Svc::items(int) const", 1 * kMs);
   items.result_size = SizeStats{30, 40, 50, 10};  // over every caller
   items.callsites = {site("page(const Svc &)", 1 * kMs, 1)};
@@ -546,7 +546,7 @@ TEST(InferenceTest, NewCallRunsAsOftenAsAMeasuredCallInItsBlock) {
 // call site's data; production's calls per call of the function tell the new executions apart.
 TEST(InferenceTest, ExtraCallsOfAnAlreadyCalledCalleeAreNewCost) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct List {
       int* begin() const;
       int* end() const;
@@ -562,7 +562,7 @@ TEST(InferenceTest, ExtraCallsOfAnAlreadyCalledCalleeAreNewCost) {
       }
       return t;
     }
-  )cc";
+  )src";
   FeedbackItem items = item("Svc::items(int) const", 1 * kMs);
   items.result_size = SizeStats{20, 30, 40, 10};
   FeedbackItem refresh = item("Svc::refresh(int) const", 2 * kMs);
@@ -586,12 +586,12 @@ TEST(InferenceTest, ExtraCallsOfAnAlreadyCalledCalleeAreNewCost) {
 // mean is used. A good fit is used, but never extrapolated beyond the observed workloads.
 TEST(InferenceTest, CallSiteRegressionShrinksWeakFitsAndDoesNotExtrapolate) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
     struct Db {
       int query(int) const;
     };
     int handler(const Db& d) { return d.query(1); }
-  )cc";
+  )src";
   FeedbackItem h = item("handler(const Db &)", 1 * kMs);
   h.stats->rate_per_s = 10;  // far above every observed caller
   FeedbackItem q = item("Db::query(int) const", 20 * kMs);
@@ -618,7 +618,7 @@ TEST(InferenceTest, CallSiteRegressionShrinksWeakFitsAndDoesNotExtrapolate) {
 
 TEST(InferenceTest, MatchingLayersOnRealDefinitions) {
   TestTU t;
-  t.code = R"cc(
+  t.code = R"src(
 namespace api {
 struct Api {
   int listTasks(int page) const;
@@ -631,7 +631,7 @@ int Api::load(double) const { return 2; }
 int byLine() { return 3; }
 int byMangled() { return 4; }
 }  // namespace api
-)cc";
+)src";
   FeedbackItem line = item("GET /by-line", 4 * kMs);
   line.file = "main.cc";
   line.line = 11;  // 1-based: `int byLine()`
@@ -643,10 +643,9 @@ int byMangled() { return 4; }
   SnapshotPtr s = t.analyze(view);
   EXPECT_EQ(findFunction(*s, "api::Api::listTasks(int) const")->match, "rule");
   EXPECT_EQ(findFunction(*s, "api::Api::load(int) const")->match, "overloads");
-  EXPECT_TRUE(anyContains(findFunction(*s, "api::Api::load(int) const")
-                              ->root()
-                              .estimate.derivation.assumptions,
-                          "aggregated"));
+  EXPECT_TRUE(anyContains(
+      findFunction(*s, "api::Api::load(int) const")->root().estimate.derivation.assumptions,
+      "aggregated"));
   EXPECT_EQ(findFunction(*s, "api::byLine()")->match, "file-line");
   EXPECT_EQ(findFunction(*s, "api::byMangled()")->match, "mangled");
   EXPECT_GT(s->analysis_ms, 0);

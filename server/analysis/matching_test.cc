@@ -60,7 +60,8 @@ TEST(MatcherTest, NameWhenTheOverloadSetHasOneMemberElseAggregated) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m.how, "name");
 
-  InMemoryFeedback two({item("agile::Svc::load(long)", 2e6, 100), item("agile::Svc::load(double)", 6e6, 300)});
+  InMemoryFeedback two(
+      {item("agile::Svc::load(long)", 2e6, 100), item("agile::Svc::load(double)", 6e6, 300)});
   MatchResult agg = Matcher(two, o).match("agile::Svc::load(int)", "");
   ASSERT_TRUE(agg);
   EXPECT_EQ(agg.how, "overloads");

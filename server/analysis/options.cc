@@ -17,7 +17,8 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
   if (!j.is_object()) throw OptionsError("rule: expected an object");
   auto str = [&](const char* name, std::string& out) {
     if (!j.contains(name)) return;
-    if (!j[name].is_string()) throw OptionsError(std::string("rule.") + name + ": expected a string");
+    if (!j[name].is_string())
+      throw OptionsError(std::string("rule.") + name + ": expected a string");
     out = j[name].get<std::string>();
   };
   str("span", v.span);
@@ -30,7 +31,8 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
     try {
       std::regex re(v.function_regex);
     } catch (const std::regex_error& e) {
-      throw OptionsError("rule.function_regex: invalid regular expression: " + std::string(e.what()));
+      throw OptionsError("rule.function_regex: invalid regular expression: " +
+                         std::string(e.what()));
     }
   }
 }
@@ -55,9 +57,12 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
   }
   if (j.contains("branch_mode")) {
     const auto& m = j["branch_mode"];
-    if (m == "mean") v.branch_mode = BranchMode::Mean;
-    else if (m == "worst") v.branch_mode = BranchMode::Worst;
-    else throw OptionsError("branch_mode: expected \"mean\" or \"worst\"");
+    if (m == "mean")
+      v.branch_mode = BranchMode::Mean;
+    else if (m == "worst")
+      v.branch_mode = BranchMode::Worst;
+    else
+      throw OptionsError("branch_mode: expected \"mean\" or \"worst\"");
   }
   if (j.contains("rules")) {
     if (!j["rules"].is_array()) throw OptionsError("rules: expected an array");

@@ -37,11 +37,16 @@ constexpr unsigned kParseOptions = kOneShotParseOptions | CXTranslationUnit_Prec
 
 const char* errorName(CXErrorCode code) {
   switch (code) {
-    case CXError_Success: return "success";
-    case CXError_Failure: return "libclang failure";
-    case CXError_Crashed: return "libclang crashed";
-    case CXError_InvalidArguments: return "invalid arguments";
-    case CXError_ASTReadError: return "AST read error";
+    case CXError_Success:
+      return "success";
+    case CXError_Failure:
+      return "libclang failure";
+    case CXError_Crashed:
+      return "libclang crashed";
+    case CXError_InvalidArguments:
+      return "invalid arguments";
+    case CXError_ASTReadError:
+      return "AST read error";
   }
   return "unknown error";
 }
@@ -73,11 +78,9 @@ std::unique_ptr<TranslationUnit> TranslationUnit::parse(const std::string& path,
   CXUnsavedFile unsaved{tu->path_.c_str(), tu->contents_.data(),
                         static_cast<unsigned long>(tu->contents_.size())};
   auto t0 = std::chrono::steady_clock::now();
-  CXErrorCode rc = clang_parseTranslationUnit2(tu->index_, tu->path_.c_str(), argv.data(),
-                                               static_cast<int>(argv.size()), &unsaved, 1,
-                                               mode == Mode::kEditor ? kParseOptions
-                                                                     : kOneShotParseOptions,
-                                               &tu->tu_);
+  CXErrorCode rc = clang_parseTranslationUnit2(
+      tu->index_, tu->path_.c_str(), argv.data(), static_cast<int>(argv.size()), &unsaved, 1,
+      mode == Mode::kEditor ? kParseOptions : kOneShotParseOptions, &tu->tu_);
   tu->last_parse_ms_ = msSince(t0);
   tu->parse_count_ = 1;
   if (rc != CXError_Success || !tu->tu_) {
@@ -102,8 +105,9 @@ bool TranslationUnit::reparse(std::string contents, std::string* error) {
   if (rc != 0) {
     clang_disposeTranslationUnit(tu_);
     tu_ = nullptr;
-    if (error) *error = std::string("cannot reparse ") + path_ + ": " +
-                        errorName(static_cast<CXErrorCode>(rc));
+    if (error)
+      *error =
+          std::string("cannot reparse ") + path_ + ": " + errorName(static_cast<CXErrorCode>(rc));
     return false;
   }
   return true;

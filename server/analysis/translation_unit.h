@@ -37,8 +37,8 @@ class TranslationUnit {
 
   // Reparses with new contents, reusing the preamble. Measured with libclang 14: the preamble
   // is only reused when the main file exists on disk (any contents); for a path that does not
-  // exist (a new, never-saved buffer) every reparse costs a full parse. On failure libclang invalidates the
-  // TU; this returns false and the object must be re-created with parse().
+  // exist (a new, never-saved buffer) every reparse costs a full parse. On failure libclang
+  // invalidates the TU; this returns false and the object must be re-created with parse().
   bool reparse(std::string contents, std::string* error = nullptr);
 
   CXTranslationUnit raw() const { return tu_; }

@@ -9,11 +9,16 @@ namespace perfhat::feedback {
 
 const char* toString(FetchStatus s) {
   switch (s) {
-    case FetchStatus::Ok: return "ok";
-    case FetchStatus::Unreachable: return "unreachable";
-    case FetchStatus::Unauthorized: return "unauthorized";
-    case FetchStatus::ServerError: return "server error";
-    case FetchStatus::BadResponse: return "bad response";
+    case FetchStatus::Ok:
+      return "ok";
+    case FetchStatus::Unreachable:
+      return "unreachable";
+    case FetchStatus::Unauthorized:
+      return "unauthorized";
+    case FetchStatus::ServerError:
+      return "server error";
+    case FetchStatus::BadResponse:
+      return "bad response";
   }
   return "?";
 }

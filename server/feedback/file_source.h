@@ -34,8 +34,8 @@ class FileSource : public FeedbackSource {
   std::string path_;
   mutable std::mutex mu_;
   std::vector<FeedbackItem> items_;
-  std::unordered_map<std::string, size_t> by_key_;                // canonical key and mangled
-  std::unordered_multimap<std::string, size_t> by_name_;          // qualified name
+  std::unordered_map<std::string, size_t> by_key_;        // canonical key and mangled
+  std::unordered_multimap<std::string, size_t> by_name_;  // qualified name
   std::optional<std::string> error_;
   uint64_t generation_ = 0;  // bumped on every successful load; the change cursor
 };

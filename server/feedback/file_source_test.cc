@@ -35,8 +35,8 @@ TEST(LspFileSource, AnswersByKeyMangledAndName) {
   FileSource src(f.path());
   ASSERT_EQ(src.load(), std::nullopt);
   EXPECT_EQ(src.size(), 3u);
-  auto r = src.batchGet({"agile::Story::tasks() const", "_ZNK5agile5Story5tasksEv",
-                         "agile::f(long)", "nope()"});
+  auto r = src.batchGet(
+      {"agile::Story::tasks() const", "_ZNK5agile5Story5tasksEv", "agile::f(long)", "nope()"});
   ASSERT_TRUE(r.ok());
   // tasks() once (deduplicated), both f overloads by name, nope() missing.
   EXPECT_EQ(r.response.items.size(), 3u);

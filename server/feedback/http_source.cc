@@ -57,7 +57,8 @@ std::string encodeQuery(std::string_view v) {
 HttpSource::HttpSource(const std::string& url, HttpOptions options)
     : url_(url), options_(std::move(options)) {
   size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) throw std::invalid_argument("handler URL needs http://: " + url);
+  if (scheme_end == std::string::npos)
+    throw std::invalid_argument("handler URL needs http://: " + url);
   std::string scheme = url.substr(0, scheme_end);
   if (scheme != "http" && scheme != "https") {
     throw std::invalid_argument("handler URL scheme must be http or https: " + url);
@@ -65,7 +66,8 @@ HttpSource::HttpSource(const std::string& url, HttpOptions options)
   size_t path_start = url.find('/', scheme_end + 3);
   std::string host_port =
       url.substr(0, path_start == std::string::npos ? std::string::npos : path_start);
-  if (host_port.size() <= scheme_end + 3) throw std::invalid_argument("handler URL has no host: " + url);
+  if (host_port.size() <= scheme_end + 3)
+    throw std::invalid_argument("handler URL has no host: " + url);
   if (path_start != std::string::npos) {
     prefix_ = url.substr(path_start);
     while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
@@ -156,9 +158,12 @@ ChangesResult parseChangesResponse(std::string_view body) {
   if (!j.is_object()) throw FeedbackFormatError("changes response must be an object");
   ChangesResult r;
   if (auto c = j.find("cursor"); c != j.end()) {
-    if (c->is_string()) r.cursor = c->get<std::string>();
-    else if (c->is_number_integer()) r.cursor = std::to_string(c->get<int64_t>());
-    else if (!c->is_null()) throw FeedbackFormatError("changes: \"cursor\" must be a string");
+    if (c->is_string())
+      r.cursor = c->get<std::string>();
+    else if (c->is_number_integer())
+      r.cursor = std::to_string(c->get<int64_t>());
+    else if (!c->is_null())
+      throw FeedbackFormatError("changes: \"cursor\" must be a string");
   }
   for (const char* flag : {"reset", "all"}) {
     if (auto f = j.find(flag); f != j.end() && f->is_boolean() && f->get<bool>()) r.all = true;
@@ -166,7 +171,8 @@ ChangesResult parseChangesResponse(std::string_view body) {
   for (const char* list : {"keys", "changes", "items"}) {
     auto it = j.find(list);
     if (it == j.end() || it->is_null()) continue;
-    if (!it->is_array()) throw FeedbackFormatError(std::string("changes: \"") + list + "\" must be an array");
+    if (!it->is_array())
+      throw FeedbackFormatError(std::string("changes: \"") + list + "\" must be an array");
     for (const auto& e : *it) {
       if (e.is_string()) {
         r.keys.push_back(e.get<std::string>());

@@ -16,10 +16,10 @@ class Client;
 namespace perfhat::feedback {
 
 struct HttpOptions {
-  std::string token;                 // bearer token ("" = none; local handlers need none)
+  std::string token;  // bearer token ("" = none; local handlers need none)
   int connect_timeout_ms = 1000;
   int read_timeout_ms = 5000;
-  bool gzip = true;                  // accept gzip-compressed responses
+  bool gzip = true;  // accept gzip-compressed responses
 };
 
 class HttpSource : public FeedbackSource {
@@ -44,7 +44,7 @@ class HttpSource : public FeedbackSource {
   std::string url_;
   std::string prefix_;  // path prefix, no trailing '/'
   HttpOptions options_;
-  std::mutex mu_;       // httplib::Client is not safe for concurrent requests
+  std::mutex mu_;  // httplib::Client is not safe for concurrent requests
   std::unique_ptr<httplib::Client> client_;
   std::string host_port_;
   std::mutex watch_mu_;  // the long-poll connection, one request at a time

@@ -20,33 +20,37 @@ using namespace std::chrono_literals;
 class TestHandler {
  public:
   explicit TestHandler(std::string token = "") : token_(std::move(token)) {
-    server_.Post("/v1/feedback:batchGet", [this](const httplib::Request& req, httplib::Response& res) {
-      ++requests_;
-      if (!authorized(req, res)) return;
-      if (fail_) {
-        res.status = 500;
-        res.set_content(R"js({"error":{"code":503,"message":"storage unavailable"}})js",
-                        "application/json");
-        return;
-      }
-      auto body = nlohmann::json::parse(req.body);
-      last_keys_ = body["keys"].get<std::vector<std::string>>();
-      nlohmann::json items = nlohmann::json::array();
-      nlohmann::json missing = nlohmann::json::array();
-      for (const auto& k : last_keys_) {
-        if (k == "agile::Story::tasks() const") {
-          items.push_back({{"key", k}, {"stats", {{"count", 100}, {"mean_ns", 2.0e6}, {"p50_ns", 1.9e6}}}});
-        } else {
-          missing.push_back(k);
-        }
-      }
-      res.set_content(nlohmann::json{{"items", items}, {"missing", missing}, {"cursor", "c7"}}.dump(),
-                      "application/json");
-    });
+    server_.Post(
+        "/v1/feedback:batchGet", [this](const httplib::Request& req, httplib::Response& res) {
+          ++requests_;
+          if (!authorized(req, res)) return;
+          if (fail_) {
+            res.status = 500;
+            res.set_content(R"js({"error":{"code":503,"message":"storage unavailable"}})js",
+                            "application/json");
+            return;
+          }
+          auto body = nlohmann::json::parse(req.body);
+          last_keys_ = body["keys"].get<std::vector<std::string>>();
+          nlohmann::json items = nlohmann::json::array();
+          nlohmann::json missing = nlohmann::json::array();
+          for (const auto& k : last_keys_) {
+            if (k == "agile::Story::tasks() const") {
+              items.push_back(
+                  {{"key", k}, {"stats", {{"count", 100}, {"mean_ns", 2.0e6}, {"p50_ns", 1.9e6}}}});
+            } else {
+              missing.push_back(k);
+            }
+          }
+          res.set_content(
+              nlohmann::json{{"items", items}, {"missing", missing}, {"cursor", "c7"}}.dump(),
+              "application/json");
+        });
     server_.Get("/v1/changes", [this](const httplib::Request& req, httplib::Response& res) {
       if (!authorized(req, res)) return;
       last_since_ = req.get_param_value("since");
-      res.set_content(R"js({"cursor":"c8","keys":["agile::Story::tasks() const"]})js", "application/json");
+      res.set_content(R"js({"cursor":"c8","keys":["agile::Story::tasks() const"]})js",
+                      "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });

@@ -17,9 +17,9 @@ namespace perfhat::feedback {
 
 struct Lookup {
   std::vector<FeedbackItem> items;  // deduplicated by key
-  bool stale = false;               // some data came from expired cache entries, or none could be fetched
-  bool fetched = false;             // a request went to the source
-  size_t requested_keys = 0;        // keys in that request
+  bool stale = false;         // some data came from expired cache entries, or none could be fetched
+  bool fetched = false;       // a request went to the source
+  size_t requested_keys = 0;  // keys in that request
   size_t cache_hits = 0;
   FetchStatus status = FetchStatus::Ok;  // of the request, if any
   std::string error;

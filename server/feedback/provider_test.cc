@@ -47,7 +47,7 @@ TEST(LspFeedbackProvider, OneBulkRequestForTheMissesOnly) {
   auto r2 = p.get({"a()", "zzz()", "_Z1av"});
   EXPECT_EQ(src->requests, 2);  // only the mangled spelling was new
   EXPECT_EQ(src->last, std::vector<std::string>{"_Z1av"});
-  EXPECT_EQ(r2.cache_hits, 2u);  // a() and the negative entry for zzz()
+  EXPECT_EQ(r2.cache_hits, 2u);    // a() and the negative entry for zzz()
   EXPECT_EQ(r2.items.size(), 1u);  // deduplicated across spellings
 }
 

@@ -38,10 +38,10 @@ struct ResponseError {
 struct Message {
   enum class Kind { Request, Notification, Response };
   Kind kind = Kind::Notification;
-  json id;             // number or string for requests/responses; null otherwise
-  std::string method;  // requests and notifications
-  json params;         // null when absent
-  json result;         // responses
+  json id;                             // number or string for requests/responses; null otherwise
+  std::string method;                  // requests and notifications
+  json params;                         // null when absent
+  json result;                         // responses
   std::optional<ResponseError> error;  // error responses
 };
 

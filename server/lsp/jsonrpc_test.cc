@@ -53,8 +53,7 @@ TEST(LspJsonRpc, ClassifiesRequestsNotificationsAndResponses) {
   EXPECT_EQ(ok.message->kind, Message::Kind::Response);
   EXPECT_FALSE(ok.message->error);
 
-  Incoming err =
-      parseMessage(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}})");
+  Incoming err = parseMessage(R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}})");
   ASSERT_TRUE(err.message);
   ASSERT_TRUE(err.message->error);
   EXPECT_EQ(err.message->error->code, kMethodNotFound);

@@ -163,8 +163,7 @@ void from_json(const json& j, InlayHint& v) {
 }
 
 void to_json(json& j, const Hover& v) {
-  j = {{"contents",
-        {{"kind", v.markdown_kind ? "markdown" : "plaintext"}, {"value", v.markdown}}}};
+  j = {{"contents", {{"kind", v.markdown_kind ? "markdown" : "plaintext"}, {"value", v.markdown}}}};
   if (v.range) j["range"] = *v.range;
 }
 

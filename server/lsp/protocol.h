@@ -185,8 +185,8 @@ void to_json(json& j, const TextEdit& v);
 struct CodeAction {
   std::string title;
   std::string kind;
-  std::string uri;                 // document the edits apply to
-  std::vector<TextEdit> edits;     // as a WorkspaceEdit on `uri`
+  std::string uri;              // document the edits apply to
+  std::vector<TextEdit> edits;  // as a WorkspaceEdit on `uri`
   std::optional<Command> command;
 };
 void to_json(json& j, const CodeAction& v);

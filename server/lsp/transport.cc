@@ -24,7 +24,8 @@ bool iequalsPrefix(std::string_view s, std::string_view lower_prefix) {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -66,7 +67,8 @@ std::optional<Frame> FrameParser::next() {
       if (drop > 0 && !all_whitespace) {
         pos_ += drop;
         compact();
-        return Frame{false, {}, "garbage before header (" + std::to_string(drop) + " bytes skipped)"};
+        return Frame{
+            false, {}, "garbage before header (" + std::to_string(drop) + " bytes skipped)"};
       }
       if (all_whitespace) {
         pos_ += data.size();
@@ -80,7 +82,8 @@ std::optional<Frame> FrameParser::next() {
       pos_ += start;
       compact();
       if (!all_whitespace) {
-        return Frame{false, {}, "garbage before header (" + std::to_string(start) + " bytes skipped)"};
+        return Frame{
+            false, {}, "garbage before header (" + std::to_string(start) + " bytes skipped)"};
       }
       data.remove_prefix(start);
     }

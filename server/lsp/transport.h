@@ -15,8 +15,8 @@
 namespace perfhat::lsp {
 
 struct FramingLimits {
-  size_t max_header_bytes = 8 * 1024;          // a header block longer than this is garbage
-  size_t max_body_bytes = 256 * 1024 * 1024;   // refuse absurd Content-Length values
+  size_t max_header_bytes = 8 * 1024;         // a header block longer than this is garbage
+  size_t max_body_bytes = 256 * 1024 * 1024;  // refuse absurd Content-Length values
 };
 
 // One event from the stream: a complete message body, or a framing error (with a reason) after

@@ -70,7 +70,7 @@ TEST(LspFraming, NonNumericContentLengthIsAnErrorAndTheNextMessageStillArrives) 
 TEST(LspFraming, MissingContentLengthIsAnError) {
   FrameParser p;
   p.feed("Content-Length: 3\r\n\r\n[1]");  // good
-  p.feed("Content-Lengthx: 3\r\n\r\n");     // name differs: no length header
+  p.feed("Content-Lengthx: 3\r\n\r\n");    // name differs: no length header
   auto frames = drain(p);
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_TRUE(frames[0].ok);

@@ -51,9 +51,12 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
     }
   }
   if (auto p = j.find("profile"); p != j.end() && !p->is_null()) {
-    if (*p == "design") cfg.features.profile = features::Profile::Design;
-    else if (*p == "debug") cfg.features.profile = features::Profile::Debug;
-    else warnings.push_back("config: \"profile\" must be \"design\" or \"debug\"");
+    if (*p == "design")
+      cfg.features.profile = features::Profile::Design;
+    else if (*p == "debug")
+      cfg.features.profile = features::Profile::Debug;
+    else
+      warnings.push_back("config: \"profile\" must be \"design\" or \"debug\"");
   }
   if (auto c = j.find("cache"); c != j.end() && c->is_object()) {
     size_t max_entries = cfg.cache.max_entries;
@@ -102,7 +105,10 @@ json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
     char* end = nullptr;
     long long n = std::strtoll(v, &end, 10);
     // A malformed number is passed on as a string so applyJson reports it by name.
-    if (end && *end == '\0') j[section][key] = n; else j[section][key] = v;
+    if (end && *end == '\0')
+      j[section][key] = n;
+    else
+      j[section][key] = v;
   };
   num("PERFHAT_CACHE_MAX_ENTRIES", "cache", "maxEntries");
   num("PERFHAT_CACHE_TTL_S", "cache", "ttlSeconds");

@@ -23,18 +23,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/feedback/lru_cache.h"
 #include "server/features/features.h"
+#include "server/feedback/lru_cache.h"
 
 namespace perfhat::server {
 
 struct Config {
-  std::string feedback_file;      // --feedback-file
-  std::string handler_url;        // --handler
-  std::string token;              // --token
-  std::string compile_commands;   // --compile-commands (dir or file); "" = search upward
+  std::string feedback_file;     // --feedback-file
+  std::string handler_url;       // --handler
+  std::string token;             // --token
+  std::string compile_commands;  // --compile-commands (dir or file); "" = search upward
   features::Options features;
-  feedback::CacheOptions cache;   // 10,000 entries, 10 min (PerformanceHat's values)
+  feedback::CacheOptions cache;  // 10,000 entries, 10 min (PerformanceHat's values)
   int connect_timeout_ms = 1000;
   int read_timeout_ms = 5000;
   // Rebuild debounce, clangd style: delay = clamp(last build time × ratio, min, max), so we
@@ -42,16 +42,17 @@ struct Config {
   int debounce_min_ms = 50;
   int debounce_max_ms = 500;
   double debounce_ratio = 1.0;
-  int changes_poll_s = 30;        // handler change feed; 0 = off
+  int changes_poll_s = 30;  // handler change feed; 0 = off
   nlohmann::json analysis = nlohmann::json::object();
 };
 
 // The layers, lowest precedence first; resolve() merges them (JSON merge patch) and parses.
 struct ConfigLayers {
   nlohmann::json project = nlohmann::json::object();  // .perfhat.json
-  nlohmann::json client = nlohmann::json::object();   // initializationOptions / didChangeConfiguration
-  nlohmann::json env = nlohmann::json::object();      // PERFHAT_*
-  nlohmann::json cli = nlohmann::json::object();      // command line
+  nlohmann::json client =
+      nlohmann::json::object();                   // initializationOptions / didChangeConfiguration
+  nlohmann::json env = nlohmann::json::object();  // PERFHAT_*
+  nlohmann::json cli = nlohmann::json::object();  // command line
 
   // Merged config; problems (wrong types, bad values) are appended to `warnings`.
   Config resolve(std::vector<std::string>* warnings = nullptr) const;

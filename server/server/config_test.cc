@@ -45,7 +45,8 @@ TEST(LspConfig, PrecedenceCliOverEnvOverClientOverProject) {
 TEST(LspConfig, BadValuesWarnAndKeepTheLowerLayer) {
   ConfigLayers l;
   l.project = json::parse(R"js({"cache":{"maxEntries":50}})js");
-  l.client = json::parse(R"js({"cache":{"maxEntries":"lots"},"profile":"fast","debounce":{"minMs":-1}})js");
+  l.client = json::parse(
+      R"js({"cache":{"maxEntries":"lots"},"profile":"fast","debounce":{"minMs":-1}})js");
   std::vector<std::string> w;
   Config c = l.resolve(&w);
   EXPECT_EQ(c.cache.max_entries, 50u);
@@ -84,7 +85,8 @@ TEST(LspConfig, ProjectFileMissingCorruptAndGood) {
 }
 
 TEST(LspConfig, ClientSettingsNestedOrFlat) {
-  EXPECT_EQ(clientSettings(json::parse(R"js({"perfhat":{"profile":"design"}})js"))["profile"], "design");
+  EXPECT_EQ(clientSettings(json::parse(R"js({"perfhat":{"profile":"design"}})js"))["profile"],
+            "design");
   EXPECT_EQ(clientSettings(json::parse(R"js({"profile":"debug"})js"))["profile"], "debug");
   EXPECT_EQ(clientSettings(json(3)), json::object());
 }

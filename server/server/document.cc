@@ -86,7 +86,10 @@ analysis::Position toByte(std::string_view text, const LineTable& lines, lsp::Po
   size_t lo = 0, hi = lines.lineCount();
   while (hi - lo > 1) {
     size_t mid = (lo + hi) / 2;
-    if (lines.lineStart(mid) <= off) lo = mid; else hi = mid;
+    if (lines.lineStart(mid) <= off)
+      lo = mid;
+    else
+      hi = mid;
   }
   return {static_cast<int>(lo), static_cast<int>(off - lines.lineStart(lo))};
 }

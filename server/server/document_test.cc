@@ -16,11 +16,11 @@ TEST(LspDocument, Utf16PositionsWithEmojiAndMultibyte) {
   std::string text = "a😀é;b\nx";
   LineTable lines(text);
   auto enc = PositionEncoding::Utf16;
-  EXPECT_EQ(toOffset(text, lines, {0, 1}, enc), 1u);  // before the emoji
-  EXPECT_EQ(toOffset(text, lines, {0, 3}, enc), 5u);  // after the emoji (2 units)
-  EXPECT_EQ(toOffset(text, lines, {0, 2}, enc), 1u);  // inside the pair snaps to its start
-  EXPECT_EQ(toOffset(text, lines, {0, 4}, enc), 7u);  // after "é"
-  EXPECT_EQ(toOffset(text, lines, {0, 99}, enc), 9u); // clamps to the end of the line
+  EXPECT_EQ(toOffset(text, lines, {0, 1}, enc), 1u);   // before the emoji
+  EXPECT_EQ(toOffset(text, lines, {0, 3}, enc), 5u);   // after the emoji (2 units)
+  EXPECT_EQ(toOffset(text, lines, {0, 2}, enc), 1u);   // inside the pair snaps to its start
+  EXPECT_EQ(toOffset(text, lines, {0, 4}, enc), 7u);   // after "é"
+  EXPECT_EQ(toOffset(text, lines, {0, 99}, enc), 9u);  // clamps to the end of the line
   EXPECT_EQ(toOffset(text, lines, {1, 1}, enc), 11u);
   EXPECT_EQ(toOffset(text, lines, {7, 0}, enc), text.size());
   // Byte -> UTF-16.

@@ -39,7 +39,9 @@ analysis::SnapshotPtr failedSnapshot(const AnalysisInput& in, const std::string&
 }  // namespace
 
 Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send send, Logger& log)
-    : send_(std::move(send)), log_(log), analyzer_(std::move(analyzer)),
+    : send_(std::move(send)),
+      log_(log),
+      analyzer_(std::move(analyzer)),
       layers_(std::move(layers)) {
   std::lock_guard lock(mu_);
   applyConfigLocked();
@@ -124,9 +126,15 @@ void Server::handleBody(std::string_view body) {
   }
   const lsp::Message& m = *in.message;
   switch (m.kind) {
-    case lsp::Message::Kind::Request: onRequest(m); break;
-    case lsp::Message::Kind::Notification: onNotification(m); break;
-    case lsp::Message::Kind::Response: onResponse(m); break;
+    case lsp::Message::Kind::Request:
+      onRequest(m);
+      break;
+    case lsp::Message::Kind::Notification:
+      onNotification(m);
+      break;
+    case lsp::Message::Kind::Response:
+      onResponse(m);
+      break;
   }
 }
 
@@ -140,7 +148,9 @@ void Server::onResponse(const lsp::Message& m) {
     cb = std::move(it->second);
     outgoing_.erase(it);
   }
-  if (m.error) log_.info("client answered with error " + std::to_string(m.error->code) + ": " + m.error->message);
+  if (m.error)
+    log_.info("client answered with error " + std::to_string(m.error->code) + ": " +
+              m.error->message);
   cb(m);
 }
 
@@ -311,7 +321,8 @@ json Server::initialize(const json& params) {
       {"codeActionProvider", true},
       {"executeCommandProvider", {{"commands", commands}}},
   };
-  return {{"capabilities", caps}, {"serverInfo", {{"name", "perfhat-lsp"}, {"version", PERFHAT_VERSION}}}};
+  return {{"capabilities", caps},
+          {"serverInfo", {{"name", "perfhat-lsp"}, {"version", PERFHAT_VERSION}}}};
 }
 
 void Server::applyConfigLocked() {
@@ -406,9 +417,9 @@ void Server::didChange(const json& params) {
       return;
     }
     it->second.doc = std::move(updated);
-    double delay = std::clamp(last_build_ms_ * cfg_.debounce_ratio,
-                              static_cast<double>(cfg_.debounce_min_ms),
-                              static_cast<double>(cfg_.debounce_max_ms));
+    double delay =
+        std::clamp(last_build_ms_ * cfg_.debounce_ratio, static_cast<double>(cfg_.debounce_min_ms),
+                   static_cast<double>(cfg_.debounce_max_ms));
     it->second.dirty = true;
     it->second.due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(delay * 1000));
   }
@@ -462,8 +473,7 @@ void Server::withSnapshot(const json& id, const std::string& uri, Compute comput
       throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
     }
     const DocState& st = it->second;
-    if (st.snapshot && st.built_doc && st.built_doc->version() == st.doc->version() &&
-        !st.dirty) {
+    if (st.snapshot && st.built_doc && st.built_doc->version() == st.doc->version() && !st.dirty) {
       snap = st.snapshot;
       doc = st.built_doc;
     } else {
@@ -612,8 +622,9 @@ bool Server::waitIdle(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   std::unique_lock lock(mu_);
   for (;;) {
-    bool idle = !busy_ && tasks_.empty() &&
-                std::none_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
+    bool idle =
+        !busy_ && tasks_.empty() &&
+        std::none_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
     if (idle) return true;
     if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) return false;
   }
@@ -764,12 +775,14 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   if (progress) {
     token = "perfhat-fetch-" + std::to_string(Clock::now().time_since_epoch().count());
     auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
-    request("window/workDoneProgress/create", {{"token", token}}, [this, created](const lsp::Message& m) {
-      created->store(m.error ? 2 : 1);
-      cv_.notify_all();
-    });
+    request("window/workDoneProgress/create", {{"token", token}},
+            [this, created](const lsp::Message& m) {
+              created->store(m.error ? 2 : 1);
+              cv_.notify_all();
+            });
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return created->load() != 0 || stopping_; });
+    cv_.wait_for(lock, std::chrono::milliseconds(500),
+                 [&] { return created->load() != 0 || stopping_; });
     if (created->load() != 1) token.clear();
   }
   if (!token.empty()) {
@@ -783,8 +796,8 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   if (!token.empty()) {
     std::string msg = l.error.empty() ? std::to_string(l.items.size()) + " with data" : l.error;
     notify("$/progress", {{"token", token},
-                          {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::End, "",
-                                                          msg, std::nullopt}}});
+                          {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::End, "", msg,
+                                                          std::nullopt}}});
   }
   if (l.fetched) {
     log_.info("fetched feedback for " + std::to_string(l.requested_keys) + " keys (" +
@@ -796,11 +809,10 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
     shown_.erase("source-failure");  // recovered: tell the user again at the next outage
   } else if (l.status != feedback::FetchStatus::Ok) {
     std::string what = provider->source().describe();
-    std::string text =
-        l.status == feedback::FetchStatus::Unreachable
-            ? "perfhat: feedback " + what + " is unreachable (" + l.error +
-                  "). Hints keep working from the cache and are marked stale."
-            : "perfhat: feedback " + what + " failed: " + l.error;
+    std::string text = l.status == feedback::FetchStatus::Unreachable
+                           ? "perfhat: feedback " + what + " is unreachable (" + l.error +
+                                 "). Hints keep working from the cache and are marked stale."
+                           : "perfhat: feedback " + what + " failed: " + l.error;
     log_.warn(text);
     showMessageOnce("source-failure", lsp::MessageType::Warning, text);
   }
@@ -833,7 +845,8 @@ void Server::rebuild(const std::string& uri, std::shared_ptr<const Document> doc
   }
   log_.info("built " + doc->path() + " v" + std::to_string(doc->version()) + " in " +
             std::to_string(ms) + " ms (parse " + std::to_string(snap->parse_ms) + ", fetch " +
-            std::to_string(snap->fetch_ms) + ", analysis " + std::to_string(snap->analysis_ms) + ")");
+            std::to_string(snap->fetch_ms) + ", analysis " + std::to_string(snap->analysis_ms) +
+            ")");
 
   std::vector<Pending> ready;
   {
@@ -872,7 +885,8 @@ void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot
   PositionEncoding enc = encoding();
   auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
   lsp::PublishDiagnosticsParams p{uri, d.version(), {}};
-  for (const auto& diag : features::diagnostics(s, o)) p.diagnostics.push_back(lsp::render(diag, conv));
+  for (const auto& diag : features::diagnostics(s, o))
+    p.diagnostics.push_back(lsp::render(diag, conv));
   notify("textDocument/publishDiagnostics", p);
 }
 

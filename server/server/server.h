@@ -138,14 +138,14 @@ class Server {
   std::unique_ptr<feedback::ChangeWatcher> retired_watcher_;
   std::map<std::string, DocState> docs_;
   std::vector<Pending> pending_;
-  std::deque<std::function<void()>> tasks_;       // run on the worker
-  std::vector<std::string> closed_paths_;         // for Analyzer::close on the worker
+  std::deque<std::function<void()>> tasks_;  // run on the worker
+  std::vector<std::string> closed_paths_;    // for Analyzer::close on the worker
   bool analyzer_config_dirty_ = true;
   bool refresh_after_build_ = false;
-  bool busy_ = false;                             // worker is rebuilding / running a task
+  bool busy_ = false;  // worker is rebuilding / running a task
   double last_build_ms_ = 0;
   std::chrono::steady_clock::time_point next_poll_;
-  std::map<std::string, bool> shown_;             // showMessageOnce keys
+  std::map<std::string, bool> shown_;  // showMessageOnce keys
   std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_;
   int next_outgoing_ = 0;
   bool stopping_ = false;

@@ -96,13 +96,13 @@ class Sink {
     return found;
   }
   std::optional<json> reply(const json& id) {
-    return waitFor([&](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); });
+    return waitFor(
+        [&](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); });
   }
   size_t count(const std::string& method) {
     std::lock_guard lock(mu_);
-    return std::count_if(msgs_.begin(), msgs_.end(), [&](const json& m) {
-      return m.value("method", "") == method;
-    });
+    return std::count_if(msgs_.begin(), msgs_.end(),
+                         [&](const json& m) { return m.value("method", "") == method; });
   }
   std::vector<json> all() {
     std::lock_guard lock(mu_);
@@ -123,21 +123,23 @@ class LspServerTest : public ::testing::Test {
     ConfigLayers layers;
     layers.cli = std::move(cli);
     log_.setLevel(LogLevel::Warning);
-    server_ = std::make_unique<Server>(layers, std::move(a), [this](const json& j) { sink_.push(j); },
-                                       log_);
+    server_ = std::make_unique<Server>(
+        layers, std::move(a), [this](const json& j) { sink_.push(j); }, log_);
     send(1, "initialize", {{"rootUri", nullptr}, {"capabilities", caps}});
     ASSERT_TRUE(sink_.reply(1));
     notify("initialized", json::object());
   }
   void send(const json& id, const std::string& method, json params) {
-    server_->handleBody(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
+    server_->handleBody(
+        json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
   }
   void notify(const std::string& method, json params) {
     server_->handleBody(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}.dump());
   }
   void open(const std::string& text, int version = 1) {
     notify("textDocument/didOpen",
-           {{"textDocument", {{"uri", uri_}, {"languageId", "cpp"}, {"version", version}, {"text", text}}}});
+           {{"textDocument",
+             {{"uri", uri_}, {"languageId", "cpp"}, {"version", version}, {"text", text}}}});
   }
   json lensRequest(int id) {
     send(id, "textDocument/codeLens", {{"textDocument", {{"uri", uri_}}}});
@@ -158,7 +160,8 @@ class LspServerTest : public ::testing::Test {
 
 TEST_F(LspServerTest, RequestsBeforeInitializeAreRefused) {
   auto a = std::make_unique<GatedAnalyzer>();
-  Server s({}, std::move(a), [this](const json& j) { sink_.push(j); }, log_);
+  Server s(
+      {}, std::move(a), [this](const json& j) { sink_.push(j); }, log_);
   s.handleBody(R"js({"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{}})js");
   EXPECT_EQ(errorCode(sink_.reply(9)), lsp::kServerNotInitialized);
 }
@@ -183,7 +186,8 @@ TEST_F(LspServerTest, ProtocolErrorsAndTheServerKeepsAnswering) {
   EXPECT_EQ(errorCode(sink_.reply(2)), lsp::kMethodNotFound);
   server_->handleBody(R"js({"jsonrpc":"2.0","method":"no/such/notification"})js");
   server_->handleBody(R"js({"jsonrpc":"2.0","method":"$/setTrace","params":{"value":"off"}})js");
-  server_->handleBody(R"js({"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"x":1}})js");
+  server_->handleBody(
+      R"js({"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{"x":1}})js");
   EXPECT_EQ(errorCode(sink_.reply(3)), lsp::kInvalidParams);
   send(4, "textDocument/codeLens", {{"textDocument", {{"uri", "file:///never/opened.cc"}}}});
   auto r = sink_.reply(4);
@@ -222,14 +226,15 @@ TEST_F(LspServerTest, IncrementalEditsReachTheAnalyzer) {
     notify("textDocument/didChange", {{"textDocument", {{"uri", uri_}, {"version", version}}},
                                       {"contentChanges", json::array({event})}});
   };
-  change(2, 1, 9, 1, 10, "42");         // return 42;
-  change(3, 1, 2, 1, 2, "/* 😀 */ ");   // emoji before return
-  change(4, 1, 18, 1, 20, "7");         // after the emoji (2 UTF-16 units): 42 -> 7
+  change(2, 1, 9, 1, 10, "42");       // return 42;
+  change(3, 1, 2, 1, 2, "/* 😀 */ ");  // emoji before return
+  change(4, 1, 18, 1, 20, "7");       // after the emoji (2 UTF-16 units): 42 -> 7
   lensRequest(3);
   ASSERT_FALSE(analyzer_->texts().empty());
   EXPECT_EQ(analyzer_->texts().back(), "int f() {\n  /* 😀 */ return 7;\n}\n");
   auto diags = sink_.waitFor([](const json& m) {
-    return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["version"] == 4;
+    return m.value("method", "") == "textDocument/publishDiagnostics" &&
+           m["params"]["version"] == 4;
   });
   EXPECT_TRUE(diags);
 }
@@ -260,7 +265,8 @@ TEST_F(LspServerTest, FeedbackFileDataReachesCodeLensAndShowData) {
   ASSERT_EQ(lens["result"].size(), 1u);
   EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
               ::testing::HasSubstr("prod"));
-  send(3, "workspace/executeCommand", {{"command", "perfhat.showData"}, {"arguments", {"app::f()"}}});
+  send(3, "workspace/executeCommand",
+       {{"command", "perfhat.showData"}, {"arguments", {"app::f()"}}});
   auto r = sink_.reply(3);
   ASSERT_TRUE(r && r->contains("result")) << r->dump();
   EXPECT_EQ((*r)["result"]["stats"]["count"], 1200);
@@ -282,7 +288,8 @@ TEST_F(LspServerTest, UnreachableHandlerShowsOneMessageAndMarksStale) {
                                     {"contentChanges", json::array({{{"text", "int f(); "}}})}});
   lensRequest(3);
   EXPECT_EQ(sink_.count("window/showMessage"), 1u);
-  auto msg = sink_.waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
+  auto msg =
+      sink_.waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
   EXPECT_THAT((*msg)["params"]["message"].get<std::string>(), ::testing::HasSubstr("unreachable"));
 }
 
@@ -290,17 +297,22 @@ TEST_F(LspServerTest, RefreshCommandAsksTheClientToRefreshHints) {
   std::string path = "/tmp/perfhat-refresh-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << R"js({"items":[]})js";
   start(json{{"feedbackFile", path}},
-        {{"workspace", {{"inlayHint", {{"refreshSupport", true}}}, {"codeLens", {{"refreshSupport", true}}}}},
+        {{"workspace",
+          {{"inlayHint", {{"refreshSupport", true}}}, {"codeLens", {{"refreshSupport", true}}}}},
          {"textDocument", {{"inlayHint", json::object()}}}});
   open("int f();\n");
   lensRequest(2);
-  std::ofstream(path) << R"js({"items":[{"key":"app::f()","stats":{"count":5,"p50_ns":1e6,"mean_ns":1e6}}]})js";
+  std::ofstream(path)
+      << R"js({"items":[{"key":"app::f()","stats":{"count":5,"p50_ns":1e6,"mean_ns":1e6}}]})js";
   send(3, "workspace/executeCommand", {{"command", "perfhat.refresh"}});
   EXPECT_TRUE(sink_.reply(3));
-  EXPECT_TRUE(sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/inlayHint/refresh"; }));
-  EXPECT_TRUE(sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/codeLens/refresh"; }));
+  EXPECT_TRUE(sink_.waitFor(
+      [](const json& m) { return m.value("method", "") == "workspace/inlayHint/refresh"; }));
+  EXPECT_TRUE(sink_.waitFor(
+      [](const json& m) { return m.value("method", "") == "workspace/codeLens/refresh"; }));
   auto lens = lensRequest(4);
-  EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(), ::testing::HasSubstr("prod"));
+  EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
+              ::testing::HasSubstr("prod"));
   std::filesystem::remove(path);
 }
 
@@ -312,7 +324,8 @@ TEST_F(LspServerTest, SetIterationsSendsAnEditAndRejectsBadArguments) {
        {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 1, 50}}});
   auto r = sink_.reply(3);
   ASSERT_TRUE(r && r->contains("result"));
-  auto edit = sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/applyEdit"; });
+  auto edit =
+      sink_.waitFor([](const json& m) { return m.value("method", "") == "workspace/applyEdit"; });
   ASSERT_TRUE(edit);
   const json& change = (*edit)["params"]["edit"]["changes"][uri_][0];
   EXPECT_EQ(change["newText"], "\t// perfhat: iterations=50\n");  // the loop's indentation

@@ -21,8 +21,8 @@ SourceChoice makeSource(const Config& cfg) {
     if (auto err = c.file->load()) {
       c.problems.push_back(*err + "; continuing without production data");
     } else {
-      c.loaded = "loaded " + std::to_string(c.file->size()) + " feedback items from " +
-                 cfg.feedback_file;
+      c.loaded =
+          "loaded " + std::to_string(c.file->size()) + " feedback items from " + cfg.feedback_file;
     }
     c.source = c.file;
   }

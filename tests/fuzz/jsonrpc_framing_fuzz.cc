@@ -15,15 +15,24 @@ using namespace perfhat::lsp;
 void parseParams(const Message& m) {
   try {
     const json& p = m.params;
-    if (m.method == "initialize") (void)p.get<InitializeParams>();
-    else if (m.method == "textDocument/didOpen") (void)p.get<DidOpenTextDocumentParams>();
-    else if (m.method == "textDocument/didChange") (void)p.get<DidChangeTextDocumentParams>();
-    else if (m.method == "textDocument/hover") (void)p.get<TextDocumentPositionParams>();
-    else if (m.method == "textDocument/inlayHint") (void)p.get<InlayHintParams>();
-    else if (m.method == "textDocument/codeAction") (void)p.get<CodeActionParams>();
-    else if (m.method == "workspace/executeCommand") (void)p.get<ExecuteCommandParams>();
-    else if (m.method == "$/cancelRequest") (void)p.get<CancelParams>();
-    else if (m.method == "textDocument/didOpen") (void)uriToPath(p.value("uri", ""));
+    if (m.method == "initialize")
+      (void)p.get<InitializeParams>();
+    else if (m.method == "textDocument/didOpen")
+      (void)p.get<DidOpenTextDocumentParams>();
+    else if (m.method == "textDocument/didChange")
+      (void)p.get<DidChangeTextDocumentParams>();
+    else if (m.method == "textDocument/hover")
+      (void)p.get<TextDocumentPositionParams>();
+    else if (m.method == "textDocument/inlayHint")
+      (void)p.get<InlayHintParams>();
+    else if (m.method == "textDocument/codeAction")
+      (void)p.get<CodeActionParams>();
+    else if (m.method == "workspace/executeCommand")
+      (void)p.get<ExecuteCommandParams>();
+    else if (m.method == "$/cancelRequest")
+      (void)p.get<CancelParams>();
+    else if (m.method == "textDocument/didOpen")
+      (void)uriToPath(p.value("uri", ""));
   } catch (const json::exception&) {
     // Expected for bad params: the server answers InvalidParams.
   }

@@ -38,7 +38,8 @@ class LspProcess {
   std::optional<json> waitFor(const std::function<bool(const json&)>& pred,
                               std::chrono::milliseconds timeout = std::chrono::seconds(60),
                               size_t* cursor = nullptr);
-  std::optional<json> response(int id, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  std::optional<json> response(int id,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(60));
   std::optional<json> response(const json& id,
                                std::chrono::milliseconds timeout = std::chrono::seconds(60));
   // request() + response().

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr const char* kSource = R"cpp(namespace agile {
+constexpr const char* kSource = R"src(namespace agile {
 struct Task { int hours = 1; };
 class Story {
  public:
@@ -40,7 +40,7 @@ int Backlog::total(const Story& s) const {
   return sum;
 }
 }  // namespace agile
-)cpp";
+)src";
 
 // Production data (nanoseconds): total() 1 ms, estimate() 2 µs when called from total(),
 // loadTasks() 2 ms — recorded only under another caller, so calling it from total() is new code
@@ -101,29 +101,32 @@ class LspE2E : public ::testing::Test {
   void SetUp() override {
     src_ = dir_.file("app.cc", kSource);
     feedback_ = dir_.file("feedback.json", kFeedback);
-    dir_.file("compile_commands.json",
-              json::array({{{"directory", dir_.path()},
-                            {"file", src_},
-                            {"command", "c++ -std=c++20 -c app.cc"}}})
-                  .dump());
+    dir_.file(
+        "compile_commands.json",
+        json::array(
+            {{{"directory", dir_.path()}, {"file", src_}, {"command", "c++ -std=c++20 -c app.cc"}}})
+            .dump());
     log_ = dir_.path() + "/server.log";
   }
   std::unique_ptr<LspProcess> start(std::vector<std::string> args) {
     auto p = std::make_unique<LspProcess>(PERFHAT_LSP_BIN, args, log_);
-    auto init = p->call("initialize",
-                        {{"processId", getpid()},
-                         {"rootUri", uriOf(dir_.path())},
-                         {"capabilities",
-                          {{"textDocument", {{"inlayHint", json::object()}, {"hover", {{"contentFormat", {"markdown"}}}}}},
-                           {"workspace", {{"inlayHint", {{"refreshSupport", true}}}}}}}});
+    auto init =
+        p->call("initialize",
+                {{"processId", getpid()},
+                 {"rootUri", uriOf(dir_.path())},
+                 {"capabilities",
+                  {{"textDocument",
+                    {{"inlayHint", json::object()}, {"hover", {{"contentFormat", {"markdown"}}}}}},
+                   {"workspace", {{"inlayHint", {{"refreshSupport", true}}}}}}}});
     EXPECT_TRUE(init && init->contains("result")) << (init ? init->dump() : "no reply");
     p->notify("initialized", json::object());
     return p;
   }
   void open(LspProcess& p, const std::string& path, const std::string& text, int version = 1) {
-    p.notify("textDocument/didOpen", {{"textDocument",
-                                       {{"uri", uriOf(path)}, {"languageId", "cpp"},
-                                        {"version", version}, {"text", text}}}});
+    p.notify(
+        "textDocument/didOpen",
+        {{"textDocument",
+          {{"uri", uriOf(path)}, {"languageId", "cpp"}, {"version", version}, {"text", text}}}});
   }
   std::optional<json> diagnostics(LspProcess& p, const std::string& path, int version) {
     return p.waitFor([&](const json& m) {
@@ -133,7 +136,8 @@ class LspE2E : public ::testing::Test {
   }
   json hints(LspProcess& p, const std::string& path) {
     auto r = p.call("textDocument/inlayHint",
-                    {{"textDocument", {{"uri", uriOf(path)}}}, {"range", {{"start", pos(0, 0)}, {"end", pos(1000, 0)}}}});
+                    {{"textDocument", {{"uri", uriOf(path)}}},
+                     {"range", {{"start", pos(0, 0)}, {"end", pos(1000, 0)}}}});
     EXPECT_TRUE(r && r->contains("result")) << (r ? r->dump() : "no reply");
     return r ? (*r)["result"] : json();
   }
@@ -187,8 +191,9 @@ TEST_F(LspE2E, HintsHoverLensAndPredictedRegression) {
   std::string insert = "      s.loadTasks();\n";
   p->notify("textDocument/didChange",
             {{"textDocument", {{"uri", uriOf(src_)}, {"version", 2}}},
-             {"contentChanges", json::array({{{"range", {{"start", pos(inner, 0)}, {"end", pos(inner, 0)}}},
-                                              {"text", insert}}})}});
+             {"contentChanges",
+              json::array({{{"range", {{"start", pos(inner, 0)}, {"end", pos(inner, 0)}}},
+                            {"text", insert}}})}});
   text.insert(text.find("      sum += j;"), insert);
   auto diags = diagnostics(*p, src_, 2);
   ASSERT_TRUE(diags) << serverLog();
@@ -198,11 +203,14 @@ TEST_F(LspE2E, HintsHoverLensAndPredictedRegression) {
   // Predicted cost of the outer loop = 10 × 20 iterations × 2 ms measured for loadTasks().
   h = hints(*p, src_);
   int outer = lineOf(text, "for (int i = 0;");
-  EXPECT_THAT(hintOnLine(h, outer), HasSubstr(features::formatDuration(10 * 20 * 2.0e6))) << h.dump(1);
+  EXPECT_THAT(hintOnLine(h, outer), HasSubstr(features::formatDuration(10 * 20 * 2.0e6)))
+      << h.dump(1);
   int inner_loop = lineOf(text, "for (int j = 0;");
-  EXPECT_THAT(hintOnLine(h, inner_loop), HasSubstr(features::formatDuration(20 * 2.0e6))) << h.dump(1);
+  EXPECT_THAT(hintOnLine(h, inner_loop), HasSubstr(features::formatDuration(20 * 2.0e6)))
+      << h.dump(1);
   EXPECT_THAT(hintOnLine(h, lineOf(text, "s.loadTasks()")), HasSubstr("~"));  // predicted
-  EXPECT_THAT(hintOnLine(h, lineOf(text, "s.loadTasks()")), HasSubstr(features::formatDuration(2.0e6)));
+  EXPECT_THAT(hintOnLine(h, lineOf(text, "s.loadTasks()")),
+              HasSubstr(features::formatDuration(2.0e6)));
 
   EXPECT_EQ(p->shutdownAndWait(), 0);
 }
@@ -226,8 +234,9 @@ TEST_F(LspE2E, BadInputGetsAnErrorAndTheServerKeepsAnswering) {
   // Unknown notification: ignored, no reply; the next request is still answered.
   p->notify("perfhat/noSuchNotification", json::object());
   // Request for a file that was never opened.
-  auto unopened = p->call("textDocument/hover", {{"textDocument", {{"uri", uriOf(dir_.path() + "/x.cc")}}},
-                                                 {"position", pos(0, 0)}});
+  auto unopened =
+      p->call("textDocument/hover",
+              {{"textDocument", {{"uri", uriOf(dir_.path() + "/x.cc")}}}, {"position", pos(0, 0)}});
   ASSERT_TRUE(unopened);
   EXPECT_EQ((*unopened)["error"]["code"], -32602);
   // A file that does not parse: a parse diagnostic, and requests are still answered.
@@ -245,7 +254,8 @@ TEST_F(LspE2E, BadInputGetsAnErrorAndTheServerKeepsAnswering) {
   ASSERT_TRUE(diagnostics(*p, lone, 1));
   auto warn = p->waitFor([](const json& m) {
     return m.value("method", "") == "window/showMessage" &&
-           m["params"]["message"].get<std::string>().find("compile_commands.json") != std::string::npos;
+           m["params"]["message"].get<std::string>().find("compile_commands.json") !=
+               std::string::npos;
   });
   EXPECT_TRUE(warn) << serverLog();
   EXPECT_THAT(hintOnLine(hints(*p, lone), lineOf(kSource, "s.estimate()")),
@@ -255,11 +265,13 @@ TEST_F(LspE2E, BadInputGetsAnErrorAndTheServerKeepsAnswering) {
 }
 
 TEST_F(LspE2E, MissingOrCorruptFeedbackFileIsReportedAndServingContinues) {
-  for (std::string file : {dir_.path() + "/missing.json", dir_.file("corrupt.json", "{\"items\": [ {\"key\": ")}) {
+  for (std::string file :
+       {dir_.path() + "/missing.json", dir_.file("corrupt.json", "{\"items\": [ {\"key\": ")}) {
     auto p = start({"--feedback-file", file});
     open(*p, src_, kSource);
     ASSERT_TRUE(diagnostics(*p, src_, 1)) << serverLog();
-    auto msg = p->waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
+    auto msg =
+        p->waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
     ASSERT_TRUE(msg) << serverLog();
     EXPECT_THAT((*msg)["params"]["message"].get<std::string>(), HasSubstr("feedback"));
     // No data, but the lens and hints still answer (unknown, never 0).

@@ -19,7 +19,7 @@
 namespace perfhat::testing {
 namespace {
 
-constexpr const char* kSource = R"cpp(namespace demo {
+constexpr const char* kSource = R"src(namespace demo {
                                       int leaf(int x);
                                       int root(int n) {
                                         int s = 0;
@@ -27,7 +27,7 @@ constexpr const char* kSource = R"cpp(namespace demo {
                                         return s;
                                       }
                                       }  // namespace demo
-)cpp";
+)src";
 constexpr const char* kLeaf = "demo::leaf(int)";
 constexpr int kCallLine = 4;  // 0-based line of `s += leaf(n);`
 
