@@ -22,6 +22,11 @@
 // non-structural subtrees in one libclang visit). Remaining cost per perf: libclang cursor
 // visits and the derivation strings (snprintf) built for every node; building derivation text
 // lazily is the next step.
+// Folding constexpr calls (clang_Cursor_Evaluate on every call) added ~9 % to the analysis's
+// instructions: in C++20 most standard library members are constexpr. Calls are now screened
+// first (callee declared constexpr; no parameter, non-const variable or `this` read). callgrind,
+// 2 AST builds + 1 inference, same generated file, 2026-11-22: 228.0 M instructions with the
+// unscreened evaluation, 214.0 M screened (-6.1 %); nodes unchanged (2,281).
 // Found on the way: libclang reuses the preamble only when the main file exists on disk; for an
 // unsaved path every reparse cost a full parse (7 s wall here). See translation_unit.h.
 

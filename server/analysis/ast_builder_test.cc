@@ -283,6 +283,39 @@ int f(int n) {
   EXPECT_THAT(callees, UnorderedElementsAre("g()", "twice(int)"));
 }
 
+TEST(AstBuilderTest, ConstexprCallsOnRunTimeStateAreCalls) {
+  // A constexpr member function called on a parameter, on `this` (implicitly or explicitly) or
+  // with a non-const local runs at run time: a call node. One called with a const local that
+  // holds a constant is folded.
+  TestTU t;
+  t.code = R"src(
+struct S {
+  int n = 0;
+  constexpr int size() const { return n; }
+  constexpr int one() const { return 1; }
+  int use() const { return one() + this->size(); }
+};
+constexpr int twice(int x) { return 2 * x; }
+int f(const S& s) {
+  const int c = 4;
+  int v = 5;
+  static constexpr int k = twice(c);
+  return s.size() + twice(v) + k;
+}
+)src";
+  auto b = t.build();
+  const FunctionInfo* f = findFunction(b->unit, "f(const S &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<std::string> names;
+  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) names.push_back(n->callee_name);
+  EXPECT_THAT(names, UnorderedElementsAre("size", "twice"));
+  const FunctionInfo* use = findFunction(b->unit, "S::use() const");
+  ASSERT_NE(use, nullptr);
+  names.clear();
+  for (const Node* n : nodesOfKind(*use, NodeKind::Call)) names.push_back(n->callee_name);
+  EXPECT_THAT(names, UnorderedElementsAre("one", "size"));
+}
+
 TEST(AstBuilderTest, ReparseSeesTheEdit) {
   TestTU t;
   t.code = "int g(int);\nint f(int x) { return x; }\n";
