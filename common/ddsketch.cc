@@ -82,6 +82,13 @@ void DDSketch::ensureRange(int lo, int hi) {
   int new_hi = std::max(hi, cur_hi);
   if (new_hi - new_lo + 1 > options_.max_bins) new_lo = new_hi - options_.max_bins + 1;
   if (new_lo == offset_ && new_hi == cur_hi) return;
+  if (new_lo <= offset_) {
+    // Growing without folding: in place, so a reused accumulator does not allocate.
+    bins_.insert(bins_.begin(), static_cast<size_t>(offset_ - new_lo), 0.0);
+    bins_.resize(static_cast<size_t>(new_hi - new_lo + 1), 0.0);
+    offset_ = new_lo;
+    return;
+  }
   std::vector<double> next(static_cast<size_t>(new_hi - new_lo + 1), 0.0);
   for (size_t i = 0; i < bins_.size(); ++i) {
     int idx = std::max(offset_ + static_cast<int>(i), new_lo);
@@ -159,6 +166,32 @@ double DDSketch::quantile(double q) const {
   return std::clamp(result, min_, max_);
 }
 
+void DDSketch::quantiles(std::span<const double> qs, double* out) const {
+  // One walk over the cumulative counts; each answer is the one quantile() finds (the same
+  // additions in the same order), so the results are identical.
+  double cum = zero_count_;
+  size_t k = 0;  // bins added to cum so far
+  double prev_q = 0;
+  for (size_t j = 0; j < qs.size(); ++j) {
+    double q = qs[j];
+    if (count_ <= 0 || std::isnan(q)) {
+      out[j] = 0;
+      continue;
+    }
+    q = std::clamp(q, 0.0, 1.0);
+    if (q < prev_q) {  // not ascending: answer this one on its own
+      out[j] = quantile(q);
+      continue;
+    }
+    prev_q = q;
+    const double rank = q * (count_ - 1);
+    while (!(cum > rank) && k < bins_.size()) cum += bins_[k++];
+    double result = max_;
+    if (cum > rank) result = k == 0 ? 0 : valueAt(offset_ + static_cast<int>(k) - 1);
+    out[j] = std::clamp(result, min_, max_);
+  }
+}
+
 std::string DDSketch::serialize() const {
   std::string out(kMagic, 4);
   putDouble(out, options_.relative_accuracy);
@@ -198,12 +231,18 @@ std::string DDSketch::serialize() const {
   return out;
 }
 
-DDSketch DDSketch::deserialize(std::string_view blob) {
+struct DDSketch::Parsed {
+  DDSketchOptions options;
+  double zero_count = 0, count = 0, sum = 0, min = 0, max = 0;
+};
+
+DDSketch::Parsed DDSketch::parse(std::string_view blob, std::vector<std::pair<int, double>>& bins) {
   if (blob.size() < 4 + 4 || std::memcmp(blob.data(), kMagic, 4) != 0) {
     throw DDSketchError("ddsketch blob: bad magic or too short");
   }
   std::string_view body = blob.substr(0, blob.size() - 4);
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()));
+  uLong crc =
+      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()));
   uint32_t stored = 0;
   for (int b = 0; b < 4; ++b) {
     stored |= static_cast<uint32_t>(static_cast<uint8_t>(blob[body.size() + b])) << (8 * b);
@@ -211,28 +250,28 @@ DDSketch DDSketch::deserialize(std::string_view blob) {
   if (stored != static_cast<uint32_t>(crc)) throw DDSketchError("ddsketch blob: checksum mismatch");
 
   Reader r{body, 4};
-  DDSketchOptions opt;
-  opt.relative_accuracy = r.getDouble("accuracy");
+  Parsed p;
+  p.options.relative_accuracy = r.getDouble("accuracy");
   uint64_t max_bins = r.getVarint("max_bins");
-  if (!(opt.relative_accuracy > 0 && opt.relative_accuracy < 1) || max_bins < 16 ||
+  if (!(p.options.relative_accuracy > 0 && p.options.relative_accuracy < 1) || max_bins < 16 ||
       max_bins > (1u << 20)) {
     throw DDSketchError("ddsketch blob: invalid parameters");
   }
-  opt.max_bins = static_cast<int>(max_bins);
-  DDSketch s(opt);
-  s.zero_count_ = r.getDouble("zero count");
-  s.count_ = r.getDouble("count");
-  s.sum_ = r.getDouble("sum");
-  s.min_ = r.getDouble("min");
-  s.max_ = r.getDouble("max");
-  if (s.zero_count_ < 0 || s.count_ < 0 || (s.count_ > 0 && s.min_ > s.max_)) {
+  p.options.max_bins = static_cast<int>(max_bins);
+  p.zero_count = r.getDouble("zero count");
+  p.count = r.getDouble("count");
+  p.sum = r.getDouble("sum");
+  p.min = r.getDouble("min");
+  p.max = r.getDouble("max");
+  if (p.zero_count < 0 || p.count < 0 || (p.count > 0 && p.min > p.max)) {
     throw DDSketchError("ddsketch blob: inconsistent totals");
   }
   uint64_t nonzero = r.getVarint("bin count");
   if (nonzero > max_bins) throw DDSketchError("ddsketch blob: too many bins");
-  std::vector<std::pair<int64_t, double>> bins;
+  bins.clear();
   bins.reserve(nonzero);
   int64_t prev = 0;
+  double total = p.zero_count;
   for (uint64_t n = 0; n < nonzero; ++n) {
     uint64_t raw = r.getVarint("bin index");
     int64_t idx;
@@ -247,25 +286,79 @@ DDSketch DDSketch::deserialize(std::string_view blob) {
     uint64_t tag = r.getVarint("bin count");
     double c = (tag & 1) ? r.getDouble("bin count") : static_cast<double>(tag >> 1);
     if (!(c > 0)) throw DDSketchError("ddsketch blob: non-positive bin count");
-    bins.emplace_back(idx, c);
+    bins.emplace_back(static_cast<int>(idx), c);
+    total += c;  // summed in bin order, as the dense bins were before this refactoring
   }
   if (r.pos != body.size()) throw DDSketchError("ddsketch blob: trailing bytes");
-  double total = s.zero_count_;
-  if (!bins.empty()) {
-    if (bins.back().first - bins.front().first + 1 > static_cast<int64_t>(max_bins)) {
-      throw DDSketchError("ddsketch blob: bins span more than max_bins");
-    }
-    s.offset_ = static_cast<int>(bins.front().first);
-    s.bins_.assign(static_cast<size_t>(bins.back().first - bins.front().first + 1), 0.0);
-    for (auto& [idx, c] : bins) {
-      s.bins_[static_cast<size_t>(idx - s.offset_)] = c;
-      total += c;
-    }
+  if (!bins.empty() &&
+      int64_t{bins.back().first} - bins.front().first + 1 > static_cast<int64_t>(max_bins)) {
+    throw DDSketchError("ddsketch blob: bins span more than max_bins");
   }
-  if (std::abs(total - s.count_) > 1e-6 * std::max(1.0, s.count_)) {
+  if (std::abs(total - p.count) > 1e-6 * std::max(1.0, p.count)) {
     throw DDSketchError("ddsketch blob: bin counts do not add up to the total");
   }
+  return p;
+}
+
+DDSketch DDSketch::deserialize(std::string_view blob) {
+  DDSketch s;
+  s.assignSerialized(blob);
   return s;
+}
+
+void DDSketch::assignSerialized(std::string_view blob) {
+  thread_local std::vector<std::pair<int, double>> bins;
+  const Parsed p = parse(blob, bins);
+  if (p.options.relative_accuracy != options_.relative_accuracy) {
+    gamma_ = (1 + p.options.relative_accuracy) / (1 - p.options.relative_accuracy);
+    log_gamma_ = std::log(gamma_);
+  }
+  options_ = p.options;
+  zero_count_ = p.zero_count;
+  count_ = p.count;
+  sum_ = p.sum;
+  min_ = p.min;
+  max_ = p.max;
+  bins_.clear();
+  offset_ = 0;
+  if (!bins.empty()) {
+    offset_ = bins.front().first;
+    bins_.assign(static_cast<size_t>(bins.back().first - bins.front().first + 1), 0.0);
+    for (const auto& [idx, c] : bins) bins_[static_cast<size_t>(idx - offset_)] = c;
+  }
+}
+
+// The body of merge() with `other` = the parsed blob: same checks, same order of additions, so
+// the result is bit-identical to merge(deserialize(blob)).
+void DDSketch::mergeSerialized(std::string_view blob) {
+  thread_local std::vector<std::pair<int, double>> bins;
+  const Parsed p = parse(blob, bins);
+  if (p.count <= 0) return;
+  if (std::abs(p.options.relative_accuracy - options_.relative_accuracy) > 1e-12) {
+    throw DDSketchError("ddsketch: cannot merge sketches with different accuracies");
+  }
+  if (count_ <= 0) {
+    min_ = p.min;
+    max_ = p.max;
+  } else {
+    min_ = std::min(min_, p.min);
+    max_ = std::max(max_, p.max);
+  }
+  count_ += p.count;
+  sum_ += p.sum;
+  zero_count_ += p.zero_count;
+  if (bins.empty()) return;
+  ensureRange(bins.front().first, bins.back().first);
+  for (const auto& [idx, c] : bins) {
+    int i = std::max(idx, offset_);
+    bins_[static_cast<size_t>(i - offset_)] += c;
+  }
+}
+
+void DDSketch::clear() {
+  bins_.clear();
+  offset_ = 0;
+  zero_count_ = count_ = sum_ = min_ = max_ = 0;
 }
 
 bool DDSketch::operator==(const DDSketch& o) const {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,7 +28,7 @@ class DDSketchError : public std::runtime_error {
 
 struct DDSketchOptions {
   double relative_accuracy = 0.01;  // α: |estimate − exact| ≤ α · exact
-  int max_bins = 2048;              // α = 1 % with 2048 bins covers ~80 µs..1 year at full accuracy
+  int max_bins = 2048;  // α = 1 % with 2048 bins covers ~80 µs..1 year at full accuracy
 };
 
 class DDSketch {
@@ -42,8 +43,20 @@ class DDSketch {
   // when the relative accuracies differ (bins would not line up).
   void merge(const DDSketch& other);
 
+  // Same result as merge(deserialize(blob)) without building the intermediate sketch (reads
+  // that combine many stored rows, e.g. batchGet). Throws DDSketchError, leaving this sketch
+  // unchanged, when the blob is corrupt or its accuracy differs.
+  void mergeSerialized(std::string_view blob);
+  // Same result as `*this = deserialize(blob)`, reusing this sketch's bin storage. Throws
+  // DDSketchError on a corrupt blob (this sketch is then unchanged).
+  void assignSerialized(std::string_view blob);
+  // Empty again, keeping options and bin storage (for accumulators reused across keys).
+  void clear();
+
   // q in [0, 1]; returns 0 for an empty sketch. Clamped to [min, max] of the inputs.
   double quantile(double q) const;
+  // out[i] = quantile(qs[i]) for all i, in one pass over the bins when qs is ascending.
+  void quantiles(std::span<const double> qs, double* out) const;
 
   double count() const { return count_; }
   double sum() const { return sum_; }
@@ -63,6 +76,10 @@ class DDSketch {
   bool operator==(const DDSketch& other) const;
 
  private:
+  struct Parsed;
+  // Checks a blob completely (magic, CRC, parameters, bins, totals); bins go to `bins`.
+  static Parsed parse(std::string_view blob, std::vector<std::pair<int, double>>& bins);
+
   int index(double value) const;
   double valueAt(int index) const;
   void ensureRange(int lo, int hi);

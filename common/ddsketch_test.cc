@@ -177,5 +177,97 @@ TEST(DDSketch, CorruptBlobsAreRejected) {
   }
 }
 
+// Sketches whose bins overlap partly, extend below and above each other, carry weights, zero
+// values, and (the last one) force collapsing in a small sketch.
+std::vector<DDSketch> mergeInputs(DDSketchOptions opt) {
+  std::mt19937_64 rng(11);
+  std::vector<DDSketch> v;
+  for (int s = 0; s < 6; ++s) {
+    std::lognormal_distribution<double> d(8 + 2.0 * s, 1.0 + 0.3 * s);
+    DDSketch k(opt);
+    for (int i = 0; i < 200; ++i) k.add(d(rng), i % 5 == 0 ? 0.1 : 1.0);
+    if (s == 2) k.add(0, 3);
+    v.push_back(k);
+  }
+  DDSketch wide(opt);
+  for (double x = 1e-3; x < 1e12; x *= 1.5) wide.add(x);
+  v.push_back(wide);
+  return v;
+}
+
+void expectIdentical(const DDSketch& a, const DDSketch& b) {
+  EXPECT_EQ(a, b);
+  // operator== compares exactly; also the derived numbers, bit for bit.
+  EXPECT_EQ(a.sum(), b.sum());
+  EXPECT_EQ(a.count(), b.count());
+  for (double q : {0.0, 0.5, 0.9, 0.99, 1.0}) EXPECT_EQ(a.quantile(q), b.quantile(q)) << q;
+}
+
+TEST(DDSketch, MergeSerializedEqualsMergeOfDeserialized) {
+  for (DDSketchOptions opt : {DDSketchOptions{}, DDSketchOptions{0.02, 64}}) {
+    std::vector<DDSketch> in = mergeInputs(opt);
+    DDSketch want(opt), got(opt);
+    for (const DDSketch& k : in) {
+      const std::string blob = k.serialize();
+      want.merge(DDSketch::deserialize(blob));
+      got.mergeSerialized(blob);
+      expectIdentical(got, want);
+    }
+    EXPECT_LE(got.binCount(), static_cast<size_t>(opt.max_bins));
+  }
+}
+
+TEST(DDSketch, AssignSerializedReusesAndEqualsDeserialize) {
+  std::vector<DDSketch> in = mergeInputs({});
+  DDSketch acc;
+  for (const DDSketch& k : in) {
+    const std::string blob = k.serialize();
+    acc.assignSerialized(blob);
+    expectIdentical(acc, DDSketch::deserialize(blob));
+  }
+  // Parameters come from the blob, as with deserialize.
+  DDSketch coarse({0.05, 32});
+  coarse.add(1234);
+  acc.assignSerialized(coarse.serialize());
+  EXPECT_DOUBLE_EQ(acc.relativeAccuracy(), 0.05);
+  EXPECT_THROW(acc.mergeSerialized(in[0].serialize()), DDSketchError);
+  acc.clear();
+  EXPECT_TRUE(acc.empty());
+  EXPECT_EQ(acc.quantile(0.5), 0);
+}
+
+TEST(DDSketch, MergeSerializedLeavesSketchUnchangedOnBadInput) {
+  DDSketch s;
+  for (int i = 1; i < 50; ++i) s.add(i * 100.0);
+  const DDSketch before = s;
+  DDSketch other;
+  for (int i = 1; i < 50; ++i) other.add(i * 1e6);
+  std::string blob = other.serialize();
+  blob[blob.size() / 2] ^= 0x21;
+  EXPECT_THROW(s.mergeSerialized(blob), DDSketchError);
+  EXPECT_THROW(s.mergeSerialized("DDS1"), DDSketchError);
+  DDSketch other_accuracy({0.02, 2048});
+  other_accuracy.add(5);
+  EXPECT_THROW(s.mergeSerialized(other_accuracy.serialize()), DDSketchError);
+  expectIdentical(s, before);
+  EXPECT_THROW(s.assignSerialized(blob), DDSketchError);
+  expectIdentical(s, before);
+}
+
+TEST(DDSketch, QuantilesEqualsQuantileOneByOne) {
+  std::vector<DDSketch> in = mergeInputs({});
+  in.push_back(DDSketch());  // empty
+  DDSketch zeros;
+  zeros.add(0, 5);
+  zeros.add(10);
+  in.push_back(zeros);
+  const std::vector<double> qs = {-1, 0, 0.1, 0.5, 0.5, 0.9, 0.95, 0.99, 1, 2, 0.3, NAN, 0.7};
+  for (const DDSketch& k : in) {
+    std::vector<double> out(qs.size(), -42);
+    k.quantiles(qs, out.data());
+    for (size_t i = 0; i < qs.size(); ++i) EXPECT_EQ(out[i], k.quantile(qs[i])) << "q=" << qs[i];
+  }
+}
+
 }  // namespace
 }  // namespace perfhat

@@ -1,22 +1,6 @@
 #include "feedback-handler/http/change_notifier.h"
 
-#include <unordered_map>
-
 namespace perfhat::handler {
-namespace {
-
-struct Registry {
-  std::mutex mu;
-  std::unordered_map<const Store*, std::shared_ptr<ChangeNotifier>> by_store;
-};
-
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: commits may run during static teardown
-  return *r;
-}
-
-}  // namespace
-
 void ChangeNotifier::notify() {
   {
     std::lock_guard lock(mu_);
@@ -54,32 +38,6 @@ void ChangeNotifier::shutdown() {
 size_t ChangeNotifier::waiters() const {
   std::lock_guard lock(mu_);
   return waiters_;
-}
-
-std::shared_ptr<ChangeNotifier> ChangeNotifier::of(const Store& store) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  auto& slot = r.by_store[&store];
-  if (!slot) slot = std::make_shared<ChangeNotifier>();
-  return slot;
-}
-
-void ChangeNotifier::committed(const Store& store) {
-  std::shared_ptr<ChangeNotifier> n;
-  {
-    Registry& r = registry();
-    std::lock_guard lock(r.mu);
-    auto it = r.by_store.find(&store);
-    if (it == r.by_store.end()) return;
-    n = it->second;
-  }
-  n->notify();
-}
-
-void ChangeNotifier::forget(const Store& store) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  r.by_store.erase(&store);
 }
 
 }  // namespace perfhat::handler

@@ -15,12 +15,9 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 
 namespace perfhat::handler {
-
-class Store;
 
 class ChangeNotifier {
  public:
@@ -40,15 +37,6 @@ class ChangeNotifier {
   // Wakes all waiters; later waits return kShutdown at once.
   void shutdown();
   size_t waiters() const;
-
-  // The notifier of one store. The HTTP layer and the syncer share a Store but not an owner
-  // object, so commits find their notifier through the store's address; a one-line call at each
-  // commit site keeps the hook out of the store itself.
-  static std::shared_ptr<ChangeNotifier> of(const Store& store);
-  // After a successful commit on `store` (no-op when nobody ever waited on it).
-  static void committed(const Store& store);
-  // Drops the store's notifier (its owner is going away; the address may be reused).
-  static void forget(const Store& store);
 
  private:
   mutable std::mutex mu_;

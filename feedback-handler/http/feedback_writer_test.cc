@@ -79,5 +79,22 @@ TEST(FeedbackWriter, NonFiniteNumbersAreNullAndBadUtf8IsRepaired) {
   EXPECT_EQ(j["key"], "bad?? utf8");
 }
 
+TEST(FeedbackWriter, LongDocumentsGrowTheBufferAndStayEqual) {
+  // Items far larger than the writer's size guess, escapes at both ends of strings, many items.
+  BatchGetResponse r;
+  for (int i = 0; i < 300; ++i) {
+    FeedbackItem it = i % 3 == 0 ? richItem() : FeedbackItem{};
+    it.key = "\"" + std::string(static_cast<size_t>(i * 7), 'k') + std::to_string(i) + "\n";
+    if (i % 5 == 0) it.file = std::string(2000, 'f');
+    if (i % 7 == 0) it.versions.assign(50, "v\\");
+    r.items.push_back(std::move(it));
+  }
+  r.missing.assign(20, std::string(100, 'm'));
+  const std::string fast = writeBatchGetResponse(r);
+  EXPECT_EQ(json::parse(fast), json::parse(serialize(r)));
+  EXPECT_EQ(parseBatchGetResponse(fast), r);
+  EXPECT_EQ(json::parse(writeFeedbackItem(r.items[5])), json(r.items[5]));
+}
+
 }  // namespace
 }  // namespace perfhat::handler

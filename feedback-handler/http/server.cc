@@ -87,10 +87,14 @@ HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer
   svr_->set_payload_max_length(options_.max_body_bytes);
   svr_->set_read_timeout(std::chrono::seconds(30));
   svr_->set_keep_alive_max_count(1000);
+  // The syncer's commits wake long-polls too; the hook is removed before this server goes.
+  if (syncer_) syncer_->setOnCommit([this] { changes_.notify(); });
   routes();
 }
 
-HandlerServer::~HandlerServer() { ChangeNotifier::forget(store_); }
+HandlerServer::~HandlerServer() {
+  if (syncer_) syncer_->setOnCommit(nullptr);
+}
 
 int HandlerServer::bind(const std::string& host, int port) {
   int bound = port == 0 ? svr_->bind_to_any_port(host.c_str())
@@ -104,7 +108,7 @@ int HandlerServer::bind(const std::string& host, int port) {
 
 void HandlerServer::run() { svr_->listen_after_bind(); }
 void HandlerServer::stop() {
-  ChangeNotifier::of(store_)->shutdown();  // parked long-polls answer now, not at their timeout
+  changes_.shutdown();  // parked long-polls answer now, not at their timeout
   svr_->stop();
 }
 
@@ -212,7 +216,7 @@ void HandlerServer::routes() {
       }
       auto t0 = std::chrono::steady_clock::now();
       IngestStats st = ingest_->ingest(request);  // durable (group commit) before we acknowledge
-      ChangeNotifier::committed(store_);            // wake /v1/changes long-polls
+      changes_.notify();                            // wake /v1/changes long-polls
       metrics_.storeWrite(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       uint64_t rejected = request.rejected + st.skipped;
@@ -299,19 +303,18 @@ void HandlerServer::routes() {
           };
           if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
 
-          std::shared_ptr<ChangeNotifier> notifier = ChangeNotifier::of(store_);
           const auto deadline =
               std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
           // Parked requests hold a worker thread each: keep half of them for ingest and reads.
           const size_t max_waiters = static_cast<size_t>(std::max(1, options_.threads / 2));
           for (;;) {
-            const uint64_t seen = notifier->generation();  // before the read: no lost wake-up
+            const uint64_t seen = changes_.generation();  // before the read: no lost wake-up
             ChangesPage p = store_.changes(since, limit);
             if (p.cursor < since) return reply(p, true);
             auto left = std::chrono::ceil<std::chrono::milliseconds>(
                 deadline - std::chrono::steady_clock::now());
             if (!p.keys.empty() || p.cursor > since || left.count() <= 0) return reply(p, false);
-            switch (notifier->wait(seen, left, max_waiters)) {
+            switch (changes_.wait(seen, left, max_waiters)) {
               case ChangeNotifier::WaitResult::kChanged: continue;  // re-read the store
               case ChangeNotifier::WaitResult::kTooManyWaiters:
                 res.set_header("Retry-After", "1");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "feedback-handler/http/auth.h"
+#include "feedback-handler/http/change_notifier.h"
 #include "feedback-handler/http/metrics.h"
 #include "feedback-handler/http/rate_limiter.h"
 #include "feedback-handler/ingest/pipeline.h"
@@ -56,6 +57,7 @@ class HandlerServer {
   Store& store_;
   ServerOptions options_;
   Syncer* syncer_;
+  ChangeNotifier changes_;  // commits (ingest, sync) wake `GET /v1/changes?wait_ms=` here
   TokenAuth auth_;
   RateLimiter limiter_;
   Metrics metrics_;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/postgres_server.h"
+#include "tests/support/postgres_gtest.h"
 
 namespace perfhat::handler::sql {
 namespace {
@@ -72,36 +72,15 @@ TEST(SqlText, PasswordsAreRedacted) {
 
 class PostgresTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (auto why = perfhat::testing::postgresSkipReason()) {
-      skip_ = *why;
-      return;
-    }
-    try {
-      server_ = new PostgresServer();
-    } catch (const std::exception& e) {
-      error_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_NE(server_, nullptr) << "cannot start PostgreSQL: " << error_;
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '_';
-    url_ = server_->createDatabase("t_" + name);
+    PERFHAT_REQUIRE_POSTGRES(server_);
+    url_ = server_->createDatabase(perfhat::testing::databaseNameForTest("t_"));
   }
   Db open() { return Db::open(url_); }
 
-  static PostgresServer* server_;
-  static std::string skip_, error_;
+  PostgresServer* server_ = nullptr;
   std::string url_;
 };
-PostgresServer* PostgresTest::server_ = nullptr;
-std::string PostgresTest::skip_, PostgresTest::error_;
 
 TEST_F(PostgresTest, OpenPicksTheBackendFromTheTarget) {
   Db db = open();

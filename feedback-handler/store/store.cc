@@ -101,17 +101,21 @@ Window resolveWindow(const std::optional<TimeWindow>& w, int64_t now, int64_t de
   return r;
 }
 
-// Distribution accumulated over rows, with the buckets it spans (for rates).
+// Distribution accumulated over rows, with the buckets it spans (for rates). Rows are merged
+// straight from their stored bytes (no intermediate sketch), and an Acc is reused across keys
+// (clear() keeps the bin storage), so a batchGet does not allocate per row.
 struct Acc {
   DDSketch sketch;
   double x1 = 0, x2 = 0, x3 = 0;
   int line = 0;
   int64_t first = INT64_MAX, last = INT64_MIN;
-  void add(const DDSketch& s, double a, double b, double c, int l, int64_t bucket) {
-    if (first > last) {
-      sketch = s;  // the first row: a copy instead of a merge into an empty sketch
+  bool used() const { return first <= last; }
+  // Throws DDSketchError, changing nothing, when the blob is corrupt or of another accuracy.
+  void add(std::string_view blob, double a, double b, double c, int l, int64_t bucket) {
+    if (!used()) {
+      sketch.assignSerialized(blob);  // the first row: a copy instead of a merge into nothing
     } else {
-      sketch.merge(s);
+      sketch.mergeSerialized(blob);
     }
     x1 += a;
     x2 += b;
@@ -119,6 +123,13 @@ struct Acc {
     if (l) line = l;
     first = std::min(first, bucket);
     last = std::max(last, bucket);
+  }
+  void clear() {
+    sketch.clear();
+    x1 = x2 = x3 = 0;
+    line = 0;
+    first = INT64_MAX;
+    last = INT64_MIN;
   }
   // Seconds of the window the data actually covers: a service that started 10 minutes ago has a
   // rate over 10 minutes, not over the 24 h window.
@@ -141,14 +152,130 @@ Stats toStats(const Acc& a, const Window& w, const TimeWindow& formatted) {
   s.mean_ns = k.mean();
   s.min_ns = k.min();
   s.max_ns = k.max();
-  s.p50_ns = k.quantile(0.5);
-  s.p90_ns = k.quantile(0.9);
-  s.p95_ns = k.quantile(0.95);
-  s.p99_ns = k.quantile(0.99);
+  static constexpr double kQs[] = {0.5, 0.9, 0.95, 0.99};
+  double q[4];
+  k.quantiles(kQs, q);
+  s.p50_ns = q[0];
+  s.p90_ns = q[1];
+  s.p95_ns = q[2];
+  s.p99_ns = q[3];
   s.rate_per_s = k.count() / a.seconds(w);
   s.window = formatted;
   return s;
 }
+
+// `values` as a JSON array of strings for sql::jsonEach. Keys are almost always ASCII: they are
+// escaped here without building a JSON document; anything else goes through nlohmann, which
+// replaces invalid UTF-8 as before.
+template <typename Strings>
+std::string jsonStringArray(const Strings& values) {
+  size_t size = 2;
+  for (const auto& v : values) {
+    for (unsigned char c : std::string_view(v)) {
+      if (c >= 0x80) {
+        return nlohmann::json(values).dump(-1, ' ', false,
+                                           nlohmann::json::error_handler_t::replace);
+      }
+    }
+    size += v.size() + 3;
+  }
+  std::string out;
+  out.reserve(size);
+  out += '[';
+  for (const auto& v : values) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    const std::string_view sv(v);
+    size_t run = 0;  // appended in stretches that need no escaping
+    for (size_t i = 0; i < sv.size(); ++i) {
+      const auto c = static_cast<unsigned char>(sv[i]);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out.append(sv, run, i - run);
+      run = i + 1;
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += sv[i];
+      } else {
+        static const char* hex = "0123456789abcdef";
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      }
+    }
+    out.append(sv, run);
+    out += '"';
+  }
+  out += ']';
+  return out;
+}
+
+// The aggregate rows of one key, accumulated while its rows stream by and turned into the
+// item's statistics when the next key starts. One KeyAcc serves every key of a batchGet, so the
+// per-key containers (callers, loops, versions) keep their storage instead of being rebuilt.
+struct KeyAcc {
+  struct Caller {
+    std::string name;
+    Acc acc;
+  };
+  struct Loop {
+    int ordinal = 0;
+    Acc acc;
+  };
+  Acc fn_cur, fn_base, sizes;
+  std::vector<Caller> callers;  // the first n_callers are this key's
+  size_t n_callers = 0;
+  std::unordered_map<std::string, size_t> caller_index;  // only for keys with many callers
+  std::vector<Loop> loops;
+  size_t n_loops = 0;
+  std::vector<std::string> versions, services;
+  size_t n_versions = 0, n_services = 0;
+
+  void clear() {
+    fn_cur.clear();
+    fn_base.clear();
+    sizes.clear();
+    for (size_t i = 0; i < n_callers; ++i) callers[i].acc.clear();
+    for (size_t i = 0; i < n_loops; ++i) loops[i].acc.clear();
+    n_callers = n_loops = n_versions = n_services = 0;
+    if (!caller_index.empty()) caller_index.clear();
+  }
+  Acc& caller(std::string_view name) {
+    constexpr size_t kLinear = 16;  // callers per key are few; index the rest
+    if (n_callers <= kLinear) {
+      for (size_t i = 0; i < n_callers; ++i) {
+        if (callers[i].name == name) return callers[i].acc;
+      }
+    } else if (auto it = caller_index.find(std::string(name)); it != caller_index.end()) {
+      return callers[it->second].acc;
+    }
+    if (n_callers == callers.size()) callers.emplace_back();
+    Caller& c = callers[n_callers++];
+    c.name.assign(name);
+    if (n_callers > kLinear) {
+      if (caller_index.empty()) {
+        for (size_t i = 0; i + 1 < n_callers; ++i) caller_index.emplace(callers[i].name, i);
+      }
+      caller_index.emplace(c.name, n_callers - 1);
+    }
+    return c.acc;
+  }
+  Acc& loop(int ordinal) {
+    for (size_t i = 0; i < n_loops; ++i) {
+      if (loops[i].ordinal == ordinal) return loops[i].acc;
+    }
+    if (n_loops == loops.size()) loops.emplace_back();
+    Loop& l = loops[n_loops++];
+    l.ordinal = ordinal;
+    return l.acc;
+  }
+  static void note(std::vector<std::string>& set, size_t& n, std::string_view v) {
+    for (size_t i = 0; i < n; ++i) {
+      if (set[i] == v) return;
+    }
+    if (n == set.size()) set.emplace_back();
+    set[n++].assign(v);
+  }
+};
 
 }  // namespace
 
@@ -439,6 +566,12 @@ uint64_t Store::cursor() {
 // batchGet of many keys runs a handful of statements, not several per key: the requested keys go
 // to the database as one JSON array (sql::jsonEach) joined against the functions, aggregates and
 // hosts tables, each an index lookup or range scan per key inside one statement.
+//
+// The aggregate rows of one key arrive together (SQLite walks the keys in array order, then the
+// primary-key index of each), so they are accumulated in one reused KeyAcc and turned into the
+// item as soon as the next key starts: no per-item maps, no intermediate sketches. Should rows
+// ever arrive interleaved (another plan, another backend), the statement is run again with an
+// ORDER BY that groups them.
 BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   const int64_t now = options_.now_ns();
   const Window cur = resolveWindow(request.range, now, options_.default_range_minutes);
@@ -478,24 +611,44 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
 
   // 1. Resolve: exact keys in one statement; the rest by mangled name, normalized spelling,
   //    qualified name (data recorded with code.function.name only has no parameter list).
+  //    One item per stored key, even if asked twice (answered at its first request position).
+  constexpr uint32_t kNone = UINT32_MAX;
   const size_t n = request.keys.size();
-  std::vector<std::optional<FeedbackItem>> resolved(n);
+  std::vector<FeedbackItem> items;
+  items.reserve(n);  // never reallocates: `by_key` views the keys in place
+  std::vector<size_t> first_request;
+  std::vector<uint32_t> item_of(n, kNone);  // request index → position in `items`
+  std::unordered_map<std::string_view, uint32_t> by_key;
+  by_key.reserve(n);
+  auto known = [&](size_t i, std::string_view stored_key) {
+    auto it = by_key.find(stored_key);
+    if (it == by_key.end()) return false;
+    item_of[i] = it->second;
+    first_request[it->second] = std::min(first_request[it->second], i);
+    return true;
+  };
+  auto adopt = [&](size_t i) {
+    item_of[i] = static_cast<uint32_t>(items.size() - 1);
+    first_request.push_back(i);
+    by_key.emplace(items.back().key, item_of[i]);
+  };
   {
     sql::Stmt q(im.db, ("SELECT j.key, f.key, f.mangled, f.file, f.line, f.last_seen_ns FROM " +
                         sql::jsonEach(im.db.backend(), 1) +
                         " j "
                         "JOIN functions f ON f.key = j.value")
                            .c_str());
-    const std::string arr =
-        nlohmann::json(request.keys).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string arr = jsonStringArray(request.keys);
     q.bindRef(1, arr);
     while (q.step()) {
       const auto i = static_cast<size_t>(q.i64(0));
-      if (i < n) readInfo(q, 1, resolved[i].emplace());
+      if (i >= n || item_of[i] != kNone || known(i, q.blob(1))) continue;
+      readInfo(q, 1, items.emplace_back());
+      adopt(i);
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (resolved[i]) continue;
+    if (item_of[i] != kNone) continue;
     const std::string& requested = request.keys[i];
     FeedbackItem item;
     bool found = lookup(*im.fn_by_mangled, requested, item);
@@ -503,92 +656,176 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
       std::string norm = normalizeFunctionKey(requested);
       found = lookup(*im.fn_by_key, norm, item) || lookup(*im.fn_by_key, qualifiedName(norm), item);
     }
-    if (found) resolved[i] = std::move(item);
-  }
-
-  // One item per stored key, even if asked twice (first request position wins).
-  struct Pending {
-    size_t request_index = 0;
-    FeedbackItem item;
-    Acc fn_cur, fn_base, sizes;
-    std::map<std::string, Acc> callers;
-    std::map<int, Acc> loops;
-    std::set<std::string> versions, services;
-  };
-  std::vector<Pending> items;
-  std::vector<std::optional<size_t>> item_of(n);  // request index → position in `items`
-  {
-    std::unordered_map<std::string_view, size_t> by_key;
-    by_key.reserve(n);
-    items.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (!resolved[i] || by_key.count(resolved[i]->key)) continue;
-      item_of[i] = items.size();
-      Pending& p = items.emplace_back();
-      p.request_index = i;
-      p.item = std::move(*resolved[i]);
-      by_key.emplace(items.back().item.key, *item_of[i]);  // `items` never reallocates
-    }
+    if (!found || known(i, item.key)) continue;
+    items.push_back(std::move(item));
+    adopt(i);
   }
   std::vector<std::string_view> stored_keys;
   stored_keys.reserve(items.size());
-  for (const Pending& p : items) stored_keys.push_back(p.item.key);
-  const std::string keys_arr =
-      nlohmann::json(stored_keys).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (const FeedbackItem& it : items) stored_keys.push_back(it.key);
+  const std::string keys_arr = jsonStringArray(stored_keys);
 
-  // 2. Every aggregate row of those keys in the windows, in one statement.
-  {
+  // 2. Every aggregate row of those keys in the windows, in one statement, accumulated per key.
+  //    Per call site, its raw count and x1 wait for the caller totals of step 3.
+  struct CallerFix {
+    uint32_t item;
+    uint32_t callsite;
+    double count, x1;
+  };
+  std::vector<CallerFix> fixes;
+  std::vector<char> has_data(items.size(), 0), done(items.size(), 0);
+  KeyAcc acc;
+  std::vector<uint32_t> order;
+  std::string ordinal_text;
+  auto finish = [&](size_t idx) {
+    done[idx] = 1;
+    FeedbackItem& item = items[idx];
+    if (!acc.fn_cur.sketch.empty()) item.stats = toStats(acc.fn_cur, cur, cur_text);
+    if (base && !acc.fn_base.sketch.empty()) item.baseline = toStats(acc.fn_base, *base, base_text);
+    // Callers by name, then by count (the order of a std::map and then the same std::sort as
+    // before: equal counts keep the same, deterministic order).
+    order.clear();
+    for (uint32_t c = 0; c < acc.n_callers; ++c) {
+      if (acc.callers[c].acc.used()) order.push_back(c);
+    }
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return acc.callers[a].name < acc.callers[b].name; });
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return roundCount(acc.callers[a].acc.sketch.count()) >
+             roundCount(acc.callers[b].acc.sketch.count());
+    });
+    item.callsites.reserve(order.size());
+    for (uint32_t c : order) {
+      const Acc& a = acc.callers[c].acc;
+      CallSiteStats& cs = item.callsites.emplace_back();
+      cs.caller = acc.callers[c].name;
+      cs.count = roundCount(a.sketch.count());
+      cs.mean_ns = a.sketch.mean();
+      static constexpr double kQs[] = {0.5, 0.9, 0.99};
+      double q[3];
+      a.sketch.quantiles(kQs, q);
+      cs.p50_ns = q[0];
+      cs.p90_ns = q[1];
+      cs.p99_ns = q[2];
+      if (a.x3 > 0) cs.caller_input_size = a.x2 / a.x3;
+      fixes.push_back({static_cast<uint32_t>(idx), static_cast<uint32_t>(item.callsites.size() - 1),
+                       a.sketch.count(), a.x1});
+    }
+    size_t loops = 0;
+    for (size_t l = 0; l < acc.n_loops; ++l) loops += acc.loops[l].acc.used() ? 1 : 0;
+    if (loops > 0) {
+      std::sort(acc.loops.begin(), acc.loops.begin() + static_cast<ptrdiff_t>(acc.n_loops),
+                [](const auto& a, const auto& b) { return a.ordinal < b.ordinal; });
+      item.loops.reserve(loops);
+      for (size_t l = 0; l < acc.n_loops; ++l) {
+        const Acc& a = acc.loops[l].acc;
+        if (!a.used()) continue;
+        LoopStats ls;
+        ls.ordinal = acc.loops[l].ordinal;
+        ls.line = a.line;
+        ls.iterations_mean = a.sketch.mean();
+        ls.iterations_p90 = a.sketch.quantile(0.9);
+        ls.count = roundCount(a.sketch.count());
+        item.loops.push_back(ls);
+      }
+    }
+    if (!acc.sizes.sketch.empty()) {
+      const DDSketch& k = acc.sizes.sketch;
+      item.result_size = SizeStats{k.mean(), k.quantile(0.9), k.max(), roundCount(k.count())};
+    }
+    // Sorted and unique, as from the std::set they used to be collected in.
+    item.versions.assign(acc.versions.begin(),
+                         acc.versions.begin() + static_cast<ptrdiff_t>(acc.n_versions));
+    std::sort(item.versions.begin(), item.versions.end());
+    item.services.assign(acc.services.begin(),
+                         acc.services.begin() + static_cast<ptrdiff_t>(acc.n_services));
+    std::sort(item.services.begin(), item.services.end());
+    has_data[idx] = !acc.fn_cur.sketch.empty() || loops > 0 || !acc.sizes.sketch.empty();
+    acc.clear();
+  };
+  // Returns false when a key's rows were not contiguous (nothing of the run is kept then).
+  auto readAggregates = [&](bool ordered) {
     sql::Stmt q(
         im.db,
         ("SELECT j.key, a.kind, a.sub, a.bucket, a.service, a.version, a.sketch, a.x1, a.x2, "
          "a.x3, a.line FROM " +
          sql::jsonEach(im.db.backend(), 1) +
          " j JOIN aggregates a ON a.key = j.value "
-         "AND a.bucket >= ?2 AND a.bucket <= ?3")
+         "AND a.bucket >= ?2 AND a.bucket <= ?3" +
+         (ordered ? " ORDER BY j.key, a.bucket, a.kind, a.sub, a.service, a.version, a.env, "
+                    "a.origin"
+                  : ""))
             .c_str());
     q.bindRef(1, keys_arr).bind(2, lo).bind(3, hi);
+    size_t current = SIZE_MAX;
     while (q.step()) {
       const auto idx = static_cast<size_t>(q.i64(0));
       if (idx >= items.size()) continue;
-      Pending& p = items[idx];
+      if (idx != current) {
+        if (current != SIZE_MAX) finish(current);
+        if (done[idx]) return false;
+        current = idx;
+      }
       const int64_t bucket = q.i64(3);
       const bool in_cur = cur.contains(bucket);
       const bool in_base = base && base->contains(bucket);
       if (!in_cur && !in_base) continue;
       const std::string_view kind = q.blob(1);  // text column, read without a copy
       if (kind != "f" && !in_cur) continue;
-      DDSketch sk;
-      try {
-        sk = DDSketch::deserialize(q.blob(6));
+      // Columns are read only where the kind uses them: each is an API call per row.
+      const std::string_view sketch = q.blob(6);
+      try {  // a damaged row loses its own data, not the whole answer
+        if (kind == "f") {
+          const double x1 = q.f64(7);
+          if (in_base) acc.fn_base.add(sketch, x1, 0, 0, 0, bucket);
+          if (!in_cur) continue;
+          acc.fn_cur.add(sketch, x1, 0, 0, 0, bucket);
+          if (std::string_view v = q.blob(5); !v.empty()) {
+            KeyAcc::note(acc.versions, acc.n_versions, v);
+          }
+          if (std::string_view sv = q.blob(4); !sv.empty()) {
+            KeyAcc::note(acc.services, acc.n_services, sv);
+          }
+        } else if (kind == "c") {
+          acc.caller(q.blob(2)).add(sketch, q.f64(7), q.f64(8), q.f64(9), 0, bucket);
+        } else if (kind == "l") {
+          ordinal_text.assign(q.blob(2));
+          acc.loop(std::atoi(ordinal_text.c_str()))
+              .add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
+        } else if (kind == "s") {
+          acc.sizes.add(sketch, 0, 0, 0, 0, bucket);
+        }
       } catch (const DDSketchError&) {
-        continue;  // a damaged row loses its own data, not the whole answer
-      }
-      const double x1 = q.f64(7), x2 = q.f64(8), x3 = q.f64(9);
-      const int line = static_cast<int>(q.i64(10));
-      if (kind == "f") {
-        if (in_base) p.fn_base.add(sk, x1, 0, 0, 0, bucket);
-        if (!in_cur) continue;
-        p.fn_cur.add(sk, x1, 0, 0, 0, bucket);
-        if (std::string_view v = q.blob(5); !v.empty()) p.versions.emplace(v);
-        if (std::string_view sv = q.blob(4); !sv.empty()) p.services.emplace(sv);
-      } else if (kind == "c") {
-        p.callers[q.text(2)].add(sk, x1, x2, x3, 0, bucket);
-      } else if (kind == "l") {
-        p.loops[std::atoi(q.text(2).c_str())].add(sk, 0, 0, 0, line, bucket);
-      } else if (kind == "s") {
-        p.sizes.add(sk, 0, 0, 0, 0, bucket);
       }
     }
+    if (current != SIZE_MAX) finish(current);
+    return true;
+  };
+  // PostgreSQL may return a join in any order; SQLite's nested loop keeps keys together.
+  if (!readAggregates(/*ordered=*/!im.sqlite)) {
+    acc.clear();
+    fixes.clear();
+    std::fill(done.begin(), done.end(), 0);
+    std::fill(has_data.begin(), has_data.end(), 0);
+    for (FeedbackItem& item : items) {
+      item.stats.reset();
+      item.baseline.reset();
+      item.callsites.clear();
+      item.loops.clear();
+      item.result_size.reset();
+      item.versions.clear();
+      item.services.clear();
+    }
+    readAggregates(/*ordered=*/true);
   }
 
   // 3. Function totals of every caller in the current window (for rates per caller).
   std::unordered_map<std::string, Acc> caller_totals;
   {
     std::vector<std::string_view> callers;
-    for (const Pending& p : items) {
-      for (const auto& [caller, a] : p.callers) {
-        if (caller_totals.try_emplace(caller).second) callers.push_back(caller);
-      }
+    for (const CallerFix& f : fixes) {
+      const std::string& caller = items[f.item].callsites[f.callsite].caller;
+      if (auto [it, fresh] = caller_totals.try_emplace(caller); fresh) callers.push_back(it->first);
     }
     if (!callers.empty()) {
       sql::Stmt q(im.db,
@@ -596,22 +833,30 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
                    " j JOIN aggregates a "
                    "ON a.key = j.value AND a.bucket >= ?2 AND a.bucket <= ?3 AND a.kind = 'f'")
                       .c_str());
-      const std::string arr =
-          nlohmann::json(callers).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string arr = jsonStringArray(callers);
       q.bindRef(1, arr).bind(2, cur.first_bucket()).bind(3, cur.last_bucket());
       while (q.step()) {
         auto it = caller_totals.find(q.text(0));
         if (it == caller_totals.end()) continue;
         try {
-          it->second.add(DDSketch::deserialize(q.blob(1)), 0, 0, 0, 0, q.i64(2));
+          it->second.add(q.blob(1), 0, 0, 0, 0, q.i64(2));
         } catch (const DDSketchError&) {
         }
+      }
+    }
+    for (const CallerFix& f : fixes) {
+      CallSiteStats& cs = items[f.item].callsites[f.callsite];
+      const Acc& ct = caller_totals[cs.caller];
+      if (!ct.sketch.empty()) {
+        cs.caller_rate_per_s = ct.sketch.count() / ct.seconds(cur);
+        cs.calls_per_parent = f.count / ct.sketch.count();
+      } else if (f.x1 > 0) {
+        cs.calls_per_parent = f.count / f.x1;
       }
     }
   }
 
   // 4. Hosts of every key.
-  std::vector<std::vector<std::string>> hosts(items.size());
   {
     sql::Stmt q(im.db, ("SELECT j.key, h.host FROM " + sql::jsonEach(im.db.backend(), 1) +
                         " j JOIN hosts h ON h.key = j.value "
@@ -620,64 +865,24 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     q.bindRef(1, keys_arr);
     while (q.step()) {
       const auto idx = static_cast<size_t>(q.i64(0));
-      if (idx < hosts.size()) hosts[idx].push_back(q.text(1));
+      if (idx < items.size()) items[idx].hosts.push_back(q.text(1));
     }
   }
   snapshot.commit();
 
   // 5. Items in request order; keys without data in the window are missing.
+  out.items.reserve(items.size());
   for (size_t i = 0; i < n; ++i) {
-    if (!resolved[i] && !item_of[i]) {
+    const uint32_t idx = item_of[i];
+    if (idx == kNone) {
       out.missing.push_back(request.keys[i]);
-      continue;
-    }
-    if (!item_of[i]) continue;  // a repeat of a key already answered
-    const size_t idx = *item_of[i];
-    Pending& p = items[idx];
-    if (p.fn_cur.sketch.empty() && p.loops.empty() && p.sizes.sketch.empty()) {
+    } else if (first_request[idx] != i) {
+      continue;  // a repeat of a key already answered
+    } else if (!has_data[idx]) {
       out.missing.push_back(request.keys[i]);
-      continue;
+    } else {
+      out.items.push_back(std::move(items[idx]));
     }
-    FeedbackItem& item = p.item;
-    if (!p.fn_cur.sketch.empty()) item.stats = toStats(p.fn_cur, cur, cur_text);
-    if (base && !p.fn_base.sketch.empty()) item.baseline = toStats(p.fn_base, *base, base_text);
-    for (auto& [caller, a] : p.callers) {
-      CallSiteStats cs;
-      cs.caller = caller;
-      cs.count = roundCount(a.sketch.count());
-      cs.mean_ns = a.sketch.mean();
-      cs.p50_ns = a.sketch.quantile(0.5);
-      cs.p90_ns = a.sketch.quantile(0.9);
-      cs.p99_ns = a.sketch.quantile(0.99);
-      const Acc& ct = caller_totals[caller];
-      if (!ct.sketch.empty()) {
-        cs.caller_rate_per_s = ct.sketch.count() / ct.seconds(cur);
-        cs.calls_per_parent = a.sketch.count() / ct.sketch.count();
-      } else if (a.x1 > 0) {
-        cs.calls_per_parent = a.sketch.count() / a.x1;
-      }
-      if (a.x3 > 0) cs.caller_input_size = a.x2 / a.x3;
-      item.callsites.push_back(std::move(cs));
-    }
-    std::sort(item.callsites.begin(), item.callsites.end(),
-              [](const auto& a, const auto& b) { return a.count > b.count; });
-    for (auto& [ordinal, a] : p.loops) {
-      LoopStats ls;
-      ls.ordinal = ordinal;
-      ls.line = a.line;
-      ls.iterations_mean = a.sketch.mean();
-      ls.iterations_p90 = a.sketch.quantile(0.9);
-      ls.count = roundCount(a.sketch.count());
-      item.loops.push_back(ls);
-    }
-    if (!p.sizes.sketch.empty()) {
-      item.result_size = SizeStats{p.sizes.sketch.mean(), p.sizes.sketch.quantile(0.9),
-                                   p.sizes.sketch.max(), roundCount(p.sizes.sketch.count())};
-    }
-    item.versions.assign(p.versions.begin(), p.versions.end());
-    item.services.assign(p.services.begin(), p.services.end());
-    item.hosts = std::move(hosts[idx]);
-    out.items.push_back(std::move(item));
   }
   return out;
 }

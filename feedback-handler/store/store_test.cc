@@ -15,7 +15,7 @@
 
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/rfc3339.h"
-#include "tests/support/postgres_server.h"
+#include "tests/support/postgres_gtest.h"
 
 namespace perfhat::handler {
 namespace {
@@ -35,17 +35,9 @@ class StoreTestBase : public ::testing::Test {
            ("perfhat-store-test-" + std::to_string(::getpid()) + "-" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    if (backend_ == sql::Backend::kPostgres && !pg_) {
-      if (auto why = perfhat::testing::postgresSkipReason()) GTEST_SKIP() << *why;
-      try {
-        pg_ = std::make_unique<perfhat::testing::PostgresServer>();
-      } catch (const std::exception& e) {
-        FAIL() << "cannot start PostgreSQL: " << e.what();
-      }
-    }
+    if (backend_ == sql::Backend::kPostgres) PERFHAT_REQUIRE_POSTGRES(pg_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  static void TearDownTestSuite() { pg_.reset(); }
   StoreOptions opts(const std::string& name = "s.sqlite") {
     StoreOptions o;
     if (backend_ == sql::Backend::kPostgres) {
@@ -62,7 +54,7 @@ class StoreTestBase : public ::testing::Test {
   fs::path dir_;
   int64_t now_ = kNow;
   std::map<std::string, std::string> databases_;  // store name → PostgreSQL URL
-  static inline std::unique_ptr<perfhat::testing::PostgresServer> pg_;
+  perfhat::testing::PostgresServer* pg_ = nullptr;
   static inline int next_database_ = 0;
 };
 
@@ -141,6 +133,97 @@ TEST_P(StoreTest, RangeAndBaselineSelectBuckets) {
   EXPECT_NEAR(r.items[0].baseline->p50_ns, 5000, 50);
   req.range = TimeWindow{"bogus", ""};
   EXPECT_THROW(s.batchGet(req), std::invalid_argument);
+}
+
+// batchGet accumulates the rows of one key while they stream by and reuses its accumulators for
+// the next key: nothing may leak from one key into another, every kind of row must land on its
+// own item, and keys that need JSON escaping (or are not ASCII) must still be found.
+TEST_P(StoreTest, BatchGetKeepsKeysApartAcrossAllRowKinds) {
+  Store s(opts());
+  const int64_t bucket = kNow / kBucketNs - 30;
+  const std::vector<std::string> keys = {"a::f(int)", "quote\"d\\key\t()", "caf\xc3\xa9()",
+                                         "plain()"};
+  std::map<std::string, DDSketch> want_fn;
+  Batch b;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    for (int m = 0; m < 3; ++m) {
+      AggValue& v = b.aggregates[AggKey{AggKind::kFunction, keys[k], "", bucket + m, "svc",
+                                        "v" + std::to_string((k + m) % 2), "", ""}];
+      for (int i = 0; i < 10 * static_cast<int>(k + 1); ++i) {
+        const double x = 1000.0 * static_cast<double>((k + 1) * (i + 1));
+        v.sketch.add(x);
+        want_fn[keys[k]].add(x);
+      }
+    }
+    b.functions[keys[k]] = FunctionInfo{"", "/src/x.cc", static_cast<int>(k), bucket * kBucketNs};
+  }
+  // Call sites of plain(): two callers with different counts, one of them a stored function.
+  for (int i = 0; i < 4; ++i) {
+    b.aggregates[AggKey{AggKind::kCallSite, "plain()", "a::f(int)", bucket, "svc", "v0", "", ""}]
+        .sketch.add(500);
+  }
+  b.aggregates[AggKey{AggKind::kCallSite, "plain()", "zz()", bucket, "svc", "v0", "", ""}]
+      .sketch.add(700);
+  b.aggregates[AggKey{AggKind::kCallSite, "plain()", "zz()", bucket, "svc", "v0", "", ""}].x1 = 2;
+  // Loops and result sizes of a::f only.
+  for (int l : {2, 0}) {
+    AggValue& v = b.aggregates[AggKey{AggKind::kLoop, "a::f(int)", std::to_string(l), bucket, "svc",
+                                      "v0", "", ""}];
+    v.sketch.add(8 + l);
+    v.line = 40 + l;
+  }
+  b.aggregates[AggKey{AggKind::kResultSize, "a::f(int)", "", bucket, "svc", "v0", "", ""}]
+      .sketch.add(12);
+  s.write(b);
+
+  BatchGetRequest req;
+  req.keys = {"plain()", "nope()", keys[1], keys[0], keys[2], "plain()"};
+  BatchGetResponse r = s.batchGet(req);
+  ASSERT_EQ(r.items.size(), 4u);
+  EXPECT_EQ(r.missing, std::vector<std::string>{"nope()"});
+  const std::vector<std::string> order = {"plain()", keys[1], keys[0], keys[2]};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const FeedbackItem& it = r.items[i];
+    ASSERT_EQ(it.key, order[i]);
+    const DDSketch& want = want_fn[it.key];
+    ASSERT_TRUE(it.stats.has_value()) << it.key;
+    EXPECT_EQ(it.stats->count, static_cast<uint64_t>(want.count())) << it.key;
+    EXPECT_EQ(it.stats->p50_ns, want.quantile(0.5)) << it.key;
+    EXPECT_EQ(it.stats->p99_ns, want.quantile(0.99)) << it.key;
+    EXPECT_EQ(it.stats->max_ns, want.max()) << it.key;
+    EXPECT_EQ(it.versions, (std::vector<std::string>{"v0", "v1"})) << it.key;
+    EXPECT_EQ(it.services, std::vector<std::string>{"svc"}) << it.key;
+    EXPECT_EQ(it.callsites.empty(), it.key != "plain()") << it.key;
+    EXPECT_EQ(it.loops.empty(), it.key != "a::f(int)") << it.key;
+    EXPECT_EQ(it.result_size.has_value(), it.key == "a::f(int)") << it.key;
+  }
+  const FeedbackItem& plain = r.items[0];
+  ASSERT_EQ(plain.callsites.size(), 2u);
+  EXPECT_EQ(plain.callsites[0].caller, "a::f(int)");  // by count, descending
+  EXPECT_EQ(plain.callsites[0].count, 4u);
+  EXPECT_DOUBLE_EQ(plain.callsites[0].calls_per_parent, 4.0 / want_fn["a::f(int)"].count());
+  EXPECT_GT(plain.callsites[0].caller_rate_per_s, 0);
+  EXPECT_EQ(plain.callsites[1].caller, "zz()");
+  EXPECT_DOUBLE_EQ(plain.callsites[1].calls_per_parent, 0.5);  // no totals: count / parents
+  const FeedbackItem& f = r.items[2];
+  ASSERT_EQ(f.loops.size(), 2u);
+  EXPECT_EQ(f.loops[0].ordinal, 0);
+  EXPECT_EQ(f.loops[0].line, 40);
+  EXPECT_EQ(f.loops[1].ordinal, 2);
+  EXPECT_NEAR(f.loops[1].iterations_mean, 10, 0.2);
+  EXPECT_EQ(f.result_size->count, 1u);
+
+  // A damaged stored sketch costs its own row only.
+  {
+    sql::Db db = sql::Db::open(opts().path);
+    sql::Stmt u(db, "UPDATE aggregates SET sketch=? WHERE key=? AND kind='f' AND bucket=?");
+    u.bindBlob(1, "not a sketch").bind(2, std::string_view("plain()")).bind(3, bucket);
+    u.step();
+  }
+  r = s.batchGet(BatchGetRequest{{"plain()", keys[0]}, std::nullopt, std::nullopt});
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].stats->count, 80u);  // 2 of its 3 buckets of 40
+  EXPECT_EQ(r.items[1].stats->count, static_cast<uint64_t>(want_fn[keys[0]].count()));
 }
 
 TEST_P(StoreTest, ReplaceModeOverwritesPerOriginAndReadsMergeOrigins) {

@@ -8,7 +8,6 @@
 #include <regex>
 #include <stdexcept>
 
-#include "feedback-handler/http/change_notifier.h"
 #include "feedback-handler/sync/export_json.h"
 
 namespace perfhat::handler {
@@ -32,7 +31,8 @@ Upstream parseUpstream(const std::string& spec) {
   while (!u.url.empty() && u.url.back() == '/') u.url.pop_back();
   static const std::regex kUrl(R"(^https?://[A-Za-z0-9.\-\[\]:]+(:[0-9]+)?$)");
   if (!std::regex_match(u.url, kUrl)) {
-    throw std::invalid_argument("upstream must be http(s)://HOST[:PORT][,TOKEN], got '" + spec + "'");
+    throw std::invalid_argument("upstream must be http(s)://HOST[:PORT][,TOKEN], got '" + spec +
+                                "'");
   }
   return u;
 }
@@ -102,7 +102,8 @@ void Syncer::pull(size_t i) {
     httplib::Headers headers{{"Accept-Encoding", "gzip"}};
     for (int page = 0; page < 100000; ++page) {  // bounded; each page advances the cursor
       auto res = cli.Get(("/v1/export?since=" + std::to_string(cursor) +
-                          "&limit=" + std::to_string(options_.page_rows)).c_str(),
+                          "&limit=" + std::to_string(options_.page_rows))
+                             .c_str(),
                          headers);
       if (!res) throw std::runtime_error("unreachable: " + httplib::to_string(res.error()));
       if (res->status != 200) {
@@ -110,7 +111,8 @@ void Syncer::pull(size_t i) {
                                  res->body.substr(0, 200));
       }
       ExportPage p = parseExport(res->body);
-      if (p.cursor < cursor) throw std::runtime_error("upstream cursor went backwards (store reset?)");
+      if (p.cursor < cursor)
+        throw std::runtime_error("upstream cursor went backwards (store reset?)");
       Batch b;
       for (auto& [k, v] : p.rows.aggregates) {
         AggKey key = k;
@@ -123,7 +125,10 @@ void Syncer::pull(size_t i) {
       b.meta[cursorMetaName(up.url)] = static_cast<int64_t>(p.cursor);
       rows += b.aggregates.size();
       store_.write(b, WriteMode::kReplace);
-      ChangeNotifier::committed(store_);  // wake /v1/changes long-polls
+      {
+        std::lock_guard hook(hook_mu_);
+        if (on_commit_) on_commit_();  // e.g. wake /v1/changes long-polls
+      }
       cursor = p.cursor;
       {
         std::lock_guard lock(mu_);
@@ -164,6 +169,11 @@ std::vector<UpstreamStatus> Syncer::syncNow() {
 std::vector<UpstreamStatus> Syncer::status() const {
   std::lock_guard lock(mu_);
   return status_;
+}
+
+void Syncer::setOnCommit(std::function<void()> hook) {
+  std::lock_guard lock(hook_mu_);
+  on_commit_ = std::move(hook);
 }
 
 double Syncer::dataAgeSeconds() const {

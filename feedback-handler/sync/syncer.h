@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,7 +23,8 @@ struct Upstream {
   std::string token;  // bearer token, may be empty
 };
 
-// "URL[,TOKEN]" → Upstream; throws std::invalid_argument for a URL that is not http(s)://host[:port].
+// "URL[,TOKEN]" → Upstream; throws std::invalid_argument for a URL that is not
+// http(s)://host[:port].
 Upstream parseUpstream(const std::string& spec);
 
 struct SyncOptions {
@@ -53,6 +55,9 @@ class Syncer {
   std::vector<UpstreamStatus> status() const;
   // Seconds since the oldest upstream's last successful pull (data age); -1 if never synced.
   double dataAgeSeconds() const;
+  // Called after every successful commit of pulled data (the HTTP server wakes its change
+  // long-polls with it); nullptr removes it. Safe to call while the syncer runs.
+  void setOnCommit(std::function<void()> hook);
 
  private:
   void pull(size_t i);
@@ -68,6 +73,8 @@ class Syncer {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
+  std::mutex hook_mu_;  // held while the hook runs, so removing it waits for a running call
+  std::function<void()> on_commit_;
 };
 
 }  // namespace perfhat::handler

@@ -4,6 +4,7 @@
 // 2 requests park, so of 3 concurrent long-polls the first to answer is the refused one, and at
 // that moment the other two are parked.
 #include <future>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -106,6 +107,41 @@ TEST(HandlerChanges, LongPollIsWokenByIngestBoundedAndAnsweredAtShutdown) {
   }
   int status = exited.get();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(HandlerChanges, ALocalHandlersPullWakesItsLongPolls) {
+  // Data arriving through the sync (not ingest) must wake parked requests too: without that
+  // they would answer only at the end of their wait, with nothing.
+  TempDir dir("changes-local");
+  HandlerProcess deployed(
+      {"--mode", "deployed", "--allow-unauthenticated", "--store", dir / "d.sqlite"});
+  HandlerProcess local({"--mode", "local", "--allow-unauthenticated", "--threads", "4", "--store",
+                        dir / "l.sqlite", "--upstream", deployed.url(), "--sync-interval", "3600"});
+  // The pull at start-up commits (the upstream's cursor); the test begins after it.
+  httplib::Client lc = client(local.url());
+  for (int i = 0; i < 600; ++i) {
+    auto h = lc.Get("/healthz");
+    if (h && h->status == 200 &&
+        !json::parse(h->body)["upstreams"][0]["last_success"].get<std::string>().empty()) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string since = currentCursor(local.url());
+  std::vector<Answer> parked = parkTwo(local.url(), since);
+  ASSERT_EQ(parked.size(), 2u);
+  auto post = client(deployed.url())
+                  .Post("/v1/traces", otlp::encodeJson(spansFor("demo::pulled(int)", {3e6}, 7)),
+                        "application/json");
+  ASSERT_TRUE(post && post->status == 200);
+  auto sync = lc.Post("/v1/sync");
+  ASSERT_TRUE(sync && sync->status == 200) << (sync ? sync->body : "no answer");
+  for (auto& a : parked) {
+    httplib::Result r = a.get();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(json::parse(r->body)["keys"], json::array({"demo::pulled(int)"})) << r->body;
+  }
 }
 
 TEST(HandlerChanges, ACursorNewerThanTheStoreIsAReset) {

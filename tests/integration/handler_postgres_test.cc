@@ -7,7 +7,7 @@
 
 #include "tests/integration/handler_process.h"
 #include "tests/integration/handler_test_util.h"
-#include "tests/support/postgres_server.h"
+#include "tests/support/postgres_gtest.h"
 
 namespace perfhat::testing {
 namespace {
@@ -16,38 +16,17 @@ constexpr const char* kToken = "pg-token";
 
 class HandlerPostgres : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (auto why = postgresSkipReason()) {
-      skip_ = *why;
-      return;
-    }
-    try {
-      server_ = new PostgresServer();
-    } catch (const std::exception& e) {
-      error_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-    ASSERT_NE(server_, nullptr) << "cannot start PostgreSQL: " << error_;
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '_';
-    url_ = server_->createDatabase("h_" + name);
+    PERFHAT_REQUIRE_POSTGRES(server_);
+    url_ = server_->createDatabase(databaseNameForTest("h_"));
   }
   std::vector<std::string> replicaArgs() const {
     return {"--mode", "deployed", "--store", url_, "--token", kToken};
   }
 
-  static PostgresServer* server_;
-  static std::string skip_, error_;
+  PostgresServer* server_ = nullptr;
   std::string url_;
 };
-PostgresServer* HandlerPostgres::server_ = nullptr;
-std::string HandlerPostgres::skip_, HandlerPostgres::error_;
 
 void post(const std::string& url, const otlp::ExportRequest& r) {
   auto c = client(url, kToken);
