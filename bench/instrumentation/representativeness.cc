@@ -106,10 +106,11 @@ int main(int argc, char** argv) {
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(
           stderr,
-          "[%6.1f s] rep %d/%d %-4s %8llu requests, %5.1f %% sampled, %.2f us CPU/request, "
-          "load %.1f, drops %llu\n",
+          "[%6.1f s] rep %d/%d %-4s %8llu requests, %5.1f %% sampled (rate %5.1f %%), %.2f us "
+          "CPU/request, load %.1f, drops %llu\n",
           el, rep + 1, reps, repstudy::mode_name(mode),
           static_cast<unsigned long long>(r.whole().requests), 100 * r.sampled_share(),
+          100 * r.whole().mean_rate,
           1e6 * r.process_cpu_s / static_cast<double>(std::max<uint64_t>(1, r.whole().requests)),
           r.load_avg,
           static_cast<unsigned long long>(r.counters.spans_dropped_ring +
@@ -145,10 +146,11 @@ int main(int argc, char** argv) {
       "\nCost (median [min–max] over repetitions; Δ paired with NOM of the same repetition)\n\n");
   std::printf(
       "| config | wall req/s | process CPU µs/req | CPU-bound req/CPU-s | Δ vs NOM | worker CPU "
-      "µs/req | Δ vs NOM | sampled |\n|---|---|---|---|---|---|---|---|\n");
+      "µs/req | Δ vs NOM | sampled | mean rate (SR) |\n|---|---|---|---|---|---|---|---|---|\n");
   for (int m = 0; m < kRows; ++m) {
     const auto& rs = runs[m];
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", repstudy::mode_name(row_mode(m)),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                repstudy::mode_name(row_mode(m)),
                 spread(
                     rs, [](const RunResult& r) { return r.whole().requests / r.wall_s; }, "%.0f")
                     .c_str(),
@@ -167,6 +169,9 @@ int main(int argc, char** argv) {
                              .c_str(),
                 spread(
                     rs, [](const RunResult& r) { return 100 * r.sampled_share(); }, "%.1f %%")
+                    .c_str(),
+                spread(
+                    rs, [](const RunResult& r) { return 100 * r.whole().mean_rate; }, "%.1f %%")
                     .c_str());
   }
 
@@ -175,8 +180,9 @@ int main(int argc, char** argv) {
                 metric == 0 ? "RMSE of the per-function mean allocated bytes (B)"
                             : "RMSE of the per-function mean latency (µs)");
     std::printf(
-        "| config | stationary | seasonal | burst | whole run | sampled st / se / bu |\n"
-        "|---|---|---|---|---|---|\n");
+        "| config | stationary | seasonal | burst | whole run | sampled st / se / bu | rate st / "
+        "se / bu |\n"
+        "|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < kRows; ++m) {
       if (!samples(row_mode(m))) continue;
       std::string cells;
@@ -201,8 +207,15 @@ int main(int argc, char** argv) {
                      "%.0f") +
                  (s + 1 < kSegments ? " / " : " %");
       }
-      std::printf("| %s |%s %s |\n", repstudy::mode_name(row_mode(m)), cells.c_str(),
-                  share.c_str());
+      std::string rate;
+      for (int s = 0; s < kSegments; ++s) {
+        rate +=
+            spread(
+                runs[m], [&](const RunResult& r) { return 100.0 * r.seg[s].mean_rate; }, "%.0f") +
+            (s + 1 < kSegments ? " / " : " %");
+      }
+      std::printf("| %s |%s %s | %s |\n", repstudy::mode_name(row_mode(m)), cells.c_str(),
+                  share.c_str(), rate.c_str());
     }
   }
 

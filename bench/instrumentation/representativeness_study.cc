@@ -303,13 +303,18 @@ RunResult run_once(Mode mode, const Options& o, uint64_t seed) {
   for (int s = 0; s < kSegments; ++s) {
     segment.store(s);
     auto t0 = std::chrono::steady_clock::now();
-    double last_flush = 0;
+    double last_flush = 0, rate_sum = 0;
+    int rate_n = 0;
     for (double t = 0; t < o.segment_s;
          t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) {
       // Periodic export, not too close to the segment's end (see the Config comment above).
       if (instrumented && t - last_flush >= 0.5 && t + 0.25 < o.segment_s) {
         perfhat::flush();
         last_flush = t;
+      }
+      if (instrumented) {
+        rate_sum += perfhat::sampling_rate();
+        ++rate_n;
       }
       int u = users(s, t, o.segment_s, o);
       if (target.exchange(u) != u) target.notify_all();
@@ -321,6 +326,7 @@ RunResult run_once(Mode mode, const Options& o, uint64_t seed) {
     while (inflight.load() != 0) std::this_thread::yield();
     if (instrumented) perfhat::flush();
     r.seg[s].wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.seg[s].mean_rate = rate_n ? rate_sum / rate_n : 0;
   }
   target.store(-1);
   target.notify_all();
@@ -353,6 +359,8 @@ RunResult run_once(Mode mode, const Options& o, uint64_t seed) {
     whole.requests += r.seg[s].requests;
     whole.sampled_requests += r.seg[s].sampled_requests;
     whole.wall_s += r.seg[s].wall_s;
+    whole.mean_rate +=
+        r.seg[s].mean_rate / static_cast<double>(kSegments);  // segments of equal length
   }
   if (instrumented) score(all_pop, all_sample, whole);
   return r;

@@ -55,6 +55,10 @@ struct SegmentResult {
   double mean_latency_ns = 0;    // mean over functions of the ground-truth latency
   size_t functions = 0;          // functions called (ground truth)
   size_t functions_sampled = 0;  // functions with at least one span
+  // Time average of the sampler's rate (perfhat::sampling_rate(), read every 5 ms): the
+  // thesis' SR. It differs from the sampled share: Algorithm 1's balance check turns some
+  // Bernoulli successes away, and nothing is sampled during ADP's performance baselines.
+  double mean_rate = 0;
 };
 
 struct RunResult {

@@ -68,9 +68,12 @@ TEST(Representativeness, SamplersStayWithinTheirRates) {
     RunResult r = run_once(m, quick(), 2);
     ASSERT_GT(r.whole().requests, 400u);
     double share = r.sampled_share();
+    EXPECT_LE(r.whole().mean_rate, 0.5);  // the desired rate bounds every sampler's rate
     if (m == Mode::kUniform) {
+      EXPECT_DOUBLE_EQ(r.whole().mean_rate, 0.5);
       EXPECT_NEAR(share, 0.5, 0.1);  // > 4 binomial standard deviations at 400 requests
     } else {
+      EXPECT_GE(r.whole().mean_rate, 0.01);  // minRate
       EXPECT_GT(share, 0.0);
       EXPECT_LT(share, 0.6);  // never above the desired rate (plus binomial noise)
     }

@@ -2,7 +2,9 @@
 //  Algorithm 1  decide():   Bernoulli(rate) + stratified balance check against the population.
 //  Algorithm 2  tick():     every `frequency_s`, compare current per-type response times with the
 //                           "normal behaviour" at the median workload (with/without monitoring);
-//                           adapt the rate or collect a baseline with monitoring off.
+//                           adapt the rate or collect a baseline with monitoring off. Monitoring
+//                           switches on/off only at ticks, so every performance record is purely
+//                           "monitoring on" or "off" (the ME flag of Table 5.2).
 //  Algorithm 3  evaluate(): Cochran size + FPC, one-sample t-test, all-types balance, all under a
 //                           confidence decaying as e^(-t/maxLength); release callback.
 // Decisions on the thesis' open points are in DESIGN §10 and in comments below.
@@ -33,8 +35,8 @@ struct AdaptiveOptions {
   double epsilon = 0.005;       // Algorithm 1 tolerance, relative (see decide())
   double cochran_e = 0.05;
   double cochran_p = 0.5;
-  double ttest_alpha = 0.05;           // Algorithm 2
-  size_t reference_capacity = 3600;    // performanceReference FIFO size (1 h of 1 s records)
+  double ttest_alpha = 0.05;         // Algorithm 2
+  size_t reference_capacity = 3600;  // performanceReference FIFO size (1 h of 1 s records)
   // Algorithm 3's t-test at alpha = 1 - confidence (the thesis' "decaying confidence level",
   // stricter over time; termination is guaranteed by the hard release). false: fixed ttest_alpha.
   bool evaluation_alpha_decays = true;
@@ -44,7 +46,7 @@ struct AdaptiveOptions {
 struct PerfRecord {
   double rps = 0;
   std::map<std::string, double, std::less<>> mean_rt;  // per request type
-  bool monitoring = true;                               // ME
+  bool monitoring = true;                              // ME
 };
 
 // Algorithm 2 line 2-3: the record at the median RpS among those with ME == monitoring; with an
@@ -102,6 +104,8 @@ class AdaptiveSampler final : public RequestSampler {
 
   // Released samples (Algorithm 3 line 15).
   void on_release(std::function<void(const CycleSummary&)> cb);
+  // False during a performance baseline. Ends at the first tick at or after the baseline's
+  // duration; if ticks stall for a whole frequency_s past it, monitoring resumes anyway.
   bool monitoring_enabled(double now_s) const;
   // Algorithm 3 at time now_s (also run after every sampled request). True = released.
   bool evaluate(double now_s);
@@ -119,12 +123,15 @@ class AdaptiveSampler final : public RequestSampler {
     stats::Welford interval_rt;        // since the last tick (currentPerf)
   };
   bool evaluate_locked(double now_s) PERFHAT_REQUIRES(mu_);
+  bool monitoring_locked(double now_s) const PERFHAT_REQUIRES(mu_);
+  void adapt_locked(const PerfRecord& cur, double now_s) PERFHAT_REQUIRES(mu_);
   void release_locked(double now_s, bool forced, double min_size) PERFHAT_REQUIRES(mu_);
 
   const AdaptiveOptions opt_;
   mutable detail::Mutex mu_;
   double rate_ PERFHAT_GUARDED_BY(mu_);
   double max_rate_ PERFHAT_GUARDED_BY(mu_);
+  bool monitoring_ PERFHAT_GUARDED_BY(mu_) = true;  // isMonitoringEnabled (changes at ticks)
   double baseline_until_ PERFHAT_GUARDED_BY(mu_) = -1;
   double cycle_start_ PERFHAT_GUARDED_BY(mu_);
   double last_tick_ PERFHAT_GUARDED_BY(mu_);
@@ -192,7 +199,6 @@ class FixedSampler final : public RequestSampler {
 };
 
 // "adaptive" | "uniform" | "inverse" | "full" | "none"; nullptr for an unknown name.
-std::unique_ptr<RequestSampler> make_sampler(std::string_view name, double max_rate,
-                                             double now_s);
+std::unique_ptr<RequestSampler> make_sampler(std::string_view name, double max_rate, double now_s);
 
 }  // namespace perfhat::sampling
