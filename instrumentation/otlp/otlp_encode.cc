@@ -57,6 +57,12 @@ class Pb {
     commit(p + n);
   }
   void str(int field, std::string_view s) { bytes(field, s.data(), s.size()); }
+  // Bytes that are already encoded fields.
+  void raw(std::string_view s) {
+    char* p = room(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    commit(p + s.size());
+  }
   void msg(int field, const Pb& m) { bytes(field, m.buf_.get(), m.len_); }
 
   // KeyValue{key, AnyValue{string_value | bool_value | int_value | double_value}} as field
@@ -81,6 +87,9 @@ class Pb {
   void clear() { len_ = 0; }
   size_t size() const { return len_; }
   std::string_view view() const { return {buf_.get(), len_}; }
+  // Leaves n uninitialized bytes at the end (filled later through data()).
+  void skip(size_t n) { commit(room(n) + n); }
+  char* data() { return buf_.get(); }
 
  private:
   // Makes room for n more bytes and returns where they go; commit() then marks the end of what
@@ -223,16 +232,64 @@ void attrs_pb(Pb& m, int field, const Attrs& a) {
   for (const auto& [k, v] : a.bools) m.kv_bool(field, k, v);
 }
 
-// span_attrs() written straight into `m` (no Attrs, no key/value copies), in the same order:
-// strings, ints, doubles, each with the user's attributes of that kind last.
+// The part of a Span that depends only on its probe site: Span.name (field 5) and the code.*
+// attributes (field 9).
+void site_fields_pb(Pb& m, const SpanData& s) {
+  m.str(5, s.name);
+  m.kv_string(9, "code.function.name", s.function);
+  if (!s.mangled.empty()) m.kv_string(9, "code.function.mangled", s.mangled);
+  if (!s.file.empty()) m.kv_string(9, "code.file.path", s.file);
+  if (s.line) m.kv_int(9, "code.line.number", s.line);
+}
+
+// site_fields_pb() per site, encoded once per thread (issue #5). Reading a span's four strings
+// (scattered over the heap, ~300 bytes) cost more than the rest of its encoding; the cached
+// block is one copy from memory that stays in cache (a service has tens of hot sites). An entry
+// is re-encoded if the span's string sizes or line differ from the cached one's (a misused
+// site id), so a stale block needs the same sizes as well.
+class SiteFieldsCache {
+ public:
+  std::string_view get(const SpanData& s) {
+    if (s.site == 0 || s.site >= kMaxCached) {
+      scratch_.clear();
+      site_fields_pb(scratch_, s);
+      return scratch_.view();
+    }
+    if (entries_.size() <= s.site) entries_.resize(s.site + 1);
+    auto& e = entries_[s.site];
+    if (!e || e->name_n != s.name.size() || e->function_n != s.function.size() ||
+        e->mangled_n != s.mangled.size() || e->file_n != s.file.size() || e->line != s.line) {
+      if (!e) e = std::make_unique<Entry>();
+      scratch_.clear();
+      site_fields_pb(scratch_, s);
+      e->bytes.assign(scratch_.view());
+      e->name_n = s.name.size();
+      e->function_n = s.function.size();
+      e->mangled_n = s.mangled.size();
+      e->file_n = s.file.size();
+      e->line = s.line;
+    }
+    return e->bytes;
+  }
+
+ private:
+  static constexpr uint32_t kMaxCached = 1u << 20;
+  struct Entry {
+    std::string bytes;
+    size_t name_n = 0, function_n = 0, mangled_n = 0, file_n = 0;
+    uint32_t line = 0;
+  };
+  std::vector<std::unique_ptr<Entry>> entries_;  // by site id
+  Pb scratch_;
+};
+
+// The rest of span_attrs() written straight into `m` (no Attrs, no key/value copies): the code.*
+// attributes come first from site_fields_pb(), then these, each with the user's attributes of
+// that kind last.
 void span_attrs_pb(Pb& m, int field, const SpanData& s) {
-  m.kv_string(field, "code.function.name", s.function);
-  if (!s.mangled.empty()) m.kv_string(field, "code.function.mangled", s.mangled);
-  if (!s.file.empty()) m.kv_string(field, "code.file.path", s.file);
   for (const auto& x : s.attributes) {
     if (x.kind == AttributeValue::kString) m.kv_string(field, x.key, x.s);
   }
-  if (s.line) m.kv_int(field, "code.line.number", s.line);
   if (s.result_size >= 0) m.kv_int(field, "perfhat.result.size", s.result_size);
   if (s.loop_iterations >= 0) {
     m.kv_int(field, "perfhat.loop.iterations", s.loop_iterations);
@@ -316,13 +373,20 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-std::string traces_protobuf(const ExportBatch& b) {
-  // ScopeSpans is built in one buffer, each Span in a scratch buffer (its length prefix must
-  // precede it); both are per thread and keep their capacity, so a steady exporter allocates
-  // only the returned body. The outer envelope is written around ScopeSpans at the end.
-  thread_local Pb scope_spans, sp;
-  scope_spans.clear();
-  scope_spans.msg(1, scope_pb());
+std::string_view traces_protobuf_view(const ExportBatch& b) {
+  // One per-thread buffer holds the whole request and keeps its capacity, so a steady exporter
+  // allocates nothing and copies the body only once per span (scratch Span -> buffer). The
+  // envelope (ExportTraceServiceRequest{resource_spans: {resource, scope_spans: <body>}}) is
+  // written into headroom reserved before the body once its length is known: no copy of the
+  // ~200 KB body into a separate std::string (issue #5).
+  thread_local Pb out, sp;
+  thread_local SiteFieldsCache site_fields;
+  Pb res = resource_pb(b.resource);
+  // tag + varint length of ResourceSpans, resource field, tag + varint length of ScopeSpans.
+  const size_t headroom = 1 + 10 + len_field_size(res.size()) + 1 + 10;
+  out.clear();
+  out.skip(headroom);
+  out.msg(1, scope_pb());
   for (const auto& s : b.spans) {
     sp.clear();
     sp.bytes(1, s.trace_id.data(), 16);
@@ -333,32 +397,33 @@ std::string traces_protobuf(const ExportBatch& b) {
       span_id_bytes(s.parent_span_id, id);
       sp.bytes(4, id, 8);
     }
-    sp.str(5, s.name);
     sp.u64(6, s.is_request ? 2 : 1);  // SERVER for request roots, INTERNAL otherwise
     sp.fixed64(7, s.start_unix_ns);
     sp.fixed64(8, s.end_unix_ns);
+    // Field order is free in protobuf; the site's fields are one block: name, code.* attributes.
+    sp.raw(site_fields.get(s));
     span_attrs_pb(sp, 9, s);
     if (s.error) {
       sp.tag(15, 2);
       sp.varint(2);
       sp.u64(3, 2);  // Status{code: STATUS_CODE_ERROR}
     }
-    scope_spans.msg(2, sp);
+    out.msg(2, sp);
   }
-  Pb res = resource_pb(b.resource);
-  size_t rs_size = len_field_size(res.size()) + len_field_size(scope_spans.size());
-  Pb head;  // ExportTraceServiceRequest{resource_spans: {resource, scope_spans: <body>}}
+  const size_t scope_spans_size = out.size() - headroom;
+  size_t rs_size = len_field_size(res.size()) + len_field_size(scope_spans_size);
+  Pb head;
   head.tag(1, 2);
   head.varint(rs_size);
   head.msg(1, res);
   head.tag(2, 2);
-  head.varint(scope_spans.size());
-  std::string out;
-  out.reserve(head.size() + scope_spans.size());
-  out.append(head.view());
-  out.append(scope_spans.view());
-  return out;
+  head.varint(scope_spans_size);
+  char* start = out.data() + headroom - head.size();  // head.size() <= headroom by construction
+  std::memcpy(start, head.view().data(), head.size());
+  return {start, head.size() + scope_spans_size};
 }
+
+std::string traces_protobuf(const ExportBatch& b) { return std::string(traces_protobuf_view(b)); }
 
 std::string traces_json(const ExportBatch& b) {
   std::string out = "{\"resourceSpans\":[{\"resource\":" + resource_json(b.resource) +

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "perfhat/exporter.hpp"
 
@@ -11,6 +12,9 @@ namespace perfhat::otlp {
 
 std::string traces_json(const ExportBatch& b);
 std::string traces_protobuf(const ExportBatch& b);
+// The same bytes in a per-thread buffer, valid until this thread's next call (no copy: the
+// exporter POSTs straight from it).
+std::string_view traces_protobuf_view(const ExportBatch& b);
 std::string metrics_json(const ExportBatch& b);
 std::string metrics_protobuf(const ExportBatch& b);
 

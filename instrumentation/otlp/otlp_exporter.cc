@@ -81,6 +81,8 @@ struct OtlpHttpExporter::Impl {
   std::mutex mu;
   std::unique_ptr<httplib::Client> client;
   std::string prefix;  // path prefix of the endpoint (usually empty)
+  std::string traces_path, metrics_path;
+  httplib::Headers headers;  // built once: the same on every request
   std::string last_error;
 };
 
@@ -92,15 +94,18 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   }
   while (!ep.empty() && ep.back() == '/') ep.pop_back();
   size_t scheme_end = ep.find("://");
-  size_t path_start = scheme_end == std::string::npos ? std::string::npos
-                                                       : ep.find('/', scheme_end + 3);
+  size_t path_start =
+      scheme_end == std::string::npos ? std::string::npos : ep.find('/', scheme_end + 3);
   std::string host = ep.substr(0, path_start);
   if (path_start != std::string::npos) impl_->prefix = ep.substr(path_start);
+  impl_->traces_path = impl_->prefix + "/v1/traces";
+  impl_->metrics_path = impl_->prefix + "/v1/metrics";
+  for (const auto& [k, v] : opt_.headers) impl_->headers.emplace(k, v);
   impl_->client = std::make_unique<httplib::Client>(host);
   auto secs = [](double s) { return static_cast<time_t>(s); };
-  auto usecs = [](double s) { return static_cast<time_t>((s - static_cast<double>(
-                                                                  static_cast<time_t>(s))) *
-                                                         1e6); };
+  auto usecs = [](double s) {
+    return static_cast<time_t>((s - static_cast<double>(static_cast<time_t>(s))) * 1e6);
+  };
   impl_->client->set_connection_timeout(secs(opt_.connect_timeout_s),
                                         usecs(opt_.connect_timeout_s));
   impl_->client->set_read_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
@@ -121,12 +126,18 @@ std::string OtlpHttpExporter::last_error() const {
   return impl_->last_error;
 }
 
-ExportResult OtlpHttpExporter::post(const std::string& path, const std::string& body) {
+ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view body) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  httplib::Headers h;
-  for (const auto& [k, v] : opt_.headers) h.emplace(k, v);
   const char* ctype = opt_.json ? "application/json" : "application/x-protobuf";
-  auto res = impl_->client->Post((impl_->prefix + path).c_str(), h, body, ctype);
+  // A content provider, not Post(..., body, ...): that overload copies the body into the
+  // request first; this one writes it from the encoder's buffer straight to the socket. The
+  // provider is stateless, so a resend (stale keep-alive connection) writes the same bytes.
+  auto res = impl_->client->Post(
+      path, impl_->headers, body.size(),
+      [body](size_t offset, size_t length, httplib::DataSink& sink) {
+        return sink.write(body.data() + offset, length);
+      },
+      ctype);
   if (!res) {
     impl_->last_error = "POST " + path + ": " + httplib::to_string(res.error());
     return ExportResult::kRetryableFailure;
@@ -142,12 +153,16 @@ ExportResult OtlpHttpExporter::post(const std::string& path, const std::string& 
 ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
   ExportResult r = ExportResult::kSuccess;
   if (!batch.spans.empty()) {
-    r = post("/v1/traces", opt_.json ? traces_json(batch) : traces_protobuf(batch));
+    if (opt_.json) {
+      r = post(impl_->traces_path, traces_json(batch));
+    } else {
+      r = post(impl_->traces_path, traces_protobuf_view(batch));
+    }
     if (r != ExportResult::kSuccess) return r;
   }
   if (!batch.aggregates.empty() && metrics_enabled_.load()) {
     ExportResult m =
-        post("/v1/metrics", opt_.json ? metrics_json(batch) : metrics_protobuf(batch));
+        post(impl_->metrics_path, opt_.json ? metrics_json(batch) : metrics_protobuf(batch));
     if (m == ExportResult::kPermanentFailure) {
       // A traces-only receiver (404/405/415): stop sending metrics, spans are unaffected.
       metrics_enabled_ = false;
@@ -162,8 +177,7 @@ ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
 }  // namespace perfhat::otlp
 
 // Factory the core library looks up (weak reference) when an endpoint is configured.
-extern "C" perfhat::Exporter* perfhat_otlp_create(const perfhat::Config& cfg,
-                                                  std::string* error) {
+extern "C" perfhat::Exporter* perfhat_otlp_create(const perfhat::Config& cfg, std::string* error) {
   perfhat::otlp::OtlpOptions o;
   std::string e;
   if (!perfhat::otlp::OtlpOptions::from_config(cfg, o, e)) {

@@ -26,7 +26,7 @@ struct Frame {
 
 struct ThreadStack {
   Frame frames[kMaxDepth];
-  int depth = 0;     // logical depth, including frames past kMaxDepth
+  int depth = 0;  // logical depth, including frames past kMaxDepth
   bool in_hook = false;
   struct {
     void* fn;

@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include <cxxabi.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,8 +20,8 @@
 
 // Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
 // free of any HTTP dependency.
-extern "C" __attribute__((weak)) perfhat::Exporter* perfhat_otlp_create(
-    const perfhat::Config& cfg, std::string* error);
+extern "C" __attribute__((weak)) perfhat::Exporter* perfhat_otlp_create(const perfhat::Config& cfg,
+                                                                        std::string* error);
 
 namespace perfhat {
 namespace detail {
@@ -30,7 +31,7 @@ std::atomic<uint64_t (*)()> g_tick_source{nullptr};
 std::atomic<const uint64_t*> g_relevant{nullptr};
 std::atomic<uint64_t> g_rate_threshold{~uint64_t{0}};
 std::atomic<uint32_t> g_timing_period{16};
-constinit thread_local Hot* t_hot = nullptr;
+constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
@@ -114,8 +115,7 @@ uint64_t splitmix(uint64_t& x) {
 thread_local uint64_t t_seed = 0;
 uint64_t random64() {
   if (t_seed == 0) {
-    t_seed = std::random_device{}() ^ (steady_now_ns() << 1) ^
-             reinterpret_cast<uintptr_t>(&t_seed);
+    t_seed = std::random_device{}() ^ (steady_now_ns() << 1) ^ reinterpret_cast<uintptr_t>(&t_seed);
   }
   return splitmix(t_seed);
 }
@@ -237,8 +237,7 @@ uint64_t Engine::to_unix_ns(uint64_t tick) {
 
 void Engine::update_threshold(double rate) {
   rate = std::clamp(rate, 0.0, 1.0);
-  uint64_t thr = rate >= 1.0 ? ~uint64_t{0}
-                             : static_cast<uint64_t>(std::ldexp(rate, 64));
+  uint64_t thr = rate >= 1.0 ? ~uint64_t{0} : static_cast<uint64_t>(std::ldexp(rate, 64));
   g_rate_threshold.store(thr, std::memory_order_relaxed);
 }
 
@@ -363,6 +362,8 @@ void Engine::shutdown() {
 }
 
 void Engine::run_background() {
+  // Named so per-thread CPU (/proc/PID/task/*/comm, top -H) separates export from app work.
+  pthread_setname_np(pthread_self(), "perfhat-bg");
   double last_tick = now_s(), last_analysis = last_tick, last_export = last_tick;
   std::unique_lock<std::mutex> l(bg_mu_);
   while (!bg_stop_) {
@@ -506,8 +507,7 @@ void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end)
   ts->trace_hi = ts->trace_lo = 0;
 }
 
-void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
-                         const Probe& p) {
+void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p) {
   ThreadState* ts = h->owner;
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   if (head - ts->tail.load(std::memory_order_acquire) > ts->ring_mask) {
@@ -539,8 +539,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   }
   r.parent = 0;  // filled by end_span_context's caller order: see begin_span
   ts->head.store(head + 1, std::memory_order_release);
-  ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1,
-                     std::memory_order_relaxed);
+  ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void Engine::analyze() {
@@ -699,6 +698,13 @@ void Engine::export_pending(bool final) {
   size_t next = 0;  // first queue_ entry not yet exported
   while (first || next < queue_.size()) {
     size_t n = std::min<size_t>(batch_size, queue_.size() - next);
+    // A shorter batch would free its tail's strings, and the next full one allocate them again
+    // (malloc was a tenth of the export thread's time): park the tail instead (issue #5).
+    for (; b.spans.size() > n; b.spans.pop_back())
+      spare_spans_.push_back(std::move(b.spans.back()));
+    for (; b.spans.size() < n && !spare_spans_.empty(); spare_spans_.pop_back()) {
+      b.spans.push_back(std::move(spare_spans_.back()));
+    }
     b.spans.resize(n);
     {
       Lock l(mu_);
@@ -732,6 +738,7 @@ void Engine::export_pending(bool final) {
         s.loop_line = r.loop_line;
         s.error = r.error;
         s.thread_id = queue_[next + k].tid;
+        s.site = r.site < sites_.size() ? r.site : 0;
         s.attributes.resize(r.nattr);
         for (int i = 0; i < r.nattr; ++i) {
           const Attr& a = r.attrs[i];
@@ -834,7 +841,7 @@ void Engine::set_cycle(double s) {
   if (s > 0) cycle_s_.store(s);
 }
 
-// ---- Hooks called from the inline probe ----------------------------------------------------
+// ---- The probe's out-of-line work ---------------------------------------------------------
 
 int ensure_initialized() noexcept {
   static std::once_flag once;
@@ -842,12 +849,6 @@ int ensure_initialized() noexcept {
     if (g_mode.load() == kUninitialized) Engine::get().init(Config::from_env(), nullptr);
   });
   return g_mode.load(std::memory_order_relaxed);
-}
-
-[[gnu::noinline]] Hot* prepare(Site& site) noexcept {
-  // The probe constructor is always_inline, so our return address lies inside the instrumented
-  // function: enough to find its symbol later, off the hot path.
-  return Engine::get().prepare(site, __builtin_return_address(0));
 }
 
 void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe) noexcept {
@@ -893,7 +894,30 @@ void end_span_context(Hot* h, uint64_t parent) noexcept {
 
 int Probe::uncaught() noexcept { return std::uncaught_exceptions(); }
 
-// Rare entry work: request root, span start, and the next countdown when this call is timed.
+// First use: initialization from the environment, site registration, thread state. Then the same
+// decisions as the inline path.
+void Probe::enter(Site& site) noexcept {
+  int mode = g_mode.load(std::memory_order_relaxed);
+  if (mode == kDisabled || (mode == kUninitialized && ensure_initialized() != kEnabled)) return;
+  uint32_t id = site.id.load(std::memory_order_relaxed);
+  if (id == kExcludedSite) return;
+  Hot* h = t_hot;
+  if (h == nullptr || id == 0) {
+    // Our return address lies inside the probed function: enough to find its symbol later.
+    h = Engine::get().prepare(site, __builtin_return_address(0));
+    if (h == nullptr) return;
+    id = site.id.load(std::memory_order_relaxed);
+  }
+  decide(h, id, site);
+}
+
+// Exit of an active probe with exit work (~Probe tested for it).
+void Probe::leave() noexcept {
+  finish((flags_ & kClock) ? now_ticks() : 0);  // the clock first: excludes finish's work
+}
+
+// Rare entry work: request root, span start, the next countdown when this call is timed, and the
+// clock read.
 void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   Hot* h = hot_;
   if (site_->kind == kRequest) {
@@ -921,6 +945,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     loop_iterations_ = -1;
   }
   flags_ = f;
+  start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
 }
 
 // Rare exit work: errors, sessions, the timing sample, the span and the request end.
@@ -1013,8 +1038,8 @@ Config Config::from_env() {
   c.scope = env_or("PERFHAT_SCOPE", "");
   c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");
   c.sampler = env_or("PERFHAT_SAMPLER", c.sampler);
-  c.sampling_rate = std::clamp(parse_double_env("PERFHAT_SAMPLING_RATE", c.sampling_rate), 0.0,
-                               1.0);
+  c.sampling_rate =
+      std::clamp(parse_double_env("PERFHAT_SAMPLING_RATE", c.sampling_rate), 0.0, 1.0);
   c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);
   if (c.cycle_s <= 0) c.cycle_s = 120;
   c.export_interval_s = parse_double_env("PERFHAT_EXPORT_INTERVAL_S", c.export_interval_s);
@@ -1024,6 +1049,15 @@ Config Config::from_env() {
   } else {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_TIMING_PERIOD (an integer in [1, 1e6])\n");
   }
+  // Export path sizes (issue #5): spans per POST and per-thread ring capacity.
+  auto count_env = [](const char* name, uint32_t def, uint32_t hi) {
+    double v = parse_double_env(name, def);
+    if (v >= 1 && v <= hi && v == std::floor(v)) return static_cast<uint32_t>(v);
+    std::fprintf(stderr, "perfhat: ignoring %s (an integer in [1, %u])\n", name, hi);
+    return def;
+  };
+  c.batch_size = count_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1u << 16);
+  c.span_ring_per_thread = count_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1u << 20);
   return c;
 }
 
@@ -1049,7 +1083,8 @@ void set_session(const char* session_id) {
   detail::Hot* h = detail::t_hot;
   if (h == nullptr) return;
   uint64_t x = 1469598103934665603ull;  // FNV-1a
-  for (const char* p = session_id; p && *p; ++p) x = (x ^ static_cast<uint8_t>(*p)) * 1099511628211ull;
+  for (const char* p = session_id; p && *p; ++p)
+    x = (x ^ static_cast<uint8_t>(*p)) * 1099511628211ull;
   h->session_hash = session_id ? (x == 0 ? 1 : x) : 0;
 }
 

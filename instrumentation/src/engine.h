@@ -3,6 +3,7 @@
 // one background thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -15,7 +16,25 @@
 #include "thread_annotations.h"
 #include "tigris.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 namespace perfhat::detail {
+
+extern std::atomic<uint64_t (*)()> g_tick_source;  // injectable clock; nullptr = TSC
+[[gnu::cold]] int ensure_initialized() noexcept;   // slow path of the first probe
+
+inline uint64_t now_ticks() noexcept {
+  auto src = g_tick_source.load(std::memory_order_relaxed);
+  if (__builtin_expect(src != nullptr, 0)) return src();
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  extern uint64_t steady_ns() noexcept;
+  return steady_ns();
+#endif
+}
 
 struct SpanRecord {
   uint32_t site = 0;
@@ -110,7 +129,7 @@ class Engine {
   std::string error_ PERFHAT_GUARDED_BY(mu_);
   std::vector<SiteInfo> sites_ PERFHAT_GUARDED_BY(mu_){1};  // id 0 unused
   std::vector<ThreadState*> threads_ PERFHAT_GUARDED_BY(mu_);
-  std::vector<SiteTotals> retired_ PERFHAT_GUARDED_BY(mu_);      // exited threads, folded
+  std::vector<SiteTotals> retired_ PERFHAT_GUARDED_BY(mu_);       // exited threads, folded
   std::vector<SiteTotals> exported_agg_ PERFHAT_GUARDED_BY(mu_);  // totals already exported
   uint64_t last_agg_tick_ PERFHAT_GUARDED_BY(mu_) = 0;
   std::unique_ptr<tigris::Node> filter_ PERFHAT_GUARDED_BY(mu_);
@@ -135,6 +154,7 @@ class Engine {
   // export_pending() empties it; it keeps its capacity (at most queue_capacity entries).
   std::vector<QueuedSpan> queue_ PERFHAT_GUARDED_BY(export_mu_);
   ExportBatch batch_ PERFHAT_GUARDED_BY(export_mu_);
+  std::vector<SpanData> spare_spans_ PERFHAT_GUARDED_BY(export_mu_);  // batch_'s parked tail
 
   // Background thread.
   std::thread bg_;

@@ -53,6 +53,20 @@ template <int N>
 namespace hidden {
 [[gnu::noinline]] void secret() { PERFHAT_FUNCTION(); }
 }  // namespace hidden
+// Entered while disabled, left while enabled: the probe stays inactive to its end.
+[[gnu::noinline]] int enables_inside(int x) {
+  PERFHAT_FUNCTION();
+  perfhat::set_enabled(true);
+  PERFHAT_RESULT_SIZE(expensive_attribute());  // inactive probe: never evaluated
+  return x + 1;
+}
+// Entered while enabled, left while disabled: the active probe completes its span.
+[[gnu::noinline]] int disables_inside(int x) {
+  PERFHAT_FUNCTION();
+  perfhat::set_enabled(false);
+  PERFHAT_RESULT_SIZE(x);
+  return x + 1;
+}
 }  // namespace testns
 
 namespace {
@@ -280,6 +294,35 @@ TEST(InstrEngine, DisabledProbesDoNothing) {
   perfhat::shutdown();
 }
 
+// The exit work is decided by the probe's own state, not by the mode at exit: a mode change in
+// the middle of a call neither leaks nor fabricates a span, and the span context stays balanced.
+TEST(InstrEngine, ModeChangeMidCallKeepsEachProbeBalanced) {
+  auto ex = start(full());
+  int evaluations = g_attr_evaluations;
+  perfhat::set_enabled(false);
+  EXPECT_EQ(testns::enables_inside(1), 2);
+  EXPECT_EQ(g_attr_evaluations, evaluations);
+  EXPECT_EQ(testns::disables_inside(4), 5);
+  perfhat::set_enabled(true);
+  testns::outer(3);
+  perfhat::flush();
+  EXPECT_TRUE(spans_named(*ex, "enables_inside").empty());
+  EXPECT_EQ(aggregate_count(*ex, "enables_inside"), 0u);
+  auto left = spans_named(*ex, "disables_inside");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].result_size, 4);
+  EXPECT_EQ(left[0].parent_span_id, 0u);
+  EXPECT_EQ(aggregate_count(*ex, "disables_inside"), 1u);
+  // Later spans nest as usual: outer is a root, work its child.
+  auto outer = spans_named(*ex, "testns::outer");
+  auto work = spans_named(*ex, "testns::work");
+  ASSERT_EQ(outer.size(), 1u);
+  ASSERT_EQ(work.size(), 1u);
+  EXPECT_EQ(outer[0].parent_span_id, 0u);
+  EXPECT_EQ(work[0].parent_span_id, outer[0].span_id);
+  perfhat::shutdown();
+}
+
 TEST(InstrEngine, RuntimeSamplingRateAndCycle) {
   auto c = full();
   c.sampler = "uniform";
@@ -315,9 +358,9 @@ TEST(InstrConfig, FromEnvironment) {
   EXPECT_EQ(c.service_name, "svc");
   EXPECT_EQ(c.filter, "more frequent");
   EXPECT_EQ(c.endpoint, "http://127.0.0.1:2");  // PERFHAT_ENDPOINT wins
-  for (const char* v : {"PERFHAT_SAMPLER", "PERFHAT_SAMPLING_RATE", "PERFHAT_CYCLE_S",
-                        "OTEL_SERVICE_NAME", "PERFHAT_FILTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
-                        "PERFHAT_ENDPOINT"}) {
+  for (const char* v :
+       {"PERFHAT_SAMPLER", "PERFHAT_SAMPLING_RATE", "PERFHAT_CYCLE_S", "OTEL_SERVICE_NAME",
+        "PERFHAT_FILTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "PERFHAT_ENDPOINT"}) {
     unsetenv(v);
   }
 }

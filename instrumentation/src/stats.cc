@@ -35,17 +35,14 @@ double normal_quantile(double p) {
   if (p <= 0) return -std::numeric_limits<double>::infinity();
   if (p >= 1) return std::numeric_limits<double>::infinity();
   // Acklam's coefficients.
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
-                             -2.759285104469687e+02, 1.383577518672690e+02,
-                             -3.066479806614716e+01, 2.506628277459239e+00};
-  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
-                             -1.556989798598866e+02, 6.680131188771972e+01,
-                             -1.328068155288572e+01};
-  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
-                             -2.400758277161838e+00, -2.549732539343734e+00,
-                             4.374664141464968e+00,  2.938163982698783e+00};
-  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                             2.445134137142996e+00, 3.754408661907416e+00};
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
   const double plow = 0.02425;
   double x;
   if (p < plow) {
@@ -108,8 +105,8 @@ double betacf(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  double lbt = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-               b * std::log(1 - x);
+  double lbt =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log(1 - x);
   double bt = std::exp(lbt);
   if (x < (a + 1) / (a + b + 2)) return bt * betacf(a, b, x) / a;
   return 1 - bt * betacf(b, a, 1 - x) / b;
@@ -209,7 +206,9 @@ double quantile(std::vector<double> xs, double q) {
   return xs[lo] + (h - static_cast<double>(lo)) * (xs[hi] - xs[lo]);
 }
 
-double cochran_n0(double zcrit, double p, double e) { return zcrit * zcrit * p * (1 - p) / (e * e); }
+double cochran_n0(double zcrit, double p, double e) {
+  return zcrit * zcrit * p * (1 - p) / (e * e);
+}
 
 double cochran_fpc(double n0, double population) {
   if (population <= 0) return n0;

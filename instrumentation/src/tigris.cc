@@ -23,11 +23,16 @@ Bindings Bindings::defaults() {
 bool Grouping::selects(size_t i, Modifier m, bool cumulative) const {
   int g = group[i];
   switch (m) {
-    case Modifier::kNone: return g == 2;
-    case Modifier::kMost: return g == 4;
-    case Modifier::kLeast: return g == 0;
-    case Modifier::kMore: return cumulative ? g >= 3 : g == 3;
-    case Modifier::kLess: return cumulative ? g <= 1 : g == 1;
+    case Modifier::kNone:
+      return g == 2;
+    case Modifier::kMost:
+      return g == 4;
+    case Modifier::kLeast:
+      return g == 0;
+    case Modifier::kMore:
+      return cumulative ? g >= 3 : g == 3;
+    case Modifier::kLess:
+      return cumulative ? g <= 1 : g == 1;
   }
   return false;
 }
@@ -52,10 +57,14 @@ Grouping group_values(const std::vector<double>& values, const GroupingOptions& 
     for (size_t i = 0; i < values.size(); ++i) {
       double v = values[i];
       int g = 2;
-      if (v < mu - opt.k_outer * sd) g = 0;
-      else if (v < mu - opt.k_inner * sd) g = 1;
-      else if (v > mu + opt.k_outer * sd) g = 4;
-      else if (v > mu + opt.k_inner * sd) g = 3;
+      if (v < mu - opt.k_outer * sd)
+        g = 0;
+      else if (v < mu - opt.k_inner * sd)
+        g = 1;
+      else if (v > mu + opt.k_outer * sd)
+        g = 4;
+      else if (v > mu + opt.k_inner * sd)
+        g = 3;
       out.group[i] = g;
     }
     return out;
@@ -71,10 +80,14 @@ Grouping group_values(const std::vector<double>& values, const GroupingOptions& 
   for (size_t i = 0; i < values.size(); ++i) {
     double v = values[i];
     int g = 2;
-    if (v < lo_med) g = 0;
-    else if (v <= q1) g = 1;
-    else if (v > up_med) g = 4;
-    else if (v >= q3) g = 3;
+    if (v < lo_med)
+      g = 0;
+    else if (v <= q1)
+      g = 1;
+    else if (v > up_med)
+      g = 4;
+    else if (v >= q3)
+      g = 3;
     out.group[i] = g;
   }
   return out;
@@ -114,9 +127,15 @@ struct Evaluator {
     auto b = eval(*n.rhs);
     for (size_t i = 0; i < a.size(); ++i) {
       switch (n.op) {
-        case Op::kUnion: a[i] = a[i] || b[i]; break;
-        case Op::kIntersect: a[i] = a[i] && b[i]; break;
-        case Op::kMinus: a[i] = a[i] && !b[i]; break;
+        case Op::kUnion:
+          a[i] = a[i] || b[i];
+          break;
+        case Op::kIntersect:
+          a[i] = a[i] && b[i];
+          break;
+        case Op::kMinus:
+          a[i] = a[i] && !b[i];
+          break;
       }
     }
     return a;
@@ -184,9 +203,12 @@ Scope Scope::parse(std::string_view spec) {
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!item.empty()) {
-      if (item.front() == '-') s.deny.emplace_back(item.substr(1));
-      else if (item.front() == '+') s.allow.emplace_back(item.substr(1));
-      else s.allow.emplace_back(item);
+      if (item.front() == '-')
+        s.deny.emplace_back(item.substr(1));
+      else if (item.front() == '+')
+        s.allow.emplace_back(item.substr(1));
+      else
+        s.allow.emplace_back(item);
     }
     start = end + 1;
   }
@@ -254,8 +276,8 @@ StaticMetrics parse_static_metrics_csv(std::string_view text) {
     }
     if (row.size() == 1 && row[0].empty()) continue;  // blank line
     if (row.size() != header.size()) {
-      out.error = "line " + std::to_string(line) + ": expected " +
-                  std::to_string(header.size()) + " fields, found " + std::to_string(row.size());
+      out.error = "line " + std::to_string(line) + ": expected " + std::to_string(header.size()) +
+                  " fields, found " + std::to_string(row.size());
       return out;
     }
     auto& metrics = out.by_name[row[0]];

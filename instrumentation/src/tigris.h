@@ -41,9 +41,7 @@ struct Bindings {
   // concurrent and latent. maintainable and state-variation stay unbound (static metrics).
   static Bindings defaults();
   void set(Criterion c, Binding b) { by_criterion[static_cast<int>(c)] = std::move(b); }
-  const std::optional<Binding>& get(Criterion c) const {
-    return by_criterion[static_cast<int>(c)];
-  }
+  const std::optional<Binding>& get(Criterion c) const { return by_criterion[static_cast<int>(c)]; }
 };
 
 // Tunables of the Grouping step, with the thesis/DESIGN defaults.

@@ -8,7 +8,7 @@ namespace perfhat::tigris {
 namespace {
 
 constexpr std::array<std::string_view, kCriterionCount> kCriterionNames = {
-    "frequent",    "maintainable",    "expensive",  "changeable", "error-prone",
+    "frequent",      "maintainable",    "expensive",  "changeable", "error-prone",
     "usage-pattern", "state-variation", "concurrent", "latent"};
 
 std::string lower(std::string_view s) {
@@ -122,9 +122,12 @@ class Lexer {
         // Report one whole UTF-8 character.
         size_t len = 1;
         unsigned char c = static_cast<unsigned char>(rest[0]);
-        if (c >= 0xF0) len = 4;
-        else if (c >= 0xE0) len = 3;
-        else if (c >= 0xC0) len = 2;
+        if (c >= 0xF0)
+          len = 4;
+        else if (c >= 0xE0)
+          len = 3;
+        else if (c >= 0xC0)
+          len = 2;
         t.text = std::string(rest.substr(0, std::min(len, rest.size())));
         out.push_back(t);
         return out;
@@ -167,9 +170,9 @@ class Parser {
     if (!error_) {
       auto root = filter();
       if (!error_ && peek().kind != Tok::kEnd) {
-        fail(peek(), peek().kind == Tok::kRParen ? "unmatched ')'"
-                                                 : "expected an operator (∪ ∩ \\), found " +
-                                                       describe(peek()));
+        fail(peek(), peek().kind == Tok::kRParen
+                         ? "unmatched ')'"
+                         : "expected an operator (∪ ∩ \\), found " + describe(peek()));
       }
       if (!error_) r.root = std::move(root);
     }
@@ -225,8 +228,7 @@ class Parser {
       if (error_) return nullptr;
       if (peek().kind != Tok::kRParen) {
         fail(peek(), "expected ')' to close '(' at column " +
-                         std::to_string(column_of(src_, t.offset)) + ", found " +
-                         describe(peek()));
+                         std::to_string(column_of(src_, t.offset)) + ", found " + describe(peek()));
         return nullptr;
       }
       next();
@@ -277,20 +279,28 @@ std::string_view to_string(Criterion c) { return kCriterionNames[static_cast<int
 
 std::string_view to_string(Modifier m) {
   switch (m) {
-    case Modifier::kMore: return "more";
-    case Modifier::kLess: return "less";
-    case Modifier::kMost: return "most";
-    case Modifier::kLeast: return "least";
-    case Modifier::kNone: break;
+    case Modifier::kMore:
+      return "more";
+    case Modifier::kLess:
+      return "less";
+    case Modifier::kMost:
+      return "most";
+    case Modifier::kLeast:
+      return "least";
+    case Modifier::kNone:
+      break;
   }
   return "";
 }
 
 std::string_view to_string(Op o) {
   switch (o) {
-    case Op::kUnion: return "\xE2\x88\xAA";
-    case Op::kIntersect: return "\xE2\x88\xA9";
-    case Op::kMinus: break;
+    case Op::kUnion:
+      return "\xE2\x88\xAA";
+    case Op::kIntersect:
+      return "\xE2\x88\xA9";
+    case Op::kMinus:
+      break;
   }
   return "\\";
 }

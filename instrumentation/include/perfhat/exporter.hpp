@@ -34,13 +34,18 @@ struct SpanData {
   uint32_t line = 0;            // code.line.number
   bool is_request = false;
   uint64_t start_unix_ns = 0, end_unix_ns = 0;
-  double weight = 1;            // perfhat.sampling.weight
-  int64_t result_size = -1;     // perfhat.result.size (-1 = absent)
-  int64_t loop_iterations = -1; // perfhat.loop.iterations
+  double weight = 1;             // perfhat.sampling.weight
+  int64_t result_size = -1;      // perfhat.result.size (-1 = absent)
+  int64_t loop_iterations = -1;  // perfhat.loop.iterations
   uint32_t loop_line = 0;
   bool error = false;
   uint64_t thread_id = 0;
   std::vector<AttributeValue> attributes;
+  // The probe site the span came from (the engine's site id; 0 = unknown, e.g. a hand-built
+  // span). Spans with the same non-zero site carry the same name, function, mangled, file and
+  // line for the life of the process, so an exporter may cache what it derives from those (the
+  // OTLP encoder caches their encoded bytes: function names are static).
+  uint32_t site = 0;
 };
 
 // Phase-1 estimates of one function over [start, end): exact counts for every call, sampled or
@@ -54,7 +59,7 @@ struct AggregateData {
   // that were timed (1 in Config::timing_period, chosen independently of their duration).
   double sum_ns = 0;
   uint64_t timed_count = 0;
-  double result_size_sum = 0;   // PERFHAT_RESULT_SIZE over every call (population, not sample)
+  double result_size_sum = 0;  // PERFHAT_RESULT_SIZE over every call (population, not sample)
   uint64_t result_size_n = 0;
   uint64_t start_unix_ns = 0, end_unix_ns = 0;
   bool relevant = true;  // in Tigris' current relevant set

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,7 @@ class OtlpHttpExporter final : public Exporter {
   uint64_t metrics_rejected() const { return metrics_rejected_.load(); }
 
  private:
-  ExportResult post(const std::string& path, const std::string& body);
+  ExportResult post(const std::string& path, std::string_view body);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   OtlpOptions opt_;

@@ -21,10 +21,6 @@
 #include <cstdint>
 #include <string>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 namespace perfhat {
 
 // Every tunable with its safe default. Config::from_env() fills it from the environment.
@@ -47,11 +43,14 @@ struct Config {
   // call is still counted). 1 = time every call (two clock reads per call).
   uint32_t timing_period = 16;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
-  uint32_t span_ring_per_thread = 4096;  // spans buffered per thread before drops
+  uint32_t span_ring_per_thread = 4096;  // PERFHAT_SPAN_RING: spans per thread before drops
   uint32_t queue_capacity = 65536;       // spans waiting for export before drops
-  uint32_t batch_size = 512;             // spans per export request
-  uint32_t max_retries = 3;              // per batch, exponential backoff
-  double retry_backoff_s = 0.2;          // first backoff; doubles each retry
+  // PERFHAT_EXPORT_BATCH: spans per export request. 2048 (~1 MB of protobuf) cost 20 % less
+  // export CPU per span than 512 on the sample service (fewer POSTs); far below the handler's
+  // 16 MB body limit even with long names and four string attributes per span.
+  uint32_t batch_size = 2048;
+  uint32_t max_retries = 3;      // per batch, exponential backoff
+  double retry_backoff_s = 0.2;  // first backoff; doubles each retry
 
   // Reads the environment over the defaults above. Unparseable numbers keep the default and are
   // reported on stderr once.
@@ -130,10 +129,9 @@ struct Slot {
   uint32_t countdown = 0;             // untimed calls before the next timed one (owner only)
 };
 
-struct SpanRecord;
 struct ThreadState;
 
-// Thread hot state reachable from inline code.
+// Thread hot state read by the inline (enabled) probe.
 struct Hot {
   Slot* slots = nullptr;  // indexed by site id
   uint32_t capacity = 0;  // valid slot ids are < capacity
@@ -144,38 +142,18 @@ struct Hot {
   uint64_t rng = 0;           // xorshift state for out-of-request Bernoulli draws
   // This thread's std::uncaught_exceptions() counter (Itanium ABI __cxa_eh_globals), read with
   // one load instead of a call into the runtime on every probe exit. Points at a constant 1 if
-  // the layout check failed, which sends every exit to the out-of-line path (exact, slower).
+  // the layout check failed, which sends every exit to the slow path (exact, slower).
   const unsigned* eh_uncaught = nullptr;
   ThreadState* owner = nullptr;
 };
 
 extern std::atomic<int> g_mode;
-extern std::atomic<uint64_t (*)()> g_tick_source;  // injectable clock; nullptr = TSC
 // Tigris' relevant set, swapped atomically each cycle: word 0 = number of bits, then the bitset by
 // site id. nullptr = every site relevant (empty filter).
 extern std::atomic<const uint64_t*> g_relevant;
 extern std::atomic<uint64_t> g_rate_threshold;  // out-of-request Bernoulli threshold
 // initial-exec: a plain %fs-relative load on the hot path, no __tls_get_addr call.
 extern constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec")));
-
-[[gnu::cold]] int ensure_initialized() noexcept;  // slow path of the first probe
-[[gnu::cold]] Hot* prepare(Site& site) noexcept;  // registers the site and thread state
-void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe) noexcept;
-void begin_request(Hot* h, const Site& site) noexcept;
-void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) noexcept;
-uint64_t begin_span(Hot* h) noexcept;  // returns parent span id, installs a new current span
-void end_span_context(Hot* h, uint64_t parent) noexcept;
-
-inline uint64_t now_ticks() noexcept {
-  auto src = g_tick_source.load(std::memory_order_relaxed);
-  if (__builtin_expect(src != nullptr, 0)) return src();
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#else
-  extern uint64_t steady_ns() noexcept;
-  return steady_ns();
-#endif
-}
 
 inline bool relevant(uint32_t id) noexcept {
   const uint64_t* bits = g_relevant.load(std::memory_order_acquire);
@@ -204,47 +182,29 @@ struct Attr {
   char s[40] = {};
 };
 
-// RAII probe. Inline: disabled = one relaxed load and a branch; phase 1 (untimed call) = count
-// and countdown in the thread's slot, the relevance/sampling test, and one load of the exception
-// counter at exit; no clock read. Everything rarer (timed calls, spans, requests, errors,
-// sessions, first use) is out of line so the probed function keeps a small frame.
+// RAII probe. What the probed function runs when probes are disabled is one relaxed load of
+// g_mode and a branch at entry, a store and a test of slot_ at exit. Everything an enabled probe
+// does sits behind that one branch, laid out off the function's fast path (GCC moves
+// [[unlikely]] blocks out of line): the phase-1 fast path (count and countdown in the thread's
+// slot, the relevance/sampling test) inline there, everything rarer (first use, timed calls,
+// spans, requests, errors, sessions) in out-of-line functions. The enabled code keeps no value
+// of its own live across the function body except this object (in the frame), so it adds no
+// callee-saved register to the disabled path (the function's own values that must survive the
+// possible enter() call may still get one; see bench/README.md "Restructured probe").
 class Probe {
  public:
-  [[gnu::always_inline]] explicit Probe(Site& site) noexcept : slot_(nullptr) {
-    int mode = g_mode.load(std::memory_order_relaxed);
-    if (mode != kEnabled) [[unlikely]] {
-      if (mode == kDisabled || ensure_initialized() != kEnabled) return;
-    }
-    Hot* h = t_hot;
-    uint32_t id = site.id.load(std::memory_order_relaxed);
-    // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare.
-    if (h == nullptr || id - 1u >= h->capacity - 1u) [[unlikely]] {
-      if (id == kExcludedSite || (h = prepare(site)) == nullptr) return;
-      id = site.id.load(std::memory_order_relaxed);
-    }
-    Slot* s = &h->slots[id];
-    uint64_t n = s->count.load(std::memory_order_relaxed);
-    s->count.store(n + 1, std::memory_order_relaxed);
-    uint32_t cd = s->countdown;
-    s->countdown = cd - 1;  // when cd == 0, begin() reloads it
-    slot_ = s;
-    hot_ = h;
-    site_ = &site;
-    flags_ = 0;
-    bool request = site.kind == kRequest;
-    bool record = !request && relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h));
-    if ((cd == 0) | request | record) [[unlikely]] {
-      begin(n, cd == 0, record);
-      start_ = now_ticks();  // inline, after the call: the duration excludes probe bookkeeping
-    }
+  [[gnu::always_inline]] explicit Probe(Site& site) noexcept {
+    slot_ = nullptr;
+    // kUninitialized also goes this way: enter() initializes from the environment.
+    if (g_mode.load(std::memory_order_relaxed) != kDisabled) [[unlikely]]
+      start(site);
   }
 
   [[gnu::always_inline]] ~Probe() {
-    if (slot_ == nullptr) return;
-    // One test for all rare exit work: flags (timed, recording, request, PERFHAT_ERROR), an
-    // exception in flight, a user session to note.
-    if ((flags_ | *hot_->eh_uncaught | hot_->session_hash) != 0) [[unlikely]] {
-      finish((flags_ & kClock) ? now_ticks() : 0);
+    // Active probes only. One test for all rare exit work -- flags (timed, recording, request,
+    // PERFHAT_ERROR), an exception in flight, a user session to note.
+    if (slot_ != nullptr) [[unlikely]] {
+      if ((flags_ | *hot_->eh_uncaught | hot_->session_hash) != 0) leave();
     }
   }
 
@@ -298,17 +258,58 @@ class Probe {
     kClock = 8,
     kMeasure = 16,
   };
+
+  // Enabled (or not yet initialized) entry, inline in the unlikely block.
+  [[gnu::always_inline]] void start(Site& site) noexcept {
+    Hot* h = t_hot;
+    uint32_t id = site.id.load(std::memory_order_relaxed);
+    // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare. g_mode is
+    // not read again: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
+    // enter()), and it never returns there.
+    if (h == nullptr || id - 1u >= h->capacity - 1u) [[unlikely]]
+      return enter(site);
+    decide(h, id, site);
+  }
+  // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid
+  // out so the common case (no request root, not recorded, untimed) runs straight through.
+  [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
+    Slot* s = &h->slots[id];
+    uint64_t n = s->count.load(std::memory_order_relaxed);
+    s->count.store(n + 1, std::memory_order_relaxed);
+    uint32_t cd = s->countdown;
+    s->countdown = cd - 1;  // when cd == 0, begin() reloads it
+    slot_ = s;
+    hot_ = h;
+    site_ = &site;
+    flags_ = 0;
+    if (site.kind == kRequest) [[unlikely]]
+      return begin(n, cd == 0, false);
+    bool record = relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h));
+    if ((cd == 0) | record) [[unlikely]]
+      begin(n, cd == 0, record);
+  }
+  // First use of a site or thread, or initialization. Called directly from the probed function
+  // (never through another frame): its return address lies inside that function, which is how
+  // the site's symbol is found.
+  [[gnu::noinline, gnu::cold]] void enter(Site& site) noexcept;
+  // Rare entry work (request root, span start, next countdown), ending with the clock read.
   [[gnu::noinline]] void begin(uint64_t index, bool measure, bool record) noexcept;
-  [[gnu::noinline]] void finish(uint64_t end) noexcept;
+  // Exit work: the clock read first, then errors, sessions, timing sample, span, request end.
+  [[gnu::noinline]] void leave() noexcept;
+  void finish(uint64_t end) noexcept;
   void attr_int(const char* key, int64_t v) noexcept;
+
+  // slot_ is the only member an inactive probe writes; the rest is written when the probe
+  // becomes active (the recording-only ones by begin()'s recording branch). The three pointers
+  // stored on every active call are kept apart: adjacent, GCC packs their stores into SSE
+  // shuffles that cost more than the plain stores.
   Slot* slot_;  // nullptr = inactive (disabled, excluded, ...): the destructor does nothing
+  uint64_t start_;
   Hot* hot_;
+  uint64_t index_;  // call index of a measured call
   Site* site_;
   uint8_t flags_;
-  uint64_t start_;
-  uint64_t index_;  // call index of a measured call
   uint64_t parent_;
-  // Only meaningful while recording (set in begin()'s recording branch).
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;
