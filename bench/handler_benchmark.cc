@@ -159,8 +159,18 @@ void ingestOverHttp(benchmark::State& state, bool proto) {
 }
 void BM_IngestHttpProtobuf(benchmark::State& s) { ingestOverHttp(s, true); }
 void BM_IngestHttpJson(benchmark::State& s) { ingestOverHttp(s, false); }
-BENCHMARK(BM_IngestHttpProtobuf)->ArgName("clients")->Arg(1)->Arg(4)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_IngestHttpJson)->ArgName("clients")->Arg(1)->Arg(4)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestHttpProtobuf)
+    ->ArgName("clients")
+    ->Arg(1)
+    ->Arg(4)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestHttpJson)
+    ->ArgName("clients")
+    ->Arg(1)
+    ->Arg(4)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // A store holding `keys` distinct functions, each with a few minutes of data and a call site.
 void fillStore(Store& store, int keys) {
@@ -172,10 +182,12 @@ void fillStore(Store& store, int keys) {
     for (int k = k0; k < std::min(keys, k0 + 5000); ++k) {
       std::string key = "bench::Service::fn" + std::to_string(k) + "(int)";
       for (int m = 0; m < 3; ++m) {
-        AggValue& v = b.aggregates[AggKey{AggKind::kFunction, key, "", bucket + m, "bench", "1.0", "", ""}];
+        AggValue& v =
+            b.aggregates[AggKey{AggKind::kFunction, key, "", bucket + m, "bench", "1.0", "", ""}];
         for (int i = 0; i < 20; ++i) v.sketch.add(lat(rng));
       }
-      AggValue& c = b.aggregates[AggKey{AggKind::kCallSite, key, "bench::main()", bucket, "bench", "1.0", "", ""}];
+      AggValue& c = b.aggregates[AggKey{AggKind::kCallSite, key, "bench::main()", bucket, "bench",
+                                        "1.0", "", ""}];
       for (int i = 0; i < 10; ++i) c.sketch.add(lat(rng));
       c.x1 = 5;
       b.functions[key] = FunctionInfo{"", "/src/bench.cc", k, static_cast<int64_t>(nowNs())};
@@ -192,7 +204,8 @@ void BM_BatchGet10kKeys(benchmark::State& state) {
     Store store(so);
     fillStore(store, 10000);
     BatchGetRequest req;
-    for (int k = 0; k < 10000; ++k) req.keys.push_back("bench::Service::fn" + std::to_string(k) + "(int)");
+    for (int k = 0; k < 10000; ++k)
+      req.keys.push_back("bench::Service::fn" + std::to_string(k) + "(int)");
     const bool http = state.range(0) == 1;
     std::unique_ptr<HandlerServer> server;
     std::thread t;
@@ -263,7 +276,8 @@ void BM_MemoryPer100kKeys(benchmark::State& state) {
     std::mt19937_64 rng(3);
     std::lognormal_distribution<double> lat(std::log(2e6), 1.0);
     for (int k = 0; k < 100000; ++k) {
-      AggValue& v = b.aggregates[AggKey{AggKind::kFunction, "bench::fn" + std::to_string(k) + "(int)", "", 1, "s", "v", "", ""}];
+      AggValue& v = b.aggregates[AggKey{
+          AggKind::kFunction, "bench::fn" + std::to_string(k) + "(int)", "", 1, "s", "v", "", ""}];
       for (int i = 0; i < 20; ++i) v.sketch.add(lat(rng));
     }
     state.counters["batch_bytes_per_key"] = static_cast<double>(rssKb() - rss1) * 1024.0 / 100000.0;

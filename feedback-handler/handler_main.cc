@@ -1,6 +1,7 @@
 // perfhat-handler: the feedback handler (DESIGN §5, §12).
 //   perfhat-handler --mode deployed --listen 127.0.0.1:4318 --store PATH.sqlite --token T
-//   perfhat-handler --mode local    --listen 127.0.0.1:4319 --store PATH.sqlite --upstream URL[,TOKEN]
+//   perfhat-handler --mode local    --listen 127.0.0.1:4319 --store PATH.sqlite --upstream
+//   URL[,TOKEN]
 // Prints "listening on HOST:PORT" on stderr once it accepts connections (port 0 = pick one).
 #include <signal.h>
 
@@ -28,7 +29,8 @@ namespace {
 
 using namespace perfhat::handler;
 
-constexpr const char* kUsage = R"(usage: perfhat-handler --mode deployed|local --store PATH.sqlite [options]
+constexpr const char* kUsage =
+    R"(usage: perfhat-handler --mode deployed|local --store PATH.sqlite [options]
 
 Feedback handler: receives OTLP traces (deployed) or pulls upstream handlers (local), keeps
 per-function latency sketches in SQLite and serves them to perfhat-lsp.
@@ -132,7 +134,8 @@ Args parse(int argc, char** argv) {
     } else if (f == "--threads") {
       a.threads = static_cast<int>(number(f, value()));
     } else if (f == "--commit-delay-us") {
-      a.commit.max_batch_delay = std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
+      a.commit.max_batch_delay =
+          std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
     } else if (f == "--commit-max-pending") {
       a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(number(f, value())));
     } else {
@@ -156,7 +159,8 @@ Args parse(int argc, char** argv) {
   if (a.mode == "deployed" && a.tokens.empty() && a.read_tokens.empty() && !a.allow_unauth) {
     usageError("deployed mode requires --token (or --allow-unauthenticated on a trusted network)");
   }
-  if (a.mode == "local" && a.upstreams.empty()) usageError("local mode needs at least one --upstream");
+  if (a.mode == "local" && a.upstreams.empty())
+    usageError("local mode needs at least one --upstream");
   if (a.sync_interval <= 0) usageError("--sync-interval must be > 0");
   return a;
 }
@@ -252,9 +256,7 @@ int main(int argc, char** argv) {
 
   if (!stopping.exchange(true)) pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
-  {
-    std::lock_guard lock(mu);
-  }
+  { std::lock_guard lock(mu); }
   cv.notify_all();
   maintenance.join();
   if (syncer) syncer->stop();

@@ -79,8 +79,10 @@ TEST(ExportJson, RoundTripsAndRejectsCorruptSketches) {
   EXPECT_EQ(q.rows.hosts.size(), 1u);
   EXPECT_THROW(parseExport("[]"), ExportFormatError);
   EXPECT_THROW(parseExport(R"({"cursor":"x"})"), ExportFormatError);
-  EXPECT_THROW(parseExport(R"({"cursor":"1","aggregates":[{"kind":"f","key":"k","bucket":1,"sketch":"AAAA"}]})"),
-               ExportFormatError);
+  EXPECT_THROW(
+      parseExport(
+          R"({"cursor":"1","aggregates":[{"kind":"f","key":"k","bucket":1,"sketch":"AAAA"}]})"),
+      ExportFormatError);
 }
 
 TEST(Upstream, ParsesUrlAndToken) {

@@ -10,8 +10,8 @@
 namespace perfhat::handler {
 
 struct RateLimitOptions {
-  double rate_per_s = 0;  // sustained requests per second per client; 0 = unlimited
-  double burst = 0;       // bucket size; 0 = 2 × rate
+  double rate_per_s = 0;        // sustained requests per second per client; 0 = unlimited
+  double burst = 0;             // bucket size; 0 = 2 × rate
   size_t max_clients = 100000;  // table bound: idle full buckets are dropped beyond it
 };
 

@@ -25,22 +25,31 @@ constexpr const char* kJson = "application/json";
 void setError(httplib::Response& res, int status, const std::string& code,
               const std::string& message) {
   res.status = status;
-  res.set_content(json{{"error", {{"code", code}, {"message", message}}}}.dump(-1, ' ', false,
-                                                                             json::error_handler_t::replace),
+  res.set_content(json{{"error", {{"code", code}, {"message", message}}}}.dump(
+                      -1, ' ', false, json::error_handler_t::replace),
                   kJson);
 }
 
 std::string defaultCode(int status) {
   switch (status) {
-    case 400: return "invalid_argument";
-    case 401: return "unauthenticated";
-    case 403: return "permission_denied";
-    case 404: return "not_found";
-    case 413: return "payload_too_large";
-    case 415: return "unsupported_media_type";
-    case 429: return "resource_exhausted";
-    case 503: return "unavailable";
-    default: return status >= 500 ? "internal" : "error";
+    case 400:
+      return "invalid_argument";
+    case 401:
+      return "unauthenticated";
+    case 403:
+      return "permission_denied";
+    case 404:
+      return "not_found";
+    case 413:
+      return "payload_too_large";
+    case 415:
+      return "unsupported_media_type";
+    case 429:
+      return "resource_exhausted";
+    case 503:
+      return "unavailable";
+    default:
+      return status >= 500 ? "internal" : "error";
   }
 }
 
@@ -83,7 +92,9 @@ HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer
       ingest_(std::make_unique<IngestPipeline>(store, options_.ingest)),
       svr_(std::make_unique<httplib::Server>()) {
   const int threads = std::max(2, options_.threads);
-  svr_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  svr_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
   svr_->set_payload_max_length(options_.max_body_bytes);
   svr_->set_read_timeout(std::chrono::seconds(30));
   svr_->set_keep_alive_max_count(1000);
@@ -116,25 +127,26 @@ void HandlerServer::routes() {
   httplib::Server& s = *svr_;
 
   // Every error response gets the JSON error shape, including httplib's own (404, 413, 400).
-  s.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string msg = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
-                      : res.status == 413 ? "request body too large"
-                                          : "request rejected";
-    setError(res, res.status, defaultCode(res.status), msg);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string msg = "internal error";
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      msg = e.what();
-    } catch (...) {
-    }
-    setError(res, 500, "internal", msg);
-  });
+  s.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string msg = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                          : res.status == 413 ? "request body too large"
+                                              : "request rejected";
+        setError(res, res.status, defaultCode(res.status), msg);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string msg = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          msg = e.what();
+        } catch (...) {
+        }
+        setError(res, 500, "internal", msg);
+      });
   s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
     metrics_.request(res.status);
   });
@@ -186,9 +198,9 @@ void HandlerServer::routes() {
         return true;
       });
       if (too_big) {
-        return setError(rs, 413, "payload_too_large",
-                        "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) +
-                            " bytes");
+        return setError(
+            rs, 413, "payload_too_large",
+            "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) + " bytes");
       }
       if (!read_ok) {
         // httplib sets 413 itself when Content-Length exceeds max_body_bytes (body drained).
@@ -200,8 +212,8 @@ void HandlerServer::routes() {
       }
       metrics_.bytesReceived(body.size());
       std::string ct = rq.get_header_value("Content-Type");
-      const bool proto = ct.rfind("application/x-protobuf", 0) == 0 ||
-                         ct.rfind("application/protobuf", 0) == 0;
+      const bool proto =
+          ct.rfind("application/x-protobuf", 0) == 0 || ct.rfind("application/protobuf", 0) == 0;
       const bool js = ct.rfind("application/json", 0) == 0;
       if (!proto && !js) {
         return setError(rs, 415, "unsupported_media_type",
@@ -216,7 +228,7 @@ void HandlerServer::routes() {
       }
       auto t0 = std::chrono::steady_clock::now();
       IngestStats st = ingest_->ingest(request);  // durable (group commit) before we acknowledge
-      changes_.notify();                            // wake /v1/changes long-polls
+      changes_.notify();                          // wake /v1/changes long-polls
       metrics_.storeWrite(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       uint64_t rejected = request.rejected + st.skipped;
@@ -246,19 +258,20 @@ void HandlerServer::routes() {
     res.set_header("X-Perfhat-Data-Age-Seconds", age < 0 ? "-1" : std::to_string(std::lround(age)));
   };
 
-  s.Post("/v1/feedback:batchGet",
-         guarded(Access::kRead, [this, ageHeader](const httplib::Request& req, httplib::Response& res) {
-           BatchGetRequest r = parseBatchGetRequest(req.body);
-           if (r.keys.size() > options_.max_batch_keys) {
-             return setError(res, 413, "payload_too_large",
-                             "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
-           }
-           ageHeader(res);
-           res.set_content(writeBatchGetResponse(store_.batchGet(r)), kJson);
-         }));
+  s.Post(
+      "/v1/feedback:batchGet", guarded(Access::kRead, [this, ageHeader](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+        BatchGetRequest r = parseBatchGetRequest(req.body);
+        if (r.keys.size() > options_.max_batch_keys) {
+          return setError(res, 413, "payload_too_large",
+                          "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
+        }
+        ageHeader(res);
+        res.set_content(writeBatchGetResponse(store_.batchGet(r)), kJson);
+      }));
 
-  s.Get("/v1/feedback",
-        guarded(Access::kRead, [this, ageHeader](const httplib::Request& req, httplib::Response& res) {
+  s.Get("/v1/feedback", guarded(Access::kRead, [this, ageHeader](const httplib::Request& req,
+                                                                 httplib::Response& res) {
           std::string key = req.get_param_value("key");
           if (key.empty()) return setError(res, 400, "invalid_argument", "missing ?key=");
           BatchGetRequest r;
@@ -276,69 +289,72 @@ void HandlerServer::routes() {
   // the cursor past `since`, so editors refresh about a second after data arrives. The
   // X-Perfhat-Wait-Ms header says the wait was honoured: older handlers ignore wait_ms and
   // answer at once, and clients then fall back to plain polling. `since=` (empty) = from now.
-  s.Get("/v1/changes",
-        guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-          constexpr uint64_t kMaxWaitMs = 30000;  // below common proxy and client idle timeouts
-          uint64_t since = 0, limit = 10000, wait_ms = 0;
-          const bool from_now = req.has_param("since") && req.get_param_value("since").empty();
-          if (req.has_param("since") && !from_now &&
-              !parseU64(req.get_param_value("since"), since)) {
-            return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+  s.Get(
+      "/v1/changes",
+      guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+        constexpr uint64_t kMaxWaitMs = 30000;  // below common proxy and client idle timeouts
+        uint64_t since = 0, limit = 10000, wait_ms = 0;
+        const bool from_now = req.has_param("since") && req.get_param_value("since").empty();
+        if (req.has_param("since") && !from_now && !parseU64(req.get_param_value("since"), since)) {
+          return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+        }
+        if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+          return setError(res, 400, "invalid_argument", "limit must be a positive integer");
+        }
+        if (req.has_param("wait_ms")) {
+          if (!parseU64(req.get_param_value("wait_ms"), wait_ms)) {
+            return setError(res, 400, "invalid_argument",
+                            "wait_ms must be a non-negative integer (milliseconds)");
           }
-          if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
-            return setError(res, 400, "invalid_argument", "limit must be a positive integer");
-          }
-          if (req.has_param("wait_ms")) {
-            if (!parseU64(req.get_param_value("wait_ms"), wait_ms)) {
-              return setError(res, 400, "invalid_argument",
-                              "wait_ms must be a non-negative integer (milliseconds)");
-            }
-            wait_ms = std::min(wait_ms, kMaxWaitMs);
-            res.set_header("X-Perfhat-Wait-Ms", std::to_string(wait_ms));
-          }
-          auto reply = [&res](const ChangesPage& p, bool reset) {
-            json out{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}};
-            if (reset) out["reset"] = true;  // the store is older than the client's cursor
-            res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
-          };
-          if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
+          wait_ms = std::min(wait_ms, kMaxWaitMs);
+          res.set_header("X-Perfhat-Wait-Ms", std::to_string(wait_ms));
+        }
+        auto reply = [&res](const ChangesPage& p, bool reset) {
+          json out{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}};
+          if (reset) out["reset"] = true;  // the store is older than the client's cursor
+          res.set_content(out.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
+        };
+        if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
 
-          const auto deadline =
-              std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-          // Parked requests hold a worker thread each: keep half of them for ingest and reads.
-          const size_t max_waiters = static_cast<size_t>(std::max(1, options_.threads / 2));
-          for (;;) {
-            const uint64_t seen = changes_.generation();  // before the read: no lost wake-up
-            ChangesPage p = store_.changes(since, limit);
-            if (p.cursor < since) return reply(p, true);
-            auto left = std::chrono::ceil<std::chrono::milliseconds>(
-                deadline - std::chrono::steady_clock::now());
-            if (!p.keys.empty() || p.cursor > since || left.count() <= 0) return reply(p, false);
-            switch (changes_.wait(seen, left, max_waiters)) {
-              case ChangeNotifier::WaitResult::kChanged: continue;  // re-read the store
-              case ChangeNotifier::WaitResult::kTooManyWaiters:
-                res.set_header("Retry-After", "1");
-                return setError(res, 429, "resource_exhausted",
-                                "too many waiting change requests; retry, or poll without wait_ms");
-              case ChangeNotifier::WaitResult::kTimeout:
-              case ChangeNotifier::WaitResult::kShutdown: return reply(p, false);
-            }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+        // Parked requests hold a worker thread each: keep half of them for ingest and reads.
+        const size_t max_waiters = static_cast<size_t>(std::max(1, options_.threads / 2));
+        for (;;) {
+          const uint64_t seen = changes_.generation();  // before the read: no lost wake-up
+          ChangesPage p = store_.changes(since, limit);
+          if (p.cursor < since) return reply(p, true);
+          auto left = std::chrono::ceil<std::chrono::milliseconds>(
+              deadline - std::chrono::steady_clock::now());
+          if (!p.keys.empty() || p.cursor > since || left.count() <= 0) return reply(p, false);
+          switch (changes_.wait(seen, left, max_waiters)) {
+            case ChangeNotifier::WaitResult::kChanged:
+              continue;  // re-read the store
+            case ChangeNotifier::WaitResult::kTooManyWaiters:
+              res.set_header("Retry-After", "1");
+              return setError(res, 429, "resource_exhausted",
+                              "too many waiting change requests; retry, or poll without wait_ms");
+            case ChangeNotifier::WaitResult::kTimeout:
+            case ChangeNotifier::WaitResult::kShutdown:
+              return reply(p, false);
           }
-        }));
+        }
+      }));
 
-  s.Get("/v1/export",
-        guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
-          uint64_t since = 0, limit = 20000;
-          if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
-            return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
-          }
-          if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
-            return setError(res, 400, "invalid_argument", "limit must be a positive integer");
-          }
-          res.set_content(serializeExport(store_.exportSince(since, limit)), kJson);
-        }));
+  s.Get(
+      "/v1/export",
+      guarded(Access::kRead, [this](const httplib::Request& req, httplib::Response& res) {
+        uint64_t since = 0, limit = 20000;
+        if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
+          return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+        }
+        if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+          return setError(res, 400, "invalid_argument", "limit must be a positive integer");
+        }
+        res.set_content(serializeExport(store_.exportSince(since, limit)), kJson);
+      }));
 
-  s.Post("/v1/sync", guarded(Access::kRead, [this](const httplib::Request&, httplib::Response& res) {
+  s.Post("/v1/sync",
+         guarded(Access::kRead, [this](const httplib::Request&, httplib::Response& res) {
            if (!syncer_) return setError(res, 404, "not_found", "sync exists in local mode only");
            json ups = json::array();
            bool all_ok = true;
@@ -365,11 +381,12 @@ void HandlerServer::routes() {
     if (syncer_) {
       json ups = json::array();
       for (const auto& st : syncer_->status()) {
-        ups.push_back({{"url", st.url},
-                       {"ok", st.ok},
-                       {"error", st.last_error},
-                       {"last_success", st.last_success_ns ? formatRfc3339(st.last_success_ns) : ""},
-                       {"failures", st.failures}});
+        ups.push_back(
+            {{"url", st.url},
+             {"ok", st.ok},
+             {"error", st.last_error},
+             {"last_success", st.last_success_ns ? formatRfc3339(st.last_success_ns) : ""},
+             {"failures", st.failures}});
       }
       out["upstreams"] = ups;
       out["data_age_s"] = syncer_->dataAgeSeconds();

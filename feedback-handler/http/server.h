@@ -48,7 +48,7 @@ class HandlerServer {
   ~HandlerServer();
   // Binds; port 0 picks a free port. Returns the bound port; throws std::runtime_error.
   int bind(const std::string& host, int port);
-  void run();   // serves until stop()
+  void run();  // serves until stop()
   void stop();
   Metrics& metrics() { return metrics_; }
 

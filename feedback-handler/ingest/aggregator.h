@@ -12,8 +12,8 @@
 namespace perfhat::handler {
 
 struct IngestStats {
-  uint64_t spans = 0;     // spans aggregated
-  uint64_t skipped = 0;   // spans without any identity (no name, no code.* attributes)
+  uint64_t spans = 0;    // spans aggregated
+  uint64_t skipped = 0;  // spans without any identity (no name, no code.* attributes)
 };
 
 // Aggregates every span of `request` into `batch` (which may already hold data).

@@ -52,7 +52,8 @@ TEST(SpanKey, FileAndLineFromCurrentOrDeprecatedAttributes) {
   SpanIdentity id = identifySpan(s);
   EXPECT_EQ(id.file, "/src/a.cc");
   EXPECT_EQ(id.line, 12);
-  s.attributes = {{"code.file.path", std::string("/src/b.cc")}, {"code.line.number", std::string("7")}};
+  s.attributes = {{"code.file.path", std::string("/src/b.cc")},
+                  {"code.line.number", std::string("7")}};
   id = identifySpan(s);
   EXPECT_EQ(id.file, "/src/b.cc");
   EXPECT_EQ(id.line, 7);
@@ -61,9 +62,11 @@ TEST(SpanKey, FileAndLineFromCurrentOrDeprecatedAttributes) {
 TEST(SpanKey, InvalidUtf8BecomesQuestionMarks) {
   EXPECT_EQ(sanitizeUtf8("ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
             "ok \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-  EXPECT_EQ(sanitizeUtf8("a\xff" "b\xc3"), "a?b?");
-  EXPECT_EQ(sanitizeUtf8("\xc0\x80"), "??");          // overlong NUL
-  EXPECT_EQ(sanitizeUtf8("\xed\xa0\x80"), "???");    // surrogate
+  EXPECT_EQ(sanitizeUtf8("a\xff"
+                         "b\xc3"),
+            "a?b?");
+  EXPECT_EQ(sanitizeUtf8("\xc0\x80"), "??");       // overlong NUL
+  EXPECT_EQ(sanitizeUtf8("\xed\xa0\x80"), "???");  // surrogate
   Span s = span("a", "", kT0, 10, {{"code.function.name", std::string("bad\xfe")}});
   EXPECT_EQ(identifySpan(s).key.find('\xfe'), std::string::npos);
 }

@@ -19,10 +19,10 @@
 namespace perfhat::handler {
 
 enum class AggKind : char {
-  kFunction = 'f',    // latency of the function's spans; x1 = weighted errors
-  kCallSite = 'c',    // sub = caller key; latency of the callee under that caller;
-                      // x1 = distinct parent spans, x2 = Σ input size·w, x3 = Σ w with input size
-  kLoop = 'l',        // sub = loop ordinal; distribution of iterations; line = line hint
+  kFunction = 'f',  // latency of the function's spans; x1 = weighted errors
+  kCallSite = 'c',  // sub = caller key; latency of the callee under that caller;
+                    // x1 = distinct parent spans, x2 = Σ input size·w, x3 = Σ w with input size
+  kLoop = 'l',      // sub = loop ordinal; distribution of iterations; line = line hint
   kResultSize = 's',  // distribution of perfhat.result.size
 };
 

@@ -61,11 +61,20 @@ class Reader {
   }
   void skip(uint32_t wire) {
     switch (wire) {
-      case kVarint: varint(); break;
-      case kI64: fixed64(); break;
-      case kLen: bytes(); break;
-      case kI32: fixed32(); break;
-      default: fail("unsupported wire type (groups are not used by OTLP)");
+      case kVarint:
+        varint();
+        break;
+      case kI64:
+        fixed64();
+        break;
+      case kLen:
+        bytes();
+        break;
+      case kI32:
+        fixed32();
+        break;
+      default:
+        fail("unsupported wire type (groups are not used by OTLP)");
     }
   }
   void expect(uint32_t wire, uint32_t want) {
@@ -88,9 +97,17 @@ AttrValue anyValue(std::string_view data) {
   uint32_t f, w;
   while (r.next(f, w)) {
     switch (f) {
-      case 1: v = str(r, w); break;
-      case 2: r.expect(w, kVarint); v = r.varint() != 0; break;
-      case 3: r.expect(w, kVarint); v = static_cast<int64_t>(r.varint()); break;
+      case 1:
+        v = str(r, w);
+        break;
+      case 2:
+        r.expect(w, kVarint);
+        v = r.varint() != 0;
+        break;
+      case 3:
+        r.expect(w, kVarint);
+        v = static_cast<int64_t>(r.varint());
+        break;
       case 4: {
         r.expect(w, kI64);
         uint64_t bits = r.fixed64();
@@ -99,7 +116,9 @@ AttrValue anyValue(std::string_view data) {
         v = d;
         break;
       }
-      default: r.skip(w); v = std::monostate{};  // array, kvlist, bytes
+      default:
+        r.skip(w);
+        v = std::monostate{};  // array, kvlist, bytes
     }
   }
   return v;
@@ -161,19 +180,41 @@ void span(std::string_view data, size_t res, ExportRequest& out) {
   uint32_t f, w;
   while (r.next(f, w)) {
     switch (f) {
-      case 1: s.trace_id = str(r, w); break;
-      case 2: s.span_id = str(r, w); break;
+      case 1:
+        s.trace_id = str(r, w);
+        break;
+      case 2:
+        s.span_id = str(r, w);
+        break;
       case 4:
         s.parent_span_id = str(r, w);
         if (s.parent_span_id.find_first_not_of('\0') == std::string::npos) s.parent_span_id.clear();
         break;
-      case 5: s.name = str(r, w); break;
-      case 6: r.expect(w, kVarint); s.kind = static_cast<int>(r.varint() & 0x7fffffff); break;
-      case 7: r.expect(w, kI64); s.start_unix_nano = r.fixed64(); break;
-      case 8: r.expect(w, kI64); s.end_unix_nano = r.fixed64(); break;
-      case 9: r.expect(w, kLen); keyValue(r.bytes(), s.attributes); break;
-      case 15: r.expect(w, kLen); s.status = status(r.bytes()); break;
-      default: r.skip(w);  // trace_state, events, links, dropped counts, flags
+      case 5:
+        s.name = str(r, w);
+        break;
+      case 6:
+        r.expect(w, kVarint);
+        s.kind = static_cast<int>(r.varint() & 0x7fffffff);
+        break;
+      case 7:
+        r.expect(w, kI64);
+        s.start_unix_nano = r.fixed64();
+        break;
+      case 8:
+        r.expect(w, kI64);
+        s.end_unix_nano = r.fixed64();
+        break;
+      case 9:
+        r.expect(w, kLen);
+        keyValue(r.bytes(), s.attributes);
+        break;
+      case 15:
+        r.expect(w, kLen);
+        s.status = status(r.bytes());
+        break;
+      default:
+        r.skip(w);  // trace_state, events, links, dropped counts, flags
     }
   }
   if (acceptSpan(s, out)) out.spans.push_back(std::move(s));

@@ -141,7 +141,8 @@ TEST(OtlpProto, UnknownFieldsAreSkipped) {
   ExportRequest in = sample();
   std::string bytes = encodeProtobuf(in);
   // Field 99 (varint) and field 100 (fixed32) at top level: must be ignored.
-  std::string extra = bytes + std::string("\x98\x06\x2a", 3) + std::string("\xa5\x06\x01\x02\x03\x04", 6);
+  std::string extra =
+      bytes + std::string("\x98\x06\x2a", 3) + std::string("\xa5\x06\x01\x02\x03\x04", 6);
   expectSame(in, decodeProtobuf(extra));
 }
 

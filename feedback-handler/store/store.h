@@ -31,7 +31,7 @@
 namespace perfhat::handler {
 
 struct StoreOptions {
-  std::string path;  // SQLite file, or postgresql://USER@HOST[:PORT]/DB
+  std::string path;                          // SQLite file, or postgresql://USER@HOST[:PORT]/DB
   int64_t retention_minutes = 30 * 24 * 60;  // aggregates older than this are purged
   int64_t default_range_minutes = 24 * 60;   // read window when the request gives none
   bool synchronous_full = true;              // see the durability note above
@@ -53,7 +53,7 @@ struct ChangesPage {
 };
 
 struct ExportPage {
-  Batch rows;       // aggregates with their origin, function infos and hosts
+  Batch rows;  // aggregates with their origin, function infos and hosts
   uint64_t cursor = 0;
   bool more = false;  // another page follows
 };

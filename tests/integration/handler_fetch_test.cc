@@ -28,15 +28,18 @@ TEST(HandlerFetch, WarmsTheLocalStoreForAWholeProject) {
   TempDir dir("fetch");
   const std::string src = dir / "src";
   std::filesystem::create_directories(src);
-  std::ofstream(src + "/cart.cc") << "namespace shop {\n"
-                                     "int price(int sku) { return sku * 3; }\n"
-                                     "int total(int n) { int t = 0; for (int i = 0; i < n; ++i) t += price(i); return t; }\n"
-                                     "}\n";
+  std::ofstream(src + "/cart.cc")
+      << "namespace shop {\n"
+         "int price(int sku) { return sku * 3; }\n"
+         "int total(int n) { int t = 0; for (int i = 0; i < n; ++i) t += price(i); return t; }\n"
+         "}\n";
   std::ofstream(src + "/main.cc") << "namespace shop { int total(int n); }\n"
                                      "int main() { return shop::total(3); }\n";
   std::ofstream(src + "/compile_commands.json")
-      << "[{\"directory\":\"" << src << "\",\"file\":\"cart.cc\",\"command\":\"c++ -std=c++17 -c cart.cc\"},"
-      << "{\"directory\":\"" << src << "\",\"file\":\"main.cc\",\"command\":\"c++ -std=c++17 -c main.cc\"}]";
+      << "[{\"directory\":\"" << src
+      << "\",\"file\":\"cart.cc\",\"command\":\"c++ -std=c++17 -c cart.cc\"},"
+      << "{\"directory\":\"" << src
+      << "\",\"file\":\"main.cc\",\"command\":\"c++ -std=c++17 -c main.cc\"}]";
 
   auto [code0, dry] = runFetch({"--compile-commands", src, "--dry-run"});
   ASSERT_EQ(code0, 0) << dry;
@@ -45,7 +48,8 @@ TEST(HandlerFetch, WarmsTheLocalStoreForAWholeProject) {
   HandlerProcess deployed({"--mode", "deployed", "--store", dir / "d.sqlite", "--token", "t"});
   auto c = client(deployed.url(), "t");
   otlp::ExportRequest r = spansFor("shop::total", lognormalLatencies(100, 4), 4);
-  for (auto& s : r.spans) s.attributes.push_back({"code.function.signature", std::string("int shop::total(int)")});
+  for (auto& s : r.spans)
+    s.attributes.push_back({"code.function.signature", std::string("int shop::total(int)")});
   ASSERT_EQ(c.Post("/v1/traces", otlp::encodeProtobuf(r), "application/x-protobuf")->status, 200);
 
   const std::string local_store = dir / "local.sqlite";

@@ -44,8 +44,8 @@ TEST_F(HandlerIngest, JsonAndProtobufInMergedPercentilesOutWithinSketchError) {
   EXPECT_EQ(r.missing, std::vector<std::string>{"shop::Missing::fn"});
   const Stats& st = *r.items[0].stats;
   EXPECT_EQ(st.count, all.size());
-  for (auto [q, got] : {std::pair{0.5, st.p50_ns}, {0.9, st.p90_ns}, {0.95, st.p95_ns},
-                        {0.99, st.p99_ns}}) {
+  for (auto [q, got] :
+       {std::pair{0.5, st.p50_ns}, {0.9, st.p90_ns}, {0.95, st.p95_ns}, {0.99, st.p99_ns}}) {
     double exact = exactQuantile(all, q);
     EXPECT_LE(std::abs(got - exact), 0.01 * exact) << "q=" << q;
   }
@@ -144,21 +144,21 @@ TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing)
   std::string proto = otlp::encodeProtobuf(spansFor("bad::fn", {1000, 2000, 3000}, 9));
   expectJsonError(c.Post("/v1/traces", proto.substr(0, proto.size() - 5), "application/x-protobuf"),
                   400);
-  expectJsonError(c.Post("/v1/traces", std::string("\xff\xff\xff\xff garbage", 13),
-                         "application/x-protobuf"),
-                  400);
   expectJsonError(
-      c.Post("/v1/traces",
-             R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":{"oops":1}}]}]}]})",
-             "application/json"),
+      c.Post("/v1/traces", std::string("\xff\xff\xff\xff garbage", 13), "application/x-protobuf"),
       400);
+  expectJsonError(c.Post("/v1/traces",
+                         R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":{"oops":1}}]}]}]})",
+                         "application/json"),
+                  400);
   expectJsonError(c.Post("/v1/traces", "{not json", "application/json"), 400);
   expectJsonError(c.Post("/v1/traces", "x", "text/plain"), 415);
   expectJsonError(c.Post("/v1/traces", std::string(5'000'000, 'x'), "application/json"), 413);
   auto wrong = client(handler_.url(), "wrong-token");
   expectJsonError(wrong.Post("/v1/traces", proto, "application/x-protobuf"), 401);
   auto anonymous = client(handler_.url());
-  expectJsonError(anonymous.Post("/v1/feedback:batchGet", R"({"keys":[]})", "application/json"), 401);
+  expectJsonError(anonymous.Post("/v1/feedback:batchGet", R"({"keys":[]})", "application/json"),
+                  401);
   auto reader = client(handler_.url(), "reader");
   expectJsonError(reader.Post("/v1/traces", proto, "application/x-protobuf"), 403);
   expectJsonError(c.Get("/v1/nope"), 404);
@@ -182,7 +182,8 @@ TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing)
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("perfhat_handler_spans_ingested_total 3"), std::string::npos)
       << metrics->body;
-  EXPECT_NE(metrics->body.find("perfhat_handler_requests_total{status=\"401\"}"), std::string::npos);
+  EXPECT_NE(metrics->body.find("perfhat_handler_requests_total{status=\"401\"}"),
+            std::string::npos);
 }
 
 TEST(HandlerStartup, RateLimitAnswers429) {

@@ -58,7 +58,8 @@ TEST(HandlerOtelJs, OpenTelemetryJsExportersFeedTheHandler) {
     EXPECT_EQ(item.stats->count, exact.size()) << item.key;
     for (auto [q, got] : {std::pair{0.5, item.stats->p50_ns}, {0.99, item.stats->p99_ns}}) {
       double e = exactQuantile(exact, q);
-      EXPECT_LE(std::abs(got - e), 0.01 * e + 1e3) << item.key << " q=" << q;  // +1 µs: JS ms→hrtime rounding
+      EXPECT_LE(std::abs(got - e), 0.01 * e + 1e3)
+          << item.key << " q=" << q;  // +1 µs: JS ms→hrtime rounding
     }
     EXPECT_EQ(item.versions, std::vector<std::string>{"3.1.0"});
     EXPECT_EQ(item.services, (std::vector<std::string>{"js-shop-json", "js-shop-proto"}));

@@ -86,7 +86,10 @@ class HandlerProcess {
     kill9();
     throw std::runtime_error("handler did not start; stderr: " + stderr_);
   }
-  ~HandlerProcess() { kill9(); if (err_fd_ >= 0) close(err_fd_); }
+  ~HandlerProcess() {
+    kill9();
+    if (err_fd_ >= 0) close(err_fd_);
+  }
   HandlerProcess(const HandlerProcess&) = delete;
   HandlerProcess& operator=(const HandlerProcess&) = delete;
 

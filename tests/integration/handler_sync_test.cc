@@ -13,23 +13,29 @@ namespace {
 
 TEST(HandlerSync, LocalHandlerMergesTwoUpstreamsExactly) {
   TempDir dir("sync");
-  auto east = std::make_unique<HandlerProcess>(
-      std::vector<std::string>{"--mode", "deployed", "--store", dir / "east.sqlite", "--token", "e"});
+  auto east = std::make_unique<HandlerProcess>(std::vector<std::string>{
+      "--mode", "deployed", "--store", dir / "east.sqlite", "--token", "e"});
   HandlerProcess west({"--mode", "deployed", "--store", dir / "west.sqlite", "--token", "w"});
   auto a = lognormalLatencies(4000, 21, 1e6);
   auto b = lognormalLatencies(1500, 22, 30e6);  // a slower region: the tail comes from here
   auto ce = client(east->url(), "e");
   auto cw = client(west.url(), "w");
   ASSERT_EQ(ce.Post("/v1/traces", otlp::encodeProtobuf(spansFor("geo::route", a, 1, "api-east")),
-                    "application/x-protobuf")->status, 200);
+                    "application/x-protobuf")
+                ->status,
+            200);
   ASSERT_EQ(cw.Post("/v1/traces", otlp::encodeJson(spansFor("geo::route", b, 2, "api-west", "2.0")),
-                    "application/json")->status, 200);
+                    "application/json")
+                ->status,
+            200);
   ASSERT_EQ(cw.Post("/v1/traces", otlp::encodeJson(spansFor("geo::onlyWest", {5e5}, 3)),
-                    "application/json")->status, 200);
+                    "application/json")
+                ->status,
+            200);
 
-  HandlerProcess local(std::vector<std::string>{
-      "--mode", "local", "--store", dir / "local.sqlite", "--upstream", east->url() + ",e",
-      "--upstream", west.url() + ",w", "--sync-interval", "3600"});
+  HandlerProcess local(std::vector<std::string>{"--mode", "local", "--store", dir / "local.sqlite",
+                                                "--upstream", east->url() + ",e", "--upstream",
+                                                west.url() + ",w", "--sync-interval", "3600"});
   auto cl = client(local.url());
   auto sync = cl.Post("/v1/sync", "", "application/json");
   ASSERT_TRUE(sync);
@@ -45,7 +51,8 @@ TEST(HandlerSync, LocalHandlerMergesTwoUpstreamsExactly) {
   const FeedbackItem& route = r.items[0].key == "geo::route" ? r.items[0] : r.items[1];
   ASSERT_TRUE(route.stats);
   EXPECT_EQ(route.stats->count, all.size());
-  for (auto [q, got] : {std::pair{0.5, route.stats->p50_ns}, {0.9, route.stats->p90_ns},
+  for (auto [q, got] : {std::pair{0.5, route.stats->p50_ns},
+                        {0.9, route.stats->p90_ns},
                         {0.99, route.stats->p99_ns}}) {
     double exact = exactQuantile(all, q);
     EXPECT_LE(std::abs(got - exact), 0.01 * exact) << "q=" << q;
@@ -55,8 +62,11 @@ TEST(HandlerSync, LocalHandlerMergesTwoUpstreamsExactly) {
   EXPECT_EQ(route.hosts, (std::vector<std::string>{"host-api-east", "host-api-west"}));
 
   // New data upstream arrives through the cursor on the next pull.
-  ASSERT_EQ(ce.Post("/v1/traces", otlp::encodeProtobuf(spansFor("geo::route", {1e6}, 9, "api-east")),
-                    "application/x-protobuf")->status, 200);
+  ASSERT_EQ(
+      ce.Post("/v1/traces", otlp::encodeProtobuf(spansFor("geo::route", {1e6}, 9, "api-east")),
+              "application/x-protobuf")
+          ->status,
+      200);
   // East goes down: the pull reports it, west still syncs, and reads keep working.
   east.reset();
   auto s2 = cl.Post("/v1/sync", "", "application/json");
@@ -86,7 +96,9 @@ TEST(HandlerSync, NewUpstreamDataArrivesIncrementally) {
   auto cl = client(local.url());
   for (int round = 1; round <= 3; ++round) {
     ASSERT_EQ(cu.Post("/v1/traces", otlp::encodeProtobuf(spansFor("inc::fn", {1e6, 2e6}, round)),
-                      "application/x-protobuf")->status, 200);
+                      "application/x-protobuf")
+                  ->status,
+              200);
     ASSERT_EQ(cl.Post("/v1/sync", "", "application/json")->status, 200);
     EXPECT_EQ(batchGet(cl, {"inc::fn"}).items.at(0).stats->count, 2u * round);
   }

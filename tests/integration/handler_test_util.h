@@ -28,7 +28,8 @@ inline otlp::ExportRequest spansFor(const std::string& function_name,
                                     const std::string& service = "svc",
                                     const std::string& version = "1.0") {
   otlp::ExportRequest r;
-  r.resources.push_back({{"service.name", service}, {"service.version", version},
+  r.resources.push_back({{"service.name", service},
+                         {"service.version", version},
                          {"host.name", std::string("host-") + service}});
   std::mt19937_64 rng(seed);
   uint64_t start = nowNs() - 5'000'000'000ULL;
