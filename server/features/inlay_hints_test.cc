@@ -83,7 +83,9 @@ TEST(FeaturesInlayHints, HintsThatSayNothingAreLeftOutInEveryProfile) {
     o.profile = p;
     std::vector<std::string> shown = labels(inlayHints(s, everything(), o));
     EXPECT_THAT(shown, ::testing::Not(::testing::Contains(HasSubstr("0 ns")))) << int(p);
-    if (p == Profile::Debug) EXPECT_THAT(shown, ElementsAre("⏱ ?", "⏱ ?"));  // f() and mine()
+    if (p == Profile::Debug) {
+      EXPECT_THAT(shown, ElementsAre("⏱ ?", "⏱ ?"));  // f() and mine()
+    }
   }
 }
 
