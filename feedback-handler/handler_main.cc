@@ -58,6 +58,10 @@ per-function latency sketches in SQLite and serves them to perfhat-lsp.
                              the next one, no added latency)
   --commit-max-pending N     ingest requests queued for the committer before clients block
                              (default 256)
+  --checkpoint-ms N          SQLite ingest write-behind: a request is acknowledged once its body
+                             is durable in the store's intake log; its aggregates are written at
+                             most N ms later (and before any read), each row once per checkpoint
+                             (default 1000; 0 = write every request's aggregates before its 2xx)
   --help, --version
 TLS: terminate it in a reverse proxy or an OpenTelemetry Collector in front of the handler.
 )";
@@ -138,6 +142,9 @@ Args parse(int argc, char** argv) {
           std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
     } else if (f == "--commit-max-pending") {
       a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(number(f, value())));
+    } else if (f == "--checkpoint-ms") {
+      a.commit.checkpoint_interval =
+          std::chrono::milliseconds(static_cast<int64_t>(number(f, value())));
     } else {
       usageError("unknown argument '" + f + "'");
     }

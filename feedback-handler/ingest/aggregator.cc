@@ -226,7 +226,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     }
     for (const EdgeParent& e : edge_parents) {
       auto& credited = parents[parent_slot.at(e.parent)].second.credited;
-      const uint64_t h = SpanIndex::keyHash(std::string(keys[e.callee]));
+      const uint64_t h = SpanIndex::keyHash(keys[e.callee]);
       if (std::find(credited.begin(), credited.end(), h) == credited.end()) credited.push_back(h);
     }
     for (auto& e : recent->exchange(std::move(parents), std::move(orphans))) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 
 namespace perfhat::handler {
 
@@ -31,13 +32,15 @@ void Batch::absorb(Batch&& later) {
   if (aggregates.empty()) {
     aggregates = std::move(later.aggregates);
   } else {
-    for (auto& [k, v] : later.aggregates) {
-      auto [it, inserted] = aggregates.try_emplace(k);
-      if (inserted) {
-        it->second = std::move(v);
+    // New rows move over as whole nodes (no key copy, no allocation); existing ones merge.
+    for (auto it = later.aggregates.begin(); it != later.aggregates.end();) {
+      auto next = std::next(it);
+      if (auto mine = aggregates.find(it->first); mine != aggregates.end()) {
+        mine->second.merge(it->second);
       } else {
-        it->second.merge(v);
+        aggregates.insert(later.aggregates.extract(it));
       }
+      it = next;
     }
   }
   for (auto& [key, info] : later.functions) {
@@ -54,6 +57,7 @@ void Batch::absorb(Batch&& later) {
     t = std::max(t, seen);
   }
   for (auto& [name, value] : later.meta) meta[name] = value;
+  intake_upto = std::max(intake_upto, later.intake_upto);
 }
 
 }  // namespace perfhat::handler

@@ -1,11 +1,25 @@
-// Group commit for ingest (DESIGN §5: a 2xx means the data is durable).
+// Durable ingest commits (DESIGN §5: a 2xx means the data is durable), grouped and written behind.
 //
-// Each request decodes and aggregates on its own HTTP thread, then hands its Batch to one
-// committer thread and blocks. The committer takes every pending batch, merges them exactly
-// (sketch bins add, so the merged row equals the sum of the rows), writes the result in ONE
-// durable transaction — each (kind, key, sub, minute, service, version, env) row once — and then
-// wakes all the requests of that group. Concurrent requests thus share one fsync and one upsert
-// per row instead of paying one each, and none is acknowledged before its data is committed.
+// Each request decodes on its own HTTP thread, then hands a "fill" (what adds its data to a
+// batch: aggregation of the decoded request, or a ready Batch) to one committer thread and blocks.
+// The committer takes every pending request at once (a group), so concurrent requests share one
+// fsync, and fills them straight into the batch that gets written: no per-request batch is built
+// and merged again.
+//
+// Write-behind (checkpoint_interval > 0, the default on SQLite): a group is acknowledged once the
+// request *bodies* are durable in the store's intake log (one small transaction, one row per
+// request). Their data is then aggregated into one in-memory dirty batch (sketch bins add, so
+// merging is exact), which a
+// checkpoint writes to the aggregates together with the deletion of the intake rows it covers:
+// each (kind, key, sub, minute, service, version, env) row is written once per checkpoint however
+// many requests touched it. After a crash the bodies still in the log are replayed (decode +
+// aggregate again), so nothing acknowledged is lost and nothing is counted twice. Reads call
+// flush() first, so they see every acknowledged request (read-your-writes).
+//
+// Write-through (checkpoint_interval = 0, and always on PostgreSQL, where replicas share one
+// database and a restarted replica could not tell its own intake rows from a live one's): each
+// group is filled into one batch that is written to the aggregates before the group is
+// acknowledged.
 #pragma once
 
 #include <chrono>
@@ -14,7 +28,9 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "feedback-handler/ingest/batch.h"
@@ -24,52 +40,103 @@ namespace perfhat::handler {
 
 // Tunables of the ingest commit path; the defaults are safe for a small deployment.
 struct GroupCommitOptions {
-  // After the first batch of a group arrives, wait at most this long for more to join. 0 adds no
-  // latency: batches that arrive while a commit runs still share the next commit, so grouping
+  // After the first request of a group arrives, wait at most this long for more to join. 0 adds
+  // no latency: requests that arrive while a commit runs still share the next commit, so grouping
   // happens exactly when requests overlap.
   std::chrono::microseconds max_batch_delay{0};
-  // Batches waiting for the committer; beyond this, submitters block (backpressure on clients).
+  // Requests waiting for the committer; beyond this, submitters block (backpressure on clients).
+  // Also the most requests one commit takes.
   size_t max_pending = 256;
-  // One transaction takes pending batches until it holds about this many aggregate rows (bounds
-  // the memory of a merged batch and the time a commit holds the store).
-  size_t max_rows_per_commit = 200000;
+  // Write-behind: the longest acknowledged data waits before it is merged into the aggregates
+  // (and /v1/changes long-polls see it). 0 = write-through.
+  std::chrono::milliseconds checkpoint_interval{1000};
+  // Write-behind: a checkpoint is also taken when the dirty batch holds this many rows (bounds
+  // its memory and the replay after a crash).
+  size_t max_dirty_rows = 100000;
+  // Write-behind: a read (flush()) forces a checkpoint, but not sooner than this after the last
+  // one, so clients that read after every write cannot turn write-behind into write-through.
+  std::chrono::milliseconds min_checkpoint_gap{50};
 };
 
 class GroupCommitter {
  public:
-  GroupCommitter(Store& store, GroupCommitOptions options = {});
-  // Commits whatever is pending, then stops the committer thread.
+  // `write_behind` is false for stores that cannot use it (see above); the options decide
+  // otherwise.
+  GroupCommitter(Store& store, GroupCommitOptions options = {}, bool write_behind = false);
+  // Checkpoints whatever is pending, then stops the committer thread.
   ~GroupCommitter();
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
 
-  // Blocks until `batch` is durable; returns the store cursor of the commit that holds it.
-  // Throws StoreError if that commit failed (then none of its batches are stored).
+  // Adds a request's data to a batch; runs on the committer thread, once, while commit() waits.
+  using Fill = std::function<void(Batch& into)>;
+
+  // Blocks until the data `fill` adds is durable and returns its commit id (0 when it added
+  // nothing to store); throws
+  // StoreError if the commit failed (then none of it is stored). With write-behind, `body` (the
+  // request as received, tagged with `format` for the replay) is what goes to the intake log
+  // first; a fill without a body is written through on its own.
+  uint64_t commit(Fill fill, std::string_view body = {}, int format = 0);
+  // A ready batch (written through: it has no body to log).
   uint64_t commit(Batch batch);
 
+  // Returns once everything acknowledged before the call is in the aggregates (at once with
+  // write-through): true. False when checkpoints are failing (e.g. disk full): the acknowledged
+  // data is safe in the intake log, but reads see only what the aggregates hold.
+  bool flush();
+
+  // Called on the committer thread after each write to the aggregates (e.g. to wake long-polls).
+  void setOnCheckpoint(std::function<void()> hook);
+
+  bool writeBehind() const { return write_behind_; }
+
   struct Counters {
-    uint64_t commits = 0;  // transactions
-    uint64_t batches = 0;  // batches (requests) committed
+    uint64_t commits = 0;      // durable transactions that acknowledged requests
+    uint64_t batches = 0;      // requests (batches) acknowledged
+    uint64_t checkpoints = 0;  // write-behind: writes of the dirty batch to the aggregates
+    uint64_t checkpoint_failures = 0;
+    uint64_t dirty_rows = 0;      // rows waiting for the next checkpoint
+    uint64_t dirty_requests = 0;  // acknowledged requests not yet in the aggregates
   };
   Counters counters() const;
 
  private:
   struct Waiter {
-    Batch batch;
+    Fill fill;
+    std::string_view body;
+    int format = 0;
     bool done = false;
-    uint64_t cursor = 0;
+    uint64_t id = 0;
     std::exception_ptr error;
   };
   void run();
+  void writeThrough(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock);
+  // Runs every fill of `group` into `into`; a fill that throws fails its own request only.
+  static void fillAll(std::vector<Waiter*>& group, Batch& into);
+  void appendToIntake(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock);
+  void checkpoint(std::unique_lock<std::mutex>& lock);
+  bool checkpointDue(std::chrono::steady_clock::time_point now) const;
 
   Store& store_;
   const GroupCommitOptions options_;
+  const bool write_behind_;
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // committer: batches pending or stopping
-  std::condition_variable done_cv_;  // submitters: a commit finished / room in the queue
+  std::condition_variable work_cv_;  // committer: requests pending, flush asked, or stopping
+  std::condition_variable done_cv_;  // submitters and readers: a commit or checkpoint finished
   std::deque<Waiter*> pending_;
   bool stopping_ = false;
   Counters counters_;
+  std::function<void()> on_checkpoint_;
+
+  // Write-behind state. `dirty_` is touched only by the committer thread.
+  Batch dirty_;
+  std::chrono::steady_clock::time_point dirty_since_{};
+  std::chrono::steady_clock::time_point last_checkpoint_{};
+  uint64_t appended_ = 0;      // groups absorbed into dirty_ so far
+  uint64_t checkpointed_ = 0;  // value of appended_ covered by the last successful checkpoint
+  int flush_waiters_ = 0;
+  std::exception_ptr checkpoint_error_;  // of the last checkpoint (null: it succeeded)
+
   std::thread thread_;
 };
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -150,6 +152,110 @@ TEST(GroupCommit, FailedCommitReportsTheErrorToEveryWaiter) {
   EXPECT_GT(gc.commit(batchOf("g()", 1, 2)), 0u);  // the committer keeps working
   BatchGetResponse r = store.batchGet(BatchGetRequest{{"f()", "g()"}, std::nullopt, std::nullopt});
   EXPECT_EQ(r.missing, std::vector<std::string>{"f()"});
+}
+
+// ---- write-behind -------------------------------------------------------------------------
+
+GroupCommitOptions writeBehind(std::chrono::milliseconds interval = std::chrono::hours(1)) {
+  GroupCommitOptions o;
+  o.checkpoint_interval = interval;  // an hour: only flush() and shutdown checkpoint
+  o.min_checkpoint_gap = std::chrono::milliseconds(0);
+  return o;
+}
+
+BatchGetResponse read(Store& s, const std::vector<std::string>& keys) {
+  return s.batchGet(BatchGetRequest{keys, std::nullopt, std::nullopt});
+}
+
+TEST(GroupCommitWriteBehind, AcknowledgedRequestsAreLoggedThenCheckpointedOnFlush) {
+  TempStore t("wb-flush");
+  Store store(t.opts());
+  GroupCommitter gc(store, writeBehind(), /*write_behind=*/true);
+  ASSERT_TRUE(gc.writeBehind());
+  int checkpoints_seen = 0;
+  gc.setOnCheckpoint([&] { ++checkpoints_seen; });
+  for (int i = 0; i < 5; ++i) {
+    Batch b = batchOf("f()", 10, static_cast<uint64_t>(i));
+    EXPECT_GT(
+        gc.commit([&](Batch& into) { into.absorb(std::move(b)); }, "body" + std::to_string(i), 7),
+        0u);
+  }
+  // Durable as request bodies, not yet as aggregates.
+  std::vector<IntakeRecord> log = store.intake();
+  ASSERT_EQ(log.size(), 5u);
+  EXPECT_EQ(log[2].body, "body2");
+  EXPECT_EQ(log[2].format, 7);
+  EXPECT_EQ(read(store, {"f()"}).missing, std::vector<std::string>{"f()"});
+  EXPECT_EQ(gc.counters().dirty_requests, 5u);
+
+  EXPECT_TRUE(gc.flush());
+  BatchGetResponse r = read(store, {"f()"});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].stats->count, 50u);
+  EXPECT_TRUE(store.intake().empty()) << "the checkpoint deletes the log rows it covers";
+  EXPECT_EQ(checkpoints_seen, 1);
+  EXPECT_EQ(gc.counters().checkpoints, 1u);
+  EXPECT_EQ(gc.counters().dirty_requests, 0u);
+  EXPECT_TRUE(gc.flush()) << "nothing pending: returns at once";
+  EXPECT_EQ(gc.counters().checkpoints, 1u);
+}
+
+TEST(GroupCommitWriteBehind, EachRowIsWrittenOncePerCheckpoint) {
+  TempStore t("wb-once");
+  Store store(t.opts());
+  const uint64_t cursor0 = store.cursor();
+  {
+    GroupCommitter gc(store, writeBehind(), true);
+    for (int i = 0; i < 20; ++i) {
+      Batch b = batchOf("f()", 1, static_cast<uint64_t>(i));
+      gc.commit([&](Batch& into) { into.absorb(std::move(b)); }, "x");
+    }
+  }  // shutdown checkpoints what is pending
+  EXPECT_EQ(store.cursor(), cursor0 + 1) << "20 requests, one write to the aggregates";
+  EXPECT_EQ(read(store, {"f()"}).items.at(0).stats->count, 20u);
+  EXPECT_TRUE(store.intake().empty());
+}
+
+TEST(GroupCommitWriteBehind, CheckpointsOnItsIntervalWithoutReads) {
+  TempStore t("wb-interval");
+  Store store(t.opts());
+  GroupCommitter gc(store, writeBehind(std::chrono::milliseconds(20)), true);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool checkpointed = false;
+  gc.setOnCheckpoint([&] {
+    std::lock_guard lock(mu);
+    checkpointed = true;
+    cv.notify_all();
+  });
+  gc.commit([](Batch& into) { into.absorb(batchOf("f()", 3, 1)); }, "x");
+  std::unique_lock lock(mu);
+  // Bounded so a broken timer fails instead of hanging; the interval is 20 ms.
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return checkpointed; }));
+  EXPECT_EQ(read(store, {"f()"}).items.at(0).stats->count, 3u);
+}
+
+TEST(GroupCommitWriteBehind, AFillWithoutBodyIsWrittenThrough) {
+  TempStore t("wb-nobody");
+  Store store(t.opts());
+  GroupCommitter gc(store, writeBehind(), true);
+  EXPECT_GT(gc.commit(batchOf("f()", 4, 1)), 0u);
+  EXPECT_EQ(read(store, {"f()"}).items.at(0).stats->count, 4u) << "readable without a flush";
+  EXPECT_TRUE(store.intake().empty());
+}
+
+TEST(GroupCommitWriteBehind, AFailingCheckpointKeepsTheDataAndFlushReportsIt) {
+  TempStore t("wb-fail");
+  Store store(t.opts());
+  GroupCommitter gc(store, writeBehind(), true);
+  Batch bad = batchOf("f()", 2, 1);
+  bad.meta["seq"] = 1;  // reserved: every write of the dirty batch fails
+  gc.commit([&](Batch& into) { into.absorb(std::move(bad)); }, "x");
+  EXPECT_FALSE(gc.flush());
+  EXPECT_EQ(gc.counters().checkpoint_failures, 1u);
+  EXPECT_EQ(gc.counters().dirty_requests, 1u);
+  EXPECT_EQ(store.intake().size(), 1u) << "the acknowledged body stays in the log for a replay";
+  EXPECT_FALSE(gc.flush()) << "still failing: answers at once instead of waiting for a retry";
 }
 
 }  // namespace

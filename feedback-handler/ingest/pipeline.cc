@@ -1,14 +1,54 @@
 #include "feedback-handler/ingest/pipeline.h"
 
+#include <cstdio>
+
+#include "feedback-handler/otlp/otlp.h"
+
 namespace perfhat::handler {
 
 IngestPipeline::IngestPipeline(Store& store, IngestOptions options)
-    : recent_(std::move(options.span_index)), committer_(store, options.commit) {}
+    : recent_(std::move(options.span_index)),
+      committer_(store, options.commit,
+                 /*write_behind=*/store.backend() == sql::Backend::kSqlite) {
+  replayIntake(store);  // before the server takes requests; the committer is idle until then
+}
 
-IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request) {
+// The log holds only acknowledged requests whose aggregates were never written (a checkpoint
+// deletes the rows it covers in its own transaction), so replaying all of it, in order, through
+// the same decode and aggregation restores exactly what was acknowledged. Call-site edges whose
+// parent span was in an already-checkpointed request are not rebuilt (the span index is memory).
+void IngestPipeline::replayIntake(Store& store) {
+  if (store.backend() != sql::Backend::kSqlite) return;  // write-behind is SQLite-only
+  std::vector<IntakeRecord> log = store.intake();
+  if (log.empty()) return;
   Batch batch;
-  IngestStats st = aggregate(request, batch, &recent_);
-  if (!batch.empty()) committer_.commit(std::move(batch));
+  for (const IntakeRecord& r : log) {
+    try {
+      otlp::ExportRequest req = r.format == static_cast<int>(BodyFormat::kJson)
+                                    ? otlp::decodeJson(r.body)
+                                    : otlp::decodeProtobuf(r.body);
+      aggregate(req, batch, &recent_);
+      ++replay_.replayed;
+    } catch (const otlp::OtlpError& e) {
+      // It decoded when it was acknowledged; a body that no longer does is damaged on disk.
+      ++replay_.undecodable;
+      std::fprintf(stderr, "perfhat-handler: intake record %lld not replayed: %s\n",
+                   static_cast<long long>(r.id), e.what());
+    }
+  }
+  batch.intake_upto = log.back().id;
+  store.write(batch);
+  std::fprintf(stderr,
+               "perfhat-handler: replayed %llu acknowledged request(s) from the intake log\n",
+               static_cast<unsigned long long>(replay_.replayed));
+}
+
+IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request, std::string_view body,
+                                   BodyFormat format) {
+  // Aggregated on the committer thread, straight into the batch it writes (see group_commit.h).
+  IngestStats st;
+  committer_.commit([&](Batch& into) { st = aggregate(request, into, &recent_); }, body,
+                    static_cast<int>(format));
   return st;
 }
 
@@ -17,8 +57,22 @@ std::vector<MetricSample> IngestPipeline::samples() const {
   const GroupCommitter::Counters c = committer_.counters();
   auto d = [](uint64_t v) { return static_cast<double>(v); };
   return {
-      {"perfhat_handler_commits_total", "Durable ingest transactions (group commits).", "counter",
+      {"perfhat_handler_commits_total",
+       "Durable ingest transactions that acknowledged requests (group commits).", "counter",
        d(c.commits)},
+      {"perfhat_handler_checkpoints_total",
+       "Write-behind checkpoints (acknowledged requests merged into the aggregates).", "counter",
+       d(c.checkpoints)},
+      {"perfhat_handler_checkpoint_failures_total",
+       "Failed checkpoints (data kept in memory and in the intake log; retried).", "counter",
+       d(c.checkpoint_failures)},
+      {"perfhat_handler_unflushed_requests",
+       "Acknowledged requests not yet merged into the aggregates.", "gauge", d(c.dirty_requests)},
+      {"perfhat_handler_unflushed_rows", "Aggregate rows waiting for the next checkpoint.", "gauge",
+       d(c.dirty_rows)},
+      {"perfhat_handler_intake_replayed_total",
+       "Acknowledged requests replayed from the intake log at startup.", "counter",
+       d(replay_.replayed)},
       {"perfhat_handler_committed_batches_total",
        "Ingest requests committed (÷ commits = group size).", "counter", d(c.batches)},
       {"perfhat_handler_span_index_spans", "Recent spans remembered for cross-request call sites.",

@@ -1,10 +1,12 @@
 // The ingest path behind POST /v1/traces: aggregate on the request's thread (with the recent-span
-// index for cross-request call sites), then a durable group commit. `IngestOptions` is the one
-// place its tunables live.
+// index for cross-request call sites), then a durable group commit, written behind on SQLite (see
+// group_commit.h). `IngestOptions` is the one place its tunables live.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "feedback-handler/ingest/aggregator.h"
@@ -25,18 +27,41 @@ struct MetricSample {
   double value = 0;
 };
 
+// How a request body was encoded (the intake log's format tag, for the replay).
+enum class BodyFormat : int { kProtobuf = 1, kJson = 2 };
+
 class IngestPipeline {
  public:
+  // Replays the requests a crash left in the store's intake log (acknowledged, not yet
+  // aggregated) before returning, so a restarted handler serves them.
   IngestPipeline(Store& store, IngestOptions options = {});
 
   // Aggregates `request` and returns once its data is durable (or throws StoreError). The stats
   // are those of aggregate(); nothing is written when the request had no identifiable span.
-  IngestStats ingest(const otlp::ExportRequest& request);
+  // `body` is the request as received (after gzip), logged for write-behind; without it the
+  // batch is written through.
+  IngestStats ingest(const otlp::ExportRequest& request, std::string_view body = {},
+                     BodyFormat format = BodyFormat::kProtobuf);
+
+  // Returns once every acknowledged request is readable from the store (reads call it first);
+  // false when checkpoints are failing (see GroupCommitter::flush).
+  bool flush() { return committer_.flush(); }
+  // Called after each write to the aggregates (the server wakes /v1/changes long-polls).
+  void setOnCheckpoint(std::function<void()> hook) { committer_.setOnCheckpoint(std::move(hook)); }
+  // Requests found in the intake log at startup and replayed / skipped as undecodable.
+  struct Replay {
+    uint64_t replayed = 0;
+    uint64_t undecodable = 0;
+  };
+  Replay replayed() const { return replay_; }
 
   std::vector<MetricSample> samples() const;
 
  private:
+  void replayIntake(Store& store);
+
   SpanIndex recent_;
+  Replay replay_;
   GroupCommitter committer_;
 };
 

@@ -22,7 +22,7 @@ size_t SpanRefHash::operator()(const SpanRef& r) const noexcept {
   return static_cast<size_t>((a ^ (b * 0x9e3779b97f4a7c15ULL)) ^ (c * 0xc2b2ae3d27d4eb4fULL));
 }
 
-uint64_t SpanIndex::keyHash(const std::string& key) { return std::hash<std::string_view>()(key); }
+uint64_t SpanIndex::keyHash(std::string_view key) { return std::hash<std::string_view>()(key); }
 
 SpanIndex::SpanIndex(SpanIndexOptions options) : options_(std::move(options)) {
   if (!options_.now_ns) {

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -84,7 +85,7 @@ class SpanIndex {
                              std::vector<std::pair<SpanRef, Child>> orphans);
 
   Counters counters() const;
-  static uint64_t keyHash(const std::string& key);
+  static uint64_t keyHash(std::string_view key);
 
  private:
   struct SpanEntry {

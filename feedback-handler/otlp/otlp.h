@@ -57,6 +57,10 @@ struct ExportRequest {
 // Throws OtlpError on a malformed document.
 ExportRequest decodeJson(std::string_view body);
 ExportRequest decodeProtobuf(std::string_view body);
+// The same, into `out`, reusing the strings and vectors an earlier decode left there (a server
+// thread decoding request after request then allocates almost nothing). `out` is overwritten;
+// on OtlpError it holds no spans.
+void decodeProtobuf(std::string_view body, ExportRequest& out);
 
 // Checks the per-span invariants shared by both decoders; on failure appends to rejected.
 bool acceptSpan(const Span& span, ExportRequest& out);

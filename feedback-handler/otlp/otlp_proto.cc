@@ -86,20 +86,31 @@ class Reader {
   const char* end_;
 };
 
-std::string str(Reader& r, uint32_t wire) {
+// Length-delimited field into `into`, reusing its capacity.
+void str(Reader& r, uint32_t wire, std::string& into) {
   r.expect(wire, kLen);
-  return std::string(r.bytes());
+  into.assign(r.bytes());
 }
 
-AttrValue anyValue(std::string_view data) {
+// Decodes an AnyValue into `v`; a string lands in the string `v` may already hold (its capacity
+// is reused when `v` is a recycled attribute).
+void anyValue(std::string_view data, AttrValue& v) {
   Reader r(data);
-  AttrValue v;
+  bool set = false;  // an AnyValue with no field is empty
   uint32_t f, w;
   while (r.next(f, w)) {
+    set = true;
     switch (f) {
-      case 1:
-        v = str(r, w);
+      case 1: {
+        r.expect(w, kLen);
+        std::string_view text = r.bytes();
+        if (auto* held = std::get_if<std::string>(&v)) {
+          held->assign(text);
+        } else {
+          v.emplace<std::string>(text);
+        }
         break;
+      }
       case 2:
         r.expect(w, kVarint);
         v = r.varint() != 0;
@@ -121,35 +132,41 @@ AttrValue anyValue(std::string_view data) {
         v = std::monostate{};  // array, kvlist, bytes
     }
   }
-  return v;
+  if (!set) v = std::monostate{};
 }
 
-void keyValue(std::string_view data, Attributes& out) {
+// Appends one KeyValue to attrs[0, used), recycling the element at `used` when there is one.
+void keyValue(std::string_view data, Attributes& attrs, size_t& used) {
+  if (used == attrs.size()) attrs.emplace_back();
+  auto& [key, value] = attrs[used];
+  key.clear();
+  bool has_value = false;
   Reader r(data);
-  std::string key;
-  AttrValue value;
   uint32_t f, w;
   while (r.next(f, w)) {
     if (f == 1) {
-      key = str(r, w);
+      str(r, w, key);
     } else if (f == 2) {
       r.expect(w, kLen);
-      value = anyValue(r.bytes());
+      anyValue(r.bytes(), value);
+      has_value = true;
     } else {
       r.skip(w);
     }
   }
-  out.emplace_back(std::move(key), std::move(value));
+  if (!has_value) value = std::monostate{};
+  ++used;
 }
 
 Attributes resource(std::string_view data) {
   Attributes attrs;
+  size_t used = 0;
   Reader r(data);
   uint32_t f, w;
   while (r.next(f, w)) {
     if (f == 1) {
       r.expect(w, kLen);
-      keyValue(r.bytes(), attrs);
+      keyValue(r.bytes(), attrs, used);
     } else {
       r.skip(w);
     }
@@ -173,25 +190,41 @@ StatusCode status(std::string_view data) {
   return code;
 }
 
-void span(std::string_view data, size_t res, ExportRequest& out) {
-  Reader r(data);
-  Span s;
+// Decoding state: spans [0, used) are this request's; the rest are recycled storage.
+struct Decoder {
+  ExportRequest& out;
+  size_t used = 0;
+};
+
+void span(std::string_view data, size_t res, Decoder& d) {
+  ExportRequest& out = d.out;
+  if (d.used == out.spans.size()) out.spans.emplace_back();
+  Span& s = out.spans[d.used];
+  s.trace_id.clear();
+  s.span_id.clear();
+  s.parent_span_id.clear();
+  s.name.clear();
+  s.kind = 0;
+  s.start_unix_nano = s.end_unix_nano = 0;
+  s.status = StatusCode::kUnset;
   s.resource = res;
+  size_t attrs = 0;
+  Reader r(data);
   uint32_t f, w;
   while (r.next(f, w)) {
     switch (f) {
       case 1:
-        s.trace_id = str(r, w);
+        str(r, w, s.trace_id);
         break;
       case 2:
-        s.span_id = str(r, w);
+        str(r, w, s.span_id);
         break;
       case 4:
-        s.parent_span_id = str(r, w);
+        str(r, w, s.parent_span_id);
         if (s.parent_span_id.find_first_not_of('\0') == std::string::npos) s.parent_span_id.clear();
         break;
       case 5:
-        s.name = str(r, w);
+        str(r, w, s.name);
         break;
       case 6:
         r.expect(w, kVarint);
@@ -207,7 +240,7 @@ void span(std::string_view data, size_t res, ExportRequest& out) {
         break;
       case 9:
         r.expect(w, kLen);
-        keyValue(r.bytes(), s.attributes);
+        keyValue(r.bytes(), s.attributes, attrs);
         break;
       case 15:
         r.expect(w, kLen);
@@ -217,23 +250,25 @@ void span(std::string_view data, size_t res, ExportRequest& out) {
         r.skip(w);  // trace_state, events, links, dropped counts, flags
     }
   }
-  if (acceptSpan(s, out)) out.spans.push_back(std::move(s));
+  s.attributes.erase(s.attributes.begin() + static_cast<std::ptrdiff_t>(attrs), s.attributes.end());
+  if (acceptSpan(s, out)) ++d.used;  // a rejected span's slot is recycled by the next one
 }
 
-void scopeSpans(std::string_view data, size_t res, ExportRequest& out) {
+void scopeSpans(std::string_view data, size_t res, Decoder& d) {
   Reader r(data);
   uint32_t f, w;
   while (r.next(f, w)) {
     if (f == 2) {
       r.expect(w, kLen);
-      span(r.bytes(), res, out);
+      span(r.bytes(), res, d);
     } else {
       r.skip(w);
     }
   }
 }
 
-void resourceSpans(std::string_view data, ExportRequest& out) {
+void resourceSpans(std::string_view data, Decoder& d) {
+  ExportRequest& out = d.out;
   size_t res = out.resources.size();
   out.resources.emplace_back();
   Reader r(data);
@@ -244,7 +279,7 @@ void resourceSpans(std::string_view data, ExportRequest& out) {
       out.resources[res] = resource(r.bytes());
     } else if (f == 2) {
       r.expect(w, kLen);
-      scopeSpans(r.bytes(), res, out);
+      scopeSpans(r.bytes(), res, d);
     } else {
       r.skip(w);
     }
@@ -253,18 +288,32 @@ void resourceSpans(std::string_view data, ExportRequest& out) {
 
 }  // namespace
 
+void decodeProtobuf(std::string_view body, ExportRequest& out) {
+  out.resources.clear();
+  out.rejected = 0;
+  out.rejection_reason.clear();
+  Decoder d{out};
+  try {
+    Reader r(body);
+    uint32_t f, w;
+    while (r.next(f, w)) {
+      if (f == 1) {
+        r.expect(w, kLen);
+        resourceSpans(r.bytes(), d);
+      } else {
+        r.skip(w);
+      }
+    }
+  } catch (...) {
+    out.spans.clear();  // no half-decoded request
+    throw;
+  }
+  out.spans.erase(out.spans.begin() + static_cast<std::ptrdiff_t>(d.used), out.spans.end());
+}
+
 ExportRequest decodeProtobuf(std::string_view body) {
   ExportRequest out;
-  Reader r(body);
-  uint32_t f, w;
-  while (r.next(f, w)) {
-    if (f == 1) {
-      r.expect(w, kLen);
-      resourceSpans(r.bytes(), out);
-    } else {
-      r.skip(w);
-    }
-  }
+  decodeProtobuf(body, out);
   return out;
 }
 

@@ -163,5 +163,36 @@ TEST(OtlpProto, TruncatedAndGarbageInputThrows) {
   EXPECT_NO_THROW(decodeProtobuf(""));
 }
 
+// The server decodes request after request into one recycled object: whatever the previous
+// request left there (more or fewer spans and attributes, other value types, rejected spans, a
+// failed decode), the result equals a fresh decode.
+TEST(OtlpProto, DecodingIntoARecycledRequestEqualsAFreshDecode) {
+  ExportRequest big = sample();
+  for (int i = 0; i < 5; ++i) big.spans.push_back(big.spans[static_cast<size_t>(i % 3)]);
+  big.spans[1].attributes.push_back({"extra", std::string(100, 'x')});
+  ExportRequest small = sample();
+  small.spans.resize(1);
+  small.spans[0].attributes = {{"code.line.number", std::string("a string now")}, {"e", 3.5}};
+  small.spans[0].parent_span_id.clear();
+  ExportRequest rejecting = sample();
+  rejecting.spans[0].span_id = "short";  // rejected: its slot is reused by the next span
+  const std::vector<std::string> bodies = {encodeProtobuf(big), encodeProtobuf(small),
+                                           encodeProtobuf(rejecting), encodeProtobuf(big),
+                                           encodeProtobuf(sample())};
+  ExportRequest recycled;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    SCOPED_TRACE(i);
+    decodeProtobuf(bodies[i], recycled);
+    ExportRequest fresh = decodeProtobuf(bodies[i]);
+    expectSame(fresh, recycled);
+    EXPECT_EQ(recycled.rejected, fresh.rejected);
+    EXPECT_EQ(recycled.rejection_reason, fresh.rejection_reason);
+  }
+  EXPECT_THROW(decodeProtobuf(bodies[0].substr(0, bodies[0].size() - 1), recycled), OtlpError);
+  EXPECT_TRUE(recycled.spans.empty()) << "no half-decoded request after an error";
+  decodeProtobuf(bodies[1], recycled);
+  expectSame(decodeProtobuf(bodies[1]), recycled);
+}
+
 }  // namespace
 }  // namespace perfhat::otlp
