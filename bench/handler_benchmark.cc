@@ -124,9 +124,6 @@ void ingestOverHttp(benchmark::State& state, bool proto) {
     Store store(so);
     ServerOptions opts;
     opts.tokens = {"bench"};
-    if (const char* d = std::getenv("BENCH_COMMIT_DELAY_US")) {
-      opts.ingest.commit.max_batch_delay = std::chrono::microseconds(std::atoi(d));
-    }
     auto server = std::make_unique<HandlerServer>(store, opts);
     int port = server->bind("127.0.0.1", 0);
     std::thread t([&] { server->run(); });

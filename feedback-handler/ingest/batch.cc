@@ -57,7 +57,6 @@ void Batch::absorb(Batch&& later) {
     t = std::max(t, seen);
   }
   for (auto& [name, value] : later.meta) meta[name] = value;
-  intake_upto = std::max(intake_upto, later.intake_upto);
 }
 
 }  // namespace perfhat::handler

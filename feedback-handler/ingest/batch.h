@@ -68,9 +68,6 @@ struct Batch {
   // Store bookkeeping written in the same transaction (e.g. a sync cursor per upstream), so data
   // and the cursor that produced it commit together: exactly-once pulls across crashes.
   std::map<std::string, int64_t> meta;
-  // Write-behind: intake rows up to this id hold the requests this batch aggregates; the write
-  // deletes them in its transaction (0: none).
-  int64_t intake_upto = 0;
   bool empty() const { return aggregates.empty() && functions.empty(); }
   // Exact merge of a later batch into this one: sketches and sums add, function infos and meta
   // take the later non-empty values (as the store's upserts do), host times take the maximum.

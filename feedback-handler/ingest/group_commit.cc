@@ -1,16 +1,18 @@
 #include "feedback-handler/ingest/group_commit.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace perfhat::handler {
 
 using Clock = std::chrono::steady_clock;
 
-GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options, bool write_behind)
+GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options, IntakeLog* log)
     : store_(store),
       options_(options),
-      write_behind_(write_behind && options.checkpoint_interval.count() > 0),
+      log_(log),
+      write_behind_(log != nullptr && options.checkpoint_interval.count() > 0),
       thread_([this] { run(); }) {}
 
 GroupCommitter::~GroupCommitter() {
@@ -159,11 +161,11 @@ void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
     std::vector<IntakeBody> bodies;
     bodies.reserve(group.size());
     for (const Waiter* w : group) bodies.push_back({w->format, w->body});
-    last_id = store_.appendIntake(bodies);
+    last_id = log_->append(bodies);
     // Durable: from here on the data is the dirty batch's (and the log's, until a checkpoint).
     const bool was_empty = dirty_.empty();
     fillAll(group, dirty_);
-    dirty_.intake_upto = last_id;
+    dirty_.meta[kIntakeUpto] = last_id;
     if (was_empty) dirty_since_ = Clock::now();
   } catch (...) {
     error = std::current_exception();
@@ -202,9 +204,17 @@ void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
   std::exception_ptr error;
   try {
     store_.write(dirty_);
-    dirty_ = Batch();
   } catch (...) {
     error = std::current_exception();
+  }
+  if (!error) {
+    dirty_ = Batch();
+    try {
+      log_->clear();  // all of it is in the aggregates
+    } catch (const StoreError& e) {
+      // Harmless for correctness: the records left are at or below intake_upto, never replayed.
+      std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
+    }
   }
   lock.lock();
   last_checkpoint_ = Clock::now();

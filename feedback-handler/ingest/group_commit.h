@@ -6,15 +6,15 @@
 // fsync, and fills them straight into the batch that gets written: no per-request batch is built
 // and merged again.
 //
-// Write-behind (checkpoint_interval > 0, the default on SQLite): a group is acknowledged once the
-// request *bodies* are durable in the store's intake log (one small transaction, one row per
-// request). Their data is then aggregated into one in-memory dirty batch (sketch bins add, so
-// merging is exact), which a
-// checkpoint writes to the aggregates together with the deletion of the intake rows it covers:
-// each (kind, key, sub, minute, service, version, env) row is written once per checkpoint however
-// many requests touched it. After a crash the bodies still in the log are replayed (decode +
-// aggregate again), so nothing acknowledged is lost and nothing is counted twice. Reads call
-// flush() first, so they see every acknowledged request (read-your-writes).
+// Write-behind (an IntakeLog and checkpoint_interval > 0, the default on SQLite): a group is
+// acknowledged once the request *bodies* are durable in the intake log (one append, one
+// fdatasync). Their data is then aggregated into one in-memory dirty batch (sketch bins add, so
+// merging is exact), which a checkpoint writes to the aggregates together with the id of the last
+// logged request it covers (meta "intake_upto"), then empties the log: each (kind, key, sub,
+// minute, service, version, env) row is written once per checkpoint however many requests touched
+// it. After a crash the bodies in the log above that id are replayed (decode + aggregate again),
+// so nothing acknowledged is lost and nothing is counted twice. Reads call flush() first, so they
+// see every acknowledged request (read-your-writes).
 //
 // Write-through (checkpoint_interval = 0, and always on PostgreSQL, where replicas share one
 // database and a restarted replica could not tell its own intake rows from a live one's): each
@@ -34,6 +34,7 @@
 #include <thread>
 
 #include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/ingest/intake_log.h"
 #include "feedback-handler/store/store.h"
 
 namespace perfhat::handler {
@@ -60,9 +61,11 @@ struct GroupCommitOptions {
 
 class GroupCommitter {
  public:
-  // `write_behind` is false for stores that cannot use it (see above); the options decide
-  // otherwise.
-  GroupCommitter(Store& store, GroupCommitOptions options = {}, bool write_behind = false);
+  // Store meta holding the id of the last logged request a checkpoint covered.
+  static constexpr const char* kIntakeUpto = "intake_upto";
+
+  // Write-behind when `log` is given (it must outlive the committer) and the options allow it.
+  GroupCommitter(Store& store, GroupCommitOptions options = {}, IntakeLog* log = nullptr);
   // Checkpoints whatever is pending, then stops the committer thread.
   ~GroupCommitter();
   GroupCommitter(const GroupCommitter&) = delete;
@@ -119,6 +122,7 @@ class GroupCommitter {
 
   Store& store_;
   const GroupCommitOptions options_;
+  IntakeLog* const log_;
   const bool write_behind_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  // committer: requests pending, flush asked, or stopping

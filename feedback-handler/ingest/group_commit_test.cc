@@ -167,10 +167,17 @@ BatchGetResponse read(Store& s, const std::vector<std::string>& keys) {
   return s.batchGet(BatchGetRequest{keys, std::nullopt, std::nullopt});
 }
 
+// The log's records above the store's intake_upto: what a restart would replay.
+std::vector<IntakeRecord> unflushed(const TempStore& t, Store& store) {
+  IntakeLog reader(IntakeLog::pathFor(t.opts().path));
+  return reader.recover(store.meta(GroupCommitter::kIntakeUpto));
+}
+
 TEST(GroupCommitWriteBehind, AcknowledgedRequestsAreLoggedThenCheckpointedOnFlush) {
   TempStore t("wb-flush");
   Store store(t.opts());
-  GroupCommitter gc(store, writeBehind(), /*write_behind=*/true);
+  IntakeLog log(IntakeLog::pathFor(t.opts().path));
+  GroupCommitter gc(store, writeBehind(), &log);
   ASSERT_TRUE(gc.writeBehind());
   int checkpoints_seen = 0;
   gc.setOnCheckpoint([&] { ++checkpoints_seen; });
@@ -181,10 +188,10 @@ TEST(GroupCommitWriteBehind, AcknowledgedRequestsAreLoggedThenCheckpointedOnFlus
         0u);
   }
   // Durable as request bodies, not yet as aggregates.
-  std::vector<IntakeRecord> log = store.intake();
-  ASSERT_EQ(log.size(), 5u);
-  EXPECT_EQ(log[2].body, "body2");
-  EXPECT_EQ(log[2].format, 7);
+  std::vector<IntakeRecord> logged = unflushed(t, store);
+  ASSERT_EQ(logged.size(), 5u);
+  EXPECT_EQ(logged[2].body, "body2");
+  EXPECT_EQ(logged[2].format, 7);
   EXPECT_EQ(read(store, {"f()"}).missing, std::vector<std::string>{"f()"});
   EXPECT_EQ(gc.counters().dirty_requests, 5u);
 
@@ -192,7 +199,9 @@ TEST(GroupCommitWriteBehind, AcknowledgedRequestsAreLoggedThenCheckpointedOnFlus
   BatchGetResponse r = read(store, {"f()"});
   ASSERT_EQ(r.items.size(), 1u);
   EXPECT_EQ(r.items[0].stats->count, 50u);
-  EXPECT_TRUE(store.intake().empty()) << "the checkpoint deletes the log rows it covers";
+  EXPECT_TRUE(unflushed(t, store).empty()) << "the checkpoint covers every logged request";
+  EXPECT_EQ(store.meta(GroupCommitter::kIntakeUpto), 5);
+  EXPECT_EQ(std::filesystem::file_size(log.path()), 0u) << "and empties the log";
   EXPECT_EQ(checkpoints_seen, 1);
   EXPECT_EQ(gc.counters().checkpoints, 1u);
   EXPECT_EQ(gc.counters().dirty_requests, 0u);
@@ -204,8 +213,9 @@ TEST(GroupCommitWriteBehind, EachRowIsWrittenOncePerCheckpoint) {
   TempStore t("wb-once");
   Store store(t.opts());
   const uint64_t cursor0 = store.cursor();
+  IntakeLog log(IntakeLog::pathFor(t.opts().path));
   {
-    GroupCommitter gc(store, writeBehind(), true);
+    GroupCommitter gc(store, writeBehind(), &log);
     for (int i = 0; i < 20; ++i) {
       Batch b = batchOf("f()", 1, static_cast<uint64_t>(i));
       gc.commit([&](Batch& into) { into.absorb(std::move(b)); }, "x");
@@ -213,13 +223,14 @@ TEST(GroupCommitWriteBehind, EachRowIsWrittenOncePerCheckpoint) {
   }  // shutdown checkpoints what is pending
   EXPECT_EQ(store.cursor(), cursor0 + 1) << "20 requests, one write to the aggregates";
   EXPECT_EQ(read(store, {"f()"}).items.at(0).stats->count, 20u);
-  EXPECT_TRUE(store.intake().empty());
+  EXPECT_TRUE(unflushed(t, store).empty());
 }
 
 TEST(GroupCommitWriteBehind, CheckpointsOnItsIntervalWithoutReads) {
   TempStore t("wb-interval");
   Store store(t.opts());
-  GroupCommitter gc(store, writeBehind(std::chrono::milliseconds(20)), true);
+  IntakeLog log(IntakeLog::pathFor(t.opts().path));
+  GroupCommitter gc(store, writeBehind(std::chrono::milliseconds(20)), &log);
   std::mutex mu;
   std::condition_variable cv;
   bool checkpointed = false;
@@ -238,23 +249,25 @@ TEST(GroupCommitWriteBehind, CheckpointsOnItsIntervalWithoutReads) {
 TEST(GroupCommitWriteBehind, AFillWithoutBodyIsWrittenThrough) {
   TempStore t("wb-nobody");
   Store store(t.opts());
-  GroupCommitter gc(store, writeBehind(), true);
+  IntakeLog log(IntakeLog::pathFor(t.opts().path));
+  GroupCommitter gc(store, writeBehind(), &log);
   EXPECT_GT(gc.commit(batchOf("f()", 4, 1)), 0u);
   EXPECT_EQ(read(store, {"f()"}).items.at(0).stats->count, 4u) << "readable without a flush";
-  EXPECT_TRUE(store.intake().empty());
+  EXPECT_TRUE(unflushed(t, store).empty());
 }
 
 TEST(GroupCommitWriteBehind, AFailingCheckpointKeepsTheDataAndFlushReportsIt) {
   TempStore t("wb-fail");
   Store store(t.opts());
-  GroupCommitter gc(store, writeBehind(), true);
+  IntakeLog log(IntakeLog::pathFor(t.opts().path));
+  GroupCommitter gc(store, writeBehind(), &log);
   Batch bad = batchOf("f()", 2, 1);
   bad.meta["seq"] = 1;  // reserved: every write of the dirty batch fails
   gc.commit([&](Batch& into) { into.absorb(std::move(bad)); }, "x");
   EXPECT_FALSE(gc.flush());
   EXPECT_EQ(gc.counters().checkpoint_failures, 1u);
   EXPECT_EQ(gc.counters().dirty_requests, 1u);
-  EXPECT_EQ(store.intake().size(), 1u) << "the acknowledged body stays in the log for a replay";
+  EXPECT_EQ(unflushed(t, store).size(), 1u) << "the acknowledged body stays in the log";
   EXPECT_FALSE(gc.flush()) << "still failing: answers at once instead of waiting for a retry";
 }
 

@@ -6,23 +6,40 @@
 
 namespace perfhat::handler {
 
+namespace {
+
+// Write-behind needs a local file to log to: a SQLite store on disk.
+std::unique_ptr<IntakeLog> openLog(const Store& store) {
+  const std::string& path = store.options().path;
+  if (store.backend() != sql::Backend::kSqlite || path.empty() || path.rfind(":memory:", 0) == 0 ||
+      path.rfind("file:", 0) == 0) {
+    return nullptr;
+  }
+  return std::make_unique<IntakeLog>(IntakeLog::pathFor(path));
+}
+
+}  // namespace
+
 IngestPipeline::IngestPipeline(Store& store, IngestOptions options)
     : recent_(std::move(options.span_index)),
-      committer_(store, options.commit,
-                 /*write_behind=*/store.backend() == sql::Backend::kSqlite) {
+      log_(openLog(store)),
+      committer_(store, options.commit, log_.get()) {
   replayIntake(store);  // before the server takes requests; the committer is idle until then
 }
 
-// The log holds only acknowledged requests whose aggregates were never written (a checkpoint
-// deletes the rows it covers in its own transaction), so replaying all of it, in order, through
-// the same decode and aggregation restores exactly what was acknowledged. Call-site edges whose
-// parent span was in an already-checkpointed request are not rebuilt (the span index is memory).
+// The log holds the acknowledged requests above the store's intake_upto, whose aggregates were
+// never written, so replaying them, in order, through the same decode and aggregation restores
+// exactly what was acknowledged. Call-site edges whose parent span was in an already-checkpointed
+// request are not rebuilt (the span index lives in memory).
 void IngestPipeline::replayIntake(Store& store) {
-  if (store.backend() != sql::Backend::kSqlite) return;  // write-behind is SQLite-only
-  std::vector<IntakeRecord> log = store.intake();
-  if (log.empty()) return;
+  if (!log_) return;
+  std::vector<IntakeRecord> records = log_->recover(store.meta(GroupCommitter::kIntakeUpto));
+  if (records.empty()) {
+    log_->clear();  // only records a checkpoint already covered, if any
+    return;
+  }
   Batch batch;
-  for (const IntakeRecord& r : log) {
+  for (const IntakeRecord& r : records) {
     try {
       otlp::ExportRequest req = r.format == static_cast<int>(BodyFormat::kJson)
                                     ? otlp::decodeJson(r.body)
@@ -30,17 +47,17 @@ void IngestPipeline::replayIntake(Store& store) {
       aggregate(req, batch, &recent_);
       ++replay_.replayed;
     } catch (const otlp::OtlpError& e) {
-      // It decoded when it was acknowledged; a body that no longer does is damaged on disk.
+      // It decoded when it was acknowledged and its CRC checks, so this is a bug, not damage.
       ++replay_.undecodable;
       std::fprintf(stderr, "perfhat-handler: intake record %lld not replayed: %s\n",
                    static_cast<long long>(r.id), e.what());
     }
   }
-  batch.intake_upto = log.back().id;
+  batch.meta[GroupCommitter::kIntakeUpto] = records.back().id;
   store.write(batch);
-  std::fprintf(stderr,
-               "perfhat-handler: replayed %llu acknowledged request(s) from the intake log\n",
-               static_cast<unsigned long long>(replay_.replayed));
+  log_->clear();
+  std::fprintf(stderr, "perfhat-handler: replayed %llu acknowledged request(s) from %s\n",
+               static_cast<unsigned long long>(replay_.replayed), log_->path().c_str());
 }
 
 IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request, std::string_view body,

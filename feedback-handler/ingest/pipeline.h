@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/group_commit.h"
+#include "feedback-handler/ingest/intake_log.h"
 #include "feedback-handler/ingest/span_index.h"
 #include "feedback-handler/store/store.h"
 
@@ -62,6 +64,7 @@ class IngestPipeline {
 
   SpanIndex recent_;
   Replay replay_;
+  std::unique_ptr<IntakeLog> log_;  // null: write-through (PostgreSQL, in-memory store)
   GroupCommitter committer_;
 };
 

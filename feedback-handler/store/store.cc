@@ -49,11 +49,6 @@ CREATE TABLE aggregates(
 CREATE INDEX aggregates_seq ON aggregates(seq);
 CREATE INDEX aggregates_bucket ON aggregates(bucket);
 )SQL",
-    // Write-behind ingest (ingest/group_commit.h): acknowledged request bodies not yet merged into
-    // the aggregates. Rows are deleted in the transaction that writes their aggregates.
-    R"SQL(
-CREATE TABLE intake(id INTEGER PRIMARY KEY, format INTEGER NOT NULL, body BLOB NOT NULL);
-)SQL",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 
@@ -299,8 +294,6 @@ struct Store::Impl {
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
-  std::unique_ptr<sql::Stmt> insert_intake, delete_intake;
-  int64_t last_intake_id = -1;  // -1: not read yet
   // Rows as committed by this process, with their rowid (see "Hot rows" in store.h). Rowids are
   // stable: rows are only updated in place or deleted (purge clears the cache), never VACUUMed.
   struct HotRow {
@@ -437,9 +430,6 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
                                 "x3=excluded.x3, line=excluded.line, seq=excluded.seq")
                 .c_str());
   }
-  impl_->insert_intake =
-      std::make_unique<sql::Stmt>(db, "INSERT INTO intake(id, format, body) VALUES(?, ?, ?)");
-  impl_->delete_intake = std::make_unique<sql::Stmt>(db, "DELETE FROM intake WHERE id <= ?");
   impl_->get_seq = std::make_unique<sql::Stmt>(db, "SELECT value FROM meta WHERE name='seq'");
   impl_->set_seq = std::make_unique<sql::Stmt>(db, "UPDATE meta SET value=? WHERE name='seq'");
   impl_->fn_by_key = std::make_unique<sql::Stmt>(
@@ -547,13 +537,6 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
       m.step();
     }
   }
-  if (batch.intake_upto > 0) {
-    sql::Stmt& di = *im.delete_intake;
-    di.rewind();
-    di.bind(1, batch.intake_upto);
-    di.step();
-    di.rewind();
-  }
   sql::Stmt& ss = *im.set_seq;
   ss.reset();
   ss.bind(1, seq);
@@ -569,40 +552,6 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
     }
   }
   return static_cast<uint64_t>(seq);
-}
-
-int64_t Store::appendIntake(const std::vector<IntakeBody>& bodies) {
-  std::lock_guard lock(mu_);
-  Impl& im = *impl_;
-  if (im.last_intake_id < 0) {
-    sql::Stmt q(im.db, "SELECT COALESCE(MAX(id), 0) FROM intake");
-    im.last_intake_id = q.step() ? q.i64(0) : 0;
-  }
-  int64_t id = im.last_intake_id;
-  sql::Transaction tx(im.db);
-  sql::Stmt& in = *im.insert_intake;
-  for (const IntakeBody& b : bodies) {
-    in.rewind();
-    in.bind(1, ++id).bind(2, int64_t{b.format}).bindBlobRef(3, b.bytes);
-    in.step();
-    in.rewind();
-  }
-  tx.commit();
-  im.last_intake_id = id;  // only once durable: a failed append reuses its ids
-  return id;
-}
-
-std::vector<IntakeRecord> Store::intake() {
-  std::lock_guard lock(mu_);
-  sql::Stmt q(impl_->db, "SELECT id, format, body FROM intake ORDER BY id");
-  std::vector<IntakeRecord> out;
-  while (q.step()) {
-    IntakeRecord& r = out.emplace_back();
-    r.id = q.i64(0);
-    r.format = static_cast<int>(q.i64(1));
-    r.body = std::string(q.blob(2));
-  }
-  return out;
 }
 
 sql::Backend Store::backend() const { return impl_->db.backend(); }

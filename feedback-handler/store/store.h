@@ -22,7 +22,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/feedback.h"
@@ -49,19 +48,6 @@ enum class WriteMode {
   kReplace,  // overwrite rows with the same key incl. origin (sync from an upstream)
 };
 
-// A request body acknowledged by write-behind ingest but not yet merged into the aggregates
-// (see GroupCommitOptions::checkpoint_interval). `format` is the ingest layer's tag; the store
-// keeps it opaque.
-struct IntakeBody {
-  int format = 0;
-  std::string_view bytes;
-};
-struct IntakeRecord {
-  int64_t id = 0;
-  int format = 0;
-  std::string body;
-};
-
 struct ChangesPage {
   uint64_t cursor = 0;            // pass as `since` next time
   std::vector<std::string> keys;  // keys with new data since the given cursor
@@ -82,13 +68,6 @@ class Store {
 
   // Persists a batch in one durable transaction; returns the new cursor. Throws StoreError.
   uint64_t write(const Batch& batch, WriteMode mode = WriteMode::kMerge);
-
-  // Write-behind intake log: appends the bodies in one durable transaction and returns the id of
-  // the last one. write() of a batch with intake_upto = that id deletes them in the same
-  // transaction as their aggregates, so a crash in between replays them (intake()) exactly once.
-  int64_t appendIntake(const std::vector<IntakeBody>& bodies);
-  // Every body still in the log, oldest first (replayed at startup).
-  std::vector<IntakeRecord> intake();
 
   BatchGetResponse batchGet(const BatchGetRequest& request);
   ChangesPage changes(uint64_t since, size_t limit = 10000);
