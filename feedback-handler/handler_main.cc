@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -226,14 +227,17 @@ int main(int argc, char** argv) {
   opts.rate_limit.rate_per_s = args.rate_limit;
   opts.threads = args.threads;
   opts.ingest.commit = args.commit;
-  HandlerServer server(*store, opts, syncer.get());
+  // Constructing the server replays what a crash left in the ingest intake log.
+  std::unique_ptr<HandlerServer> owned;
   int bound;
   try {
-    bound = server.bind(host, port);
+    owned = std::make_unique<HandlerServer>(*store, opts, syncer.get());
+    bound = owned->bind(host, port);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
     return 1;
   }
+  HandlerServer& server = *owned;
 
   std::atomic<bool> stopping{false};
   std::thread signals([&] {
@@ -267,6 +271,7 @@ int main(int argc, char** argv) {
   cv.notify_all();
   maintenance.join();
   if (syncer) syncer->stop();
+  owned.reset();  // the last ingest checkpoint: the store holds everything acknowledged
   std::fprintf(stderr, "perfhat-handler: stopped\n");
   return 0;
 }

@@ -18,6 +18,17 @@ PerfRecord rec(double rps, std::vector<double> rt, bool me) {
   return r;
 }
 
+// One interval of `n` requests cycling over the four request types of `rec`, each taking its
+// base time x `factor`; decisions use u = 0.99 (the Bernoulli draw fails unless the rate is 1).
+void runInterval(AdaptiveSampler& s, double t0, double factor, int n = 40) {
+  static const char* kTypes[] = {"/home", "/vets", "/pets", "/owners"};
+  static const double kBase[] = {1000, 2000, 3000, 4000};
+  for (int i = 0; i < n; ++i) {
+    Decision d = s.decide(kTypes[i % 4], 0.99, t0);
+    s.on_response(kTypes[i % 4], kBase[i % 4] * factor, d.sampled, t0);
+  }
+}
+
 TEST(InstrAdaptiveSampler, Table51RejectsVets) {
   // Table 5.1 after the new /vets request entered the population (line 1 runs first).
   AdaptiveSampler s;
@@ -80,27 +91,18 @@ TEST(InstrAdaptiveSampler, RateRisesWhenFasterAndBaselineWhenSlower) {
   for (int i = 0; i < 5; ++i) s.push_reference(rec(100, {1000, 2000, 3000, 4000}, true));
   s.set_max_rate(0.2);  // lowers the current rate to 0.2 ...
   s.set_max_rate(0.5);  // ... and restores the desired rate above it
-  const char* types[] = {"/home", "/vets", "/pets", "/owners"};
-  double base[] = {1000, 2000, 3000, 4000};
-  auto run_interval = [&](double t0, double factor) {
-    for (int i = 0; i < 100; ++i) {
-      const char* ty = types[i % 4];
-      Decision d = s.decide(ty, 0.99, t0);
-      s.on_response(ty, base[i % 4] * factor, d.sampled, t0);
-    }
-  };
   // Interval 1: statistically equal but 5% slower: the rate stays (the prose: increased if
   // similar or better, decreased only when a baseline confirms a degradation).
-  run_interval(0.5, 1.05);
+  runInterval(s, 0.5, 1.05, 100);
   s.tick(1.0);
   EXPECT_DOUBLE_EQ(s.rate(), 0.2);
   // Interval 2: 20% faster -> rate * (1 + diff) = 0.2 * 1.2.
-  run_interval(1.5, 0.8);
+  runInterval(s, 1.5, 0.8, 100);
   s.tick(2.0);
   EXPECT_NEAR(s.rate(), 0.24, 1e-9);
   EXPECT_TRUE(s.monitoring_enabled(2.0));
   // Interval 3: each type 3x slower -> significantly worse -> monitoring off for 3 intervals.
-  run_interval(2.5, 3.0);
+  runInterval(s, 2.5, 3.0, 100);
   s.tick(3.0);
   EXPECT_NEAR(s.rate(), 0.24, 1e-9);  // a baseline first; no decrease with monitoring on
   EXPECT_FALSE(s.monitoring_enabled(3.5));
@@ -117,25 +119,17 @@ TEST(InstrAdaptiveSampler, BaselineRecordsAreLabelledByTheIntervalNotTheTickTime
   for (int i = 0; i < 5; ++i) s.push_reference(rec(100, {1000, 2000, 3000, 4000}, true));
   s.set_max_rate(0.2);
   s.set_max_rate(0.5);
-  const char* types[] = {"/home", "/vets", "/pets", "/owners"};
-  double base[] = {1000, 2000, 3000, 4000};
-  auto run_interval = [&](double t0, double factor) {
-    for (int i = 0; i < 40; ++i) {
-      Decision d = s.decide(types[i % 4], 0.99, t0);
-      s.on_response(types[i % 4], base[i % 4] * factor, d.sampled, t0);
-    }
-  };
-  run_interval(0.5, 4.0);
+  runInterval(s, 0.5, 4.0);
   s.tick(1.0);  // significantly slower with monitoring -> baseline for [1, 4)
   ASSERT_FALSE(s.monitoring_enabled(1.5));
   // The stress is over; without monitoring the service is 40% faster than the monitored normal.
   // These intervals are baseline records: with monitoring off the rate never rises, even when
   // the tick closing the last one comes a little after the 3 s (as the engine's loop does).
-  run_interval(1.5, 0.6);
+  runInterval(s, 1.5, 0.6);
   s.tick(2.0);
-  run_interval(2.5, 0.6);
+  runInterval(s, 2.5, 0.6);
   s.tick(3.0);
-  run_interval(3.5, 0.6);
+  runInterval(s, 3.5, 0.6);
   s.tick(4.04);
   EXPECT_DOUBLE_EQ(s.rate(), 0.2);
   EXPECT_TRUE(s.monitoring_enabled(4.1));
@@ -145,22 +139,14 @@ TEST(InstrAdaptiveSampler, BaselineStillDegradedLowersRate) {
   AdaptiveSampler s({}, 0);
   for (int i = 0; i < 3; ++i) s.push_reference(rec(100, {1000, 2000, 3000, 4000}, false));
   for (int i = 0; i < 5; ++i) s.push_reference(rec(100, {1000, 2000, 3000, 4000}, true));
-  const char* types[] = {"/home", "/vets", "/pets", "/owners"};
-  double base[] = {1000, 2000, 3000, 4000};
-  auto run_interval = [&](double t0, double factor) {
-    for (int i = 0; i < 40; ++i) {
-      Decision d = s.decide(types[i % 4], 0.99, t0);
-      s.on_response(types[i % 4], base[i % 4] * factor, d.sampled, t0);
-    }
-  };
-  run_interval(0.5, 3.0);
+  runInterval(s, 0.5, 3.0);
   s.tick(1.0);  // monitoring on + significantly slower -> baseline starts
   ASSERT_FALSE(s.monitoring_enabled(1.5));
   EXPECT_DOUBLE_EQ(s.rate(), 0.5);
-  run_interval(1.5, 3.0);
+  runInterval(s, 1.5, 3.0);
   s.tick(2.0);  // baseline, still 3x slower than the no-monitoring normal: diff = -2
   EXPECT_NEAR(s.rate(), 0.5 / 3, 1e-9);  // rate / (1 + |diff|) = rate x normal / current
-  run_interval(2.5, 30.0);
+  runInterval(s, 2.5, 30.0);
   s.tick(3.0);  // 30x slower: lowered, bounded by minRate
   EXPECT_DOUBLE_EQ(s.rate(), 0.01);
 }
@@ -170,18 +156,10 @@ TEST(InstrAdaptiveSampler, FirstBaselineUnderStressUsesTheMonitoredNormal) {
   // stressed current one. A 3x degradation must still be confirmed and lower the rate.
   AdaptiveSampler s({}, 0);
   for (int i = 0; i < 5; ++i) s.push_reference(rec(100, {1000, 2000, 3000, 4000}, true));
-  const char* types[] = {"/home", "/vets", "/pets", "/owners"};
-  double base[] = {1000, 2000, 3000, 4000};
-  auto run_interval = [&](double t0, double factor) {
-    for (int i = 0; i < 40; ++i) {
-      Decision d = s.decide(types[i % 4], 0.99, t0);
-      s.on_response(types[i % 4], base[i % 4] * factor, d.sampled, t0);
-    }
-  };
-  run_interval(0.5, 3.0);
+  runInterval(s, 0.5, 3.0);
   s.tick(1.0);
   ASSERT_FALSE(s.monitoring_enabled(1.5));
-  run_interval(1.5, 3.0);
+  runInterval(s, 1.5, 3.0);
   s.tick(2.0);
   EXPECT_NEAR(s.rate(), 0.5 / 3, 1e-9);
 }
