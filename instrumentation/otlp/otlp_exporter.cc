@@ -1,6 +1,7 @@
 #include "perfhat/otlp_exporter.hpp"
 
 #include <httplib.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <mutex>
@@ -68,6 +69,12 @@ bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& er
     error = "unsupported OTLP protocol '" + c.protocol + "' (http/protobuf, http/json)";
     return false;
   }
+  if (c.compression == "gzip") {
+    out.gzip = true;
+  } else if (c.compression != "none" && !c.compression.empty()) {
+    error = "unsupported OTLP compression '" + c.compression + "' (gzip, none)";
+    return false;
+  }
   if (!parse_headers(c.headers, out.headers, error)) return false;
   if (!c.token.empty()) out.headers.emplace_back("Authorization", "Bearer " + c.token);
   if (out.endpoint.rfind("http://", 0) != 0 && out.endpoint.rfind("https://", 0) != 0) {
@@ -84,6 +91,37 @@ struct OtlpHttpExporter::Impl {
   std::string traces_path, metrics_path;
   httplib::Headers headers;  // built once: the same on every request
   std::string last_error;
+  // gzip: one deflate stream reset per body (no per-request allocation) and its output buffer.
+  z_stream zs{};
+  bool zs_ready = false;
+  std::string gz;
+  ~Impl() {
+    if (zs_ready) deflateEnd(&zs);
+  }
+  // Compresses `body` into `gz`; false (with last_error) if zlib fails.
+  bool gzip(std::string_view body) {
+    if (!zs_ready) {
+      if (deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        last_error = "gzip: deflateInit2 failed";
+        return false;
+      }
+      zs_ready = true;
+    } else if (deflateReset(&zs) != Z_OK) {
+      last_error = "gzip: deflateReset failed";
+      return false;
+    }
+    gz.resize(deflateBound(&zs, static_cast<uLong>(body.size())));
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+    zs.avail_in = static_cast<uInt>(body.size());
+    zs.next_out = reinterpret_cast<Bytef*>(gz.data());
+    zs.avail_out = static_cast<uInt>(gz.size());
+    if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {  // the bound guarantees one call suffices
+      last_error = "gzip: deflate failed";
+      return false;
+    }
+    gz.resize(zs.total_out);
+    return true;
+  }
 };
 
 OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::move(o)) {
@@ -101,6 +139,7 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   impl_->traces_path = impl_->prefix + "/v1/traces";
   impl_->metrics_path = impl_->prefix + "/v1/metrics";
   for (const auto& [k, v] : opt_.headers) impl_->headers.emplace(k, v);
+  if (opt_.gzip) impl_->headers.emplace("Content-Encoding", "gzip");
   impl_->client = std::make_unique<httplib::Client>(host);
   auto secs = [](double s) { return static_cast<time_t>(s); };
   auto usecs = [](double s) {
@@ -129,6 +168,10 @@ std::string OtlpHttpExporter::last_error() const {
 ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view body) {
   std::lock_guard<std::mutex> l(impl_->mu);
   const char* ctype = opt_.json ? "application/json" : "application/x-protobuf";
+  if (opt_.gzip) {
+    if (!impl_->gzip(body)) return ExportResult::kPermanentFailure;
+    body = impl_->gz;
+  }
   // A content provider, not Post(..., body, ...): that overload copies the body into the
   // request first; this one writes it from the encoder's buffer straight to the socket. The
   // provider is stateless, so a resend (stale keep-alive connection) writes the same bytes.

@@ -76,7 +76,7 @@ std::map<std::string, std::string> kvs(const std::string& msg, int field) {
 struct Received {
   std::mutex mu;
   std::vector<std::string> traces, metrics;
-  std::vector<std::string> content_types, auth;
+  std::vector<std::string> content_types, auth, encodings;
   int trace_posts = 0;
 };
 
@@ -89,6 +89,7 @@ class Server {
       rx.traces.push_back(q.body);
       rx.content_types.push_back(q.get_header_value("Content-Type"));
       rx.auth.push_back(q.get_header_value("Authorization"));
+      rx.encodings.push_back(q.get_header_value("Content-Encoding"));
       r.status = status;
     });
     srv_.Post("/v1/metrics", [this](const httplib::Request& q, httplib::Response& r) {
@@ -253,6 +254,33 @@ TEST(InstrOtlpExporter, ServerErrorRetriesThenDropsCounted) {
   perfhat::shutdown();
 }
 
+// OTEL_EXPORTER_OTLP_COMPRESSION=gzip: the body goes gzip-compressed with Content-Encoding set,
+// and the (gunzipping) receiver gets exactly the spans of an uncompressed export.
+TEST(InstrOtlpExporter, GzipCompressedExportDecodesToTheSameSpans) {
+  Server srv;  // httplib servers gunzip request bodies by Content-Encoding
+  auto c = config_for(srv.url());
+  c.compression = "gzip";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  for (int i = 0; i < 50; ++i) otlpns::compute(i);
+  perfhat::shutdown();
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  ASSERT_FALSE(srv.rx.traces.empty());
+  EXPECT_EQ(srv.rx.encodings[0], "gzip");
+  int compute_spans = 0;
+  for (const auto& body : srv.rx.traces) {
+    for (const auto& rs : sub(body, 1)) {
+      for (const auto& ss : sub(rs, 2)) {
+        for (const auto& sp : sub(ss, 2)) {
+          auto attrs = kvs(sp, 9);
+          compute_spans +=
+              sub(attrs.at("code.function.name"), 1).at(0) == "int otlpns::compute(int)";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compute_spans, 50);
+}
+
 TEST(InstrOtlpExporter, BadConfigurationIsAClearError) {
   auto c = config_for("ftp://127.0.0.1:1");
   EXPECT_FALSE(perfhat::init(c));
@@ -261,6 +289,11 @@ TEST(InstrOtlpExporter, BadConfigurationIsAClearError) {
   c.headers = "novalue";
   EXPECT_FALSE(perfhat::init(c));
   EXPECT_NE(perfhat::last_error().find("expected key=value"), std::string::npos);
+  c = config_for("http://127.0.0.1:1");
+  c.compression = "brotli";
+  EXPECT_FALSE(perfhat::init(c));
+  EXPECT_NE(perfhat::last_error().find("unsupported OTLP compression 'brotli'"), std::string::npos)
+      << perfhat::last_error();
   EXPECT_EQ(otlpns::compute(2), 4);  // probes disabled, program fine
 }
 

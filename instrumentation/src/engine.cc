@@ -1034,6 +1034,8 @@ Config Config::from_env() {
   c.headers = env_or("OTEL_EXPORTER_OTLP_HEADERS", "");
   c.token = env_or("PERFHAT_TOKEN", "");
   c.protocol = env_or("OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol);
+  c.compression = env_or("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+                         env_or("OTEL_EXPORTER_OTLP_COMPRESSION", c.compression));
   c.filter = env_or("PERFHAT_FILTER", "");
   c.scope = env_or("PERFHAT_SCOPE", "");
   c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");

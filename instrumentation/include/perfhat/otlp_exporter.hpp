@@ -18,13 +18,15 @@ namespace perfhat::otlp {
 struct OtlpOptions {
   std::string endpoint;  // base URL, e.g. http://127.0.0.1:4318 (a /v1/traces suffix is accepted)
   bool json = false;     // false: protobuf
+  bool gzip = false;     // Content-Encoding: gzip (zlib level 1)
   std::vector<std::pair<std::string, std::string>> headers;
   double connect_timeout_s = 2;
   double timeout_s = 5;
   bool export_metrics = true;  // phase-1 aggregates to /v1/metrics
 
-  // From a Config: endpoint, protocol, OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2", %-decoded) and
-  // PERFHAT_TOKEN (Authorization: Bearer). Returns false with `error` on a malformed value.
+  // From a Config: endpoint, protocol, compression, OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2",
+  // %-decoded) and PERFHAT_TOKEN (Authorization: Bearer). Returns false with `error` on a
+  // malformed value.
   static bool from_config(const Config& c, OtlpOptions& out, std::string& error);
 };
 
