@@ -1,7 +1,8 @@
 // Handler benchmarks (results in bench/README.md, "Handler" section):
 //  * OTLP decode alone, JSON and protobuf (spans/s on one core)
-//  * ingest over loopback HTTP into a real SQLite store (durable commit per request), JSON and
-//    protobuf, with an in-process load generator (keep-alive client, 500-span requests)
+//  * ingest over loopback HTTP into a real SQLite store (write-behind: durable intake log before
+//    each 2xx), JSON and protobuf, with an in-process load generator (keep-alive client,
+//    500-span requests); protobuf also into a real PostgreSQL (write-through, a throwaway server)
 //  * batchGet for 10,000 keys (store API and over HTTP)
 //  * store size and process memory per 100,000 distinct keys
 #include <benchmark/benchmark.h>
@@ -20,6 +21,9 @@
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/otlp/otlp_encode.h"
 #include "feedback-handler/store/store.h"
+#ifdef PERFHAT_BENCH_POSTGRES
+#include "tests/support/postgres_server.h"
+#endif
 
 namespace {
 
@@ -111,13 +115,40 @@ std::string tempStore(const char* tag) {
   return (p / "store.sqlite").string();
 }
 
-// Whole ingest path over loopback: HTTP parse, decode, aggregate, durable SQLite commit, reply.
+#ifdef PERFHAT_BENCH_POSTGRES
+// One server for the process, started by the first PostgreSQL row; null if it cannot start.
+perfhat::testing::PostgresServer* benchPostgres() {
+  static std::unique_ptr<perfhat::testing::PostgresServer> pg = []() {
+    try {
+      return std::make_unique<perfhat::testing::PostgresServer>();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "PostgreSQL rows skipped: %s\n", e.what());
+      return std::unique_ptr<perfhat::testing::PostgresServer>();
+    }
+  }();
+  return pg.get();
+}
+#endif
+
+// Whole ingest path over loopback: HTTP parse, decode, aggregate, durable commit, reply.
 // `clients` keep-alive clients post concurrently (one request each per iteration), as several
 // service instances exporting at once do; concurrent requests share group commits.
-void ingestOverHttp(benchmark::State& state, bool proto) {
+void ingestOverHttp(benchmark::State& state, bool proto, bool postgres = false) {
   const int spans = 500;
   const int clients = static_cast<int>(state.range(0));
-  std::string path = tempStore(proto ? "ingest-proto" : "ingest-json");
+  std::string path;
+  if (!postgres) {
+    path = tempStore(proto ? "ingest-proto" : "ingest-json");
+  } else {
+#ifdef PERFHAT_BENCH_POSTGRES
+    static int databases = 0;
+    perfhat::testing::PostgresServer* pg = benchPostgres();
+    if (!pg) return state.SkipWithError("no PostgreSQL server");
+    path = pg->createDatabase("bench_ingest_" + std::to_string(++databases));
+#else
+    return state.SkipWithError("built without the PostgreSQL test support");
+#endif
+  }
   {
     StoreOptions so;
     so.path = path;
@@ -174,10 +205,13 @@ void ingestOverHttp(benchmark::State& state, bool proto) {
     state.counters["server_spans_per_cpu_s"] =
         total_spans / (process_cpu - static_cast<double>(client_cpu_ns.load()) / 1e9);
   }
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  if (!postgres) std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 void BM_IngestHttpProtobuf(benchmark::State& s) { ingestOverHttp(s, true); }
 void BM_IngestHttpJson(benchmark::State& s) { ingestOverHttp(s, false); }
+// PostgreSQL (write-through: every group commits its aggregates before the 2xx). The server
+// runs on the same two cores, and its CPU is not in the handler's figure: see wall time too.
+void BM_IngestHttpProtobufPostgres(benchmark::State& s) { ingestOverHttp(s, true, true); }
 BENCHMARK(BM_IngestHttpProtobuf)
     ->ArgName("clients")
     ->Arg(1)
@@ -185,6 +219,12 @@ BENCHMARK(BM_IngestHttpProtobuf)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_IngestHttpJson)
+    ->ArgName("clients")
+    ->Arg(1)
+    ->Arg(4)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_IngestHttpProtobufPostgres)
     ->ArgName("clients")
     ->Arg(1)
     ->Arg(4)
