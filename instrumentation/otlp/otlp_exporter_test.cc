@@ -297,6 +297,47 @@ TEST(InstrOtlpExporter, BadConfigurationIsAClearError) {
   EXPECT_EQ(otlpns::compute(2), 4);  // probes disabled, program fine
 }
 
+// The encoder caches each probe site's encoded name and code.* attributes per thread. Encoding
+// with site ids must give the same bytes as encoding the same spans without (site 0, never
+// cached): for repeated sites, interleaved sites, and a site whose strings or line changed size
+// (re-encoded, as after a late symbolization), across batches.
+TEST(InstrOtlpEncode, SiteCachedFieldsEncodeLikeUncachedOnes) {
+  auto span = [](uint32_t site, const std::string& fn, const std::string& file, uint32_t line,
+                 uint64_t i) {
+    perfhat::SpanData s;
+    s.trace_id.fill(static_cast<uint8_t>(i + 1));
+    s.span_id = i + 2;
+    s.name = fn;
+    s.function = fn;
+    s.mangled = fn.empty() ? "" : "_Z" + std::to_string(fn.size()) + fn;
+    s.file = file;
+    s.line = line;
+    s.start_unix_ns = 1'763'700'000'000'000'000ULL + i;
+    s.end_unix_ns = s.start_unix_ns + 1000 * (i + 1);
+    s.site = site;
+    return s;
+  };
+  auto uncached = [](perfhat::ExportBatch b) {
+    for (auto& s : b.spans) s.site = 0;
+    return perfhat::otlp::traces_protobuf(b);
+  };
+  perfhat::ExportBatch first;
+  first.resource.service_name = "site-cache";
+  for (uint64_t i = 0; i < 12; ++i) {
+    const uint32_t site = 1 + static_cast<uint32_t>(i % 3);
+    first.spans.push_back(span(site, "fn" + std::to_string(site), "/src/a.cc", 10 * site, i));
+  }
+  EXPECT_EQ(perfhat::otlp::traces_protobuf(first), uncached(first));
+
+  perfhat::ExportBatch second = first;
+  second.spans[0] = span(1, "ns::fn1(int)", "/src/a.cc", 10, 0);  // site 1 resolved: longer
+  second.spans[1] = span(2, "fn2", "/src/a.cc", 21, 1);           // site 2: another line
+  second.spans[2] = span(3, "", "", 0, 2);                        // site 3: nothing known
+  second.spans[3] = span(7, "fn7", "/src/b.cc", 70, 3);           // a new site
+  EXPECT_EQ(perfhat::otlp::traces_protobuf(second), uncached(second));
+  EXPECT_EQ(perfhat::otlp::traces_protobuf(first), uncached(first)) << "and back again";
+}
+
 TEST(InstrOtlpEncode, JsonEscapingAndHex) {
   EXPECT_EQ(perfhat::otlp::json_escape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
   uint8_t b[] = {0x00, 0xAB, 0xFF};
