@@ -86,12 +86,13 @@ else
   deploy baseline "$S/agile-service"
   BASELINE=$HANDLER_ADDR
   sleep 3  # the last export
-  [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
   # A misspelled KEY would only show after every change was built and run: check them now.
+  # (These reads also make the handler write what it holds behind: the backup below has it.)
   for ((i = 4; i <= $#; i += 4)); do
     read -r _ _ n <<<"$(stats_of "$BASELINE" "${!i}")"
     [ "$n" -gt 0 ] || { echo "accuracy.sh: no baseline data for key '${!i}'" >&2; exit 2; }
   done
+  [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
 fi
 
 # The patched tree: samples/ copied (only changed files rewritten, so the build stays
