@@ -114,6 +114,51 @@ TEST_P(StoreTest, WritesMergeAndReadBackWithinSketchAccuracy) {
   EXPECT_EQ(r.cursor, "4");
 }
 
+// Writes of many rows at once (on PostgreSQL: multi-row statements of 128 rows and
+// power-of-two remainders, reading stored rows the same way) merge exactly, through a warm cache
+// and a cold one (a reopened store), for aggregates and functions alike.
+TEST_P(StoreTest, ManyRowsMergeExactlyThroughWarmAndColdCaches) {
+  const int64_t bucket = kNow / kBucketNs - 1;
+  auto batchOf = [&](int keys, int first, int samples, int line) {
+    Batch b;
+    for (int k = first; k < first + keys; ++k) {
+      const std::string key = "many::fn" + std::to_string(k) + "()";
+      AggValue& v = b.aggregates[AggKey{AggKind::kFunction, key, "", bucket, "svc", "1", "", ""}];
+      for (int i = 0; i < samples; ++i) v.sketch.add(1e6 * (1 + k % 7));
+      v.x1 = samples;  // errors
+      AggValue& c =
+          b.aggregates[AggKey{AggKind::kCallSite, key, "many::main()", bucket, "svc", "1", "", ""}];
+      c.sketch.add(2e6);
+      b.functions[key] = FunctionInfo{"", line ? "/src/many.cc" : "", line, kNow};
+    }
+    return b;
+  };
+  {
+    StoreOptions cold = opts();
+    cold.hot_rows = 0;  // no cache: every merge reads its stored rows back
+    Store s(cold);
+    s.write(batchOf(300, 0, 1, 10));  // all new: 600 rows, 300 functions
+    s.write(batchOf(305, 0, 2, 0));   // 300 stored + 5 new; line 0 keeps the stored line
+  }
+  Store s(opts());  // a later process (on PostgreSQL: rows of a new origin, merged on read)
+  s.write(batchOf(301, 4, 1, 12));  // keys 4..304
+  s.write(batchOf(301, 4, 1, 0));   // the same keys again, merged through the warm cache
+  BatchGetRequest req;
+  for (int k : {0, 3, 4, 150, 299, 300, 304})
+    req.keys.push_back("many::fn" + std::to_string(k) + "()");
+  BatchGetResponse r = s.batchGet(req);
+  ASSERT_EQ(r.items.size(), req.keys.size());
+  for (const FeedbackItem& item : r.items) {
+    const int k = std::stoi(item.key.substr(std::string("many::fn").size()));
+    const uint64_t want = (k < 300 ? 1u : 0u) + 2u + (k >= 4 ? 2u : 0u);
+    EXPECT_EQ(item.stats->count, want) << item.key;
+    EXPECT_EQ(item.stats->errors, want) << item.key;
+    ASSERT_EQ(item.callsites.size(), 1u) << item.key;
+    EXPECT_EQ(item.callsites[0].count, want - 1) << item.key;  // one sample per write
+    EXPECT_EQ(item.line, k >= 4 ? 12 : 10) << item.key;
+  }
+}
+
 TEST_P(StoreTest, RangeAndBaselineSelectBuckets) {
   Store s(opts());
   Batch b;
