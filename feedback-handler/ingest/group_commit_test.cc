@@ -169,8 +169,8 @@ BatchGetResponse read(Store& s, const std::vector<std::string>& keys) {
 
 // The log's records above the store's intake_upto: what a restart would replay.
 std::vector<IntakeRecord> unflushed(const TempStore& t, Store& store) {
-  IntakeLog reader(IntakeLog::pathFor(t.opts().path));
-  return reader.recover(store.meta(GroupCommitter::kIntakeUpto));
+  return IntakeLog::peek(IntakeLog::pathFor(t.opts().path),
+                         store.meta(GroupCommitter::kIntakeUpto));
 }
 
 TEST(GroupCommitWriteBehind, AcknowledgedRequestsAreLoggedThenCheckpointedOnFlush) {

@@ -1,6 +1,7 @@
 #include "feedback-handler/ingest/intake_log.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -48,6 +49,19 @@ IntakeLog::IntakeLog(std::string path) : path_(std::move(path)) {
   const bool existed = ::access(path_.c_str(), F_OK) == 0;
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("cannot open", path_, errno);
+  // One writer: a second handler on the same store would append over this one's records and
+  // empty the file under it. The lock goes with the process (also on kill -9).
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      throw StoreError("intake log " + path_ +
+                       " is in use by another process: is a perfhat-handler already running "
+                       "on this store?");
+    }
+    fail("cannot lock", path_, err);
+  }
   // A new file's directory entry must be durable before the first acknowledged append.
   if (!existed) syncDirectoryOf(path_);
 }
@@ -56,23 +70,35 @@ IntakeLog::~IntakeLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::vector<IntakeRecord> IntakeLog::recover(int64_t after) {
-  std::string data;
+namespace {
+
+// Reads all of `fd` (from offset 0).
+std::string readAll(int fd, const std::string& path) {
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) fail("cannot stat", path_, errno);
-  data.resize(static_cast<size_t>(st.st_size));
+  if (::fstat(fd, &st) != 0) fail("cannot stat", path, errno);
+  std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < data.size()) {
-    ssize_t n = ::pread(fd_, data.data() + got, data.size() - got, static_cast<off_t>(got));
+    ssize_t n = ::pread(fd, data.data() + got, data.size() - got, static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("cannot read", path_, errno);
+    if (n < 0) fail("cannot read", path, errno);
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
   data.resize(got);
+  return data;
+}
 
-  std::vector<IntakeRecord> out;
-  int64_t last = after;
+struct Parsed {
+  std::vector<IntakeRecord> records;  // ids above `after`
+  size_t valid = 0;                   // bytes of complete records
+  int64_t last = 0;                   // highest id seen (or `after`)
+};
+
+// Complete records up to the first torn or corrupt one.
+Parsed parse(const std::string& data, int64_t after) {
+  Parsed out;
+  out.last = after;
   size_t pos = 0;
   while (data.size() - pos >= kHeader) {
     uint32_t len, crc;
@@ -87,23 +113,49 @@ std::vector<IntakeRecord> IntakeLog::recover(int64_t after) {
     std::memcpy(&r.id, payload, 8);
     std::memcpy(&format, payload + 8, 4);
     r.format = format;
-    last = std::max(last, r.id);
+    out.last = std::max(out.last, r.id);
     if (r.id > after) {
       r.body = std::string(body);
-      out.push_back(std::move(r));
+      out.records.push_back(std::move(r));
     }
     pos += kHeader + len;
   }
-  if (pos < data.size()) {
+  out.valid = pos;
+  return out;
+}
+
+}  // namespace
+
+std::vector<IntakeRecord> IntakeLog::recover(int64_t after) {
+  const std::string data = readAll(fd_, path_);
+  Parsed p = parse(data, after);
+  if (p.valid < data.size()) {
     // Torn tail: an append cut short by the crash, never acknowledged. Appends start after it.
     std::fprintf(stderr,
                  "perfhat-handler: intake log %s: dropped %zu bytes of an unfinished append\n",
-                 path_.c_str(), data.size() - pos);
-    if (::ftruncate(fd_, static_cast<off_t>(pos)) != 0) fail("cannot truncate", path_, errno);
+                 path_.c_str(), data.size() - p.valid);
+    if (::ftruncate(fd_, static_cast<off_t>(p.valid)) != 0) fail("cannot truncate", path_, errno);
   }
-  size_ = static_cast<int64_t>(pos);
-  last_id_ = last;
-  return out;
+  size_ = static_cast<int64_t>(p.valid);
+  last_id_ = p.last;
+  return std::move(p.records);
+}
+
+std::vector<IntakeRecord> IntakeLog::peek(const std::string& path, int64_t after) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return {};
+    fail("cannot open", path, errno);
+  }
+  std::string data;
+  try {
+    data = readAll(fd, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return parse(data, after).records;
 }
 
 int64_t IntakeLog::append(const std::vector<IntakeBody>& bodies) {

@@ -40,7 +40,8 @@ class IntakeLog {
   // The log of the SQLite store at `store_path`.
   static std::string pathFor(const std::string& store_path) { return store_path + "-intake"; }
 
-  // Opens or creates the file. Throws StoreError (with the path and the system's reason).
+  // Opens or creates the file and locks it for this process. Throws StoreError (with the path
+  // and the system's reason), also when another process holds the log.
   explicit IntakeLog(std::string path);
   ~IntakeLog();
   IntakeLog(const IntakeLog&) = delete;
@@ -56,6 +57,10 @@ class IntakeLog {
 
   // Everything appended is in the store's aggregates: empties the file.
   void clear();
+
+  // The complete records with an id above `after` in the log at `path`, read without opening
+  // it for writing (for inspection: the handler may hold it). Missing file: none.
+  static std::vector<IntakeRecord> peek(const std::string& path, int64_t after);
 
   int64_t lastId() const { return last_id_; }
   const std::string& path() const { return path_; }

@@ -57,9 +57,11 @@ TEST(IntakeLog, RecordsACheckpointCoveredAreSkippedAndIdsStayAboveIt) {
     log.recover(0);
     log.append({{1, "a"}, {1, "b"}, {1, "c"}});
   }
-  IntakeLog log(t.path());
-  EXPECT_EQ(bodiesOf(log.recover(2)), std::vector<std::string>{"c"});
-  log.clear();
+  {
+    IntakeLog log(t.path());
+    EXPECT_EQ(bodiesOf(log.recover(2)), std::vector<std::string>{"c"});
+    log.clear();
+  }
   IntakeLog emptied(t.path());
   EXPECT_TRUE(emptied.recover(10).empty());
   EXPECT_EQ(emptied.append({{1, "d"}}), 11) << "never reuses an id the store has seen";
@@ -84,17 +86,36 @@ TEST(IntakeLog, ATornOrCorruptTailIsCutOffAndAppendsFollowTheLastGoodRecord) {
     f.seekp(-2, std::ios::end);
     f.put('X');
   }
-  IntakeLog log(t.path());
-  EXPECT_EQ(bodiesOf(log.recover(0)), (std::vector<std::string>{"good-1", "good-2"}));
-  EXPECT_EQ(fs::file_size(t.path()), good_size);
-  log.append({{1, "after"}});
-  IntakeLog again(t.path());
-  EXPECT_EQ(bodiesOf(again.recover(0)), (std::vector<std::string>{"good-1", "good-2", "after"}));
+  EXPECT_EQ(IntakeLog::peek(t.path(), 0).size(), 2u) << "peek stops at the damage too";
+  {
+    IntakeLog log(t.path());
+    EXPECT_EQ(bodiesOf(log.recover(0)), (std::vector<std::string>{"good-1", "good-2"}));
+    EXPECT_EQ(fs::file_size(t.path()), good_size);
+    log.append({{1, "after"}});
+  }
+  {
+    IntakeLog again(t.path());
+    EXPECT_EQ(bodiesOf(again.recover(0)), (std::vector<std::string>{"good-1", "good-2", "after"}));
+  }
 
   // A header whose length runs past the end (an append cut short).
   std::ofstream(t.path(), std::ios::app | std::ios::binary) << std::string("\xff\x00\x00\x00", 4);
   IntakeLog torn(t.path());
   EXPECT_EQ(torn.recover(0).size(), 3u);
+}
+
+TEST(IntakeLog, ASecondWriterIsRefused) {
+  TempLog t;
+  IntakeLog first(t.path());
+  first.recover(0);
+  try {
+    IntakeLog second(t.path());  // flock is per open file: refused even in one process
+    FAIL() << "two writers on one log";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another process"), std::string::npos)
+        << e.what();
+  }
+  first.append({{1, "still fine"}});
 }
 
 TEST(IntakeLog, UnwritableLocationIsAClearError) {
