@@ -265,7 +265,10 @@ int main(int argc, char** argv) {
   std::fflush(stderr);
   server.run();
 
-  if (!stopping.exchange(true)) pthread_kill(signals.native_handle(), SIGTERM);
+  // Wakes the signal thread's sigwait (SIGTERM is blocked in every thread, so nothing is killed).
+  if (!stopping.exchange(true)) {
+    pthread_kill(signals.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
+  }
   signals.join();
   { std::lock_guard lock(mu); }
   cv.notify_all();

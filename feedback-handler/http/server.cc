@@ -140,7 +140,7 @@ void HandlerServer::routes() {
         return httplib::Server::HandlerResponse::Handled;
       }));
   s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr& ep) {
         std::string msg = "internal error";
         try {
           std::rethrow_exception(ep);

@@ -1052,11 +1052,8 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   out.items.reserve(items.size());
   for (size_t i = 0; i < n; ++i) {
     const uint32_t idx = item_of[i];
-    if (idx == kNone) {
-      out.missing.push_back(request.keys[i]);
-    } else if (first_request[idx] != i) {
-      continue;  // a repeat of a key already answered
-    } else if (!has_data[idx]) {
+    if (idx != kNone && first_request[idx] != i) continue;  // a repeat of a key already answered
+    if (idx == kNone || !has_data[idx]) {
       out.missing.push_back(request.keys[i]);
     } else {
       out.items.push_back(std::move(items[idx]));
