@@ -136,6 +136,7 @@ void GroupCommitter::writeThrough(std::vector<Waiter*>& group, std::unique_lock<
     error = std::current_exception();
   }
   lock.lock();
+  if (!error && cursor != 0) runHook(lock);  // before the waiters return
   for (Waiter* w : group) {
     w->done = true;
     w->id = cursor;
@@ -144,12 +145,14 @@ void GroupCommitter::writeThrough(std::vector<Waiter*>& group, std::unique_lock<
   ++counters_.commits;
   counters_.batches += group.size();
   done_cv_.notify_all();
-  if (!error && cursor != 0 && on_checkpoint_) {
-    std::function<void()> hook = on_checkpoint_;
-    lock.unlock();
-    hook();
-    lock.lock();
-  }
+}
+
+void GroupCommitter::runHook(std::unique_lock<std::mutex>& lock) {
+  if (!on_checkpoint_) return;
+  std::function<void()> hook = on_checkpoint_;
+  lock.unlock();  // the hook takes its own locks (e.g. the change notifier's)
+  hook();
+  lock.lock();
 }
 
 void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
@@ -217,6 +220,7 @@ void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
     }
   }
   lock.lock();
+  if (!error) runHook(lock);  // before flush() returns to readers
   last_checkpoint_ = Clock::now();
   checkpoint_error_ = error;
   if (error) {
@@ -229,12 +233,6 @@ void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
     counters_.dirty_requests = 0;
   }
   done_cv_.notify_all();
-  if (!error && on_checkpoint_) {
-    std::function<void()> hook = on_checkpoint_;
-    lock.unlock();
-    hook();
-    lock.lock();
-  }
 }
 
 }  // namespace perfhat::handler

@@ -88,7 +88,8 @@ class GroupCommitter {
   // data is safe in the intake log, but reads see only what the aggregates hold.
   bool flush();
 
-  // Called on the committer thread after each write to the aggregates (e.g. to wake long-polls).
+  // Called on the committer thread after each write to the aggregates (e.g. to wake long-polls),
+  // before the commit() or flush() calls that waited for that write return.
   void setOnCheckpoint(std::function<void()> hook);
 
   bool writeBehind() const { return write_behind_; }
@@ -118,6 +119,8 @@ class GroupCommitter {
   static void fillAll(std::vector<Waiter*>& group, Batch& into);
   void appendToIntake(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock);
   void checkpoint(std::unique_lock<std::mutex>& lock);
+  // Calls on_checkpoint_ (if set) without holding `lock`.
+  void runHook(std::unique_lock<std::mutex>& lock);
   bool checkpointDue(std::chrono::steady_clock::time_point now) const;
 
   Store& store_;
