@@ -21,6 +21,7 @@ GroupCommitter::~GroupCommitter() {
     stopping_ = true;
   }
   work_cv_.notify_all();
+  done_cv_.notify_all();  // queued submitters and readers stop waiting
   thread_.join();
 }
 
@@ -186,6 +187,12 @@ void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
     counters_.batches += group.size();
     counters_.dirty_requests += group.size();
     counters_.dirty_rows = dirty_.aggregates.size();
+    // Requests with no identifiable span add nothing: with nothing dirty no checkpoint would
+    // ever come, so readers must not wait for one (their log records replay to nothing).
+    if (dirty_.empty()) {
+      checkpointed_ = appended_;
+      counters_.dirty_requests = 0;
+    }
   }
   done_cv_.notify_all();
 }
