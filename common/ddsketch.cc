@@ -120,21 +120,35 @@ void DDSketch::add(double value, double weight) {
   bins_[static_cast<size_t>(i - offset_)] += weight;
 }
 
-void DDSketch::merge(const DDSketch& other) {
-  if (other.count_ <= 0) return;
-  if (std::abs(other.options_.relative_accuracy - options_.relative_accuracy) > 1e-12) {
+// A sketch's parameters and totals: a parsed blob's, or another sketch's for merge().
+struct DDSketch::Parsed {
+  DDSketchOptions options;
+  double zero_count = 0, count = 0, sum = 0, min = 0, max = 0;
+};
+
+bool DDSketch::mergeSummary(const Parsed& o) {
+  if (o.count <= 0) return false;
+  if (std::abs(o.options.relative_accuracy - options_.relative_accuracy) > 1e-12) {
     throw DDSketchError("ddsketch: cannot merge sketches with different accuracies");
   }
   if (count_ <= 0) {
-    min_ = other.min_;
-    max_ = other.max_;
+    min_ = o.min;
+    max_ = o.max;
   } else {
-    min_ = std::min(min_, other.min_);
-    max_ = std::max(max_, other.max_);
+    min_ = std::min(min_, o.min);
+    max_ = std::max(max_, o.max);
   }
-  count_ += other.count_;
-  sum_ += other.sum_;
-  zero_count_ += other.zero_count_;
+  count_ += o.count;
+  sum_ += o.sum;
+  zero_count_ += o.zero_count;
+  return true;
+}
+
+void DDSketch::merge(const DDSketch& other) {
+  if (!mergeSummary(Parsed{other.options_, other.zero_count_, other.count_, other.sum_, other.min_,
+                           other.max_})) {
+    return;
+  }
   if (other.bins_.empty()) return;
   int olo = other.offset_;
   int ohi = other.offset_ + static_cast<int>(other.bins_.size()) - 1;
@@ -231,11 +245,6 @@ std::string DDSketch::serialize() const {
   return out;
 }
 
-struct DDSketch::Parsed {
-  DDSketchOptions options;
-  double zero_count = 0, count = 0, sum = 0, min = 0, max = 0;
-};
-
 DDSketch::Parsed DDSketch::parse(std::string_view blob, std::vector<std::pair<int, double>>& bins) {
   if (blob.size() < 4 + 4 || std::memcmp(blob.data(), kMagic, 4) != 0) {
     throw DDSketchError("ddsketch blob: bad magic or too short");
@@ -328,26 +337,12 @@ void DDSketch::assignSerialized(std::string_view blob) {
   }
 }
 
-// The body of merge() with `other` = the parsed blob: same checks, same order of additions, so
-// the result is bit-identical to merge(deserialize(blob)).
+// merge() with `other` = the parsed blob: the same summary merge and the same order of bin
+// additions, so the result is bit-identical to merge(deserialize(blob)).
 void DDSketch::mergeSerialized(std::string_view blob) {
   thread_local std::vector<std::pair<int, double>> bins;
   const Parsed p = parse(blob, bins);
-  if (p.count <= 0) return;
-  if (std::abs(p.options.relative_accuracy - options_.relative_accuracy) > 1e-12) {
-    throw DDSketchError("ddsketch: cannot merge sketches with different accuracies");
-  }
-  if (count_ <= 0) {
-    min_ = p.min;
-    max_ = p.max;
-  } else {
-    min_ = std::min(min_, p.min);
-    max_ = std::max(max_, p.max);
-  }
-  count_ += p.count;
-  sum_ += p.sum;
-  zero_count_ += p.zero_count;
-  if (bins.empty()) return;
+  if (!mergeSummary(p) || bins.empty()) return;
   ensureRange(bins.front().first, bins.back().first);
   for (const auto& [idx, c] : bins) {
     int i = std::max(idx, offset_);

@@ -83,6 +83,8 @@ class DDSketch {
   int index(double value) const;
   double valueAt(int index) const;
   void ensureRange(int lo, int hi);
+  // Merges another sketch's totals and min/max (checking the accuracy); false when it is empty.
+  bool mergeSummary(const Parsed& other);
   void collapseIfNeeded();
 
   DDSketchOptions options_;
