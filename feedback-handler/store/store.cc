@@ -321,20 +321,11 @@ struct Store::Impl {
     sql::Stmt& q = *select_row;
     q.rewind();
     const char kind = static_cast<char>(k.kind);
-    q.bindRef(1, k.key).bind(2, k.bucket).bindRef(3, std::string_view(&kind, 1)).bindRef(4, k.sub);
-    q.bindRef(5, k.service).bindRef(6, k.version).bindRef(7, k.env).bindRef(8, k.origin);
+    bindKey(q, 1, k, kind);
     HotRow r;
     if (q.step()) {
       r.rowid = q.i64(0);
-      try {
-        r.value.sketch = DDSketch::deserialize(q.blob(1));
-        r.value.x1 = q.f64(2);
-        r.value.x2 = q.f64(3);
-        r.value.x3 = q.f64(4);
-        r.value.line = static_cast<int>(q.i64(5));
-      } catch (const DDSketchError&) {
-        r.value = AggValue();
-      }
+      r.value = storedValue(q, 1);
     }
     q.rewind();
     return r;
@@ -387,6 +378,21 @@ struct Store::Impl {
     st = std::make_unique<sql::Stmt>(db, q.c_str());
     return *st;
   }
+  // A row's value from its sketch, x1, x2, x3, line columns starting at `c`. A corrupt sketch
+  // reads as empty (see stored()).
+  static AggValue storedValue(sql::Stmt& q, int c) {
+    AggValue v;
+    try {
+      v.sketch = DDSketch::deserialize(q.blob(c));
+      v.x1 = q.f64(c + 1);
+      v.x2 = q.f64(c + 2);
+      v.x3 = q.f64(c + 3);
+      v.line = static_cast<int>(q.i64(c + 4));
+    } catch (const DDSketchError&) {
+      v = AggValue();
+    }
+    return v;
+  }
   // Binds the 8 key columns of `k` from parameter `p` on; returns the next parameter.
   static int bindKey(sql::Stmt& q, int p, const AggKey& k, const char& kind) {
     q.bindRef(p, k.key).bind(p + 1, k.bucket).bindRef(p + 2, std::string_view(&kind, 1));
@@ -423,16 +429,7 @@ struct Store::Impl {
         k.origin = q.text(7);
         auto it = index.find(k);
         if (it == index.end()) continue;
-        HotRow& r = out[it->second];
-        try {
-          r.value.sketch = DDSketch::deserialize(q.blob(8));
-          r.value.x1 = q.f64(9);
-          r.value.x2 = q.f64(10);
-          r.value.x3 = q.f64(11);
-          r.value.line = static_cast<int>(q.i64(12));
-        } catch (const DDSketchError&) {
-          r.value = AggValue();  // as stored(): the merge overwrites a corrupt row
-        }
+        out[it->second].value = storedValue(q, 8);
       }
       q.rewind();
       i += n;
@@ -580,8 +577,8 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
     std::string blob = v.sketch.serialize();
     char kind = static_cast<char>(k.kind);
     up.reset();
-    up.bind(1, k.key).bind(2, k.bucket).bind(3, std::string_view(&kind, 1)).bind(4, k.sub);
-    up.bind(5, k.service).bind(6, k.version).bind(7, k.env).bind(8, k.origin).bindBlob(9, blob);
+    Impl::bindKey(up, 1, k, kind);
+    up.bindBlobRef(9, blob);
     up.bind(10, v.x1).bind(11, v.x2).bind(12, v.x3).bind(13, int64_t{v.line}).bind(14, seq);
     up.step();
   };
@@ -646,9 +643,8 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
         sql::Stmt& in = *im.insert_row;
         const char kind = static_cast<char>(k.kind);
         in.rewind();
-        in.bindRef(1, k.key).bind(2, k.bucket).bindRef(3, std::string_view(&kind, 1));
-        in.bindRef(4, k.sub).bindRef(5, k.service).bindRef(6, k.version).bindRef(7, k.env);
-        in.bindRef(8, k.origin).bindBlobRef(9, blob).bind(10, m.value.x1).bind(11, m.value.x2);
+        Impl::bindKey(in, 1, k, kind);
+        in.bindBlobRef(9, blob).bind(10, m.value.x1).bind(11, m.value.x2);
         in.bind(12, m.value.x3).bind(13, int64_t{m.value.line}).bind(14, seq);
         in.step();
         m.rowid = im.sqlite ? in.lastInsertRowid() : 0;
