@@ -58,6 +58,12 @@ TEST(SqlText, DdlMapsSqliteTypesForPostgres) {
             "CREATE TABLE t(a BIGINT NOT NULL, b DOUBLE PRECISION, c BYTEA, d TEXT DEFAULT "
             "'INTEGER REAL', integer_count BIGINT, \"BLOB\" BIGINT); -- BLOB stays in comments\n");
   EXPECT_EQ(ddl(in, Backend::kSqlite), in);
+  // SQLite's clustered-table option has no PostgreSQL counterpart (nor a need for one).
+  const std::string clustered =
+      "CREATE TABLE c(k TEXT, v BLOB, PRIMARY KEY(k)) WITHOUT\n  rowid; -- WITHOUT ROWID\n";
+  EXPECT_EQ(ddl(clustered, Backend::kPostgres),
+            "CREATE TABLE c(k TEXT, v BYTEA, PRIMARY KEY(k)); -- WITHOUT ROWID\n");
+  EXPECT_EQ(ddl(clustered, Backend::kSqlite), clustered);
 }
 
 TEST(SqlText, PasswordsAreRedacted) {

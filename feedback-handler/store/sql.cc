@@ -129,6 +129,21 @@ std::string ddl(std::string_view sqlite_ddl, Backend backend) {
       size_t j = i;
       while (j < s.size() && isWordChar(s[j])) ++j;
       std::string_view word = s.substr(i, j - i);
+      if (equalsIgnoreCase(word, "WITHOUT")) {
+        // SQLite's `WITHOUT ROWID` table option: a PostgreSQL table is a heap with its primary
+        // key a separate index either way, so the clause is dropped.
+        size_t k = j;
+        while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+        size_t e = k;
+        while (e < s.size() && isWordChar(s[e])) ++e;
+        if (equalsIgnoreCase(s.substr(k, e - k), "ROWID")) {
+          while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) {
+            out.pop_back();
+          }
+          i = e;
+          continue;
+        }
+      }
       if (equalsIgnoreCase(word, "INTEGER")) {
         out += "BIGINT";
       } else if (equalsIgnoreCase(word, "REAL")) {

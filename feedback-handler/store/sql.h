@@ -151,8 +151,8 @@ class Transaction {
 
 // The schema DDL for a backend. Migrations are written with SQLite's type names; PostgreSQL gets
 // INTEGER → BIGINT (SQLite integers are 64-bit), REAL → DOUBLE PRECISION (SQLite reals are
-// doubles) and BLOB → BYTEA. Words inside string literals, quoted identifiers and comments are
-// left alone.
+// doubles) and BLOB → BYTEA, and SQLite's `WITHOUT ROWID` table option is dropped. Words inside
+// string literals, quoted identifiers and comments are left alone.
 std::string ddl(std::string_view sqlite_ddl, Backend backend);
 
 // A table of the elements of the JSON array bound to parameter `param`, with columns `key` (the

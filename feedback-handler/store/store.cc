@@ -25,7 +25,7 @@ namespace {
 
 // Append-only list: migration N is kMigrations[N-1]. Never edit a shipped entry; add one.
 // Written with SQLite type names; sql::ddl maps them for PostgreSQL (INTEGER → BIGINT, REAL →
-// DOUBLE PRECISION, BLOB → BYTEA), so one list serves both backends.
+// DOUBLE PRECISION, BLOB → BYTEA, no WITHOUT ROWID), so one list serves both backends.
 const char* const kMigrations[] = {
     R"SQL(
 CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -46,6 +46,26 @@ CREATE TABLE aggregates(
   sketch BLOB NOT NULL, x1 REAL NOT NULL, x2 REAL NOT NULL, x3 REAL NOT NULL,
   line INTEGER NOT NULL, seq INTEGER NOT NULL,
   PRIMARY KEY(key, bucket, kind, sub, service, version, env, origin));
+CREATE INDEX aggregates_seq ON aggregates(seq);
+CREATE INDEX aggregates_bucket ON aggregates(bucket);
+)SQL",
+    // 2. Aggregates clustered by their primary key (WITHOUT ROWID). A batchGet reads every row
+    //    of a key in its window; in a rowid table each of those rows is a second B-tree search
+    //    (the rows of one key were written minutes apart, so they sit on different pages). Here
+    //    the rows of one key are adjacent in the primary-key B-tree itself. (PostgreSQL copies
+    //    the table once; its tables are heaps with a separate primary-key index either way.)
+    R"SQL(
+CREATE TABLE aggregates_clustered(
+  key TEXT NOT NULL, bucket INTEGER NOT NULL, kind TEXT NOT NULL, sub TEXT NOT NULL,
+  service TEXT NOT NULL, version TEXT NOT NULL, env TEXT NOT NULL, origin TEXT NOT NULL,
+  sketch BLOB NOT NULL, x1 REAL NOT NULL, x2 REAL NOT NULL, x3 REAL NOT NULL,
+  line INTEGER NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY(key, bucket, kind, sub, service, version, env, origin)) WITHOUT ROWID;
+INSERT INTO aggregates_clustered
+  SELECT key, bucket, kind, sub, service, version, env, origin, sketch, x1, x2, x3, line, seq
+  FROM aggregates ORDER BY key, bucket, kind, sub, service, version, env, origin;
+DROP TABLE aggregates;
+ALTER TABLE aggregates_clustered RENAME TO aggregates;
 CREATE INDEX aggregates_seq ON aggregates(seq);
 CREATE INDEX aggregates_bucket ON aggregates(bucket);
 )SQL",
@@ -302,11 +322,11 @@ struct Store::Impl {
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
-  // Rows as committed by this process, with their rowid (see "Hot rows" in store.h). Rowids are
-  // stable: rows are only updated in place or deleted (purge clears the cache), never VACUUMed.
+  // Rows as committed by this process (see "Hot rows" in store.h), and whether they exist in
+  // the table (an update by primary key) or not yet (an insert).
   struct HotRow {
     AggValue value;
-    int64_t rowid = 0;
+    bool exists = false;
   };
   std::unordered_map<AggKey, HotRow, AggKeyHash> hot;
   int64_t hot_newest_bucket = INT64_MIN;
@@ -314,7 +334,7 @@ struct Store::Impl {
   // a newer last_seen within a minute of the stored one is not worth a statement per request.
   std::map<std::pair<std::string, std::string>, int64_t> hot_hosts;
 
-  // The row of `k`: rowid 0 when it does not exist. A corrupt stored sketch reads as empty (the
+  // The row of `k` (exists = false when there is none). A corrupt stored sketch reads as empty (the
   // merge then overwrites it with the new data: its own data is already lost, and refusing would
   // block every future write of the row).
   HotRow stored(const AggKey& k) {
@@ -324,7 +344,7 @@ struct Store::Impl {
     bindKey(q, 1, k, kind);
     HotRow r;
     if (q.step()) {
-      r.rowid = q.i64(0);
+      r.exists = true;
       r.value = storedValue(q, 1);
     }
     q.rewind();
@@ -400,7 +420,7 @@ struct Store::Impl {
     q.bindRef(p + 6, k.env).bindRef(p + 7, k.origin);
     return p + 8;
   }
-  // Stored values of `keys` (rowid 0; absent rows stay empty), in multi-row selects.
+  // Stored values of `keys` (absent rows stay empty), in multi-row selects.
   std::vector<HotRow> storedMany(const std::vector<const AggKey*>& keys) {
     std::vector<HotRow> out(keys.size());
     std::unordered_map<AggKey, size_t, AggKeyHash> index;
@@ -535,18 +555,21 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
       "excluded.last_seen_ns>hosts.last_seen_ns THEN excluded.last_seen_ns "
       "ELSE hosts.last_seen_ns END, seq=excluded.seq");
   impl_->select_row = std::make_unique<sql::Stmt>(
-      db, (std::string(sqlite ? "SELECT rowid" : "SELECT 0") +
-           ", sketch, x1, x2, x3, line FROM aggregates WHERE key=?1 AND bucket=?2 AND "
-           "kind=?3 AND sub=?4 AND service=?5 AND version=?6 AND env=?7 AND origin=?8")
-              .c_str());
+      db,
+      "SELECT 1, sketch, x1, x2, x3, line FROM aggregates WHERE key=?1 AND bucket=?2 AND "
+      "kind=?3 AND sub=?4 AND service=?5 AND version=?6 AND env=?7 AND origin=?8");
   if (sqlite) {
     impl_->insert_row = std::make_unique<sql::Stmt>(
         db,
         "INSERT INTO aggregates(key, bucket, kind, sub, service, version, env, origin, sketch, x1, "
         "x2, x3, line, seq) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
-    // By rowid: no primary-key search, and only the seq index changes.
+    // The same parameters as the insert: a row found in the cache or the table is updated in
+    // place by its primary key.
     impl_->update_row = std::make_unique<sql::Stmt>(
-        db, "UPDATE aggregates SET sketch=?1, x1=?2, x2=?3, x3=?4, line=?5, seq=?6 WHERE rowid=?7");
+        db,
+        "UPDATE aggregates SET sketch=?9, x1=?10, x2=?11, x3=?12, line=?13, seq=?14 WHERE "
+        "key=?1 AND bucket=?2 AND kind=?3 AND sub=?4 AND service=?5 AND version=?6 AND env=?7 "
+        "AND origin=?8");
   } else {
     // Same parameters as the insert; the conflict case is a stored row not yet in the cache.
     impl_->insert_row = std::make_unique<sql::Stmt>(
@@ -626,30 +649,21 @@ uint64_t Store::write(const Batch& batch, WriteMode mode) {
       }
       m.value.merge(v);
       const std::string blob = m.value.sketch.serialize();
-      if (m.rowid != 0) {
-        sql::Stmt& u = *im.update_row;
-        u.rewind();
-        u.bindBlobRef(1, blob).bind(2, m.value.x1).bind(3, m.value.x2).bind(4, m.value.x3);
-        u.bind(5, int64_t{m.value.line}).bind(6, seq).bind(7, m.rowid);
-        u.step();
-        u.rewind();
-        // A row gone behind the cache's back would silently drop this data: fail loudly.
-        if (im.db.changes() != 1) {
-          im.hot.clear();
-          throw StoreError("store: cached row " + std::to_string(m.rowid) +
-                           " vanished; was the store modified by another process?");
-        }
-      } else {
-        sql::Stmt& in = *im.insert_row;
-        const char kind = static_cast<char>(k.kind);
-        in.rewind();
-        Impl::bindKey(in, 1, k, kind);
-        in.bindBlobRef(9, blob).bind(10, m.value.x1).bind(11, m.value.x2);
-        in.bind(12, m.value.x3).bind(13, int64_t{m.value.line}).bind(14, seq);
-        in.step();
-        m.rowid = im.sqlite ? in.lastInsertRowid() : 0;
-        in.rewind();
+      sql::Stmt& w = m.exists ? *im.update_row : *im.insert_row;
+      const char kind = static_cast<char>(k.kind);
+      w.rewind();
+      Impl::bindKey(w, 1, k, kind);
+      w.bindBlobRef(9, blob).bind(10, m.value.x1).bind(11, m.value.x2);
+      w.bind(12, m.value.x3).bind(13, int64_t{m.value.line}).bind(14, seq);
+      w.step();
+      w.rewind();
+      // A row gone behind the cache's back would silently drop this data: fail loudly.
+      if (m.exists && im.db.changes() != 1) {
+        im.hot.clear();
+        throw StoreError("store: cached row of " + k.key +
+                         " vanished; was the store modified by another process?");
       }
+      m.exists = true;
       merged.emplace_back(k, std::move(m));
     }
   } else {

@@ -335,6 +335,75 @@ TEST_P(StoreTest, DataSurvivesReopenAndSchemaIsMigratedOnce) {
   EXPECT_EQ(again.cursor(), 1u);
 }
 
+// A store written by a binary of schema version 1 (aggregates in a rowid table, as shipped) is
+// migrated on open to the clustered layout, keeping its rows: they read back, merge in place by
+// primary key, and new rows insert beside them.
+TEST_F(StoreSqliteTest, VersionOneStoreMigratesToClusteredAggregatesKeepingItsRows) {
+  const std::string path = (dir_ / "v1.sqlite").string();
+  const int64_t bucket = kNow / kBucketNs - 2;
+  DDSketch old_sketch;
+  for (int i = 1; i <= 10; ++i) old_sketch.add(1e6 * i);
+  {
+    sql::Db db = sql::Db::open(path);
+    db.exec(R"SQL(
+CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+INSERT INTO schema_migrations VALUES(1, '2026-11-01T00:00:00Z');
+CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO meta(name, value) VALUES('seq', 3);
+CREATE TABLE functions(
+  key TEXT PRIMARY KEY, mangled TEXT NOT NULL DEFAULT '', file TEXT NOT NULL DEFAULT '',
+  line INTEGER NOT NULL DEFAULT 0, last_seen_ns INTEGER NOT NULL DEFAULT 0,
+  seq INTEGER NOT NULL);
+CREATE INDEX functions_mangled ON functions(mangled);
+CREATE INDEX functions_seq ON functions(seq);
+CREATE TABLE hosts(
+  key TEXT NOT NULL, host TEXT NOT NULL, last_seen_ns INTEGER NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY(key, host));
+CREATE INDEX hosts_seq ON hosts(seq);
+CREATE TABLE aggregates(
+  key TEXT NOT NULL, bucket INTEGER NOT NULL, kind TEXT NOT NULL, sub TEXT NOT NULL,
+  service TEXT NOT NULL, version TEXT NOT NULL, env TEXT NOT NULL, origin TEXT NOT NULL,
+  sketch BLOB NOT NULL, x1 REAL NOT NULL, x2 REAL NOT NULL, x3 REAL NOT NULL,
+  line INTEGER NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY(key, bucket, kind, sub, service, version, env, origin));
+CREATE INDEX aggregates_seq ON aggregates(seq);
+CREATE INDEX aggregates_bucket ON aggregates(bucket);
+INSERT INTO functions(key, file, line, seq) VALUES('ns::old()', 'old.cc', 12, 3);
+)SQL");
+    sql::Stmt ins(db,
+                  "INSERT INTO aggregates VALUES('ns::old()', ?1, 'f', '', 'svc', '1.0', '', '', "
+                  "?2, 0, 0, 0, 0, 3)");
+    const std::string blob = old_sketch.serialize();
+    ins.bind(1, bucket).bindBlob(2, blob);
+    ins.step();
+  }
+  Store s(opts("v1.sqlite"));
+  {
+    sql::Db db = sql::Db::open(path);
+    sql::Stmt q(db, "SELECT sql FROM sqlite_master WHERE name='aggregates'");
+    ASSERT_TRUE(q.step());
+    EXPECT_NE(q.text(0).find("WITHOUT ROWID"), std::string::npos) << q.text(0);
+    sql::Stmt v(db, "SELECT MAX(version) FROM schema_migrations");
+    ASSERT_TRUE(v.step());
+    EXPECT_EQ(v.i64(0), 2);
+  }
+  EXPECT_EQ(s.aggregateCount(), 1u);
+  EXPECT_EQ(s.cursor(), 3u);
+  Batch b;
+  addFn(b, "ns::old()", bucket, 11e6);      // merges into the migrated row
+  addFn(b, "ns::old()", bucket + 1, 12e6);  // a new row beside it
+  s.write(b);
+  EXPECT_EQ(s.aggregateCount(), 2u);
+  BatchGetRequest req;
+  req.keys = {"ns::old()"};
+  BatchGetResponse r = s.batchGet(req);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].file, "old.cc");
+  ASSERT_TRUE(r.items[0].stats);
+  EXPECT_EQ(r.items[0].stats->count, 12u);
+  EXPECT_NEAR(r.items[0].stats->p50_ns, 6e6, 0.01 * 6e6);
+}
+
 TEST_F(StoreSqliteTest, NotADatabaseIsAClearStartupError) {
   std::ofstream(dir_ / "junk.sqlite") << std::string(8192, 'x');
   try {
