@@ -11,10 +11,7 @@ namespace {
 // Write-behind needs a local file to log to: a SQLite store on disk.
 std::unique_ptr<IntakeLog> openLog(const Store& store) {
   const std::string& path = store.options().path;
-  if (store.backend() != sql::Backend::kSqlite || path.empty() || path.rfind(":memory:", 0) == 0 ||
-      path.rfind("file:", 0) == 0) {
-    return nullptr;
-  }
+  if (!sql::isSqliteFile(path)) return nullptr;
   return std::make_unique<IntakeLog>(IntakeLog::pathFor(path));
 }
 

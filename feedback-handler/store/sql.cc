@@ -109,6 +109,11 @@ bool isPostgresTarget(std::string_view target) {
   return target.starts_with("postgresql://") || target.starts_with("postgres://");
 }
 
+bool isSqliteFile(std::string_view target) {
+  return !target.empty() && !isPostgresTarget(target) && !target.starts_with(":memory:") &&
+         !target.starts_with("file:");
+}
+
 Db Db::open(const std::string& target) {
   if (isPostgresTarget(target)) return Db(std::make_unique<PostgresConnection>(target));
   return Db(std::make_unique<SqliteConnection>(target));

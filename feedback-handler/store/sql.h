@@ -23,6 +23,9 @@ enum class Backend { kSqlite, kPostgres };
 
 // True for the targets Db::open hands to PostgreSQL.
 bool isPostgresTarget(std::string_view target);
+// True for a SQLite database in a plain file (not PostgreSQL, not in memory, not a file: URI):
+// one that other connections and a file beside it can share.
+bool isSqliteFile(std::string_view target);
 
 // The prepared statement of one backend. Column getters are valid after step() returned true;
 // text/blob views stay valid until the next step() or reset(). Unbound parameters are NULL.

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -127,6 +128,13 @@ Window resolveWindow(const std::optional<TimeWindow>& w, int64_t now, int64_t de
   }
   if (r.to_ns <= r.from_ns) throw std::invalid_argument("time window ends before it starts");
   return r;
+}
+
+// Every connection to a SQLite store: reads of large batchGets touch many pages, so a 64 MiB
+// page cache and memory-mapped I/O avoid a pread per page.
+void configureSqlite(sql::Db& db) {
+  db.exec("PRAGMA cache_size=-65536");
+  db.exec("PRAGMA mmap_size=268435456");
 }
 
 // Distribution accumulated over rows, with the buckets it spans (for rates). Rows are merged
@@ -322,6 +330,24 @@ struct Store::Impl {
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
+  // Extra read connections of a SQLite file for the chunks of a large batchGet (opened on first
+  // use), and how many chunks a request of `items` keys is read in.
+  std::string path;
+  size_t read_threads = 1;
+  std::vector<std::unique_ptr<sql::Db>> readers;
+  static constexpr size_t kKeysPerChunk = 1024;  // smaller chunks do not repay a thread
+  size_t readChunks(size_t items) const {
+    return std::max<size_t>(1, std::min(read_threads, items / kKeysPerChunk));
+  }
+  sql::Db& reader(size_t i) {
+    if (readers.size() <= i) readers.resize(i + 1);
+    if (!readers[i]) {
+      auto db = std::make_unique<sql::Db>(sql::Db::open(path));
+      configureSqlite(*db);
+      readers[i] = std::move(db);
+    }
+    return *readers[i];
+  }
   // Rows as committed by this process (see "Hot rows" in store.h), and whether they exist in
   // the table (an update by primary key) or not yet (an insert).
   struct HotRow {
@@ -500,6 +526,12 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
   db = sql::Db::open(options_.path);  // a SQLite file or a postgresql:// URL
   const bool sqlite = db.backend() == sql::Backend::kSqlite;
   impl_->sqlite = sqlite;
+  if (sql::isSqliteFile(options_.path)) {
+    impl_->path = options_.path;
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    impl_->read_threads = options_.read_threads > 0 ? static_cast<size_t>(options_.read_threads)
+                                                    : std::min<size_t>(cores, 4);
+  }
   if (!sqlite) impl_->replica = replicaOrigin();
   // Checked and migrated under the write lock: replicas starting together migrate once.
   std::optional<sql::Transaction> migrate;
@@ -508,10 +540,7 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
     if (sqlite) {
       db.exec("PRAGMA journal_mode=WAL");
       db.exec(options_.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-      // Reads of large batchGets touch many pages: a 64 MiB page cache and memory-mapped I/O
-      // avoid a pread per page.
-      db.exec("PRAGMA cache_size=-65536");
-      db.exec("PRAGMA mmap_size=268435456");
+      configureSqlite(db);
     }
     migrate.emplace(db);
     db.exec(sql::ddl("CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, "
@@ -853,158 +882,199 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   for (const FeedbackItem& it : items) stored_keys.push_back(it.key);
   const std::string keys_arr = jsonStringArray(stored_keys);
 
-  // 2. Every aggregate row of those keys in the windows, in one statement, accumulated per key.
+  // 2. Every aggregate row of those keys in the windows, accumulated per key: one statement per
+  //    chunk of keys. A large request is split into chunks read in parallel, each on its own
+  //    connection (SQLite: see Impl::readers); mu_ is held throughout, so no write commits
+  //    between their read transactions and every chunk sees the same snapshot.
   //    Per call site, its raw count and x1 wait for the caller totals of step 3.
   struct CallerFix {
     uint32_t item;
     uint32_t callsite;
     double count, x1;
   };
-  std::vector<CallerFix> fixes;
   std::vector<char> has_data(items.size(), 0), done(items.size(), 0);
-  KeyAcc acc;
-  std::vector<uint32_t> order;
-  std::string ordinal_text;
-  auto finish = [&](size_t idx) {
-    done[idx] = 1;
-    FeedbackItem& item = items[idx];
-    if (!acc.fn_cur.sketch.empty()) item.stats = toStats(acc.fn_cur, cur, cur_text);
-    if (base && !acc.fn_base.sketch.empty()) item.baseline = toStats(acc.fn_base, *base, base_text);
-    // Callers by name, then by count (the order of a std::map and then the same std::sort as
-    // before: equal counts keep the same, deterministic order).
-    order.clear();
-    for (uint32_t c = 0; c < acc.n_callers; ++c) {
-      if (acc.callers[c].acc.used()) order.push_back(c);
-    }
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return acc.callers[a].name < acc.callers[b].name; });
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return roundCount(acc.callers[a].acc.sketch.count()) >
-             roundCount(acc.callers[b].acc.sketch.count());
-    });
-    item.callsites.reserve(order.size());
-    for (uint32_t c : order) {
-      const Acc& a = acc.callers[c].acc;
-      CallSiteStats& cs = item.callsites.emplace_back();
-      cs.caller = acc.callers[c].name;
-      cs.count = roundCount(a.sketch.count());
-      cs.mean_ns = a.sketch.mean();
-      static constexpr double kQs[] = {0.5, 0.9, 0.99};
-      double q[3];
-      a.sketch.quantiles(kQs, q);
-      cs.p50_ns = q[0];
-      cs.p90_ns = q[1];
-      cs.p99_ns = q[2];
-      if (a.x3 > 0) cs.caller_input_size = a.x2 / a.x3;
-      fixes.push_back({static_cast<uint32_t>(idx), static_cast<uint32_t>(item.callsites.size() - 1),
-                       a.sketch.count(), a.x1});
-    }
-    size_t loops = 0;
-    for (size_t l = 0; l < acc.n_loops; ++l) loops += acc.loops[l].acc.used() ? 1 : 0;
-    if (loops > 0) {
-      std::sort(acc.loops.begin(), acc.loops.begin() + static_cast<ptrdiff_t>(acc.n_loops),
-                [](const auto& a, const auto& b) { return a.ordinal < b.ordinal; });
-      item.loops.reserve(loops);
-      for (size_t l = 0; l < acc.n_loops; ++l) {
-        const Acc& a = acc.loops[l].acc;
-        if (!a.used()) continue;
-        LoopStats ls;
-        ls.ordinal = acc.loops[l].ordinal;
-        ls.line = a.line;
-        ls.iterations_mean = a.sketch.mean();
-        ls.iterations_p90 = a.sketch.quantile(0.9);
-        ls.count = roundCount(a.sketch.count());
-        item.loops.push_back(ls);
+  // Reads the aggregates of items [begin, end) through `db` into those items; call sites go to
+  // `fixes`. Touches no state outside its items, so chunks run concurrently.
+  auto readChunk = [&](sql::Db& db, size_t begin, size_t end, std::vector<CallerFix>& fixes) {
+    std::vector<std::string_view> chunk_keys(stored_keys.begin() + static_cast<ptrdiff_t>(begin),
+                                             stored_keys.begin() + static_cast<ptrdiff_t>(end));
+    const std::string chunk_arr = jsonStringArray(chunk_keys);
+    KeyAcc acc;
+    std::vector<uint32_t> order;
+    std::string ordinal_text;
+    auto finish = [&](size_t idx) {
+      done[idx] = 1;
+      FeedbackItem& item = items[idx];
+      if (!acc.fn_cur.sketch.empty()) item.stats = toStats(acc.fn_cur, cur, cur_text);
+      if (base && !acc.fn_base.sketch.empty())
+        item.baseline = toStats(acc.fn_base, *base, base_text);
+      // Callers by name, then by count (the order of a std::map and then the same std::sort as
+      // before: equal counts keep the same, deterministic order).
+      order.clear();
+      for (uint32_t c = 0; c < acc.n_callers; ++c) {
+        if (acc.callers[c].acc.used()) order.push_back(c);
       }
-    }
-    if (!acc.sizes.sketch.empty()) {
-      const DDSketch& k = acc.sizes.sketch;
-      item.result_size = SizeStats{k.mean(), k.quantile(0.9), k.max(), roundCount(k.count())};
-    }
-    // Sorted and unique, as from the std::set they used to be collected in.
-    item.versions.assign(acc.versions.begin(),
-                         acc.versions.begin() + static_cast<ptrdiff_t>(acc.n_versions));
-    std::sort(item.versions.begin(), item.versions.end());
-    item.services.assign(acc.services.begin(),
-                         acc.services.begin() + static_cast<ptrdiff_t>(acc.n_services));
-    std::sort(item.services.begin(), item.services.end());
-    has_data[idx] = !acc.fn_cur.sketch.empty() || loops > 0 || !acc.sizes.sketch.empty();
-    acc.clear();
-  };
-  // Returns false when a key's rows were not contiguous (nothing of the run is kept then).
-  auto readAggregates = [&](bool ordered) {
-    sql::Stmt q(
-        im.db,
-        ("SELECT j.key, a.kind, a.sub, a.bucket, a.service, a.version, a.sketch, a.x1, a.x2, "
-         "a.x3, a.line FROM " +
-         sql::jsonEach(im.db.backend(), 1) +
-         " j JOIN aggregates a ON a.key = j.value "
-         "AND a.bucket >= ?2 AND a.bucket <= ?3" +
-         (ordered ? " ORDER BY j.key, a.bucket, a.kind, a.sub, a.service, a.version, a.env, "
-                    "a.origin"
-                  : ""))
-            .c_str());
-    q.bindRef(1, keys_arr).bind(2, lo).bind(3, hi);
-    size_t current = SIZE_MAX;
-    while (q.step()) {
-      const auto idx = static_cast<size_t>(q.i64(0));
-      if (idx >= items.size()) continue;
-      if (idx != current) {
-        if (current != SIZE_MAX) finish(current);
-        if (done[idx]) return false;
-        current = idx;
+      std::sort(order.begin(), order.end(),
+                [&](uint32_t a, uint32_t b) { return acc.callers[a].name < acc.callers[b].name; });
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return roundCount(acc.callers[a].acc.sketch.count()) >
+               roundCount(acc.callers[b].acc.sketch.count());
+      });
+      item.callsites.reserve(order.size());
+      for (uint32_t c : order) {
+        const Acc& a = acc.callers[c].acc;
+        CallSiteStats& cs = item.callsites.emplace_back();
+        cs.caller = acc.callers[c].name;
+        cs.count = roundCount(a.sketch.count());
+        cs.mean_ns = a.sketch.mean();
+        static constexpr double kQs[] = {0.5, 0.9, 0.99};
+        double q[3];
+        a.sketch.quantiles(kQs, q);
+        cs.p50_ns = q[0];
+        cs.p90_ns = q[1];
+        cs.p99_ns = q[2];
+        if (a.x3 > 0) cs.caller_input_size = a.x2 / a.x3;
+        fixes.push_back({static_cast<uint32_t>(idx),
+                         static_cast<uint32_t>(item.callsites.size() - 1), a.sketch.count(), a.x1});
       }
-      const int64_t bucket = q.i64(3);
-      const bool in_cur = cur.contains(bucket);
-      const bool in_base = base && base->contains(bucket);
-      if (!in_cur && !in_base) continue;
-      const std::string_view kind = q.blob(1);  // text column, read without a copy
-      if (kind != "f" && !in_cur) continue;
-      // Columns are read only where the kind uses them: each is an API call per row.
-      const std::string_view sketch = q.blob(6);
-      try {  // a damaged row loses its own data, not the whole answer
-        if (kind == "f") {
-          const double x1 = q.f64(7);
-          if (in_base) acc.fn_base.add(sketch, x1, 0, 0, 0, bucket);
-          if (!in_cur) continue;
-          acc.fn_cur.add(sketch, x1, 0, 0, 0, bucket);
-          if (std::string_view v = q.blob(5); !v.empty()) {
-            KeyAcc::note(acc.versions, acc.n_versions, v);
-          }
-          if (std::string_view sv = q.blob(4); !sv.empty()) {
-            KeyAcc::note(acc.services, acc.n_services, sv);
-          }
-        } else if (kind == "c") {
-          acc.caller(q.blob(2)).add(sketch, q.f64(7), q.f64(8), q.f64(9), 0, bucket);
-        } else if (kind == "l") {
-          ordinal_text.assign(q.blob(2));
-          acc.loop(std::atoi(ordinal_text.c_str()))
-              .add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
-        } else if (kind == "s") {
-          acc.sizes.add(sketch, 0, 0, 0, 0, bucket);
+      size_t loops = 0;
+      for (size_t l = 0; l < acc.n_loops; ++l) loops += acc.loops[l].acc.used() ? 1 : 0;
+      if (loops > 0) {
+        std::sort(acc.loops.begin(), acc.loops.begin() + static_cast<ptrdiff_t>(acc.n_loops),
+                  [](const auto& a, const auto& b) { return a.ordinal < b.ordinal; });
+        item.loops.reserve(loops);
+        for (size_t l = 0; l < acc.n_loops; ++l) {
+          const Acc& a = acc.loops[l].acc;
+          if (!a.used()) continue;
+          LoopStats ls;
+          ls.ordinal = acc.loops[l].ordinal;
+          ls.line = a.line;
+          ls.iterations_mean = a.sketch.mean();
+          ls.iterations_p90 = a.sketch.quantile(0.9);
+          ls.count = roundCount(a.sketch.count());
+          item.loops.push_back(ls);
         }
-      } catch (const DDSketchError&) {
       }
+      if (!acc.sizes.sketch.empty()) {
+        const DDSketch& k = acc.sizes.sketch;
+        item.result_size = SizeStats{k.mean(), k.quantile(0.9), k.max(), roundCount(k.count())};
+      }
+      // Sorted and unique, as from the std::set they used to be collected in.
+      item.versions.assign(acc.versions.begin(),
+                           acc.versions.begin() + static_cast<ptrdiff_t>(acc.n_versions));
+      std::sort(item.versions.begin(), item.versions.end());
+      item.services.assign(acc.services.begin(),
+                           acc.services.begin() + static_cast<ptrdiff_t>(acc.n_services));
+      std::sort(item.services.begin(), item.services.end());
+      has_data[idx] = !acc.fn_cur.sketch.empty() || loops > 0 || !acc.sizes.sketch.empty();
+      acc.clear();
+    };
+    // Returns false when a key's rows were not contiguous (nothing of the run is kept then).
+    auto readAggregates = [&](bool ordered) {
+      sql::Stmt q(
+          db, ("SELECT j.key, a.kind, a.sub, a.bucket, a.service, a.version, a.sketch, a.x1, a.x2, "
+               "a.x3, a.line FROM " +
+               sql::jsonEach(db.backend(), 1) +
+               " j JOIN aggregates a ON a.key = j.value "
+               "AND a.bucket >= ?2 AND a.bucket <= ?3" +
+               (ordered ? " ORDER BY j.key, a.bucket, a.kind, a.sub, a.service, a.version, a.env, "
+                          "a.origin"
+                        : ""))
+                  .c_str());
+      q.bindRef(1, chunk_arr).bind(2, lo).bind(3, hi);
+      size_t current = SIZE_MAX;
+      while (q.step()) {
+        const auto idx = begin + static_cast<size_t>(q.i64(0));
+        if (idx >= end) continue;
+        if (idx != current) {
+          if (current != SIZE_MAX) finish(current);
+          if (done[idx]) return false;
+          current = idx;
+        }
+        const int64_t bucket = q.i64(3);
+        const bool in_cur = cur.contains(bucket);
+        const bool in_base = base && base->contains(bucket);
+        if (!in_cur && !in_base) continue;
+        const std::string_view kind = q.blob(1);  // text column, read without a copy
+        if (kind != "f" && !in_cur) continue;
+        // Columns are read only where the kind uses them: each is an API call per row.
+        const std::string_view sketch = q.blob(6);
+        try {  // a damaged row loses its own data, not the whole answer
+          if (kind == "f") {
+            const double x1 = q.f64(7);
+            if (in_base) acc.fn_base.add(sketch, x1, 0, 0, 0, bucket);
+            if (!in_cur) continue;
+            acc.fn_cur.add(sketch, x1, 0, 0, 0, bucket);
+            if (std::string_view v = q.blob(5); !v.empty()) {
+              KeyAcc::note(acc.versions, acc.n_versions, v);
+            }
+            if (std::string_view sv = q.blob(4); !sv.empty()) {
+              KeyAcc::note(acc.services, acc.n_services, sv);
+            }
+          } else if (kind == "c") {
+            acc.caller(q.blob(2)).add(sketch, q.f64(7), q.f64(8), q.f64(9), 0, bucket);
+          } else if (kind == "l") {
+            ordinal_text.assign(q.blob(2));
+            acc.loop(std::atoi(ordinal_text.c_str()))
+                .add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
+          } else if (kind == "s") {
+            acc.sizes.add(sketch, 0, 0, 0, 0, bucket);
+          }
+        } catch (const DDSketchError&) {
+        }
+      }
+      if (current != SIZE_MAX) finish(current);
+      return true;
+    };
+    // PostgreSQL may return a join in any order; SQLite's nested loop keeps keys together.
+    if (!readAggregates(/*ordered=*/!im.sqlite)) {
+      acc.clear();
+      fixes.clear();
+      std::fill(done.begin() + static_cast<ptrdiff_t>(begin),
+                done.begin() + static_cast<ptrdiff_t>(end), 0);
+      std::fill(has_data.begin() + static_cast<ptrdiff_t>(begin),
+                has_data.begin() + static_cast<ptrdiff_t>(end), 0);
+      for (size_t i = begin; i < end; ++i) {
+        FeedbackItem& item = items[i];
+        item.stats.reset();
+        item.baseline.reset();
+        item.callsites.clear();
+        item.loops.clear();
+        item.result_size.reset();
+        item.versions.clear();
+        item.services.clear();
+      }
+      readAggregates(/*ordered=*/true);
     }
-    if (current != SIZE_MAX) finish(current);
-    return true;
   };
-  // PostgreSQL may return a join in any order; SQLite's nested loop keeps keys together.
-  if (!readAggregates(/*ordered=*/!im.sqlite)) {
-    acc.clear();
-    fixes.clear();
-    std::fill(done.begin(), done.end(), 0);
-    std::fill(has_data.begin(), has_data.end(), 0);
-    for (FeedbackItem& item : items) {
-      item.stats.reset();
-      item.baseline.reset();
-      item.callsites.clear();
-      item.loops.clear();
-      item.result_size.reset();
-      item.versions.clear();
-      item.services.clear();
+  std::vector<CallerFix> fixes;
+  {
+    const size_t chunks = im.readChunks(items.size());
+    std::vector<std::vector<CallerFix>> chunk_fixes(chunks);
+    std::vector<std::exception_ptr> errors(chunks);
+    std::vector<std::thread> threads;
+    auto run = [&](size_t c) {
+      const size_t begin = items.size() * c / chunks, end = items.size() * (c + 1) / chunks;
+      try {
+        if (c == 0) {
+          readChunk(im.db, begin, end, chunk_fixes[c]);
+        } else {
+          sql::Db& reader = im.reader(c - 1);
+          sql::Transaction same_snapshot(reader, /*write=*/false);
+          readChunk(reader, begin, end, chunk_fixes[c]);
+          same_snapshot.commit();
+        }
+      } catch (...) {
+        errors[c] = std::current_exception();
+      }
+    };
+    for (size_t c = 1; c < chunks; ++c) threads.emplace_back(run, c);
+    run(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : errors) {
+      if (e) std::rethrow_exception(e);
     }
-    readAggregates(/*ordered=*/true);
+    for (const auto& f : chunk_fixes) fixes.insert(fixes.end(), f.begin(), f.end());
   }
 
   // 3. Function totals of every caller in the current window (for rates per caller).

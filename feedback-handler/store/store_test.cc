@@ -404,6 +404,73 @@ INSERT INTO functions(key, file, line, seq) VALUES('ns::old()', 'old.cc', 12, 3)
   EXPECT_NEAR(r.items[0].stats->p50_ns, 6e6, 0.01 * 6e6);
 }
 
+// A large batchGet is read in chunks on parallel connections. The answer is the one a single
+// thread gives, byte for byte: every row kind, callers inside and outside the request, keys
+// asked twice or by mangled name, a damaged row, a baseline window and items on both sides of
+// every chunk boundary.
+TEST_F(StoreSqliteTest, ParallelChunksAnswerExactlyAsOneThread) {
+  const int64_t bucket = kNow / kBucketNs - 30;
+  constexpr int kKeys = 5000;
+  auto key = [](int k) { return "chunk::fn" + std::to_string(k) + "(int)"; };
+  {
+    Store s(opts());
+    Batch b;
+    std::mt19937 rng(5);
+    std::lognormal_distribution<double> lat(13, 1);
+    for (int k = 0; k < kKeys; ++k) {
+      for (int m = 0; m < 1 + k % 3; ++m) {
+        AggValue& v = b.aggregates[AggKey{AggKind::kFunction, key(k), "", bucket - 60 * (m % 2) + m,
+                                          "svc" + std::to_string(m % 2),
+                                          "v" + std::to_string(k % 4), "", ""}];
+        for (int i = 0; i < 1 + k % 7; ++i) v.sketch.add(lat(rng), 1 + (i % 3) * 0.5);
+      }
+      if (k % 5 == 0) {
+        AggValue& c =
+            b.aggregates[AggKey{AggKind::kCallSite, key(k), key((k * 7 + 1) % (2 * kKeys)), bucket,
+                                "svc0", "v0", "", ""}];
+        c.sketch.add(lat(rng));
+        c.x1 = 3;
+        c.x2 = 10;
+        c.x3 = 2;
+      }
+      if (k % 11 == 0) {
+        AggValue& l = b.aggregates[AggKey{AggKind::kLoop, key(k), std::to_string(k % 3), bucket,
+                                          "svc0", "v0", "", ""}];
+        l.sketch.add(1 + k % 9);
+        l.line = 10 + k % 3;
+      }
+      if (k % 13 == 0) {
+        b.aggregates[AggKey{AggKind::kResultSize, key(k), "", bucket, "svc0", "v0", "", ""}]
+            .sketch.add(k % 50);
+      }
+      b.functions[key(k)] = FunctionInfo{k % 17 == 0 ? "_Z5mangled" + std::to_string(k) : "",
+                                         "/src/c.cc", k, bucket * kBucketNs};
+    }
+    s.write(b);
+    sql::Db db = sql::Db::open(opts().path);
+    sql::Stmt u(db, "UPDATE aggregates SET sketch=x'00' WHERE key=? AND kind='f'");
+    u.bind(1, std::string_view(key(2049))).step();
+  }
+  BatchGetRequest req;
+  for (int k = kKeys - 1; k >= 0; --k) req.keys.push_back(key(k));
+  req.keys.push_back(key(17));
+  req.keys.push_back("_Z5mangled34");
+  req.keys.push_back("nope()");
+  req.baseline =
+      TimeWindow{formatRfc3339(kNow - 180 * kBucketNs), formatRfc3339(kNow - 45 * kBucketNs)};
+  std::string answers[2];
+  for (int threads : {1, 3}) {
+    StoreOptions o = opts();
+    o.read_threads = threads;
+    Store s(o);
+    answers[threads == 1 ? 0 : 1] = serialize(s.batchGet(req));
+  }
+  EXPECT_GT(answers[0].size(), 1'000'000u);
+  EXPECT_NE(answers[0].find("\"baseline\""), std::string::npos);
+  EXPECT_TRUE(answers[0] == answers[1])
+      << "answers differ in size " << answers[0].size() << " vs " << answers[1].size();
+}
+
 TEST_F(StoreSqliteTest, NotADatabaseIsAClearStartupError) {
   std::ofstream(dir_ / "junk.sqlite") << std::string(8192, 'x');
   try {
