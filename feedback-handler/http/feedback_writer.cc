@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "feedback-handler/ingest/span_key.h"
+#include "feedback-handler/util/parallel.h"
 
 namespace perfhat::handler {
 namespace {
@@ -17,7 +19,9 @@ namespace {
 class Writer {
  public:
   // Writes from the start of `out`, whose current bytes are scratch space (sized by a guess).
-  explicit Writer(std::string& out) : out_(out), len_(0) {}
+  // `continuing`: the text goes after earlier values of an array (the first one gets a comma).
+  explicit Writer(std::string& out, bool continuing = false)
+      : out_(out), len_(0), first_(!continuing) {}
   ~Writer() { out_.resize(len_); }
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -95,6 +99,12 @@ class Writer {
     }
     first_ = false;
   }
+  // Values written elsewhere (by a `continuing` writer), appended as they are.
+  void values(std::string_view json) {
+    if (json.empty()) return;
+    raw(json);
+    first_ = false;
+  }
   void strings(std::string_view k, const std::vector<std::string>& v) {
     key(k);
     open('[');
@@ -166,7 +176,7 @@ class Writer {
   }
   std::string& out_;
   size_t len_;  // bytes written; out_ is longer (scratch) until the destructor trims it
-  bool first_ = true;
+  bool first_;
 };
 
 void window(Writer& w, const TimeWindow& t) {
@@ -251,18 +261,40 @@ void item(Writer& w, const FeedbackItem& v) {
 
 }  // namespace
 
-std::string writeBatchGetResponse(const BatchGetResponse& r) {
+std::string writeBatchGetResponse(const BatchGetResponse& r, int threads) {
+  // Items of a large response are written in chunks on parallel threads, then joined.
+  constexpr size_t kItemsPerChunk = 1024;
+  constexpr size_t kBytesPerItem = 800;  // a first guess of the buffer size; it grows as needed
+  const size_t chunks = chunkCount(r.items.size(), kItemsPerChunk, requestThreads(threads));
+  std::vector<std::string> parts(chunks);
+  if (chunks > 1) {
+    forEachChunk(r.items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
+      parts[c].resize((end - begin) * kBytesPerItem);
+      Writer w(parts[c], /*continuing=*/c > 0);
+      for (size_t i = begin; i < end; ++i) {
+        w.item();
+        item(w, r.items[i]);
+      }
+    });
+  }
+  size_t parts_size = 0;
+  for (const std::string& p : parts) parts_size += p.size();
   std::string out;
-  out.resize(64 + r.items.size() * 800 + r.missing.size() * 40);
+  out.resize(64 + r.cursor.size() + parts_size + (chunks > 1 ? 0 : r.items.size() * kBytesPerItem) +
+             r.missing.size() * 40);
   {
     Writer w(out);  // trims `out` to the document when it goes out of scope
     w.open('{');
     if (!r.cursor.empty()) w.field("cursor", r.cursor);
     w.key("items");
     w.open('[');
-    for (const FeedbackItem& v : r.items) {
-      w.item();
-      item(w, v);
+    if (chunks > 1) {
+      for (const std::string& p : parts) w.values(p);
+    } else {
+      for (const FeedbackItem& v : r.items) {
+        w.item();
+        item(w, v);
+      }
     }
     w.close(']');
     w.strings("missing", r.missing);

@@ -13,7 +13,9 @@
 
 namespace perfhat::handler {
 
-std::string writeBatchGetResponse(const BatchGetResponse& response);
+// `threads`: for a large response (≥ 2048 items), how many threads write it in chunks (0: one
+// per core, at most 4; 1: the calling thread only). The document is the same either way.
+std::string writeBatchGetResponse(const BatchGetResponse& response, int threads = 0);
 std::string writeFeedbackItem(const FeedbackItem& item);
 
 }  // namespace perfhat::handler

@@ -96,5 +96,27 @@ TEST(FeedbackWriter, LongDocumentsGrowTheBufferAndStayEqual) {
   EXPECT_EQ(json::parse(writeFeedbackItem(r.items[5])), json(r.items[5]));
 }
 
+// A large response is written in chunks on parallel threads and joined: the same bytes as one
+// thread writes, for every split (chunks end on items of every shape), and the same document
+// as the nlohmann serializer.
+TEST(FeedbackWriter, ChunkedParallelWritingGivesTheSameBytes) {
+  BatchGetResponse r;
+  r.cursor = "7";
+  for (int i = 0; i < 5000; ++i) {
+    FeedbackItem it = i % 4 == 0 ? richItem() : FeedbackItem{};
+    it.key = "k" + std::to_string(i) + (i % 9 == 0 ? "\t\"" : "");
+    if (i % 6 == 0) it.versions = {"v" + std::to_string(i % 3)};
+    r.items.push_back(std::move(it));
+  }
+  r.missing = {"gone()"};
+  const std::string one = writeBatchGetResponse(r, 1);
+  EXPECT_EQ(json::parse(one), json::parse(serialize(r)));
+  for (int threads : {2, 3, 4}) {
+    const std::string chunked = writeBatchGetResponse(r, threads);
+    EXPECT_TRUE(chunked == one) << threads << " threads: " << chunked.size() << " vs " << one.size()
+                                << " bytes";
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::handler

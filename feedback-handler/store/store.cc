@@ -10,7 +10,6 @@
 #include <random>
 #include <set>
 #include <stdexcept>
-#include <thread>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -19,6 +18,7 @@
 
 #include "common/function_key.h"
 #include "feedback-handler/store/sql.h"
+#include "feedback-handler/util/parallel.h"
 #include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {
@@ -336,9 +336,6 @@ struct Store::Impl {
   size_t read_threads = 1;
   std::vector<std::unique_ptr<sql::Db>> readers;
   static constexpr size_t kKeysPerChunk = 1024;  // smaller chunks do not repay a thread
-  size_t readChunks(size_t items) const {
-    return std::max<size_t>(1, std::min(read_threads, items / kKeysPerChunk));
-  }
   sql::Db& reader(size_t i) {
     if (readers.size() <= i) readers.resize(i + 1);
     if (!readers[i]) {
@@ -528,9 +525,7 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
   impl_->sqlite = sqlite;
   if (sql::isSqliteFile(options_.path)) {
     impl_->path = options_.path;
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    impl_->read_threads = options_.read_threads > 0 ? static_cast<size_t>(options_.read_threads)
-                                                    : std::min<size_t>(cores, 4);
+    impl_->read_threads = requestThreads(options_.read_threads);
   }
   if (!sqlite) impl_->replica = replicaOrigin();
   // Checked and migrated under the write lock: replicas starting together migrate once.
@@ -1049,31 +1044,16 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   };
   std::vector<CallerFix> fixes;
   {
-    const size_t chunks = im.readChunks(items.size());
+    const size_t chunks = chunkCount(items.size(), Impl::kKeysPerChunk, im.read_threads);
     std::vector<std::vector<CallerFix>> chunk_fixes(chunks);
-    std::vector<std::exception_ptr> errors(chunks);
-    std::vector<std::thread> threads;
-    auto run = [&](size_t c) {
-      const size_t begin = items.size() * c / chunks, end = items.size() * (c + 1) / chunks;
-      try {
-        if (c == 0) {
-          readChunk(im.db, begin, end, chunk_fixes[c]);
-        } else {
-          sql::Db& reader = im.reader(c - 1);
-          sql::Transaction same_snapshot(reader, /*write=*/false);
-          readChunk(reader, begin, end, chunk_fixes[c]);
-          same_snapshot.commit();
-        }
-      } catch (...) {
-        errors[c] = std::current_exception();
-      }
-    };
-    for (size_t c = 1; c < chunks; ++c) threads.emplace_back(run, c);
-    run(0);
-    for (std::thread& t : threads) t.join();
-    for (const std::exception_ptr& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
+    std::vector<sql::Db*> dbs{&im.db};  // opened here: the threads only use them
+    for (size_t c = 1; c < chunks; ++c) dbs.push_back(&im.reader(c - 1));
+    forEachChunk(items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
+      if (c == 0) return readChunk(im.db, begin, end, chunk_fixes[c]);
+      sql::Transaction same_snapshot(*dbs[c], /*write=*/false);
+      readChunk(*dbs[c], begin, end, chunk_fixes[c]);
+      same_snapshot.commit();
+    });
     for (const auto& f : chunk_fixes) fixes.insert(fixes.end(), f.begin(), f.end());
   }
 
