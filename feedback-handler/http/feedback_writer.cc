@@ -99,12 +99,6 @@ class Writer {
     }
     first_ = false;
   }
-  // Values written elsewhere (by a `continuing` writer), appended as they are.
-  void values(std::string_view json) {
-    if (json.empty()) return;
-    raw(json);
-    first_ = false;
-  }
   void strings(std::string_view k, const std::vector<std::string>& v) {
     key(k);
     open('[');
@@ -261,45 +255,48 @@ void item(Writer& w, const FeedbackItem& v) {
 
 }  // namespace
 
-std::string writeBatchGetResponse(const BatchGetResponse& r, int threads) {
-  // Items of a large response are written in chunks on parallel threads, then joined.
+std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, int threads) {
+  // Items of a large response are written in chunks on parallel threads.
   constexpr size_t kItemsPerChunk = 1024;
   constexpr size_t kBytesPerItem = 800;  // a first guess of the buffer size; it grows as needed
   const size_t chunks = chunkCount(r.items.size(), kItemsPerChunk, requestThreads(threads));
-  std::vector<std::string> parts(chunks);
-  if (chunks > 1) {
-    forEachChunk(r.items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
-      parts[c].resize((end - begin) * kBytesPerItem);
-      Writer w(parts[c], /*continuing=*/c > 0);
-      for (size_t i = begin; i < end; ++i) {
-        w.item();
-        item(w, r.items[i]);
-      }
-    });
-  }
-  size_t parts_size = 0;
-  for (const std::string& p : parts) parts_size += p.size();
-  std::string out;
-  out.resize(64 + r.cursor.size() + parts_size + (chunks > 1 ? 0 : r.items.size() * kBytesPerItem) +
-             r.missing.size() * 40);
+  std::vector<std::string> pieces(chunks + 2);  // head, chunks, tail
   {
-    Writer w(out);  // trims `out` to the document when it goes out of scope
+    std::string& head = pieces.front();
+    head.resize(64 + r.cursor.size());
+    Writer w(head);
     w.open('{');
     if (!r.cursor.empty()) w.field("cursor", r.cursor);
     w.key("items");
     w.open('[');
-    if (chunks > 1) {
-      for (const std::string& p : parts) w.values(p);
-    } else {
-      for (const FeedbackItem& v : r.items) {
-        w.item();
-        item(w, v);
-      }
+  }
+  forEachChunk(r.items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
+    std::string& piece = pieces[1 + c];
+    piece.resize((end - begin) * kBytesPerItem);
+    Writer w(piece, /*continuing=*/c > 0);
+    for (size_t i = begin; i < end; ++i) {
+      w.item();
+      item(w, r.items[i]);
     }
+  });
+  {
+    std::string& tail = pieces.back();
+    tail.resize(64 + r.missing.size() * 40);
+    Writer w(tail, /*continuing=*/true);  // after `]` no comma is written anyway
     w.close(']');
     w.strings("missing", r.missing);
     w.close('}');
   }
+  return pieces;
+}
+
+std::string writeBatchGetResponse(const BatchGetResponse& r, int threads) {
+  const std::vector<std::string> pieces = writeBatchGetResponsePieces(r, threads);
+  size_t size = 0;
+  for (const std::string& p : pieces) size += p.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string& p : pieces) out += p;
   return out;
 }
 

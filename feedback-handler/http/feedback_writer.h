@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/feedback.h"
 
@@ -16,6 +17,10 @@ namespace perfhat::handler {
 // `threads`: for a large response (≥ 2048 items), how many threads write it in chunks (0: one
 // per core, at most 4; 1: the calling thread only). The document is the same either way.
 std::string writeBatchGetResponse(const BatchGetResponse& response, int threads = 0);
+// The same document in consecutive pieces (the head, the chunks of items, the tail), for a
+// server to send one after the other instead of joining megabytes into one string first.
+std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& response,
+                                                     int threads = 0);
 std::string writeFeedbackItem(const FeedbackItem& item);
 
 }  // namespace perfhat::handler

@@ -81,6 +81,25 @@ std::string protoPartialSuccess(uint64_t rejected, const std::string& message) {
   return out + inner;
 }
 
+// Sends a document made of consecutive pieces without joining them: a 10,000-key batchGet
+// answer is ~7 MB, and joining it (then copying it into the response) cost ~10 % of the call.
+void sendPieces(httplib::Response& res, std::vector<std::string> pieces, const char* type) {
+  size_t total = 0;
+  for (const std::string& p : pieces) total += p.size();
+  auto owned = std::make_shared<std::vector<std::string>>(std::move(pieces));
+  res.set_content_provider(
+      total, type, [owned](size_t offset, size_t length, httplib::DataSink& sink) {
+        for (const std::string& p : *owned) {  // a handful of pieces: find the one at `offset`
+          if (offset >= p.size()) {
+            offset -= p.size();
+            continue;
+          }
+          return sink.write(p.data() + offset, std::min(length, p.size() - offset));
+        }
+        return false;
+      });
+}
+
 }  // namespace
 
 HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer)
@@ -300,7 +319,7 @@ void HandlerServer::routes() {
                    }
                    ageHeader(res);
                    flushed(res);
-                   res.set_content(writeBatchGetResponse(store_.batchGet(r)), kJson);
+                   sendPieces(res, writeBatchGetResponsePieces(store_.batchGet(r)), kJson);
                  }));
 
   s.Get("/v1/feedback",

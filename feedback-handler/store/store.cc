@@ -1108,7 +1108,15 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   }
   snapshot.commit();
 
-  // 5. Items in request order; keys without data in the window are missing.
+  // 5. Items in request order; keys without data in the window are missing. Usually every key
+  //    was found by the first statement, in request order, once, with data: then `items` is the
+  //    answer as it is (moving 10,000 items one by one into a fresh vector cost ~5 % of a call).
+  bool as_is = items.size() == n;
+  for (size_t i = 0; as_is && i < n; ++i) as_is = item_of[i] == i && has_data[i];
+  if (as_is) {
+    out.items = std::move(items);
+    return out;
+  }
   out.items.reserve(items.size());
   for (size_t i = 0; i < n; ++i) {
     const uint32_t idx = item_of[i];
