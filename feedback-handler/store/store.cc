@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -844,19 +845,65 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     first_request.push_back(i);
     by_key.emplace(items.back().key, item_of[i]);
   };
+  // Large requests are read in chunks on parallel connections (see step 2): this one, then
+  // readers opened here, before any thread uses them. chunksFor(count) opens what `count` items
+  // need; inChunks runs fn(chunk, db, begin, end) over them, each chunk in a read transaction of
+  // its own connection (all of the same snapshot: mu_ is held).
+  std::vector<sql::Db*> dbs{&im.db};
+  auto chunksFor = [&](size_t count) {
+    const size_t chunks = chunkCount(count, Impl::kKeysPerChunk, im.read_threads);
+    while (dbs.size() < chunks) dbs.push_back(&im.reader(dbs.size() - 1));
+    return chunks;
+  };
+  auto inChunks = [&](size_t count, size_t chunks, auto&& fn) {
+    forEachChunk(count, chunks, [&](size_t c, size_t begin, size_t end) {
+      if (c == 0) return fn(c, im.db, begin, end);
+      sql::Transaction same_snapshot(*dbs[c], /*write=*/false);
+      fn(c, *dbs[c], begin, end);
+      same_snapshot.commit();
+    });
+  };
   {
-    sql::Stmt q(im.db, ("SELECT j.key, f.key, f.mangled, f.file, f.line, f.last_seen_ns FROM " +
-                        sql::jsonEach(im.db.backend(), 1) +
-                        " j "
-                        "JOIN functions f ON f.key = j.value")
-                           .c_str());
-    const std::string arr = jsonStringArray(request.keys);
-    q.bindRef(1, arr);
-    while (q.step()) {
-      const auto i = static_cast<size_t>(q.i64(0));
-      if (i >= n || item_of[i] != kNone || known(i, q.blob(1))) continue;
-      readInfo(q, 1, items.emplace_back());
-      adopt(i);
+    // Exact keys, in chunks: each found key's item goes to the slot of its request position.
+    std::vector<FeedbackItem> slots(n);
+    std::vector<char> hit(n, 0);
+    inChunks(n, chunksFor(n), [&](size_t, sql::Db& db, size_t begin, size_t end) {
+      sql::Stmt q(db, ("SELECT j.key, f.key, f.mangled, f.file, f.line, f.last_seen_ns FROM " +
+                       sql::jsonEach(db.backend(), 1) + " j JOIN functions f ON f.key = j.value")
+                          .c_str());
+      const std::string arr = jsonStringArray(
+          std::vector<std::string_view>(request.keys.begin() + static_cast<ptrdiff_t>(begin),
+                                        request.keys.begin() + static_cast<ptrdiff_t>(end)));
+      q.bindRef(1, arr);
+      while (q.step()) {
+        const size_t i = begin + static_cast<size_t>(q.i64(0));
+        if (i >= end || hit[i]) continue;
+        readInfo(q, 1, slots[i]);
+        hit[i] = 1;
+      }
+    });
+    // Usually every key was found, once: then the slots are the items as they are.
+    bool dense = std::find(hit.begin(), hit.end(), 0) == hit.end();
+    if (dense) {
+      items = std::move(slots);  // the elements stay where they are (by_key views their keys)
+      for (size_t i = 0; dense && i < n; ++i) dense = by_key.emplace(items[i].key, i).second;
+      if (dense) {
+        std::iota(item_of.begin(), item_of.end(), 0);
+        first_request.resize(n);
+        std::iota(first_request.begin(), first_request.end(), 0);
+      } else {
+        by_key.clear();
+        slots = std::move(items);
+        items.clear();
+        items.reserve(n);
+      }
+    }
+    if (!dense) {
+      for (size_t i = 0; i < n; ++i) {
+        if (!hit[i] || known(i, slots[i].key)) continue;
+        items.push_back(std::move(slots[i]));
+        adopt(i);
+      }
     }
   }
   for (size_t i = 0; i < n; ++i) {
@@ -875,21 +922,20 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   std::vector<std::string_view> stored_keys;
   stored_keys.reserve(items.size());
   for (const FeedbackItem& it : items) stored_keys.push_back(it.key);
-  const std::string keys_arr = jsonStringArray(stored_keys);
 
-  // 2. Every aggregate row of those keys in the windows, accumulated per key: one statement per
-  //    chunk of keys. A large request is split into chunks read in parallel, each on its own
-  //    connection (SQLite: see Impl::readers); mu_ is held throughout, so no write commits
-  //    between their read transactions and every chunk sees the same snapshot.
-  //    Per call site, its raw count and x1 wait for the caller totals of step 3.
+  // 2. Every aggregate row of those keys in the windows, accumulated per key, and their hosts:
+  //    a statement each per chunk of keys. A large request is split into chunks read in parallel,
+  //    each on its own connection (SQLite: see Impl::readers); mu_ is held throughout, so no write
+  //    commits between their read transactions and every chunk sees the same snapshot. Per call
+  //    site, its raw count and x1 wait for the caller totals of step 3.
   struct CallerFix {
     uint32_t item;
     uint32_t callsite;
     double count, x1;
   };
   std::vector<char> has_data(items.size(), 0), done(items.size(), 0);
-  // Reads the aggregates of items [begin, end) through `db` into those items; call sites go to
-  // `fixes`. Touches no state outside its items, so chunks run concurrently.
+  // Reads the aggregates and hosts of items [begin, end) through `db` into those items; call
+  // sites go to `fixes`. Touches no state outside its items, so chunks run concurrently.
   auto readChunk = [&](sql::Db& db, size_t begin, size_t end, std::vector<CallerFix>& fixes) {
     std::vector<std::string_view> chunk_keys(stored_keys.begin() + static_cast<ptrdiff_t>(begin),
                                              stored_keys.begin() + static_cast<ptrdiff_t>(end));
@@ -1041,20 +1087,26 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
       }
       readAggregates(/*ordered=*/true);
     }
+    // The hosts of the chunk's keys.
+    sql::Stmt h(db, ("SELECT j.key, h.host FROM " + sql::jsonEach(db.backend(), 1) +
+                     " j JOIN hosts h ON h.key = j.value ORDER BY j.key, h.host")
+                        .c_str());
+    h.bindRef(1, chunk_arr);
+    while (h.step()) {
+      const auto idx = begin + static_cast<size_t>(h.i64(0));
+      if (idx < end) items[idx].hosts.push_back(h.text(1));
+    }
   };
   std::vector<CallerFix> fixes;
   {
-    const size_t chunks = chunkCount(items.size(), Impl::kKeysPerChunk, im.read_threads);
+    const size_t chunks = chunksFor(items.size());
     std::vector<std::vector<CallerFix>> chunk_fixes(chunks);
-    std::vector<sql::Db*> dbs{&im.db};  // opened here: the threads only use them
-    for (size_t c = 1; c < chunks; ++c) dbs.push_back(&im.reader(c - 1));
-    forEachChunk(items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
-      if (c == 0) return readChunk(im.db, begin, end, chunk_fixes[c]);
-      sql::Transaction same_snapshot(*dbs[c], /*write=*/false);
-      readChunk(*dbs[c], begin, end, chunk_fixes[c]);
-      same_snapshot.commit();
+    inChunks(items.size(), chunks, [&](size_t c, sql::Db& db, size_t begin, size_t end) {
+      readChunk(db, begin, end, chunk_fixes[c]);
     });
-    for (const auto& f : chunk_fixes) fixes.insert(fixes.end(), f.begin(), f.end());
+    for (size_t c = 0; c < chunks; ++c) {
+      fixes.insert(fixes.end(), chunk_fixes[c].begin(), chunk_fixes[c].end());
+    }
   }
 
   // 3. Function totals of every caller in the current window (for rates per caller).
@@ -1094,21 +1146,9 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     }
   }
 
-  // 4. Hosts of every key.
-  {
-    sql::Stmt q(im.db, ("SELECT j.key, h.host FROM " + sql::jsonEach(im.db.backend(), 1) +
-                        " j JOIN hosts h ON h.key = j.value "
-                        "ORDER BY j.key, h.host")
-                           .c_str());
-    q.bindRef(1, keys_arr);
-    while (q.step()) {
-      const auto idx = static_cast<size_t>(q.i64(0));
-      if (idx < items.size()) items[idx].hosts.push_back(q.text(1));
-    }
-  }
   snapshot.commit();
 
-  // 5. Items in request order; keys without data in the window are missing. Usually every key
+  // 4. Items in request order; keys without data in the window are missing. Usually every key
   //    was found by the first statement, in request order, once, with data: then `items` is the
   //    answer as it is (moving 10,000 items one by one into a fresh vector cost ~5 % of a call).
   bool as_is = items.size() == n;

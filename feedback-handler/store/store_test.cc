@@ -406,8 +406,8 @@ INSERT INTO functions(key, file, line, seq) VALUES('ns::old()', 'old.cc', 12, 3)
 
 // A large batchGet is read in chunks on parallel connections. The answer is the one a single
 // thread gives, byte for byte: every row kind, callers inside and outside the request, keys
-// asked twice or by mangled name, a damaged row, a baseline window and items on both sides of
-// every chunk boundary.
+// asked twice or by mangled name, a damaged row, hosts, a baseline window and items on both
+// sides of every chunk boundary.
 TEST_F(StoreSqliteTest, ParallelChunksAnswerExactlyAsOneThread) {
   const int64_t bucket = kNow / kBucketNs - 30;
   constexpr int kKeys = 5000;
@@ -443,6 +443,7 @@ TEST_F(StoreSqliteTest, ParallelChunksAnswerExactlyAsOneThread) {
         b.aggregates[AggKey{AggKind::kResultSize, key(k), "", bucket, "svc0", "v0", "", ""}]
             .sketch.add(k % 50);
       }
+      for (int h = 0; h < k % 3; ++h) b.hosts[{key(k), "host" + std::to_string(h)}] = kNow;
       b.functions[key(k)] = FunctionInfo{k % 17 == 0 ? "_Z5mangled" + std::to_string(k) : "",
                                          "/src/c.cc", k, bucket * kBucketNs};
     }
@@ -451,24 +452,39 @@ TEST_F(StoreSqliteTest, ParallelChunksAnswerExactlyAsOneThread) {
     sql::Stmt u(db, "UPDATE aggregates SET sketch=x'00' WHERE key=? AND kind='f'");
     u.bind(1, std::string_view(key(2049))).step();
   }
-  BatchGetRequest req;
-  for (int k = kKeys - 1; k >= 0; --k) req.keys.push_back(key(k));
-  req.keys.push_back(key(17));
-  req.keys.push_back("_Z5mangled34");
-  req.keys.push_back("nope()");
-  req.baseline =
+  // Every key once (its items need no reordering); the same with one key twice; and with keys
+  // found only by their mangled name, and unknown keys.
+  BatchGetRequest once;
+  for (int k = kKeys - 1; k >= 0; --k) once.keys.push_back(key(k));
+  once.baseline =
       TimeWindow{formatRfc3339(kNow - 180 * kBucketNs), formatRfc3339(kNow - 45 * kBucketNs)};
-  std::string answers[2];
+  BatchGetRequest twice = once;
+  twice.keys.push_back(key(17));
+  BatchGetRequest mixed = twice;
+  mixed.keys.push_back("_Z5mangled34");
+  mixed.keys.push_back("nope()");
+  std::string answers[3][2];
   for (int threads : {1, 3}) {
     StoreOptions o = opts();
     o.read_threads = threads;
     Store s(o);
-    answers[threads == 1 ? 0 : 1] = serialize(s.batchGet(req));
+    int r = 0;
+    for (const BatchGetRequest* req : {&once, &twice, &mixed}) {
+      answers[r++][threads == 1 ? 0 : 1] = serialize(s.batchGet(*req));
+    }
   }
-  EXPECT_GT(answers[0].size(), 1'000'000u);
-  EXPECT_NE(answers[0].find("\"baseline\""), std::string::npos);
-  EXPECT_TRUE(answers[0] == answers[1])
-      << "answers differ in size " << answers[0].size() << " vs " << answers[1].size();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(answers[r][0] == answers[r][1])
+        << "request " << r << ": answers differ in size " << answers[r][0].size() << " vs "
+        << answers[r][1].size();
+  }
+  EXPECT_GT(answers[0][0].size(), 1'000'000u);
+  EXPECT_NE(answers[0][0].find("\"baseline\""), std::string::npos);
+  EXPECT_NE(answers[0][0].find("\"hosts\":[\"host0\",\"host1\"]"), std::string::npos);
+  EXPECT_EQ(answers[0][0], answers[1][0]);  // a repeated key is answered once, where first asked
+  // Without data: the key whose rows are damaged, and the unknown one.
+  EXPECT_NE(answers[2][0].find("\"missing\":[\"chunk::fn2049(int)\",\"nope()\"]"),
+            std::string::npos);
 }
 
 TEST_F(StoreSqliteTest, NotADatabaseIsAClearStartupError) {
