@@ -1,12 +1,12 @@
 #include "common/ddsketch.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include "common/crc32.h"
 
 namespace perfhat {
 namespace {
@@ -240,7 +240,7 @@ std::string DDSketch::serialize() const {
       putDouble(out, c);
     }
   }
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(out.data()), static_cast<uInt>(out.size()));
+  const uint32_t crc = crc32(out);
   for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((crc >> (8 * b)) & 0xff));
   return out;
 }
@@ -250,13 +250,12 @@ DDSketch::Parsed DDSketch::parse(std::string_view blob, std::vector<std::pair<in
     throw DDSketchError("ddsketch blob: bad magic or too short");
   }
   std::string_view body = blob.substr(0, blob.size() - 4);
-  uLong crc =
-      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()));
+  const uint32_t crc = crc32(body);
   uint32_t stored = 0;
   for (int b = 0; b < 4; ++b) {
     stored |= static_cast<uint32_t>(static_cast<uint8_t>(blob[body.size() + b])) << (8 * b);
   }
-  if (stored != static_cast<uint32_t>(crc)) throw DDSketchError("ddsketch blob: checksum mismatch");
+  if (stored != crc) throw DDSketchError("ddsketch blob: checksum mismatch");
 
   Reader r{body, 4};
   Parsed p;

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/crc32.h"
 #include "feedback-handler/store/sqlite.h"  // StoreError
 
 namespace perfhat::handler {
@@ -28,10 +28,7 @@ constexpr uint32_t kMaxPayload = 1u << 30;  // far above any accepted request bo
 }
 
 uint32_t crcOf(const char* prefix, size_t prefix_len, std::string_view body) {
-  uLong c = crc32(0L, reinterpret_cast<const Bytef*>(prefix), static_cast<uInt>(prefix_len));
-  // zlib's length is 32-bit; bodies are far smaller than 4 GiB (kMaxPayload).
-  return static_cast<uint32_t>(
-      crc32(c, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  return crc32(body, crc32(std::string_view(prefix, prefix_len)));
 }
 
 void syncDirectoryOf(const std::string& path) {
