@@ -54,6 +54,9 @@ per-function latency sketches in SQLite and serves them to perfhat-lsp.
   --max-body-bytes N         largest request body on the wire (default 16 MiB) → else 413
   --rate-limit R             requests/s per client (default 0 = unlimited) → else 429
   --threads N                HTTP worker threads (default 8)
+  --read-threads N           threads reading and writing one large batchGet (2048 keys or more)
+                             in parallel, each on its own SQLite read connection (default 0: one
+                             per core, at most 4; 1 = the request's own thread only)
   --commit-delay-us N        ingest group commit: wait up to N µs for more requests to share a
                              durable commit (default 0: requests that overlap a commit share
                              the next one, no added latency)
@@ -79,6 +82,7 @@ struct Args {
   size_t max_body = 16u << 20;
   double rate_limit = 0;
   int threads = 8;
+  int read_threads = 0;
   GroupCommitOptions commit;
 };
 
@@ -138,6 +142,8 @@ Args parse(int argc, char** argv) {
       a.rate_limit = number(f, value());
     } else if (f == "--threads") {
       a.threads = static_cast<int>(number(f, value()));
+    } else if (f == "--read-threads") {
+      a.read_threads = static_cast<int>(number(f, value()));
     } else if (f == "--commit-delay-us") {
       a.commit.max_batch_delay =
           std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
@@ -204,6 +210,7 @@ int main(int argc, char** argv) {
     so.path = args.store;
     so.retention_minutes = static_cast<int64_t>(args.retention_days * 24 * 60);
     so.default_range_minutes = std::max<int64_t>(1, static_cast<int64_t>(args.range_hours * 60));
+    so.read_threads = args.read_threads;
     store = std::make_unique<Store>(so);
     store->purge();
   } catch (const StoreError& e) {

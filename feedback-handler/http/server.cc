@@ -308,19 +308,21 @@ void HandlerServer::routes() {
     res.set_header("X-Perfhat-Data-Age-Seconds", age < 0 ? "-1" : std::to_string(std::lround(age)));
   };
 
-  s.Post("/v1/feedback:batchGet",
-         guarded(Access::kRead,
-                 [this, ageHeader, flushed](const httplib::Request& req, httplib::Response& res) {
-                   BatchGetRequest r = parseBatchGetRequest(req.body);
-                   if (r.keys.size() > options_.max_batch_keys) {
-                     return setError(
-                         res, 413, "payload_too_large",
-                         "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
-                   }
-                   ageHeader(res);
-                   flushed(res);
-                   sendPieces(res, writeBatchGetResponsePieces(store_.batchGet(r)), kJson);
-                 }));
+  s.Post(
+      "/v1/feedback:batchGet",
+      guarded(Access::kRead, [this, ageHeader, flushed](const httplib::Request& req,
+                                                        httplib::Response& res) {
+        BatchGetRequest r = parseBatchGetRequest(req.body);
+        if (r.keys.size() > options_.max_batch_keys) {
+          return setError(res, 413, "payload_too_large",
+                          "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
+        }
+        ageHeader(res);
+        flushed(res);
+        sendPieces(res,
+                   writeBatchGetResponsePieces(store_.batchGet(r), store_.options().read_threads),
+                   kJson);
+      }));
 
   s.Get("/v1/feedback",
         guarded(Access::kRead,

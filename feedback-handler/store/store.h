@@ -40,8 +40,9 @@ struct StoreOptions {
   // cached row skips reading and decoding the stored sketch. ~2–3 kB per row; 0 disables.
   size_t hot_rows = 16384;
   // Threads reading one large batchGet (≥ 2048 keys) in parallel, each chunk on its own read
-  // connection of the same snapshot. 0: one per core, at most 4; 1: the calling thread only.
-  // SQLite files only (PostgreSQL reads on the store's one connection).
+  // connection of the same snapshot (the HTTP server writes the answer with as many). 0: one per
+  // core, at most 4; 1: the calling thread only. SQLite files only (PostgreSQL reads on the
+  // store's one connection).
   int read_threads = 0;
   // Clock (ns since the epoch); injectable for tests.
   std::function<int64_t()> now_ns;
