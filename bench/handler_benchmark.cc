@@ -3,7 +3,8 @@
 //  * ingest over loopback HTTP into a real SQLite store (write-behind: durable intake log before
 //    each 2xx), JSON and protobuf, with an in-process load generator (keep-alive client,
 //    500-span requests); protobuf also into a real PostgreSQL (write-through, a throwaway server)
-//  * batchGet for 10,000 keys (store API and over HTTP)
+//  * batchGet for 10,000 keys (store API and over HTTP), on one thread (the baseline) and on the
+//    default threads (one per core, at most 4)
 //  * store size and process memory per 100,000 distinct keys
 #include <benchmark/benchmark.h>
 #include <httplib.h>
@@ -260,6 +261,7 @@ void BM_BatchGet10kKeys(benchmark::State& state) {
   {
     StoreOptions so;
     so.path = path;
+    so.read_threads = static_cast<int>(state.range(1));  // 0: one per core (the default)
     Store store(so);
     fillStore(store, 10000);
     BatchGetRequest req;
@@ -290,7 +292,8 @@ void BM_BatchGet10kKeys(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * 10000);
     state.counters["process_cpu_ms_per_call"] =
         (processCpuSeconds() - cpu0) * 1e3 / static_cast<double>(state.iterations());
-    state.SetLabel(http ? "HTTP, JSON response" : "store API");
+    state.SetLabel(std::string(http ? "HTTP, JSON response" : "store API") +
+                   (state.range(1) == 1 ? ", 1 thread" : ", default threads"));
     if (server) {
       server->stop();
       t.join();
@@ -298,7 +301,14 @@ void BM_BatchGet10kKeys(benchmark::State& state) {
   }
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
-BENCHMARK(BM_BatchGet10kKeys)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+// Args: {0 = store API / 1 = HTTP, read threads (1 = one thread: the baseline; 0 = default)}.
+BENCHMARK(BM_BatchGet10kKeys)
+    ->Args({0, 1})
+    ->Args({0, 0})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 long rssKb() {
   std::ifstream in("/proc/self/status");
