@@ -74,7 +74,7 @@ double DDSketch::valueAt(int i) const { return 2 * std::exp(i * log_gamma_) / (g
 void DDSketch::ensureRange(int lo, int hi) {
   if (bins_.empty()) {
     offset_ = lo;
-    bins_.assign(static_cast<size_t>(hi - lo + 1), 0.0);
+    bins_.assign(static_cast<size_t>(hi - lo) + 1, 0.0);
     return;
   }
   int cur_hi = offset_ + static_cast<int>(bins_.size()) - 1;
@@ -85,11 +85,11 @@ void DDSketch::ensureRange(int lo, int hi) {
   if (new_lo <= offset_) {
     // Growing without folding: in place, so a reused accumulator does not allocate.
     bins_.insert(bins_.begin(), static_cast<size_t>(offset_ - new_lo), 0.0);
-    bins_.resize(static_cast<size_t>(new_hi - new_lo + 1), 0.0);
+    bins_.resize(static_cast<size_t>(new_hi - new_lo) + 1, 0.0);
     offset_ = new_lo;
     return;
   }
-  std::vector<double> next(static_cast<size_t>(new_hi - new_lo + 1), 0.0);
+  std::vector<double> next(static_cast<size_t>(new_hi - new_lo) + 1, 0.0);
   for (size_t i = 0; i < bins_.size(); ++i) {
     int idx = std::max(offset_ + static_cast<int>(i), new_lo);
     next[static_cast<size_t>(idx - new_lo)] += bins_[i];
@@ -331,7 +331,7 @@ void DDSketch::assignSerialized(std::string_view blob) {
   offset_ = 0;
   if (!bins.empty()) {
     offset_ = bins.front().first;
-    bins_.assign(static_cast<size_t>(bins.back().first - bins.front().first + 1), 0.0);
+    bins_.assign(static_cast<size_t>(bins.back().first - bins.front().first) + 1, 0.0);
     for (const auto& [idx, c] : bins) bins_[static_cast<size_t>(idx - offset_)] = c;
   }
 }

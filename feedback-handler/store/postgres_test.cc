@@ -6,15 +6,13 @@
 
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
-#include <regex>
-#include <sstream>
 #include <thread>
 
 #include "tests/support/postgres_gtest.h"
+#include "tests/support/shipped_migrations.h"
 
 namespace perfhat::handler::sql {
 namespace {
@@ -307,22 +305,8 @@ TEST_F(PostgresTest, JsonEachListsArrayElementsWithTheirIndex) {
   }
 }
 
-// The migrations store.cc ships, taken from its source so this test follows every new one.
-std::vector<std::string> shippedMigrations() {
-  std::ifstream in(std::string(PERFHAT_SOURCE_DIR) + "/feedback-handler/store/store.cc");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string src = ss.str();
-  std::vector<std::string> out;
-  static const std::regex kRaw(R"re(R"SQL\(([\s\S]*?)\)SQL")re");
-  for (std::sregex_iterator it(src.begin(), src.end(), kRaw), end; it != end; ++it) {
-    out.push_back((*it)[1]);
-  }
-  return out;
-}
-
 TEST_F(PostgresTest, ShippedMigrationsApplyAndGetPostgresTypes) {
-  const auto migrations = shippedMigrations();
+  const auto migrations = perfhat::testing::shippedMigrations();
   ASSERT_FALSE(migrations.empty());
   Db db = open();
   for (const auto& m : migrations) {

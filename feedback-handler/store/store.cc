@@ -884,21 +884,14 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     });
     // Usually every key was found, once: then the slots are the items as they are.
     bool dense = std::find(hit.begin(), hit.end(), 0) == hit.end();
+    for (size_t i = 0; dense && i < n; ++i) dense = by_key.emplace(slots[i].key, i).second;
     if (dense) {
-      items = std::move(slots);  // the elements stay where they are (by_key views their keys)
-      for (size_t i = 0; dense && i < n; ++i) dense = by_key.emplace(items[i].key, i).second;
-      if (dense) {
-        std::iota(item_of.begin(), item_of.end(), 0);
-        first_request.resize(n);
-        std::iota(first_request.begin(), first_request.end(), 0);
-      } else {
-        by_key.clear();
-        slots = std::move(items);
-        items.clear();
-        items.reserve(n);
-      }
-    }
-    if (!dense) {
+      items = std::move(slots);  // the elements stay where they are, so by_key's views hold
+      std::iota(item_of.begin(), item_of.end(), 0);
+      first_request.resize(n);
+      std::iota(first_request.begin(), first_request.end(), 0);
+    } else {
+      by_key.clear();
       for (size_t i = 0; i < n; ++i) {
         if (!hit[i] || known(i, slots[i].key)) continue;
         items.push_back(std::move(slots[i]));

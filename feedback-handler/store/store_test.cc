@@ -16,6 +16,7 @@
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/rfc3339.h"
 #include "tests/support/postgres_gtest.h"
+#include "tests/support/shipped_migrations.h"
 
 namespace perfhat::handler {
 namespace {
@@ -345,31 +346,14 @@ TEST_F(StoreSqliteTest, VersionOneStoreMigratesToClusteredAggregatesKeepingItsRo
   for (int i = 1; i <= 10; ++i) old_sketch.add(1e6 * i);
   {
     sql::Db db = sql::Db::open(path);
-    db.exec(R"SQL(
-CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
-INSERT INTO schema_migrations VALUES(1, '2026-11-01T00:00:00Z');
-CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT INTO meta(name, value) VALUES('seq', 3);
-CREATE TABLE functions(
-  key TEXT PRIMARY KEY, mangled TEXT NOT NULL DEFAULT '', file TEXT NOT NULL DEFAULT '',
-  line INTEGER NOT NULL DEFAULT 0, last_seen_ns INTEGER NOT NULL DEFAULT 0,
-  seq INTEGER NOT NULL);
-CREATE INDEX functions_mangled ON functions(mangled);
-CREATE INDEX functions_seq ON functions(seq);
-CREATE TABLE hosts(
-  key TEXT NOT NULL, host TEXT NOT NULL, last_seen_ns INTEGER NOT NULL, seq INTEGER NOT NULL,
-  PRIMARY KEY(key, host));
-CREATE INDEX hosts_seq ON hosts(seq);
-CREATE TABLE aggregates(
-  key TEXT NOT NULL, bucket INTEGER NOT NULL, kind TEXT NOT NULL, sub TEXT NOT NULL,
-  service TEXT NOT NULL, version TEXT NOT NULL, env TEXT NOT NULL, origin TEXT NOT NULL,
-  sketch BLOB NOT NULL, x1 REAL NOT NULL, x2 REAL NOT NULL, x3 REAL NOT NULL,
-  line INTEGER NOT NULL, seq INTEGER NOT NULL,
-  PRIMARY KEY(key, bucket, kind, sub, service, version, env, origin));
-CREATE INDEX aggregates_seq ON aggregates(seq);
-CREATE INDEX aggregates_bucket ON aggregates(bucket);
-INSERT INTO functions(key, file, line, seq) VALUES('ns::old()', 'old.cc', 12, 3);
-)SQL");
+    const auto migrations = perfhat::testing::shippedMigrations();
+    ASSERT_GE(migrations.size(), 2u);
+    db.exec(migrations[0].c_str());  // version 1, as a binary of that version created it
+    db.exec(
+        "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);"
+        "INSERT INTO schema_migrations VALUES(1, '2026-11-01T00:00:00Z');"
+        "UPDATE meta SET value=3 WHERE name='seq';"
+        "INSERT INTO functions(key, file, line, seq) VALUES('ns::old()', 'old.cc', 12, 3);");
     sql::Stmt ins(db,
                   "INSERT INTO aggregates VALUES('ns::old()', ?1, 'f', '', 'svc', '1.0', '', '', "
                   "?2, 0, 0, 0, 0, 3)");
