@@ -163,7 +163,7 @@ TEST_P(StoreTest, ManyRowsMergeExactlyThroughWarmAndColdCaches) {
 TEST_P(StoreTest, RangeAndBaselineSelectBuckets) {
   Store s(opts());
   Batch b;
-  const int64_t recent = kNow / kBucketNs - 10, old = kNow / kBucketNs - 3 * 24 * 60;
+  const int64_t recent = kNow / kBucketNs - 10, old = kNow / kBucketNs - int64_t{3} * 24 * 60;
   for (int i = 0; i < 10; ++i) addFn(b, "f()", recent, 1000);
   for (int i = 0; i < 10; ++i) addFn(b, "f()", old, 5000);
   s.write(b);
@@ -403,9 +403,9 @@ TEST_F(StoreSqliteTest, ParallelChunksAnswerExactlyAsOneThread) {
     std::lognormal_distribution<double> lat(13, 1);
     for (int k = 0; k < kKeys; ++k) {
       for (int m = 0; m < 1 + k % 3; ++m) {
-        AggValue& v = b.aggregates[AggKey{AggKind::kFunction, key(k), "", bucket - 60 * (m % 2) + m,
-                                          "svc" + std::to_string(m % 2),
-                                          "v" + std::to_string(k % 4), "", ""}];
+        AggValue& v = b.aggregates[AggKey{
+            AggKind::kFunction, key(k), "", bucket - int64_t{60} * (m % 2) + m,
+            "svc" + std::to_string(m % 2), "v" + std::to_string(k % 4), "", ""}];
         for (int i = 0; i < 1 + k % 7; ++i) v.sketch.add(lat(rng), 1 + (i % 3) * 0.5);
       }
       if (k % 5 == 0) {
