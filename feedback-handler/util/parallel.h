@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -24,8 +25,9 @@ inline size_t chunkCount(size_t n, size_t min_per_chunk, size_t threads) {
 }
 
 // Calls fn(chunk, begin, end) for `chunks` contiguous ranges covering [0, n): chunk 0 on the
-// calling thread, the others each on a thread of its own. Returns when all have finished;
-// rethrows the first chunk's exception, if any.
+// calling thread, the others each on a thread of its own (on the calling thread, after chunk 0,
+// when no thread can be started). Returns when all have finished; rethrows the first chunk's
+// exception, if any.
 template <typename Fn>
 void forEachChunk(size_t n, size_t chunks, Fn&& fn) {
   chunks = std::max<size_t>(1, chunks);
@@ -39,8 +41,13 @@ void forEachChunk(size_t n, size_t chunks, Fn&& fn) {
   };
   std::vector<std::thread> threads;
   threads.reserve(chunks - 1);
-  for (size_t c = 1; c < chunks; ++c) threads.emplace_back(run, c);
+  size_t started = 1;
+  try {
+    for (; started < chunks; ++started) threads.emplace_back(run, started);
+  } catch (const std::system_error&) {  // out of threads: the rest run here
+  }
   run(0);
+  for (size_t c = started; c < chunks; ++c) run(c);
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
