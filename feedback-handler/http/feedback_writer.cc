@@ -282,7 +282,7 @@ std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, 
   {
     std::string& tail = pieces.back();
     tail.resize(64 + r.missing.size() * 40);
-    Writer w(tail, /*continuing=*/true);  // after `]` no comma is written anyway
+    Writer w(tail);
     w.close(']');
     w.strings("missing", r.missing);
     w.close('}');

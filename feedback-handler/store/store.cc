@@ -331,13 +331,13 @@ struct Store::Impl {
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
-  // Extra read connections of a SQLite file for the chunks of a large batchGet (opened on first
-  // use), and how many chunks a request of `items` keys is read in.
-  std::string path;
+  // Extra read connections to the SQLite file `path` for the chunks of a large batchGet (opened
+  // on first use), and how many threads may read one request (1 for PostgreSQL and in-memory
+  // stores: they read on `db` alone).
   size_t read_threads = 1;
   std::vector<std::unique_ptr<sql::Db>> readers;
   static constexpr size_t kKeysPerChunk = 1024;  // smaller chunks do not repay a thread
-  sql::Db& reader(size_t i) {
+  sql::Db& reader(size_t i, const std::string& path) {
     if (readers.size() <= i) readers.resize(i + 1);
     if (!readers[i]) {
       auto db = std::make_unique<sql::Db>(sql::Db::open(path));
@@ -524,10 +524,7 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
   db = sql::Db::open(options_.path);  // a SQLite file or a postgresql:// URL
   const bool sqlite = db.backend() == sql::Backend::kSqlite;
   impl_->sqlite = sqlite;
-  if (sql::isSqliteFile(options_.path)) {
-    impl_->path = options_.path;
-    impl_->read_threads = requestThreads(options_.read_threads);
-  }
+  if (sql::isSqliteFile(options_.path)) impl_->read_threads = requestThreads(options_.read_threads);
   if (!sqlite) impl_->replica = replicaOrigin();
   // Checked and migrated under the write lock: replicas starting together migrate once.
   std::optional<sql::Transaction> migrate;
@@ -822,13 +819,13 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
     return found;
   };
 
-  // 1. Resolve: exact keys in one statement; the rest by mangled name, normalized spelling,
-  //    qualified name (data recorded with code.function.name only has no parameter list).
+  // 1. Resolve: exact keys in one statement per chunk; the rest by mangled name, normalized
+  //    spelling, qualified name (data recorded with code.function.name only has no parameter
+  //    list).
   //    One item per stored key, even if asked twice (answered at its first request position).
   constexpr uint32_t kNone = UINT32_MAX;
   const size_t n = request.keys.size();
-  std::vector<FeedbackItem> items;
-  items.reserve(n);  // never reallocates: `by_key` views the keys in place
+  std::vector<FeedbackItem> items;  // `by_key` views the keys of its elements in place
   std::vector<size_t> first_request;
   std::vector<uint32_t> item_of(n, kNone);  // request index → position in `items`
   std::unordered_map<std::string_view, uint32_t> by_key;
@@ -852,7 +849,7 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   std::vector<sql::Db*> dbs{&im.db};
   auto chunksFor = [&](size_t count) {
     const size_t chunks = chunkCount(count, Impl::kKeysPerChunk, im.read_threads);
-    while (dbs.size() < chunks) dbs.push_back(&im.reader(dbs.size() - 1));
+    while (dbs.size() < chunks) dbs.push_back(&im.reader(dbs.size() - 1, options_.path));
     return chunks;
   };
   auto inChunks = [&](size_t count, size_t chunks, auto&& fn) {
@@ -892,6 +889,7 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
       std::iota(first_request.begin(), first_request.end(), 0);
     } else {
       by_key.clear();
+      items.reserve(n);  // never reallocates from here on
       for (size_t i = 0; i < n; ++i) {
         if (!hit[i] || known(i, slots[i].key)) continue;
         items.push_back(std::move(slots[i]));
