@@ -6,6 +6,10 @@
 #   full             PERFHAT_SAMPLER=full: every call recorded and exported
 #   phase1           PERFHAT_SAMPLER=none: Tigris phase-1 estimators only, nothing exported
 #   tigris-adaptive  PERFHAT_FILTER="more frequent ∪ most expensive", adaptive sampler, 5 s cycle
+#   full-agg, tigris-adaptive-agg
+#                    the same with PERFHAT_EXPORT=aggregates: every recorded call goes into
+#                    in-process histograms, exported as rows to POST /v1/aggregates
+#                    (docs/aggregate-export.md) instead of one span per call
 #
 #   bench/overhead/overhead.sh [BUILD_DIR] [SECONDS_PER_RUN] [REPETITIONS]
 #
@@ -23,7 +27,8 @@
 # in time, so slow drift cancels), with the min–max over repetitions.
 #
 # OVERHEAD_MIX=cpu (default) drives the CPU-bound reports (agile-workload --cpu-bound);
-# OVERHEAD_MIX=default the latency-bound default navigation mix.
+# OVERHEAD_MIX=default the latency-bound default navigation mix. OVERHEAD_CONFIGS picks and orders
+# the configurations (default: all six).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
@@ -73,7 +78,7 @@ echo "[overhead] load at start: $(uptime | sed 's/.*load average/load average/')
 start userdir "$S/agile-userdir" --listen 127.0.0.1:0
 USERDIR=$ADDR
 TOKEN=overhead-bench
-configs=(bare full phase1 tigris-adaptive)
+read -r -a configs <<< "${OVERHEAD_CONFIGS:-bare full phase1 tigris-adaptive full-agg tigris-adaptive-agg}"
 TICK_HZ=$(getconf CLK_TCK)
 : > "$TMP/results.tsv"
 for rep in $(seq "$REPS"); do
@@ -91,6 +96,11 @@ for rep in $(seq "$REPS"); do
       phase1) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=none PERFHAT_FILTER=) ;;
       tigris-adaptive) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=adaptive
                          "PERFHAT_FILTER=more frequent ∪ most expensive" PERFHAT_CYCLE_S=5) ;;
+      full-agg) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=full PERFHAT_FILTER= PERFHAT_EXPORT=aggregates) ;;
+      tigris-adaptive-agg) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=adaptive
+                         "PERFHAT_FILTER=more frequent ∪ most expensive" PERFHAT_CYCLE_S=5
+                         PERFHAT_EXPORT=aggregates) ;;
+      *) echo "unknown configuration '$cfg'" >&2; exit 2 ;;
     esac
     # env execs the service, so LAST_PID is the service's own pid.
     start "service-$cfg-$rep" env "${env_args[@]}" "$bin" --listen 127.0.0.1:0 --db "$run/a.sqlite" --tcp-nodelay \
@@ -136,7 +146,8 @@ for line in open(sys.argv[1]).read().splitlines():
     runs.setdefault((cfg, phase), {})[rep] = dict(served=int(served), errors=int(errors),
         tput=float(tput), cpu=float(cpu), hcpu=float(hcpu), spans=float(spans))
 thesis = {"bare": "—", "full": "22.6–29.9 %", "phase1": "(Tigris phase 1)",
-          "tigris-adaptive": "3.4–24.7 %"}
+          "tigris-adaptive": "3.4–24.7 %", "full-agg": "22.6–29.9 %",
+          "tigris-adaptive-agg": "3.4–24.7 %"}
 def spread(values, fmt):
     m = statistics.median(values)
     return f"{fmt.format(m)} [{fmt.format(min(values))}…{fmt.format(max(values))}]"
@@ -152,7 +163,7 @@ print("| configuration | CPU µs/request (steady) | CPU overhead vs bare | spans
       "| handler CPU µs/request | throughput req/s (saturated) | throughput vs bare | spans/request "
       "(saturated) | thesis penalty |")
 print("|---|---|---|---|---|---|---|---|---|")
-for cfg in ["bare", "full", "phase1", "tigris-adaptive"]:
+for cfg in ["bare", "full", "phase1", "tigris-adaptive", "full-agg", "tigris-adaptive-agg"]:
     st, sa = runs.get((cfg, "steady"), {}), runs.get((cfg, "saturated"), {})
     if not st or not sa: continue
     col = lambda rows, key, fmt: spread([v[key] for v in rows.values()], fmt)

@@ -520,4 +520,42 @@ std::string metrics_json(const ExportBatch& b) {
          metric("perfhat.function.duration", "ns", 2) + "]}]}]}";
 }
 
+std::string aggregates_json(const ExportBatch& b) {
+  std::string out = "{\"resource\":{\"service.name\":" + jstr(b.resource.service_name);
+  if (!b.resource.service_version.empty()) {
+    out += ",\"service.version\":" + jstr(b.resource.service_version);
+  }
+  if (!b.resource.host_name.empty()) out += ",\"host.name\":" + jstr(b.resource.host_name);
+  out += "},\"time_unix_nano\":\"" + std::to_string(b.histograms_end_unix_ns) + "\",\"sites\":[";
+  for (size_t i = 0; i < b.sites.size(); ++i) {
+    const SiteIdentity& s = b.sites[i];
+    if (i) out += ',';
+    out += "{\"name\":" + jstr(s.name) + ",\"function\":" + jstr(s.function);
+    if (!s.mangled.empty()) out += ",\"mangled\":" + jstr(s.mangled);
+    if (!s.file.empty()) out += ",\"file\":" + jstr(s.file);
+    if (s.line) out += ",\"line\":" + std::to_string(s.line);
+    out += '}';
+  }
+  out += "],\"rows\":[";
+  static constexpr const char* kKinds[] = {"function", "callsite", "loop", "size"};
+  for (size_t i = 0; i < b.histograms.size(); ++i) {
+    const HistogramData& h = b.histograms[i];
+    if (i) out += ',';
+    out += std::string("{\"kind\":\"") + kKinds[h.kind] + "\",\"site\":" + std::to_string(h.site);
+    if (h.kind == HistogramData::kCallSite) out += ",\"caller\":" + std::to_string(h.caller);
+    if (h.kind == HistogramData::kLoop) out += ",\"line\":" + std::to_string(h.line);
+    out += ",\"minute\":" + std::to_string(h.minute) + ",\"zero\":" + jnum(h.zero) +
+           ",\"sum\":" + jnum(h.sum);
+    if (h.kind == HistogramData::kFunction) out += ",\"errors\":" + jnum(h.errors);
+    if (h.kind == HistogramData::kCallSite) out += ",\"parents\":" + jnum(h.parents);
+    out += ",\"bins\":[";
+    for (size_t k = 0; k < h.bins.size(); ++k) {
+      if (k) out += ',';
+      out += '[' + std::to_string(h.bins[k].first) + ',' + jnum(h.bins[k].second) + ']';
+    }
+    out += "]}";
+  }
+  return out + "]}";
+}
+
 }  // namespace perfhat::otlp

@@ -1,5 +1,6 @@
 // OTLP encodings of an ExportBatch: ExportTraceServiceRequest (spans) and
-// ExportMetricsServiceRequest (phase-1 aggregates), as OTLP/JSON and as protobuf. The protobuf
+// ExportMetricsServiceRequest (phase-1 aggregates), as OTLP/JSON and as protobuf; and the
+// histograms of the aggregate export mode. The protobuf
 // wire format is written by hand (no libprotobuf), following opentelemetry-proto v1.
 #pragma once
 
@@ -17,6 +18,9 @@ std::string traces_protobuf(const ExportBatch& b);
 std::string_view traces_protobuf_view(const ExportBatch& b);
 std::string metrics_json(const ExportBatch& b);
 std::string metrics_protobuf(const ExportBatch& b);
+// Aggregate export mode: the histograms as the body of the handler's POST /v1/aggregates
+// (perfhat's own JSON, not OTLP: docs/aggregate-export.md).
+std::string aggregates_json(const ExportBatch& b);
 
 // Helpers shared with tests.
 std::string hex(const uint8_t* p, size_t n);

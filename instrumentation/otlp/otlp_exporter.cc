@@ -84,11 +84,14 @@ bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& er
   return true;
 }
 
+constexpr const char* kJson = "application/json";
+constexpr const char* kProtobuf = "application/x-protobuf";
+
 struct OtlpHttpExporter::Impl {
   std::mutex mu;
   std::unique_ptr<httplib::Client> client;
   std::string prefix;  // path prefix of the endpoint (usually empty)
-  std::string traces_path, metrics_path;
+  std::string traces_path, metrics_path, aggregates_path;
   httplib::Headers headers;  // built once: the same on every request
   std::string last_error;
   // gzip: one deflate stream reset per body (no per-request allocation) and its output buffer.
@@ -126,7 +129,7 @@ struct OtlpHttpExporter::Impl {
 
 OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::move(o)) {
   std::string ep = opt_.endpoint;
-  for (const char* suffix : {"/v1/traces", "/v1/metrics"}) {
+  for (const char* suffix : {"/v1/traces", "/v1/metrics", "/v1/aggregates"}) {
     size_t n = std::strlen(suffix);
     if (ep.size() >= n && ep.compare(ep.size() - n, n, suffix) == 0) ep.resize(ep.size() - n);
   }
@@ -138,6 +141,7 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   if (path_start != std::string::npos) impl_->prefix = ep.substr(path_start);
   impl_->traces_path = impl_->prefix + "/v1/traces";
   impl_->metrics_path = impl_->prefix + "/v1/metrics";
+  impl_->aggregates_path = impl_->prefix + "/v1/aggregates";
   for (const auto& [k, v] : opt_.headers) impl_->headers.emplace(k, v);
   if (opt_.gzip) impl_->headers.emplace("Content-Encoding", "gzip");
   impl_->client = std::make_unique<httplib::Client>(host);
@@ -165,9 +169,9 @@ std::string OtlpHttpExporter::last_error() const {
   return impl_->last_error;
 }
 
-ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view body) {
+ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view body,
+                                    const char* ctype) {
   std::lock_guard<std::mutex> l(impl_->mu);
-  const char* ctype = opt_.json ? "application/json" : "application/x-protobuf";
   if (opt_.gzip) {
     if (!impl_->gzip(body)) return ExportResult::kPermanentFailure;
     body = impl_->gz;
@@ -197,15 +201,20 @@ ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
   ExportResult r = ExportResult::kSuccess;
   if (!batch.spans.empty()) {
     if (opt_.json) {
-      r = post(impl_->traces_path, traces_json(batch));
+      r = post(impl_->traces_path, traces_json(batch), kJson);
     } else {
-      r = post(impl_->traces_path, traces_protobuf_view(batch));
+      r = post(impl_->traces_path, traces_protobuf_view(batch), kProtobuf);
     }
     if (r != ExportResult::kSuccess) return r;
   }
+  if (!batch.histograms.empty()) {
+    // Deltas: the engine retries the batch on a retryable failure and counts it lost otherwise.
+    r = post(impl_->aggregates_path, aggregates_json(batch), kJson);
+    if (r != ExportResult::kSuccess) return r;
+  }
   if (!batch.aggregates.empty() && metrics_enabled_.load()) {
-    ExportResult m =
-        post(impl_->metrics_path, opt_.json ? metrics_json(batch) : metrics_protobuf(batch));
+    ExportResult m = opt_.json ? post(impl_->metrics_path, metrics_json(batch), kJson)
+                               : post(impl_->metrics_path, metrics_protobuf(batch), kProtobuf);
     if (m == ExportResult::kPermanentFailure) {
       // A traces-only receiver (404/405/415): stop sending metrics, spans are unaffected.
       metrics_enabled_ = false;

@@ -75,7 +75,7 @@ std::map<std::string, std::string> kvs(const std::string& msg, int field) {
 
 struct Received {
   std::mutex mu;
-  std::vector<std::string> traces, metrics;
+  std::vector<std::string> traces, metrics, aggregates;
   std::vector<std::string> content_types, auth, encodings;
   int trace_posts = 0;
 };
@@ -95,6 +95,12 @@ class Server {
     srv_.Post("/v1/metrics", [this](const httplib::Request& q, httplib::Response& r) {
       std::lock_guard<std::mutex> l(rx.mu);
       rx.metrics.push_back(q.body);
+      r.status = 200;
+    });
+    srv_.Post("/v1/aggregates", [this](const httplib::Request& q, httplib::Response& r) {
+      std::lock_guard<std::mutex> l(rx.mu);
+      rx.aggregates.push_back(q.body);
+      rx.content_types.push_back(q.get_header_value("Content-Type"));
       r.status = 200;
     });
     port_ = srv_.bind_to_any_port("127.0.0.1");
@@ -401,3 +407,51 @@ TEST(InstrOtlpExporter, ReusedBatchSpansCarryNoStaleFields) {
   EXPECT_EQ(annotated, 2);
   EXPECT_EQ(plain, 3);
 }
+
+namespace {
+
+// The aggregate export mode end to end through the real exporter: the body is the JSON of
+// docs/aggregate-export.md, sites referenced by index, rows per kind.
+TEST(InstrOtlpAggregates, HistogramsArePostedToAggregatesAsJson) {
+  Server srv;
+  perfhat::Config c;
+  c.sampler = "full";
+  c.service_name = "agg-svc";
+  c.service_version = "2.0";
+  c.endpoint = srv.url();
+  c.export_mode = "aggregates";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  for (int i = 0; i < 12; ++i) otlpns::compute(i);
+  perfhat::shutdown();  // flushes
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  EXPECT_TRUE(srv.rx.traces.empty());
+  ASSERT_EQ(srv.rx.aggregates.size(), 1u);
+  EXPECT_EQ(srv.rx.content_types.back(), "application/json");
+  auto j = nlohmann::json::parse(srv.rx.aggregates[0]);
+  EXPECT_EQ(j["resource"]["service.name"], "agg-svc");
+  EXPECT_EQ(j["resource"]["service.version"], "2.0");
+  EXPECT_GT(std::stoull(j["time_unix_nano"].get<std::string>()), 1'700'000'000'000'000'000ull);
+  int function_rows = 0, size_rows = 0;
+  for (const auto& row : j["rows"]) {
+    const auto& site = j["sites"].at(row["site"].get<size_t>());
+    if (site["function"] != "int otlpns::compute(int)") continue;
+    EXPECT_EQ(site["mangled"], "_ZN6otlpns7computeEi");
+    double count = row["zero"].get<double>();
+    for (const auto& b : row["bins"]) count += b[1].get<double>();
+    EXPECT_EQ(count, 12);
+    if (row["kind"] == "function") {
+      ++function_rows;
+      EXPECT_EQ(row["errors"], 0);
+      EXPECT_GT(row["sum"].get<double>(), 0);
+    }
+    if (row["kind"] == "size") {
+      ++size_rows;
+      EXPECT_EQ(row["sum"], 66);  // 0 + 1 + ... + 11
+      EXPECT_EQ(row["zero"], 1);  // size 0
+    }
+  }
+  EXPECT_EQ(function_rows, 1);
+  EXPECT_EQ(size_rows, 1);
+}
+
+}  // namespace

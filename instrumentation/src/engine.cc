@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unordered_map>
 
 #include "symbolize.h"
 
@@ -31,6 +32,7 @@ std::atomic<uint64_t (*)()> g_tick_source{nullptr};
 std::atomic<const uint64_t*> g_relevant{nullptr};
 std::atomic<uint64_t> g_rate_threshold{~uint64_t{0}};
 std::atomic<uint32_t> g_timing_period{16};
+std::atomic<bool> g_aggregate_export{false};
 constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
@@ -76,6 +78,13 @@ std::string function_symbol(const void* addr) {
   std::string m = symbolize::resolve(addr).mangled;
   if (m.rfind("_Z", 0) == 0) m = m.substr(0, m.find('.'));
   return m;
+}
+
+// A site's mangled symbol, looked up when it is first exported (off the probes' path).
+void resolve(SiteInfo& si) {
+  if (si.resolved) return;
+  if (si.addr) si.mangled = function_symbol(si.addr);
+  si.resolved = true;
 }
 
 uint64_t steady_now_ns() {
@@ -279,6 +288,9 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     err = "PERFHAT_SAMPLER: unknown sampler '" + cfg.sampler +
           "' (adaptive, uniform, inverse, full, none)";
   }
+  if (err.empty() && cfg.export_mode != "spans" && cfg.export_mode != "aggregates") {
+    err = "PERFHAT_EXPORT: unknown export mode '" + cfg.export_mode + "' (spans, aggregates)";
+  }
   if (err.empty() && !exporter && !cfg.endpoint.empty()) {
     if (perfhat_otlp_create == nullptr) {
       err = "an endpoint is configured but perfhat::otlp is not linked; spans are not exported";
@@ -319,6 +331,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     samplers_.push_back(std::move(sampler));
   }
   update_threshold(sampler_.load()->rate());
+  g_aggregate_export.store(cfg.export_mode == "aggregates", std::memory_order_relaxed);
   g_timing_period.store(std::max<uint32_t>(cfg.timing_period, 1), std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
   if (!cfg.filter.empty()) {
@@ -460,7 +473,8 @@ void Engine::reap_threads() {
   for (auto it = threads_.begin(); it != threads_.end();) {
     ThreadState* ts = *it;
     if (ts->alive.load(std::memory_order_acquire) ||
-        ts->head.load(std::memory_order_acquire) != ts->tail.load(std::memory_order_relaxed)) {
+        ts->head.load(std::memory_order_acquire) != ts->tail.load(std::memory_order_relaxed) ||
+        (ts->histograms.published() > 0 && !ts->harvested_after_exit)) {
       ++it;
       continue;
     }
@@ -468,6 +482,7 @@ void Engine::reap_threads() {
     for (size_t id = 1; id < sites_.size(); ++id) retired_[id].add(ts->hot.slots[id]);
     dropped_ring_retired_ += ts->dropped.load();
     recorded_retired_ += ts->recorded.load();
+    hist_dropped_retired_ += ts->hist_dropped.load();
     ::munmap(ts->hot.slots, ts->slots_bytes);
     delete ts;
     it = threads_.erase(it);
@@ -507,6 +522,49 @@ void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end)
   ts->trace_hi = ts->trace_lo = 0;
 }
 
+// Sampling weight of a recorded call: 1 / the probability it was recorded with.
+static double call_weight(const Hot* h) {
+  if (h->in_request) return h->request_weight;
+  uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
+  return thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr);
+}
+
+void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
+                            uint64_t parent) {
+  ThreadState* ts = h->owner;
+  const auto caller = static_cast<uint32_t>(parent >> 48);
+  const uint64_t caller_call = parent & kInvocationMask;
+  ts->agg_site = caller;
+  ts->agg_invocation = caller_call;
+  const double w = call_weight(h);
+  HistogramTable& t = ts->histograms;
+  uint64_t dropped = 0;
+  HistogramCell* c = t.cell(cell_key(CellKind::kLatency, site, caller));
+  const double ns = static_cast<double>(end - start) * ns_per_tick_.load(std::memory_order_relaxed);
+  if (c != nullptr && t.add(*c, ns, w)) {
+    if (p.error()) HistogramCell::add(c->errors, w);
+    if (caller != 0 && c->last_invocation != caller_call) {
+      HistogramCell::add(c->parents, w);
+      c->last_invocation = caller_call;
+    }
+  } else {
+    ++dropped;
+  }
+  if (int64_t n = p.result_size_value(); n >= 0) {
+    c = t.cell(cell_key(CellKind::kSize, site, 0));
+    if (c == nullptr || !t.add(*c, static_cast<double>(n), w)) ++dropped;
+  }
+  if (int64_t n = p.loop_iterations_value(); n >= 0) {
+    c = t.cell(cell_key(CellKind::kLoop, site, p.loop_line()));
+    if (c == nullptr || !t.add(*c, static_cast<double>(n), w)) ++dropped;
+  }
+  if (dropped != 0) {
+    ts->hist_dropped.store(ts->hist_dropped.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+  }
+  ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p) {
   ThreadState* ts = h->owner;
   uint64_t head = ts->head.load(std::memory_order_relaxed);
@@ -525,12 +583,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   r.result_size = p.result_size_value();
   r.loop_iterations = p.loop_iterations_value();
   r.loop_line = p.loop_line();
-  if (h->in_request) {
-    r.weight = h->request_weight;
-  } else {
-    uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
-    r.weight = thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr);
-  }
+  r.weight = call_weight(h);
   r.nattr = 0;
   int level = ts->recording_depth - 1;
   if (level >= 0 && level < ThreadState::kMaxRecordingDepth) {
@@ -618,6 +671,111 @@ void Engine::analyze() {
 
 void Engine::analyze_now() { analyze(); }
 
+void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
+  b.histograms_end_unix_ns = to_unix_ns(now_tick);
+  const auto minute = static_cast<int64_t>(b.histograms_end_unix_ns / 60'000'000'000ull);
+  // Rows merged across threads (and, for function rows, across callers), by kind/site/sub.
+  std::unordered_map<uint64_t, size_t> rows;
+  auto row = [&](HistogramData::Kind kind, uint32_t site, uint32_t sub) -> HistogramData& {
+    uint64_t k = (uint64_t{kind} << 56) | (uint64_t{sub} << 20) | site;
+    auto [it, inserted] = rows.try_emplace(k, b.histograms.size());
+    if (inserted) {
+      HistogramData& h = b.histograms.emplace_back();
+      h.kind = kind;
+      h.site = site;  // engine ids until the end, then positions in b.sites
+      h.caller = kind == HistogramData::kCallSite ? sub : 0;
+      h.line = kind == HistogramData::kLoop ? sub : 0;
+      h.minute = minute;
+    }
+    return b.histograms[it->second];
+  };
+  std::vector<std::pair<int32_t, double>> bins;
+  for (ThreadState* ts : threads_) {
+    // Read before the cells: once the thread is seen exited, this harvest gets everything.
+    const bool exited = !ts->alive.load(std::memory_order_acquire);
+    const HistogramTable& t = ts->histograms;
+    const uint32_t n = t.published();
+    if (ts->exported_cells.size() < n) ts->exported_cells.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const HistogramCell& c = t.at(i);
+      ThreadState::ExportedCell& e = ts->exported_cells[i];
+      bins.clear();
+      for (int ch = 0; ch < kChunks; ++ch) {
+        const double* p = c.chunks[ch].load(std::memory_order_acquire);
+        if (p == nullptr) continue;
+        if (!e.chunks[ch]) e.chunks[ch] = std::make_unique<double[]>(kChunkBins);
+        for (int j = 0; j < kChunkBins; ++j) {
+          double v = HistogramTable::bin(p, j);
+          if (v == e.chunks[ch][j]) continue;
+          bins.emplace_back(ch * kChunkBins + j, v - e.chunks[ch][j]);
+          e.chunks[ch][j] = v;
+        }
+      }
+      auto delta = [](const std::atomic<double>& cur, double& seen) {
+        double v = cur.load(std::memory_order_relaxed);
+        double d = v - seen;
+        seen = v;
+        return d;
+      };
+      const double zero = delta(c.zero, e.zero), sum = delta(c.sum, e.sum);
+      const double errors = delta(c.errors, e.errors), parents = delta(c.parents, e.parents);
+      if (bins.empty() && zero == 0 && sum == 0 && errors == 0 && parents == 0) continue;
+      const uint64_t key = c.key.load(std::memory_order_relaxed);
+      const uint32_t site = key_site(key), sub = key_sub(key);
+      auto add = [&](HistogramData& h) {
+        h.bins.insert(h.bins.end(), bins.begin(), bins.end());
+        h.zero += zero;
+        h.sum += sum;
+      };
+      switch (key_kind(key)) {
+        case CellKind::kLatency: {
+          HistogramData& f = row(HistogramData::kFunction, site, 0);
+          add(f);
+          f.errors += errors;
+          if (sub != 0) {
+            HistogramData& cs = row(HistogramData::kCallSite, site, sub);
+            add(cs);
+            cs.parents += parents;
+          }
+          break;
+        }
+        case CellKind::kLoop:
+          add(row(HistogramData::kLoop, site, sub));
+          break;
+        case CellKind::kSize:
+          add(row(HistogramData::kResultSize, site, 0));
+          break;
+      }
+    }
+    ts->harvested_after_exit = exited;
+  }
+  // Engine site ids → the batch's site table; bins ascending, one entry per index.
+  std::unordered_map<uint32_t, uint32_t> site_pos;
+  auto site_ref = [&](uint32_t id) {
+    auto [it, inserted] = site_pos.try_emplace(id, static_cast<uint32_t>(b.sites.size()));
+    if (inserted) {
+      SiteInfo& si = sites_[id < sites_.size() ? id : 0];
+      resolve(si);
+      b.sites.push_back({si.name, si.function, si.mangled, si.file, si.line});
+    }
+    return it->second;
+  };
+  for (HistogramData& h : b.histograms) {
+    h.site = site_ref(h.site);
+    if (h.kind == HistogramData::kCallSite) h.caller = site_ref(h.caller);
+    std::sort(h.bins.begin(), h.bins.end());
+    size_t out = 0;
+    for (size_t i = 0; i < h.bins.size(); ++i) {
+      if (out > 0 && h.bins[out - 1].first == h.bins[i].first) {
+        h.bins[out - 1].second += h.bins[i].second;
+      } else {
+        h.bins[out++] = h.bins[i];
+      }
+    }
+    h.bins.resize(out);
+  }
+}
+
 void Engine::export_pending(bool final) {
   Lock ex_lock(export_mu_);
   std::shared_ptr<Exporter> exporter;
@@ -659,10 +817,7 @@ void Engine::export_pending(bool final) {
         SiteTotals& prev = exported_agg_[id];
         if (cur.count <= prev.count) continue;
         SiteInfo& si = sites_[id];
-        if (!si.resolved) {
-          if (si.addr) si.mangled = function_symbol(si.addr);
-          si.resolved = true;
-        }
+        resolve(si);
         AggregateData a;
         a.name = si.name;
         a.function = si.function;
@@ -687,6 +842,7 @@ void Engine::export_pending(bool final) {
         aggregates.push_back(std::move(a));
         prev = cur;
       }
+      harvest_histograms(proto, now_tick);
       last_agg_tick_ = now_tick;
       reap_threads();
     }
@@ -711,10 +867,7 @@ void Engine::export_pending(bool final) {
       for (size_t k = 0; k < n; ++k) {
         const SpanRecord& r = queue_[next + k].record;
         SiteInfo& si = sites_[r.site < sites_.size() ? r.site : 0];
-        if (!si.resolved) {
-          if (si.addr) si.mangled = function_symbol(si.addr);
-          si.resolved = true;
-        }
+        resolve(si);
         // Every field is assigned: the SpanData is reused from the previous batch. String
         // assignment reuses its capacity.
         SpanData& s = b.spans[k];
@@ -753,9 +906,16 @@ void Engine::export_pending(bool final) {
     }
     next += n;
     b.aggregates.clear();
-    if (first) b.aggregates = std::move(aggregates);
+    b.sites.clear();
+    b.histograms.clear();
+    if (first) {
+      b.aggregates = std::move(aggregates);
+      b.sites = std::move(proto.sites);
+      b.histograms = std::move(proto.histograms);
+      b.histograms_end_unix_ns = proto.histograms_end_unix_ns;
+    }
     first = false;
-    if (b.spans.empty() && b.aggregates.empty()) break;
+    if (b.spans.empty() && b.aggregates.empty() && b.histograms.empty()) break;
     ExportResult res = ExportResult::kRetryableFailure;
     double wait = backoff;
     for (uint32_t attempt = 0; attempt <= max_retries; ++attempt) {
@@ -769,8 +929,10 @@ void Engine::export_pending(bool final) {
     }
     if (res == ExportResult::kSuccess) {
       exported_.fetch_add(b.spans.size());
+      hist_rows_exported_.fetch_add(b.histograms.size());
     } else {
       dropped_export_.fetch_add(b.spans.size());
+      hist_rows_dropped_.fetch_add(b.histograms.size());
     }
   }
   queue_.clear();
@@ -786,10 +948,14 @@ Counters Engine::counters() {
   Lock l(mu_);
   c.spans_recorded = recorded_retired_.load();
   c.spans_dropped_ring = dropped_ring_retired_.load();
+  c.calls_dropped_histogram = hist_dropped_retired_.load();
   for (ThreadState* ts : threads_) {
     c.spans_recorded += ts->recorded.load(std::memory_order_relaxed);
     c.spans_dropped_ring += ts->dropped.load(std::memory_order_relaxed);
+    c.calls_dropped_histogram += ts->hist_dropped.load(std::memory_order_relaxed);
   }
+  c.histogram_rows_exported = hist_rows_exported_.load();
+  c.histogram_rows_dropped = hist_rows_dropped_.load();
   c.spans_exported = exported_.load();
   c.spans_dropped_queue = dropped_queue_.load();
   c.spans_dropped_export = dropped_export_.load();
@@ -856,6 +1022,21 @@ void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* p
 }
 
 void begin_request(Hot* h, const Site& site) noexcept { Engine::get().begin_request(h, site); }
+
+void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe* probe,
+                    uint64_t parent) noexcept {
+  Engine::get().aggregate_call(h, site, start, end, *probe, parent);
+}
+
+// Aggregate mode's span context: the caller of a recorded call is the innermost recording probe
+// on the thread (as a span's parent is), identified by its site and invocation number.
+uint64_t begin_call(Hot* h, uint32_t site) noexcept {
+  ThreadState* ts = h->owner;
+  uint64_t caller = (uint64_t{ts->agg_site} << 48) | ts->agg_invocation;
+  ts->agg_site = site;
+  ts->agg_invocation = ++ts->agg_invocations & kInvocationMask;
+  return caller;
+}
 
 void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) noexcept {
   Engine::get().end_request(h, site, start, end);
@@ -939,8 +1120,13 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     slot_->countdown = period > 1 ? static_cast<uint32_t>(x % (2 * uint64_t{period} - 1)) : 0;
   }
   if (record) {
-    parent_ = begin_span(h);
-    f |= kRecording;
+    if (g_aggregate_export.load(std::memory_order_relaxed)) {
+      parent_ = begin_call(h, static_cast<uint32_t>(slot_ - h->slots));
+      f |= kRecording | kAggregate;
+    } else {
+      parent_ = begin_span(h);
+      f |= kRecording;
+    }
     result_size_ = -1;
     loop_iterations_ = -1;
   }
@@ -972,7 +1158,9 @@ void Probe::finish(uint64_t end) noexcept {
     s.last_tick.store(start_, std::memory_order_relaxed);
     s.last_index.store(index_, std::memory_order_relaxed);
   }
-  if (flags_ & kRecording) {
+  if (flags_ & kAggregate) {
+    aggregate_call(h, static_cast<uint32_t>(slot_ - h->slots), start_, end, this, parent_);
+  } else if (flags_ & kRecording) {
     record_span(h, *site_, start_, end, this);
     end_span_context(h, parent_);
   }
@@ -1040,6 +1228,7 @@ Config Config::from_env() {
   c.scope = env_or("PERFHAT_SCOPE", "");
   c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");
   c.sampler = env_or("PERFHAT_SAMPLER", c.sampler);
+  c.export_mode = env_or("PERFHAT_EXPORT", c.export_mode);
   c.sampling_rate =
       std::clamp(parse_double_env("PERFHAT_SAMPLING_RATE", c.sampling_rate), 0.0, 1.0);
   c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "adaptive_sampler.h"
+#include "histogram_table.h"
 #include "perfhat/exporter.hpp"
 #include "thread_annotations.h"
 #include "tigris.h"
@@ -48,6 +49,9 @@ struct SpanRecord {
   Attr attrs[4];
 };
 
+// Aggregate mode: a probe's caller is packed as site << 48 | invocation number.
+inline constexpr uint64_t kInvocationMask = (uint64_t{1} << 48) - 1;
+
 struct ThreadState {
   Hot hot;
   uint64_t tid = 0;
@@ -66,6 +70,20 @@ struct ThreadState {
   std::atomic<uint64_t> recorded{0}, dropped{0};
   std::atomic<bool> alive{true};
   size_t slots_bytes = 0;
+  // Aggregate export mode (owning thread): the histograms, and the innermost recording probe's
+  // site and invocation number, i.e. the caller of the next recorded call.
+  HistogramTable histograms;
+  uint32_t agg_site = 0;
+  uint64_t agg_invocation = 0, agg_invocations = 0;
+  std::atomic<uint64_t> hist_dropped{0};
+  // Export path only: what was exported of each cell so far (deltas are sent), and whether the
+  // last harvest ran after the thread had exited (then nothing more can arrive).
+  struct ExportedCell {
+    double zero = 0, sum = 0, errors = 0, parents = 0;
+    std::unique_ptr<double[]> chunks[kChunks];
+  };
+  std::vector<ExportedCell> exported_cells;
+  bool harvested_after_exit = false;
 };
 
 // Metric totals of one site across threads (analysis and aggregate export).
@@ -107,6 +125,8 @@ class Engine {
   void begin_request(Hot* h, const Site& site);
   void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
   void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p);
+  void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
+                      uint64_t parent);
   void thread_exit(ThreadState* ts);
 
   double now_s();
@@ -123,6 +143,9 @@ class Engine {
   std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
   void reap_threads() PERFHAT_REQUIRES(mu_);
   void publish_relevant(std::unique_ptr<uint64_t[]> bits);
+  // Aggregate mode: the histogram deltas of every thread since the last call, merged across
+  // threads into `b` (sites, histograms).
+  void harvest_histograms(ExportBatch& b, uint64_t now_tick) PERFHAT_REQUIRES(mu_);
 
   Mutex mu_;
   Config cfg_ PERFHAT_GUARDED_BY(mu_);
@@ -169,12 +192,15 @@ class Engine {
   uint64_t steady0_ = 0;
 
   std::atomic<uint64_t> exported_{0}, dropped_queue_{0}, dropped_export_{0}, export_failures_{0},
-      cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0};
+      cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0},
+      hist_dropped_retired_{0}, hist_rows_exported_{0}, hist_rows_dropped_{0};
   std::atomic<uint64_t> next_tid_{1};
 };
 
 // Config::timing_period of the running configuration (read when a slot's countdown reloads).
 extern std::atomic<uint32_t> g_timing_period;
+// Config::export_mode == "aggregates" (read when a recorded call begins).
+extern std::atomic<bool> g_aggregate_export;
 
 // Test seam: replaces the tick source (ticks are then nanoseconds). nullptr restores the TSC.
 void set_tick_source(uint64_t (*fn)());

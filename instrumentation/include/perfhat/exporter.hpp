@@ -69,10 +69,47 @@ struct Resource {
   std::string service_name, service_version, host_name;
 };
 
+// Identity of a probe site, as its spans would carry it (code.* attributes).
+struct SiteIdentity {
+  std::string name, function, mangled, file;
+  uint32_t line = 0;
+};
+
+// Aggregate export mode: one weighted histogram of one interval (docs/aggregate-export.md).
+// Bins are those of a DDSketch with 1 % relative accuracy: value v in bin ceil(ln v / ln gamma).
+struct HistogramData {
+  enum Kind : uint8_t {
+    kFunction,    // latency (ns) of the site's calls
+    kCallSite,    // latency (ns) of the site's calls made under `caller`
+    kLoop,        // iterations of the site's loop at `line`
+    kResultSize,  // result sizes of the site's calls
+  };
+  Kind kind = kFunction;
+  uint32_t site = 0;                             // index into ExportBatch::sites
+  uint32_t caller = 0;                           // kCallSite: index into ExportBatch::sites
+  uint32_t line = 0;                             // kLoop
+  int64_t minute = 0;                            // minutes since the Unix epoch
+  double zero = 0;                               // weighted values below 1
+  double sum = 0;                                // weighted sum
+  double errors = 0;                             // kFunction: weighted failed calls
+  double parents = 0;                            // kCallSite: weighted distinct caller invocations
+  std::vector<std::pair<int32_t, double>> bins;  // (index, weighted count), ascending
+
+  double count() const {
+    double n = zero;
+    for (const auto& b : bins) n += b.second;
+    return n;
+  }
+};
+
 struct ExportBatch {
   Resource resource;
   std::vector<SpanData> spans;
   std::vector<AggregateData> aggregates;
+  // Aggregate export mode.
+  std::vector<SiteIdentity> sites;
+  std::vector<HistogramData> histograms;
+  uint64_t histograms_end_unix_ns = 0;  // end of the interval the histograms cover
 };
 
 enum class ExportResult { kSuccess, kRetryableFailure, kPermanentFailure };

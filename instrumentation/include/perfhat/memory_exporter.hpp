@@ -13,6 +13,12 @@ class MemoryExporter final : public Exporter {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& s : batch.spans) spans_.push_back(s);
     for (const auto& a : batch.aggregates) aggregates_.push_back(a);
+    // Histograms refer to their batch's site table: keep each with its sites resolved.
+    for (const auto& h : batch.histograms) {
+      histograms_.push_back(
+          {h, batch.sites.at(h.site),
+           h.kind == HistogramData::kCallSite ? batch.sites.at(h.caller) : SiteIdentity{}});
+    }
     ++batches_;
     return ExportResult::kSuccess;
   }
@@ -24,6 +30,14 @@ class MemoryExporter final : public Exporter {
     std::lock_guard<std::mutex> l(mu_);
     return aggregates_;
   }
+  struct Histogram {
+    HistogramData data;
+    SiteIdentity site, caller;
+  };
+  std::vector<Histogram> histograms() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return histograms_;
+  }
   size_t batches() const {
     std::lock_guard<std::mutex> l(mu_);
     return batches_;
@@ -32,6 +46,7 @@ class MemoryExporter final : public Exporter {
     std::lock_guard<std::mutex> l(mu_);
     spans_.clear();
     aggregates_.clear();
+    histograms_.clear();
     batches_ = 0;
   }
 
@@ -39,6 +54,7 @@ class MemoryExporter final : public Exporter {
   mutable std::mutex mu_;
   std::vector<SpanData> spans_;
   std::vector<AggregateData> aggregates_;
+  std::vector<Histogram> histograms_;
   size_t batches_ = 0;
 };
 

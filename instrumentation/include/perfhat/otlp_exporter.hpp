@@ -1,5 +1,6 @@
 // OTLP/HTTP exporter (target perfhat::otlp): POSTs spans to <endpoint>/v1/traces and phase-1
-// aggregates to <endpoint>/v1/metrics, as application/x-protobuf (default) or application/json.
+// aggregates to <endpoint>/v1/metrics, as application/x-protobuf (default) or application/json,
+// and the histograms of the aggregate export mode to <endpoint>/v1/aggregates (JSON).
 // Linking perfhat::otlp lets perfhat::init() pick it from PERFHAT_ENDPOINT /
 // OTEL_EXPORTER_OTLP_ENDPOINT; it can also be constructed directly.
 #pragma once
@@ -40,7 +41,7 @@ class OtlpHttpExporter final : public Exporter {
   uint64_t metrics_rejected() const { return metrics_rejected_.load(); }
 
  private:
-  ExportResult post(const std::string& path, std::string_view body);
+  ExportResult post(const std::string& path, std::string_view body, const char* content_type);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   OtlpOptions opt_;

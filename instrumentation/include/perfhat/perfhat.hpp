@@ -41,8 +41,13 @@ struct Config {
   std::string scope;                 // PERFHAT_SCOPE "ns::*,-ns::detail::*" allow/deny patterns
   std::string static_metrics_file;   // PERFHAT_STATIC_METRICS, Understand-style CSV
   std::string sampler = "adaptive";  // PERFHAT_SAMPLER: adaptive|uniform|inverse|full|none
-  double sampling_rate = 0.5;        // PERFHAT_SAMPLING_RATE: max (desired) rate
-  double cycle_s = 120;              // PERFHAT_CYCLE_S: Tigris analysis cycle
+  // PERFHAT_EXPORT: what a recorded call becomes. "spans" (one OTLP span each, readable by any
+  // OTLP backend) or "aggregates" (latency, loop and size histograms per probe site and caller,
+  // kept in the process and exported every interval to the handler's POST /v1/aggregates:
+  // docs/aggregate-export.md; a fraction of the CPU, no per-call trace).
+  std::string export_mode = "spans";
+  double sampling_rate = 0.5;  // PERFHAT_SAMPLING_RATE: max (desired) rate
+  double cycle_s = 120;        // PERFHAT_CYCLE_S: Tigris analysis cycle
   // PERFHAT_TIMING_PERIOD: phase 1 times 1 in N calls per function (randomized countdown; every
   // call is still counted). 1 = time every call (two clock reads per call).
   uint32_t timing_period = 16;
@@ -83,10 +88,13 @@ void analyze_now();
 struct Counters {
   uint64_t spans_recorded = 0;
   uint64_t spans_exported = 0;
-  uint64_t spans_dropped_ring = 0;    // per-thread ring full
-  uint64_t spans_dropped_queue = 0;   // export queue full
-  uint64_t spans_dropped_export = 0;  // exporter failed after retries
-  uint64_t export_failures = 0;       // failed attempts (each retry counts)
+  uint64_t spans_dropped_ring = 0;       // per-thread ring full
+  uint64_t spans_dropped_queue = 0;      // export queue full
+  uint64_t spans_dropped_export = 0;     // exporter failed after retries
+  uint64_t calls_dropped_histogram = 0;  // aggregate mode: a thread's histogram memory was full
+  uint64_t histogram_rows_exported = 0;  // aggregate mode: rows accepted by the exporter
+  uint64_t histogram_rows_dropped = 0;   // aggregate mode: rows the exporter failed to send
+  uint64_t export_failures = 0;          // failed attempts (each retry counts)
   uint64_t analysis_cycles = 0;
   uint64_t relevant_functions = 0;
 };
@@ -254,13 +262,15 @@ class Probe {
 
  private:
   // kClock: the clock was read at entry (timed, recording or request); kMeasure: this call is a
-  // phase-1 timing sample (countdown only, so the sample is independent of sampling decisions).
+  // phase-1 timing sample (countdown only, so the sample is independent of sampling decisions);
+  // kAggregate: the recorded call goes to the thread's histograms, not to a span.
   enum : uint8_t {
     kRecording = 1,
     kError = 2,
     kForcedError = 4,
     kClock = 8,
     kMeasure = 16,
+    kAggregate = 32,
   };
 
   // Enabled (or not yet initialized) entry, inline in the unlikely block.
@@ -313,7 +323,7 @@ class Probe {
   uint64_t index_;  // call index of a measured call
   Site* site_;
   uint8_t flags_;
-  uint64_t parent_;
+  uint64_t parent_;  // the enclosing recording span's id, or (aggregate mode) caller site + call
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;

@@ -1,0 +1,244 @@
+// The aggregate export mode (PERFHAT_EXPORT=aggregates) through the public macros: recorded
+// calls become per-site histograms (function, call site, loop, size) exported as deltas, with
+// the in-memory exporter and the injected clock of engine_test.cc (100 ns per clock read).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <thread>
+
+#include "histogram_table.h"
+#include "perfhat/memory_exporter.hpp"
+#include "perfhat/perfhat.hpp"
+
+namespace aggns {
+[[gnu::noinline]] int leaf(int x) {
+  PERFHAT_FUNCTION();
+  PERFHAT_RESULT_SIZE(x);
+  PERFHAT_LOOP_ITERATIONS(2 * x);
+  return x + 1;
+}
+[[gnu::noinline]] int twice(int x) {
+  PERFHAT_FUNCTION();
+  return leaf(x) + leaf(x + 1);
+}
+[[gnu::noinline]] void request(int x) {
+  PERFHAT_REQUEST("GET /agg");
+  twice(x);
+}
+[[gnu::noinline]] void fails() {
+  PERFHAT_FUNCTION();
+  throw std::runtime_error("boom");
+}
+}  // namespace aggns
+
+namespace {
+
+using perfhat::HistogramData;
+using Histogram = perfhat::MemoryExporter::Histogram;
+
+std::shared_ptr<perfhat::MemoryExporter> start_aggregates(const char* sampler = "full") {
+  perfhat::Config c;
+  c.sampler = sampler;
+  c.service_name = "aggregate-test";
+  c.export_mode = "aggregates";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  EXPECT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  return ex;
+}
+
+// Totals over every exported row of `kind` whose site (and caller) contain the needles.
+struct Totals {
+  double count = 0, sum = 0, errors = 0, parents = 0;
+  uint32_t line = 0;
+  int rows = 0;
+};
+Totals totals(const perfhat::MemoryExporter& ex, HistogramData::Kind kind, const std::string& site,
+              const std::string& caller = "") {
+  Totals t;
+  for (const Histogram& h : ex.histograms()) {
+    if (h.data.kind != kind || h.site.function.find(site) == std::string::npos) continue;
+    if (!caller.empty() && h.caller.function.find(caller) == std::string::npos &&
+        h.caller.name.find(caller) == std::string::npos) {
+      continue;
+    }
+    t.count += h.data.count();
+    t.sum += h.data.sum;
+    t.errors += h.data.errors;
+    t.parents += h.data.parents;
+    t.line = h.data.line;
+    ++t.rows;
+  }
+  return t;
+}
+
+TEST(InstrAggregate, RecordedCallsBecomeHistogramsNotSpans) {
+  auto ex = start_aggregates();
+  const auto before = perfhat::counters();  // counters are cumulative across init()s
+  for (int i = 0; i < 10; ++i) aggns::request(3);
+  perfhat::flush();
+  EXPECT_TRUE(ex->spans().empty());
+
+  Totals leaf = totals(*ex, HistogramData::kFunction, "aggns::leaf");
+  EXPECT_EQ(leaf.count, 20);
+  EXPECT_GE(leaf.sum, 20 * 100.0);  // at least one 100 ns clock step per call
+  EXPECT_EQ(leaf.errors, 0);
+  // Two calls per invocation of twice(): 20 calls on the edge, 10 distinct parents.
+  Totals edge = totals(*ex, HistogramData::kCallSite, "aggns::leaf", "aggns::twice");
+  EXPECT_EQ(edge.count, 20);
+  EXPECT_EQ(edge.parents, 10);
+  Totals root_edge = totals(*ex, HistogramData::kCallSite, "aggns::twice", "GET /agg");
+  EXPECT_EQ(root_edge.count, 10);
+  EXPECT_EQ(root_edge.parents, 10);
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::request").count, 10);
+  // The request root has no caller: no call-site row of its own.
+  EXPECT_EQ(totals(*ex, HistogramData::kCallSite, "aggns::request").rows, 0);
+
+  // Sizes 3 and 4, iterations 6 and 8, per request.
+  Totals size = totals(*ex, HistogramData::kResultSize, "aggns::leaf");
+  EXPECT_EQ(size.count, 20);
+  EXPECT_EQ(size.sum, 10 * (3 + 4));
+  Totals loop = totals(*ex, HistogramData::kLoop, "aggns::leaf");
+  EXPECT_EQ(loop.count, 20);
+  EXPECT_EQ(loop.sum, 10 * (6 + 8));
+  EXPECT_GT(loop.line, 0u);
+
+  auto c = perfhat::counters();
+  EXPECT_GT(c.histogram_rows_exported, before.histogram_rows_exported);
+  EXPECT_EQ(c.calls_dropped_histogram, before.calls_dropped_histogram);
+  EXPECT_EQ(c.spans_exported, before.spans_exported);
+  EXPECT_EQ(c.spans_recorded - before.spans_recorded, 40u);  // 10 requests x 4 probes
+  perfhat::shutdown();
+}
+
+TEST(InstrAggregate, SitesCarryTheIdentitySpansWould) {
+  auto ex = start_aggregates();
+  aggns::leaf(1);
+  perfhat::flush();
+  bool seen = false;
+  for (const Histogram& h : ex->histograms()) {
+    if (h.data.kind != HistogramData::kFunction || h.site.function != "int aggns::leaf(int)") {
+      continue;
+    }
+    seen = true;
+    EXPECT_EQ(h.site.mangled, "_ZN5aggns4leafEi");
+    EXPECT_NE(h.site.file.find("engine_aggregate_test.cc"), std::string::npos);
+    EXPECT_GT(h.site.line, 0u);
+    EXPECT_GT(h.data.minute, 29'000'000);  // minutes since the epoch, not ticks
+    // Bins ascending and unique; the count is in the bins (durations >= 1 ns).
+    ASSERT_FALSE(h.data.bins.empty());
+    for (size_t i = 1; i < h.data.bins.size(); ++i) {
+      EXPECT_LT(h.data.bins[i - 1].first, h.data.bins[i].first);
+    }
+    EXPECT_EQ(h.data.zero, 0);
+  }
+  EXPECT_TRUE(seen);
+  perfhat::shutdown();
+}
+
+TEST(InstrAggregate, EachExportCarriesOnlyWhatIsNew) {
+  auto ex = start_aggregates();
+  for (int i = 0; i < 7; ++i) aggns::leaf(i);
+  perfhat::flush();
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::leaf").count, 7);
+  ex->clear();
+  perfhat::flush();
+  EXPECT_TRUE(ex->histograms().empty());
+  for (int i = 0; i < 5; ++i) aggns::leaf(i);
+  perfhat::flush();
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::leaf").count, 5);
+  perfhat::shutdown();
+}
+
+TEST(InstrAggregate, ThreadsMergeExactlyAndExitedThreadsAreNotLost) {
+  auto ex = start_aggregates();
+  std::vector<std::thread> ts;
+  ts.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([] {
+      for (int i = 0; i < 5000; ++i) aggns::twice(i);
+    });
+  }
+  for (auto& t : ts) t.join();
+  perfhat::flush();
+  perfhat::flush();  // the exited threads are reaped after a harvest that saw them exited
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::twice").count, 20000);
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::leaf").count, 40000);
+  Totals edge = totals(*ex, HistogramData::kCallSite, "aggns::leaf", "aggns::twice");
+  EXPECT_EQ(edge.count, 40000);
+  EXPECT_EQ(edge.parents, 20000);
+  // One row per (kind, site, caller) per export: threads are merged before sending.
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::twice").rows, 1);
+  perfhat::shutdown();
+}
+
+TEST(InstrAggregate, ExceptionsCountAsErrors) {
+  auto ex = start_aggregates();
+  EXPECT_THROW(aggns::fails(), std::runtime_error);
+  aggns::leaf(1);
+  perfhat::flush();
+  Totals f = totals(*ex, HistogramData::kFunction, "aggns::fails");
+  EXPECT_EQ(f.count, 1);
+  EXPECT_EQ(f.errors, 1);
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::leaf").errors, 0);
+  perfhat::shutdown();
+}
+
+TEST(InstrAggregate, UnknownExportModeIsRejected) {
+  perfhat::Config c;
+  c.export_mode = "traces";
+  EXPECT_FALSE(perfhat::init(c, std::make_shared<perfhat::MemoryExporter>()));
+  EXPECT_NE(perfhat::last_error().find("PERFHAT_EXPORT"), std::string::npos);
+  perfhat::shutdown();
+}
+
+// ---- HistogramTable ----------------------------------------------------------------------
+
+using perfhat::detail::cell_key;
+using perfhat::detail::CellKind;
+using perfhat::detail::HistogramCell;
+using perfhat::detail::HistogramTable;
+using perfhat::detail::kChunkBins;
+
+double bin_count(const HistogramCell& c, int index) {
+  const double* chunk = c.chunks[index / kChunkBins].load();
+  return chunk ? HistogramTable::bin(chunk, index % kChunkBins) : 0;
+}
+
+TEST(InstrHistogramTable, BinsAreDDSketchOnePercentBins) {
+  const double log_gamma = std::log((1 + 0.01) / (1 - 0.01));
+  for (double v : {1.0, 1.5, 99.0, 100.0, 101.0, 12345.0, 1e9, 3.7e12}) {
+    EXPECT_EQ(perfhat::detail::sketch_bin(v), static_cast<int>(std::ceil(std::log(v) / log_gamma)))
+        << v;
+  }
+  HistogramTable t;
+  HistogramCell* c = t.cell(cell_key(CellKind::kLatency, 5, 0));
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(t.add(*c, 100, 1));
+  ASSERT_TRUE(t.add(*c, 100.5, 2));
+  ASSERT_TRUE(t.add(*c, 0, 1));      // below 1: the zero count
+  EXPECT_EQ(bin_count(*c, 231), 3);  // ceil(ln 100 / ln gamma) = 231, and 100.5 too
+  EXPECT_EQ(c->zero.load(), 1);
+  EXPECT_EQ(c->sum.load(), 100 + 201);
+  EXPECT_EQ(t.cell(cell_key(CellKind::kLatency, 5, 0)), c);  // found again
+  EXPECT_NE(t.cell(cell_key(CellKind::kLatency, 5, 7)), c);  // another caller, another cell
+  EXPECT_EQ(t.published(), 2u);
+}
+
+TEST(InstrHistogramTable, FullTableAndFullArenaRefuseInsteadOfGrowing) {
+  HistogramTable t;
+  for (uint32_t i = 0; i < HistogramTable::kMaxCells; ++i) {
+    HistogramCell* c = t.cell(cell_key(CellKind::kSize, 1 + i % 60000, i / 60000));
+    ASSERT_NE(c, nullptr) << i;
+    // Two chunks per cell: the arena (kMaxChunks = 2 x kMaxCells) runs out with the last cell.
+    ASSERT_TRUE(t.add(*c, 2, 1)) << i;
+    ASSERT_TRUE(t.add(*c, 1e6, 1)) << i;
+  }
+  EXPECT_EQ(t.cell(cell_key(CellKind::kLoop, 1, 99)), nullptr);
+  HistogramCell* c = t.cell(cell_key(CellKind::kSize, 1, 0));
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(t.add(*c, 1e12, 1));  // a third chunk: none left
+  EXPECT_TRUE(t.add(*c, 2, 1));      // an existing chunk still counts
+}
+
+}  // namespace
