@@ -11,6 +11,8 @@
 //   sampled out   every function relevant, sampler decides no (uniform, rate 0)
 //   recorded      full sampler; spans go to an in-memory (counting) exporter
 //   exported      full sampler; spans go over OTLP/HTTP protobuf to a loopback server
+//   aggregated    full sampler, PERFHAT_EXPORT=aggregates: every call into the thread's
+//                 histograms (site x caller), exported as rows to an in-memory exporter
 // The floor is one clock read (TSC and steady_clock) measured in the same run.
 //
 // Usage: instr_moobench [chains=1000000] [depth=10] [only=<row name prefix>]
@@ -221,6 +223,22 @@ int main(int argc, char** argv) {
     perfhat::init(cfg, sink);
     row("sampled out", run_chains(monitored, chains, depth), base);
     perfhat::shutdown();
+  }
+  if (want("aggregated")) {
+    cfg.sampler = "full";
+    cfg.export_mode = "aggregates";
+    auto before = perfhat::counters();
+    perfhat::init(cfg, sink);
+    Stats agg = run_chains(monitored, chains, depth, 4000);
+    perfhat::shutdown();
+    auto after = perfhat::counters();
+    cfg.export_mode = "spans";
+    char note[160];
+    std::snprintf(
+        note, sizeof(note), "%llu calls in histograms, %llu rows exported",
+        (unsigned long long)(after.spans_recorded - before.spans_recorded),
+        (unsigned long long)(after.histogram_rows_exported - before.histogram_rows_exported));
+    row("aggregated", agg, base, note);
   }
   if (!want("recorded") && !want("exported")) return 0;
 

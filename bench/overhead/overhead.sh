@@ -88,22 +88,24 @@ for rep in $(seq "$REPS"); do
     mkdir -p "$run"
     start "handler-$cfg-$rep" "$HANDLER" --mode deployed --listen 127.0.0.1:0 --store "$run/h.sqlite" --token "$TOKEN"
     handler=$ADDR; handler_pid=$LAST_PID
-    env_args=(PERFHAT_ENDPOINT="http://$handler" PERFHAT_TOKEN="$TOKEN" OTEL_SERVICE_NAME=agile-service
-              PERFHAT_EXPORT_INTERVAL_S="$EXPORT_INTERVAL_S")
+    env_args=(PERFHAT_ENDPOINT="http://$handler" PERFHAT_TOKEN="$TOKEN" OTEL_SERVICE_NAME=agile-service)
+    interval=(PERFHAT_EXPORT_INTERVAL_S="$EXPORT_INTERVAL_S")
     case $cfg in
       bare) bin=$S/agile-service-bare ;;
       full) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=full PERFHAT_FILTER=) ;;
       phase1) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=none PERFHAT_FILTER=) ;;
       tigris-adaptive) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=adaptive
                          "PERFHAT_FILTER=more frequent ∪ most expensive" PERFHAT_CYCLE_S=5) ;;
-      full-agg) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=full PERFHAT_FILTER= PERFHAT_EXPORT=aggregates) ;;
-      tigris-adaptive-agg) bin=$S/agile-service; env_args+=(PERFHAT_SAMPLER=adaptive
-                         "PERFHAT_FILTER=more frequent ∪ most expensive" PERFHAT_CYCLE_S=5
-                         PERFHAT_EXPORT=aggregates) ;;
+      # Histograms have no rings to overflow: the default export interval (5 s), as deployed.
+      full-agg) bin=$S/agile-service; interval=()
+                env_args+=(PERFHAT_SAMPLER=full PERFHAT_FILTER= PERFHAT_EXPORT=aggregates) ;;
+      tigris-adaptive-agg) bin=$S/agile-service; interval=()
+                env_args+=(PERFHAT_SAMPLER=adaptive "PERFHAT_FILTER=more frequent ∪ most expensive"
+                           PERFHAT_CYCLE_S=5 PERFHAT_EXPORT=aggregates) ;;
       *) echo "unknown configuration '$cfg'" >&2; exit 2 ;;
     esac
     # env execs the service, so LAST_PID is the service's own pid.
-    start "service-$cfg-$rep" env "${env_args[@]}" "$bin" --listen 127.0.0.1:0 --db "$run/a.sqlite" --tcp-nodelay \
+    start "service-$cfg-$rep" env "${env_args[@]}" "${interval[@]}" "$bin" --listen 127.0.0.1:0 --db "$run/a.sqlite" --tcp-nodelay \
       --userdir "http://$USERDIR"
     service=$ADDR; service_pid=$LAST_PID
     load=(--target "http://$service" --shape stationary --quiet "${mix_args[@]}")

@@ -1023,11 +1023,6 @@ void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* p
 
 void begin_request(Hot* h, const Site& site) noexcept { Engine::get().begin_request(h, site); }
 
-void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe* probe,
-                    uint64_t parent) noexcept {
-  Engine::get().aggregate_call(h, site, start, end, *probe, parent);
-}
-
 // Aggregate mode's span context: the caller of a recorded call is the innermost recording probe
 // on the thread (as a span's parent is), identified by its site and invocation number.
 uint64_t begin_call(Hot* h, uint32_t site) noexcept {
@@ -1159,7 +1154,8 @@ void Probe::finish(uint64_t end) noexcept {
     s.last_index.store(index_, std::memory_order_relaxed);
   }
   if (flags_ & kAggregate) {
-    aggregate_call(h, static_cast<uint32_t>(slot_ - h->slots), start_, end, this, parent_);
+    Engine::get().aggregate_call(h, static_cast<uint32_t>(slot_ - h->slots), start_, end, *this,
+                                 parent_);
   } else if (flags_ & kRecording) {
     record_span(h, *site_, start_, end, this);
     end_span_context(h, parent_);

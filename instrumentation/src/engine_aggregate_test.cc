@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -206,11 +207,29 @@ double bin_count(const HistogramCell& c, int index) {
 }
 
 TEST(InstrHistogramTable, BinsAreDDSketchOnePercentBins) {
+  // The fast bin (no log call) against common/ddsketch.cc's formula, over 12 orders of
+  // magnitude and at every bin's edges: equal except where v is within rounding of an edge.
   const double log_gamma = std::log((1 + 0.01) / (1 - 0.01));
-  for (double v : {1.0, 1.5, 99.0, 100.0, 101.0, 12345.0, 1e9, 3.7e12}) {
-    EXPECT_EQ(perfhat::detail::sketch_bin(v), static_cast<int>(std::ceil(std::log(v) / log_gamma)))
-        << v;
+  auto reference = [&](double v) { return static_cast<int>(std::ceil(std::log(v) / log_gamma)); };
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(0, 12);
+  int checked = 0;
+  for (int k = 0; k < 200000; ++k) {
+    double v = std::pow(10.0, exponent(rng));
+    ASSERT_EQ(perfhat::detail::sketch_bin(v), reference(v)) << v;
+    ++checked;
   }
+  for (int i = 1; i < 1300; ++i) {
+    double edge = std::exp(i * log_gamma);
+    for (double v : {edge * (1 - 1e-9), edge * (1 + 1e-9), std::floor(edge), std::ceil(edge)}) {
+      if (v < 1) continue;
+      ASSERT_EQ(perfhat::detail::sketch_bin(v), reference(v)) << v << " near bin " << i;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200000);
+  EXPECT_EQ(perfhat::detail::sketch_bin(1), 0);
+  EXPECT_EQ(perfhat::detail::sketch_bin(1e300), perfhat::detail::kBinLimit - 1);
   HistogramTable t;
   HistogramCell* c = t.cell(cell_key(CellKind::kLatency, 5, 0));
   ASSERT_NE(c, nullptr);

@@ -20,6 +20,18 @@ void* reserve_zeroed(size_t bytes) {
 
 }  // namespace
 
+const double* sketch_bin_bounds() noexcept {
+  // A function-local static: probes may record during other translation units' static
+  // initialization, before a namespace-scope table would be built.
+  static const auto* bounds = [] {
+    auto* b = new double[kBinLimit];
+    const double log_gamma = std::log(kSketchGamma);
+    for (int i = 0; i < kBinLimit; ++i) b[i] = std::exp(i * log_gamma);
+    return b;
+  }();
+  return bounds;
+}
+
 HistogramTable::~HistogramTable() {
   if (cells_ != nullptr) {
     for (uint32_t i = 0; i < used_.load(std::memory_order_relaxed); ++i) cells_[i].~HistogramCell();
@@ -43,6 +55,7 @@ bool HistogramTable::reserve() noexcept {
   }
   cells_ = cells;
   arena_ = arena;
+  bounds_ = sketch_bin_bounds();
   index_ = index;
   return true;
 }

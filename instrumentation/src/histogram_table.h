@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -29,11 +30,29 @@ inline constexpr int kChunkBins = 64;
 inline constexpr int kChunks = 32;
 inline constexpr int kBinLimit = kChunkBins * kChunks;
 
-// DDSketch bin of v >= 1: ceil(ln v / ln gamma), as common/ddsketch.cc computes it.
-inline int sketch_bin(double v) noexcept {
-  int i = static_cast<int>(std::ceil(std::log(v) * kSketchInvLogGamma));
-  return i < kBinLimit ? i : kBinLimit - 1;
+// Upper bounds of the bins: bin i holds (gamma^(i-1), gamma^i]. Built on first use.
+const double* sketch_bin_bounds() noexcept;
+
+// DDSketch bin of v >= 1: ceil(ln v / ln gamma), as common/ddsketch.cc computes it, without a
+// call to log (a third of the recording's cost): log2 from the double's exponent and a
+// quadratic in its mantissa (error < 0.27 bins), truncated + 1 (ceil without SSE4.1 costs ~18
+// instructions; the two differ only at integers), then one step against the exact bounds,
+// which the two errors together (< 1 bin either way) never exceed.
+inline int sketch_bin(double v, const double* bounds) noexcept {
+  constexpr double kBinsPerOctave = 0.69314718055994530942 / 0.020000666706669;  // ln 2 / ln γ
+  const auto bits = std::bit_cast<uint64_t>(v);
+  const int e = static_cast<int>(bits >> 52) - 1023;
+  const double f =
+      std::bit_cast<double>((bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull) - 1.0;
+  const double log2v = e + f * (1.3465553 - 0.3465553 * f);
+  const double x = log2v * kBinsPerOctave;
+  if (!(x < kBinLimit - 1)) return kBinLimit - 1;  // ~6e17 and up: the last bin
+  int i = x > 0 ? static_cast<int>(x) + 1 : 0;
+  if (v > bounds[i]) return i + 1 < kBinLimit ? i + 1 : kBinLimit - 1;
+  if (i > 0 && v <= bounds[i - 1]) return i - 1;
+  return i;
 }
+inline int sketch_bin(double v) noexcept { return sketch_bin(v, sketch_bin_bounds()); }
 
 enum class CellKind : uint8_t { kLatency = 1, kLoop = 2, kSize = 3 };
 
@@ -87,7 +106,7 @@ class HistogramTable {
     if (!(v >= 1)) {
       HistogramCell::add(c.zero, w);
     } else {
-      int b = sketch_bin(v);
+      int b = sketch_bin(v, bounds_);
       double* chunk = c.chunks[b / kChunkBins].load(std::memory_order_relaxed);
       if (chunk == nullptr && (chunk = new_chunk(c, b / kChunkBins)) == nullptr) return false;
       auto& bin = reinterpret_cast<std::atomic<double>*>(chunk)[b % kChunkBins];
@@ -117,6 +136,7 @@ class HistogramTable {
   HistogramCell* cells_ = nullptr;  // kMaxCells, reserved on first use
   uint32_t* index_ = nullptr;       // open addressing: cell position + 1, 0 = empty
   double* arena_ = nullptr;         // kMaxChunks chunks of kChunkBins bins
+  const double* bounds_ = nullptr;  // sketch_bin_bounds(), set with the memory
   uint32_t chunks_used_ = 0;
   std::atomic<uint32_t> used_{0};
   bool failed_ = false;
