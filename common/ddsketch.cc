@@ -120,6 +120,44 @@ void DDSketch::add(double value, double weight) {
   bins_[static_cast<size_t>(i - offset_)] += weight;
 }
 
+DDSketch DDSketch::fromBins(std::span<const std::pair<int, double>> bins, double zero_count,
+                            double sum, DDSketchOptions options) {
+  DDSketch s(options);
+  if (!(zero_count >= 0) || !std::isfinite(zero_count)) {
+    throw DDSketchError("ddsketch: zero count must be finite and >= 0");
+  }
+  if (!(sum >= 0) || !std::isfinite(sum))
+    throw DDSketchError("ddsketch: sum must be finite and >= 0");
+  int lo = 0, hi = 0;
+  for (size_t k = 0; k < bins.size(); ++k) {
+    const auto [i, c] = bins[k];
+    if (i < -100000 || i > 100000) throw DDSketchError("ddsketch: bin index out of range");
+    if (!(c > 0) || !std::isfinite(c)) {
+      throw DDSketchError("ddsketch: bin counts must be finite and > 0");
+    }
+    lo = k == 0 ? i : std::min(lo, i);
+    hi = k == 0 ? i : std::max(hi, i);
+  }
+  if (!bins.empty()) {
+    // Wider than max_bins: the lowest bins fold into one, as add() would have done.
+    s.ensureRange(std::max(lo, hi - options.max_bins + 1), hi);
+    for (const auto& [i, c] : bins) {
+      s.bins_[static_cast<size_t>(std::max(i, s.offset_) - s.offset_)] += c;
+      s.count_ += c;
+    }
+    s.min_ = s.valueAt(lo);
+    s.max_ = s.valueAt(hi);
+  }
+  if (zero_count > 0) {
+    s.zero_count_ = zero_count;
+    s.count_ += zero_count;
+    s.min_ = 0;
+    if (bins.empty()) s.max_ = 0;
+  }
+  s.sum_ = sum;
+  return s;
+}
+
 // A sketch's parameters and totals: a parsed blob's, or another sketch's for merge().
 struct DDSketch::Parsed {
   DDSketchOptions options;

@@ -53,6 +53,15 @@ class DDSketch {
   // Empty again, keeping options and bin storage (for accumulators reused across keys).
   void clear();
 
+  // A sketch from pre-binned data (libperfhat's aggregate export, docs/aggregate-export.md):
+  // `bins` are (index, weighted count) pairs in this sketch's binning (index ceil(ln v / ln γ)),
+  // `zero_count` the weight of values without an index, `sum` the exact weighted sum. Min and
+  // max are the representative values of the extreme bins (0 when the zero count is the lowest).
+  // Throws DDSketchError for an index outside [-100000, 100000], a count that is not finite and
+  // > 0 (a zero count not finite and >= 0), or a sum that is not finite and >= 0.
+  static DDSketch fromBins(std::span<const std::pair<int, double>> bins, double zero_count,
+                           double sum, DDSketchOptions options = {});
+
   // q in [0, 1]; returns 0 for an empty sketch. Clamped to [min, max] of the inputs.
   double quantile(double q) const;
   // out[i] = quantile(qs[i]) for all i, in one pass over the bins when qs is ascending.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -271,3 +272,57 @@ TEST(DDSketch, QuantilesEqualsQuantileOneByOne) {
 
 }  // namespace
 }  // namespace perfhat
+
+// Pre-binned data (libperfhat's aggregate export) gives the sketch add() would have built.
+TEST(DDSketch, FromBinsEqualsTheSketchOfTheSameValues) {
+  const double log_gamma = std::log((1 + 0.01) / (1 - 0.01));
+  std::mt19937_64 rng(3);
+  std::lognormal_distribution<double> ln(10, 1.5);
+  perfhat::DDSketch direct;
+  std::map<int, double> bins;
+  double sum = 0, zero = 0;
+  for (int k = 0; k < 5000; ++k) {
+    const double v = k % 100 == 0 ? 0 : ln(rng);
+    const double w = k % 3 == 0 ? 2.0 : 1.0;
+    direct.add(v, w);
+    sum += v * w;
+    if (v < perfhat::DDSketch::kMinIndexable) {
+      zero += w;
+    } else {
+      bins[static_cast<int>(std::ceil(std::log(v) / log_gamma))] += w;
+    }
+  }
+  std::vector<std::pair<int, double>> list(bins.begin(), bins.end());
+  auto built = perfhat::DDSketch::fromBins(list, zero, sum);
+  EXPECT_EQ(built.count(), direct.count());
+  EXPECT_DOUBLE_EQ(built.sum(), direct.sum());
+  EXPECT_EQ(built.min(), 0);
+  EXPECT_NEAR(built.max(), direct.max(), 0.01 * direct.max());
+  for (double q : {0.01, 0.25, 0.5, 0.9, 0.99}) {
+    // Same bins, same answer (clamped to min/max, which come from the bins here).
+    EXPECT_NEAR(built.quantile(q), direct.quantile(q), 1e-9 * direct.quantile(q)) << q;
+  }
+  // And it merges like any other sketch.
+  perfhat::DDSketch merged = direct;
+  merged.merge(built);
+  EXPECT_EQ(merged.count(), 2 * direct.count());
+}
+
+TEST(DDSketch, FromBinsRejectsWhatNoSketchCouldHold) {
+  using Bins = std::vector<std::pair<int, double>>;
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{100001, 1}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 0}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, -1}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, NAN}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 1}}, -1, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 1}}, 0, INFINITY), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 1}}, 0, -3), perfhat::DDSketchError);
+  // Only zeros: min = max = 0.
+  auto z = perfhat::DDSketch::fromBins(Bins{}, 4, 0);
+  EXPECT_EQ(z.count(), 4);
+  EXPECT_EQ(z.max(), 0);
+  // Wider than max_bins: the lowest bins fold, the count stays.
+  auto wide = perfhat::DDSketch::fromBins(Bins{{0, 1}, {5000, 1}}, 0, 10);
+  EXPECT_EQ(wide.count(), 2);
+  EXPECT_LE(wide.binCount(), 2048u);
+}

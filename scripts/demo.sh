@@ -22,12 +22,16 @@
 #   PERFHAT_DEMO_DATASET    where to record the dataset (default samples/datasets/agile.feedback.json;
 #                           empty = do not record)
 #   PERFHAT_DEMO_KEEP=1     keep the temp dir (logs, SQLite stores) for inspection
+#   PERFHAT_DEMO_EXPORT     how the service exports: spans (default; one OTLP span per call) or
+#                           aggregates (in-process histograms, docs/aggregate-export.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${PERFHAT_DEMO_BUILD_DIR:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOAD_S=${PERFHAT_DEMO_LOAD_S:-60}
+EXPORT=${PERFHAT_DEMO_EXPORT:-spans}
+case "$EXPORT" in spans|aggregates) ;; *) echo "PERFHAT_DEMO_EXPORT must be spans or aggregates" >&2; exit 2 ;; esac
 RATE=${PERFHAT_DEMO_RATE:-25}
 DATASET=${PERFHAT_DEMO_DATASET-$ROOT/samples/datasets/agile.feedback.json}
 TARGET_FILE=samples/agile/iteration_service.cc
@@ -77,13 +81,17 @@ echo "deployed handler   http://$DEPLOYED  (store $TMP/deployed.sqlite)"
 start userdir "$BUILD/samples/agile-userdir" --listen 127.0.0.1:0
 USERDIR=$ADDR
 echo "user directory     http://$USERDIR"
-PERFHAT_ENDPOINT=http://$DEPLOYED PERFHAT_TOKEN=$TOKEN PERFHAT_SAMPLER=full \
+PERFHAT_ENDPOINT=http://$DEPLOYED PERFHAT_TOKEN=$TOKEN PERFHAT_SAMPLER=full PERFHAT_EXPORT=$EXPORT \
   PERFHAT_EXPORT_INTERVAL_S=2 OTEL_SERVICE_NAME=agile-service OTEL_SERVICE_VERSION=1.0.0 \
   start service "$BUILD/samples/agile-service" --listen 127.0.0.1:0 \
   --db "$TMP/agile.sqlite" --userdir "http://$USERDIR"
 SERVICE=$ADDR
 SERVICE_PID=${PIDS[-1]}
-echo "sample service     http://$SERVICE  (exporting every call to the deployed handler)"
+if [ "$EXPORT" = spans ]; then
+  echo "sample service     http://$SERVICE  (exporting every call to the deployed handler)"
+else
+  echo "sample service     http://$SERVICE  (every call into histograms, exported to the deployed handler)"
+fi
 
 # ---- 3. load ------------------------------------------------------------------------------
 say "Driving the service for ${LOAD_S}s (seasonal load around ${RATE} req/s; planners, developers, managers)"

@@ -18,6 +18,11 @@ class Metrics {
   void spansIngested(uint64_t n) { spans_ingested_ += n; }
   void spansRejected(uint64_t n) { spans_rejected_ += n; }
   void bytesReceived(uint64_t n) { bytes_received_ += n; }
+  // POST /v1/aggregates: rows merged, and rows refused (no identity, or in a malformed body).
+  void aggregateRows(uint64_t ingested, uint64_t rejected) {
+    rows_ingested_ += ingested;
+    rows_rejected_ += rejected;
+  }
   void request(int status);
   void storeWrite(double seconds);
   // `sketches` and `cursor` are sampled from the store by the caller; `extra` are further samples
@@ -29,6 +34,7 @@ class Metrics {
   static constexpr std::array<double, 10> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                      0.025,  0.05,  0.1,    0.25,  1.0};
   std::atomic<uint64_t> spans_ingested_{0}, spans_rejected_{0}, bytes_received_{0};
+  std::atomic<uint64_t> rows_ingested_{0}, rows_rejected_{0};
   mutable std::mutex mu_;
   std::map<int, uint64_t> requests_;
   std::array<uint64_t, kBounds.size()> write_buckets_{};

@@ -205,91 +205,136 @@ void HandlerServer::routes() {
   };
 
   // ---- ingest -----------------------------------------------------------------------------
-  s.Post("/v1/traces", [this, guarded](const httplib::Request& req, httplib::Response& res,
-                                       const httplib::ContentReader& reader) {
-    // Auth runs before the body is read, so unauthenticated clients cannot make us buffer it.
+  // Reads a write request's body (gzip decoded by httplib) within the size limits; false when it
+  // answered with an error instead. Runs after auth, so unauthenticated clients cannot make us
+  // buffer a body.
+  auto readIngestBody = [this](const httplib::Request& rq, httplib::Response& rs,
+                               const httplib::ContentReader& reader, std::string& body) {
+    if (const size_t announced = rq.get_header_value<uint64_t>("Content-Length");
+        announced > 0 && announced <= options_.max_decoded_bytes) {
+      body.reserve(announced);  // gzip bodies grow past it; plain ones are read in one piece
+    }
+    bool too_big = false;
+    bool read_ok = reader([&](const char* data, size_t len) {
+      if (body.size() + len > options_.max_decoded_bytes) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, len);
+      return true;
+    });
+    if (too_big) {
+      setError(rs, 413, "payload_too_large",
+               "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) + " bytes");
+      return false;
+    }
+    if (!read_ok) {
+      // httplib sets 413 itself when Content-Length exceeds max_body_bytes (body drained).
+      if (rs.status == 413) {
+        setError(rs, 413, "payload_too_large",
+                 "body exceeds " + std::to_string(options_.max_body_bytes) + " bytes");
+      } else {
+        setError(rs, 400, "invalid_argument", "could not read body (bad gzip?)");
+      }
+      return false;
+    }
+    metrics_.bytesReceived(body.size());
+    return true;
+  };
+
+  s.Post("/v1/traces",
+         [this, guarded, readIngestBody](const httplib::Request& req, httplib::Response& res,
+                                         const httplib::ContentReader& reader) {
+           // Auth runs before the body is read, so unauthenticated clients cannot make us buffer
+           // it.
+           guarded(Access::kWrite, [&](const httplib::Request& rq, httplib::Response& rs) {
+             std::string body;
+             if (!readIngestBody(rq, rs, reader, body)) return;
+             std::string ct = rq.get_header_value("Content-Type");
+             const bool proto = ct.rfind("application/x-protobuf", 0) == 0 ||
+                                ct.rfind("application/protobuf", 0) == 0;
+             const bool js = ct.rfind("application/json", 0) == 0;
+             if (!proto && !js) {
+               return setError(rs, 415, "unsupported_media_type",
+                               "Content-Type must be application/json or application/x-protobuf");
+             }
+             // Each worker decodes protobuf into its own request object, whose strings and vectors
+             // the next request reuses (decode and free were ~12 % of ingest); an unusually large
+             // request's storage is released afterwards rather than kept for the worker's lifetime.
+             thread_local otlp::ExportRequest recycled;
+             struct Release {
+               otlp::ExportRequest& r;
+               ~Release() {
+                 if (r.spans.capacity() > 4096) r = otlp::ExportRequest();
+               }
+             } release{recycled};
+             otlp::ExportRequest& request = recycled;
+             try {
+               if (proto) {
+                 otlp::decodeProtobuf(body, request);
+               } else {
+                 request = otlp::decodeJson(body);
+               }
+             } catch (const otlp::OtlpError& e) {
+               metrics_.spansRejected(1);
+               return setError(rs, 400, "invalid_argument", e.what());
+             }
+             auto t0 = std::chrono::steady_clock::now();
+             // Durable (group commit; the body goes to the intake log with write-behind) before we
+             // acknowledge. Long-polls wake when the data reaches the aggregates (setOnCheckpoint).
+             IngestStats st =
+                 ingest_->ingest(request, body, proto ? BodyFormat::kProtobuf : BodyFormat::kJson);
+             metrics_.storeWrite(
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+             uint64_t rejected = request.rejected + st.skipped;
+             std::string reason = request.rejection_reason;
+             if (reason.empty() && st.skipped) reason = "span without name or code.* attributes";
+             metrics_.spansIngested(st.spans);
+             metrics_.spansRejected(rejected);
+             rs.status = 200;
+             if (proto) {
+               rs.set_content(rejected ? protoPartialSuccess(rejected, reason) : std::string(),
+                              "application/x-protobuf");
+             } else {
+               json out = json::object();
+               if (rejected) {
+                 out["partialSuccess"] = {{"rejectedSpans", std::to_string(rejected)},
+                                          {"errorMessage", reason}};
+               }
+               rs.set_content(out.dump(), kJson);
+             }
+           })(req, res);
+         });
+
+  // libperfhat's aggregate export (docs/aggregate-export.md): rows of in-process histograms,
+  // merged like spans and as durable before the answer.
+  s.Post("/v1/aggregates", [this, guarded, readIngestBody](const httplib::Request& req,
+                                                           httplib::Response& res,
+                                                           const httplib::ContentReader& reader) {
     guarded(Access::kWrite, [&](const httplib::Request& rq, httplib::Response& rs) {
       std::string body;
-      if (const size_t announced = rq.get_header_value<uint64_t>("Content-Length");
-          announced > 0 && announced <= options_.max_decoded_bytes) {
-        body.reserve(announced);  // gzip bodies grow past it; plain ones are read in one piece
+      if (!readIngestBody(rq, rs, reader, body)) return;
+      if (rq.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+        return setError(rs, 415, "unsupported_media_type", "Content-Type must be application/json");
       }
-      bool too_big = false;
-      bool read_ok = reader([&](const char* data, size_t len) {
-        if (body.size() + len > options_.max_decoded_bytes) {
-          too_big = true;
-          return false;
-        }
-        body.append(data, len);
-        return true;
-      });
-      if (too_big) {
-        return setError(
-            rs, 413, "payload_too_large",
-            "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) + " bytes");
-      }
-      if (!read_ok) {
-        // httplib sets 413 itself when Content-Length exceeds max_body_bytes (body drained).
-        if (rs.status == 413) {
-          return setError(rs, 413, "payload_too_large",
-                          "body exceeds " + std::to_string(options_.max_body_bytes) + " bytes");
-        }
-        return setError(rs, 400, "invalid_argument", "could not read body (bad gzip?)");
-      }
-      metrics_.bytesReceived(body.size());
-      std::string ct = rq.get_header_value("Content-Type");
-      const bool proto =
-          ct.rfind("application/x-protobuf", 0) == 0 || ct.rfind("application/protobuf", 0) == 0;
-      const bool js = ct.rfind("application/json", 0) == 0;
-      if (!proto && !js) {
-        return setError(rs, 415, "unsupported_media_type",
-                        "Content-Type must be application/json or application/x-protobuf");
-      }
-      // Each worker decodes protobuf into its own request object, whose strings and vectors the
-      // next request reuses (decode and free were ~12 % of ingest); an unusually large request's
-      // storage is released afterwards rather than kept for the worker's lifetime.
-      thread_local otlp::ExportRequest recycled;
-      struct Release {
-        otlp::ExportRequest& r;
-        ~Release() {
-          if (r.spans.capacity() > 4096) r = otlp::ExportRequest();
-        }
-      } release{recycled};
-      otlp::ExportRequest& request = recycled;
+      AggregateRowsStats st;
+      auto t0 = std::chrono::steady_clock::now();
       try {
-        if (proto) {
-          otlp::decodeProtobuf(body, request);
-        } else {
-          request = otlp::decodeJson(body);
-        }
-      } catch (const otlp::OtlpError& e) {
-        metrics_.spansRejected(1);
+        st = ingest_->ingestRows(body);
+      } catch (const AggregateRowsError& e) {
+        metrics_.aggregateRows(0, 1);
         return setError(rs, 400, "invalid_argument", e.what());
       }
-      auto t0 = std::chrono::steady_clock::now();
-      // Durable (group commit; the body goes to the intake log with write-behind) before we
-      // acknowledge. Long-polls wake when the data reaches the aggregates (setOnCheckpoint).
-      IngestStats st =
-          ingest_->ingest(request, body, proto ? BodyFormat::kProtobuf : BodyFormat::kJson);
       metrics_.storeWrite(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      uint64_t rejected = request.rejected + st.skipped;
-      std::string reason = request.rejection_reason;
-      if (reason.empty() && st.skipped) reason = "span without name or code.* attributes";
-      metrics_.spansIngested(st.spans);
-      metrics_.spansRejected(rejected);
-      rs.status = 200;
-      if (proto) {
-        rs.set_content(rejected ? protoPartialSuccess(rejected, reason) : std::string(),
-                       "application/x-protobuf");
-      } else {
-        json out = json::object();
-        if (rejected) {
-          out["partialSuccess"] = {{"rejectedSpans", std::to_string(rejected)},
-                                   {"errorMessage", reason}};
-        }
-        rs.set_content(out.dump(), kJson);
+      metrics_.aggregateRows(st.rows, st.skipped);
+      json out = json::object();
+      if (st.skipped) {
+        out["partialSuccess"] = {{"rejectedRows", std::to_string(st.skipped)},
+                                 {"errorMessage", "row whose site has no name or code.* identity"}};
       }
+      rs.status = 200;
+      rs.set_content(out.dump(), kJson);
     })(req, res);
   });
 

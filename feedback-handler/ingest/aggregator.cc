@@ -14,11 +14,9 @@ namespace {
 using otlp::attrNumber;
 using otlp::attrString;
 
-struct ResourceDims {
-  std::string service, version, env, host;
-};
+}  // namespace
 
-ResourceDims dims(const otlp::Attributes& r) {
+ResourceDims resourceDims(const otlp::Attributes& r) {
   ResourceDims d;
   d.service = attrString(r, "service.name");
   d.version = attrString(r, "service.version");
@@ -28,6 +26,8 @@ ResourceDims dims(const otlp::Attributes& r) {
   for (std::string* v : {&d.service, &d.version, &d.env, &d.host}) *v = sanitizeUtf8(std::move(*v));
   return d;
 }
+
+namespace {
 
 double weightOf(const otlp::Span& s) {
   double w = 1;
@@ -93,7 +93,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
   IngestStats st;
   std::vector<ResourceDims> res;
   res.reserve(request.resources.size() + 1);
-  for (const auto& r : request.resources) res.push_back(dims(r));
+  for (const auto& r : request.resources) res.push_back(resourceDims(r));
   res.emplace_back();  // spans with an out-of-range resource index
   const auto none = static_cast<uint32_t>(res.size() - 1);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "feedback-handler/ingest/batch.h"
 #include "feedback-handler/ingest/span_index.h"
@@ -25,5 +26,12 @@ struct IngestStats {
 // is left out rather than guessed.
 IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch,
                       SpanIndex* recent = nullptr);
+
+// The dimensions aggregates are kept by, from resource attributes (service.name,
+// service.version, deployment.environment[.name], host.name), sanitized to UTF-8.
+struct ResourceDims {
+  std::string service, version, env, host;
+};
+ResourceDims resourceDims(const otlp::Attributes& resource);
 
 }  // namespace perfhat::handler

@@ -38,12 +38,16 @@ void IngestPipeline::replayIntake(Store& store) {
   Batch batch;
   for (const IntakeRecord& r : records) {
     try {
-      otlp::ExportRequest req = r.format == static_cast<int>(BodyFormat::kJson)
-                                    ? otlp::decodeJson(r.body)
-                                    : otlp::decodeProtobuf(r.body);
-      aggregate(req, batch, &recent_);
+      if (r.format == static_cast<int>(BodyFormat::kAggregateRows)) {
+        decodeAggregateRows(r.body, batch);
+      } else {
+        otlp::ExportRequest req = r.format == static_cast<int>(BodyFormat::kJson)
+                                      ? otlp::decodeJson(r.body)
+                                      : otlp::decodeProtobuf(r.body);
+        aggregate(req, batch, &recent_);
+      }
       ++replay_.replayed;
-    } catch (const otlp::OtlpError& e) {
+    } catch (const std::exception& e) {
       // It decoded when it was acknowledged and its CRC checks, so this is a bug, not damage.
       ++replay_.undecodable;
       std::fprintf(stderr, "perfhat-handler: intake record %lld not replayed: %s\n",
@@ -63,6 +67,15 @@ IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request, std::stri
   IngestStats st;
   committer_.commit([&](Batch& into) { st = aggregate(request, into, &recent_); }, body,
                     static_cast<int>(format));
+  return st;
+}
+
+AggregateRowsStats IngestPipeline::ingestRows(std::string_view body) {
+  Batch decoded;
+  const AggregateRowsStats st = decodeAggregateRows(body, decoded);  // throws before any write
+  if (decoded.empty()) return st;
+  committer_.commit([&](Batch& into) { into.absorb(std::move(decoded)); }, body,
+                    static_cast<int>(BodyFormat::kAggregateRows));
   return st;
 }
 

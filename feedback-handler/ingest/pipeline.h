@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedback-handler/ingest/aggregate_rows.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/group_commit.h"
 #include "feedback-handler/ingest/intake_log.h"
@@ -30,7 +31,7 @@ struct MetricSample {
 };
 
 // How a request body was encoded (the intake log's format tag, for the replay).
-enum class BodyFormat : int { kProtobuf = 1, kJson = 2 };
+enum class BodyFormat : int { kProtobuf = 1, kJson = 2, kAggregateRows = 3 };
 
 class IngestPipeline {
  public:
@@ -44,6 +45,10 @@ class IngestPipeline {
   // batch is written through.
   IngestStats ingest(const otlp::ExportRequest& request, std::string_view body = {},
                      BodyFormat format = BodyFormat::kProtobuf);
+
+  // POST /v1/aggregates: `body` (docs/aggregate-export.md) decoded and checked first (throws
+  // AggregateRowsError, nothing written), then durable as ingest() makes spans durable.
+  AggregateRowsStats ingestRows(std::string_view body);
 
   // Returns once every acknowledged request is readable from the store (reads call it first);
   // false when checkpoints are failing (see GroupCommitter::flush).

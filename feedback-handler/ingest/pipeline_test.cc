@@ -57,25 +57,31 @@ TEST(IngestPipeline, ReplaysTheIntakeLogOnceAtStartup) {
   TempStore t;
   {
     Store store(t.opts());
-    // As a crash leaves it: two acknowledged bodies (protobuf and JSON), one that does not
-    // decode (it could not have been acknowledged; replay skips it), and a torn last append.
+    // As a crash leaves it: three acknowledged bodies (protobuf, JSON, libperfhat aggregate
+    // rows), one that does not decode (it could not have been acknowledged; replay skips it),
+    // and a torn last append.
     const std::string proto = otlp::encodeProtobuf(requestFor("a::f", 7));
     const std::string json = otlp::encodeJson(requestFor("a::g", 3));
+    const std::string rows =
+        R"({"sites":[{"name":"op","function":"a::h"}],"rows":[{"kind":"function","site":0,"minute":)" +
+        std::to_string(kT0 / 60'000'000'000ULL) + R"(,"bins":[[700,5]],"sum":5000}]})";
     IntakeLog log(IntakeLog::pathFor(t.opts().path));
     log.recover(0);
     log.append({{static_cast<int>(BodyFormat::kProtobuf), proto},
                 {static_cast<int>(BodyFormat::kProtobuf), "\xff\xff garbage"},
-                {static_cast<int>(BodyFormat::kJson), json}});
+                {static_cast<int>(BodyFormat::kJson), json},
+                {static_cast<int>(BodyFormat::kAggregateRows), rows}});
     std::ofstream(log.path(), std::ios::app) << std::string("\x40\x00\x00\x00torn", 8);
     EXPECT_EQ(countOf(store, "a::f"), 0u);
   }
   {
     Store store(t.opts());
     IngestPipeline p(store);
-    EXPECT_EQ(p.replayed().replayed, 2u);
+    EXPECT_EQ(p.replayed().replayed, 3u);
     EXPECT_EQ(p.replayed().undecodable, 1u);
     EXPECT_EQ(countOf(store, "a::f"), 7u);
     EXPECT_EQ(countOf(store, "a::g"), 3u);
+    EXPECT_EQ(countOf(store, "a::h"), 5u);
     EXPECT_EQ(fs::file_size(IntakeLog::pathFor(t.opts().path)), 0u);
   }
   Store store(t.opts());

@@ -38,6 +38,8 @@ constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec"))) = n
 namespace {
 
 constexpr uint32_t kMaxSites = 1u << 16;  // slot array reserved per thread (virtual memory)
+// CallRecords per thread between two background wakes (50 ms): 1.3 M calls/s per thread.
+constexpr uint64_t kCallRing = uint64_t{1} << 16;
 thread_local bool t_exiting = false;
 
 // Itanium C++ ABI 2.2.2: the per-thread exception globals behind std::uncaught_exceptions().
@@ -403,6 +405,9 @@ void Engine::run_background() {
     if (now - last_export >= export_interval) {
       export_pending(false);
       last_export = now;
+    } else {
+      Lock g(mu_);
+      fold_calls();  // keeps the rings short between exports
     }
     l.lock();
   }
@@ -456,6 +461,13 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
         eh_layout_ok()
             ? &reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions
             : &kAlwaysCheck;
+    // Aggregate mode's ring: 2 MB of address space, pages committed only once written.
+    void* calls = ::mmap(nullptr, sizeof(CallRecord) * kCallRing, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (calls != MAP_FAILED) {
+      ts->calls = static_cast<CallRecord*>(calls);
+      ts->calls_mask = kCallRing - 1;
+    }
     uint32_t ring = std::bit_ceil(std::max<uint32_t>(cfg_.span_ring_per_thread, 16));
     ts->ring.reset(new SpanRecord[ring]);
     ts->ring_mask = ring - 1;
@@ -474,7 +486,8 @@ void Engine::reap_threads() {
     ThreadState* ts = *it;
     if (ts->alive.load(std::memory_order_acquire) ||
         ts->head.load(std::memory_order_acquire) != ts->tail.load(std::memory_order_relaxed) ||
-        (ts->histograms.published() > 0 && !ts->harvested_after_exit)) {
+        ts->calls_head.load(std::memory_order_acquire) !=
+            ts->calls_tail.load(std::memory_order_relaxed)) {
       ++it;
       continue;
     }
@@ -482,7 +495,8 @@ void Engine::reap_threads() {
     for (size_t id = 1; id < sites_.size(); ++id) retired_[id].add(ts->hot.slots[id]);
     dropped_ring_retired_ += ts->dropped.load();
     recorded_retired_ += ts->recorded.load();
-    hist_dropped_retired_ += ts->hist_dropped.load();
+    hist_dropped_retired_ += ts->calls_dropped.load();
+    if (ts->calls != nullptr) ::munmap(ts->calls, sizeof(CallRecord) * kCallRing);
     ::munmap(ts->hot.slots, ts->slots_bytes);
     delete ts;
     it = threads_.erase(it);
@@ -536,31 +550,31 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
   const uint64_t caller_call = parent & kInvocationMask;
   ts->agg_site = caller;
   ts->agg_invocation = caller_call;
-  const double w = call_weight(h);
-  HistogramTable& t = ts->histograms;
+  const auto w = static_cast<float>(call_weight(h));
+  uint64_t head = ts->calls_head.load(std::memory_order_relaxed);
   uint64_t dropped = 0;
-  HistogramCell* c = t.cell(cell_key(CellKind::kLatency, site, caller));
-  const double ns = static_cast<double>(end - start) * ns_per_tick_.load(std::memory_order_relaxed);
-  if (c != nullptr && t.add(*c, ns, w)) {
-    if (p.error()) HistogramCell::add(c->errors, w);
-    if (caller != 0 && c->last_invocation != caller_call) {
-      HistogramCell::add(c->parents, w);
-      c->last_invocation = caller_call;
+  auto push = [&](const CallRecord& r) {
+    if (head - ts->calls_tail_seen > ts->calls_mask) {
+      ts->calls_tail_seen = ts->calls_tail.load(std::memory_order_acquire);
+      if (head - ts->calls_tail_seen > ts->calls_mask || ts->calls == nullptr) {
+        ++dropped;
+        return;
+      }
     }
-  } else {
-    ++dropped;
-  }
+    ts->calls[head & ts->calls_mask] = r;
+    ++head;
+  };
+  push({end - start, caller_call, site, caller, w, CellKind::kLatency, p.error()});
   if (int64_t n = p.result_size_value(); n >= 0) {
-    c = t.cell(cell_key(CellKind::kSize, site, 0));
-    if (c == nullptr || !t.add(*c, static_cast<double>(n), w)) ++dropped;
+    push({static_cast<uint64_t>(n), 0, site, 0, w, CellKind::kSize, false});
   }
   if (int64_t n = p.loop_iterations_value(); n >= 0) {
-    c = t.cell(cell_key(CellKind::kLoop, site, p.loop_line()));
-    if (c == nullptr || !t.add(*c, static_cast<double>(n), w)) ++dropped;
+    push({static_cast<uint64_t>(n), 0, site, p.loop_line(), w, CellKind::kLoop, false});
   }
+  ts->calls_head.store(head, std::memory_order_release);
   if (dropped != 0) {
-    ts->hist_dropped.store(ts->hist_dropped.load(std::memory_order_relaxed) + 1,
-                           std::memory_order_relaxed);
+    ts->calls_dropped.store(ts->calls_dropped.load(std::memory_order_relaxed) + dropped,
+                            std::memory_order_relaxed);
   }
   ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
@@ -671,10 +685,54 @@ void Engine::analyze() {
 
 void Engine::analyze_now() { analyze(); }
 
+void Engine::fold_calls() {
+  const double* bounds = sketch_bin_bounds();
+  const double nspt = ns_per_tick_.load();
+  if (histograms_.size() < sites_.size()) histograms_.resize(sites_.size());
+  for (ThreadState* ts : threads_) {
+    if (ts->calls == nullptr) continue;
+    uint64_t tail = ts->calls_tail.load(std::memory_order_relaxed);
+    const uint64_t head = ts->calls_head.load(std::memory_order_acquire);
+    if (ts->last_parent.size() < sites_.size()) ts->last_parent.resize(sites_.size());
+    for (; tail != head; ++tail) {
+      const CallRecord& r = ts->calls[tail & ts->calls_mask];
+      if (r.site >= histograms_.size()) continue;  // cannot happen: sites register first
+      SiteHistograms& site = histograms_[r.site];
+      const double w = r.weight;
+      switch (r.kind) {
+        case CellKind::kSize:
+          site.size.add(static_cast<double>(r.value), w, bounds);
+          break;
+        case CellKind::kLoop:
+          SiteHistograms::of(site.loops, r.sub).add(static_cast<double>(r.value), w, bounds);
+          break;
+        case CellKind::kLatency: {
+          Histogram& hist = SiteHistograms::of(site.latency, r.sub);
+          hist.add(static_cast<double>(r.value) * nspt, w, bounds);
+          if (r.error) hist.errors += w;
+          if (r.sub == 0) break;
+          auto& seen = ts->last_parent[r.site];
+          auto it = std::find_if(seen.begin(), seen.end(),
+                                 [&](const auto& e) { return e.first == r.sub; });
+          if (it == seen.end()) it = seen.insert(seen.end(), {r.sub, 0});
+          if (it->second != r.caller_call) {
+            hist.parents += w;
+            it->second = r.caller_call;
+          }
+          break;
+        }
+      }
+    }
+    ts->calls_tail.store(tail, std::memory_order_release);
+  }
+}
+
 void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
+  fold_calls();
   b.histograms_end_unix_ns = to_unix_ns(now_tick);
   const auto minute = static_cast<int64_t>(b.histograms_end_unix_ns / 60'000'000'000ull);
-  // Rows merged across threads (and, for function rows, across callers), by kind/site/sub.
+  // Rows by kind/site/sub: a (site, caller) histogram is both its call-site row and part of the
+  // site's function row.
   std::unordered_map<uint64_t, size_t> rows;
   auto row = [&](HistogramData::Kind kind, uint32_t site, uint32_t sub) -> HistogramData& {
     uint64_t k = (uint64_t{kind} << 56) | (uint64_t{sub} << 20) | site;
@@ -689,65 +747,37 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
     }
     return b.histograms[it->second];
   };
-  std::vector<std::pair<int32_t, double>> bins;
-  for (ThreadState* ts : threads_) {
-    // Read before the cells: once the thread is seen exited, this harvest gets everything.
-    const bool exited = !ts->alive.load(std::memory_order_acquire);
-    const HistogramTable& t = ts->histograms;
-    const uint32_t n = t.published();
-    if (ts->exported_cells.size() < n) ts->exported_cells.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const HistogramCell& c = t.at(i);
-      ThreadState::ExportedCell& e = ts->exported_cells[i];
-      bins.clear();
-      for (int ch = 0; ch < kChunks; ++ch) {
-        const double* p = c.chunks[ch].load(std::memory_order_acquire);
-        if (p == nullptr) continue;
-        if (!e.chunks[ch]) e.chunks[ch] = std::make_unique<double[]>(kChunkBins);
-        for (int j = 0; j < kChunkBins; ++j) {
-          double v = HistogramTable::bin(p, j);
-          if (v == e.chunks[ch][j]) continue;
-          bins.emplace_back(ch * kChunkBins + j, v - e.chunks[ch][j]);
-          e.chunks[ch][j] = v;
-        }
-      }
-      auto delta = [](const std::atomic<double>& cur, double& seen) {
-        double v = cur.load(std::memory_order_relaxed);
-        double d = v - seen;
-        seen = v;
-        return d;
-      };
-      const double zero = delta(c.zero, e.zero), sum = delta(c.sum, e.sum);
-      const double errors = delta(c.errors, e.errors), parents = delta(c.parents, e.parents);
-      if (bins.empty() && zero == 0 && sum == 0 && errors == 0 && parents == 0) continue;
-      const uint64_t key = c.key.load(std::memory_order_relaxed);
-      const uint32_t site = key_site(key), sub = key_sub(key);
-      auto add = [&](HistogramData& h) {
-        h.bins.insert(h.bins.end(), bins.begin(), bins.end());
-        h.zero += zero;
-        h.sum += sum;
-      };
-      switch (key_kind(key)) {
-        case CellKind::kLatency: {
-          HistogramData& f = row(HistogramData::kFunction, site, 0);
-          add(f);
-          f.errors += errors;
-          if (sub != 0) {
-            HistogramData& cs = row(HistogramData::kCallSite, site, sub);
-            add(cs);
-            cs.parents += parents;
-          }
-          break;
-        }
-        case CellKind::kLoop:
-          add(row(HistogramData::kLoop, site, sub));
-          break;
-        case CellKind::kSize:
-          add(row(HistogramData::kResultSize, site, 0));
-          break;
-      }
+  auto add = [](HistogramData& h, Histogram& hist) {
+    for (size_t i = 0; i < hist.bins.size(); ++i) {
+      if (hist.bins[i] != 0) h.bins.emplace_back(hist.lo + static_cast<int>(i), hist.bins[i]);
     }
-    ts->harvested_after_exit = exited;
+    h.zero += hist.zero;
+    h.sum += hist.sum;
+  };
+  for (size_t id = 0; id < histograms_.size(); ++id) {
+    SiteHistograms& site = histograms_[id];
+    const auto sid = static_cast<uint32_t>(id);
+    for (auto& [caller, hist] : site.latency) {
+      if (hist.empty()) continue;
+      HistogramData& f = row(HistogramData::kFunction, sid, 0);
+      add(f, hist);
+      f.errors += hist.errors;
+      if (caller != 0) {
+        HistogramData& cs = row(HistogramData::kCallSite, sid, caller);
+        add(cs, hist);
+        cs.parents += hist.parents;
+      }
+      hist.clear();
+    }
+    for (auto& [line, hist] : site.loops) {
+      if (hist.empty()) continue;
+      add(row(HistogramData::kLoop, sid, line), hist);
+      hist.clear();
+    }
+    if (!site.size.empty()) {
+      add(row(HistogramData::kResultSize, sid, 0), site.size);
+      site.size.clear();
+    }
   }
   // Engine site ids → the batch's site table; bins ascending, one entry per index.
   std::unordered_map<uint32_t, uint32_t> site_pos;
@@ -908,10 +938,10 @@ void Engine::export_pending(bool final) {
     b.aggregates.clear();
     b.sites.clear();
     b.histograms.clear();
-    if (first) {
-      b.aggregates = std::move(aggregates);
-      b.sites = std::move(proto.sites);
-      b.histograms = std::move(proto.histograms);
+    if (first) {  // the first request carries the interval's aggregates (swapped: no copy)
+      b.aggregates.swap(aggregates);
+      b.sites.swap(proto.sites);
+      b.histograms.swap(proto.histograms);
       b.histograms_end_unix_ns = proto.histograms_end_unix_ns;
     }
     first = false;
@@ -948,11 +978,11 @@ Counters Engine::counters() {
   Lock l(mu_);
   c.spans_recorded = recorded_retired_.load();
   c.spans_dropped_ring = dropped_ring_retired_.load();
-  c.calls_dropped_histogram = hist_dropped_retired_.load();
+  c.records_dropped_histogram = hist_dropped_retired_.load();
   for (ThreadState* ts : threads_) {
     c.spans_recorded += ts->recorded.load(std::memory_order_relaxed);
     c.spans_dropped_ring += ts->dropped.load(std::memory_order_relaxed);
-    c.calls_dropped_histogram += ts->hist_dropped.load(std::memory_order_relaxed);
+    c.records_dropped_histogram += ts->calls_dropped.load(std::memory_order_relaxed);
   }
   c.histogram_rows_exported = hist_rows_exported_.load();
   c.histogram_rows_dropped = hist_rows_dropped_.load();

@@ -9,10 +9,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "adaptive_sampler.h"
-#include "histogram_table.h"
+#include "histogram.h"
 #include "perfhat/exporter.hpp"
 #include "thread_annotations.h"
 #include "tigris.h"
@@ -70,20 +71,19 @@ struct ThreadState {
   std::atomic<uint64_t> recorded{0}, dropped{0};
   std::atomic<bool> alive{true};
   size_t slots_bytes = 0;
-  // Aggregate export mode (owning thread): the histograms, and the innermost recording probe's
-  // site and invocation number, i.e. the caller of the next recorded call.
-  HistogramTable histograms;
+  // Aggregate export mode: the innermost recording probe's site and invocation number (the
+  // caller of the next recorded call; owning thread), and the SPSC ring of CallRecords the
+  // background thread folds into histograms (reserved with the thread, committed as used).
   uint32_t agg_site = 0;
   uint64_t agg_invocation = 0, agg_invocations = 0;
-  std::atomic<uint64_t> hist_dropped{0};
-  // Export path only: what was exported of each cell so far (deltas are sent), and whether the
-  // last harvest ran after the thread had exited (then nothing more can arrive).
-  struct ExportedCell {
-    double zero = 0, sum = 0, errors = 0, parents = 0;
-    std::unique_ptr<double[]> chunks[kChunks];
-  };
-  std::vector<ExportedCell> exported_cells;
-  bool harvested_after_exit = false;
+  CallRecord* calls = nullptr;
+  uint64_t calls_mask = 0;
+  uint64_t calls_tail_seen = 0;  // owning thread's copy of calls_tail, reloaded when full
+  std::atomic<uint64_t> calls_head{0}, calls_tail{0};
+  std::atomic<uint64_t> calls_dropped{0};
+  // Background thread: the caller invocation counted last per site and caller, for the
+  // distinct-parents count (invocation numbers are per thread).
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> last_parent;
 };
 
 // Metric totals of one site across threads (analysis and aggregate export).
@@ -143,8 +143,9 @@ class Engine {
   std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
   void reap_threads() PERFHAT_REQUIRES(mu_);
   void publish_relevant(std::unique_ptr<uint64_t[]> bits);
-  // Aggregate mode: the histogram deltas of every thread since the last call, merged across
-  // threads into `b` (sites, histograms).
+  // Aggregate mode: folds every thread's CallRecords into histograms_ (each background wake),
+  // and moves what histograms_ gathered since the last export into `b` as rows.
+  void fold_calls() PERFHAT_REQUIRES(mu_);
   void harvest_histograms(ExportBatch& b, uint64_t now_tick) PERFHAT_REQUIRES(mu_);
 
   Mutex mu_;
@@ -155,6 +156,7 @@ class Engine {
   std::vector<SiteTotals> retired_ PERFHAT_GUARDED_BY(mu_);       // exited threads, folded
   std::vector<SiteTotals> exported_agg_ PERFHAT_GUARDED_BY(mu_);  // totals already exported
   uint64_t last_agg_tick_ PERFHAT_GUARDED_BY(mu_) = 0;
+  std::vector<SiteHistograms> histograms_ PERFHAT_GUARDED_BY(mu_);  // by site id
   std::unique_ptr<tigris::Node> filter_ PERFHAT_GUARDED_BY(mu_);
   tigris::Scope scope_ PERFHAT_GUARDED_BY(mu_);
   tigris::StaticMetrics static_ PERFHAT_GUARDED_BY(mu_);

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "histogram_table.h"
+#include "histogram.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 
@@ -36,7 +36,7 @@ namespace aggns {
 namespace {
 
 using perfhat::HistogramData;
-using Histogram = perfhat::MemoryExporter::Histogram;
+using Exported = perfhat::MemoryExporter::Histogram;
 
 std::shared_ptr<perfhat::MemoryExporter> start_aggregates(const char* sampler = "full") {
   perfhat::Config c;
@@ -57,7 +57,7 @@ struct Totals {
 Totals totals(const perfhat::MemoryExporter& ex, HistogramData::Kind kind, const std::string& site,
               const std::string& caller = "") {
   Totals t;
-  for (const Histogram& h : ex.histograms()) {
+  for (const Exported& h : ex.histograms()) {
     if (h.data.kind != kind || h.site.function.find(site) == std::string::npos) continue;
     if (!caller.empty() && h.caller.function.find(caller) == std::string::npos &&
         h.caller.name.find(caller) == std::string::npos) {
@@ -106,7 +106,7 @@ TEST(InstrAggregate, RecordedCallsBecomeHistogramsNotSpans) {
 
   auto c = perfhat::counters();
   EXPECT_GT(c.histogram_rows_exported, before.histogram_rows_exported);
-  EXPECT_EQ(c.calls_dropped_histogram, before.calls_dropped_histogram);
+  EXPECT_EQ(c.records_dropped_histogram, before.records_dropped_histogram);
   EXPECT_EQ(c.spans_exported, before.spans_exported);
   EXPECT_EQ(c.spans_recorded - before.spans_recorded, 40u);  // 10 requests x 4 probes
   perfhat::shutdown();
@@ -117,7 +117,7 @@ TEST(InstrAggregate, SitesCarryTheIdentitySpansWould) {
   aggns::leaf(1);
   perfhat::flush();
   bool seen = false;
-  for (const Histogram& h : ex->histograms()) {
+  for (const Exported& h : ex->histograms()) {
     if (h.data.kind != HistogramData::kFunction || h.site.function != "int aggns::leaf(int)") {
       continue;
     }
@@ -193,22 +193,14 @@ TEST(InstrAggregate, UnknownExportModeIsRejected) {
   perfhat::shutdown();
 }
 
-// ---- HistogramTable ----------------------------------------------------------------------
+// ---- Histogram ---------------------------------------------------------------------------
 
-using perfhat::detail::cell_key;
-using perfhat::detail::CellKind;
-using perfhat::detail::HistogramCell;
-using perfhat::detail::HistogramTable;
-using perfhat::detail::kChunkBins;
+using perfhat::detail::sketch_bin;
+using perfhat::detail::sketch_bin_bounds;
 
-double bin_count(const HistogramCell& c, int index) {
-  const double* chunk = c.chunks[index / kChunkBins].load();
-  return chunk ? HistogramTable::bin(chunk, index % kChunkBins) : 0;
-}
-
-TEST(InstrHistogramTable, BinsAreDDSketchOnePercentBins) {
+TEST(InstrHistogram, BinsAreDDSketchOnePercentBins) {
   // The fast bin (no log call) against common/ddsketch.cc's formula, over 12 orders of
-  // magnitude and at every bin's edges: equal except where v is within rounding of an edge.
+  // magnitude and at every bin's edges.
   const double log_gamma = std::log((1 + 0.01) / (1 - 0.01));
   auto reference = [&](double v) { return static_cast<int>(std::ceil(std::log(v) / log_gamma)); };
   std::mt19937_64 rng(7);
@@ -216,48 +208,65 @@ TEST(InstrHistogramTable, BinsAreDDSketchOnePercentBins) {
   int checked = 0;
   for (int k = 0; k < 200000; ++k) {
     double v = std::pow(10.0, exponent(rng));
-    ASSERT_EQ(perfhat::detail::sketch_bin(v), reference(v)) << v;
+    ASSERT_EQ(sketch_bin(v), reference(v)) << v;
     ++checked;
   }
   for (int i = 1; i < 1300; ++i) {
     double edge = std::exp(i * log_gamma);
     for (double v : {edge * (1 - 1e-9), edge * (1 + 1e-9), std::floor(edge), std::ceil(edge)}) {
       if (v < 1) continue;
-      ASSERT_EQ(perfhat::detail::sketch_bin(v), reference(v)) << v << " near bin " << i;
+      ASSERT_EQ(sketch_bin(v), reference(v)) << v << " near bin " << i;
       ++checked;
     }
   }
   EXPECT_GT(checked, 200000);
-  EXPECT_EQ(perfhat::detail::sketch_bin(1), 0);
-  EXPECT_EQ(perfhat::detail::sketch_bin(1e300), perfhat::detail::kBinLimit - 1);
-  HistogramTable t;
-  HistogramCell* c = t.cell(cell_key(CellKind::kLatency, 5, 0));
-  ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(t.add(*c, 100, 1));
-  ASSERT_TRUE(t.add(*c, 100.5, 2));
-  ASSERT_TRUE(t.add(*c, 0, 1));      // below 1: the zero count
-  EXPECT_EQ(bin_count(*c, 231), 3);  // ceil(ln 100 / ln gamma) = 231, and 100.5 too
-  EXPECT_EQ(c->zero.load(), 1);
-  EXPECT_EQ(c->sum.load(), 100 + 201);
-  EXPECT_EQ(t.cell(cell_key(CellKind::kLatency, 5, 0)), c);  // found again
-  EXPECT_NE(t.cell(cell_key(CellKind::kLatency, 5, 7)), c);  // another caller, another cell
-  EXPECT_EQ(t.published(), 2u);
+  EXPECT_EQ(sketch_bin(1), 0);
+  EXPECT_EQ(sketch_bin(1e300), perfhat::detail::kBinLimit - 1);
 }
 
-TEST(InstrHistogramTable, FullTableAndFullArenaRefuseInsteadOfGrowing) {
-  HistogramTable t;
-  for (uint32_t i = 0; i < HistogramTable::kMaxCells; ++i) {
-    HistogramCell* c = t.cell(cell_key(CellKind::kSize, 1 + i % 60000, i / 60000));
-    ASSERT_NE(c, nullptr) << i;
-    // Two chunks per cell: the arena (kMaxChunks = 2 x kMaxCells) runs out with the last cell.
-    ASSERT_TRUE(t.add(*c, 2, 1)) << i;
-    ASSERT_TRUE(t.add(*c, 1e6, 1)) << i;
-  }
-  EXPECT_EQ(t.cell(cell_key(CellKind::kLoop, 1, 99)), nullptr);
-  HistogramCell* c = t.cell(cell_key(CellKind::kSize, 1, 0));
-  ASSERT_NE(c, nullptr);
-  EXPECT_FALSE(t.add(*c, 1e12, 1));  // a third chunk: none left
-  EXPECT_TRUE(t.add(*c, 2, 1));      // an existing chunk still counts
+TEST(InstrHistogram, GrowsBothWaysAndClearsForTheNextInterval) {
+  perfhat::detail::Histogram h;
+  const double* bounds = sketch_bin_bounds();
+  h.add(100, 1, bounds);    // bin 231
+  h.add(100.5, 2, bounds);  // bin 231 too
+  h.add(2, 1, bounds);      // bin 35: grows downwards
+  h.add(1e6, 1, bounds);    // bin 691: grows upwards
+  h.add(0, 4, bounds);      // no bin: the zero count
+  EXPECT_EQ(h.lo, 35);
+  ASSERT_EQ(h.bins.size(), 691u - 35u + 1u);
+  EXPECT_EQ(h.bins[231 - 35], 3);
+  EXPECT_EQ(h.bins[0], 1);
+  EXPECT_EQ(h.bins.back(), 1);
+  EXPECT_EQ(h.zero, 4);
+  EXPECT_EQ(h.sum, 100 + 201 + 2 + 1e6);
+  EXPECT_FALSE(h.empty());
+  h.clear();
+  EXPECT_TRUE(h.empty());
+  h.add(50, 1, bounds);
+  EXPECT_EQ(h.lo, sketch_bin(50));
+  EXPECT_EQ(h.bins.size(), 1u);
+}
+
+TEST(InstrAggregate, AFullRingDropsAndCountsInsteadOfBlocking) {
+  auto ex = start_aggregates();
+  perfhat::set_analysis_cycle(1e9);
+  const auto before = perfhat::counters();
+  // 200,000 calls on a fresh thread between two exports: more than its 65,536-record ring
+  // unless the background thread folds in between (it wakes every 50 ms); either way every
+  // call is either in a histogram or counted as dropped.
+  std::thread([] {
+    for (int i = 0; i < 200000; ++i) aggns::leaf(i);
+  }).join();
+  perfhat::flush();
+  const auto after = perfhat::counters();
+  // Three records per call: its duration, its result size and its loop count.
+  const double exported = totals(*ex, HistogramData::kFunction, "aggns::leaf").count +
+                          totals(*ex, HistogramData::kResultSize, "aggns::leaf").count +
+                          totals(*ex, HistogramData::kLoop, "aggns::leaf").count;
+  EXPECT_EQ(exported + static_cast<double>(after.records_dropped_histogram -
+                                           before.records_dropped_histogram),
+            3 * 200000);
+  perfhat::shutdown();
 }
 
 }  // namespace

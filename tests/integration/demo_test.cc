@@ -25,7 +25,8 @@ struct DemoRun {
 
 // Runs the demo in its own process group with a bounded wait; on timeout the whole group is
 // terminated (the demo's trap stops the processes it started).
-DemoRun runDemo(const std::string& log_path, std::chrono::seconds timeout) {
+DemoRun runDemo(const std::string& log_path, std::chrono::seconds timeout,
+                const char* export_mode = "spans") {
   const pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -34,6 +35,7 @@ DemoRun runDemo(const std::string& log_path, std::chrono::seconds timeout) {
     setenv("PERFHAT_DEMO_LOAD_S", "12", 1);
     setenv("PERFHAT_DEMO_RATE", "30", 1);
     setenv("PERFHAT_DEMO_DATASET", "", 1);  // never rewrite the committed dataset from a test
+    setenv("PERFHAT_DEMO_EXPORT", export_mode, 1);
     const std::string script = std::string(PERFHAT_SOURCE_DIR) + "/scripts/demo.sh";
     const std::string command = "exec bash '" + script + "' > '" + log_path + "' 2>&1";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
@@ -89,11 +91,12 @@ std::string lineContaining(const std::string& text, const std::string& needle) {
 // A latency as the annotations print it: "12.4 ms", "850 µs", "1.2 s".
 const std::regex kLatency(R"([0-9]+(\.[0-9]+)? ?(ns|µs|us|ms|s)\b)");
 
-TEST(DemoEndToEnd, ShowsProductionValuesAndTheT4Warning) {
+// Runs the demo with the service exporting `export_mode` and checks its annotated output.
+void checkDemo(const char* export_mode) {
   char dir_template[] = "/tmp/perfhat-demo-test-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  const DemoRun run = runDemo(dir + "/demo.log", std::chrono::seconds(600));
+  const DemoRun run = runDemo(dir + "/demo.log", std::chrono::seconds(600), export_mode);
   std::filesystem::remove_all(dir);
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
@@ -117,5 +120,11 @@ TEST(DemoEndToEnd, ShowsProductionValuesAndTheT4Warning) {
   EXPECT_NE(after.find("warning perfhat.regression"), std::string::npos) << after;
   EXPECT_EQ(before.find("warning perfhat.regression"), std::string::npos) << before;
 }
+
+TEST(DemoEndToEnd, ShowsProductionValuesAndTheT4Warning) { checkDemo("spans"); }
+
+// The same loop with libperfhat's aggregate export (histograms to POST /v1/aggregates): the
+// handler's merged rows must carry what the spans did (latency, call sites, loops, sizes).
+TEST(DemoEndToEnd, AggregateExportGivesTheSameAnnotations) { checkDemo("aggregates"); }
 
 }  // namespace

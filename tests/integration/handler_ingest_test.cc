@@ -2,6 +2,9 @@
 // and every kind of bad input refused with the right status while the handler keeps serving.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/handler_process.h"
@@ -184,6 +187,86 @@ TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing)
       << metrics->body;
   EXPECT_NE(metrics->body.find("perfhat_handler_requests_total{status=\"401\"}"),
             std::string::npos);
+}
+
+// libperfhat's aggregate export (docs/aggregate-export.md) against the real binary: histogram
+// rows in, the same percentiles out as the latencies they were binned from, call sites linked;
+// bad bodies refused whole with a JSON error while the handler keeps serving.
+TEST_F(HandlerIngest, AggregateRowsInMergedPercentilesOut) {
+  auto c = client(handler_.url(), kToken);
+  const double log_gamma = std::log(1.01 / 0.99);
+  auto lat = lognormalLatencies(4000, 5);
+  std::map<int, double> bins;
+  double sum = 0;
+  for (double v : lat) {
+    bins[static_cast<int>(std::ceil(std::log(v) / log_gamma))] += 1;
+    sum += v;
+  }
+  nlohmann::json jbins = nlohmann::json::array();
+  for (auto [i, n] : bins) jbins.push_back({i, n});
+  const int64_t minute = std::chrono::duration_cast<std::chrono::minutes>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();  // inside the read API's default range
+  nlohmann::json body = {
+      {"resource", {{"service.name", "svc"}, {"host.name", "host-agg"}}},
+      {"time_unix_nano", std::to_string(minute * 60'000'000'000LL)},
+      {"sites",
+       {{{"name", "GET /cart"}, {"function", "void shop::Api::cart()"}},
+        {{"name", "double shop::Cart::sum()"},
+         {"function", "double shop::Cart::sum()"},
+         {"file", "/src/cart.cc"},
+         {"line", 12}}}},
+      {"rows",
+       {{{"kind", "function"}, {"site", 1}, {"minute", minute}, {"bins", jbins}, {"sum", sum}},
+        {{"kind", "callsite"},
+         {"site", 1},
+         {"caller", 0},
+         {"minute", minute},
+         {"bins", jbins},
+         {"sum", sum},
+         {"parents", 1000}}}}};
+  auto res = c.Post("/v1/aggregates", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->body, "{}");
+
+  BatchGetResponse r = batchGet(c, {"shop::Cart::sum()"});
+  ASSERT_EQ(r.items.size(), 1u) << r.missing.size();
+  const Stats& st = *r.items[0].stats;
+  EXPECT_EQ(st.count, lat.size());
+  for (auto [q, got] : {std::pair{0.5, st.p50_ns}, {0.9, st.p90_ns}, {0.99, st.p99_ns}}) {
+    const double exact = exactQuantile(lat, q);
+    EXPECT_LE(std::abs(got - exact), 0.01 * exact) << "q=" << q;
+  }
+  EXPECT_NEAR(st.mean_ns, sum / static_cast<double>(lat.size()), 1e-6 * st.mean_ns);
+  EXPECT_EQ(r.items[0].file, "/src/cart.cc");
+  EXPECT_EQ(r.items[0].line, 12);
+  EXPECT_EQ(r.items[0].hosts, std::vector<std::string>{"host-agg"});
+  ASSERT_EQ(r.items[0].callsites.size(), 1u);
+  EXPECT_EQ(r.items[0].callsites[0].count, lat.size());
+  EXPECT_DOUBLE_EQ(r.items[0].callsites[0].calls_per_parent, lat.size() / 1000.0);
+
+  // Refused whole: garbage, a wrong type, an index out of range, a bad token, a reader.
+  const std::string good = body.dump();
+  expectJsonError(c.Post("/v1/aggregates", "{not json", "application/json"), 400);
+  body["rows"][1]["bins"] = {{5, -1}};
+  expectJsonError(c.Post("/v1/aggregates", body.dump(), "application/json"), 400);
+  body["rows"][1]["bins"] = jbins;
+  body["rows"][1]["caller"] = 7;
+  expectJsonError(c.Post("/v1/aggregates", body.dump(), "application/json"), 400);
+  expectJsonError(c.Post("/v1/aggregates", good, "text/plain"), 415);
+  expectJsonError(
+      client(handler_.url(), "wrong-token").Post("/v1/aggregates", good, "application/json"), 401);
+  expectJsonError(client(handler_.url(), "reader").Post("/v1/aggregates", good, "application/json"),
+                  403);
+  r = batchGet(c, {"shop::Cart::sum()"});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].stats->count, lat.size());  // nothing of the refused bodies
+  auto metrics = client(handler_.url()).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("perfhat_handler_aggregate_rows_ingested_total 2"),
+            std::string::npos)
+      << metrics->body;
 }
 
 TEST(HandlerStartup, RateLimitAnswers429) {

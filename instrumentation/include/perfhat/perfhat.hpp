@@ -88,13 +88,14 @@ void analyze_now();
 struct Counters {
   uint64_t spans_recorded = 0;
   uint64_t spans_exported = 0;
-  uint64_t spans_dropped_ring = 0;       // per-thread ring full
-  uint64_t spans_dropped_queue = 0;      // export queue full
-  uint64_t spans_dropped_export = 0;     // exporter failed after retries
-  uint64_t calls_dropped_histogram = 0;  // aggregate mode: a thread's histogram memory was full
-  uint64_t histogram_rows_exported = 0;  // aggregate mode: rows accepted by the exporter
-  uint64_t histogram_rows_dropped = 0;   // aggregate mode: rows the exporter failed to send
-  uint64_t export_failures = 0;          // failed attempts (each retry counts)
+  uint64_t spans_dropped_ring = 0;         // per-thread ring full
+  uint64_t spans_dropped_queue = 0;        // export queue full
+  uint64_t spans_dropped_export = 0;       // exporter failed after retries
+  uint64_t records_dropped_histogram = 0;  // aggregate mode: a call, its loop count or its size
+                                           // not recorded (the thread's ring was full)
+  uint64_t histogram_rows_exported = 0;    // aggregate mode: rows accepted by the exporter
+  uint64_t histogram_rows_dropped = 0;     // aggregate mode: rows the exporter failed to send
+  uint64_t export_failures = 0;            // failed attempts (each retry counts)
   uint64_t analysis_cycles = 0;
   uint64_t relevant_functions = 0;
 };
@@ -126,8 +127,10 @@ struct Site {
 // Every call is counted; only 1 in Config::timing_period calls (chosen by a randomized per-slot
 // countdown, independent of the call's duration) is timed, so the two clock reads are paid rarely
 // and sum_ticks / timed is an unbiased estimate of the mean execution time.
-struct Slot {
+struct alignas(64) Slot {
+  // What every active call touches, in one cache line.
   std::atomic<uint64_t> count{0};       // every call
+  uint32_t countdown = 0;               // untimed calls before the next timed one (owner only)
   std::atomic<uint64_t> timed{0};       // calls whose duration is in sum_ticks
   std::atomic<uint64_t> sum_ticks{0};   // sum of the timed calls' durations
   std::atomic<uint64_t> errors{0};      // every call (exception or PERFHAT_ERROR)
@@ -138,7 +141,6 @@ struct Slot {
   std::atomic<double> size_sum{0}, size_sq{0};  // Computation Pattern (result sizes)
   std::atomic<uint64_t> size_n{0};
   std::atomic<uint64_t> sessions{0};  // linear-counting bitmap (User Behavior)
-  uint32_t countdown = 0;             // untimed calls before the next timed one (owner only)
 };
 
 struct ThreadState;

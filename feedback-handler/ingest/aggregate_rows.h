@@ -1,0 +1,31 @@
+// POST /v1/aggregates (docs/aggregate-export.md): libperfhat's in-process histograms, decoded
+// into the same aggregates (a Batch) that the equivalent spans give through aggregate(): a
+// site's function key comes from the same span identification, rows become the same function,
+// call-site, loop and result-size rows, with the same resource dimensions.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "feedback-handler/ingest/batch.h"
+
+namespace perfhat::handler {
+
+// A malformed body (not JSON, a wrong type, an index or count out of range): HTTP 400.
+class AggregateRowsError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct AggregateRowsStats {
+  uint64_t rows = 0;     // rows merged
+  uint64_t skipped = 0;  // rows whose site (or caller) has no identity: no name, no code.*
+};
+
+// Validates all of `body` before adding anything to `batch` (all or nothing); throws
+// AggregateRowsError naming the offending member.
+AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch);
+
+}  // namespace perfhat::handler
