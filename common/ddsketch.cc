@@ -131,7 +131,11 @@ DDSketch DDSketch::fromBins(std::span<const std::pair<int, double>> bins, double
   int lo = 0, hi = 0;
   for (size_t k = 0; k < bins.size(); ++k) {
     const auto [i, c] = bins[k];
-    if (i < -100000 || i > 100000) throw DDSketchError("ddsketch: bin index out of range");
+    // The bin of no finite value (|i| > ~35,000 at 1 %) could never come from add().
+    const double v = s.valueAt(i);
+    if (i < -100000 || i > 100000 || !std::isfinite(v) || v < kMinIndexable) {
+      throw DDSketchError("ddsketch: bin index out of range");
+    }
     if (!(c > 0) || !std::isfinite(c)) {
       throw DDSketchError("ddsketch: bin counts must be finite and > 0");
     }
@@ -148,6 +152,7 @@ DDSketch DDSketch::fromBins(std::span<const std::pair<int, double>> bins, double
     s.min_ = s.valueAt(lo);
     s.max_ = s.valueAt(hi);
   }
+  if (!std::isfinite(s.count_ + zero_count)) throw DDSketchError("ddsketch: total count overflows");
   if (zero_count > 0) {
     s.zero_count_ = zero_count;
     s.count_ += zero_count;

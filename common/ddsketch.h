@@ -57,8 +57,9 @@ class DDSketch {
   // `bins` are (index, weighted count) pairs in this sketch's binning (index ceil(ln v / ln γ)),
   // `zero_count` the weight of values without an index, `sum` the exact weighted sum. Min and
   // max are the representative values of the extreme bins (0 when the zero count is the lowest).
-  // Throws DDSketchError for an index outside [-100000, 100000], a count that is not finite and
-  // > 0 (a zero count not finite and >= 0), or a sum that is not finite and >= 0.
+  // Throws DDSketchError for the index of no finite value >= kMinIndexable (about [-1036, 35488]
+  // at 1 %), a count that is not finite and > 0 (a zero count not finite and >= 0), a total that
+  // overflows, or a sum that is not finite and >= 0.
   static DDSketch fromBins(std::span<const std::pair<int, double>> bins, double zero_count,
                            double sum, DDSketchOptions options = {});
 

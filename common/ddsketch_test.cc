@@ -311,6 +311,10 @@ TEST(DDSketch, FromBinsEqualsTheSketchOfTheSameValues) {
 TEST(DDSketch, FromBinsRejectsWhatNoSketchCouldHold) {
   using Bins = std::vector<std::pair<int, double>>;
   EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{100001, 1}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{84546, 1}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{-5000, 1}}, 0, 1), perfhat::DDSketchError);
+  EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 1e308}, {6, 1e308}}, 0, 1),
+               perfhat::DDSketchError);
   EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, 0}}, 0, 1), perfhat::DDSketchError);
   EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, -1}}, 0, 1), perfhat::DDSketchError);
   EXPECT_THROW(perfhat::DDSketch::fromBins(Bins{{5, NAN}}, 0, 1), perfhat::DDSketchError);
