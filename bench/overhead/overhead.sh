@@ -68,8 +68,9 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-overhead.XXXXXX")
 . "$PWD/scripts/lib/processes.sh"
 trap 'stop_all; rm -rf "$TMP"' EXIT
 
-ingested() {  # spans the deployed handler has aggregated so far
-  curl -s "http://$handler/metrics" | awk '/^perfhat_handler_spans_ingested_total/ {print $2; f=1} END {if (!f) print 0}'
+ingested() {  # spans (or, from the -agg configurations, histogram rows) the handler has merged
+  curl -s "http://$handler/metrics" |
+    awk '/^perfhat_handler_(spans|aggregate_rows)_ingested_total/ {n += $2} END {print n + 0}'
 }
 
 cpu_ticks() {  # utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/PID/stat)
@@ -167,7 +168,7 @@ def vs_bare(cfg, phase, key):
 n = len(runs.get(("bare", "steady"), {}))
 print(f"\nmix={sys.argv[2]}; median [min…max] over {n} repetitions; 'vs bare' = ratio to bare in "
       "the same repetition − 1")
-print("| configuration | CPU µs/request (steady) | CPU overhead vs bare | spans exported/request "
+print("| configuration | CPU µs/request (steady) | CPU overhead vs bare | spans (-agg: rows) exported/request "
       "| handler CPU µs/request | throughput req/s (saturated) | throughput vs bare | spans/request "
       "(saturated) | thesis penalty |")
 print("|---|---|---|---|---|---|---|---|---|")
