@@ -83,7 +83,11 @@ void AdaptiveSampler::on_response(std::string_view type, double rt_ns, bool samp
   if (sampled) {
     it->second.sample_rt.add(rt_ns);
     sample_rt_.add(rt_ns);
-    evaluate_locked(now_s);  // "whenever a request is added to the sample"
+    // "Whenever a request is added to the sample", at most once per evaluation_interval_s.
+    if (now_s - last_evaluation_ >= opt_.evaluation_interval_s) {
+      last_evaluation_ = now_s;
+      evaluate_locked(now_s);
+    }
   }
 }
 
@@ -302,6 +306,7 @@ std::unique_ptr<RequestSampler> make_sampler(std::string_view name, double max_r
   if (name.empty() || name == "adaptive") {
     AdaptiveOptions o;
     o.max_rate = max_rate;
+    o.evaluation_interval_s = 0.05;
     return std::make_unique<AdaptiveSampler>(o, now_s);
   }
   if (name == "uniform") return std::make_unique<UniformSampler>(max_rate);

@@ -279,6 +279,37 @@ TEST(InstrAdaptiveSampler, SampleEvaluationReleasesRepresentativeSample) {
   EXPECT_EQ(s.cycles_released(), 1u);
 }
 
+// With an evaluation interval, the same stream releases the same kind of sample, only no
+// earlier than the interval allows: never two evaluations within it.
+TEST(InstrAdaptiveSampler, EvaluationIntervalDelaysButKeepsTheRelease) {
+  auto run = [](double interval) {
+    AdaptiveOptions o;
+    o.max_rate = 1.0;
+    o.evaluation_interval_s = interval;
+    AdaptiveSampler s(o, 0);
+    double released_at = -1;
+    s.on_release([&](const CycleSummary& c) {
+      if (released_at < 0) released_at = c.end_s;
+    });
+    const char* types[] = {"/home", "/vets", "/pets", "/owners"};
+    for (int i = 0; i < 8000 && released_at < 0; ++i) {
+      const double t = 10.0 + i * 0.001;
+      const char* ty = types[i % 4];
+      Decision d = s.decide(ty, 0.0, t);
+      s.on_response(ty, 1000.0 + (i % 7), d.sampled, t);
+    }
+    return released_at;
+  };
+  const double every = run(0), throttled = run(0.5);
+  ASSERT_GT(every, 0);
+  ASSERT_GT(throttled, 0);
+  EXPECT_GE(throttled, every);
+  EXPECT_LE(throttled, every + 0.5 + 1e-9);
+  // Evaluations happen at 10.0, 10.5, 11.0, ...: the release lands on one of them.
+  const double steps = (throttled - 10.0) / 0.5;
+  EXPECT_NEAR(steps, std::round(steps), 1e-6);
+}
+
 TEST(InstrAdaptiveSampler, UnbalancedSampleIsHeldThenForceReleasedAtMaxLength) {
   AdaptiveSampler s({}, 0);
   std::vector<CycleSummary> released;
