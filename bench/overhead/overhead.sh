@@ -29,7 +29,10 @@
 #
 # OVERHEAD_MIX=cpu (default) drives the CPU-bound reports (agile-workload --cpu-bound);
 # OVERHEAD_MIX=default the latency-bound default navigation mix. OVERHEAD_CONFIGS picks and orders
-# the configurations (default: all six).
+# the configurations (default: all six). OVERHEAD_PERF=1 also samples the service with perf during
+# the steady phase and reports the share of its CPU samples in libperfhat frames (perf_share.py):
+# steadier than CPU time across runs, but perf's own sampling then adds to every configuration's
+# CPU, so compare shares, not CPU, in such runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
@@ -43,6 +46,10 @@ STEADY_RATE=${OVERHEAD_STEADY_RATE:-300}
 STEADY_WORKERS=${OVERHEAD_STEADY_WORKERS:-4}
 RATE=${OVERHEAD_RATE:-20000}  # far above capacity: the service runs saturated
 SATURATED_S=${OVERHEAD_SATURATED_S:-6}
+PERF=${OVERHEAD_PERF:-0}
+if [ "$PERF" = 1 ] && ! command -v perf >/dev/null; then
+  echo "OVERHEAD_PERF=1 needs perf (apt-get install linux-perf)" >&2; exit 2
+fi
 WORKERS=${OVERHEAD_WORKERS:-16}
 # The reports' read model reloads when older than this (the service's default is 5 s). A reload
 # costs ~100 ms of CPU, and whether one or two land in a 10 s window moved CPU per request by
@@ -119,26 +126,37 @@ for rep in $(seq "$REPS"); do
     "$S/agile-workload" "${load[@]}" --workers "$STEADY_WORKERS" --rate "$STEADY_RATE" --duration "$WARMUP_S" \
       --seed "$((100 + rep))" 2>"$run/warmup.log"
     measure() {  # measure PHASE RATE WORKERS SECONDS SEED -> one row of results.tsv
-      local phase=$1 rate=$2 workers=$3 seconds=$4 seed=$5 s0 h0 n0 s1 h1 n1
+      local phase=$1 rate=$2 workers=$3 seconds=$4 seed=$5 s0 h0 n0 s1 h1 n1 perf_pid="" share=-
       sleep "$EXPORT_INTERVAL_S"  # let the previous phase's spans reach the handler
       s0=$(cpu_ticks "$service_pid"); h0=$(cpu_ticks "$handler_pid"); n0=$(ingested)
+      if [ "$PERF" = 1 ] && [ "$phase" = steady ]; then
+        perf record -q -e cpu-clock --call-graph dwarf,16384 -F 1000 -p "$service_pid" \
+          -o "$run/perf.data" -- sleep "$seconds" >"$run/perf.log" 2>&1 &
+        perf_pid=$!
+      fi
       "$S/agile-workload" "${load[@]}" --workers "$workers" --rate "$rate" --duration "$seconds" --seed "$seed" \
         --report "$run/$phase.json" 2>"$run/$phase.log"
       s1=$(cpu_ticks "$service_pid"); h1=$(cpu_ticks "$handler_pid")
+      if [ -n "$perf_pid" ]; then
+        wait "$perf_pid" || true
+        share=$(perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null |
+                python3 bench/overhead/perf_share.py | awk '{print $1}')
+        rm -f "$run/perf.data"
+      fi
       sleep "$EXPORT_INTERVAL_S"; n1=$(ingested)
       python3 - "$cfg" "$rep" "$phase" "$run/$phase.json" "$((s1 - s0))" "$((h1 - h0))" \
-        "$((n1 - n0))" "$TICK_HZ" >> "$TMP/results.tsv" <<'PY'
+        "$((n1 - n0))" "$TICK_HZ" "$share" >> "$TMP/results.tsv" <<'PY'
 import json, sys
-cfg, rep, phase, path, service_ticks, handler_ticks, spans, hz = sys.argv[1:]
+cfg, rep, phase, path, service_ticks, handler_ticks, spans, hz, share = sys.argv[1:]
 r = json.load(open(path))
 served = max(1, r["ok"] + r["errors"])
 us = lambda ticks: 1e6 * int(ticks) / int(hz) / served
 print("\t".join(str(v) for v in (
     cfg, rep, phase, served, r["errors"], f"{r['throughput_per_s']:.2f}",
-    f"{us(service_ticks):.1f}", f"{us(handler_ticks):.1f}", f"{int(spans) / served:.1f}")))
+    f"{us(service_ticks):.1f}", f"{us(handler_ticks):.1f}", f"{int(spans) / served:.1f}", share)))
 PY
       tail -n1 "$TMP/results.tsv" | awk -F'\t' -v n="$(( (rep - 1) * ${#configs[@]} + i + 1 ))" \
-        -v all="$(( REPS * ${#configs[@]} ))" '{printf "[overhead] run %d/%d %-15s #%s %-9s %6s req (%s errors) %7s req/s  service CPU %6s us/req  handler CPU %6s us/req  %6s spans/req\n", n, all, $1, $2, $3, $4, $5, $6, $7, $8, $9}'
+        -v all="$(( REPS * ${#configs[@]} ))" '{printf "[overhead] run %d/%d %-15s #%s %-9s %6s req (%s errors) %7s req/s  service CPU %6s us/req  handler CPU %6s us/req  %6s spans/req  libperfhat share %s %%\n", n, all, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10}'
     }
     measure steady "$STEADY_RATE" "$STEADY_WORKERS" "$SECONDS_PER_RUN" "$rep"
     if [ "$SATURATED_S" != 0 ]; then measure saturated "$RATE" "$WORKERS" "$SATURATED_S" "$((50 + rep))"; fi
@@ -151,9 +169,10 @@ python3 - "$TMP/results.tsv" "$MIX" <<'PY'
 import statistics, sys
 runs = {}  # (cfg, phase) -> rep -> row
 for line in open(sys.argv[1]).read().splitlines():
-    cfg, rep, phase, served, errors, tput, cpu, hcpu, spans = line.split("\t")
+    cfg, rep, phase, served, errors, tput, cpu, hcpu, spans, share = line.split("\t")
     runs.setdefault((cfg, phase), {})[rep] = dict(served=int(served), errors=int(errors),
-        tput=float(tput), cpu=float(cpu), hcpu=float(hcpu), spans=float(spans))
+        tput=float(tput), cpu=float(cpu), hcpu=float(hcpu), spans=float(spans),
+        share=None if share == "-" else float(share))
 thesis = {"bare": "—", "full": "22.6–29.9 %", "phase1": "(Tigris phase 1)",
           "tigris-adaptive": "3.4–24.7 %", "full-agg": "22.6–29.9 %",
           "tigris-adaptive-agg": "3.4–24.7 %"}
@@ -170,15 +189,18 @@ print(f"\nmix={sys.argv[2]}; median [min…max] over {n} repetitions; 'vs bare' 
       "the same repetition − 1")
 print("| configuration | CPU µs/request (steady) | CPU overhead vs bare | spans (-agg: rows) exported/request "
       "| handler CPU µs/request | throughput req/s (saturated) | throughput vs bare | spans/request "
-      "(saturated) | thesis penalty |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "(saturated) | libperfhat share of service CPU (perf) | thesis penalty |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for cfg in ["bare", "full", "phase1", "tigris-adaptive", "full-agg", "tigris-adaptive-agg"]:
     st, sa = runs.get((cfg, "steady"), {}), runs.get((cfg, "saturated"), {})
     if not st: continue
-    col = lambda rows, key, fmt: spread([v[key] for v in rows.values()], fmt) if rows else "—"
+    def col(rows, key, fmt):
+        values = [v[key] for v in rows.values() if v.get(key) is not None]
+        return spread(values, fmt) if values else "—"
     print(f"| {cfg} | {col(st, 'cpu', '{:.0f}')} | {vs_bare(cfg, 'steady', 'cpu')} | "
           f"{col(st, 'spans', '{:.1f}')} | {col(st, 'hcpu', '{:.0f}')} | {col(sa, 'tput', '{:.0f}')} | "
-          f"{vs_bare(cfg, 'saturated', 'tput')} | {col(sa, 'spans', '{:.1f}')} | {thesis[cfg]} |")
+          f"{vs_bare(cfg, 'saturated', 'tput')} | {col(sa, 'spans', '{:.1f}')} | "
+          f"{col(st, 'share', '{:.1f}')} % | {thesis[cfg]} |")
 errors = sum(v["errors"] for reps in runs.values() for v in reps.values())
 if errors:
     print(f"\nwarning: {errors} failed requests in total (counted as served)")
