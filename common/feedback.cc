@@ -194,7 +194,47 @@ void from_json(const json& j, BatchGetResponse& v) {
 BatchGetResponse parseBatchGetResponse(std::string_view text) {
   return parseDocument<BatchGetResponse>(text, "feedback");
 }
+bool parsePlainKeysRequest(std::string_view text, std::vector<std::string>& keys) {
+  size_t i = 0;
+  auto space = [&] {
+    while (i < text.size() &&
+           (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+      ++i;
+    }
+  };
+  auto token = [&](std::string_view t) {
+    space();
+    if (text.substr(i, t.size()) != t) return false;
+    i += t.size();
+    return true;
+  };
+  if (!token("{") || !token("\"keys\"") || !token(":") || !token("[")) return false;
+  std::vector<std::string> found;
+  found.reserve(text.size() / 32);
+  if (!token("]")) {
+    do {
+      if (!token("\"")) return false;
+      const size_t start = i;
+      for (; i < text.size() && text[i] != '"'; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x20 || c >= 0x80 || c == '\\') return false;  // escapes, UTF-8: the full parser
+      }
+      if (i == text.size()) return false;
+      found.emplace_back(text.substr(start, i - start));
+      ++i;
+    } while (token(","));
+    if (!token("]")) return false;
+  }
+  if (!token("}")) return false;
+  space();
+  if (i != text.size()) return false;
+  keys = std::move(found);
+  return true;
+}
+
 BatchGetRequest parseBatchGetRequest(std::string_view text) {
+  BatchGetRequest plain;
+  if (parsePlainKeysRequest(text, plain.keys)) return plain;
   return parseDocument<BatchGetRequest>(text, "batchGet request");
 }
 std::string serialize(const BatchGetResponse& response) { return json(response).dump(); }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace perfhat {
 namespace {
 
@@ -48,6 +50,45 @@ TEST(FeedbackJson, RoundTrips) {
 
   BatchGetRequest q{.keys = {"a", "b"}, .range = TimeWindow{"x", "y"}};
   EXPECT_EQ(parseBatchGetRequest(serialize(q)), q);
+}
+
+// The quick reader of plain key lists takes exactly what it can read as the full parser would,
+// and declines everything else (which the full parser then reads or refuses).
+TEST(FeedbackJson, PlainKeyListsReadTheSameAsWithTheFullParser) {
+  auto full = [](std::string_view text) {
+    return nlohmann::json::parse(text).get<BatchGetRequest>().keys;
+  };
+  const char* plain[] = {R"J({"keys":[]})J", R"J({"keys":["a::f(int)","b()"]})J",
+                         " {\n\t\"keys\" : [ \"x\" ,\"y z\" ] }\r\n", R"J({"keys":[""]})J"};
+  for (const char* text : plain) {
+    std::vector<std::string> keys = {"untouched"};
+    ASSERT_TRUE(parsePlainKeysRequest(text, keys)) << text;
+    EXPECT_EQ(keys, full(text)) << text;
+    EXPECT_EQ(parseBatchGetRequest(text).keys, keys) << text;
+  }
+  const char* other[] = {R"J({"keys":["a\"b"]})J",
+                         R"J({"keys":["\u0041"]})J",
+                         "{\"keys\":[\"caf\xc3\xa9\"]}",
+                         R"J({"keys":["a"],"range":{"from":"x"}})J",
+                         R"J({"range":null,"keys":["a"]})J",
+                         R"J({"keys":["a",]})J",
+                         R"J({"keys":["a"]} x)J",
+                         R"J({"keys":["a")J",
+                         R"J({"keys":[1]})J",
+                         R"J({"keys":"a"})J",
+                         "{\"keys\":[\"a\tb\"]}",
+                         R"J([{"keys":["a"]}])J",
+                         ""};
+  for (const char* text : other) {
+    std::vector<std::string> keys = {"untouched"};
+    EXPECT_FALSE(parsePlainKeysRequest(text, keys)) << text;
+    EXPECT_EQ(keys, std::vector<std::string>{"untouched"}) << text;
+  }
+  // Declined texts still parse, or fail, as before.
+  EXPECT_EQ(parseBatchGetRequest(R"J({"keys":["a\"b"]})J").keys, std::vector<std::string>{"a\"b"});
+  EXPECT_EQ(parseBatchGetRequest(R"J({"keys":["a"],"range":{"from":"x"}})J").range->from, "x");
+  EXPECT_THROW(parseBatchGetRequest(R"J({"keys":["a",]})J"), FeedbackFormatError);
+  EXPECT_THROW(parseBatchGetRequest(R"J({"keys":[1]})J"), FeedbackFormatError);
 }
 
 TEST(FeedbackJson, AcceptsABareArrayOfItems) {

@@ -40,7 +40,14 @@ class Writer {
       return;
     }
     char* p = room(32 + 2);
-    char* end = std::to_chars(p, p + 32, v).ptr;
+    char* end;
+    // Whole numbers (the store's durations are whole nanoseconds) in integer form: the shortest
+    // double form is the same digits, and finding it costs several times more.
+    if (std::fabs(v) < 1e15 && v == std::trunc(v)) {
+      end = std::to_chars(p, p + 32, static_cast<int64_t>(v)).ptr;
+    } else {
+      end = std::to_chars(p, p + 32, v).ptr;
+    }
     // Keep doubles recognisable as such ("1.0", as nlohmann writes them).
     bool plain = true;
     for (char* c = p; c < end; ++c) {
@@ -255,11 +262,17 @@ void item(Writer& w, const FeedbackItem& v) {
 
 }  // namespace
 
-std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, int threads) {
+namespace {
+
+// The pieces of `r`: chunks of items on `team`'s threads (or threads started here). `release`
+// (`r` itself, when the caller gives it up): each chunk frees its items once written, on the
+// thread that wrote them (freeing 10,000 items took ~1.6 ms on the server thread otherwise).
+std::vector<std::string> writePieces(const BatchGetResponse& r, size_t threads, ChunkTeam* team,
+                                     BatchGetResponse* release) {
   // Items of a large response are written in chunks on parallel threads.
   constexpr size_t kItemsPerChunk = 1024;
   constexpr size_t kBytesPerItem = 800;  // a first guess of the buffer size; it grows as needed
-  const size_t chunks = chunkCount(r.items.size(), kItemsPerChunk, requestThreads(threads));
+  const size_t chunks = chunkCount(r.items.size(), kItemsPerChunk, threads);
   std::vector<std::string> pieces(chunks + 2);  // head, chunks, tail
   {
     std::string& head = pieces.front();
@@ -270,13 +283,18 @@ std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, 
     w.key("items");
     w.open('[');
   }
-  forEachChunk(r.items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
+  forEachChunk(team, r.items.size(), chunks, [&](size_t c, size_t begin, size_t end) {
     std::string& piece = pieces[1 + c];
     piece.resize((end - begin) * kBytesPerItem);
-    Writer w(piece, /*continuing=*/c > 0);
-    for (size_t i = begin; i < end; ++i) {
-      w.item();
-      item(w, r.items[i]);
+    {
+      Writer w(piece, /*continuing=*/c > 0);
+      for (size_t i = begin; i < end; ++i) {
+        w.item();
+        item(w, r.items[i]);
+      }
+    }
+    if (release) {
+      for (size_t i = begin; i < end; ++i) release->items[i] = FeedbackItem{};
     }
   });
   {
@@ -288,6 +306,16 @@ std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, 
     w.close('}');
   }
   return pieces;
+}
+
+}  // namespace
+
+std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& r, int threads) {
+  return writePieces(r, requestThreads(threads), nullptr, /*release=*/nullptr);
+}
+
+std::vector<std::string> writeBatchGetResponsePieces(BatchGetResponse&& r, ChunkTeam& team) {
+  return writePieces(r, team.threads(), &team, /*release=*/&r);
 }
 
 std::string writeBatchGetResponse(const BatchGetResponse& r, int threads) {

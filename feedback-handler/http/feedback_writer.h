@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/feedback.h"
+#include "feedback-handler/util/parallel.h"
 
 namespace perfhat::handler {
 
@@ -21,6 +22,9 @@ std::string writeBatchGetResponse(const BatchGetResponse& response, int threads 
 // server to send one after the other instead of joining megabytes into one string first.
 std::vector<std::string> writeBatchGetResponsePieces(const BatchGetResponse& response,
                                                      int threads = 0);
+// The same, on the threads of `team` (a server's team for the whole request, see ChunkTeam),
+// consuming `response`: each chunk's items are freed by the thread that wrote them.
+std::vector<std::string> writeBatchGetResponsePieces(BatchGetResponse&& response, ChunkTeam& team);
 std::string writeFeedbackItem(const FeedbackItem& item);
 
 }  // namespace perfhat::handler

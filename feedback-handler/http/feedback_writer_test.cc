@@ -116,6 +116,37 @@ TEST(FeedbackWriter, ChunkedParallelWritingGivesTheSameBytes) {
     EXPECT_TRUE(chunked == one) << threads << " threads: " << chunked.size() << " vs " << one.size()
                                 << " bytes";
   }
+  // On a server's team, consuming the response: the same bytes, and every item released.
+  for (size_t threads : {1u, 2u, 3u}) {
+    ChunkTeam team(threads);
+    BatchGetResponse given = r;
+    std::string joined;
+    for (const std::string& piece : writeBatchGetResponsePieces(std::move(given), team)) {
+      joined += piece;
+    }
+    EXPECT_TRUE(joined == one) << threads << " threads";
+    // NOLINTNEXTLINE(bugprone-use-after-move): what the writer left of the response it was given
+    for (const FeedbackItem& it : given.items) ASSERT_EQ(it, FeedbackItem{});
+  }
+}
+
+// Whole numbers are written in integer form (durations are whole nanoseconds), with ".0" like
+// every double; fractions keep their shortest round-trip form.
+TEST(FeedbackWriter, WholeNumbersAreWrittenAsIntegers) {
+  FeedbackItem it;
+  it.key = "k";
+  it.stats = Stats{};
+  it.stats->p50_ns = 2034871;
+  it.stats->p90_ns = 1e6;
+  it.stats->p99_ns = 123.25;
+  it.stats->max_ns = 1e300;
+  it.stats->rate_per_s = -3;
+  const std::string text = writeFeedbackItem(it);
+  EXPECT_NE(text.find("\"p50_ns\":2034871.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"p90_ns\":1000000.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"p99_ns\":123.25"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"rate_per_s\":-3.0"), std::string::npos) << text;
+  EXPECT_EQ(json::parse(text), json(it));
 }
 
 }  // namespace

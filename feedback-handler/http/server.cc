@@ -2,10 +2,12 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "feedback-handler/http/change_notifier.h"
@@ -13,6 +15,7 @@
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/otlp/otlp.h"
 #include "feedback-handler/sync/export_json.h"
+#include "feedback-handler/util/parallel.h"
 #include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {
@@ -80,6 +83,9 @@ std::string protoPartialSuccess(uint64_t rejected, const std::string& message) {
   varint(out, inner.size());
   return out + inner;
 }
+
+// Keys per thread from which the store and the writer split a batchGet (their chunk minimum).
+constexpr size_t kLargeReadKeysPerThread = 1024;
 
 // Sends a document made of consecutive pieces without joining them: a 10,000-key batchGet
 // answer is ~7 MB, and joining it (then copying it into the response) cost ~10 % of the call.
@@ -357,6 +363,14 @@ void HandlerServer::routes() {
       "/v1/feedback:batchGet",
       guarded(Access::kRead, [this, ageHeader, flushed](const httplib::Request& req,
                                                         httplib::Response& res) {
+        // A request large enough to be split (each key is two quotes) gets one team of threads
+        // for reading and writing, started now so that their start-up overlaps the parse.
+        std::optional<ChunkTeam> team;
+        const size_t threads = requestThreads(store_.options().read_threads);
+        if (chunkCount(static_cast<size_t>(std::count(req.body.begin(), req.body.end(), '"')) / 2,
+                       kLargeReadKeysPerThread, threads) > 1) {
+          team.emplace(threads);
+        }
         BatchGetRequest r = parseBatchGetRequest(req.body);
         if (r.keys.size() > options_.max_batch_keys) {
           return setError(res, 413, "payload_too_large",
@@ -364,8 +378,10 @@ void HandlerServer::routes() {
         }
         ageHeader(res);
         flushed(res);
+        BatchGetResponse answer = store_.batchGet(r, team ? &*team : nullptr);
         sendPieces(res,
-                   writeBatchGetResponsePieces(store_.batchGet(r), store_.options().read_threads),
+                   team ? writeBatchGetResponsePieces(std::move(answer), *team)
+                        : writeBatchGetResponsePieces(answer, store_.options().read_threads),
                    kJson);
       }));
 

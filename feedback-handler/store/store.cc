@@ -181,21 +181,26 @@ struct Acc {
 
 uint64_t roundCount(double c) { return c > 0 ? static_cast<uint64_t>(std::llround(c)) : 0; }
 
+// Durations are answered in whole nanoseconds: a sketch 1 % accurate has no digits below them,
+// and the shortest form of a fractional value ("2034871.0938261") is half again as many bytes of
+// a large answer and several times the cost to write and to parse.
+double wholeNs(double ns) { return std::isfinite(ns) ? std::nearbyint(ns) : ns; }
+
 Stats toStats(const Acc& a, const Window& w, const TimeWindow& formatted) {
   Stats s;
   const DDSketch& k = a.sketch;
   s.count = roundCount(k.count());
   s.errors = roundCount(a.x1);
-  s.mean_ns = k.mean();
-  s.min_ns = k.min();
-  s.max_ns = k.max();
+  s.mean_ns = wholeNs(k.mean());
+  s.min_ns = wholeNs(k.min());
+  s.max_ns = wholeNs(k.max());
   static constexpr double kQs[] = {0.5, 0.9, 0.95, 0.99};
   double q[4];
   k.quantiles(kQs, q);
-  s.p50_ns = q[0];
-  s.p90_ns = q[1];
-  s.p95_ns = q[2];
-  s.p99_ns = q[3];
+  s.p50_ns = wholeNs(q[0]);
+  s.p90_ns = wholeNs(q[1]);
+  s.p95_ns = wholeNs(q[2]);
+  s.p99_ns = wholeNs(q[3]);
   s.rate_per_s = k.count() / a.seconds(w);
   s.window = formatted;
   return s;
@@ -782,7 +787,7 @@ uint64_t Store::cursor() {
 // item as soon as the next key starts: no per-item maps, no intermediate sketches. Should rows
 // ever arrive interleaved (another plan, another backend), the statement is run again with an
 // ORDER BY that groups them.
-BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
+BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team) {
   const int64_t now = options_.now_ns();
   const Window cur = resolveWindow(request.range, now, options_.default_range_minutes);
   std::optional<Window> base;
@@ -847,13 +852,17 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
   // need; inChunks runs fn(chunk, db, begin, end) over them, each chunk in a read transaction of
   // its own connection (all of the same snapshot: mu_ is held).
   std::vector<sql::Db*> dbs{&im.db};
+  std::optional<ChunkTeam> own_team;  // one start of threads for both chunked steps
+  if (!team && chunkCount(n, Impl::kKeysPerChunk, im.read_threads) > 1) {
+    team = &own_team.emplace(im.read_threads);
+  }
   auto chunksFor = [&](size_t count) {
     const size_t chunks = chunkCount(count, Impl::kKeysPerChunk, im.read_threads);
     while (dbs.size() < chunks) dbs.push_back(&im.reader(dbs.size() - 1, options_.path));
     return chunks;
   };
   auto inChunks = [&](size_t count, size_t chunks, auto&& fn) {
-    forEachChunk(count, chunks, [&](size_t c, size_t begin, size_t end) {
+    forEachChunk(team, count, chunks, [&](size_t c, size_t begin, size_t end) {
       if (c == 0) return fn(c, im.db, begin, end);
       sql::Transaction same_snapshot(*dbs[c], /*write=*/false);
       fn(c, *dbs[c], begin, end);
@@ -958,13 +967,13 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request) {
         CallSiteStats& cs = item.callsites.emplace_back();
         cs.caller = acc.callers[c].name;
         cs.count = roundCount(a.sketch.count());
-        cs.mean_ns = a.sketch.mean();
+        cs.mean_ns = wholeNs(a.sketch.mean());
         static constexpr double kQs[] = {0.5, 0.9, 0.99};
         double q[3];
         a.sketch.quantiles(kQs, q);
-        cs.p50_ns = q[0];
-        cs.p90_ns = q[1];
-        cs.p99_ns = q[2];
+        cs.p50_ns = wholeNs(q[0]);
+        cs.p90_ns = wholeNs(q[1]);
+        cs.p99_ns = wholeNs(q[2]);
         if (a.x3 > 0) cs.caller_input_size = a.x2 / a.x3;
         fixes.push_back({static_cast<uint32_t>(idx),
                          static_cast<uint32_t>(item.callsites.size() - 1), a.sketch.count(), a.x1});

@@ -31,6 +31,8 @@
 
 namespace perfhat::handler {
 
+class ChunkTeam;
+
 struct StoreOptions {
   std::string path;                          // SQLite file, or postgresql://USER@HOST[:PORT]/DB
   int64_t retention_minutes = 30 * 24 * 60;  // aggregates older than this are purged
@@ -74,7 +76,9 @@ class Store {
   // Persists a batch in one durable transaction; returns the new cursor. Throws StoreError.
   uint64_t write(const Batch& batch, WriteMode mode = WriteMode::kMerge);
 
-  BatchGetResponse batchGet(const BatchGetRequest& request);
+  // A large request (≥ 2048 keys) is read in chunks on the threads of `team` when given (a
+  // server passes the team that also writes the answer), else on a team of its own.
+  BatchGetResponse batchGet(const BatchGetRequest& request, ChunkTeam* team = nullptr);
   ChangesPage changes(uint64_t since, size_t limit = 10000);
   // Rows changed since `since`; at most about max_rows (a sequence is never split).
   ExportPage exportSince(uint64_t since, size_t max_rows = 20000);

@@ -1,6 +1,7 @@
 // Fuzzes what the language server parses from outside about feedback: the --feedback-file
 // dataset / batchGet response, the handler's /v1/changes body, and the server settings
-// (.perfhat.json, initializationOptions).
+// (.perfhat.json, initializationOptions); and the handler's quick reader of batchGet key lists
+// against the full parser.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -31,6 +32,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const FeedbackFormatError&) {
   }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  // The handler's quick reader of plain key lists accepts only what the full parser reads the
+  // same way.
+  std::vector<std::string> plain;
+  if (parsePlainKeysRequest(text, plain)) {
+    if (j.is_discarded() || j.get<BatchGetRequest>().keys != plain) __builtin_trap();
+  }
   if (!j.is_discarded()) {
     server::ConfigLayers layers;
     layers.project = j;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -267,6 +268,82 @@ TEST_F(HandlerIngest, AggregateRowsInMergedPercentilesOut) {
   EXPECT_NE(metrics->body.find("perfhat_handler_aggregate_rows_ingested_total 2"),
             std::string::npos)
       << metrics->body;
+}
+
+// A batchGet large enough to be read and written on parallel threads (≥ 2 × 1,024 keys) gives
+// the same items as the same keys asked in calls too small to be split.
+TEST_F(HandlerIngest, LargeBatchGetIsAnsweredLikeSmallOnes) {
+  auto c = client(handler_.url(), kToken);
+  constexpr int kKeys = 2600;
+  const int64_t minute = std::chrono::duration_cast<std::chrono::minutes>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  nlohmann::json sites = nlohmann::json::array(), rows = nlohmann::json::array();
+  std::vector<std::string> keys;
+  for (int k = 0; k < kKeys; ++k) {
+    keys.push_back("void big::fn" + std::to_string(k) + "(int)");
+    sites.push_back({{"name", keys.back()},
+                     {"function", keys.back()},
+                     {"file", "/src/big.cc"},
+                     {"line", k + 1}});
+    rows.push_back({{"kind", "function"},
+                    {"site", k},
+                    {"minute", minute - k % 3},
+                    {"bins", {{700 + k % 50, 1 + k % 7}, {760, 2}}},
+                    {"sum", 3e6 * (3 + k % 7)}});
+    if (k > 0 && k % 4 == 0) {
+      rows.push_back({{"kind", "callsite"},
+                      {"site", k},
+                      {"caller", k / 2},
+                      {"minute", minute},
+                      {"bins", {{740, 3}}},
+                      {"sum", 3e6},
+                      {"parents", 2}});
+    }
+  }
+  nlohmann::json body = {{"resource", {{"service.name", "svc"}, {"host.name", "host-big"}}},
+                         {"time_unix_nano", std::to_string(minute * 60'000'000'000LL)},
+                         {"sites", sites},
+                         {"rows", rows}};
+  auto res = c.Post("/v1/aggregates", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+
+  keys.push_back("big::nope()");
+  // A fixed window: rates depend on it, and "now" moves between the calls.
+  auto at = [](int64_t m) {
+    const std::time_t t = static_cast<std::time_t>(m * 60);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(text);
+  };
+  const TimeWindow range{at(minute - 10), at(minute + 1)};
+  auto ask = [&](size_t begin, size_t end) {
+    BatchGetRequest req;
+    req.keys.assign(keys.begin() + static_cast<ptrdiff_t>(begin),
+                    keys.begin() + static_cast<ptrdiff_t>(end));
+    req.range = range;
+    auto got = c.Post("/v1/feedback:batchGet", serialize(req), "application/json");
+    EXPECT_TRUE(got && got->status == 200);
+    return got ? parseBatchGetResponse(got->body) : BatchGetResponse{};
+  };
+  const BatchGetResponse large = ask(0, keys.size());
+  BatchGetResponse small;
+  for (size_t begin = 0; begin < keys.size(); begin += 1000) {
+    BatchGetResponse part = ask(begin, std::min(begin + 1000, keys.size()));
+    small.items.insert(small.items.end(), part.items.begin(), part.items.end());
+    small.missing.insert(small.missing.end(), part.missing.begin(), part.missing.end());
+  }
+  ASSERT_EQ(large.items.size(), static_cast<size_t>(kKeys));
+  EXPECT_EQ(large.missing, std::vector<std::string>{"big::nope()"});
+  EXPECT_EQ(large.missing, small.missing);
+  for (int k = 0; k < kKeys; ++k) {
+    ASSERT_EQ(nlohmann::json(large.items[k]).dump(), nlohmann::json(small.items[k]).dump());
+  }
+  EXPECT_EQ(large.items[8].callsites.size(), 1u);
+  EXPECT_EQ(large.items[8].stats->p50_ns, std::nearbyint(large.items[8].stats->p50_ns));
 }
 
 TEST(HandlerStartup, RateLimitAnswers429) {
