@@ -38,8 +38,14 @@ constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec"))) = n
 namespace {
 
 constexpr uint32_t kMaxSites = 1u << 16;  // slot array reserved per thread (virtual memory)
-// CallRecords per thread between two background wakes (50 ms): 1.3 M calls/s per thread.
-constexpr uint64_t kCallRing = uint64_t{1} << 16;
+// CallRecords per thread between two background wakes (50 ms): 650 k calls/s per thread. The
+// ring is rewritten in a cycle, so its size decides where the lines an application thread writes
+// come from: 1 MB per thread stays in the last-level cache of a service with a dozen or two
+// threads, 2 MB per thread (the first size) did not. libperfhat's share of the sample service's
+// CPU (perf, every call recorded, 3 runs each) was 8.7-8.9 % with 2 MB, 7.3-7.4 % with 1 MB,
+// 6.6-8.1 % with 512 KB (bench/README.md, "Aggregate export"); 1 MB keeps twice the headroom for
+// hot loops. A full ring drops records and counts them.
+constexpr uint64_t kCallRing = uint64_t{1} << 15;
 thread_local bool t_exiting = false;
 
 // Itanium C++ ABI 2.2.2: the per-thread exception globals behind std::uncaught_exceptions().
