@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numbers>
@@ -339,13 +341,16 @@ RunReport run(const RunConfig& config, const std::function<void(const std::strin
   std::vector<std::thread> workers;
   for (int i = 0; i < std::max(1, config.workers); ++i) workers.emplace_back(worker, i);
 
-  // Progress once a second until every worker is done.
+  // Progress once a second until every worker is done. Woken at once when they are: a plain
+  // sleep held the join, and so the measured elapsed time, up to a second past the last request.
+  std::condition_variable progress_wake;
   std::thread progress([&] {
     uint64_t last_sent = 0;
-    while (!stop.load()) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      if (stop.load()) break;
-      std::lock_guard lock(mutex);
+    Clock::time_point tick = start;
+    std::unique_lock lock(mutex);
+    while (true) {
+      tick += std::chrono::seconds(1);
+      if (progress_wake.wait_until(lock, tick, [&] { return stop.load(); })) break;
       const double t = std::chrono::duration<double>(Clock::now() - start).count();
       if (config.progress) {
         char line[200];
@@ -360,9 +365,13 @@ RunReport run(const RunConfig& config, const std::function<void(const std::strin
     }
   });
   for (auto& w : workers) w.join();
-  stop = true;
-  progress.join();
   report.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  {
+    std::lock_guard lock(mutex);
+    stop = true;
+  }
+  progress_wake.notify_all();
+  progress.join();
   return report;
 }
 
