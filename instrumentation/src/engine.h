@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -135,6 +136,9 @@ class Engine {
  private:
   Engine() = default;
   void run_background();
+  // How long the background thread sleeps before its next wake.
+  std::chrono::milliseconds background_wait(double last_tick, double last_analysis,
+                                            double last_export, double export_interval);
   void stop_background();
   void analyze() PERFHAT_EXCLUDES(mu_);
   void export_pending(bool final);

@@ -200,6 +200,28 @@ TEST(InstrAggregate, UnknownExportModeIsRejected) {
 using perfhat::detail::sketch_bin;
 using perfhat::detail::sketch_bin_bounds;
 
+TEST(InstrHistogram, AThreadAsksForADrainOncePerHalfRing) {
+  using perfhat::detail::crossed_half_ring;
+  constexpr uint64_t kCap = 32768;
+  EXPECT_FALSE(crossed_half_ring(0, 1, kCap));
+  EXPECT_FALSE(crossed_half_ring(16381, 16384 - 1, kCap));
+  EXPECT_TRUE(crossed_half_ring(16383, 16384, kCap));
+  EXPECT_TRUE(crossed_half_ring(16382, 16385, kCap));  // three records at once
+  EXPECT_FALSE(crossed_half_ring(16384, 16387, kCap));
+  EXPECT_TRUE(crossed_half_ring(32767, 32769, kCap));
+  EXPECT_TRUE(crossed_half_ring((uint64_t{7} << 40) + 16383, (uint64_t{7} << 40) + 16384, kCap));
+  EXPECT_FALSE(crossed_half_ring(5, 9, 0));  // no ring
+  // Over a long run of pushes of 1-3 records, exactly one crossing per half ring.
+  uint64_t head = 0;
+  int crossings = 0;
+  for (int i = 0; head < 10 * kCap; ++i) {
+    const uint64_t next = head + 1 + static_cast<uint64_t>(i % 3);
+    crossings += crossed_half_ring(head, next, kCap);
+    head = next;
+  }
+  EXPECT_EQ(crossings, 20);
+}
+
 TEST(InstrHistogram, BinsAreDDSketchOnePercentBins) {
   // The fast bin (no log call) against common/ddsketch.cc's formula, over 12 orders of
   // magnitude and at every bin's edges.

@@ -62,6 +62,15 @@ struct CallRecord {
 };
 static_assert(sizeof(CallRecord) == 32);
 
+// Whether a ring's head moving from `before` to `after` (by less than half the ring) crossed a
+// multiple of half its capacity: the owning thread then checks whether half the ring is waiting
+// and wakes the background thread. Once per half ring, so the contended tail is read rarely. A
+// ring of capacity 0 (none) never crosses.
+inline bool crossed_half_ring(uint64_t before, uint64_t after, uint64_t capacity) noexcept {
+  const uint64_t half = capacity / 2;
+  return half != 0 && (before ^ after) >= half;
+}
+
 // kLatency: sub = caller site; kLoop: sub = source line; kSize: sub = 0.
 inline uint64_t cell_key(CellKind kind, uint32_t site, uint32_t sub) noexcept {
   return (uint64_t{static_cast<uint8_t>(kind)} << 56) | (uint64_t{sub} << 20) | site;
