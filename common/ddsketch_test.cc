@@ -191,7 +191,8 @@ std::vector<DDSketch> mergeInputs(DDSketchOptions opt) {
     v.push_back(k);
   }
   DDSketch wide(opt);
-  for (double x = 1e-3; x < 1e12; x *= 1.5) wide.add(x);
+  double x = 1e-3;
+  for (int i = 0; i < 86; ++i, x *= 1.5) wide.add(x);  // 1e-3 .. 9.2e11
   v.push_back(wide);
   return v;
 }

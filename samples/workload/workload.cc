@@ -205,7 +205,8 @@ double RouteStats::percentile(double q) const {
   if (latencies_ms.empty()) return 0;
   std::vector<double> sorted = latencies_ms;
   std::sort(sorted.begin(), sorted.end());
-  const size_t index = std::min(sorted.size() - 1, size_t(q * double(sorted.size() - 1) + 0.5));
+  const size_t index =
+      std::min(sorted.size() - 1, static_cast<size_t>(std::lround(q * double(sorted.size() - 1))));
   return sorted[index];
 }
 

@@ -149,8 +149,7 @@ TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing)
   expectJsonError(c.Post("/v1/traces", proto.substr(0, proto.size() - 5), "application/x-protobuf"),
                   400);
   expectJsonError(
-      c.Post("/v1/traces", std::string("\xff\xff\xff\xff garbage", 13), "application/x-protobuf"),
-      400);
+      c.Post("/v1/traces", std::string("\xff\xff\xff\xff garbage"), "application/x-protobuf"), 400);
   expectJsonError(c.Post("/v1/traces",
                          R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":{"oops":1}}]}]}]})",
                          "application/json"),
