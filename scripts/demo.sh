@@ -11,7 +11,8 @@
 # 5. runs `perfhat-lsp --check` on samples/agile/iteration_service.cc: first as it is (production
 #    numbers beside calls and loops), then with task T4's patch applied to a temp copy (the
 #    prediction for the new lazily loaded call inside two loops, and its regression warning),
-# 6. records the feedback as samples/datasets/agile.feedback.json (the offline editor dataset),
+# 6. records this run's feedback as BUILD/demo/agile.feedback.json, for an editor after the
+#    handlers have stopped (the checkout's shipped dataset is only rewritten when asked, below),
 # 7. prints how to attach VS Code or Neovim to the same data, and stops everything it started.
 #
 # Knobs (environment), all optional:
@@ -19,8 +20,9 @@
 #   PERFHAT_DEMO_SKIP_BUILD=1  use the binaries already in the build folder (tests do this)
 #   PERFHAT_DEMO_LOAD_S     seconds of load (default 60)
 #   PERFHAT_DEMO_RATE       base request rate per second (default 25)
-#   PERFHAT_DEMO_DATASET    where to record the dataset (default samples/datasets/agile.feedback.json;
-#                           empty = do not record)
+#   PERFHAT_DEMO_DATASET    where to record the dataset (default BUILD/demo/agile.feedback.json;
+#                           empty = do not record; samples/datasets/agile.feedback.json
+#                           refreshes the dataset shipped in the repository)
 #   PERFHAT_DEMO_KEEP=1     keep the temp dir (logs, SQLite stores) for inspection
 #   PERFHAT_DEMO_EXPORT     how the service exports: spans (default; one OTLP span per call) or
 #                           aggregates (in-process histograms, docs/aggregate-export.md)
@@ -33,7 +35,8 @@ LOAD_S=${PERFHAT_DEMO_LOAD_S:-60}
 EXPORT=${PERFHAT_DEMO_EXPORT:-spans}
 case "$EXPORT" in spans|aggregates) ;; *) echo "PERFHAT_DEMO_EXPORT must be spans or aggregates" >&2; exit 2 ;; esac
 RATE=${PERFHAT_DEMO_RATE:-25}
-DATASET=${PERFHAT_DEMO_DATASET-$ROOT/samples/datasets/agile.feedback.json}
+# Not the shipped dataset by default: running the demo should not modify the checkout.
+DATASET=${PERFHAT_DEMO_DATASET-$BUILD/demo/agile.feedback.json}
 TARGET_FILE=samples/agile/iteration_service.cc
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -173,7 +176,8 @@ cat <<EOF
 The handlers stop when this script ends. To keep live data, start a local handler yourself:
   $HANDLER --mode local --listen 127.0.0.1:4319 --store ~/.cache/perfhat/local.sqlite \\
     --upstream http://DEPLOYED_HOST:4318,TOKEN
-or use the recorded dataset (no service needed): --feedback-file ${DATASET:-FILE.json}
+or use this run's recorded data (no service needed): --feedback-file ${DATASET:-FILE.json}
+(the dataset shipped with the repository: --feedback-file $ROOT/samples/datasets/agile.feedback.json)
 
 VS Code:  install editors/vscode (perfhat-*.vsix), then set
             "perfhat.serverPath": "$LSP",

@@ -7,21 +7,16 @@
 
 #include "tests/integration/handler_process.h"
 #include "tests/integration/handler_test_util.h"
+#include "tests/integration/run_command.h"
 
 namespace perfhat::testing {
 namespace {
 
-std::pair<int, std::string> runFetch(std::vector<std::string> args) {
+std::pair<int, std::string> runFetch(const std::vector<std::string>& args) {
   std::string cmd = PERFHAT_FETCH_BIN;
   for (const auto& a : args) cmd += " '" + a + "'";
-  cmd += " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const CommandResult result = runCommand(cmd + " 2>&1");
+  return {result.exit_code, result.output};
 }
 
 TEST(HandlerFetch, WarmsTheLocalStoreForAWholeProject) {
