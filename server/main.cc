@@ -38,7 +38,9 @@ constexpr const char* kUsage = R"(perfhat-lsp — production performance feedbac
 Usage:
   perfhat-lsp [options]                      language server on stdin/stdout (LSP 3.17)
   perfhat-lsp --check FILE.cpp [options]     print FILE annotated with the editor's hints,
-                                             plus parse / fetch / analysis timings
+                                             plus parse / fetch / analysis timings; exit status
+                                             1 if FILE cannot be read, 2 if the feedback source
+                                             failed (FILE is still printed, without its data)
 
 Options:
   --feedback-file FILE.json   offline production data (batchGet response format)
@@ -178,6 +180,7 @@ int runCheck(const Args& a, Logger& log) {
   size_t keys_referenced = 0, keys_sent = 0, items = 0;
   int fetches = 0;
   std::string fetch_status = provider ? "ok" : "no feedback source configured";
+  bool fetch_failed = false;  // the cold lookup's error (the warm run is served from the cache)
   FeedbackFetch fetch =
       [&](const std::vector<std::string>& keys) -> std::shared_ptr<const analysis::FeedbackView> {
     const bool cold = fetches++ == 0;
@@ -190,6 +193,7 @@ int runCheck(const Args& a, Logger& log) {
     }
     if (!l.error.empty()) {
       fetch_status = l.error;
+      fetch_failed = fetch_failed || cold;
       log.warn("feedback: " + l.error);
     }
     return std::make_shared<analysis::InMemoryFeedback>(std::move(l.items), l.stale);
@@ -227,6 +231,13 @@ int runCheck(const Args& a, Logger& log) {
               snap->parse_ms, snap->fetch_ms, snap->analysis_ms, total_ms);
   std::printf("warm: reparse %.1f ms, fetch %.1f ms (cache), analysis %.1f ms, total %.1f ms\n",
               warm->parse_ms, warm->fetch_ms, warm->analysis_ms, warm_ms);
+  if (fetch_failed) {
+    // A script gating on --check must not read "no production data" as "no regression".
+    std::fflush(stdout);
+    std::cerr << "perfhat-lsp --check: the feedback source failed (" << fetch_status
+              << "); the annotations above carry no production data\n";
+    return 2;
+  }
   return 0;
 }
 

@@ -15,7 +15,8 @@ template <typename R>
 bool classify(const httplib::Result& res, const std::string& what, R& out) {
   if (!res) {
     out.status = FetchStatus::Unreachable;
-    out.error = what + ": " + httplib::to_string(res.error());
+    // httplib's names are terse ("Connection", "Read"): say what they mean for a handler.
+    out.error = what + ": handler unreachable (" + httplib::to_string(res.error()) + ")";
     return false;
   }
   int s = res->status;

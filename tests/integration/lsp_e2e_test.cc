@@ -1,6 +1,7 @@
 // End to end: the real perfhat-lsp binary over pipes, real libclang, a real feedback file.
 // Paper T4 shape: a lazily loaded getter with production data added inside two nested loops.
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -108,7 +109,7 @@ class LspE2E : public ::testing::Test {
             .dump());
     log_ = dir_.path() + "/server.log";
   }
-  std::unique_ptr<LspProcess> start(std::vector<std::string> args) {
+  std::unique_ptr<LspProcess> start(const std::vector<std::string>& args) {
     auto p = std::make_unique<LspProcess>(PERFHAT_LSP_BIN, args, log_);
     auto init =
         p->call("initialize",
@@ -265,7 +266,7 @@ TEST_F(LspE2E, BadInputGetsAnErrorAndTheServerKeepsAnswering) {
 }
 
 TEST_F(LspE2E, MissingOrCorruptFeedbackFileIsReportedAndServingContinues) {
-  for (std::string file :
+  for (const std::string& file :
        {dir_.path() + "/missing.json", dir_.file("corrupt.json", "{\"items\": [ {\"key\": ")}) {
     auto p = start({"--feedback-file", file});
     open(*p, src_, kSource);
@@ -294,6 +295,25 @@ TEST_F(LspE2E, CheckModePrintsAnnotatedSourceAndTimings) {
   EXPECT_THAT(text, HasSubstr("parse"));
   EXPECT_THAT(text, HasSubstr("fetch"));
   EXPECT_THAT(text, HasSubstr("analysis"));
+}
+
+// A script gating on --check must be able to tell "no regression" from "no data": the source
+// is still printed, and the exit status says the feedback source failed.
+TEST_F(LspE2E, CheckModeExitsWithTwoWhenTheFeedbackSourceFails) {
+  const std::string out = dir_.path() + "/check-failed.out";
+  for (const std::string& source : {"--feedback-file " + dir_.path() + "/missing.json",
+                                    std::string("--handler http://127.0.0.1:1")}) {
+    std::string cmd = std::string(PERFHAT_LSP_BIN) + " --check ";
+    cmd += src_ + " " + source;
+    cmd += " --no-color > " + out + " 2>>" + log_;
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << source;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << source << "\n" << serverLog();
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_THAT(text, HasSubstr("int Backlog::total")) << source;
+  }
+  EXPECT_THAT(serverLog(), HasSubstr("the feedback source failed"));
 }
 
 TEST_F(LspE2E, HelpAndVersion) {
