@@ -98,7 +98,7 @@ void Api::registerRoutes(httplib::Server& server) {
   server.Post(R"(/tasks/(\d+)/hours)", bind(&Api::logHours));
   server.Get(R"(/users/(\d+)/timesheet)", bind(&Api::getTimesheet));
   server.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& response, std::exception_ptr failure) {
+      [](const httplib::Request&, httplib::Response& response, const std::exception_ptr& failure) {
         try {
           std::rethrow_exception(failure);
         } catch (const DatabaseError& e) {
