@@ -71,7 +71,7 @@ otlp::ExportRequest makeRequest(int spans, int functions, uint64_t seed) {
 
 void BM_DecodeProtobuf(benchmark::State& state) {
   std::string body = otlp::encodeProtobuf(makeRequest(500, 50, 1));
-  for (auto _ : state) benchmark::DoNotOptimize(otlp::decodeProtobuf(body));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(otlp::decodeProtobuf(body));
   state.SetItemsProcessed(state.iterations() * 500);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
 }
@@ -79,7 +79,7 @@ BENCHMARK(BM_DecodeProtobuf);
 
 void BM_DecodeJson(benchmark::State& state) {
   std::string body = otlp::encodeJson(makeRequest(500, 50, 1));
-  for (auto _ : state) benchmark::DoNotOptimize(otlp::decodeJson(body));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(otlp::decodeJson(body));
   state.SetItemsProcessed(state.iterations() * 500);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
 }
@@ -87,7 +87,7 @@ BENCHMARK(BM_DecodeJson);
 
 void BM_Aggregate(benchmark::State& state) {
   otlp::ExportRequest r = makeRequest(500, 50, 2);
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     Batch b;
     benchmark::DoNotOptimize(aggregate(r, b));
   }
@@ -185,7 +185,7 @@ void ingestOverHttp(benchmark::State& state, bool proto, bool postgres = false) 
     // Process CPU (server workers + this load generator): spans per CPU-second is the
     // "per core" figure, independent of how busy the shared machine is.
     double cpu0 = processCpuSeconds();
-    for (auto _ : state) {
+    for ([[maybe_unused]] auto _ : state) {
       std::vector<std::thread> senders;
       for (int c = 1; c < clients; ++c) senders.emplace_back(post, std::ref(*clis[c]), i + c);
       post(*clis[0], i);
@@ -280,7 +280,7 @@ void BM_BatchGet10kKeys(benchmark::State& state) {
       cli->set_read_timeout(std::chrono::seconds(120));
     }
     double cpu0 = processCpuSeconds();
-    for (auto _ : state) {
+    for ([[maybe_unused]] auto _ : state) {
       if (http) {
         auto res = cli->Post("/v1/feedback:batchGet", body, "application/json");
         if (!res || res->status != 200) state.SkipWithError("batchGet failed");
@@ -322,7 +322,7 @@ long rssKb() {
 // Memory per 100,000 distinct keys: bytes on disk (SQLite, incl. WAL) and the in-memory
 // aggregation of one request touching all of them.
 void BM_MemoryPer100kKeys(benchmark::State& state) {
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     std::string path = tempStore("memory");
     long rss0 = rssKb();
     {

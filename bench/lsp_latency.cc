@@ -46,10 +46,10 @@ Generated generate(int services, int methods) {
   for (int s = 0; s < services; ++s) {
     std::string cls = "Service" + std::to_string(s);
     for (int m = 0; m < methods; ++m) {
-      std::string name = "m" + std::to_string(m);
+      std::string qualified = cls + "::m" + std::to_string(m);
       std::string a = "m" + std::to_string((m + 1) % methods);
       std::string b = "m" + std::to_string((m + 2) % methods);
-      emit("int " + cls + "::" + name + "(int n) const {");
+      emit("int " + qualified + "(int n) const {");
       emit("  int r = " + a + "(n);");
       g.hover_points.push_back({line - 1, 11});
       emit("  for (int i = 0; i < 8; ++i) {");
@@ -58,7 +58,7 @@ Generated generate(int services, int methods) {
       emit("  return r;");
       emit("}");
       double p50 = 1e4 * (1 + (s * methods + m) % 17);
-      items.push_back({{"key", "bench::" + cls + "::" + name + "(int) const"},
+      items.push_back({{"key", "bench::" + qualified + "(int) const"},
                        {"stats",
                         {{"count", 1000},
                          {"mean_ns", p50 * 1.1},

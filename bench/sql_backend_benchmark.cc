@@ -48,6 +48,7 @@ void selectRow(benchmark::State& state, Db& db) {
   fill<Db, Stmt>(db);
   Stmt q(db, kSelect);
   std::vector<std::string> keys;
+  keys.reserve(kRows);
   for (int i = 0; i < kRows; ++i) keys.push_back(keyOf(i));
   int i = 0;
   double sum = 0;

@@ -15,7 +15,7 @@ void BM_ParseRestrictedFilter(benchmark::State& st) {
   const char* f =
       "less changeable ∩ more frequent ∩ (more usage-pattern ∪ (more expensive ∩ less "
       "usage-pattern))";
-  for (auto _ : st) benchmark::DoNotOptimize(tigris::parse(f));
+  for ([[maybe_unused]] auto _ : st) benchmark::DoNotOptimize(tigris::parse(f));
 }
 BENCHMARK(BM_ParseRestrictedFilter);
 
@@ -34,7 +34,7 @@ void BM_ClassifyCycle(benchmark::State& st) {
       "less changeable ∩ more frequent ∩ (more usage-pattern ∪ (more expensive ∩ less "
       "usage-pattern))");
   auto b = tigris::Bindings::defaults();
-  for (auto _ : st) benchmark::DoNotOptimize(tigris::classify(*f.root, ev, b));
+  for ([[maybe_unused]] auto _ : st) benchmark::DoNotOptimize(tigris::classify(*f.root, ev, b));
   st.SetItemsProcessed(st.iterations() * st.range(0));
 }
 BENCHMARK(BM_ClassifyCycle)->Arg(100)->Arg(1000)->Arg(10000);
@@ -44,7 +44,7 @@ void BM_AdaptiveDecide(benchmark::State& st) {
   const char* types[] = {"/home", "/vets", "/pets", "/owners"};
   uint64_t x = 88172645463325252ull;
   int i = 0;
-  for (auto _ : st) {
+  for ([[maybe_unused]] auto _ : st) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;

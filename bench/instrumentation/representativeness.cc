@@ -51,6 +51,7 @@ double parse_positive(const char* flag, const char* v) {
 std::string spread(const std::vector<RunResult>& runs,
                    const std::function<double(const RunResult&)>& f, const char* fmt) {
   std::vector<double> xs;
+  xs.reserve(runs.size());
   for (const auto& r : runs) xs.push_back(f(r));
   if (xs.empty()) return "—";
   auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
@@ -104,6 +105,8 @@ int main(int argc, char** argv) {
       if (mode == Mode::kUniformMatched) om.sampling_rate = runs[kAdp].back().sampled_share();
       RunResult r = repstudy::run_once(mode, om, static_cast<uint64_t>(rep) + 1);
       double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const uint64_t drops = r.counters.spans_dropped_ring + r.counters.spans_dropped_queue +
+                             r.counters.spans_dropped_export;
       std::fprintf(
           stderr,
           "[%6.1f s] rep %d/%d %-4s %8llu requests, %5.1f %% sampled (rate %5.1f %%), %.2f us "
@@ -112,10 +115,7 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(r.whole().requests), 100 * r.sampled_share(),
           100 * r.whole().mean_rate,
           1e6 * r.process_cpu_s / static_cast<double>(std::max<uint64_t>(1, r.whole().requests)),
-          r.load_avg,
-          static_cast<unsigned long long>(r.counters.spans_dropped_ring +
-                                          r.counters.spans_dropped_queue +
-                                          r.counters.spans_dropped_export));
+          r.load_avg, static_cast<unsigned long long>(drops));
       runs[m].push_back(r);
     }
   }
@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
   // Paired with NOM of the same repetition (same request sequences, adjacent in time).
   auto vs_nom = [&](int m, const std::function<double(const RunResult&)>& f) {
     std::vector<double> rel;
+    rel.reserve(reps);
     for (int rep = 0; rep < reps; ++rep)
       rel.push_back(100 * (f(runs[m][rep]) / f(runs[0][rep]) - 1));
     auto [lo, hi] = std::minmax_element(rel.begin(), rel.end());

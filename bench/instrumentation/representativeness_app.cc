@@ -26,7 +26,7 @@ size_t draw_bytes(Rng& rng, double mean, double sigma) {
   double u1 = rng.uniform(), u2 = rng.uniform();
   double z = std::sqrt(-2.0 * std::log(u1 + 0x1.0p-60)) * std::cos(6.283185307179586 * u2);
   double x = std::exp(std::log(mean) - 0.5 * sigma * sigma + sigma * z);
-  return std::max<size_t>(1, static_cast<size_t>(x / 8.0 + 0.5)) * 8;
+  return std::max<size_t>(1, static_cast<size_t>(std::lround(x / 8.0))) * 8;
 }
 
 // The real work of every function: allocate `bytes`, fill, fold kPasses times.

@@ -250,6 +250,7 @@ RunResult run_once(Mode mode, const Options& o, uint64_t seed) {
   std::vector<std::array<uint64_t, kSegments>> served(workers);
   std::atomic<int> warm{0};
   std::vector<std::thread> ts;
+  ts.reserve(workers);
   perfhat::Counters before = perfhat::counters();
   for (int w = 0; w < workers; ++w) {
     ts.emplace_back([&, w] {
@@ -305,6 +306,7 @@ RunResult run_once(Mode mode, const Options& o, uint64_t seed) {
     auto t0 = std::chrono::steady_clock::now();
     double last_flush = 0, rate_sum = 0;
     int rate_n = 0;
+    // NOLINTNEXTLINE(clang-analyzer-security.FloatLoopCounter): t is read from the clock
     for (double t = 0; t < o.segment_s;
          t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) {
       // Periodic export, not too close to the segment's end (see the Config comment above).

@@ -49,8 +49,8 @@ TEST(RateLimiter, TokenBucketRefillsWithTheClock) {
 }
 
 TEST(Base64, RoundTripsAndRejectsGarbage) {
-  for (std::string s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar",
-                                                std::string("\0\xff\x10", 3)}) {
+  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba",
+                                                       "foobar", std::string("\0\xff\x10", 3)}) {
     EXPECT_EQ(base64Decode(base64Encode(s)), s);
   }
   EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");

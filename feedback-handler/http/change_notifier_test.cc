@@ -50,6 +50,7 @@ TEST(ChangeNotifier, ShutdownWakesEveryWaiterAndLaterWaitsReturnAtOnce) {
   ChangeNotifier n;
   uint64_t seen = n.generation();
   std::vector<std::future<R>> waiters;
+  waiters.reserve(3);
   for (int i = 0; i < 3; ++i) {
     waiters.push_back(std::async(std::launch::async, [&] { return n.wait(seen, 60s, 8); }));
   }

@@ -62,13 +62,14 @@ TEST(GroupCommit, ConcurrentSubmittersAreAllDurableAndShareTransactions) {
     o.max_batch_delay = std::chrono::microseconds(2000);  // make groups likely on a busy machine
     GroupCommitter gc(store, o);
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     std::atomic<int> failures{0};
     for (int th = 0; th < kThreads; ++th) {
       threads.emplace_back([&, th] {
         for (int i = 0; i < kPerThread; ++i) {
           // Every thread writes its own key and a shared one.
           Batch b = batchOf("own" + std::to_string(th) + "()", 10, static_cast<uint64_t>(i));
-          b.absorb(batchOf("shared()", 3, static_cast<uint64_t>(th * 1000 + i)));
+          b.absorb(batchOf("shared()", 3, static_cast<uint64_t>(th) * 1000 + i));
           try {
             if (gc.commit(std::move(b)) == 0) ++failures;
           } catch (const StoreError&) {
@@ -133,7 +134,7 @@ TEST(GroupCommit, PurgedRowsDoNotComeBackThroughTheCache) {
   o.retention_minutes = 60;
   Store s(o);
   s.write(batchOf("f()", 10, 1));
-  now += 2 * 60 * kBucketNs;  // two hours later the row is past retention
+  now += int64_t{2} * 60 * kBucketNs;  // two hours later the row is past retention
   EXPECT_GT(s.purge(), 0);
   s.write(batchOf("f()", 5, 2));  // same (old) minute again, e.g. a late export
   BatchGetRequest req{

@@ -28,6 +28,7 @@ struct TempLog {
 
 std::vector<std::string> bodiesOf(const std::vector<IntakeRecord>& rs) {
   std::vector<std::string> out;
+  out.reserve(rs.size());
   for (const auto& r : rs) out.push_back(r.body);
   return out;
 }

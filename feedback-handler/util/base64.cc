@@ -53,6 +53,9 @@ std::optional<std::string> base64Decode(std::string_view in) {
         continue;
       }
       if (pad) return std::nullopt;  // data after padding
+      // The table entry is sign-extended on purpose: -1 marks a byte outside the alphabet
+      // (every byte >= 0x80 included, as the index is already cast to unsigned char).
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
       v[k] = kReverse[static_cast<unsigned char>(c)];
       if (v[k] < 0) return std::nullopt;
     }

@@ -78,14 +78,14 @@ std::optional<int64_t> parseRfc3339(std::string_view s) {
         !digits(pos + 4, 2, om) || oh > 23 || om > 59) {
       return std::nullopt;
     }
-    offset_s = (s[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+    offset_s = int64_t{s[pos] == '+' ? 1 : -1} * (oh * 3600 + om * 60);
     pos += 6;
   } else {
     return std::nullopt;
   }
   if (pos != s.size()) return std::nullopt;
-  int64_t secs =
-      sys_days{ymd}.time_since_epoch().count() * 86400LL + h * 3600 + m * 60 + sec - offset_s;
+  int64_t secs = sys_days{ymd}.time_since_epoch().count() * 86400LL + int64_t{h} * 3600 +
+                 int64_t{m} * 60 + sec - offset_s;
   return secs * 1'000'000'000LL + frac_ns;
 }
 

@@ -82,7 +82,7 @@ perfhat::ExportBatch make_batch(size_t n) {
 void BM_TracesProtobuf(benchmark::State& st) {
   perfhat::ExportBatch b = make_batch(static_cast<size_t>(st.range(0)));
   size_t bytes = 0;
-  for (auto _ : st) {
+  for ([[maybe_unused]] auto _ : st) {
     std::string body = perfhat::otlp::traces_protobuf(b);
     bytes = body.size();
     benchmark::DoNotOptimize(body.data());
@@ -98,7 +98,7 @@ void BM_TracesProtobufGzip(benchmark::State& st) {
   int level = static_cast<int>(st.range(1));
   size_t in = 0, out = 0;
   std::string z;
-  for (auto _ : st) {
+  for ([[maybe_unused]] auto _ : st) {
     std::string body = perfhat::otlp::traces_protobuf(b);
     z_stream zs{};
     if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -123,7 +123,7 @@ BENCHMARK(BM_TracesProtobufGzip)->Args({512, 1})->Args({512, 6});
 
 void BM_TracesJson(benchmark::State& st) {
   perfhat::ExportBatch b = make_batch(static_cast<size_t>(st.range(0)));
-  for (auto _ : st) {
+  for ([[maybe_unused]] auto _ : st) {
     std::string body = perfhat::otlp::traces_json(b);
     benchmark::DoNotOptimize(body.data());
   }
@@ -166,7 +166,7 @@ void BM_DrainEncode(benchmark::State& st) {
     return;
   }
   int calls = static_cast<int>(st.range(0) / 3);
-  for (auto _ : st) {
+  for ([[maybe_unused]] auto _ : st) {
     st.PauseTiming();
     for (int i = 0; i < calls; ++i) benchmark::DoNotOptimize(probed_parent(i));
     st.ResumeTiming();
@@ -177,6 +177,6 @@ void BM_DrainEncode(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * calls * 3);
   st.counters["dropped"] = static_cast<double>(c.spans_dropped_ring + c.spans_dropped_queue);
 }
-BENCHMARK(BM_DrainEncode)->Arg(3 * 512);
+BENCHMARK(BM_DrainEncode)->Arg(int64_t{3} * 512);
 
 }  // namespace

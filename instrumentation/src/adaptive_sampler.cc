@@ -244,8 +244,8 @@ void AdaptiveSampler::release_locked(double now_s, bool forced, double min_size)
   if (release_cb_) release_cb_(s);
 }
 
-void AdaptiveSampler::set_counts(std::map<std::string, uint64_t, std::less<>> population,
-                                 std::map<std::string, uint64_t, std::less<>> sample) {
+void AdaptiveSampler::set_counts(const std::map<std::string, uint64_t, std::less<>>& population,
+                                 const std::map<std::string, uint64_t, std::less<>>& sample) {
   detail::Lock l(mu_);
   types_.clear();
   pop_total_ = sample_total_ = 0;

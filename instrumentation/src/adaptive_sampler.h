@@ -117,8 +117,8 @@ class AdaptiveSampler final : public RequestSampler {
   size_t cycles_released() const;
 
   // Test seams: load a population/sample state (Table 5.1) and reference rows (Table 5.2).
-  void set_counts(std::map<std::string, uint64_t, std::less<>> population,
-                  std::map<std::string, uint64_t, std::less<>> sample);
+  void set_counts(const std::map<std::string, uint64_t, std::less<>>& population,
+                  const std::map<std::string, uint64_t, std::less<>>& sample);
   void push_reference(PerfRecord r);
 
  private:

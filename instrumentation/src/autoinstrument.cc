@@ -88,6 +88,7 @@ PERFHAT_NOINSTR size_t functions_seen() {
 
 using namespace perfhat::autoinstrument;
 
+// NOLINTNEXTLINE(bugprone-reserved-identifier): hook name fixed by -finstrument-functions
 extern "C" PERFHAT_NOINSTR void __cyg_profile_func_enter(void* fn, void* /*call_site*/) {
   ThreadStack* s = stack();
   if (s == nullptr || s->in_hook) return;
@@ -103,6 +104,7 @@ extern "C" PERFHAT_NOINSTR void __cyg_profile_func_enter(void* fn, void* /*call_
   s->in_hook = false;
 }
 
+// NOLINTNEXTLINE(bugprone-reserved-identifier): hook name fixed by -finstrument-functions
 extern "C" PERFHAT_NOINSTR void __cyg_profile_func_exit(void* /*fn*/, void* /*call_site*/) {
   ThreadStack* s = t_stack;
   if (s == nullptr || s->in_hook || s->depth == 0) return;

@@ -71,7 +71,7 @@ namespace hidden {
 
 namespace {
 
-std::shared_ptr<perfhat::MemoryExporter> start(perfhat::Config c) {
+std::shared_ptr<perfhat::MemoryExporter> start(const perfhat::Config& c) {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   EXPECT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
   return ex;
@@ -255,6 +255,7 @@ TEST(InstrEngine, ThreadsAggregateExactlyAndSurviveExit) {
   c.sampler = "none";
   auto ex = start(c);
   std::vector<std::thread> ts;
+  ts.reserve(4);
   for (int t = 0; t < 4; ++t) {
     ts.emplace_back([] {
       for (int i = 0; i < 5000; ++i) testns::outer(i);

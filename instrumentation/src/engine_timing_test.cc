@@ -197,7 +197,7 @@ TEST_F(InstrTiming, TigrisMostLatentUsesTheTimedWindow) {
   };
   uint64_t t0 = g_manual_ns;
   run();
-  g_manual_ns = t0 + 3000000 * 200;
+  g_manual_ns = t0 + uint64_t{3000000} * 200;
   perfhat::analyze_now();
   EXPECT_GE(perfhat::counters().relevant_functions, 1u);
   ex->clear();

@@ -127,6 +127,7 @@ Symbol resolve(const void* addr) {
       --ub;
       if (off >= ub->value && off < ub->value + std::max<uint64_t>(ub->size, 1)) {
         s.mangled = ub->name;
+        // NOLINTNEXTLINE(performance-no-int-to-ptr): a symbol's value is its address
         s.start = reinterpret_cast<const void*>(
             obj.pie ? ub->value + reinterpret_cast<uintptr_t>(info.dli_fbase) : ub->value);
         break;

@@ -75,12 +75,10 @@ class Lexer {
         op_tok(Op::kUnion, 3);
       } else if (rest.starts_with("\xE2\x88\xA9")) {  // ∩
         op_tok(Op::kIntersect, 3);
-      } else if (rest[0] == '\\') {
+      } else if (rest[0] == '\\' || rest[0] == '-') {
         op_tok(Op::kMinus, 1);
       } else if (rest[0] == '^') {
         op_tok(Op::kIntersect, 1);
-      } else if (rest[0] == '-') {
-        op_tok(Op::kMinus, 1);
       } else if (rest[0] == '(') {
         t.kind = Tok::kLParen;
         t.text = "(";

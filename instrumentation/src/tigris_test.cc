@@ -68,6 +68,7 @@ TEST(InstrTigris, SigmaBandsForNormalData) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> nd(100, 10);
   std::vector<double> v;
+  v.reserve(502);  // 500 draws and the two outliers below
   for (int i = 0; i < 500; ++i) v.push_back(nd(rng));
   v.push_back(100 + 25);  // index 500: beyond +2 sigma
   v.push_back(100 - 15);  // index 501: between -2 and -1 sigma

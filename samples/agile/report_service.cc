@@ -23,7 +23,7 @@ std::vector<double> effortTimeline(const TaskRecord& task, int first, int last) 
   timeline[0] = total;
   for (int day = first; day <= last; ++day) {
     for (; entry != task.entries.end() && entry->first == day; ++entry) total += entry->second;
-    timeline[size_t(day - first + 1)] = total;
+    timeline[static_cast<size_t>(day - first) + 1] = total;
   }
   PERFHAT_LOOP_ITERATIONS(task.entries.size());
   return timeline;
@@ -121,8 +121,9 @@ IterationVelocity iterationVelocity(const ReportData& data, const Iteration& ite
   const auto [first, last] = iterationDays(iteration);
   const auto tasks = tasksOfIteration(data, iteration.id);
   std::vector<std::vector<double>> timelines;
+  timelines.reserve(tasks.size());
   for (const TaskRecord* task : tasks) timelines.push_back(effortTimeline(*task, first, last));
-  velocity.remaining = remainingAt(tasks, timelines, size_t(last - first + 1));
+  velocity.remaining = remainingAt(tasks, timelines, static_cast<size_t>(last - first) + 1);
   for (const auto& timeline : timelines) velocity.logged += timeline.back() - timeline.front();
   return velocity;
 }
@@ -217,7 +218,7 @@ std::optional<Burndown> ReportService::burndown(int iteration_id) const {
   for (const TaskRecord* task : tasks) timelines.push_back(effortTimeline(*task, first, last));
 
   for (int day = first; day <= last; ++day) {
-    const size_t i = size_t(day - first + 1);
+    const size_t i = static_cast<size_t>(day - first) + 1;
     report.days.push_back(
         BurndownDay{dateOfDay(day), remainingAt(tasks, timelines, i), 0, loggedOn(timelines, i)});
   }

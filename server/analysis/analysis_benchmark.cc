@@ -180,7 +180,7 @@ void BM_ColdParse(benchmark::State& state) {
   std::string src = generateSource(0);
   auto args = argsFor(benchPath());
   double cpu = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     double c0 = cpuMs();
     auto tu = TranslationUnit::parse(benchPath(), src, args);
     cpu += cpuMs() - c0;
@@ -198,7 +198,7 @@ void BM_Reparse(benchmark::State& state) {
   tu->reparse(generateSource(1));  // the first reparse builds the preamble's reuse state
   int edit = 2;
   double cpu = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     std::string src = generateSource(edit++);
     double c0 = cpuMs();
     if (!tu->reparse(std::move(src))) state.SkipWithError("reparse failed");
@@ -228,7 +228,7 @@ void BM_Analysis(benchmark::State& state) {
   InMemoryFeedback view = feedbackFor(probe);
   double total_ms = 0, total_cpu = 0, build_ms = 0;
   size_t nodes = 0;
-  for (auto _ : state) {
+  for ([[maybe_unused]] auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     double c0 = cpuMs();
     ParsedUnit unit = buildAst(*tu, options);

@@ -153,6 +153,7 @@ int work(const Svc& s, int n) {
 
   auto calls = nodesOfKind(*f, NodeKind::Call);
   std::vector<std::string> names;
+  names.reserve(calls.size());
   for (auto* c : calls) names.push_back(c->callee_name);
   // No constructor (`Svc made;`), the macro-expanded fail() is kept, hours() in range-for body.
   EXPECT_THAT(names, ElementsAre("load", "load", "tasks", "hours", "load", "load", "load", "load",

@@ -93,7 +93,7 @@ std::string findCompileDatabase(const std::string& file, const std::string& conf
   }
   fs::path dir = fs::path(absoluteNormal(file)).parent_path();
   for (int depth = 0; depth < 64 && !dir.empty(); ++depth) {
-    for (fs::path candidate :
+    for (const fs::path& candidate :
          {dir / "compile_commands.json", dir / "build" / "compile_commands.json"})
       if (fs::is_regular_file(candidate, ec)) return candidate.string();
     if (dir == dir.root_path()) break;

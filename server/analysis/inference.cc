@@ -435,17 +435,17 @@ double Inference::executions(const FunctionInfo& fn, const Node& n,
         const Node& s = fn.nodes[c];
         if (s.id == cur->id || s.arm != cur->arm || calls_per_parent[s.id] <= 0) continue;
         mult *= calls_per_parent[s.id];
-        path = fmtNumber(calls_per_parent[s.id]) + " × " + path;
+        path.insert(0, fmtNumber(calls_per_parent[s.id]) + " × ");
         return mult;
       }
     }
     if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
       mult *= *p.iterations;
-      path = fmtNumber(*p.iterations) + " × " + path;
+      path.insert(0, fmtNumber(*p.iterations) + " × ");
     } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
       const double prob = *p.armProbability(cur->arm);
       mult *= prob;
-      if (prob != 1) path = fmtNumber(prob) + " × " + path;
+      if (prob != 1) path.insert(0, fmtNumber(prob) + " × ");
     }
   }
   return mult;

@@ -76,6 +76,8 @@ std::string leadingWhitespace(std::string_view line) {
 std::string padTo(std::string_view line, int bytes) {
   std::string pad;
   for (int i = 0; i < bytes; ++i) {
+    // Past the end and a character's first byte both pad with a space, as separate cases.
+    // NOLINTNEXTLINE(bugprone-branch-clone)
     if (i >= static_cast<int>(line.size())) {
       pad += ' ';
     } else if (line[i] == '\t') {
@@ -129,7 +131,7 @@ std::string annotateSource(const std::string& text, const Snapshot& s, const Opt
       const detail::HintText t = detail::hintText(s, *f, *n, o);
       std::string label = t.label;
       if (list.size() > 1 && n->kind == analysis::NodeKind::Call) {
-        label = detail::displayName(*f, *n) + " " + label;
+        label.insert(0, detail::displayName(*f, *n) + " ");
       }
       hints[line].push_back({n->hint, label, t.kind});
     }

@@ -12,6 +12,7 @@ using namespace testing;  // NOLINT: fixture helpers
 
 std::vector<std::string> titles(const std::vector<CodeLens>& lenses) {
   std::vector<std::string> out;
+  out.reserve(lenses.size());
   for (const CodeLens& l : lenses) out.push_back(l.title);
   return out;
 }

@@ -112,7 +112,8 @@ const Snapshot& snapshot() {
 
 void BM_InlayHintsVisibleRange(benchmark::State& state) {
   const Range visible{{2500, 0}, {2560, 0}};  // one screen: ~60 lines
-  for (auto _ : state) benchmark::DoNotOptimize(inlayHints(snapshot(), visible, Options()));
+  for ([[maybe_unused]] auto _ : state)
+    benchmark::DoNotOptimize(inlayHints(snapshot(), visible, Options()));
 }
 BENCHMARK(BM_InlayHintsVisibleRange);
 
@@ -120,33 +121,34 @@ void BM_InlayHintsWholeFile(benchmark::State& state) {
   const Range all{{0, 0}, {1 << 20, 0}};
   Options o;
   o.profile = state.range(0) ? Profile::Design : Profile::Debug;
-  for (auto _ : state) benchmark::DoNotOptimize(inlayHints(snapshot(), all, o));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(inlayHints(snapshot(), all, o));
   state.SetItemsProcessed(state.iterations() * 200 * 20);
 }
 BENCHMARK(BM_InlayHintsWholeFile)->Arg(0)->Arg(1);
 
 void BM_Hover(benchmark::State& state) {
   const Position p{2500 + 5, 10};  // a call in the middle of the file
-  for (auto _ : state) benchmark::DoNotOptimize(hover(snapshot(), p, Options()));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(hover(snapshot(), p, Options()));
 }
 BENCHMARK(BM_Hover);
 
 void BM_CodeLenses(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(codeLenses(snapshot(), Options()));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(codeLenses(snapshot(), Options()));
 }
 BENCHMARK(BM_CodeLenses);
 
 void BM_Diagnostics(benchmark::State& state) {
   Options o;
   o.hotspot_diagnostics = true;
-  for (auto _ : state) benchmark::DoNotOptimize(diagnostics(snapshot(), o));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(diagnostics(snapshot(), o));
 }
 BENCHMARK(BM_Diagnostics);
 
 void BM_AnnotateSource(benchmark::State& state) {
   std::string text;
   for (int i = 0; i < 200 * 25; ++i) text += "    auto value = service.callSomething(request);\n";
-  for (auto _ : state) benchmark::DoNotOptimize(annotateSource(text, snapshot(), Options(), false));
+  for ([[maybe_unused]] auto _ : state)
+    benchmark::DoNotOptimize(annotateSource(text, snapshot(), Options(), false));
 }
 BENCHMARK(BM_AnnotateSource);
 

@@ -15,6 +15,7 @@ using namespace testing;  // NOLINT: fixture helpers
 
 std::vector<std::string> labels(const std::vector<InlayHint>& hints) {
   std::vector<std::string> out;
+  out.reserve(hints.size());
   for (const InlayHint& h : hints) out.push_back(h.label);
   return out;
 }

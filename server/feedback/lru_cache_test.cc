@@ -18,9 +18,15 @@ TEST(LspLruCache, EvictsLeastRecentlyUsed) {
   EXPECT_EQ(c.size(), 3u);
   EXPECT_EQ(c.evictions(), 1u);
   EXPECT_FALSE(c.get("b").value);
-  EXPECT_EQ(*c.get("a").value, 1);
-  EXPECT_EQ(*c.get("c").value, 3);
-  EXPECT_EQ(*c.get("d").value, 4);
+  const int* a = c.get("a").value;
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(*a, 1);
+  const int* cv = c.get("c").value;
+  ASSERT_NE(cv, nullptr);
+  EXPECT_EQ(*cv, 3);
+  const int* d = c.get("d").value;
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(*d, 4);
 }
 
 TEST(LspLruCache, PutRefreshesValueAndRecency) {
@@ -31,7 +37,9 @@ TEST(LspLruCache, PutRefreshesValueAndRecency) {
   c.put("a", 10);  // a becomes most recent
   c.put("c", 3);   // evicts b
   EXPECT_FALSE(c.get("b").value);
-  EXPECT_EQ(*c.get("a").value, 10);
+  const int* a = c.get("a").value;
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(*a, 10);
 }
 
 TEST(LspLruCache, TtlExpiryWithInjectedClock) {

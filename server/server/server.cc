@@ -253,6 +253,8 @@ void Server::onNotification(const lsp::Message& m) {
   }
   if (!initialized_) return;  // the spec drops notifications before initialize
   try {
+    // A dispatch table: "initialized" and "didSave" both need nothing, for different reasons.
+    // NOLINTNEXTLINE(bugprone-branch-clone)
     if (m.method == "initialized") {
       // nothing to do: configuration came with initialize
     } else if (m.method == "textDocument/didOpen") {
@@ -819,7 +821,7 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   return std::make_shared<analysis::InMemoryFeedback>(std::move(l.items), l.stale);
 }
 
-void Server::rebuild(const std::string& uri, std::shared_ptr<const Document> doc) {
+void Server::rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc) {
   AnalysisInput in{doc->path(), doc->text(), doc->version()};
   std::vector<std::string> warnings;
   std::vector<std::string> used_keys;  // every key this build asked feedback for

@@ -93,7 +93,7 @@ class Server {
 
   // Worker.
   void workerLoop();
-  void rebuild(const std::string& uri, std::shared_ptr<const Document> doc);
+  void rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc);
   std::shared_ptr<const analysis::FeedbackView> fetch(const std::vector<std::string>& keys);
   void pollChanges();
   // Changed feedback (from the watcher thread or pollChanges): rebuilds the open documents that

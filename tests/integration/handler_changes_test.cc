@@ -39,6 +39,7 @@ Answer longPoll(const std::string& url, const std::string& since) {
 // Starts 3 long-polls and returns the two that stay parked, after checking the third was refused.
 std::vector<Answer> parkTwo(const std::string& url, const std::string& since) {
   std::vector<Answer> all;
+  all.reserve(3);
   for (int i = 0; i < 3; ++i) all.push_back(longPoll(url, since));
   for (int round = 0; round < 900; ++round) {
     for (size_t i = 0; i < all.size(); ++i) {

@@ -50,6 +50,7 @@ TEST_P(HandlerDurability, EveryAcknowledgedBatchSurvivesKill9) {
   HandlerProcess again({"--mode", "deployed", "--store", store, "--token", "t"});
   auto c = client(again.url(), "t");
   std::vector<std::string> keys;
+  keys.reserve(acked.size());
   for (int i : acked) keys.push_back("batch" + std::to_string(i));
   BatchGetResponse r = batchGet(c, keys);
   EXPECT_TRUE(r.missing.empty()) << r.missing.size() << " acknowledged batches lost, first "
@@ -112,6 +113,7 @@ TEST(HandlerDurabilityLimits, StorageFailureAnswers503AndTheHandlerKeepsServing)
   HandlerProcess again({"--mode", "deployed", "--store", store, "--token", "t"});
   auto c2 = client(again.url(), "t");
   std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(ok));
   for (int i = 0; i < ok; ++i) keys.push_back("fill::fn" + std::to_string(i) + "_0");
   BatchGetResponse all = batchGet(c2, keys);
   EXPECT_EQ(all.items.size(), static_cast<size_t>(ok))

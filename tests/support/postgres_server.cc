@@ -74,6 +74,7 @@ pid_t spawn(const std::vector<std::string>& argv, uid_t uid, gid_t gid, const fs
   if (::chdir(dir.c_str()) != 0) _exit(126);
   ::setenv("LC_ALL", "C", 1);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   ::execv(args[0], args.data());
