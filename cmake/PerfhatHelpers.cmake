@@ -8,6 +8,12 @@ if(PERFHAT_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(PERFHAT_FUZZ)
+  # Every library, not only each fuzz target's own file, is coverage-instrumented and sanitized:
+  # libFuzzer is guided by the edges of the code under test.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
 
 # perfhat_add_test(NAME SOURCES a.cc b.cc LIBS lib... [LABELS unit|integration|editor] [TIMEOUT s])
 # A GoogleTest executable whose cases are each registered with CTest.

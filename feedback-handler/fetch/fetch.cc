@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -29,22 +28,10 @@ namespace fs = std::filesystem;
 std::vector<std::string> projectFiles(const std::string& compile_commands) {
   fs::path db = compile_commands;
   if (fs::is_directory(db)) db /= "compile_commands.json";
-  std::ifstream in(db);
-  if (!in) throw std::runtime_error("cannot read compile database " + db.string());
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_array()) {
-    throw std::runtime_error(db.string() + " is not a JSON array of compile commands");
-  }
-  std::set<std::string> files;
-  for (const auto& e : j) {
-    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) continue;
-    fs::path f = e["file"].get<std::string>();
-    if (f.is_relative() && e.contains("directory") && e["directory"].is_string()) {
-      f = fs::path(e["directory"].get<std::string>()) / f;
-    }
-    files.insert(f.lexically_normal().string());
-  }
-  return {files.begin(), files.end()};
+  // The shared cache: the lookups for each file below then find it parsed.
+  auto parsed = analysis::cachedCompileDatabase(db.string());
+  if (!parsed->error().empty()) throw std::runtime_error("compile database " + parsed->error());
+  return parsed->files();
 }
 
 namespace {

@@ -1,7 +1,12 @@
 #include "server/analysis/compile_db.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -42,12 +47,6 @@ std::vector<std::string> cleanArgs(const std::vector<std::string>& raw, const st
   }
   return out;
 }
-
-struct Entry {
-  std::string file;
-  std::string directory;
-  std::vector<std::string> raw;
-};
 
 }  // namespace
 
@@ -102,75 +101,159 @@ std::string findCompileDatabase(const std::string& file, const std::string& conf
   return "";
 }
 
+CompileDatabase CompileDatabase::parse(std::string_view json_text, std::string path) {
+  CompileDatabase db;
+  db.path_ = std::move(path);
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) {
+    db.error_ = db.path_ + ": not a JSON array of compile commands";
+    return db;
+  }
+  for (const auto& e : j) {
+    if (!e.is_object()) continue;
+    auto file = e.find("file");
+    if (file == e.end() || !file->is_string()) continue;
+    Entry entry;
+    auto directory = e.find("directory");
+    if (directory != e.end() && directory->is_string())
+      entry.directory = directory->get<std::string>();
+    entry.file = absoluteNormal(file->get<std::string>(), entry.directory);
+    auto arguments = e.find("arguments");
+    auto command = e.find("command");
+    if (arguments != e.end() && arguments->is_array()) {
+      for (const auto& a : *arguments)
+        if (a.is_string()) entry.raw.push_back(a.get<std::string>());
+    } else if (command != e.end() && command->is_string()) {
+      entry.raw = splitCommandLine(command->get<std::string>());
+    }
+    if (entry.raw.empty()) continue;
+    const size_t index = db.entries_.size();
+    const fs::path f(entry.file);
+    const std::string ext = f.extension().string();
+    db.exact_.emplace(entry.file, index);  // the first entry of a file wins
+    db.by_dir_and_ext_.emplace(f.parent_path().string() + '\0' + ext, index);
+    db.by_ext_.emplace(ext, index);
+    db.entries_.push_back(std::move(entry));
+  }
+  return db;
+}
+
+CompileDatabase CompileDatabase::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    CompileDatabase db;
+    db.path_ = path;
+    db.error_ = path + ": cannot be read";
+    return db;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+std::vector<std::string> CompileDatabase::files() const {
+  std::vector<std::string> out;
+  out.reserve(exact_.size());
+  for (const auto& [file, index] : exact_) out.push_back(file);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const CompileDatabase::Entry* CompileDatabase::siblingOf(const std::string& file_abs) const {
+  const fs::path f(file_abs);
+  const std::string ext = f.extension().string();
+  if (auto it = by_dir_and_ext_.find(f.parent_path().string() + '\0' + ext);
+      it != by_dir_and_ext_.end())
+    return &entries_[it->second];
+  if (auto it = by_ext_.find(ext); it != by_ext_.end()) return &entries_[it->second];
+  return entries_.empty() ? nullptr : &entries_[0];
+}
+
+CompileCommand CompileDatabase::commandFor(const std::string& file) const {
+  CompileCommand cmd;
+  cmd.database = path_;
+  cmd.error = error_;
+  const std::string file_abs = absoluteNormal(file);
+  const Entry* chosen = nullptr;
+  if (auto it = exact_.find(file_abs); it != exact_.end()) {
+    chosen = &entries_[it->second];
+    cmd.source = CompileCommand::Source::Exact;
+  } else if ((chosen = siblingOf(file_abs))) {
+    cmd.source = CompileCommand::Source::Sibling;
+  }
+  if (!chosen) {
+    if (cmd.error.empty()) cmd.error = path_ + ": no usable entry";
+    return cmd;
+  }
+  cmd.args = cleanArgs(chosen->raw, chosen->file, chosen->directory);
+  cmd.directory = chosen->directory;
+  if (!cmd.directory.empty()) cmd.args.push_back("-working-directory=" + cmd.directory);
+  cmd.missing = false;
+  // Borrowed flags of a .cc entry for a header: clang would otherwise parse it as C.
+  const std::string ext = fs::path(file_abs).extension().string();
+  if (fs::path(chosen->file).extension() != ext &&
+      (ext == ".h" || ext == ".hpp" || ext == ".hh" || ext == ".hxx"))
+    cmd.args.push_back("-xc++");
+  return cmd;
+}
+
+namespace {
+
+// Parsed databases by path, each with the size and modification time it was read at.
+class DatabaseCache {
+ public:
+  std::shared_ptr<const CompileDatabase> get(const std::string& path) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    const auto mtime = ec ? fs::file_time_type() : fs::last_write_time(path, ec);
+    if (!ec) {
+      std::lock_guard lock(mu_);
+      auto it = cached_.find(path);
+      if (it != cached_.end() && it->second.size == size && it->second.mtime == mtime)
+        return it->second.db;
+    }
+    auto db = std::make_shared<const CompileDatabase>(CompileDatabase::load(path));
+    // A file written within the last seconds may be written again within the same timestamp
+    // tick with the same size; such a read is used but not kept.
+    const bool settled = !ec && fs::file_time_type::clock::now() - mtime > kSettle;
+    std::lock_guard lock(mu_);
+    if (settled) {
+      if (cached_.size() >= kMaxDatabases && !cached_.count(path)) cached_.clear();
+      cached_[path] = Cached{size, mtime, db};
+    } else {
+      cached_.erase(path);
+    }
+    return db;
+  }
+
+ private:
+  static constexpr auto kSettle = std::chrono::seconds(2);
+  static constexpr size_t kMaxDatabases = 16;  // a workspace has a few; bounds odd setups
+  struct Cached {
+    std::uintmax_t size;
+    fs::file_time_type mtime;
+    std::shared_ptr<const CompileDatabase> db;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Cached> cached_;
+};
+
+}  // namespace
+
+std::shared_ptr<const CompileDatabase> cachedCompileDatabase(const std::string& path) {
+  static DatabaseCache cache;
+  return cache.get(path);
+}
+
 CompileCommand compileCommandFor(const std::string& file, const std::string& configured,
                                  const std::vector<std::string>& fallback_flags) {
   CompileCommand cmd;
-  std::string file_abs = absoluteNormal(file);
-  cmd.database = findCompileDatabase(file, configured);
-  if (!cmd.database.empty()) {
-    std::ifstream in(cmd.database);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-    std::vector<Entry> entries;
-    if (j.is_discarded() || !j.is_array()) {
-      cmd.error = cmd.database + ": not a JSON array of compile commands";
-    } else {
-      for (const auto& e : j) {
-        if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) continue;
-        Entry entry;
-        entry.directory = e.value("directory", std::string());
-        if (!e.value("directory", nlohmann::json()).is_string()) entry.directory.clear();
-        entry.file = absoluteNormal(e["file"].get<std::string>(), entry.directory);
-        if (e.contains("arguments") && e["arguments"].is_array()) {
-          for (const auto& a : e["arguments"])
-            if (a.is_string()) entry.raw.push_back(a.get<std::string>());
-        } else if (e.contains("command") && e["command"].is_string()) {
-          entry.raw = splitCommandLine(e["command"].get<std::string>());
-        }
-        if (!entry.raw.empty()) entries.push_back(std::move(entry));
-      }
-    }
-    const Entry* chosen = nullptr;
-    for (const auto& e : entries)
-      if (e.file == file_abs) {
-        chosen = &e;
-        cmd.source = CompileCommand::Source::Exact;
-        break;
-      }
-    if (!chosen) {
-      fs::path f(file_abs);
-      const Entry* same_dir_ext = nullptr;
-      const Entry* same_ext = nullptr;
-      for (const auto& e : entries) {
-        fs::path ef(e.file);
-        if (ef.extension() != f.extension()) continue;
-        if (!same_dir_ext && ef.parent_path() == f.parent_path()) same_dir_ext = &e;
-        if (!same_ext) same_ext = &e;
-      }
-      chosen = same_dir_ext ? same_dir_ext
-               : same_ext   ? same_ext
-                            : (entries.empty() ? nullptr : &entries[0]);
-      if (chosen) cmd.source = CompileCommand::Source::Sibling;
-    }
-    if (chosen) {
-      cmd.args = cleanArgs(chosen->raw, chosen->file, chosen->directory);
-      cmd.directory = chosen->directory;
-      if (!cmd.directory.empty()) cmd.args.push_back("-working-directory=" + cmd.directory);
-      cmd.missing = false;
-      // Borrowed flags of a .cc entry for a header: clang would otherwise parse it as C.
-      std::string ext = fs::path(file_abs).extension().string();
-      if (fs::path(chosen->file).extension() != ext &&
-          (ext == ".h" || ext == ".hpp" || ext == ".hh" || ext == ".hxx"))
-        cmd.args.push_back("-xc++");
-    } else if (cmd.error.empty()) {
-      cmd.error = cmd.database + ": no usable entry";
-    }
-  }
+  const std::string database = findCompileDatabase(file, configured);
+  if (!database.empty()) cmd = cachedCompileDatabase(database)->commandFor(file);
   if (cmd.missing) {
     cmd.source = CompileCommand::Source::Fallback;
     cmd.args = fallback_flags;
-    cmd.args.push_back("-I" + fs::path(file_abs).parent_path().string());
+    cmd.args.push_back("-I" + fs::path(absoluteNormal(file)).parent_path().string());
   }
   std::string resource_dir = PERFHAT_CLANG_RESOURCE_DIR;
   if (!resource_dir.empty()) {

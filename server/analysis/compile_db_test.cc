@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,6 +95,80 @@ TEST_F(CompileDbTest, MalformedDatabaseFallsBackWithError) {
   EXPECT_TRUE(c.missing);
   EXPECT_THAT(c.error, ::testing::HasSubstr("compile_commands.json"));
   EXPECT_THAT(c.args, Contains("-std=c++20"));
+}
+
+TEST_F(CompileDbTest, IllTypedFieldsAreSkippedNotFatal) {
+  write(dir_ / "compile_commands.json",
+        R"([42, {"file": 3}, {"file": ")" + path("src/a.cc") +
+            R"(", "directory": 5, "arguments": ["cc", 7, "-DOK", null]},
+            {"file": ")" +
+            path("src/b.cc") + R"(", "arguments": "not a list", "command": 9}])");
+  CompileCommand a = compileCommandFor(path("src/a.cc"), "", {});
+  EXPECT_EQ(a.source, CompileCommand::Source::Exact);
+  EXPECT_TRUE(a.error.empty()) << a.error;
+  EXPECT_THAT(a.args, Contains("-DOK"));
+  EXPECT_EQ(a.directory, "");  // the number is not a directory
+  // b.cc's entry has no usable command: it borrows a.cc's flags.
+  EXPECT_EQ(compileCommandFor(path("src/b.cc"), "", {}).source, CompileCommand::Source::Sibling);
+}
+
+TEST_F(CompileDbTest, KeptWhileUnchangedReReadWhenChanged) {
+  const fs::path db = dir_ / "compile_commands.json";
+  auto entry = [&](const std::string& define) {
+    return R"([{"directory": "/", "file": ")" + path("src/a.cc") + R"(", "arguments": ["cc", ")" +
+           define + R"("]}])";
+  };
+  const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  write(db, entry("-DONE"));
+  fs::last_write_time(db, an_hour_ago);
+  EXPECT_THAT(compileCommandFor(path("src/a.cc"), "", {}).args, Contains("-DONE"));
+
+  // Same size, same time: the parsed database is kept (this is what makes lookups cheap).
+  write(db, entry("-DTWO"));
+  fs::last_write_time(db, an_hour_ago);
+  EXPECT_THAT(compileCommandFor(path("src/a.cc"), "", {}).args, Contains("-DONE"));
+
+  // A new modification time: read again.
+  fs::last_write_time(db, an_hour_ago + std::chrono::minutes(1));
+  EXPECT_THAT(compileCommandFor(path("src/a.cc"), "", {}).args, Contains("-DTWO"));
+
+  // Just written, twice within the same moment and with the same size: both writes are seen,
+  // because a database this fresh is never served from the cache.
+  write(db, entry("-DTRI"));
+  EXPECT_THAT(compileCommandFor(path("src/a.cc"), "", {}).args, Contains("-DTRI"));
+  write(db, entry("-DFOR"));
+  EXPECT_THAT(compileCommandFor(path("src/a.cc"), "", {}).args, Contains("-DFOR"));
+
+  // Deleted: the fallback, not the cached flags.
+  fs::remove(db);
+  EXPECT_TRUE(compileCommandFor(path("src/a.cc"), "", {}).missing);
+}
+
+TEST(CompileDatabaseTest, ParsesTextAndPrefersExactThenSameDirectoryThenSameExtension) {
+  CompileDatabase db = CompileDatabase::parse(R"([
+    {"directory": "/p", "file": "/p/x/one.c", "arguments": ["cc", "-DC"]},
+    {"directory": "/p", "file": "/p/y/two.cc", "arguments": ["c++", "-DY"]},
+    {"directory": "/p", "file": "/p/x/three.cc", "arguments": ["c++", "-DX"]},
+    {"directory": "/p", "file": "/p/x/three.cc", "arguments": ["c++", "-DSECOND"]}
+  ])",
+                                              "/p/compile_commands.json");
+  EXPECT_EQ(db.size(), 4u);
+  EXPECT_TRUE(db.error().empty());
+  EXPECT_THAT(db.commandFor("/p/x/three.cc").args, Contains("-DX"));  // the first entry wins
+  EXPECT_THAT(db.commandFor("/p/x/four.cc").args, Contains("-DX"));   // same directory
+  EXPECT_THAT(db.commandFor("/p/z/five.cc").args, Contains("-DY"));   // same extension
+  EXPECT_THAT(db.commandFor("/p/z/six.rs").args, Contains("-DC"));    // anything
+  EXPECT_EQ(db.commandFor("/p/z/six.rs").database, "/p/compile_commands.json");
+  EXPECT_THAT(db.files(), ElementsAre("/p/x/one.c", "/p/x/three.cc", "/p/y/two.cc"));
+
+  CompileDatabase bad = CompileDatabase::parse("{\"file\": 1}", "db.json");
+  EXPECT_EQ(bad.size(), 0u);
+  EXPECT_THAT(bad.error(), ::testing::HasSubstr("db.json: not a JSON array"));
+  EXPECT_TRUE(bad.commandFor("/a.cc").missing);
+  EXPECT_THAT(CompileDatabase::parse("[]", "e.json").commandFor("/a.cc").error,
+              ::testing::HasSubstr("no usable entry"));
+  EXPECT_THAT(CompileDatabase::load("/nonexistent/compile_commands.json").error(),
+              ::testing::HasSubstr("/nonexistent/compile_commands.json: cannot be read"));
 }
 
 TEST(SplitCommandLineTest, QuotesAndEscapes) {
