@@ -11,7 +11,8 @@ endif()
 if(PERFHAT_FUZZ)
   # Every library, not only each fuzz target's own file, is coverage-instrumented and sanitized:
   # libFuzzer is guided by the edges of the code under test.
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)  # UB is a finding, not a log line
   add_link_options(-fsanitize=address,undefined)
 endif()
 

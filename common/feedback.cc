@@ -2,24 +2,36 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
+
 namespace perfhat {
 namespace {
 
 using nlohmann::json;
 
-// Reads an optional field: absent or null leaves `out` unchanged; a wrong type throws.
+// A field's value; a wrong type or an integer out of range throws, naming the field.
+template <typename T>
+T fieldValue(const json& v, const char* name) {
+  try {
+    return valueFrom<T>(v);
+  } catch (const json::type_error& e) {
+    throw FeedbackFormatError(std::string("\"") + name + "\": " + e.what());
+  }
+}
+
+// Reads an optional field: absent or null leaves `out` unchanged.
 template <typename T>
 void readOpt(const json& j, const char* name, T& out) {
   auto it = j.find(name);
   if (it == j.end() || it->is_null()) return;
-  out = it->get<T>();
+  out = fieldValue<T>(*it, name);
 }
 
 template <typename T>
 void readOpt(const json& j, const char* name, std::optional<T>& out) {
   auto it = j.find(name);
   if (it == j.end() || it->is_null()) return;
-  out = it->get<T>();
+  out = fieldValue<T>(*it, name);
 }
 
 void requireObject(const json& j, const char* what) {

@@ -111,6 +111,10 @@ TEST(FeedbackJson, RejectsMalformedInputWithAClearMessage) {
   EXPECT_NE(message(R"J({"items":[{"key":"f()","stats":{"count":"many"}}]})J"), "<no error>");
   EXPECT_NE(message(R"J({"items":[{"key":"f()","stats":[]}]})J").find("stats"), std::string::npos);
   EXPECT_EQ(message(R"J({"items":[]})J"), "<no error>");
+  // Counts out of range are rejected, not cast (a float-to-integer cast of 1e99 is undefined).
+  EXPECT_NE(message(R"J({"items":[{"key":"f()","stats":{"count":1e99}}]})J").find("count"),
+            std::string::npos);
+  EXPECT_NE(message(R"J({"items":[{"key":"f()","stats":{"count":-1}}]})J"), "<no error>");
 }
 
 }  // namespace

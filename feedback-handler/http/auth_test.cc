@@ -80,6 +80,9 @@ TEST(ExportJson, RoundTripsAndRejectsCorruptSketches) {
   EXPECT_THROW(parseExport("[]"), ExportFormatError);
   EXPECT_THROW(parseExport(R"({"cursor":"x"})"), ExportFormatError);
   EXPECT_THROW(
+      parseExport(R"({"cursor":"1","hosts":[{"key":"k","host":"h","last_seen_ns":1e99}]})"),
+      ExportFormatError);
+  EXPECT_THROW(
       parseExport(
           R"({"cursor":"1","aggregates":[{"kind":"f","key":"k","bucket":1,"sketch":"AAAA"}]})"),
       ExportFormatError);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
 #include "feedback-handler/util/base64.h"
 
 namespace perfhat::handler {
@@ -61,7 +62,7 @@ ExportPage parseExport(std::string_view text) {
       k.kind = static_cast<AggKind>(kind[0]);
       k.key = a.at("key").get<std::string>();
       k.sub = a.value("sub", "");
-      k.bucket = a.at("bucket").get<int64_t>();
+      k.bucket = integerFrom<int64_t>(a.at("bucket"));
       k.service = a.value("service", "");
       k.version = a.value("version", "");
       k.env = a.value("env", "");
@@ -73,17 +74,17 @@ ExportPage parseExport(std::string_view text) {
       v.x1 = a.value("x1", 0.0);
       v.x2 = a.value("x2", 0.0);
       v.x3 = a.value("x3", 0.0);
-      v.line = a.value("line", 0);
+      v.line = integerOr(a, "line", 0);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
     for (const auto& f : doc.value("functions", json::array())) {
       page.rows.functions[f.at("key").get<std::string>()] =
-          FunctionInfo{f.value("mangled", ""), f.value("file", ""), f.value("line", 0),
-                       f.value("last_seen_ns", int64_t{0})};
+          FunctionInfo{f.value("mangled", ""), f.value("file", ""), integerOr(f, "line", 0),
+                       integerOr(f, "last_seen_ns", int64_t{0})};
     }
     for (const auto& h : doc.value("hosts", json::array())) {
       page.rows.hosts[{h.at("key").get<std::string>(), h.at("host").get<std::string>()}] =
-          h.value("last_seen_ns", int64_t{0});
+          integerOr(h, "last_seen_ns", int64_t{0});
     }
   } catch (const json::exception& e) {
     throw ExportFormatError(std::string("export: ") + e.what());

@@ -86,7 +86,13 @@ std::optional<int64_t> parseRfc3339(std::string_view s) {
   if (pos != s.size()) return std::nullopt;
   int64_t secs = sys_days{ymd}.time_since_epoch().count() * 86400LL + int64_t{h} * 3600 +
                  int64_t{m} * 60 + sec - offset_s;
-  return secs * 1'000'000'000LL + frac_ns;
+  // int64 nanoseconds span 1677-09-21 … 2262-04-11; a date outside is out of range, not UB.
+  int64_t ns = 0;
+  if (__builtin_mul_overflow(secs, int64_t{1'000'000'000}, &ns) ||
+      __builtin_add_overflow(ns, frac_ns, &ns)) {
+    return std::nullopt;
+  }
+  return ns;
 }
 
 }  // namespace perfhat::handler

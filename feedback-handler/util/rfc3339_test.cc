@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <ctime>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -48,6 +49,16 @@ TEST(Rfc3339, RejectsMalformedText) {
     EXPECT_FALSE(parseRfc3339(bad).has_value()) << bad;
   }
   EXPECT_EQ(parseRfc3339("2026-11-22T12:00:00+02:00"), parseRfc3339("2026-11-22T10:00:00Z"));
+}
+
+TEST(Rfc3339, DatesBeyondInt64NanosecondsAreOutOfRange) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(parseRfc3339("2262-04-11T23:47:16.854775807Z"), kMax);
+  EXPECT_FALSE(parseRfc3339("2262-04-11T23:47:16.854775808Z").has_value());
+  EXPECT_FALSE(parseRfc3339("9999-12-31T23:59:59Z").has_value());
+  EXPECT_EQ(parseRfc3339("1677-09-21T00:12:44Z"), int64_t{-9'223'372'036} * 1'000'000'000);
+  EXPECT_FALSE(parseRfc3339("1677-09-21T00:12:43Z").has_value());
+  EXPECT_FALSE(parseRfc3339("0000-01-01T00:00:00-23:59").has_value());
 }
 
 }  // namespace

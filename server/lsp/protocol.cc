@@ -1,5 +1,7 @@
 #include "server/lsp/protocol.h"
 
+#include "common/json_number.h"
+
 namespace perfhat::lsp {
 namespace {
 
@@ -28,8 +30,8 @@ bool flag(const json& j, std::initializer_list<const char*> names) {
 
 void to_json(json& j, const Position& v) { j = {{"line", v.line}, {"character", v.character}}; }
 void from_json(const json& j, Position& v) {
-  v.line = j.at("line").get<int>();
-  v.character = j.at("character").get<int>();
+  v.line = integerFrom<int>(j.at("line"));
+  v.character = integerFrom<int>(j.at("character"));
   if (v.line < 0 || v.character < 0) throw json::other_error::create(501, "negative position", &j);
 }
 
@@ -44,14 +46,14 @@ void from_json(const json& j, TextDocumentIdentifier& v) { v.uri = j.at("uri").g
 void from_json(const json& j, TextDocumentItem& v) {
   v.uri = j.at("uri").get<std::string>();
   v.language_id = j.value("languageId", "");
-  v.version = j.value("version", 0);
+  v.version = integerOr(j, "version", 0);
   v.text = j.at("text").get<std::string>();
 }
 
 void from_json(const json& j, VersionedTextDocumentIdentifier& v) {
   v.uri = j.at("uri").get<std::string>();
   const json* ver = member(j, "version");
-  v.version = ver ? ver->get<int>() : 0;
+  v.version = ver ? integerFrom<int>(*ver) : 0;
 }
 
 void from_json(const json& j, TextDocumentContentChangeEvent& v) {
@@ -154,7 +156,7 @@ void from_json(const json& j, InlayHint& v) {
     v.label.clear();
     for (const auto& part : label) v.label += part.at("value").get<std::string>();
   }
-  v.kind = j.value("kind", 0);
+  v.kind = integerOr(j, "kind", 0);
   if (const json* t = member(j, "tooltip")) {
     v.tooltip = t->is_string() ? t->get<std::string>() : t->value("value", "");
   }
@@ -180,7 +182,7 @@ void to_json(json& j, const Diagnostic& v) {
 }
 void from_json(const json& j, Diagnostic& v) {
   v.range = j.at("range").get<Range>();
-  v.severity = j.value("severity", 1);
+  v.severity = integerOr(j, "severity", 1);
   v.code = j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
   v.source = j.value("source", "");
   v.message = j.at("message").get<std::string>();

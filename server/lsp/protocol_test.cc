@@ -23,6 +23,9 @@ TEST(LspProtocol, MissingRequiredFieldThrows) {
                json::exception);
   EXPECT_THROW(json::parse(R"({"line":-1,"character":0})").get<Position>(), json::exception);
   EXPECT_THROW(json::parse(R"({"line":"1","character":0})").get<Position>(), json::exception);
+  EXPECT_THROW(json::parse(R"({"line":1e99,"character":0})").get<Position>(), json::exception);
+  EXPECT_THROW(json::parse(R"({"line":0,"character":2.5})").get<Position>(), json::exception);
+  EXPECT_EQ(json::parse(R"({"line":3.0,"character":0})").get<Position>().line, 3);
 }
 
 TEST(LspProtocol, ClientCapabilitiesDigest) {

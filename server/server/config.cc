@@ -2,7 +2,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
+#include "common/json_number.h"
 #include "server/features/options_json.h"
 
 namespace perfhat::server {
@@ -16,7 +18,7 @@ void read(const json& j, const char* key, T& out, std::vector<std::string>& warn
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   try {
-    T v = it->get<T>();
+    T v = valueFrom<T>(*it);
     if constexpr (std::is_arithmetic_v<T>) {
       if (v < 0) {
         warnings.push_back("config: \"" + where + key + "\" must not be negative");
@@ -25,6 +27,13 @@ void read(const json& j, const char* key, T& out, std::vector<std::string>& warn
     }
     out = v;
   } catch (const json::exception&) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (it->is_number()) {
+        warnings.push_back("config: \"" + where + key + "\" must be a whole number in range, not " +
+                           it->dump());
+        return;
+      }
+    }
     warnings.push_back("config: \"" + where + key + "\" has the wrong type (" +
                        std::string(it->type_name()) + ")");
   }

@@ -56,6 +56,17 @@ TEST(LspConfig, BadValuesWarnAndKeepTheLowerLayer) {
   EXPECT_THAT(w, ::testing::Contains(::testing::HasSubstr("profile")));
 }
 
+TEST(LspConfig, NumbersOutOfRangeOrFractionalWarn) {
+  ConfigLayers l;
+  l.client = json::parse(R"js({"cache":{"maxEntries":1e99},"debounce":{"minMs":2.5}})js");
+  std::vector<std::string> w;
+  Config c = l.resolve(&w);
+  EXPECT_EQ(c.cache.max_entries, Config().cache.max_entries);
+  EXPECT_EQ(c.debounce_min_ms, Config().debounce_min_ms);
+  EXPECT_THAT(w, ::testing::Contains(::testing::HasSubstr("cache.maxEntries\" must be a whole")));
+  EXPECT_THAT(w, ::testing::Contains(::testing::HasSubstr("debounce.minMs")));
+}
+
 TEST(LspConfig, EnvWithAMalformedNumberIsReported) {
   ConfigLayers l;
   l.env = envLayer([](const char* k) -> const char* {
