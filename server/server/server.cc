@@ -551,9 +551,9 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
   if (p.command == "perfhat.setIterations") {
     // Arguments: [uri, loop header line (0-based), iterations].
     if (args.size() < 3 || !args[0].is_string() || !args[1].is_number_integer() ||
-        !args[2].is_number() || args[2].get<double>() <= 0) {
+        !args[2].is_number() || !(args[2].get<double>() > 0 && args[2].get<double>() < 1e12)) {
       throw lsp::RpcError(lsp::kInvalidParams,
-                          "perfhat.setIterations needs [uri, line, iterations > 0]");
+                          "perfhat.setIterations needs [uri, line, 0 < iterations < 1e12]");
     }
     std::string uri = args[0].get<std::string>();
     int line = args[1].get<int>();

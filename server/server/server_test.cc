@@ -336,6 +336,9 @@ TEST_F(LspServerTest, SetIterationsSendsAnEditAndRejectsBadArguments) {
   send(5, "workspace/executeCommand",
        {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 99, 3}}});
   EXPECT_EQ(errorCode(sink_.reply(5)), lsp::kInvalidParams);
+  send(6, "workspace/executeCommand",
+       {{"command", "perfhat.setIterations"}, {"arguments", {uri_, 1, 1e99}}});
+  EXPECT_EQ(errorCode(sink_.reply(6)), lsp::kInvalidParams);
 }
 
 TEST_F(LspServerTest, ShutdownThenExit) {
