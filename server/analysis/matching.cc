@@ -81,7 +81,7 @@ FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items) {
 Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
     : view_(view), options_(options) {
   for (const auto& r : options_.rules) {
-    if (r.function_regex.empty()) continue;
+    if (r.function_regex.empty() || r.function_regex.size() > MatchRule::kMaxRegexLength) continue;
     try {
       regex_rules_.emplace_back(&r, std::regex(r.function_regex));
     } catch (const std::regex_error&) {
@@ -103,6 +103,7 @@ MatchResult Matcher::byRules(const std::string& key) const {
     if (hit)
       if (const FeedbackItem* item = view_.find(r.span)) return MatchResult{item, nullptr, "rule"};
   }
+  if (key.size() > MatchRule::kMaxRegexSubjectLength) return {};  // see kMaxRegexSubjectLength
   for (const auto& [rule, re] : regex_rules_) {
     if (std::regex_match(key, re))
       if (const FeedbackItem* item = view_.find(rule->span))

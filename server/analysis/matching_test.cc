@@ -51,6 +51,9 @@ TEST(MatcherTest, UserRulesBySignatureWildcardAndRegex) {
   EXPECT_EQ(m.match("agile::Api::listTasks(int, bool) const", "").item->key, "GET /tasks");
   EXPECT_EQ(m.match("batch::Reports::run(int)", "").item->key, "nightly-batch");
   EXPECT_FALSE(m.match("agile::Api::other()", ""));
+  // A key too long for std::regex's recursion is matched by the exact rules only, not crashed on.
+  const std::string huge = "batch::" + std::string(200000, 'x') + "::run(int)";
+  EXPECT_FALSE(m.match(huge, ""));
 }
 
 TEST(MatcherTest, NameWhenTheOverloadSetHasOneMemberElseAggregated) {

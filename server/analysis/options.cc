@@ -27,6 +27,10 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
   if (v.span.empty()) throw OptionsError("rule.span: required");
   if (v.function.empty() == v.function_regex.empty())
     throw OptionsError("rule: exactly one of function / function_regex is required");
+  if (v.function_regex.size() > MatchRule::kMaxRegexLength) {
+    throw OptionsError("rule.function_regex: longer than " +
+                       std::to_string(MatchRule::kMaxRegexLength) + " characters");
+  }
   if (!v.function_regex.empty()) {
     try {
       std::regex re(v.function_regex);

@@ -25,6 +25,13 @@ struct MatchRule {
   std::string function;
   std::string function_regex;
   bool operator==(const MatchRule&) const = default;
+
+  // std::regex compiles and matches by recursion, one level per pattern term and per subject
+  // character: a pattern of ~100,000 characters, or a subject of that length, overflows the
+  // stack (7,000 under ASan; found by fuzzing .perfhat.json). Patterns are capped where options
+  // are parsed; keys longer than the subject cap are matched by the exact rules only.
+  static constexpr size_t kMaxRegexLength = 1000;
+  static constexpr size_t kMaxRegexSubjectLength = 4096;
 };
 
 struct AnalysisOptions {

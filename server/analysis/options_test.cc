@@ -51,6 +51,10 @@ TEST(AnalysisOptionsTest, ErrorsNameTheField) {
   EXPECT_THAT(error(R"({"rules": [{"span": "x"}]})"), HasSubstr("exactly one"));
   EXPECT_THAT(error(R"({"rules": [{"span": "x", "function_regex": "("}]})"),
               HasSubstr("function_regex"));
+  // Long enough to overflow std::regex's recursive compiler: refused before compiling.
+  const std::string long_regex =
+      R"({"rules": [{"span": "x", "function_regex": ")" + std::string(100000, 'a') + R"("}]})";
+  EXPECT_THAT(error(long_regex.c_str()), HasSubstr("function_regex: longer than 1000"));
   EXPECT_THAT(error(R"({"fallback_flags": [1]})"), HasSubstr("fallback_flags"));
   EXPECT_THAT(error(R"({"workspace_root": 5})"), HasSubstr("workspace_root"));
 }
