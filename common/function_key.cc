@@ -22,6 +22,16 @@ constexpr char kClose = '\x02';
 // Marks a method-const that GCC prints inside an enclosing-function component (`m() const::`).
 constexpr char kConstMark = '\x04';
 
+// The markers are control characters no C++ spelling contains; outside text that does (found by
+// fuzzing) would forge placeholders, so they are dropped on the way in.
+std::string withoutMarkers(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s)
+    if (c != kOpen && c != kClose && c != kConstMark) out.push_back(c);
+  return out;
+}
+
 bool isIdent(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == kOpen ||
          c == kClose;
@@ -120,14 +130,17 @@ class Protector {
     fragments_.push_back(std::move(canonical));
     return std::string(1, kOpen) + std::to_string(fragments_.size() - 1) + kClose;
   }
-  std::string restore(std::string_view s) const {
+  // A fragment can only hold placeholders put before it, so each one restores with a lower
+  // bound: the recursion ends whatever the text holds.
+  std::string restore(std::string_view s) const { return restore(s, fragments_.size()); }
+  std::string restore(std::string_view s, size_t below) const {
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
       if (s[i] == kOpen) {
         size_t e = s.find(kClose, i);
         if (e == std::string_view::npos) break;
         size_t idx = std::strtoul(std::string(s.substr(i + 1, e - i - 1)).c_str(), nullptr, 10);
-        if (idx < fragments_.size()) out += restore(fragments_[idx]);
+        if (idx < below) out += restore(fragments_[idx], idx);
         i = e;
       } else if (s[i] == kConstMark) {
         out += " const";
@@ -707,11 +720,11 @@ std::string demangle(std::string_view mangled) {
 
 std::string normalizeTypeName(std::string_view type) {
   Protector p;
-  return normalizeTypeImpl(protect(type, p), p);
+  return normalizeTypeImpl(protect(withoutMarkers(type), p), p);
 }
 
 std::string normalizeFunctionKey(std::string_view spelling) {
-  std::string text = trim(spelling);
+  std::string text = trim(withoutMarkers(spelling));
   if (isMangledName(text)) {
     std::string d = demangle(text);
     if (!d.empty()) text = d;
@@ -722,7 +735,7 @@ std::string normalizeFunctionKey(std::string_view spelling) {
 }
 
 std::string qualifiedName(std::string_view key) {
-  std::string k = trim(key);
+  std::string k = trim(withoutMarkers(key));
   // Drop trailing qualifiers and the parameter list.
   Protector p;
   std::string s = protect(k, p);

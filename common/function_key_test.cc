@@ -216,5 +216,16 @@ TEST(FunctionKeyTest, GarbageNeverThrows) {
   }
 }
 
+TEST(FunctionKeyTest, ForgedPlaceholderBytesAreDropped) {
+  // The normalizer's internal markers (\x01 index \x02) in outside text once made a fragment
+  // refer to itself: unbounded recursion (found by fuzzing).
+  const std::string forged = std::string("ns::{lambda(\x01") + "0\x02)#1}::f(int\x04)";
+  for (const std::string& out :
+       {normalizeFunctionKey(forged), qualifiedName(forged), normalizeTypeName(forged)}) {
+    EXPECT_EQ(out.find_first_of(std::string("\x01\x02\x04", 3)), std::string::npos) << out;
+  }
+  EXPECT_EQ(normalizeFunctionKey("a::f(\x01int\x02)"), normalizeFunctionKey("a::f(int)"));
+}
+
 }  // namespace
 }  // namespace perfhat

@@ -81,7 +81,7 @@ FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items) {
 Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
     : view_(view), options_(options) {
   for (const auto& r : options_.rules) {
-    if (r.function_regex.empty() || r.function_regex.size() > MatchRule::kMaxRegexLength) continue;
+    if (r.function_regex.empty() || !regexLimitProblem(r.function_regex).empty()) continue;
     try {
       regex_rules_.emplace_back(&r, std::regex(r.function_regex));
     } catch (const std::regex_error&) {

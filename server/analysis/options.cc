@@ -13,6 +13,31 @@ void to_json(nlohmann::json& j, const MatchRule& v) {
   if (!v.function_regex.empty()) j["function_regex"] = v.function_regex;
 }
 
+std::string regexLimitProblem(std::string_view pattern) {
+  if (pattern.size() > MatchRule::kMaxRegexLength) {
+    return "longer than " + std::to_string(MatchRule::kMaxRegexLength) + " characters";
+  }
+  bool in_braces = false, counting = false;
+  size_t digits = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c >= '0' && c <= '9') {
+      if (counting && ++digits > 6) return "a back-reference or repeat count over 6 digits";
+      continue;
+    }
+    digits = 0;
+    if (c == '\\' && i + 1 < pattern.size() && !(pattern[i + 1] >= '0' && pattern[i + 1] <= '9')) {
+      ++i;  // an escaped character, never a count
+      counting = false;
+      continue;
+    }
+    if (c == '{') in_braces = true;
+    if (c == '}') in_braces = false;
+    counting = c == '\\' || c == '{' || (c == ',' && in_braces);
+  }
+  return "";
+}
+
 void from_json(const nlohmann::json& j, MatchRule& v) {
   if (!j.is_object()) throw OptionsError("rule: expected an object");
   auto str = [&](const char* name, std::string& out) {
@@ -27,9 +52,8 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
   if (v.span.empty()) throw OptionsError("rule.span: required");
   if (v.function.empty() == v.function_regex.empty())
     throw OptionsError("rule: exactly one of function / function_regex is required");
-  if (v.function_regex.size() > MatchRule::kMaxRegexLength) {
-    throw OptionsError("rule.function_regex: longer than " +
-                       std::to_string(MatchRule::kMaxRegexLength) + " characters");
+  if (std::string problem = regexLimitProblem(v.function_regex); !problem.empty()) {
+    throw OptionsError("rule.function_regex: " + problem);
   }
   if (!v.function_regex.empty()) {
     try {

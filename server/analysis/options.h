@@ -34,6 +34,11 @@ struct MatchRule {
   static constexpr size_t kMaxRegexSubjectLength = 4096;
 };
 
+// Why std::regex must not be given `pattern`, or "" when it may: longer than
+// MatchRule::kMaxRegexLength, or a back-reference or {m,n} count of more than 6 digits (libstdc++
+// reads those into a long without an overflow check: undefined behaviour, found by fuzzing).
+std::string regexLimitProblem(std::string_view pattern);
+
 struct AnalysisOptions {
   // Loop iterations assumed when neither production data, a producer's result size, a constant
   // trip count nor an annotation says otherwise (flagged as an assumption).

@@ -55,6 +55,12 @@ TEST(AnalysisOptionsTest, ErrorsNameTheField) {
   const std::string long_regex =
       R"({"rules": [{"span": "x", "function_regex": ")" + std::string(100000, 'a') + R"("}]})";
   EXPECT_THAT(error(long_regex.c_str()), HasSubstr("function_regex: longer than 1000"));
+  // Counts libstdc++ would overflow reading: refused; ordinary counts and digits are fine.
+  EXPECT_THAT(error(R"({"rules": [{"span": "x", "function_regex": "(a)\\59999999999999999999"}]})"),
+              HasSubstr("over 6 digits"));
+  EXPECT_THAT(error(R"({"rules": [{"span": "x", "function_regex": "a{1,99999999999}"}]})"),
+              HasSubstr("over 6 digits"));
+  EXPECT_EQ(regexLimitProblem(R"(v1234567::f\(int\)|a{2,30}|(x)\1)"), "");
   EXPECT_THAT(error(R"({"fallback_flags": [1]})"), HasSubstr("fallback_flags"));
   EXPECT_THAT(error(R"({"workspace_root": 5})"), HasSubstr("workspace_root"));
 }
