@@ -291,13 +291,14 @@ json Server::initialize(const json& params) {
   std::optional<std::string> project_error;
   json project = lsp::json::object();
   if (!root.empty()) project = loadProjectFile(root, &project_error);
+  std::vector<std::string> config_warnings;
   {
     std::lock_guard lock(mu_);
     caps_ = p.capabilities;
     root_ = root;
     layers_.project = project;
     layers_.client = clientSettings(p.initialization_options);
-    applyConfigLocked();
+    config_warnings = applyConfigLocked();
     reconfigure(true);
     analyzer_config_dirty_ = true;
   }
@@ -307,6 +308,7 @@ json Server::initialize(const json& params) {
     log_.warn(*project_error);
     showMessageOnce("project-config", lsp::MessageType::Warning, "perfhat: " + *project_error);
   }
+  showConfigWarnings(config_warnings);  // outside mu_: showMessageOnce takes it
   initialized_ = true;
   log_.info("initialized; root '" + root + "', positions " +
             (caps_.utf8_positions ? "utf-8" : "utf-16"));
@@ -327,10 +329,16 @@ json Server::initialize(const json& params) {
           {"serverInfo", {{"name", "perfhat-lsp"}, {"version", PERFHAT_VERSION}}}};
 }
 
-void Server::applyConfigLocked() {
+std::vector<std::string> Server::applyConfigLocked() {
   std::vector<std::string> warnings;
   cfg_ = layers_.resolve(&warnings);
   for (const auto& w : warnings) log_.warn(w);
+  return warnings;
+}
+
+void Server::showConfigWarnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings)
+    showMessageOnce("config:" + w, lsp::MessageType::Warning, "perfhat: " + w);
 }
 
 void Server::reconfigure(bool source_changed) {
@@ -369,16 +377,18 @@ void Server::stopRetiredWatcher() {
 
 void Server::didChangeConfiguration(const json& params) {
   json settings = params.contains("settings") ? clientSettings(params["settings"]) : json::object();
+  std::vector<std::string> config_warnings;
   {
     std::lock_guard lock(mu_);
     layers_.client = settings;
     std::string before = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;
-    applyConfigLocked();
+    config_warnings = applyConfigLocked();
     std::string after = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;
     reconfigure(before != after);
     analyzer_config_dirty_ = true;
   }
   stopRetiredWatcher();
+  showConfigWarnings(config_warnings);
   markAllDirty(true);
 }
 

@@ -107,7 +107,10 @@ class Server {
   // Feedback source from the current config (reader thread, under mu_).
   void reconfigure(bool source_changed);
   void stopRetiredWatcher();  // not under mu_
-  void applyConfigLocked();
+  // Resolves the layers into cfg_ and returns the warnings (bad values, each kept at the lower
+  // layer's value), which the caller shows once mu_ is released.
+  std::vector<std::string> applyConfigLocked();
+  void showConfigWarnings(const std::vector<std::string>& warnings);
 
   // Outgoing.
   void reply(const json& id, json result);

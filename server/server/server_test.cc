@@ -293,6 +293,20 @@ TEST_F(LspServerTest, UnreachableHandlerShowsOneMessageAndMarksStale) {
   EXPECT_THAT((*msg)["params"]["message"].get<std::string>(), ::testing::HasSubstr("unreachable"));
 }
 
+TEST_F(LspServerTest, BadSettingsAreShownToTheUserOnce) {
+  start();
+  const json bad = {{"settings", {{"perfhat", {{"cache", {{"maxEntries", "lots"}}}}}}}};
+  notify("workspace/didChangeConfiguration", bad);
+  auto msg =
+      sink_.waitFor([](const json& m) { return m.value("method", "") == "window/showMessage"; });
+  ASSERT_TRUE(msg);
+  EXPECT_THAT((*msg)["params"]["message"].get<std::string>(),
+              ::testing::HasSubstr("cache.maxEntries"));
+  notify("workspace/didChangeConfiguration", bad);  // the same warning again: not repeated
+  lensRequest(2);
+  EXPECT_EQ(sink_.count("window/showMessage"), 1u);
+}
+
 TEST_F(LspServerTest, RefreshCommandAsksTheClientToRefreshHints) {
   std::string path = "/tmp/perfhat-refresh-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << R"js({"items":[]})js";
