@@ -48,6 +48,12 @@ std::vector<std::string> cleanArgs(const std::vector<std::string>& raw, const st
   return out;
 }
 
+// The key of the sibling index: a file's directory and extension.
+std::string dirAndExtension(const std::string& file_abs) {
+  const fs::path f(file_abs);
+  return f.parent_path().string() + '\0' + f.extension().string();
+}
+
 }  // namespace
 
 std::vector<std::string> splitCommandLine(const std::string& command) {
@@ -128,11 +134,9 @@ CompileDatabase CompileDatabase::parse(std::string_view json_text, std::string p
     }
     if (entry.raw.empty()) continue;
     const size_t index = db.entries_.size();
-    const fs::path f(entry.file);
-    const std::string ext = f.extension().string();
     db.exact_.emplace(entry.file, index);  // the first entry of a file wins
-    db.by_dir_and_ext_.emplace(f.parent_path().string() + '\0' + ext, index);
-    db.by_ext_.emplace(ext, index);
+    db.by_dir_and_ext_.emplace(dirAndExtension(entry.file), index);
+    db.by_ext_.emplace(fs::path(entry.file).extension().string(), index);
     db.entries_.push_back(std::move(entry));
   }
   return db;
@@ -160,12 +164,10 @@ std::vector<std::string> CompileDatabase::files() const {
 }
 
 const CompileDatabase::Entry* CompileDatabase::siblingOf(const std::string& file_abs) const {
-  const fs::path f(file_abs);
-  const std::string ext = f.extension().string();
-  if (auto it = by_dir_and_ext_.find(f.parent_path().string() + '\0' + ext);
-      it != by_dir_and_ext_.end())
+  if (auto it = by_dir_and_ext_.find(dirAndExtension(file_abs)); it != by_dir_and_ext_.end())
     return &entries_[it->second];
-  if (auto it = by_ext_.find(ext); it != by_ext_.end()) return &entries_[it->second];
+  if (auto it = by_ext_.find(fs::path(file_abs).extension().string()); it != by_ext_.end())
+    return &entries_[it->second];
   return entries_.empty() ? nullptr : &entries_[0];
 }
 
