@@ -1,0 +1,58 @@
+# What `cmake --install` puts beside the targets (whose own install() rules sit with them), and
+# the Debian packages `cpack -G DEB` builds from the same rules. Two components:
+#   tools  -> package perfhat:        perfhat-lsp, perfhat-handler, perfhat-fetch, editor plugins
+#   dev    -> package libperfhat-dev: static libperfhat, headers, CMake package (find_package)
+# The libraries are static, so there is no runtime library package to split off.
+
+# ---- Editor plugins -------------------------------------------------------------------------
+# Neovim: a "start" package under $XDG_DATA_DIRS/nvim/site (in Neovim's default 'packpath' for
+# the prefixes /usr and /usr/local), so require('perfhat').setup{} works with no plugin manager.
+install(DIRECTORY editors/neovim/lua editors/neovim/doc
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/nvim/site/pack/perfhat/start/perfhat
+        COMPONENT tools)
+# VS Code: the .vsix, when it was built (editors/vscode/scripts/package.sh needs Node and npm,
+# which the C++ build does not): `code --install-extension PREFIX/share/perfhat/vscode/*.vsix`.
+install(FILES editors/vscode/dist/perfhat-${PROJECT_VERSION}.vsix
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/perfhat/vscode COMPONENT tools OPTIONAL)
+
+# ---- Documentation --------------------------------------------------------------------------
+install(FILES README.md docs/configuration.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/perfhat
+        COMPONENT tools)
+install(FILES editors/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/perfhat
+        RENAME editors.md COMPONENT tools)
+install(FILES instrumentation/README.md docs/auto-instrumentation.md docs/aggregate-export.md
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/libperfhat-dev COMPONENT dev)
+
+# ---- CPack: cpack -G DEB (run in the build folder after building everything) ----------------
+set(CPACK_PACKAGE_NAME perfhat)
+set(CPACK_PACKAGE_VENDOR perfhat)
+set(CPACK_PACKAGE_CONTACT "perfhat maintainers <perfhat@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Production performance feedback in the C/C++ editor")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_COMPONENTS_ALL tools dev)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # perfhat_0.1.0-1_amd64.deb
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+# Runtime libraries of the tools (libclang, libpq, cpp-httplib, SQLite, ...) from dpkg-shlibdeps.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+
+set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME perfhat)
+set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
+# libclang's builtin headers (stddef.h, ...) at the resource directory compiled into perfhat-lsp.
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libclang-common-14-dev")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libperfhat-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+# What perfhatConfig.cmake finds on the consumer's machine. perfhat::otlp is compiled against
+# this cpp-httplib's ABI (its soname changes with every minor version).
+string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _perfhat_httplib_minor "${HTTPLIB_VERSION}")
+math(EXPR _perfhat_httplib_next "${CMAKE_MATCH_2} + 1")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
+    "libcpp-httplib-dev (>= ${HTTPLIB_VERSION}), libcpp-httplib-dev (<< ${CMAKE_MATCH_1}.${_perfhat_httplib_next}), zlib1g-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "cmake (>= 3.20), pkg-config")
+
+include(CPack)
+cpack_add_component(tools DISPLAY_NAME "perfhat tools"
+  DESCRIPTION "perfhat-lsp (language server: production latency and predicted cost of edits in the editor), perfhat-handler (OTLP feedback handler, deployed and local modes), perfhat-fetch (cache warmer) and the Neovim plugin")
+cpack_add_component(dev DISPLAY_NAME "libperfhat development files"
+  DESCRIPTION "libperfhat: probe macros, Tigris relevance filtering, adaptive sampling, OTLP export and -finstrument-functions mode; static libraries, C++17 headers and the CMake package (find_package(perfhat))")
