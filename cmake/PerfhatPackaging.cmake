@@ -10,10 +10,15 @@
 install(DIRECTORY editors/neovim/lua editors/neovim/doc
         DESTINATION ${CMAKE_INSTALL_DATADIR}/nvim/site/pack/perfhat/start/perfhat
         COMPONENT tools)
-# VS Code: the .vsix, when it was built (editors/vscode/scripts/package.sh needs Node and npm,
-# which the C++ build does not): `code --install-extension PREFIX/share/perfhat/vscode/*.vsix`.
-install(FILES editors/vscode/dist/perfhat-${PROJECT_VERSION}.vsix
-        DESTINATION ${CMAKE_INSTALL_DATADIR}/perfhat/vscode COMPONENT tools OPTIONAL)
+# VS Code: the .vsix, if it has been built by install time (editors/vscode/scripts/package.sh
+# needs Node and npm, which the C++ build does not): `code --install-extension
+# PREFIX/share/perfhat/vscode/perfhat-VERSION.vsix`.
+set(_perfhat_vsix ${PROJECT_SOURCE_DIR}/editors/vscode/dist/perfhat-${PROJECT_VERSION}.vsix)
+install(CODE "
+  if(EXISTS \"${_perfhat_vsix}\")
+    file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/perfhat/vscode\"
+         TYPE FILE FILES \"${_perfhat_vsix}\")
+  endif()" COMPONENT tools)
 
 # ---- Documentation --------------------------------------------------------------------------
 install(FILES README.md docs/configuration.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/perfhat
@@ -27,7 +32,7 @@ install(FILES instrumentation/README.md docs/auto-instrumentation.md docs/aggreg
 set(CPACK_PACKAGE_NAME perfhat)
 set(CPACK_PACKAGE_VENDOR perfhat)
 set(CPACK_PACKAGE_CONTACT "perfhat maintainers <perfhat@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Production performance feedback in the C/C++ editor")
+# Each package's description: its first line is the synopsis (CPACK_DEBIAN_<COMPONENT>_DESCRIPTION).
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_COMPONENTS_ALL tools dev)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -35,14 +40,26 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # perfhat_0.1.0-1_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 # Runtime libraries of the tools (libclang, libpq, cpp-httplib, SQLite, ...) from dpkg-shlibdeps.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The tools without their debug information (a third of their size); CMake never strips static
+# libraries, which would lose the symbols a consumer links against.
+set(CPACK_STRIP_FILES ON)
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME perfhat)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_TOOLS_DESCRIPTION "performance feedback from production in the C/C++ editor
+perfhat-lsp is a language server that shows the production latency of the functions, calls
+and loops of the code being edited, and predicts what an edit will cost. perfhat-handler
+receives OpenTelemetry traces and serves the aggregates (deployed and local modes),
+perfhat-fetch warms the local cache. Includes the Neovim plugin.")
 # libclang's builtin headers (stddef.h, ...) at the resource directory compiled into perfhat-lsp.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libclang-common-14-dev")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libperfhat-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_DESCRIPTION "perfhat instrumentation library (static) and headers
+libperfhat records the latency of C/C++ functions in production for perfhat: probe macros or
+-finstrument-functions, Tigris relevance filtering, adaptive sampling, OTLP/HTTP export.
+Static libraries, C++17 headers and the CMake package: find_package(perfhat).")
 # What perfhatConfig.cmake finds on the consumer's machine. perfhat::otlp is compiled against
 # this cpp-httplib's ABI (its soname changes with every minor version).
 string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _perfhat_httplib_minor "${HTTPLIB_VERSION}")
@@ -52,7 +69,14 @@ set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "cmake (>= 3.20), pkg-config")
 
 include(CPack)
-cpack_add_component(tools DISPLAY_NAME "perfhat tools"
-  DESCRIPTION "perfhat-lsp (language server: production latency and predicted cost of edits in the editor), perfhat-handler (OTLP feedback handler, deployed and local modes), perfhat-fetch (cache warmer) and the Neovim plugin")
-cpack_add_component(dev DISPLAY_NAME "libperfhat development files"
-  DESCRIPTION "libperfhat: probe macros, Tigris relevance filtering, adaptive sampling, OTLP export and -finstrument-functions mode; static libraries, C++17 headers and the CMake package (find_package(perfhat))")
+cpack_add_component(tools DISPLAY_NAME "perfhat tools")
+cpack_add_component(dev DISPLAY_NAME "libperfhat development files")
+
+if(PERFHAT_BUILD_TESTS)
+  # cpack -G DEB from this build, checked with dpkg-deb (nothing is installed on the machine).
+  add_test(NAME packaging_deb
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/packaging/deb_packages_test.sh ${CMAKE_COMMAND}
+                   ${CMAKE_CPACK_COMMAND} ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}
+                   ${PROJECT_BINARY_DIR}/packaging_deb)
+  set_tests_properties(packaging_deb PROPERTIES LABELS integration TIMEOUT 300)
+endif()

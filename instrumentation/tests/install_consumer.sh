@@ -3,7 +3,8 @@
 # elsewhere (the installation must be relocatable) and, from the moved copy only:
 #   1. the CMake package names no path of this build: the source and build folders, the staging
 #      prefix, or the build machine's cpp-httplib and zlib files;
-#   2. perfhat-lsp, perfhat-handler and perfhat-fetch run (--version);
+#   2. perfhat-lsp, perfhat-handler and perfhat-fetch run (--version), perfhat-lsp --check shows
+#      the recorded dataset's numbers on a sample file, the Neovim plugin is there;
 #   3. a C++17 consumer (tests/consumer: every probe macro, perfhat::init, perfhat::shutdown),
 #      compiled with -Wall -Wextra -Wpedantic -Werror, records exactly the spans it should;
 #   4. docs/auto-instrumentation.md's example, its CMakeLists.txt and main.cc cut out of the doc
@@ -41,6 +42,11 @@ for tool in perfhat-lsp perfhat-handler perfhat-fetch; do
   [ -x "$PREFIX/bin/$tool" ] || fail "$tool not installed"
   "$PREFIX/bin/$tool" --version | grep -q "^$tool " || fail "$tool --version"
 done
+# The installed language server parses with libclang and matches the recorded dataset.
+"$PREFIX/bin/perfhat-lsp" --check "$SRC/samples/agile/iteration_service.cc" \
+  --feedback-file "$SRC/samples/datasets/agile.feedback.json" >"$WORK/check.out" ||
+  fail "perfhat-lsp --check"
+grep -q "prod p50" "$WORK/check.out" || fail "perfhat-lsp --check shows no production data"
 [ -f "$(find "$PREFIX/share/nvim/site/pack/perfhat/start/perfhat/lua/perfhat" -name init.lua)" ] ||
   fail "Neovim plugin not installed"
 

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+// What this test is about: the package must not raise the consumer's language standard.
+static_assert(__cplusplus == 201703L, "the consumer must compile as C++17");
+
 namespace shop {
 
 [[gnu::noinline]] int twice(int x) {
