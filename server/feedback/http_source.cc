@@ -5,6 +5,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace perfhat::feedback {
 namespace {
 
@@ -22,7 +24,7 @@ bool classify(const httplib::Result& res, const std::string& what, R& out) {
   int s = res->status;
   if (s >= 200 && s < 300) return true;
   std::string detail;
-  json body = json::parse(res->body, nullptr, false);
+  json body = parseJson(res->body).value;
   if (body.is_object() && body.contains("error") && body["error"].is_object()) {
     detail = body["error"].value("message", "");
   }
@@ -154,8 +156,9 @@ void HttpSource::cancelWait() {
 }
 
 ChangesResult parseChangesResponse(std::string_view body) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw FeedbackFormatError("changes response is not valid JSON");
+  JsonParse parsed = parseJson(body);
+  if (!parsed.ok()) throw FeedbackFormatError("changes response is " + parsed.error);
+  const json& j = parsed.value;
   if (!j.is_object()) throw FeedbackFormatError("changes response must be an object");
   ChangesResult r;
   if (auto c = j.find("cursor"); c != j.end()) {

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/json_number.h"
+#include "common/json_parse.h"
 #include "server/features/options_json.h"
 
 namespace perfhat::server {
@@ -131,12 +132,14 @@ json loadProjectFile(const std::string& root, std::optional<std::string>* error)
   if (!in) return json::object();
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    if (error) *error = path + " is not a valid JSON object; ignoring it";
+  JsonParse parsed = parseJson(ss.str());
+  if (!parsed.ok() || !parsed.value.is_object()) {
+    if (error)
+      *error = path + " is not a valid JSON object" +
+               (parsed.ok() ? std::string() : " (" + parsed.error + ")") + "; ignoring it";
     return json::object();
   }
-  return j;
+  return std::move(parsed.value);
 }
 
 json clientSettings(const json& settings) {

@@ -46,7 +46,7 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
   std::lock_guard lock(mu_);
   applyConfigLocked();
   reconfigure(true);
-  worker_ = std::thread([this] { workerLoop(); });
+  worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
 }
 
 Server::~Server() { stop(); }

@@ -31,6 +31,7 @@
 #include "server/server/analyzer.h"
 #include "server/server/config.h"
 #include "server/server/document.h"
+#include "server/server/large_stack_thread.h"
 #include "server/server/log.h"
 
 namespace perfhat::server {
@@ -156,7 +157,7 @@ class Server {
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> exited_{false};
-  std::thread worker_;
+  LargeStackThread worker_;  // a large stack: parsing and analysis of deep code recurse
 };
 
 }  // namespace perfhat::server
