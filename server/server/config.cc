@@ -78,6 +78,9 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
   if (auto h = j.find("http"); h != j.end() && h->is_object()) {
     read(*h, "connectTimeoutMs", cfg.connect_timeout_ms, warnings, "http.");
     read(*h, "readTimeoutMs", cfg.read_timeout_ms, warnings, "http.");
+    read(*h, "totalTimeoutMs", cfg.total_timeout_ms, warnings, "http.");
+    read(*h, "maxResponseMb", cfg.max_response_mb, warnings, "http.");
+    read(*h, "fetchWaitMs", cfg.fetch_wait_ms, warnings, "http.");
   }
   if (auto d = j.find("debounce"); d != j.end() && d->is_object()) {
     read(*d, "minMs", cfg.debounce_min_ms, warnings, "debounce.");
