@@ -23,7 +23,7 @@ size_t analysisStackBytes() {
   if (const char* v = std::getenv("PERFHAT_ANALYSIS_STACK_MB"); v && *v) {
     char* end = nullptr;
     unsigned long long n = std::strtoull(v, &end, 10);
-    if (end && *end == '\0' && n > 0) mb = static_cast<size_t>(std::clamp(n, 16ULL, 8192ULL));
+    if (end && *end == '\0' && n > 0) mb = static_cast<size_t>(std::clamp(n, 64ULL, 8192ULL));
   }
   return mb << 20;
 }

@@ -17,7 +17,7 @@
 namespace perfhat::server {
 
 // 512 MiB: the four sources above need less than 64 MiB; the rest is headroom for files several
-// times deeper. Overridden by PERFHAT_ANALYSIS_STACK_MB (clamped to [16, 8192]).
+// times deeper. Overridden by PERFHAT_ANALYSIS_STACK_MB (clamped to [64, 8192]).
 inline constexpr size_t kDefaultAnalysisStackMb = 512;
 size_t analysisStackBytes();
 
