@@ -261,6 +261,17 @@ TEST(HttpSourceBounds, ErrorBodyIsBoundedToo) {
   EXPECT_NE(r.error.find("larger than"), std::string::npos) << r.error;
 }
 
+TEST(HttpSourceBounds, DeeplyNestedChangesAreMalformed) {
+  std::string deep =
+      R"({"cursor":"1","keys":)" + std::string(20'000, '[') + std::string(20'000, ']') + "}";
+  try {
+    parseChangesResponse(deep);
+    FAIL() << "accepted";
+  } catch (const FeedbackFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
+  }
+}
+
 // The cache answers while a fetch is in flight (it is not locked across the request).
 TEST(FeedbackProviderCached, ServesTheCacheWithoutAskingTheSource) {
   std::atomic<bool> release{false};

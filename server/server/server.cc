@@ -549,7 +549,15 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
         replyError(id, lsp::kRequestFailed, "no feedback source configured");
         return;
       }
-      feedback::Lookup l = provider->get({key});
+      // While a fetch waits on a slow handler, answer from the cache rather than queue a second
+      // request behind it on the worker.
+      feedback::Lookup l = provider->cached({key});
+      bool in_flight = false;
+      {
+        std::lock_guard lock(mu_);
+        in_flight = fetch_job_ && !fetch_job_->done;
+      }
+      if (l.requested_keys > 0 && !in_flight) l = provider->get({key});
       const FeedbackItem* item = nullptr;
       for (const auto& it : l.items) {
         if (it.key == key || it.mangled == key) item = &it;

@@ -508,6 +508,10 @@ TEST_F(LspHandlerFailure, SlowHandlerNeverBlocksTheEditor) {
     auto hover = p->call("textDocument/hover",
                          {{"textDocument", {{"uri", uriOf(path_)}}}, {"position", pos(2, 12)}});
     ASSERT_TRUE(hover && hover->contains("result")) << readFile(log_);
+    auto data = p->call("workspace/executeCommand",
+                        {{"command", "perfhat.showData"}, {"arguments", {"slow(int)"}}});
+    ASSERT_TRUE(data && data->contains("result")) << (data ? data->dump() : readFile(log_));
+    EXPECT_EQ((*data)["result"]["stale"], true);
   }
   // The answers above came while the handler held the fetch: exactly one request is parked
   // (one fetch in flight; later builds do not queue behind it).
