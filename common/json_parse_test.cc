@@ -26,6 +26,15 @@ TEST(JsonParse, MalformedTextIsAnErrorNotAnException) {
   EXPECT_NE(p.error.find("not valid JSON"), std::string::npos) << p.error;
 }
 
+// nlohmann throws out_of_range, not parse_error, for a number beyond double (found by the
+// features options fuzz corpus once options_json.cc used parseJson).
+TEST(JsonParse, NumberOverflowIsAnErrorNotAnException) {
+  JsonParse p = parseJson(R"({"x": 1e400})");
+  EXPECT_FALSE(p.ok());
+  EXPECT_TRUE(p.value.is_discarded());
+  EXPECT_NE(p.error.find("not valid JSON"), std::string::npos) << p.error;
+}
+
 TEST(JsonParse, DepthUpToTheLimitIsAccepted) {
   JsonParse p = parseJson(nested(8, '[', ']'), 8);
   EXPECT_TRUE(p.ok()) << p.error;

@@ -19,6 +19,7 @@
 #include "server/lsp/transport.h"
 #include "server/server/clang_analyzer.h"
 #include "server/server/config.h"
+#include "server/server/large_stack_thread.h"
 #include "server/server/log.h"
 #include "server/server/server.h"
 #include "server/server/sources.h"
@@ -267,6 +268,7 @@ int runServer(const Args& a, Logger& log) {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a vanished client shows up as a failed write, not a kill
+  parseOnCallingThread();         // before any thread: libclang parses on our large stacks
   Args args;
   if (auto code = parseArgs(argc, argv, args)) return *code;
   Logger log;
@@ -275,7 +277,11 @@ int main(int argc, char** argv) {
     std::cerr << "perfhat-lsp: cannot open log file " << args.log_file << "; logging to stderr\n";
   }
   try {
-    if (!args.check_file.empty()) return runCheck(args, log);
+    if (!args.check_file.empty()) {
+      int rc = 1;
+      runWithStack(analysisStackBytes(), [&] { rc = runCheck(args, log); });
+      return rc;
+    }
     return runServer(args, log);
   } catch (const std::exception& e) {
     log.error(std::string("fatal: ") + e.what());

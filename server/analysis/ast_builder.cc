@@ -165,7 +165,8 @@ struct FnCtx {
   FunctionInfo fn;
   int loop_counter = 0;
   int lambda_counter = 0;
-  int guard = -1;  // id of the `continue` guard walkBranch just added, for walkChildren
+  int guard = -1;          // id of the `continue` guard walkBranch just added, for walkChildren
+  bool truncated = false;  // the walk stopped at AnalysisOptions::max_nesting_depth
 };
 
 class Builder {
@@ -348,7 +349,37 @@ class Builder {
         &d);
   }
 
+  // Every structural descent passes here, so this counts the nesting the walk recurses through
+  // (else-if chains, nested ifs, ternary chains, lambdas). Past the limit the rest of the
+  // subtree is not analysed, and says so (truncated()).
   void walk(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {
+    if (depth_ >= options_.max_nesting_depth) {
+      truncated(c, ctx);
+      return;
+    }
+    ++depth_;
+    walkAt(c, ctx, parent, arm, lambdas);
+    --depth_;
+  }
+
+  // A visible outcome, once per function: a warning at the first cursor not analysed, and the
+  // function counts as having calls we could not see (its total is not presented as complete).
+  void truncated(CXCursor c, FnCtx& ctx) {
+    if (ctx.truncated) return;
+    ctx.truncated = true;
+    ++ctx.fn.unresolved_calls;
+    ParseProblem p;
+    p.range = toRange(clang_getCursorExtent(c));
+    p.range.end = p.range.start;
+    ++p.range.end.column;
+    p.message = "analysis truncated at nesting depth " +
+                std::to_string(options_.max_nesting_depth) + " in " + ctx.fn.name +
+                ": code nested deeper has no hints and its cost is unknown";
+    p.error = false;
+    out_.problems.push_back(std::move(p));
+  }
+
+  void walkAt(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas) {
     switch (c.kind) {
       case CXCursor_LambdaExpr:
         buildLambda(c, ctx, lambdas);
@@ -620,18 +651,29 @@ class Builder {
   }
 
   // The first call (pre-order) under `c` that references a function, or a null cursor.
+  // libclang's visit is iterative: a range-for over a 35,000-term expression is no deeper here.
   static CXCursor firstCall(CXCursor c) {
-    if (c.kind == CXCursor_CallExpr) {
-      CXCursor ref = clang_getCursorReferenced(c);
-      if (!clang_Cursor_isNull(ref) &&
-          (ref.kind == CXCursor_FunctionDecl || ref.kind == CXCursor_CXXMethod))
-        return c;
-    }
-    for (CXCursor k : children(c)) {
-      CXCursor f = firstCall(k);
-      if (!clang_Cursor_isNull(f)) return f;
-    }
-    return clang_getNullCursor();
+    auto isCall = [](CXCursor k) {
+      if (k.kind != CXCursor_CallExpr) return false;
+      CXCursor ref = clang_getCursorReferenced(k);
+      return !clang_Cursor_isNull(ref) &&
+             (ref.kind == CXCursor_FunctionDecl || ref.kind == CXCursor_CXXMethod);
+    };
+    if (isCall(c)) return c;
+    CXCursor found = clang_getNullCursor();
+    std::pair<CXCursor*, decltype(isCall)*> data{&found, &isCall};
+    clang_visitChildren(
+        c,
+        [](CXCursor k, CXCursor, CXClientData d) {
+          auto* state = static_cast<std::pair<CXCursor*, decltype(isCall)*>*>(d);
+          if ((*state->second)(k)) {
+            *state->first = k;
+            return CXChildVisit_Break;
+          }
+          return CXChildVisit_Recurse;
+        },
+        &data);
+    return found;
   }
 
   // True when the text after `pos` (skipping blanks, one `;` and comments) starts with `else`.
@@ -724,6 +766,16 @@ class Builder {
     return v;
   }
 
+  // Whether the first token of `c` is `t`, without tokenizing the whole extent.
+  bool firstTokenIs(CXCursor c, std::string_view t) {
+    CXSourceLocation start = clang_getRangeStart(clang_getCursorExtent(c));
+    CXToken* tok = clang_getToken(tu_.raw(), start);
+    if (!tok) return false;
+    bool is = toString(clang_getTokenSpelling(tu_.raw(), *tok)) == t;
+    clang_disposeTokens(tu_.raw(), tok, 1);
+    return is;
+  }
+
   // Pointer, zero and opcode heuristics on the condition as written.
   void conditionPrior(CXCursor cond, Prior& out) {
     if (cond.kind == CXCursor_VarDecl) {  // `if (auto* p = find())`: the variable is tested
@@ -731,13 +783,23 @@ class Builder {
       if (isPointerType(k) || k == CXType_Record) out.add(kLikely, "pointer heuristic: non-null");
       return;
     }
+    // `!!!…x`: peel the negations in a loop (a generated chain of them is no deeper here).
     CXCursor e = stripConversions(cond);
     std::vector<CXCursor> k = children(e);
-    std::vector<std::string> toks = tokens(clang_getCursorExtent(e));
-    if (e.kind == CXCursor_UnaryOperator && k.size() == 1 && !toks.empty() && toks[0] == "!") {
+    int negations = 0;
+    while (e.kind == CXCursor_UnaryOperator && k.size() == 1 && firstTokenIs(e, "!")) {
+      ++negations;
+      e = stripConversions(k[0]);
+      k = children(e);
+    }
+    if (negations > 0) {
+      if (e.kind == CXCursor_VarDecl) return;
       Prior inner;
-      conditionPrior(k[0], inner);
-      if (inner.any) out.add(1 - inner.taken, "negated " + inner.reason);
+      conditionPrior(e, inner);
+      if (inner.any) {
+        const bool odd = negations % 2 == 1;
+        out.add(odd ? 1 - inner.taken : inner.taken, (odd ? "negated " : "") + inner.reason);
+      }
       return;
     }
     if (e.kind == CXCursor_BinaryOperator && k.size() == 2) {
@@ -890,6 +952,7 @@ class Builder {
   std::vector<std::string_view> lines_;
   std::unordered_map<std::string, bool> workspace_cache_;
   std::unordered_map<unsigned, std::vector<CalleeInfo>> callee_cache_;
+  int depth_ = 0;  // walk() frames on the stack
 };
 
 }  // namespace

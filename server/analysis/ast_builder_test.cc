@@ -430,3 +430,61 @@ TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
 
 }  // namespace
 }  // namespace perfhat::analysis
+
+namespace perfhat::analysis {
+namespace {
+
+// An else-if chain nests one branch per `else if`: past max_nesting_depth the walk stops, says so
+// in a warning at the first statement it skipped, and counts the function as incomplete; the
+// calls before the limit keep their nodes.
+TEST(AstBuilderDepth, ElseIfChainPastTheLimitIsTruncatedVisibly) {
+  testing::TestTU t;
+  t.code = "int g(int);\nint dispatch(int x) {\n";
+  for (int i = 0; i < 60; ++i) {
+    t.code += std::string(i ? "  else if" : "  if") + " (x == " + std::to_string(i) +
+              ") return g(" + std::to_string(i) + ");\n";
+  }
+  t.code += "  return 0;\n}\n";
+  t.options.max_nesting_depth = 20;
+  auto built = t.build();
+  const FunctionInfo* f = testing::findFunction(built->unit, "dispatch(int)");
+  ASSERT_NE(f, nullptr);
+  size_t calls = testing::nodesOfKind(*f, NodeKind::Call).size();
+  EXPECT_GT(calls, 5u);
+  EXPECT_LT(calls, 60u);
+  EXPECT_GE(f->unresolved_calls, 1);
+  int warnings = 0;
+  for (const ParseProblem& p : built->unit.problems) {
+    if (p.message.find("analysis truncated at nesting depth 20 in dispatch") != std::string::npos) {
+      ++warnings;
+      EXPECT_FALSE(p.error);
+      EXPECT_TRUE(f->range.contains(p.range.start));
+    }
+  }
+  EXPECT_EQ(warnings, 1);
+
+  t.options.max_nesting_depth = AnalysisOptions().max_nesting_depth;
+  auto full = t.build();
+  const FunctionInfo* all = testing::findFunction(full->unit, "dispatch(int)");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(testing::nodesOfKind(*all, NodeKind::Call).size(), 60u);
+  EXPECT_EQ(all->unresolved_calls, 0);
+}
+
+// Negation chains and a range-for over a long expression are walked without recursion.
+TEST(AstBuilderDepth, NegationChainKeepsItsPrior) {
+  testing::TestTU t;
+  t.code = "int* find(int);\nint g(int);\nint f(int x) {\n  if (" + std::string(2001, '!') +
+           "find(x)) return g(1);\n  return 0;\n}\n";
+  auto built = t.build();
+  const FunctionInfo* f = testing::findFunction(built->unit, "f(int)");
+  ASSERT_NE(f, nullptr);
+  auto branches = testing::nodesOfKind(*f, NodeKind::Branch);
+  ASSERT_EQ(branches.size(), 1u);
+  ASSERT_TRUE(branches[0]->branch_prior.has_value());
+  // An odd number of negations of a pointer test: the null case, unlikely.
+  EXPECT_LT(*branches[0]->branch_prior, 0.5);
+}
+
+}  // namespace
+}  // namespace perfhat::analysis

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 #ifndef PERFHAT_CLANG_RESOURCE_DIR
 #define PERFHAT_CLANG_RESOURCE_DIR ""
 #endif
@@ -110,9 +112,11 @@ std::string findCompileDatabase(const std::string& file, const std::string& conf
 CompileDatabase CompileDatabase::parse(std::string_view json_text, std::string path) {
   CompileDatabase db;
   db.path_ = std::move(path);
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
-  if (j.is_discarded() || !j.is_array()) {
-    db.error_ = db.path_ + ": not a JSON array of compile commands";
+  JsonParse parsed = parseJson(json_text);
+  const nlohmann::json& j = parsed.value;
+  if (!parsed.ok() || !j.is_array()) {
+    db.error_ = db.path_ + ": not a JSON array of compile commands" +
+                (parsed.ok() ? std::string() : " (" + parsed.error + ")");
     return db;
   }
   for (const auto& e : j) {

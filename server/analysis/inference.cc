@@ -154,6 +154,15 @@ Estimate Inference::bodyEstimate(const std::string& key) {
     e.derivation.summary = "recursive call: cost of the recursion unknown";
     return e;  // not memoized: the outer evaluation decides
   }
+  // Each level analyses a body on the stack: a generated chain of thousands of functions calling
+  // the next one stops here, visibly (not memoized: a shorter path may reach it).
+  if (static_cast<int>(in_progress_.size()) >= options_.max_body_depth) {
+    e.derivation.summary =
+        "analysis truncated: the chain of callees without production data is "
+        "deeper than " +
+        std::to_string(options_.max_body_depth) + " bodies";
+    return e;
+  }
   FunctionInfo analysed = analyzeFunction(*body);
   e = analysed.root().estimate;
   memo_[key] = e;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace perfhat::analysis {
 
 void to_json(nlohmann::json& j, const MatchRule& v) {
@@ -72,7 +74,9 @@ void to_json(nlohmann::json& j, const AnalysisOptions& v) {
                      {"workspace_root", v.workspace_root},
                      {"fallback_flags", v.fallback_flags},
                      {"compile_commands", v.compile_commands},
-                     {"show_do_while_zero", v.show_do_while_zero}};
+                     {"show_do_while_zero", v.show_do_while_zero},
+                     {"max_nesting_depth", v.max_nesting_depth},
+                     {"max_body_depth", v.max_body_depth}};
 }
 
 void from_json(const nlohmann::json& j, AnalysisOptions& v) {
@@ -118,11 +122,21 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
       throw OptionsError("show_do_while_zero: expected a boolean");
     v.show_do_while_zero = j["show_do_while_zero"].get<bool>();
   }
+  auto depth = [&](const char* name, int& out) {
+    if (!j.contains(name)) return;
+    const auto& n = j[name];
+    if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > 100'000)
+      throw OptionsError(std::string(name) + ": expected an integer from 1 to 100000");
+    out = static_cast<int>(n.get<int64_t>());
+  };
+  depth("max_nesting_depth", v.max_nesting_depth);
+  depth("max_body_depth", v.max_body_depth);
 }
 
 AnalysisOptions parseAnalysisOptions(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw OptionsError("analysis options: malformed JSON");
+  JsonParse parsed = parseJson(text);
+  if (!parsed.ok()) throw OptionsError("analysis options: malformed JSON (" + parsed.error + ")");
+  const nlohmann::json& j = parsed.value;
   AnalysisOptions o;
   try {
     from_json(j, o);

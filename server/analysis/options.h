@@ -55,6 +55,13 @@ struct AnalysisOptions {
   std::string compile_commands;
   // Whether `do { … } while (0)` loops (macro idiom) become loop nodes.
   bool show_do_while_zero = false;
+  // The AST walk recurses once per structural nesting level (an else-if chain of N branches is N
+  // levels). Deeper code is not analysed and the snapshot says so (a warning); the server runs
+  // analysis on a large stack (server/server/large_stack_thread.h) sized for this depth.
+  int max_nesting_depth = 10'000;
+  // Callees without production data are analysed from their bodies, recursively: a generated
+  // call chain f0 → f1 → … is cut here (the rest is unknown, and the hover says why).
+  int max_body_depth = 256;
   bool operator==(const AnalysisOptions&) const = default;
 };
 

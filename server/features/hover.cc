@@ -240,7 +240,8 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
       (!n.estimate.known() && !n.estimate.derivation.assumptions.empty())) {
     derivationBlock(md, n.estimate);
   }
-  if (s.stale) md += "_Cached data: the feedback handler is unreachable._\n";
+  if (s.stale)
+    md += "_Cached data: the feedback handler is unreachable or has not answered yet._\n";
   while (!md.empty() && md.back() == '\n') md.pop_back();
   md += "\n";
   return r;

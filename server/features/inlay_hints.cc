@@ -18,7 +18,8 @@ std::string joinAssumptions(const analysis::Derivation& d) {
 }
 
 std::string staleNote(const Snapshot& s) {
-  return s.stale ? "\n(cached data: the feedback handler is unreachable)" : "";
+  return s.stale ? "\n(cached data: the feedback handler is unreachable or has not answered yet)"
+                 : "";
 }
 
 std::string valueText(const NodeValue& v) {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace perfhat::features {
 namespace {
 
@@ -110,8 +112,9 @@ void from_json(const json& j, Options& o) {
 }
 
 Options parseOptions(std::string_view text, const Options& base) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw OptionsError("features options: malformed JSON");
+  JsonParse parsed = parseJson(text);
+  if (!parsed.ok()) throw OptionsError("features options: malformed JSON (" + parsed.error + ")");
+  const json& j = parsed.value;
   Options o = base;
   from_json(j, o);
   return o;

@@ -1,32 +1,97 @@
 #include "server/feedback/http_source.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
+
 namespace perfhat::feedback {
-namespace {
 
 using nlohmann::json;
 
+// What came back from one request, with the body read through our bounds.
+struct HttpSource::Exchange {
+  httplib::Error error = httplib::Error::Success;
+  int status = 0;
+  std::string body;
+  bool waited = false;     // X-Perfhat-Wait-Ms: the handler honoured a long-poll
+  bool too_large = false;  // the body passed max_response_bytes
+  bool timed_out = false;  // the exchange passed its total time
+  int total_ms = 0;
+};
+
+namespace {
+
+// Calls `on_expiry` from its own thread if not destroyed within `budget`. httplib's timeouts are
+// per read, so a handler that sends a byte every few seconds would hold a request forever;
+// Client::stop() (thread-safe) shuts the socket down and the request fails at once.
+class Deadline {
+ public:
+  Deadline(std::chrono::milliseconds budget, std::function<void()> on_expiry)
+      : thread_([this, budget, f = std::move(on_expiry)] {
+          std::unique_lock lock(mu_);
+          if (cv_.wait_for(lock, budget, [this] { return done_; })) return;
+          expired_ = true;
+          lock.unlock();
+          f();
+        }) {}
+  ~Deadline() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool expired() {
+    std::lock_guard lock(mu_);
+    return expired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool expired_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
 // Classifies a failed or non-2xx exchange.
 template <typename R>
-bool classify(const httplib::Result& res, const std::string& what, R& out) {
-  if (!res) {
+bool classify(const HttpSource::Exchange& ex, const std::string& what, size_t max_bytes, R& out) {
+  if (ex.timed_out) {
     out.status = FetchStatus::Unreachable;
-    // httplib's names are terse ("Connection", "Read"): say what they mean for a handler.
-    out.error = what + ": handler unreachable (" + httplib::to_string(res.error()) + ")";
+    out.error = what + ": handler did not answer within " + std::to_string(ex.total_ms) +
+                " ms (slow or drip-feeding)";
     return false;
   }
-  int s = res->status;
+  if (ex.too_large) {
+    out.status = FetchStatus::BadResponse;
+    out.error = what + ": response larger than " + std::to_string(max_bytes >> 20) +
+                " MiB (decompressed); refused";
+    return false;
+  }
+  if (ex.error != httplib::Error::Success) {
+    out.status = FetchStatus::Unreachable;
+    // httplib's names are terse ("Connection", "Read"): say what they mean for a handler.
+    out.error = what + ": handler unreachable (" + httplib::to_string(ex.error) + ")";
+    return false;
+  }
+  int s = ex.status;
   if (s >= 200 && s < 300) return true;
   std::string detail;
-  json body = json::parse(res->body, nullptr, false);
+  json body = parseJson(ex.body).value;
   if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-    detail = body["error"].value("message", "");
+    const json& m = body["error"]["message"];
+    if (m.is_string()) detail = m.get<std::string>().substr(0, 200);
   }
-  if (detail.empty()) detail = res->body.substr(0, 200);
+  if (detail.empty()) detail = ex.body.substr(0, 200);
   out.error = what + ": HTTP " + std::to_string(s) + (detail.empty() ? "" : " — " + detail);
   if (s == 401 || s == 403) {
     out.status = FetchStatus::Unauthorized;
@@ -94,18 +159,62 @@ std::unique_ptr<httplib::Client> HttpSource::makeClient() const {
 
 HttpSource::~HttpSource() = default;
 
+HttpSource::Exchange HttpSource::send(httplib::Client& client, httplib::Request req,
+                                      int total_ms) const {
+  Exchange ex;
+  ex.total_ms = total_ms;
+  const size_t limit = options_.max_response_bytes;
+  req.response_handler = [&ex](const httplib::Response& r) {
+    ex.status = r.status;
+    ex.waited = r.has_header("X-Perfhat-Wait-Ms");
+    return true;
+  };
+  // Receives the body after decompression, so the cap holds for a gzip bomb too.
+  req.content_receiver = [&ex, limit](const char* data, size_t n, uint64_t, uint64_t) {
+    if (ex.body.size() + n > limit) {
+      ex.too_large = true;
+      return false;
+    }
+    ex.body.append(data, n);
+    return true;
+  };
+  httplib::Result res = [&] {
+    Deadline deadline(std::chrono::milliseconds(total_ms), [&client] { client.stop(); });
+    httplib::Result r = client.send(req);
+    ex.timed_out = deadline.expired();
+    return r;
+  }();
+  if (!res) {
+    ex.error = res.error();
+  } else {
+    ex.status = res->status;
+    ex.waited = ex.waited || res->has_header("X-Perfhat-Wait-Ms");
+  }
+  return ex;
+}
+
 FetchResult HttpSource::batchGet(const std::vector<std::string>& keys) {
   FetchResult r;
   BatchGetRequest req;
   req.keys = keys;
-  std::string body = serialize(req);
-  httplib::Headers headers;
-  if (options_.gzip) headers.emplace("Accept-Encoding", "gzip");
+  httplib::Request http;
+  http.method = "POST";
+  http.path = prefix_ + "/v1/feedback:batchGet";
+  http.body = serialize(req);
+  http.set_header("Content-Type", "application/json");
+  if (options_.gzip) http.set_header("Accept-Encoding", "gzip");
   std::lock_guard lock(mu_);
-  auto res = client_->Post(prefix_ + "/v1/feedback:batchGet", headers, body, "application/json");
-  if (!classify(res, "batchGet", r)) return r;
+  Exchange ex = send(*client_, std::move(http), options_.total_timeout_ms);
+  if (!classify(ex, "batchGet", options_.max_response_bytes, r)) return r;
+  // Depth-limited: a deeply nested body must not reach code that copies values recursively.
+  JsonParse parsed = parseJson(ex.body);
+  if (!parsed.ok()) {
+    r.status = FetchStatus::BadResponse;
+    r.error = "batchGet: malformed response: body is " + parsed.error;
+    return r;
+  }
   try {
-    r.response = parseBatchGetResponse(res->body);
+    r.response = parsed.value.get<BatchGetResponse>();
   } catch (const std::exception& e) {
     r.status = FetchStatus::BadResponse;
     r.error = std::string("batchGet: malformed response: ") + e.what();
@@ -115,13 +224,13 @@ FetchResult HttpSource::batchGet(const std::vector<std::string>& keys) {
 
 namespace {
 
-ChangesResult changesFrom(const httplib::Result& res) {
+ChangesResult changesFrom(const HttpSource::Exchange& ex, size_t max_bytes) {
   ChangesResult r;
-  if (!classify(res, "changes", r)) return r;
+  if (!classify(ex, "changes", max_bytes, r)) return r;
   try {
-    ChangesResult parsed = parseChangesResponse(res->body);
+    ChangesResult parsed = parseChangesResponse(ex.body);
     parsed.status = FetchStatus::Ok;
-    parsed.waited = res->has_header("X-Perfhat-Wait-Ms");
+    parsed.waited = ex.waited;
     return parsed;
   } catch (const std::exception& e) {
     r.status = FetchStatus::BadResponse;
@@ -130,11 +239,21 @@ ChangesResult changesFrom(const httplib::Result& res) {
   return r;
 }
 
+httplib::Request getRequest(std::string path) {
+  httplib::Request req;
+  req.method = "GET";
+  req.path = std::move(path);
+  return req;
+}
+
 }  // namespace
 
 ChangesResult HttpSource::changes(const std::string& cursor) {
   std::lock_guard lock(mu_);
-  return changesFrom(client_->Get(prefix_ + "/v1/changes?since=" + encodeQuery(cursor)));
+  return changesFrom(
+      send(*client_, getRequest(prefix_ + "/v1/changes?since=" + encodeQuery(cursor)),
+           options_.total_timeout_ms),
+      options_.max_response_bytes);
 }
 
 ChangesResult HttpSource::waitChanges(const std::string& cursor, int wait_ms) {
@@ -143,8 +262,11 @@ ChangesResult HttpSource::waitChanges(const std::string& cursor, int wait_ms) {
   // The handler answers within wait_ms (it caps it lower if need be); allow the usual read
   // timeout on top for the answer itself.
   watch_client_->set_read_timeout(std::chrono::milliseconds(wait_ms + options_.read_timeout_ms));
-  return changesFrom(watch_client_->Get(prefix_ + "/v1/changes?since=" + encodeQuery(cursor) +
-                                        "&wait_ms=" + std::to_string(wait_ms)));
+  return changesFrom(send(*watch_client_,
+                          getRequest(prefix_ + "/v1/changes?since=" + encodeQuery(cursor) +
+                                     "&wait_ms=" + std::to_string(wait_ms)),
+                          wait_ms + options_.total_timeout_ms),
+                     options_.max_response_bytes);
 }
 
 void HttpSource::cancelWait() {
@@ -153,9 +275,12 @@ void HttpSource::cancelWait() {
   watch_client_->stop();
 }
 
+void HttpSource::cancelFetch() { client_->stop(); }
+
 ChangesResult parseChangesResponse(std::string_view body) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw FeedbackFormatError("changes response is not valid JSON");
+  JsonParse parsed = parseJson(body);
+  if (!parsed.ok()) throw FeedbackFormatError("changes response is " + parsed.error);
+  const json& j = parsed.value;
   if (!j.is_object()) throw FeedbackFormatError("changes response must be an object");
   ChangesResult r;
   if (auto c = j.find("cursor"); c != j.end()) {

@@ -11,15 +11,22 @@
 
 namespace httplib {
 class Client;
-}
+struct Request;
+}  // namespace httplib
 
 namespace perfhat::feedback {
 
 struct HttpOptions {
   std::string token;  // bearer token ("" = none; local handlers need none)
   int connect_timeout_ms = 1000;
-  int read_timeout_ms = 5000;
-  bool gzip = true;  // accept gzip-compressed responses
+  int read_timeout_ms = 5000;  // per read: a handler that drip-feeds never trips it alone
+  bool gzip = true;            // accept gzip-compressed responses
+  // The whole exchange (connect, headers, body) of one request; a long-poll gets its wait on
+  // top. A handler that answers slowly or drip-feeds is cut off here.
+  int total_timeout_ms = 15'000;
+  // Response bodies, after decompression (a gzip bomb stops here). A batchGet for 10,000 keys
+  // with call sites and loops is a few MB.
+  size_t max_response_bytes = 64u << 20;
 };
 
 class HttpSource : public FeedbackSource {
@@ -36,10 +43,15 @@ class HttpSource : public FeedbackSource {
   ChangesResult waitChanges(const std::string& cursor, int wait_ms) override;
   bool canWait() const override { return true; }
   void cancelWait() override;
+  void cancelFetch() override;
   std::string describe() const override { return "handler " + url_; }
+
+  struct Exchange;  // one request's outcome (http_source.cc)
 
  private:
   std::unique_ptr<httplib::Client> makeClient() const;
+  // One request with the body capped at max_response_bytes and the exchange at `total_ms`.
+  Exchange send(httplib::Client& client, httplib::Request req, int total_ms) const;
 
   std::string url_;
   std::string prefix_;  // path prefix, no trailing '/'

@@ -181,3 +181,123 @@ TEST(LspHttpSource, ProviderServesStaleCacheWhenTheHandlerIsDown) {
 
 }  // namespace
 }  // namespace perfhat::feedback
+
+namespace perfhat::feedback {
+namespace {
+
+// A handler that answers batchGet with whatever `respond` does, for the bounds below.
+class RawHandler {
+ public:
+  explicit RawHandler(httplib::Server::Handler respond) {
+    server_.Post("/v1/feedback:batchGet", std::move(respond));
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 2000 && !server_.is_running(); ++i) std::this_thread::sleep_for(1ms);
+  }
+  ~RawHandler() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+HttpOptions bounded() {
+  HttpOptions o;
+  o.total_timeout_ms = 500;
+  o.max_response_bytes = 64 * 1024;
+  return o;
+}
+
+// httplib's read timeout is per read: a handler sending one byte every 50 ms would hold the
+// request for ever. The total deadline cuts it off.
+TEST(HttpSourceBounds, DripFeedingHandlerIsCutOffByTheTotalDeadline) {
+  RawHandler h([](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+      std::this_thread::sleep_for(50ms);
+      return sink.write(" ", 1);
+    });
+  });
+  HttpSource src(h.url(), bounded());
+  FetchResult r = src.batchGet({"k"});
+  EXPECT_EQ(r.status, FetchStatus::Unreachable);
+  EXPECT_NE(r.error.find("did not answer within 500 ms"), std::string::npos) << r.error;
+}
+
+TEST(HttpSourceBounds, OversizedBodyIsRefused) {
+  RawHandler h([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"items":[],"pad":")" + std::string(1 << 20, 'x') + "\"}",
+                    "application/json");
+  });
+  HttpSource src(h.url(), bounded());
+  FetchResult r = src.batchGet({"k"});
+  EXPECT_EQ(r.status, FetchStatus::BadResponse);
+  EXPECT_NE(r.error.find("larger than"), std::string::npos) << r.error;
+}
+
+TEST(HttpSourceBounds, DeeplyNestedBodyIsMalformedNotACrash) {
+  RawHandler h([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"items":)" + std::string(20'000, '[') + std::string(20'000, ']') + "}",
+                    "application/json");
+  });
+  HttpSource src(h.url(), bounded());
+  FetchResult r = src.batchGet({"k"});
+  EXPECT_EQ(r.status, FetchStatus::BadResponse);
+  EXPECT_NE(r.error.find("nested deeper"), std::string::npos) << r.error;
+}
+
+TEST(HttpSourceBounds, ErrorBodyIsBoundedToo) {
+  RawHandler h([](const httplib::Request&, httplib::Response& res) {
+    res.status = 503;
+    res.set_content(std::string(1 << 20, 'e'), "text/plain");
+  });
+  HttpSource src(h.url(), bounded());
+  FetchResult r = src.batchGet({"k"});
+  EXPECT_EQ(r.status, FetchStatus::BadResponse);
+  EXPECT_NE(r.error.find("larger than"), std::string::npos) << r.error;
+}
+
+TEST(HttpSourceBounds, DeeplyNestedChangesAreMalformed) {
+  std::string deep =
+      R"({"cursor":"1","keys":)" + std::string(20'000, '[') + std::string(20'000, ']') + "}";
+  try {
+    parseChangesResponse(deep);
+    FAIL() << "accepted";
+  } catch (const FeedbackFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
+  }
+}
+
+// The cache answers while a fetch is in flight (it is not locked across the request).
+TEST(FeedbackProviderCached, ServesTheCacheWithoutAskingTheSource) {
+  std::atomic<bool> release{false};
+  std::atomic<int> requests{0};
+  RawHandler h([&](const httplib::Request&, httplib::Response& res) {
+    if (++requests > 1) {
+      while (!release) std::this_thread::sleep_for(1ms);
+    }
+    res.set_content(R"js({"items":[{"key":"a()","stats":{"count":1,"mean_ns":5,"p50_ns":5}}]})js",
+                    "application/json");
+  });
+  HttpOptions o;
+  o.total_timeout_ms = 60'000;
+  auto provider = std::make_shared<FeedbackProvider>(std::make_shared<HttpSource>(h.url(), o),
+                                                     CacheOptions{100, std::chrono::seconds(0)});
+  ASSERT_EQ(provider->get({"a()"}).items.size(), 1u);
+  std::thread slow([&] { provider->get({"a()"}); });  // TTL 0: refetches, and the handler hangs
+  while (requests < 2) std::this_thread::sleep_for(1ms);
+  Lookup cached = provider->cached({"a()", "b()"});
+  EXPECT_EQ(cached.items.size(), 1u);
+  EXPECT_TRUE(cached.stale);
+  EXPECT_EQ(cached.requested_keys, 2u);  // expired a(), missing b()
+  EXPECT_EQ(requests, 2);
+  release = true;
+  slow.join();
+}
+
+}  // namespace
+}  // namespace perfhat::feedback

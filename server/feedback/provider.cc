@@ -11,10 +11,30 @@ FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, Cache
                                    const Clock& clock)
     : source_(std::move(source)), clock_(&clock), cache_(options, clock) {}
 
-Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
+Lookup FeedbackProvider::cached(const std::vector<std::string>& keys) {
   std::lock_guard lock(mu_);
   Lookup out;
-  ++counters_.lookups;
+  std::unordered_set<std::string> seen_items;
+  std::unordered_set<std::string> asked;
+  for (const auto& k : keys) {
+    if (k.empty() || !asked.insert(k).second) continue;
+    auto hit = cache_.get(k);
+    if (hit.value && !hit.expired) {
+      ++out.cache_hits;
+    } else {
+      ++out.requested_keys;
+    }
+    if (!hit.value) continue;
+    for (const auto& it : *hit.value) {
+      if (seen_items.insert(it.key).second) out.items.push_back(it);
+    }
+  }
+  out.stale = out.requested_keys > 0;
+  return out;
+}
+
+Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
+  Lookup out;
   std::unordered_set<std::string> seen_items;
   auto add = [&](const std::vector<FeedbackItem>& items) {
     for (const auto& it : items) {
@@ -23,30 +43,36 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   };
   std::vector<std::string> missing;
   std::vector<std::string> expired;  // kept as a fallback if the fetch fails
-  std::unordered_set<std::string> asked;
-  for (const auto& k : keys) {
-    if (k.empty() || !asked.insert(k).second) continue;
-    auto hit = cache_.get(k);
-    if (hit.value && !hit.expired) {
-      ++out.cache_hits;
-      add(*hit.value);
-    } else {
-      missing.push_back(k);
-      if (hit.value) expired.push_back(k);
+  {
+    std::lock_guard lock(mu_);
+    ++counters_.lookups;
+    std::unordered_set<std::string> asked;
+    for (const auto& k : keys) {
+      if (k.empty() || !asked.insert(k).second) continue;
+      auto hit = cache_.get(k);
+      if (hit.value && !hit.expired) {
+        ++out.cache_hits;
+        add(*hit.value);
+      } else {
+        missing.push_back(k);
+        if (hit.value) expired.push_back(k);
+      }
     }
+    counters_.hits += out.cache_hits;
+    counters_.misses += missing.size();
+    if (missing.empty()) return out;
+    ++counters_.requests;
   }
-  counters_.hits += out.cache_hits;
-  counters_.misses += missing.size();
-  if (missing.empty()) return out;
 
   out.fetched = true;
   out.requested_keys = missing.size();
-  ++counters_.requests;
+  // The cache is not locked while the source answers: cached() serves the editor meanwhile.
   auto t0 = std::chrono::steady_clock::now();
   FetchResult r = source_->batchGet(missing);
   out.fetch_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   out.status = r.status;
+  std::lock_guard lock(mu_);
   if (!r.ok()) {
     ++counters_.failures;
     out.error = r.error;

@@ -48,6 +48,10 @@ class FeedbackProvider {
   ChangesResult poll(int wait_ms = 0);
   // Makes a poll() long-polling in another thread return soon (shutdown, reconfiguration).
   void cancelPoll() { source_->cancelWait(); }
+  void cancelFetch() { source_->cancelFetch(); }
+  // What the cache holds for `keys`, fresh or expired, without asking the source; `stale` is
+  // set when some key is expired or missing, and `requested_keys` counts those.
+  Lookup cached(const std::vector<std::string>& keys);
   // perfhat.refresh: expire everything so the next lookup refetches (values stay as fallback).
   void expireAll();
   void setCacheOptions(CacheOptions options);

@@ -53,6 +53,8 @@ class FeedbackSource {
   virtual bool canWait() const { return false; }
   // Makes a waitChanges() blocked in another thread return soon (thread-safe; for shutdown).
   virtual void cancelWait() {}
+  // Makes a batchGet() in flight in another thread fail soon (thread-safe; for shutdown).
+  virtual void cancelFetch() {}
   // For logs and messages ("file /x/y.json", "handler http://127.0.0.1:4319").
   virtual std::string describe() const = 0;
 };

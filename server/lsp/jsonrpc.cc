@@ -1,5 +1,7 @@
 #include "server/lsp/jsonrpc.h"
 
+#include "common/json_parse.h"
+
 namespace perfhat::lsp {
 namespace {
 
@@ -15,8 +17,11 @@ Incoming reject(const json& id, int code, std::string problem) {
 }  // namespace
 
 Incoming parseMessage(std::string_view body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return reject(nullptr, kParseError, "Parse error: body is not valid JSON");
+  // Depth-limited: a message nested 200,000 deep parses, but copying it (params, result) would
+  // recurse once per level and overflow the stack. LSP messages are a few dozen levels deep.
+  JsonParse parsed = parseJson(body, kMaxMessageDepth);
+  if (!parsed.ok()) return reject(nullptr, kParseError, "Parse error: body is " + parsed.error);
+  json& j = parsed.value;
   if (!j.is_object()) {
     // LSP does not use JSON-RPC batches; an array or a scalar is an invalid request.
     return reject(nullptr, kInvalidRequest, "Invalid request: message is not a JSON object");

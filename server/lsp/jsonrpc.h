@@ -52,6 +52,10 @@ struct Incoming {
   std::string problem;  // human-readable reason when the body was rejected (for the log)
 };
 
+// Messages nested deeper than this are refused with a parse error (-32700) before anything
+// copies them: nothing in LSP 3.17 nests more than a few dozen levels.
+inline constexpr int kMaxMessageDepth = 128;
+
 Incoming parseMessage(std::string_view body);
 
 json makeResult(const json& id, json result);

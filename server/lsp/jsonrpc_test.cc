@@ -17,6 +17,29 @@ TEST(LspJsonRpc, ParseErrorHasNullId) {
   EXPECT_TRUE((*in.error_reply)["id"].is_null());
 }
 
+// A 400 KB message nested 200,000 deep parses iteratively, but copying its params recursed once
+// per level and crashed the server (SIGSEGV). It is a parse error now, and so is any message
+// deeper than kMaxMessageDepth; a message at the limit is still accepted.
+TEST(LspJsonRpc, DeeplyNestedMessageIsAParseError) {
+  auto nested = [](int depth) {
+    return R"({"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":)" +
+           std::string(static_cast<size_t>(depth), '[') +
+           std::string(static_cast<size_t>(depth), ']') + "}";
+  };
+  Incoming deep = parseMessage(nested(200'000));
+  EXPECT_FALSE(deep.message);
+  EXPECT_EQ(errorCode(deep), kParseError);
+  EXPECT_NE(deep.problem.find("nested deeper than"), std::string::npos) << deep.problem;
+
+  EXPECT_EQ(errorCode(parseMessage(nested(kMaxMessageDepth))), kParseError);
+  Incoming at_limit = parseMessage(nested(kMaxMessageDepth - 1));
+  ASSERT_TRUE(at_limit.message) << at_limit.problem;
+  EXPECT_TRUE(at_limit.message->params.is_array());
+
+  // Unterminated and deep: still one parse error, no crash.
+  EXPECT_EQ(errorCode(parseMessage(std::string(200'000, '['))), kParseError);
+}
+
 TEST(LspJsonRpc, InvalidRequests) {
   EXPECT_EQ(errorCode(parseMessage("[1,2]")), kInvalidRequest);
   EXPECT_EQ(errorCode(parseMessage("42")), kInvalidRequest);

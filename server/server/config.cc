@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/json_number.h"
+#include "common/json_parse.h"
 #include "server/features/options_json.h"
 
 namespace perfhat::server {
@@ -77,6 +78,9 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
   if (auto h = j.find("http"); h != j.end() && h->is_object()) {
     read(*h, "connectTimeoutMs", cfg.connect_timeout_ms, warnings, "http.");
     read(*h, "readTimeoutMs", cfg.read_timeout_ms, warnings, "http.");
+    read(*h, "totalTimeoutMs", cfg.total_timeout_ms, warnings, "http.");
+    read(*h, "maxResponseMb", cfg.max_response_mb, warnings, "http.");
+    read(*h, "fetchWaitMs", cfg.fetch_wait_ms, warnings, "http.");
   }
   if (auto d = j.find("debounce"); d != j.end() && d->is_object()) {
     read(*d, "minMs", cfg.debounce_min_ms, warnings, "debounce.");
@@ -131,12 +135,14 @@ json loadProjectFile(const std::string& root, std::optional<std::string>* error)
   if (!in) return json::object();
   std::stringstream ss;
   ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    if (error) *error = path + " is not a valid JSON object; ignoring it";
+  JsonParse parsed = parseJson(ss.str());
+  if (!parsed.ok() || !parsed.value.is_object()) {
+    if (error)
+      *error = path + " is not a valid JSON object" +
+               (parsed.ok() ? std::string() : " (" + parsed.error + ")") + "; ignoring it";
     return json::object();
   }
-  return j;
+  return std::move(parsed.value);
 }
 
 json clientSettings(const json& settings) {

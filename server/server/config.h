@@ -8,7 +8,8 @@
 //    "compileCommands": "build/", "profile": "design" | "debug",
 //    "features": {…features::Options JSON…},
 //    "cache": {"maxEntries": 10000, "ttlSeconds": 600},
-//    "http": {"connectTimeoutMs": 1000, "readTimeoutMs": 5000},
+//    "http": {"connectTimeoutMs": 1000, "readTimeoutMs": 5000, "totalTimeoutMs": 15000,
+//             "maxResponseMb": 64, "fetchWaitMs": 300},
 //    "debounce": {"minMs": 50, "maxMs": 500, "ratio": 1.0},
 //    "changesPollSeconds": 30,
 //    "analysis": {…passed to the analysis unchanged…}}
@@ -37,6 +38,11 @@ struct Config {
   feedback::CacheOptions cache;  // 10,000 entries, 10 min (PerformanceHat's values)
   int connect_timeout_ms = 1000;
   int read_timeout_ms = 5000;
+  int total_timeout_ms = 15'000;  // one whole request to the handler (slow / drip-feeding)
+  int max_response_mb = 64;       // a handler response, decompressed
+  // How long a rebuild waits for the handler before it shows cached values (marked stale); the
+  // fetch goes on in the background and the hints refresh when it lands.
+  int fetch_wait_ms = 300;
   // Rebuild debounce, clangd style: delay = clamp(last build time × ratio, min, max), so we
   // rebuild once the user stops typing.
   int debounce_min_ms = 50;

@@ -46,7 +46,7 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
   std::lock_guard lock(mu_);
   applyConfigLocked();
   reconfigure(true);
-  worker_ = std::thread([this] { workerLoop(); });
+  worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
 }
 
 Server::~Server() { stop(); }
@@ -65,6 +65,20 @@ void Server::stop() {
   cv_.notify_all();
   watchers.clear();  // stops them: a long-poll in flight is aborted
   if (worker_.joinable()) worker_.join();
+  // A fetch still waiting on a slow handler: abort it (repeatedly, in case the request had not
+  // reached the socket yet when first cancelled).
+  if (fetch_thread_.joinable()) {
+    std::unique_lock lock(mu_);
+    std::shared_ptr<FetchJob> job = fetch_job_;
+    while (job && !job->done) {
+      lock.unlock();
+      job->provider->cancelFetch();
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return job->done; });
+    }
+    lock.unlock();
+    fetch_thread_.join();
+  }
   for (const auto& p : orphans) replyError(p.id, lsp::kServerCancelled, "server is shutting down");
 }
 
@@ -535,7 +549,15 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
         replyError(id, lsp::kRequestFailed, "no feedback source configured");
         return;
       }
-      feedback::Lookup l = provider->get({key});
+      // While a fetch waits on a slow handler, answer from the cache rather than queue a second
+      // request behind it on the worker.
+      feedback::Lookup l = provider->cached({key});
+      bool in_flight = false;
+      {
+        std::lock_guard lock(mu_);
+        in_flight = fetch_job_ && !fetch_job_->done;
+      }
+      if (l.requested_keys > 0 && !in_flight) l = provider->get({key});
       const FeedbackItem* item = nullptr;
       for (const auto& it : l.items) {
         if (it.key == key || it.mangled == key) item = &it;
@@ -774,15 +796,55 @@ void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
 std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<std::string>& keys) {
   std::shared_ptr<feedback::FeedbackProvider> provider;
   bool progress = false;
+  int wait_ms = 0;
   {
     std::lock_guard lock(mu_);
     provider = provider_;
     progress = caps_.work_done_progress;
+    wait_ms = cfg_.fetch_wait_ms;
   }
   if (!provider) return std::make_shared<analysis::InMemoryFeedback>();
+  feedback::Lookup cached = provider->cached(keys);
+  if (cached.requested_keys == 0) {
+    return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), false);
+  }
+  auto job = std::make_shared<FetchJob>();
+  job->keys = keys;
+  job->provider = provider;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_)
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    if (fetch_job_ && !fetch_job_->done) {
+      // The handler has not answered the previous fetch yet: do not queue behind it. This build
+      // shows the cache; the documents are rebuilt when that fetch lands.
+      fetch_job_->refresh_when_done = true;
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    }
+    fetch_job_ = job;
+  }
+  if (fetch_thread_.joinable()) fetch_thread_.join();  // its job is done
+  fetch_thread_ = std::thread([this, job, progress] { runFetch(job, progress); });
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(std::max(wait_ms, 0)),
+                 [&] { return job->done || stopping_; });
+    if (!job->done) {
+      job->refresh_when_done = true;
+      lock.unlock();
+      log_.info("feedback " + provider->source().describe() + " has not answered within " +
+                std::to_string(wait_ms) + " ms: showing cached data (stale) until it does");
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    }
+  }
+  return std::make_shared<analysis::InMemoryFeedback>(job->result.items, job->result.stale);
+}
 
+void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
+  const std::vector<std::string>& keys = job->keys;
+  feedback::FeedbackProvider& provider = *job->provider;
   // $/progress around the bulk fetch. The token must be created by the client first; wait
-  // (bounded) for its answer so a slow client never stalls analysis for long.
+  // (bounded) for its answer so a slow client never stalls the fetch for long.
   std::string token;
   if (progress) {
     token = "perfhat-fetch-" + std::to_string(Clock::now().time_since_epoch().count());
@@ -804,7 +866,7 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
                                             "perfhat: fetching production data",
                                             std::to_string(keys.size()) + " functions", 0}}});
   }
-  feedback::Lookup l = provider->get(keys);
+  feedback::Lookup l = provider.get(keys);
   if (!token.empty()) {
     std::string msg = l.error.empty() ? std::to_string(l.items.size()) + " with data" : l.error;
     notify("$/progress", {{"token", token},
@@ -820,15 +882,25 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
     std::lock_guard lock(mu_);
     shown_.erase("source-failure");  // recovered: tell the user again at the next outage
   } else if (l.status != feedback::FetchStatus::Ok) {
-    std::string what = provider->source().describe();
+    std::string what = provider.source().describe();
     std::string text = l.status == feedback::FetchStatus::Unreachable
                            ? "perfhat: feedback " + what + " is unreachable (" + l.error +
                                  "). Hints keep working from the cache and are marked stale."
-                           : "perfhat: feedback " + what + " failed: " + l.error;
+                           : "perfhat: feedback " + what + " failed: " + l.error +
+                                 ". Hints keep working from the cache and are marked stale.";
     log_.warn(text);
     showMessageOnce("source-failure", lsp::MessageType::Warning, text);
   }
-  return std::make_shared<analysis::InMemoryFeedback>(std::move(l.items), l.stale);
+  bool refresh = false;
+  {
+    std::lock_guard lock(mu_);
+    refresh = job->refresh_when_done && l.status == feedback::FetchStatus::Ok && !stopping_;
+    job->result = std::move(l);
+    job->done = true;
+  }
+  cv_.notify_all();
+  // New data for builds that showed the cache meanwhile: rebuild, then refresh the editor.
+  if (refresh) markAllDirty(true);
 }
 
 void Server::rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc) {

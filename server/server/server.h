@@ -31,6 +31,7 @@
 #include "server/server/analyzer.h"
 #include "server/server/config.h"
 #include "server/server/document.h"
+#include "server/server/large_stack_thread.h"
 #include "server/server/log.h"
 
 namespace perfhat::server {
@@ -94,7 +95,18 @@ class Server {
   // Worker.
   void workerLoop();
   void rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc);
+  // Feedback for a build: the cache at once when it has everything; otherwise one background
+  // fetch, waited for at most fetch_wait_ms, after which the build shows the cache (stale) and
+  // the open documents are rebuilt when the fetch lands. Never more than one fetch in flight.
   std::shared_ptr<const analysis::FeedbackView> fetch(const std::vector<std::string>& keys);
+  struct FetchJob {
+    std::vector<std::string> keys;
+    std::shared_ptr<feedback::FeedbackProvider> provider;
+    bool done = false;               // GUARDED_BY(mu_)
+    bool refresh_when_done = false;  // GUARDED_BY(mu_): a build stopped waiting for it
+    feedback::Lookup result;         // written once, before done
+  };
+  void runFetch(const std::shared_ptr<FetchJob>& job, bool progress);
   void pollChanges();
   // Changed feedback (from the watcher thread or pollChanges): rebuilds the open documents that
   // used a changed key; refresh requests and diagnostics follow the rebuilds.
@@ -152,11 +164,13 @@ class Server {
   std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_;
   int next_outgoing_ = 0;
   bool stopping_ = false;
+  std::shared_ptr<FetchJob> fetch_job_;  // GUARDED_BY(mu_): the latest background fetch
+  std::thread fetch_thread_;             // started and joined by the worker, then by stop()
 
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> exited_{false};
-  std::thread worker_;
+  LargeStackThread worker_;  // a large stack: parsing and analysis of deep code recurse
 };
 
 }  // namespace perfhat::server

@@ -1,5 +1,7 @@
 #include "server/server/sources.h"
 
+#include <algorithm>
+
 #include "server/feedback/http_source.h"
 
 namespace perfhat::server {
@@ -10,7 +12,9 @@ SourceChoice makeSource(const Config& cfg) {
     try {
       c.source = std::make_shared<feedback::HttpSource>(
           cfg.handler_url,
-          feedback::HttpOptions{cfg.token, cfg.connect_timeout_ms, cfg.read_timeout_ms, true});
+          feedback::HttpOptions{cfg.token, cfg.connect_timeout_ms, cfg.read_timeout_ms, true,
+                                cfg.total_timeout_ms,
+                                static_cast<size_t>(std::max(cfg.max_response_mb, 1)) << 20});
     } catch (const std::exception& e) {
       c.problems.push_back(std::string("feedback handler: ") + e.what());
     }

@@ -8,6 +8,13 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
                    LIBS perfhat_lsp_testing perfhat_features LABELS integration)
   target_compile_definitions(lsp_e2e_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
   add_dependencies(lsp_e2e_test perfhat-lsp)
+
+  # Hostile input and load (issue #19): deep JSON-RPC, deep C++, a misbehaving handler.
+  perfhat_add_test(lsp_hostile_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_hostile_test.cc
+                   LIBS perfhat_lsp_testing perfhat_features perfhat_httplib ZLIB::ZLIB
+                   LABELS integration TIMEOUT 600)
+  target_compile_definitions(lsp_hostile_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
+  add_dependencies(lsp_hostile_test perfhat-lsp)
 endif()
 
 # Push path: real handlers + the real LSP; new spans must trigger workspace/inlayHint/refresh.
