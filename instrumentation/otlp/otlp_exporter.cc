@@ -64,6 +64,7 @@ bool parse_headers(const std::string& spec, std::vector<std::pair<std::string, s
 
 bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& error) {
   out.endpoint = c.endpoint;
+  out.export_metrics = c.otlp_metrics;
   out.json = c.protocol == "http/json";
   if (!out.json && c.protocol != "http/protobuf") {
     error = "unsupported OTLP protocol '" + c.protocol + "' (http/protobuf, http/json)";
@@ -154,7 +155,7 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   impl_->client->set_read_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
   impl_->client->set_write_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
   impl_->client->set_keep_alive(true);
-  metrics_enabled_ = opt_.export_metrics;
+  metrics_enabled_.store(opt_.export_metrics);
 }
 
 OtlpHttpExporter::~OtlpHttpExporter() = default;
@@ -207,7 +208,7 @@ ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
     }
     if (r != ExportResult::kSuccess) return r;
   }
-  if (!batch.histograms.empty()) {
+  if (!batch.histograms.empty() || batch.dropped.any()) {
     // Deltas: the engine retries the batch on a retryable failure and counts it lost otherwise.
     r = post(impl_->aggregates_path, aggregates_json(batch), kJson);
     if (r != ExportResult::kSuccess) return r;
