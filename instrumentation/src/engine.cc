@@ -899,15 +899,38 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
     h.zero += hist.zero;
     h.sum += hist.sum;
   };
+  // A PERFHAT_REQUEST and a PERFHAT_FUNCTION in one function time the same calls, and the
+  // handler keys both sites by that function: only the function probe's rows count them, and
+  // the edge between the two is no call (issue #19). twin_of(request site) = the function site
+  // of the same function that has calls in this interval (else 0: the request's rows stay).
+  std::unordered_map<std::string_view, uint32_t> function_sites;
+  for (size_t id = 1; id < histograms_.size() && id < sites_.size(); ++id) {
+    if (sites_[id].kind != kFunction) continue;
+    for (const auto& [caller, hist] : histograms_[id].latency) {
+      if (!hist.empty()) {
+        function_sites.emplace(sites_[id].function, static_cast<uint32_t>(id));
+        break;
+      }
+    }
+  }
+  auto twin_of = [&](uint32_t id) -> uint32_t {
+    if (function_sites.empty() || id >= sites_.size() || sites_[id].kind != kRequest) return 0;
+    auto it = function_sites.find(sites_[id].function);
+    return it == function_sites.end() ? 0 : it->second;
+  };
   for (size_t id = 0; id < histograms_.size(); ++id) {
     SiteHistograms& site = histograms_[id];
     const auto sid = static_cast<uint32_t>(id);
+    const uint32_t twin = twin_of(sid);
     for (auto& [caller, hist] : site.latency) {
       if (hist.empty()) continue;
-      HistogramData& f = row(HistogramData::kFunction, sid, 0);
-      add(f, hist);
-      f.errors += hist.errors;
-      if (caller != 0) {
+      if (twin == 0) {
+        HistogramData& f = row(HistogramData::kFunction, sid, 0);
+        add(f, hist);
+        f.errors += hist.errors;
+      }
+      const bool self_edge = caller != 0 && (twin == caller || twin_of(caller) == sid);
+      if (caller != 0 && !self_edge) {
         HistogramData& cs = row(HistogramData::kCallSite, sid, caller);
         add(cs, hist);
         cs.parents += hist.parents;
