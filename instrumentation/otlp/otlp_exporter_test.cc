@@ -500,3 +500,32 @@ TEST(InstrOtlpExporter, NoMetricsPostsByDefault) {
   EXPECT_FALSE(srv.rx.traces.empty());
   EXPECT_TRUE(srv.rx.metrics.empty());
 }
+
+// A receiver without /v1/aggregates (an OTel Collector): asked once, then not again; the rows
+// it could not take are counted.
+TEST(InstrOtlpExporter, ReceiverWithoutAggregatesIsAskedOnce) {
+  httplib::Server srv;
+  std::atomic<int> aggregate_posts{0};
+  srv.Post("/v1/traces", [](const httplib::Request&, httplib::Response& r) { r.status = 200; });
+  srv.set_logger([&](const httplib::Request& q, const httplib::Response&) {
+    if (q.path == "/v1/aggregates") ++aggregate_posts;
+  });
+  const int port = srv.bind_to_any_port("127.0.0.1");
+  std::thread th([&] { srv.listen_after_bind(); });
+  for (int i = 0; i < 2000 && !srv.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto c = config_for("http://127.0.0.1:" + std::to_string(port));
+  c.export_mode = "aggregates";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  const auto before = perfhat::counters().histogram_rows_dropped;
+  otlpns::compute(1);
+  perfhat::flush();
+  otlpns::compute(2);
+  perfhat::flush();
+  perfhat::shutdown();
+  srv.stop();
+  th.join();
+  EXPECT_EQ(aggregate_posts.load(), 1);
+  EXPECT_GE(perfhat::counters().histogram_rows_dropped - before, 2u);
+}

@@ -1058,8 +1058,9 @@ void Engine::export_pending(bool final) {
   ExportBatch& b = batch_;
   b.resource = std::move(proto.resource);
   // First the interval's aggregates (phase 1, histogram rows, the drop report), alone: a
-  // retried request then never re-sends spans the receiver already took.
-  b.spans.clear();
+  // retried request then never re-sends spans the receiver already took. The last batch's spans
+  // are parked, not freed (their strings' capacity is reused, issue #5).
+  for (; !b.spans.empty(); b.spans.pop_back()) spare_spans_.push_back(std::move(b.spans.back()));
   b.aggregates.swap(aggregates);
   b.sites.swap(proto.sites);
   b.histograms.swap(proto.histograms);

@@ -50,6 +50,7 @@ class OtlpHttpExporter final : public Exporter {
   OtlpOptions opt_;
   std::atomic<uint64_t> metrics_rejected_{0};
   std::atomic<bool> metrics_enabled_{true};
+  std::atomic<bool> aggregates_enabled_{true};  // false after /v1/aggregates answered 4xx
 };
 
 // Parses OTEL_EXPORTER_OTLP_HEADERS syntax.
