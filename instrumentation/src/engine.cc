@@ -692,7 +692,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   ThreadState* ts = h->owner;
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   const uint64_t tail = ts->tail.load(std::memory_order_acquire);
-  if (head - tail > ts->ring_mask) {
+  if (head - tail > ts->ring_mask) [[unlikely]] {
     // A burst faster than the export: the call goes to the aggregates (exact counts and
     // latency distribution, no span), never lost. The span context stays consistent: its
     // children keep this span's id as parent (the handler then finds no parent for them).

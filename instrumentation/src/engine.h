@@ -128,8 +128,9 @@ class Engine {
   void begin_request(Hot* h, const Site& site);
   void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
   void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p);
-  void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
-                      uint64_t parent);
+  // Not inlined into record_span, whose overflow path it is: keeps the span path's frame small.
+  [[gnu::noinline]] void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
+                                        const Probe& p, uint64_t parent);
   void thread_exit(ThreadState* ts);
 
   double now_s();
