@@ -539,7 +539,13 @@ std::string aggregates_json(const ExportBatch& b) {
     if (s.line) out += ",\"line\":" + std::to_string(s.line);
     out += '}';
   }
-  out += "],\"rows\":[";
+  out += ']';
+  if (b.dropped.any()) {
+    out += ",\"dropped\":{\"calls\":" + jnum(b.dropped.calls) + ",\"spans\":\"" +
+           std::to_string(b.dropped.spans) + "\",\"rows\":\"" + std::to_string(b.dropped.rows) +
+           "\"}";
+  }
+  out += ",\"rows\":[";
   static constexpr const char* kKinds[] = {"function", "callsite", "loop", "size"};
   for (size_t i = 0; i < b.histograms.size(); ++i) {
     const HistogramData& h = b.histograms[i];

@@ -64,6 +64,7 @@ bool parse_headers(const std::string& spec, std::vector<std::pair<std::string, s
 
 bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& error) {
   out.endpoint = c.endpoint;
+  out.export_metrics = c.otlp_metrics;
   out.json = c.protocol == "http/json";
   if (!out.json && c.protocol != "http/protobuf") {
     error = "unsupported OTLP protocol '" + c.protocol + "' (http/protobuf, http/json)";
@@ -94,6 +95,7 @@ struct OtlpHttpExporter::Impl {
   std::string traces_path, metrics_path, aggregates_path;
   httplib::Headers headers;  // built once: the same on every request
   std::string last_error;
+  int last_status = 0;  // HTTP status of the last response (0: none)
   // gzip: one deflate stream reset per body (no per-request allocation) and its output buffer.
   z_stream zs{};
   bool zs_ready = false;
@@ -154,7 +156,7 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   impl_->client->set_read_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
   impl_->client->set_write_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
   impl_->client->set_keep_alive(true);
-  metrics_enabled_ = opt_.export_metrics;
+  metrics_enabled_.store(opt_.export_metrics);
 }
 
 OtlpHttpExporter::~OtlpHttpExporter() = default;
@@ -186,10 +188,12 @@ ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view bo
       },
       ctype);
   if (!res) {
+    impl_->last_status = 0;
     impl_->last_error = "POST " + path + ": " + httplib::to_string(res.error());
     return ExportResult::kRetryableFailure;
   }
   int st = res->status;
+  impl_->last_status = st;
   if (st >= 200 && st < 300) return ExportResult::kSuccess;
   impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st);
   // OTLP/HTTP: 429 and 5xx are transient; other statuses mean the payload will never be taken.
@@ -207,9 +211,20 @@ ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
     }
     if (r != ExportResult::kSuccess) return r;
   }
-  if (!batch.histograms.empty()) {
+  if (!batch.histograms.empty() || batch.dropped.any()) {
+    // A receiver without /v1/aggregates (404/405: an OTel Collector) is told once, on stderr,
+    // and not asked again: the engine counts the rows it cannot send.
+    if (!aggregates_enabled_.load()) return ExportResult::kPermanentFailure;
     // Deltas: the engine retries the batch on a retryable failure and counts it lost otherwise.
     r = post(impl_->aggregates_path, aggregates_json(batch), kJson);
+    const bool missing = r == ExportResult::kPermanentFailure &&
+                         (impl_->last_status == 404 || impl_->last_status == 405);
+    if (missing && aggregates_enabled_.exchange(false)) {
+      std::fprintf(stderr,
+                   "perfhat: %s: the receiver does not take aggregate rows; calls that overflow "
+                   "the span path are counted (perfhat::counters()) but not sent\n",
+                   last_error().c_str());
+    }
     if (r != ExportResult::kSuccess) return r;
   }
   if (!batch.aggregates.empty() && metrics_enabled_.load()) {

@@ -82,15 +82,15 @@ struct Received {
 
 class Server {
  public:
-  explicit Server(int status = 200) {
-    srv_.Post("/v1/traces", [this, status](const httplib::Request& q, httplib::Response& r) {
+  explicit Server(int status = 200) : traces_status(status) {
+    srv_.Post("/v1/traces", [this](const httplib::Request& q, httplib::Response& r) {
       std::lock_guard<std::mutex> l(rx.mu);
       ++rx.trace_posts;
       rx.traces.push_back(q.body);
       rx.content_types.push_back(q.get_header_value("Content-Type"));
       rx.auth.push_back(q.get_header_value("Authorization"));
       rx.encodings.push_back(q.get_header_value("Content-Encoding"));
-      r.status = status;
+      r.status = traces_status.load();
     });
     srv_.Post("/v1/metrics", [this](const httplib::Request& q, httplib::Response& r) {
       std::lock_guard<std::mutex> l(rx.mu);
@@ -116,6 +116,7 @@ class Server {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   Received rx;
+  std::atomic<int> traces_status;  // what POST /v1/traces answers
 
  private:
   httplib::Server srv_;
@@ -163,6 +164,7 @@ TEST(InstrOtlpExporter, ProtobufSpansAreDecodable) {
   Server srv;
   auto c = config_for(srv.url());
   c.token = "s3cret";
+  c.otlp_metrics = true;  // off by default (perfhat-handler does not serve /v1/metrics)
   ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();  // picks OTLP from the endpoint
   for (int i = 0; i < 3; ++i) otlpns::compute(i);
   perfhat::shutdown();  // flushes
@@ -455,3 +457,75 @@ TEST(InstrOtlpAggregates, HistogramsArePostedToAggregatesAsJson) {
 }
 
 }  // namespace
+
+// Spans lost after their retries are not only counted: the next POST /v1/aggregates carries
+// them in "dropped" (docs/aggregate-export.md) for the handler to store and show, once.
+TEST(InstrOtlpExporter, LostSpansAreReportedInTheNextAggregatesRequest) {
+  Server srv(400);  // refuses spans (permanent: no retry)
+  auto c = config_for(srv.url());
+  c.protocol = "http/json";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  const auto before = perfhat::counters().spans_dropped_export;  // cumulative across init()s
+  for (int i = 0; i < 3; ++i) otlpns::compute(i);
+  perfhat::flush();
+  const auto lost = perfhat::counters().spans_dropped_export - before;
+  ASSERT_GE(lost, 3u);
+  {
+    std::lock_guard<std::mutex> l(srv.rx.mu);
+    EXPECT_TRUE(srv.rx.aggregates.empty());  // nothing to report before the loss
+  }
+  srv.traces_status = 200;
+  otlpns::compute(9);
+  perfhat::flush();
+  perfhat::flush();  // reported once: not again
+  perfhat::shutdown();
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  ASSERT_EQ(srv.rx.aggregates.size(), 1u);
+  auto j = nlohmann::json::parse(srv.rx.aggregates[0]);
+  ASSERT_TRUE(j.contains("dropped")) << srv.rx.aggregates[0];
+  EXPECT_EQ(j["dropped"]["spans"], std::to_string(lost));
+  EXPECT_EQ(j["dropped"]["rows"], "0");
+  EXPECT_DOUBLE_EQ(j["dropped"]["calls"].get<double>(), static_cast<double>(lost));  // full
+  EXPECT_TRUE(j["rows"].empty());
+}
+
+// perfhat-handler serves /v1/traces and /v1/aggregates only (DESIGN §5): nothing goes to
+// /v1/metrics unless asked for.
+TEST(InstrOtlpExporter, NoMetricsPostsByDefault) {
+  Server srv;
+  ASSERT_TRUE(perfhat::init(config_for(srv.url()))) << perfhat::last_error();
+  for (int i = 0; i < 3; ++i) otlpns::compute(i);
+  perfhat::shutdown();
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  EXPECT_FALSE(srv.rx.traces.empty());
+  EXPECT_TRUE(srv.rx.metrics.empty());
+}
+
+// A receiver without /v1/aggregates (an OTel Collector): asked once, then not again; the rows
+// it could not take are counted.
+TEST(InstrOtlpExporter, ReceiverWithoutAggregatesIsAskedOnce) {
+  httplib::Server srv;
+  std::atomic<int> aggregate_posts{0};
+  srv.Post("/v1/traces", [](const httplib::Request&, httplib::Response& r) { r.status = 200; });
+  srv.set_logger([&](const httplib::Request& q, const httplib::Response&) {
+    if (q.path == "/v1/aggregates") ++aggregate_posts;
+  });
+  const int port = srv.bind_to_any_port("127.0.0.1");
+  std::thread th([&] { srv.listen_after_bind(); });
+  for (int i = 0; i < 2000 && !srv.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  auto c = config_for("http://127.0.0.1:" + std::to_string(port));
+  c.export_mode = "aggregates";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  const auto before = perfhat::counters().histogram_rows_dropped;
+  otlpns::compute(1);
+  perfhat::flush();
+  otlpns::compute(2);
+  perfhat::flush();
+  perfhat::shutdown();
+  srv.stop();
+  th.join();
+  EXPECT_EQ(aggregate_posts.load(), 1);
+  EXPECT_GE(perfhat::counters().histogram_rows_dropped - before, 2u);
+}

@@ -49,6 +49,46 @@ constexpr uint32_t kMaxSites = 1u << 16;  // slot array reserved per thread (vir
 constexpr uint64_t kCallRing = uint64_t{1} << 15;
 thread_local bool t_exiting = false;
 
+// Set while this thread runs the library's own code (the background thread always). A probe
+// that fires there is ignored: with -finstrument-functions, inline functions the engine calls
+// (a std::vector's, an exporter.hpp constructor) may be the instrumented copies of the user's
+// translation units, and recording them would re-enter the engine under its own lock (the
+// ASan/Debug build of the auto-instrumentation test deadlocked so, issue #19).
+thread_local bool t_in_engine = false;
+struct EngineScope {
+  bool prev = t_in_engine;
+  EngineScope() { t_in_engine = true; }
+  ~EngineScope() { t_in_engine = prev; }
+  EngineScope(const EngineScope&) = delete;
+  EngineScope& operator=(const EngineScope&) = delete;
+};
+
+// The flush at exit. std::exit runs atexit handlers and static destructors in the reverse order
+// of their registration, so a handler registered when the first probe initialized the library
+// runs after the destructors of every static constructed later -- among them the HTTP
+// client's function-local statics, constructed by the first export (httplib's response-line
+// regex: using it destroyed threw std::bad_alloc from the exit-time flush, issue #18). So the
+// handler is registered again after the exporter has run each of its paths once (each result
+// for each kind of content: register_exit_flush_after, at most 12 registrations), and only
+// the first call does the work. It never throws: an exception escaping an exit handler terminates
+// the process.
+void exit_flush() noexcept {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return;
+  try {
+    EngineScope in_engine;
+    Engine::get().shutdown();
+  } catch (...) {
+    std::fputs("perfhat: the exit-time flush failed; pending data is lost\n", stderr);
+  }
+}
+void register_exit_flush_after(ExportResult r, const ExportBatch& b) {
+  static std::atomic<unsigned> seen{0};
+  const unsigned content = (b.spans.empty() ? 0u : 1u) | (b.histograms.empty() ? 0u : 2u);
+  const unsigned bit = 1u << (static_cast<unsigned>(r) * 4 + content);
+  if ((seen.fetch_or(bit) & bit) == 0) std::atexit(&exit_flush);
+}
+
 // Itanium C++ ABI 2.2.2: the per-thread exception globals behind std::uncaught_exceptions().
 struct EhGlobals {
   void* caught_exceptions;
@@ -185,6 +225,9 @@ void SiteTotals::add(const Slot& s) {
   size_sum += s.size_sum.load(std::memory_order_relaxed);
   size_sq += s.size_sq.load(std::memory_order_relaxed);
   sessions |= s.sessions.load(std::memory_order_relaxed);
+  overflow_n += s.overflow_n.load(std::memory_order_relaxed);
+  overflow_ticks += s.overflow_ticks.load(std::memory_order_relaxed);
+  overflow_errors += s.overflow_errors.load(std::memory_order_relaxed);
 }
 
 void SiteTotals::add(const SiteTotals& o) {
@@ -200,6 +243,9 @@ void SiteTotals::add(const SiteTotals& o) {
   size_sum += o.size_sum;
   size_sq += o.size_sq;
   sessions |= o.sessions;
+  overflow_n += o.overflow_n;
+  overflow_ticks += o.overflow_ticks;
+  overflow_errors += o.overflow_errors;
 }
 
 Engine& Engine::get() {
@@ -350,31 +396,38 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   } else {
     g_relevant.store(nullptr, std::memory_order_release);
   }
+  span_pressure_.store(false);
   {
     std::lock_guard<std::mutex> l(bg_mu_);
     bg_stop_ = false;
+    bg_final_ = bg_final_done_ = false;
   }
   bg_ = std::thread([this] { run_background(); });
-  static bool atexit_registered = [] { return std::atexit([] { perfhat::shutdown(); }) == 0; }();
+  static bool atexit_registered = std::atexit(&exit_flush) == 0;
   (void)atexit_registered;
   g_mode.store(cfg.enabled ? kEnabled : kDisabled);
   return true;
 }
 
-void Engine::stop_background() {
+bool Engine::stop_background(bool final) {
   {
     std::lock_guard<std::mutex> l(bg_mu_);
     bg_stop_ = true;
+    bg_final_ = final;
+    bg_final_done_ = false;
   }
   bg_cv_.notify_all();
-  if (bg_.joinable() && bg_.get_id() != std::this_thread::get_id()) bg_.join();
+  if (!bg_.joinable() || bg_.get_id() == std::this_thread::get_id()) return false;
+  bg_.join();
+  std::lock_guard<std::mutex> l(bg_mu_);
+  return bg_final_done_;
 }
 
 void Engine::shutdown() {
   int prev = g_mode.exchange(kDisabled);
-  stop_background();
+  const bool exported = stop_background(prev != kUninitialized);
   if (prev == kUninitialized) return;
-  export_pending(true);
+  if (!exported) export_pending(true);
   std::shared_ptr<Exporter> ex;
   {
     Lock l(mu_);
@@ -398,6 +451,7 @@ std::chrono::milliseconds Engine::background_wait(double last_tick, double last_
 void Engine::run_background() {
   // Named so per-thread CPU (/proc/PID/task/*/comm, top -H) separates export from app work.
   pthread_setname_np(pthread_self(), "perfhat-bg");
+  t_in_engine = true;
   double last_tick = now_s(), last_analysis = last_tick, last_export = last_tick;
   double export_interval;
   {
@@ -425,7 +479,7 @@ void Engine::run_background() {
       analyze();
       last_analysis = now;
     }
-    if (now - last_export >= export_interval) {
+    if (span_pressure_.exchange(false) || now - last_export >= export_interval) {
       export_pending(false);
       last_export = now;
     } else {
@@ -433,6 +487,12 @@ void Engine::run_background() {
       fold_calls();  // keeps the rings short between exports
     }
     l.lock();
+  }
+  if (bg_final_) {
+    l.unlock();
+    export_pending(true);
+    l.lock();
+    bg_final_done_ = true;
   }
 }
 
@@ -518,6 +578,7 @@ void Engine::reap_threads() {
     for (size_t id = 1; id < sites_.size(); ++id) retired_[id].add(ts->hot.slots[id]);
     dropped_ring_retired_ += ts->dropped.load();
     recorded_retired_ += ts->recorded.load();
+    to_aggregates_ += ts->to_aggregates.load();
     hist_dropped_retired_ += ts->calls_dropped.load();
     if (ts->calls != nullptr) ::munmap(ts->calls, sizeof(CallRecord) * kCallRing);
     ::munmap(ts->hot.slots, ts->slots_bytes);
@@ -589,6 +650,23 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
     ++head;
   };
   push({end - start, caller_call, site, caller, w, CellKind::kLatency, p.error()});
+  if (dropped != 0) {
+    // The call itself is never lost: its weight and duration go to the slot's exact overflow
+    // sums (exported as the site's row; no caller, no quantile detail), only its size and loop
+    // values may be.
+    dropped = 0;
+    Slot& s = h->slots[site];
+    const double wd = w;
+    s.overflow_n.store(s.overflow_n.load(std::memory_order_relaxed) + wd,
+                       std::memory_order_relaxed);
+    s.overflow_ticks.store(
+        s.overflow_ticks.load(std::memory_order_relaxed) + wd * static_cast<double>(end - start),
+        std::memory_order_relaxed);
+    if (p.error()) {
+      s.overflow_errors.store(s.overflow_errors.load(std::memory_order_relaxed) + wd,
+                              std::memory_order_relaxed);
+    }
+  }
   if (int64_t n = p.result_size_value(); n >= 0) {
     push({static_cast<uint64_t>(n), 0, site, 0, w, CellKind::kSize, false});
   }
@@ -613,8 +691,14 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
 void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p) {
   ThreadState* ts = h->owner;
   uint64_t head = ts->head.load(std::memory_order_relaxed);
-  if (head - ts->tail.load(std::memory_order_acquire) > ts->ring_mask) {
-    ts->dropped.store(ts->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const uint64_t tail = ts->tail.load(std::memory_order_acquire);
+  if (head - tail > ts->ring_mask) [[unlikely]] {
+    // A burst faster than the export: the call goes to the aggregates (exact counts and
+    // latency distribution, no span), never lost. The span context stays consistent: its
+    // children keep this span's id as parent (the handler then finds no parent for them).
+    ts->to_aggregates.store(ts->to_aggregates.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+    aggregate_call(h, site.id.load(std::memory_order_relaxed), start, end, p, 0);
     return;
   }
   SpanRecord& r = ts->ring[head & ts->ring_mask];
@@ -637,6 +721,13 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   }
   r.parent = 0;  // filled by end_span_context's caller order: see begin_span
   ts->head.store(head + 1, std::memory_order_release);
+  // Half the ring waiting: export now rather than at the next interval (checked once per half
+  // ring), so a burst overflows into the aggregates as little as possible.
+  const uint64_t capacity = ts->ring_mask + 1;
+  if (crossed_half_ring(head, head + 1, capacity) && head + 1 - tail >= capacity / 2) {
+    span_pressure_.store(true, std::memory_order_relaxed);
+    bg_cv_.notify_one();
+  }
   ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
@@ -725,37 +816,60 @@ void Engine::fold_calls() {
     uint64_t tail = ts->calls_tail.load(std::memory_order_relaxed);
     const uint64_t head = ts->calls_head.load(std::memory_order_acquire);
     if (ts->last_parent.size() < sites_.size()) ts->last_parent.resize(sites_.size());
-    for (; tail != head; ++tail) {
-      const CallRecord& r = ts->calls[tail & ts->calls_mask];
-      if (r.site >= histograms_.size()) continue;  // cannot happen: sites register first
-      SiteHistograms& site = histograms_[r.site];
-      const double w = r.weight;
-      switch (r.kind) {
-        case CellKind::kSize:
-          site.size.add(static_cast<double>(r.value), w, bounds);
-          break;
-        case CellKind::kLoop:
-          SiteHistograms::of(site.loops, r.sub).add(static_cast<double>(r.value), w, bounds);
-          break;
-        case CellKind::kLatency: {
-          Histogram& hist = SiteHistograms::of(site.latency, r.sub);
-          hist.add(static_cast<double>(r.value) * nspt, w, bounds);
-          if (r.error) hist.errors += w;
-          if (r.sub == 0) break;
-          auto& seen = ts->last_parent[r.site];
-          auto it = std::find_if(seen.begin(), seen.end(),
-                                 [&](const auto& e) { return e.first == r.sub; });
-          if (it == seen.end()) it = seen.insert(seen.end(), {r.sub, 0});
-          if (it->second != r.caller_call) {
-            hist.parents += w;
-            it->second = r.caller_call;
-          }
-          break;
-        }
-      }
-    }
+    for (; tail != head; ++tail) fold_record(ts, ts->calls[tail & ts->calls_mask], nspt, bounds);
     ts->calls_tail.store(tail, std::memory_order_release);
   }
+}
+
+void Engine::fold_record(ThreadState* ts, const CallRecord& r, double nspt, const double* bounds) {
+  if (histograms_.size() < sites_.size()) histograms_.resize(sites_.size());
+  if (r.site >= histograms_.size()) return;  // cannot happen: sites register first
+  SiteHistograms& site = histograms_[r.site];
+  const double w = r.weight;
+  switch (r.kind) {
+    case CellKind::kSize:
+      site.size.add(static_cast<double>(r.value), w, bounds);
+      break;
+    case CellKind::kLoop:
+      SiteHistograms::of(site.loops, r.sub).add(static_cast<double>(r.value), w, bounds);
+      break;
+    case CellKind::kLatency: {
+      Histogram& hist = SiteHistograms::of(site.latency, r.sub);
+      hist.add(static_cast<double>(r.value) * nspt, w, bounds);
+      if (r.error) hist.errors += w;
+      if (r.sub == 0 || ts == nullptr) break;
+      if (ts->last_parent.size() <= r.site) ts->last_parent.resize(sites_.size());
+      auto& seen = ts->last_parent[r.site];
+      auto it =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == r.sub; });
+      if (it == seen.end()) it = seen.insert(seen.end(), {r.sub, 0});
+      if (it->second != r.caller_call) {
+        hist.parents += w;
+        it->second = r.caller_call;
+      }
+      break;
+    }
+  }
+}
+
+void Engine::fold_span(const SpanRecord& r) {
+  const double* bounds = sketch_bin_bounds();
+  const double nspt = ns_per_tick_.load();
+  const auto w = static_cast<float>(r.weight);
+  fold_record(nullptr, {r.end - r.start, 0, r.site, 0, w, CellKind::kLatency, r.error}, nspt,
+              bounds);
+  if (r.result_size >= 0) {
+    fold_record(nullptr,
+                {static_cast<uint64_t>(r.result_size), 0, r.site, 0, w, CellKind::kSize, false},
+                nspt, bounds);
+  }
+  if (r.loop_iterations >= 0) {
+    fold_record(nullptr,
+                {static_cast<uint64_t>(r.loop_iterations), 0, r.site, r.loop_line, w,
+                 CellKind::kLoop, false},
+                nspt, bounds);
+  }
+  to_aggregates_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
@@ -785,15 +899,38 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
     h.zero += hist.zero;
     h.sum += hist.sum;
   };
+  // A PERFHAT_REQUEST and a PERFHAT_FUNCTION in one function time the same calls, and the
+  // handler keys both sites by that function: only the function probe's rows count them, and
+  // the edge between the two is no call (issue #19). twin_of(request site) = the function site
+  // of the same function that has calls in this interval (else 0: the request's rows stay).
+  std::unordered_map<std::string_view, uint32_t> function_sites;
+  for (size_t id = 1; id < histograms_.size() && id < sites_.size(); ++id) {
+    if (sites_[id].kind != kFunction) continue;
+    for (const auto& [caller, hist] : histograms_[id].latency) {
+      if (!hist.empty()) {
+        function_sites.emplace(sites_[id].function, static_cast<uint32_t>(id));
+        break;
+      }
+    }
+  }
+  auto twin_of = [&](uint32_t id) -> uint32_t {
+    if (function_sites.empty() || id >= sites_.size() || sites_[id].kind != kRequest) return 0;
+    auto it = function_sites.find(sites_[id].function);
+    return it == function_sites.end() ? 0 : it->second;
+  };
   for (size_t id = 0; id < histograms_.size(); ++id) {
     SiteHistograms& site = histograms_[id];
     const auto sid = static_cast<uint32_t>(id);
+    const uint32_t twin = twin_of(sid);
     for (auto& [caller, hist] : site.latency) {
       if (hist.empty()) continue;
-      HistogramData& f = row(HistogramData::kFunction, sid, 0);
-      add(f, hist);
-      f.errors += hist.errors;
-      if (caller != 0) {
+      if (twin == 0) {
+        HistogramData& f = row(HistogramData::kFunction, sid, 0);
+        add(f, hist);
+        f.errors += hist.errors;
+      }
+      const bool self_edge = caller != 0 && (twin == caller || twin_of(caller) == sid);
+      if (caller != 0 && !self_edge) {
         HistogramData& cs = row(HistogramData::kCallSite, sid, caller);
         add(cs, hist);
         cs.parents += hist.parents;
@@ -860,7 +997,7 @@ void Engine::export_pending(bool final) {
         const SpanRecord& r = ts->ring[tail & ts->ring_mask];
         if (!exporter) continue;  // no destination configured: phase 2 ends here
         if (queue_.size() >= capacity) {
-          dropped_queue_.fetch_add(1);
+          fold_span(r);  // into this export's aggregate rows: counted, not lost
           continue;
         }
         queue_.push_back({r, ts->tid});
@@ -901,6 +1038,15 @@ void Engine::export_pending(bool final) {
         a.end_unix_ns = to_unix_ns(now_tick);
         a.relevant = relevant(static_cast<uint32_t>(id));
         aggregates.push_back(std::move(a));
+        // Calls that found every ring full (Slot::overflow_*): their exact weighted count and
+        // total duration, as one bin at their mean.
+        if (const double n = cur.overflow_n - prev.overflow_n; n > 0) {
+          if (histograms_.size() < sites_.size()) histograms_.resize(sites_.size());
+          Histogram& h = SiteHistograms::of(histograms_[id].latency, 0);
+          const double ticks = cur.overflow_ticks - prev.overflow_ticks;
+          h.add(ticks * nspt / n, n, sketch_bin_bounds());
+          h.errors += cur.overflow_errors - prev.overflow_errors;
+        }
         prev = cur;
       }
       harvest_histograms(proto, now_tick);
@@ -911,9 +1057,35 @@ void Engine::export_pending(bool final) {
   if (!exporter) return;
   ExportBatch& b = batch_;
   b.resource = std::move(proto.resource);
-  bool first = true;
+  // First the interval's aggregates (phase 1, histogram rows, the drop report), alone: a
+  // retried request then never re-sends spans the receiver already took. The last batch's spans
+  // are parked, not freed (their strings' capacity is reused, issue #5).
+  for (; !b.spans.empty(); b.spans.pop_back()) spare_spans_.push_back(std::move(b.spans.back()));
+  b.aggregates.swap(aggregates);
+  b.sites.swap(proto.sites);
+  b.histograms.swap(proto.histograms);
+  b.histograms_end_unix_ns = proto.histograms_end_unix_ns;
+  b.dropped = unreported_;
+  if (!b.aggregates.empty() || !b.histograms.empty() || b.dropped.any()) {
+    double row_calls = 0;
+    for (const HistogramData& h : b.histograms) {
+      if (h.kind == HistogramData::kFunction) row_calls += h.count();
+    }
+    if (send(*exporter, b, max_retries, backoff, final)) {
+      hist_rows_exported_.fetch_add(b.histograms.size());
+      unreported_ = DroppedReport{};
+    } else {
+      hist_rows_dropped_.fetch_add(b.histograms.size());
+      unreported_.rows += b.histograms.size();
+      unreported_.calls += row_calls;
+    }
+  }
+  b.aggregates.clear();
+  b.sites.clear();
+  b.histograms.clear();
+  b.dropped = DroppedReport{};
   size_t next = 0;  // first queue_ entry not yet exported
-  while (first || next < queue_.size()) {
+  while (next < queue_.size()) {
     size_t n = std::min<size_t>(batch_size, queue_.size() - next);
     // A shorter batch would free its tail's strings, and the next full one allocate them again
     // (malloc was a tenth of the export thread's time): park the tail instead (issue #5).
@@ -966,37 +1138,36 @@ void Engine::export_pending(bool final) {
       }
     }
     next += n;
-    b.aggregates.clear();
-    b.sites.clear();
-    b.histograms.clear();
-    if (first) {  // the first request carries the interval's aggregates (swapped: no copy)
-      b.aggregates.swap(aggregates);
-      b.sites.swap(proto.sites);
-      b.histograms.swap(proto.histograms);
-      b.histograms_end_unix_ns = proto.histograms_end_unix_ns;
-    }
-    first = false;
-    if (b.spans.empty() && b.aggregates.empty() && b.histograms.empty()) break;
-    ExportResult res = ExportResult::kRetryableFailure;
-    double wait = backoff;
-    for (uint32_t attempt = 0; attempt <= max_retries; ++attempt) {
-      res = exporter->export_batch(b);
-      if (res == ExportResult::kSuccess) break;
-      export_failures_.fetch_add(1);
-      if (res == ExportResult::kPermanentFailure || attempt == max_retries) break;
-      // Interruptible only by the final flush's own budget: shutdown keeps the retries short.
-      std::this_thread::sleep_for(std::chrono::duration<double>(final ? wait / 4 : wait));
-      wait *= 2;
-    }
-    if (res == ExportResult::kSuccess) {
+    if (send(*exporter, b, max_retries, backoff, final)) {
       exported_.fetch_add(b.spans.size());
-      hist_rows_exported_.fetch_add(b.histograms.size());
     } else {
       dropped_export_.fetch_add(b.spans.size());
-      hist_rows_dropped_.fetch_add(b.histograms.size());
+      unreported_.spans += b.spans.size();
+      for (const SpanData& sd : b.spans) unreported_.calls += sd.weight;
     }
   }
   queue_.clear();
+}
+
+bool Engine::send(Exporter& exporter, const ExportBatch& b, uint32_t max_retries, double backoff,
+                  bool final) {
+  ExportResult res = ExportResult::kRetryableFailure;
+  double wait = backoff;
+  for (uint32_t attempt = 0; attempt <= max_retries; ++attempt) {
+    try {
+      res = exporter.export_batch(b);
+    } catch (...) {  // an exporter must not take the process down (exit, background thread)
+      res = ExportResult::kPermanentFailure;
+    }
+    if (!final) register_exit_flush_after(res, b);
+    if (res == ExportResult::kSuccess) return true;
+    export_failures_.fetch_add(1);
+    if (res == ExportResult::kPermanentFailure || attempt == max_retries) break;
+    // Interruptible only by the final flush's own budget: shutdown keeps the retries short.
+    std::this_thread::sleep_for(std::chrono::duration<double>(final ? wait / 4 : wait));
+    wait *= 2;
+  }
+  return false;
 }
 
 void Engine::flush() {
@@ -1009,10 +1180,12 @@ Counters Engine::counters() {
   Lock l(mu_);
   c.spans_recorded = recorded_retired_.load();
   c.spans_dropped_ring = dropped_ring_retired_.load();
+  c.spans_to_aggregates = to_aggregates_.load();
   c.records_dropped_histogram = hist_dropped_retired_.load();
   for (ThreadState* ts : threads_) {
     c.spans_recorded += ts->recorded.load(std::memory_order_relaxed);
     c.spans_dropped_ring += ts->dropped.load(std::memory_order_relaxed);
+    c.spans_to_aggregates += ts->to_aggregates.load(std::memory_order_relaxed);
     c.records_dropped_histogram += ts->calls_dropped.load(std::memory_order_relaxed);
   }
   c.histogram_rows_exported = hist_rows_exported_.load();
@@ -1073,6 +1246,7 @@ void Engine::set_cycle(double s) {
 int ensure_initialized() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
+    EngineScope in_engine;
     if (g_mode.load() == kUninitialized) Engine::get().init(Config::from_env(), nullptr);
   });
   return g_mode.load(std::memory_order_relaxed);
@@ -1134,6 +1308,7 @@ int Probe::uncaught() noexcept { return std::uncaught_exceptions(); }
 // First use: initialization from the environment, site registration, thread state. Then the same
 // decisions as the inline path.
 void Probe::enter(Site& site) noexcept {
+  if (t_in_engine) return;
   int mode = g_mode.load(std::memory_order_relaxed);
   if (mode == kDisabled || (mode == kUninitialized && ensure_initialized() != kEnabled)) return;
   uint32_t id = site.id.load(std::memory_order_relaxed);
@@ -1282,6 +1457,8 @@ Config Config::from_env() {
   c.compression = env_or("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
                          env_or("OTEL_EXPORTER_OTLP_COMPRESSION", c.compression));
   c.filter = env_or("PERFHAT_FILTER", "");
+  const char* om = std::getenv("PERFHAT_OTLP_METRICS");
+  c.otlp_metrics = om && (std::strcmp(om, "1") == 0 || std::strcmp(om, "true") == 0);
   c.scope = env_or("PERFHAT_SCOPE", "");
   c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");
   c.sampler = env_or("PERFHAT_SAMPLER", c.sampler);
@@ -1309,12 +1486,23 @@ Config Config::from_env() {
   return c;
 }
 
-bool init(const Config& config) { return detail::Engine::get().init(config, nullptr); }
+bool init() { return init(Config::from_env()); }
+bool init(const Config& config) {
+  detail::EngineScope in_engine;
+  return detail::Engine::get().init(config, nullptr);
+}
 bool init(const Config& config, std::shared_ptr<Exporter> exporter) {
+  detail::EngineScope in_engine;
   return detail::Engine::get().init(config, std::move(exporter));
 }
-void shutdown() { detail::Engine::get().shutdown(); }
-void flush() { detail::Engine::get().flush(); }
+void shutdown() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().shutdown();
+}
+void flush() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().flush();
+}
 std::string last_error() { return detail::Engine::get().last_error(); }
 void set_sampling_rate(double r) { detail::Engine::get().set_sampling_rate(r); }
 double sampling_rate() { return detail::Engine::get().sampling_rate(); }
@@ -1324,8 +1512,14 @@ void set_enabled(bool on) {
   detail::g_mode.store(on ? detail::kEnabled : detail::kDisabled);
 }
 bool set_filter(const std::string& f) { return detail::Engine::get().set_filter(f); }
-void analyze_now() { detail::Engine::get().analyze_now(); }
-Counters counters() { return detail::Engine::get().counters(); }
+void analyze_now() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().analyze_now();
+}
+Counters counters() {
+  detail::EngineScope in_engine;
+  return detail::Engine::get().counters();
+}
 
 void set_session(const char* session_id) {
   detail::Hot* h = detail::t_hot;

@@ -70,6 +70,7 @@ struct ThreadState {
   uint64_t ring_mask = 0;
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<uint64_t> recorded{0}, dropped{0};
+  std::atomic<uint64_t> to_aggregates{0};  // span ring full: the call went to the call ring
   std::atomic<bool> alive{true};
   size_t slots_bytes = 0;
   // Aggregate export mode: the innermost recording probe's site and invocation number (the
@@ -95,6 +96,7 @@ struct SiteTotals {
   uint64_t window_calls = 0;
   uint64_t size_n = 0, sessions = 0;
   double size_sum = 0, size_sq = 0;
+  double overflow_n = 0, overflow_ticks = 0, overflow_errors = 0;  // Slot::overflow_*
   void add(const Slot& s);
   void add(const SiteTotals& o);
 };
@@ -126,8 +128,9 @@ class Engine {
   void begin_request(Hot* h, const Site& site);
   void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
   void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p);
-  void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
-                      uint64_t parent);
+  // Not inlined into record_span, whose overflow path it is: keeps the span path's frame small.
+  [[gnu::noinline]] void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
+                                        const Probe& p, uint64_t parent);
   void thread_exit(ThreadState* ts);
 
   double now_s();
@@ -139,7 +142,10 @@ class Engine {
   // How long the background thread sleeps before its next wake.
   std::chrono::milliseconds background_wait(double last_tick, double last_analysis,
                                             double last_export, double export_interval);
-  void stop_background();
+  // Stops the background thread; with `final`, it exports what is pending first (on its own
+  // thread, whose thread-locals are alive even when exit() runs on another). Returns whether it
+  // did that final export.
+  bool stop_background(bool final);
   void analyze() PERFHAT_EXCLUDES(mu_);
   void export_pending(bool final);
   void update_threshold(double rate);
@@ -151,6 +157,14 @@ class Engine {
   // and moves what histograms_ gathered since the last export into `b` as rows.
   void fold_calls() PERFHAT_REQUIRES(mu_);
   void harvest_histograms(ExportBatch& b, uint64_t now_tick) PERFHAT_REQUIRES(mu_);
+  // One CallRecord into histograms_ (fold_calls, and spans that find the export queue full).
+  void fold_record(ThreadState* ts, const CallRecord& r, double ns_per_tick, const double* bounds)
+      PERFHAT_REQUIRES(mu_);
+  // A span that found the export queue full becomes records of the aggregates (exact counts).
+  void fold_span(const SpanRecord& r) PERFHAT_REQUIRES(mu_);
+  // Sends one batch with retries; false if it was lost. Never throws.
+  bool send(Exporter& exporter, const ExportBatch& b, uint32_t max_retries, double backoff,
+            bool final);
 
   Mutex mu_;
   Config cfg_ PERFHAT_GUARDED_BY(mu_);
@@ -184,12 +198,16 @@ class Engine {
   std::vector<QueuedSpan> queue_ PERFHAT_GUARDED_BY(export_mu_);
   ExportBatch batch_ PERFHAT_GUARDED_BY(export_mu_);
   std::vector<SpanData> spare_spans_ PERFHAT_GUARDED_BY(export_mu_);  // batch_'s parked tail
+  DroppedReport unreported_ PERFHAT_GUARDED_BY(export_mu_);  // lost, not yet told the handler
 
   // Background thread.
   std::thread bg_;
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
+  bool bg_final_ = false, bg_final_done_ = false;
+  // A thread's span ring is half full: the background thread exports now (record_span).
+  std::atomic<bool> span_pressure_{false};
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.
@@ -199,7 +217,7 @@ class Engine {
 
   std::atomic<uint64_t> exported_{0}, dropped_queue_{0}, dropped_export_{0}, export_failures_{0},
       cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0},
-      hist_dropped_retired_{0}, hist_rows_exported_{0}, hist_rows_dropped_{0};
+      hist_dropped_retired_{0}, hist_rows_exported_{0}, hist_rows_dropped_{0}, to_aggregates_{0};
   std::atomic<uint64_t> next_tid_{1};
 };
 

@@ -27,6 +27,17 @@ namespace aggns {
   PERFHAT_REQUEST("GET /agg");
   twice(x);
 }
+// A request root and a function probe in one function (either order): the same calls.
+[[gnu::noinline]] int serve(int x) {
+  PERFHAT_REQUEST("GET /serve");
+  PERFHAT_FUNCTION();
+  return twice(x);
+}
+[[gnu::noinline]] int serve_function_first(int x) {
+  PERFHAT_FUNCTION();
+  PERFHAT_REQUEST("GET /serve2");
+  return twice(x);
+}
 [[gnu::noinline]] void fails() {
   PERFHAT_FUNCTION();
   throw std::runtime_error("boom");
@@ -294,3 +305,24 @@ TEST(InstrAggregate, AFullRingDropsAndCountsInsteadOfBlocking) {
 }
 
 }  // namespace
+
+// PERFHAT_REQUEST + PERFHAT_FUNCTION in one function: the handler keys both sites by the
+// function, so its count must come from one of them only, with no edge from the function to
+// itself (issue #19); the calls it makes keep it as their caller.
+TEST(InstrAggregate, RequestAndFunctionProbesInOneFunctionCountOnce) {
+  auto ex = start_aggregates();
+  for (int i = 0; i < 6; ++i) aggns::serve(i);
+  for (int i = 0; i < 4; ++i) aggns::serve_function_first(i);
+  perfhat::flush();
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::serve(int)").count, 6);
+  EXPECT_EQ(totals(*ex, HistogramData::kFunction, "aggns::serve_function_first").count, 4);
+  EXPECT_EQ(totals(*ex, HistogramData::kCallSite, "aggns::serve(int)", "aggns::serve(int)").rows,
+            0);
+  EXPECT_EQ(totals(*ex, HistogramData::kCallSite, "aggns::serve(int)", "GET /serve").rows, 0);
+  EXPECT_EQ(totals(*ex, HistogramData::kCallSite, "serve_function_first", "GET /serve2").rows, 0);
+  EXPECT_EQ(totals(*ex, HistogramData::kCallSite, "GET /serve2", "serve_function_first").rows, 0);
+  // twice() is called by the function (whichever of its two probes is innermost).
+  Totals edge = totals(*ex, HistogramData::kCallSite, "aggns::twice", "serve");
+  EXPECT_EQ(edge.count, 10);
+  perfhat::shutdown();
+}

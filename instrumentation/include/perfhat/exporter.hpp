@@ -102,6 +102,16 @@ struct HistogramData {
   }
 };
 
+// What the library lost since it last reported it: batches that failed after their retries (the
+// handler was unreachable or refused them). Sent as the "dropped" member of the next
+// POST /v1/aggregates (docs/aggregate-export.md) and kept until a request carrying it succeeds.
+struct DroppedReport {
+  double calls = 0;    // weighted calls whose span or aggregate row was lost
+  uint64_t spans = 0;  // spans lost
+  uint64_t rows = 0;   // aggregate rows lost
+  bool any() const { return calls > 0 || spans > 0 || rows > 0; }
+};
+
 struct ExportBatch {
   Resource resource;
   std::vector<SpanData> spans;
@@ -110,6 +120,7 @@ struct ExportBatch {
   std::vector<SiteIdentity> sites;
   std::vector<HistogramData> histograms;
   uint64_t histograms_end_unix_ns = 0;  // end of the interval the histograms cover
+  DroppedReport dropped;  // sent with the histograms (an aggregates request even without rows)
 };
 
 enum class ExportResult { kSuccess, kRetryableFailure, kPermanentFailure };

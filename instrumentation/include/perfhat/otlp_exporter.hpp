@@ -1,6 +1,9 @@
-// OTLP/HTTP exporter (target perfhat::otlp): POSTs spans to <endpoint>/v1/traces and phase-1
-// aggregates to <endpoint>/v1/metrics, as application/x-protobuf (default) or application/json,
-// and the histograms of the aggregate export mode to <endpoint>/v1/aggregates (JSON).
+// OTLP/HTTP exporter (target perfhat::otlp): POSTs spans to <endpoint>/v1/traces, as
+// application/x-protobuf (default) or application/json, and aggregate rows (the aggregate export
+// mode's histograms, calls that overflowed the span path, the drop report) to
+// <endpoint>/v1/aggregates (JSON): the two endpoints perfhat-handler serves (DESIGN §5). Phase-1
+// aggregates go to <endpoint>/v1/metrics only if asked (OtlpOptions::export_metrics,
+// PERFHAT_OTLP_METRICS=1: for an OTel Collector or a metrics backend).
 // Linking perfhat::otlp lets perfhat::init() pick it from PERFHAT_ENDPOINT /
 // OTEL_EXPORTER_OTLP_ENDPOINT; it can also be constructed directly.
 #pragma once
@@ -23,7 +26,7 @@ struct OtlpOptions {
   std::vector<std::pair<std::string, std::string>> headers;
   double connect_timeout_s = 2;
   double timeout_s = 5;
-  bool export_metrics = true;  // phase-1 aggregates to /v1/metrics
+  bool export_metrics = false;  // phase-1 aggregates to /v1/metrics (perfhat-handler: 404)
 
   // From a Config: endpoint, protocol, compression, OTEL_EXPORTER_OTLP_HEADERS ("k=v,k2=v2",
   // %-decoded) and PERFHAT_TOKEN (Authorization: Bearer). Returns false with `error` on a
@@ -47,6 +50,7 @@ class OtlpHttpExporter final : public Exporter {
   OtlpOptions opt_;
   std::atomic<uint64_t> metrics_rejected_{0};
   std::atomic<bool> metrics_enabled_{true};
+  std::atomic<bool> aggregates_enabled_{true};  // false after /v1/aggregates answered 4xx
 };
 
 // Parses OTEL_EXPORTER_OTLP_HEADERS syntax.

@@ -21,12 +21,18 @@
 #include <cstdint>
 #include <string>
 
-// The header is C++17; the probes' [[unlikely]] (which keeps the enabled path out of the
-// disabled one's way) is a C++20 attribute that GCC accepts silently and clang warns about.
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wunknown-warning-option"
-#pragma clang diagnostic ignored "-Wc++20-attribute-extensions"
+// The header is C++17 (consumers may be); the library itself is built as C++20.
+#if defined(__cpp_constinit)
+#define PERFHAT_CONSTINIT constinit
+#elif defined(__clang__)
+#define PERFHAT_CONSTINIT [[clang::require_constant_initialization]]
+#else
+#define PERFHAT_CONSTINIT __constinit  // GCC >= 10 in every language mode
+#endif
+#if __cplusplus >= 202002L
+#define PERFHAT_UNLIKELY [[unlikely]]
+#else
+#define PERFHAT_UNLIKELY
 #endif
 
 namespace perfhat {
@@ -54,6 +60,9 @@ struct Config {
   // kept in the process and exported every interval to the handler's POST /v1/aggregates:
   // docs/aggregate-export.md; a fraction of the CPU, no per-call trace).
   std::string export_mode = "spans";
+  // PERFHAT_OTLP_METRICS=1: also POST phase-1 aggregates as OTLP metrics to <endpoint>/v1/metrics
+  // (an OTel Collector or metrics backend). Off by default: perfhat-handler does not serve it.
+  bool otlp_metrics = false;
   double sampling_rate = 0.5;  // PERFHAT_SAMPLING_RATE: max (desired) rate
   double cycle_s = 120;        // PERFHAT_CYCLE_S: Tigris analysis cycle
   // PERFHAT_TIMING_PERIOD: phase 1 times 1 in N calls per function (randomized countdown; every
@@ -76,7 +85,8 @@ struct Config {
 
 // Optional explicit initialization (the first probe otherwise initializes from the
 // environment). Returns false and leaves probes disabled if the configuration is invalid (e.g. a
-// TigrisDSL syntax error), with the reason in last_error().
+// TigrisDSL syntax error), with the reason in last_error(). init() = init(Config::from_env()).
+bool init();
 bool init(const Config& config);
 // Flushes buffered spans and aggregates, stops background threads. Probes become no-ops.
 void shutdown();
@@ -96,8 +106,12 @@ void analyze_now();
 struct Counters {
   uint64_t spans_recorded = 0;
   uint64_t spans_exported = 0;
-  uint64_t spans_dropped_ring = 0;         // per-thread ring full
-  uint64_t spans_dropped_queue = 0;        // export queue full
+  uint64_t spans_dropped_ring = 0;  // unused: a full span ring sends the call to the
+                                    // aggregates (spans_to_aggregates)
+  // Span export: recorded calls exported as aggregate rows instead of spans because the thread's
+  // span ring or the export queue was full (exact counts, no per-call trace).
+  uint64_t spans_to_aggregates = 0;
+  uint64_t spans_dropped_queue = 0;        // unused: a full queue folds into the aggregates
   uint64_t spans_dropped_export = 0;       // exporter failed after retries
   uint64_t records_dropped_histogram = 0;  // aggregate mode: a call, its loop count or its size
                                            // not recorded (the thread's ring was full)
@@ -149,6 +163,10 @@ struct alignas(64) Slot {
   std::atomic<double> size_sum{0}, size_sq{0};  // Computation Pattern (result sizes)
   std::atomic<uint64_t> size_n{0};
   std::atomic<uint64_t> sessions{0};  // linear-counting bitmap (User Behavior)
+  // Recorded calls that found both the span ring and the call ring full: weighted count,
+  // weighted duration and weighted errors, exported as the site's aggregate row so counts stay
+  // exact whatever the burst (Engine::overflow_call).
+  std::atomic<double> overflow_n{0}, overflow_ticks{0}, overflow_errors{0};
 };
 
 struct ThreadState;
@@ -174,16 +192,7 @@ extern std::atomic<int> g_mode;
 // site id. nullptr = every site relevant (empty filter).
 extern std::atomic<const uint64_t*> g_relevant;
 extern std::atomic<uint64_t> g_rate_threshold;  // out-of-request Bernoulli threshold
-// initial-exec: a plain %fs-relative load on the hot path, no __tls_get_addr call. Constant
-// initialization, declared here too, spares every access a call to the TLS init wrapper; the
-// header is C++17, so C++20's constinit is spelled as each compiler's extension before it.
-#if defined(__cpp_constinit)
-#define PERFHAT_CONSTINIT constinit
-#elif defined(__clang__)
-#define PERFHAT_CONSTINIT __attribute__((require_constant_initialization))
-#else
-#define PERFHAT_CONSTINIT __constinit
-#endif
+// initial-exec: a plain %fs-relative load on the hot path, no __tls_get_addr call.
 extern PERFHAT_CONSTINIT thread_local Hot* t_hot __attribute__((tls_model("initial-exec")));
 
 inline bool relevant(uint32_t id) noexcept {
@@ -227,16 +236,16 @@ class Probe {
   [[gnu::always_inline]] explicit Probe(Site& site) noexcept {
     slot_ = nullptr;
     // kUninitialized also goes this way: enter() initializes from the environment.
-    if (g_mode.load(std::memory_order_relaxed) != kDisabled) [[unlikely]]
-      start(site);
+    if (g_mode.load(std::memory_order_relaxed) != kDisabled) PERFHAT_UNLIKELY
+    start(site);
   }
 
   [[gnu::always_inline]] ~Probe() {
     // Active probes only. One test for all rare exit work -- flags (timed, recording, request,
     // PERFHAT_ERROR), an exception in flight, a user session to note.
-    if (slot_ != nullptr) [[unlikely]] {
-      if ((flags_ | *hot_->eh_uncaught | hot_->session_hash) != 0) leave();
-    }
+    if (slot_ != nullptr) PERFHAT_UNLIKELY {
+        if ((flags_ | *hot_->eh_uncaught | hot_->session_hash) != 0) leave();
+      }
   }
 
   Probe(const Probe&) = delete;
@@ -299,8 +308,8 @@ class Probe {
     // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare. g_mode is
     // not read again: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
     // enter()), and it never returns there.
-    if (h == nullptr || id - 1u >= h->capacity - 1u) [[unlikely]]
-      return enter(site);
+    if (h == nullptr || id - 1u >= h->capacity - 1u) PERFHAT_UNLIKELY
+    return enter(site);
     decide(h, id, site);
   }
   // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid
@@ -315,11 +324,11 @@ class Probe {
     hot_ = h;
     site_ = &site;
     flags_ = 0;
-    if (site.kind == kRequest) [[unlikely]]
-      return begin(n, cd == 0, false);
+    if (site.kind == kRequest) PERFHAT_UNLIKELY
+    return begin(n, cd == 0, false);
     bool record = relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h));
-    if ((cd == 0) | record) [[unlikely]]
-      begin(n, cd == 0, record);
+    if ((cd == 0) | record) PERFHAT_UNLIKELY
+    begin(n, cd == 0, record);
   }
   // First use of a site or thread, or initialization. Called directly from the probed function
   // (never through another frame): its return address lies inside that function, which is how
@@ -375,10 +384,6 @@ constexpr int max_rank(int a, int b, int c) { return a > b ? (a > c ? a : c) : (
 void set_session(const char* session_id);
 
 }  // namespace perfhat
-
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
 
 #define PERFHAT_CONCAT_INNER(a, b) a##b
 #define PERFHAT_CONCAT(a, b) PERFHAT_CONCAT_INNER(a, b)

@@ -1,0 +1,93 @@
+// A short-lived instrumented program for the exit and burst tests (instr_exit_test): a burst of
+// probed calls (outer() calls hot() ten times), then an exit chosen by the arguments. Built twice:
+// with the probe macros, and with -finstrument-functions + perfhat::autoinstrument
+// (PERFHAT_BURST_AUTO, no macros). It never calls perfhat::shutdown() unless asked to.
+//
+//   burst_app OUTER [--shutdown] [--sleep-ms N] [--exit-from-thread] [--static-dtor-probes]
+//
+// With --sleep-ms, the burst runs again after the sleep. Prints "calls hot=H outer=O" (the
+// true counts) before exiting.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#ifndef PERFHAT_BURST_AUTO
+#include <perfhat/perfhat.hpp>
+#define BURST_PROBE() PERFHAT_FUNCTION()
+#else
+namespace perfhat {
+void shutdown();
+}
+#define BURST_PROBE() ((void)0)
+#endif
+
+namespace burst {
+
+volatile long g_sink = 0;
+long g_hot_calls = 0, g_outer_calls = 0;
+
+[[gnu::noinline]] void hot(int i) {
+  BURST_PROBE();
+  ++g_hot_calls;
+  g_sink = g_sink + i;
+}
+
+[[gnu::noinline]] void outer(int i) {
+  BURST_PROBE();
+  ++g_outer_calls;
+  for (int k = 0; k < 10; ++k) hot(i + k);
+}
+
+// A static whose destructor makes probed calls, constructed before the first probe (so it is
+// destroyed after the library's exit handler has run) and after it.
+struct ProbesInDestructor {
+  const char* tag;
+  ~ProbesInDestructor() {
+    if (enabled) {
+      for (int i = 0; i < 100; ++i) outer(i);
+    }
+  }
+  bool enabled = false;
+};
+ProbesInDestructor g_early{"early"};
+
+}  // namespace burst
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: burst_app OUTER [options]\n");
+    return 2;
+  }
+  const long outer_calls = std::strtol(argv[1], nullptr, 10);
+  bool do_shutdown = false, exit_from_thread = false, dtor_probes = false;
+  long sleep_ms = 0;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--shutdown") do_shutdown = true;
+    if (a == "--exit-from-thread") exit_from_thread = true;
+    if (a == "--static-dtor-probes") dtor_probes = true;
+    if (a == "--sleep-ms" && i + 1 < argc) sleep_ms = std::strtol(argv[++i], nullptr, 10);
+  }
+  burst::g_early.enabled = dtor_probes;
+  static burst::ProbesInDestructor late{"late"};
+  late.enabled = dtor_probes;
+  for (long i = 0; i < outer_calls; ++i) burst::outer(static_cast<int>(i));
+  // Leave time for a background export (the case of issue #18: one export, then exit).
+  if (sleep_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    for (long i = 0; i < outer_calls; ++i)
+      burst::outer(static_cast<int>(i));  // for the final flush
+  }
+  std::printf("calls hot=%ld outer=%ld\n", burst::g_hot_calls, burst::g_outer_calls);
+  std::fflush(stdout);
+  if (do_shutdown) perfhat::shutdown();
+  if (exit_from_thread) {
+    std::thread([] {
+      burst::outer(1);
+      std::exit(0);
+    }).join();
+  }
+  return 0;
+}
