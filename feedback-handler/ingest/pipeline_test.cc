@@ -94,7 +94,7 @@ TEST(IngestPipeline, ReadsSeeEveryAcknowledgedRequestAfterFlush) {
   TempStore t;
   Store store(t.opts());
   IngestPipeline p(store);
-  const otlp::ExportRequest r = requestFor("a::f", 5);
+  otlp::ExportRequest r = requestFor("a::f", 5);
   const std::string body = otlp::encodeProtobuf(r);
   IngestStats st = p.ingest(r, body, BodyFormat::kProtobuf);
   EXPECT_EQ(st.spans, 5u);
