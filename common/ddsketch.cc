@@ -412,10 +412,11 @@ void DDSketch::repairTotals(Parsed& p, std::vector<std::pair<int, double>>& bins
     fix("count");
   }
   if (p.count <= 0) return;
-  const double gamma = (1 + p.options.relative_accuracy) / (1 - p.options.relative_accuracy);
-  const double log_gamma = std::log(gamma);
+  // Only when a total needs recomputing (the usual blob reads without a log()).
   auto value = [&](int i) {
-    return std::min(2 * std::exp(i * log_gamma) / (gamma + 1), std::numeric_limits<double>::max());
+    const double gamma = (1 + p.options.relative_accuracy) / (1 - p.options.relative_accuracy);
+    return std::min(2 * std::exp(i * std::log(gamma)) / (gamma + 1),
+                    std::numeric_limits<double>::max());
   };
   if (!(p.min >= 0 && p.min <= p.max && p.max <= std::numeric_limits<double>::max())) {
     p.min = p.zero_count > 0 || bins.empty() ? 0 : value(bins.front().first);

@@ -221,7 +221,7 @@ std::vector<IntakeRecord> IntakeLog::recover(int64_t after) {
     // Torn tail: an append cut short by the crash, never acknowledged. Appends start after it.
     std::fprintf(stderr,
                  "perfhat-handler: intake log %s: dropped %zu bytes after the last complete "
-                 "record (an unfinished append)\n",
+                 "record (an append cut short by a crash, or damage there)\n",
                  path_.c_str(), data.size() - p.valid);
     if (::ftruncate(fd_, static_cast<off_t>(p.valid)) != 0) fail("cannot truncate", path_, errno);
   }
