@@ -1,8 +1,10 @@
 #include "common/ddsketch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -28,15 +30,34 @@ void putVarint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
+std::atomic<uint64_t> g_repaired{0};
+
+// A blob read with clamped totals: counted, and logged (the first few, then every 1000th) so an
+// operator learns that stored data held out-of-range values.
+void noteRepair(const char* what) {
+  const uint64_t n = g_repaired.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n <= 10 || n % 1000 == 0) {
+    std::fprintf(stderr,
+                 "perfhat: stored sketch with out-of-range %s read with clamped totals (%llu so "
+                 "far)\n",
+                 what, static_cast<unsigned long long>(n));
+  }
+}
+
 // Bounds-checked reader over the blob; every failure is a DDSketchError naming what was cut.
 struct Reader {
   std::string_view s;
   size_t pos = 0;
-  double getDouble(const char* what) {
+  // Any double, also non-finite (totals are checked and repaired by the caller).
+  double getRaw(const char* what) {
     if (s.size() - pos < 8) throw DDSketchError(std::string("ddsketch blob truncated at ") + what);
     double v;
     std::memcpy(&v, s.data() + pos, 8);
     pos += 8;
+    return v;
+  }
+  double getDouble(const char* what) {
+    const double v = getRaw(what);
     if (!std::isfinite(v)) throw DDSketchError(std::string("ddsketch blob: non-finite ") + what);
     return v;
   }
@@ -53,6 +74,8 @@ struct Reader {
 };
 
 }  // namespace
+
+uint64_t DDSketch::repairedBlobs() { return g_repaired.load(std::memory_order_relaxed); }
 
 DDSketch::DDSketch(DDSketchOptions options) : options_(options) {
   if (!(options_.relative_accuracy > 0 && options_.relative_accuracy < 1)) {
@@ -102,14 +125,16 @@ void DDSketch::add(double value, double weight) {
   if (!(weight > 0) || !std::isfinite(weight) || std::isnan(value)) return;
   if (value < 0) value = 0;  // durations and sizes cannot be negative: clock skew, clamp
   if (value > std::numeric_limits<double>::max()) value = std::numeric_limits<double>::max();
+  weight = std::min(weight, kMaxCount - count_);  // saturated: only the room left
+  if (!(weight > 0)) return;
   if (count_ <= 0) {
     min_ = max_ = value;
   } else {
     min_ = std::min(min_, value);
     max_ = std::max(max_, value);
   }
-  count_ += weight;
-  sum_ += value * weight;
+  count_ = std::min(count_ + weight, kMaxCount);
+  sum_ = std::min(sum_ + value * weight, kMaxSum);  // value * weight may be +inf: min is kMaxSum
   if (value < kMinIndexable) {
     zero_count_ += weight;
     return;
@@ -126,8 +151,9 @@ DDSketch DDSketch::fromBins(std::span<const std::pair<int, double>> bins, double
   if (!(zero_count >= 0) || !std::isfinite(zero_count)) {
     throw DDSketchError("ddsketch: zero count must be finite and >= 0");
   }
-  if (!(sum >= 0) || !std::isfinite(sum))
-    throw DDSketchError("ddsketch: sum must be finite and >= 0");
+  if (!(sum >= 0) || !(sum <= kMaxSum)) {
+    throw DDSketchError("ddsketch: sum must be finite and in [0, 1e300]");
+  }
   int lo = 0, hi = 0;
   for (size_t k = 0; k < bins.size(); ++k) {
     const auto [i, c] = bins[k];
@@ -152,7 +178,9 @@ DDSketch DDSketch::fromBins(std::span<const std::pair<int, double>> bins, double
     s.min_ = s.valueAt(lo);
     s.max_ = s.valueAt(hi);
   }
-  if (!std::isfinite(s.count_ + zero_count)) throw DDSketchError("ddsketch: total count overflows");
+  if (!(s.count_ + zero_count <= kMaxCount)) {
+    throw DDSketchError("ddsketch: total count exceeds 1e18");
+  }
   if (zero_count > 0) {
     s.zero_count_ = zero_count;
     s.count_ += zero_count;
@@ -169,11 +197,15 @@ struct DDSketch::Parsed {
   double zero_count = 0, count = 0, sum = 0, min = 0, max = 0;
 };
 
-bool DDSketch::mergeSummary(const Parsed& o) {
-  if (o.count <= 0) return false;
+double DDSketch::mergeSummary(const Parsed& o) {
+  if (o.count <= 0) return 0;
   if (std::abs(o.options.relative_accuracy - options_.relative_accuracy) > 1e-12) {
     throw DDSketchError("ddsketch: cannot merge sketches with different accuracies");
   }
+  // Saturating: beyond kMaxCount, `o` counts only with the room left (its shape kept).
+  const double room = kMaxCount - count_;
+  const double f = o.count > room ? room / o.count : 1.0;
+  if (!(f > 0)) return 0;
   if (count_ <= 0) {
     min_ = o.min;
     max_ = o.max;
@@ -181,25 +213,23 @@ bool DDSketch::mergeSummary(const Parsed& o) {
     min_ = std::min(min_, o.min);
     max_ = std::max(max_, o.max);
   }
-  count_ += o.count;
-  sum_ += o.sum;
-  zero_count_ += o.zero_count;
-  return true;
+  count_ = std::min(count_ + o.count * f, kMaxCount);
+  sum_ = std::min(sum_ + o.sum * f, kMaxSum);
+  zero_count_ += o.zero_count * f;
+  return f;
 }
 
 void DDSketch::merge(const DDSketch& other) {
-  if (!mergeSummary(Parsed{other.options_, other.zero_count_, other.count_, other.sum_, other.min_,
-                           other.max_})) {
-    return;
-  }
-  if (other.bins_.empty()) return;
+  const double f = mergeSummary(
+      Parsed{other.options_, other.zero_count_, other.count_, other.sum_, other.min_, other.max_});
+  if (f == 0 || other.bins_.empty()) return;
   int olo = other.offset_;
   int ohi = other.offset_ + static_cast<int>(other.bins_.size()) - 1;
   ensureRange(olo, ohi);
   for (size_t k = 0; k < other.bins_.size(); ++k) {
     if (other.bins_[k] == 0) continue;
     int i = std::max(olo + static_cast<int>(k), offset_);
-    bins_[static_cast<size_t>(i - offset_)] += other.bins_[k];
+    bins_[static_cast<size_t>(i - offset_)] += other.bins_[k] * f;
   }
 }
 
@@ -309,20 +339,19 @@ DDSketch::Parsed DDSketch::parse(std::string_view blob, std::vector<std::pair<in
     throw DDSketchError("ddsketch blob: invalid parameters");
   }
   p.options.max_bins = static_cast<int>(max_bins);
-  p.zero_count = r.getDouble("zero count");
-  p.count = r.getDouble("count");
-  p.sum = r.getDouble("sum");
-  p.min = r.getDouble("min");
-  p.max = r.getDouble("max");
-  if (p.zero_count < 0 || p.count < 0 || (p.count > 0 && p.min > p.max)) {
-    throw DDSketchError("ddsketch blob: inconsistent totals");
-  }
+  // Totals are read as they are and checked below, after the bins: a blob that passed its CRC
+  // was written by a sketch, so totals out of range are repaired rather than refused.
+  p.zero_count = r.getRaw("zero count");
+  p.count = r.getRaw("count");
+  p.sum = r.getRaw("sum");
+  p.min = r.getRaw("min");
+  p.max = r.getRaw("max");
+  if (p.zero_count < 0 || p.count < 0) throw DDSketchError("ddsketch blob: negative count");
   uint64_t nonzero = r.getVarint("bin count");
   if (nonzero > max_bins) throw DDSketchError("ddsketch blob: too many bins");
   bins.clear();
   bins.reserve(nonzero);
   int64_t prev = 0;
-  double total = p.zero_count;
   for (uint64_t n = 0; n < nonzero; ++n) {
     uint64_t raw = r.getVarint("bin index");
     int64_t idx;
@@ -335,20 +364,72 @@ DDSketch::Parsed DDSketch::parse(std::string_view blob, std::vector<std::pair<in
     if (idx < -100000 || idx > 100000) throw DDSketchError("ddsketch blob: bin index out of range");
     prev = idx;
     uint64_t tag = r.getVarint("bin count");
-    double c = (tag & 1) ? r.getDouble("bin count") : static_cast<double>(tag >> 1);
+    double c = (tag & 1) ? r.getRaw("bin count") : static_cast<double>(tag >> 1);
     if (!(c > 0)) throw DDSketchError("ddsketch blob: non-positive bin count");
     bins.emplace_back(static_cast<int>(idx), c);
-    total += c;  // summed in bin order, as the dense bins were before this refactoring
   }
   if (r.pos != body.size()) throw DDSketchError("ddsketch blob: trailing bytes");
   if (!bins.empty() &&
       int64_t{bins.back().first} - bins.front().first + 1 > static_cast<int64_t>(max_bins)) {
     throw DDSketchError("ddsketch blob: bins span more than max_bins");
   }
-  if (std::abs(total - p.count) > 1e-6 * std::max(1.0, p.count)) {
-    throw DDSketchError("ddsketch blob: bin counts do not add up to the total");
-  }
+  repairTotals(p, bins);
   return p;
+}
+
+// Clamps what a blob that checks may still hold out of range (written before sketches bounded
+// their totals, e.g. a weight of 1e308 made the sum infinite): counts beyond kMaxCount, a count
+// that is not the bins' total, a sum that is not finite, min/max that are not finite or in order.
+// What can be recomputed from the bins is; the repair is counted and logged.
+void DDSketch::repairTotals(Parsed& p, std::vector<std::pair<int, double>>& bins) {
+  const char* repaired = nullptr;
+  auto fix = [&](const char* what) {
+    if (!repaired) repaired = what;
+  };
+  if (std::isnan(p.zero_count)) {
+    p.zero_count = 0;
+    fix("zero count");
+  }
+  double total = std::min(p.zero_count, kMaxCount);
+  if (total != p.zero_count) fix("zero count");
+  for (auto& b : bins) {
+    if (b.second > kMaxCount) {
+      b.second = kMaxCount;
+      fix("bin count");
+    }
+    total += b.second;  // summed in bin order, as the dense bins were before this refactoring
+  }
+  p.zero_count = std::min(p.zero_count, kMaxCount);
+  if (total > kMaxCount) {  // scaled down to kMaxCount, keeping the shape
+    const double f = kMaxCount / total;
+    p.zero_count *= f;
+    total = p.zero_count;
+    for (auto& b : bins) total += b.second *= f;
+    fix("count");
+  }
+  if (!(std::abs(total - p.count) <= 1e-6 * std::max(1.0, total))) {
+    p.count = total;
+    fix("count");
+  }
+  if (p.count <= 0) return;
+  // Only when a total needs recomputing (the usual blob reads without a log()).
+  auto value = [&](int i) {
+    const double gamma = (1 + p.options.relative_accuracy) / (1 - p.options.relative_accuracy);
+    return std::min(2 * std::exp(i * std::log(gamma)) / (gamma + 1),
+                    std::numeric_limits<double>::max());
+  };
+  if (!(p.min >= 0 && p.min <= p.max && p.max <= std::numeric_limits<double>::max())) {
+    p.min = p.zero_count > 0 || bins.empty() ? 0 : value(bins.front().first);
+    p.max = bins.empty() ? 0 : value(bins.back().first);
+    fix("min/max");
+  }
+  if (!(p.sum >= 0 && p.sum <= kMaxSum)) {
+    double sum = 0;  // estimated from the bins (each value within the accuracy)
+    for (const auto& [i, c] : bins) sum = std::min(sum + value(i) * c, kMaxSum);
+    p.sum = sum;
+    fix("sum");
+  }
+  if (repaired) noteRepair(repaired);
 }
 
 DDSketch DDSketch::deserialize(std::string_view blob) {
@@ -384,11 +465,12 @@ void DDSketch::assignSerialized(std::string_view blob) {
 void DDSketch::mergeSerialized(std::string_view blob) {
   thread_local std::vector<std::pair<int, double>> bins;
   const Parsed p = parse(blob, bins);
-  if (!mergeSummary(p) || bins.empty()) return;
+  const double f = mergeSummary(p);
+  if (f == 0 || bins.empty()) return;
   ensureRange(bins.front().first, bins.back().first);
   for (const auto& [idx, c] : bins) {
     int i = std::max(idx, offset_);
-    bins_[static_cast<size_t>(i - offset_)] += c;
+    bins_[static_cast<size_t>(i - offset_)] += c * f;
   }
 }
 

@@ -10,6 +10,12 @@
 //
 // Memory is bounded: at most `max_bins` contiguous bins; beyond that the lowest bins collapse
 // into one (the high quantiles, which matter for latency, keep their guarantee).
+//
+// Totals are bounded too, so every sketch serializes to a blob that reads back: the weighted
+// count saturates at kMaxCount (an add or merge beyond it is scaled down to the room left, keeping
+// the distribution's shape) and the sum at kMaxSum. A span with sampling weight 1e308 used to make
+// the sum infinite, and the stored row unreadable. A stored blob whose totals are out of range
+// anyway (written before these bounds) reads clamped and is counted (repairedBlobs()).
 #pragma once
 
 #include <cstdint>
@@ -34,13 +40,23 @@ struct DDSketchOptions {
 class DDSketch {
  public:
   static constexpr double kMinIndexable = 1e-9;
+  // Largest weighted count of one sketch: exact in a double, in int64 and uint64, and far above
+  // any real count (10^6 calls per second for 30 years is 2.6 * 10^15).
+  static constexpr double kMaxCount = 1e18;
+  // Largest weighted sum: any value times kMaxCount stays finite below it.
+  static constexpr double kMaxSum = 1e300;
+  // Blobs read (deserialize, assignSerialized, mergeSerialized) whose totals were out of range
+  // and were clamped, process-wide (for metrics).
+  static uint64_t repairedBlobs();
 
   explicit DDSketch(DDSketchOptions options = {});
 
   // Adds `value` with weight `weight` (> 0; non-finite or non-positive weights are ignored).
+  // A weight beyond the room left below kMaxCount is cut to that room.
   void add(double value, double weight = 1.0);
-  // Exact merge: the result equals the sketch of the union of both inputs. Throws DDSketchError
-  // when the relative accuracies differ (bins would not line up).
+  // Exact merge: the result equals the sketch of the union of both inputs (unless the count
+  // saturates: then `other` is scaled down to the room left). Throws DDSketchError when the
+  // relative accuracies differ (bins would not line up).
   void merge(const DDSketch& other);
 
   // Same result as merge(deserialize(blob)) without building the intermediate sketch (reads
@@ -59,7 +75,7 @@ class DDSketch {
   // max are the representative values of the extreme bins (0 when the zero count is the lowest).
   // Throws DDSketchError for the index of no finite value >= kMinIndexable (about [-1036, 35488]
   // at 1 %), a count that is not finite and > 0 (a zero count not finite and >= 0), a total that
-  // overflows, or a sum that is not finite and >= 0.
+  // exceeds kMaxCount, or a sum that is not finite and in [0, kMaxSum].
   static DDSketch fromBins(std::span<const std::pair<int, double>> bins, double zero_count,
                            double sum, DDSketchOptions options = {});
 
@@ -80,7 +96,10 @@ class DDSketch {
 
   // Compact binary form for the store: magic, accuracy, totals, sparse varint-coded bins, CRC32.
   std::string serialize() const;
-  // Throws DDSketchError on a truncated, corrupt or inconsistent blob.
+  // Throws DDSketchError on a truncated or corrupt blob (bad magic, checksum, structure). Totals
+  // out of range in a blob that checks (infinite sum, counts beyond kMaxCount, counts that do not
+  // add up, min above max) are clamped or recomputed from the bins, and counted in
+  // repairedBlobs(): a stored row stays readable.
   static DDSketch deserialize(std::string_view blob);
 
   bool operator==(const DDSketch& other) const;
@@ -89,12 +108,14 @@ class DDSketch {
   struct Parsed;
   // Checks a blob completely (magic, CRC, parameters, bins, totals); bins go to `bins`.
   static Parsed parse(std::string_view blob, std::vector<std::pair<int, double>>& bins);
+  static void repairTotals(Parsed& p, std::vector<std::pair<int, double>>& bins);
 
   int index(double value) const;
   double valueAt(int index) const;
   void ensureRange(int lo, int hi);
-  // Merges another sketch's totals and min/max (checking the accuracy); false when it is empty.
-  bool mergeSummary(const Parsed& other);
+  // Merges another sketch's totals and min/max (checking the accuracy); returns the factor its
+  // bins are to be added with (1, or less when the count saturates), 0 when nothing merges.
+  double mergeSummary(const Parsed& other);
   void collapseIfNeeded();
 
   DDSketchOptions options_;

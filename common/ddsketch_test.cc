@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <vector>
+
+#include "common/crc32.h"
 
 namespace perfhat {
 namespace {
@@ -331,3 +334,110 @@ TEST(DDSketch, FromBinsRejectsWhatNoSketchCouldHold) {
   EXPECT_EQ(wide.count(), 2);
   EXPECT_LE(wide.binCount(), 2048u);
 }
+
+namespace perfhat {
+namespace {
+
+// A blob as serialize() lays it out (ddsketch.cc), with totals chosen by the test: what a sketch
+// wrote before its totals were bounded (a weight of 1e308 made the sum infinite).
+std::string blobWithTotals(double zero, double count, double sum, double min, double max,
+                           const std::vector<std::pair<int, double>>& bins) {
+  std::string out = "DDS1";
+  auto putDouble = [&](double v) { out.append(reinterpret_cast<const char*>(&v), 8); };
+  auto putVarint = [&](uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  };
+  putDouble(0.01);
+  putVarint(2048);
+  for (double v : {zero, count, sum, min, max}) putDouble(v);
+  putVarint(bins.size());
+  int prev = 0;
+  for (size_t k = 0; k < bins.size(); ++k) {
+    const int idx = bins[k].first;
+    putVarint(k == 0 ? (static_cast<uint64_t>(idx) << 1) ^ static_cast<uint64_t>(idx >> 31)
+                     : static_cast<uint64_t>(idx - prev));
+    prev = idx;
+    putVarint(1);  // a raw double count
+    putDouble(bins[k].second);
+  }
+  const uint32_t crc = crc32(out);
+  out.append(reinterpret_cast<const char*>(&crc), 4);
+  return out;
+}
+
+TEST(DDSketch, HugeWeightsSaturateTheCountAndKeepEveryTotalFinite) {
+  for (double weight : {1e19, 1e100, 1e308, std::numeric_limits<double>::max()}) {
+    DDSketch s;
+    s.add(1e6, 3);
+    s.add(2e6, weight);
+    s.add(1e308, weight);
+    EXPECT_EQ(s.count(), DDSketch::kMaxCount) << weight;
+    EXPECT_TRUE(std::isfinite(s.sum()) && s.sum() <= DDSketch::kMaxSum) << weight;
+    EXPECT_TRUE(std::isfinite(s.mean())) << weight;
+    const DDSketch back = DDSketch::deserialize(s.serialize());  // threw "non-finite sum"
+    EXPECT_EQ(back, s) << weight;
+  }
+  // Merging many saturated sketches stays saturated, finite and readable.
+  DDSketch big;
+  big.add(5e9, 9e17);
+  DDSketch acc;
+  for (int i = 0; i < 50; ++i) acc.merge(big);
+  EXPECT_EQ(acc.count(), DDSketch::kMaxCount);
+  EXPECT_TRUE(std::isfinite(acc.sum()));
+  EXPECT_NEAR(acc.mean(), 5e9, 0.01 * 5e9);
+  DDSketch again;
+  for (int i = 0; i < 50; ++i) again.mergeSerialized(big.serialize());
+  EXPECT_EQ(again.count(), DDSketch::kMaxCount);
+  EXPECT_NO_THROW(DDSketch::deserialize(again.serialize()));
+  // Below saturation nothing changes: merge stays exact.
+  DDSketch a, b;
+  a.add(10, 2);
+  b.add(20, 3);
+  a.merge(b);
+  EXPECT_EQ(a.count(), 5);
+  EXPECT_EQ(a.sum(), 80);
+}
+
+TEST(DDSketch, AStoredBlobWithOutOfRangeTotalsReadsClampedAndIsCounted) {
+  const uint64_t before = DDSketch::repairedBlobs();
+  const double inf = std::numeric_limits<double>::infinity();
+  // What weight 1e308 on two spans left: bins of 1e308, count 2e308 = inf, sum inf.
+  const std::string blob = blobWithTotals(0, inf, inf, 1e6, 2e6, {{691, 1e308}, {726, 1e308}});
+  DDSketch s;
+  ASSERT_NO_THROW(s = DDSketch::deserialize(blob));
+  EXPECT_EQ(s.count(), DDSketch::kMaxCount);
+  EXPECT_TRUE(std::isfinite(s.sum()) && s.sum() > 0);
+  EXPECT_NEAR(s.mean(), 1.5e6, 0.02 * 1.5e6);  // the sum, estimated from the bins
+  EXPECT_NEAR(s.quantile(0.99), 2e6, 0.02 * 2e6);
+  EXPECT_EQ(DDSketch::repairedBlobs(), before + 1);
+  // It merges (a later write adds to it instead of replacing it), and the result is in range.
+  DDSketch acc;
+  acc.add(1e6);
+  acc.mergeSerialized(blob);
+  EXPECT_EQ(acc.count(), DDSketch::kMaxCount);
+  EXPECT_NO_THROW(DDSketch::deserialize(acc.serialize()));
+  // NaN totals, min above max, counts that do not add up: recomputed from the bins.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  DDSketch t = DDSketch::deserialize(blobWithTotals(nan, 7, nan, 9e9, 1, {{100, 2}, {200, 3}}));
+  EXPECT_EQ(t.count(), 5);
+  EXPECT_LE(t.min(), t.max());
+  EXPECT_TRUE(std::isfinite(t.sum()));
+  // Structural damage is still refused.
+  EXPECT_THROW(DDSketch::deserialize(blobWithTotals(0, -1, 1, 1, 1, {{100, 1}})), DDSketchError);
+  EXPECT_THROW(DDSketch::deserialize(blobWithTotals(0, 1, 1, 1, 1, {{100, -1}})), DDSketchError);
+}
+
+TEST(DDSketch, FromBinsRefusesTotalsBeyondTheBounds) {
+  using Bins = std::vector<std::pair<int, double>>;
+  EXPECT_THROW(DDSketch::fromBins(Bins{{5, 2e18}}, 0, 1), DDSketchError);
+  EXPECT_THROW(DDSketch::fromBins(Bins{{5, 6e17}, {6, 6e17}}, 0, 1), DDSketchError);
+  EXPECT_THROW(DDSketch::fromBins(Bins{{5, 1}}, 0, 1e301), DDSketchError);
+  EXPECT_NO_THROW(DDSketch::fromBins(Bins{{5, 1e18}}, 0, 1e300));
+}
+
+}  // namespace
+}  // namespace perfhat

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_number.h"
+#include "common/json_parse.h"
 
 namespace perfhat {
 namespace {
@@ -40,8 +41,10 @@ void requireObject(const json& j, const char* what) {
 
 template <typename T>
 T parseDocument(std::string_view text, const char* what) {
-  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw FeedbackFormatError(std::string(what) + ": not valid JSON");
+  // Nesting-limited (common/json_parse.h): from_json copies values, which recurses per level.
+  JsonParse parsed = parseJson(text);
+  if (!parsed.ok()) throw FeedbackFormatError(std::string(what) + ": " + parsed.error);
+  const json& j = parsed.value;
   try {
     return j.get<T>();
   } catch (const FeedbackFormatError&) {

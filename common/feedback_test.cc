@@ -117,5 +117,30 @@ TEST(FeedbackJson, RejectsMalformedInputWithAClearMessage) {
   EXPECT_NE(message(R"J({"items":[{"key":"f()","stats":{"count":-1}}]})J"), "<no error>");
 }
 
+// Nesting 200,000 deep in any field is a clear error, not a stack overflow (from_json copies
+// values, recursing once per level).
+TEST(FeedbackJson, DeeplyNestedDocumentsAreAClearError) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string in_window = R"J({"items":[{"key":"f()","stats":{"window":)J" + deep + "}}]}";
+  const std::string in_callsites = R"J({"items":[{"key":"f()","callsites":)J" + deep + "}]}";
+  for (const std::string& text : {deep, in_window, in_callsites}) {
+    try {
+      parseBatchGetResponse(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const FeedbackFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+    }
+  }
+  const std::string in_range = R"J({"keys":["a"],"range":)J" + deep + "}";
+  for (const std::string& text : {deep, in_range}) {
+    try {
+      parseBatchGetRequest(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const FeedbackFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perfhat

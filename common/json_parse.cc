@@ -18,7 +18,7 @@ JsonParse parseJson(std::string_view text, int max_depth) {
   JsonParse out;
   try {
     out.value = json::parse(text.begin(), text.end(), limit, /*allow_exceptions=*/true);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     out.value = json(json::value_t::discarded);
     out.error = std::string("not valid JSON: ") + e.what();
     return out;

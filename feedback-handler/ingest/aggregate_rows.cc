@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "common/json_parse.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/span_key.h"
 
@@ -22,11 +24,16 @@ const json* member(const json& o, const char* name) {
   return it == o.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::string optString(const json& o, const char* name, const std::string& where) {
+std::string optString(const json& o, const char* name, const std::string& where,
+                      size_t max_bytes = IntakeLimits::kMaxKeyBytes) {
   const json* v = member(o, name);
   if (v == nullptr) return {};
   if (!v->is_string()) fail(where + "." + name + " must be a string");
-  return v->get<std::string>();
+  const auto& s = v->get_ref<const std::string&>();
+  if (s.size() > max_bytes) {
+    fail(where + "." + name + " is longer than " + std::to_string(max_bytes) + " bytes");
+  }
+  return s;
 }
 
 // A non-negative integer no larger than `max`; numbers and decimal strings (64-bit times).
@@ -57,13 +64,17 @@ uint64_t optUnsigned(const json& o, const char* name, const std::string& where, 
   return out;
 }
 
-// A finite number >= 0 (0 when absent).
-double optAmount(const json& o, const char* name, const std::string& where) {
+// A number in [0, max] (0 when absent).
+double optAmount(const json& o, const char* name, const std::string& where, double max) {
   const json* v = member(o, name);
   if (v == nullptr) return 0;
   if (!v->is_number()) fail(where + "." + name + " must be a number");
   const double d = v->get<double>();
-  if (!std::isfinite(d) || d < 0) fail(where + "." + name + " must be finite and >= 0");
+  if (!(d >= 0 && d <= max)) {
+    char range[32];
+    std::snprintf(range, sizeof range, "%g", max);
+    fail(where + "." + name + " must be a number in [0, " + range + "]");
+  }
   return d;
 }
 
@@ -74,20 +85,26 @@ SpanIdentity decodeSite(const json& s, const std::string& where) {
   span.name = optString(s, "name", where);
   const std::string function = optString(s, "function", where);
   const std::string mangled = optString(s, "mangled", where);
-  const std::string file = optString(s, "file", where);
+  const std::string file = optString(s, "file", where, IntakeLimits::kMaxPathBytes);
   const uint64_t line = optUnsigned(s, "line", where, std::numeric_limits<int32_t>::max());
   if (!function.empty()) span.attributes.emplace_back("code.function.name", function);
   if (!mangled.empty()) span.attributes.emplace_back("code.function.mangled", mangled);
   if (!file.empty()) span.attributes.emplace_back("code.file.path", file);
   if (line != 0) span.attributes.emplace_back("code.line.number", static_cast<int64_t>(line));
-  return identifySpan(span);
+  SpanIdentity id = identifySpan(span);
+  if (id.key.size() > IntakeLimits::kMaxKeyBytes) {
+    fail(where + ": its function key is longer than 4096 bytes");
+  }
+  return id;
 }
 
 }  // namespace
 
-AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch) {
-  const json root = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) fail("body is not valid JSON");
+AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
+                                       const TimeBounds* bounds) {
+  const JsonParse parsed = parseJson(body);  // nesting-limited: see common/json_parse.h
+  if (!parsed.ok()) fail("body is " + parsed.error);
+  const json& root = parsed.value;
   if (!root.is_object()) fail("body must be a JSON object");
 
   otlp::Attributes resource;
@@ -95,13 +112,18 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch) {
     if (!r->is_object()) fail("resource must be an object");
     for (const char* k : {"service.name", "service.version", "deployment.environment",
                           "deployment.environment.name", "host.name"}) {
-      std::string v = optString(*r, k, "resource");
+      std::string v = optString(*r, k, "resource", IntakeLimits::kMaxDimensionBytes);
       if (!v.empty()) resource.emplace_back(k, std::move(v));
     }
   }
   const ResourceDims dims = resourceDims(resource);
   const auto time_ns = static_cast<int64_t>(optUnsigned(
       root, "time_unix_nano", "body", static_cast<uint64_t>(std::numeric_limits<int64_t>::max())));
+  // The functions' and hosts' last-seen time: outside the window, purge would never remove them.
+  if (bounds && member(root, "time_unix_nano") && !bounds->contains(time_ns)) {
+    fail("time_unix_nano is outside the accepted window " + bounds->describe() +
+         " (the retention back from now, up to 10 minutes of clock skew ahead)");
+  }
 
   std::vector<SpanIdentity> sites;
   if (const json* s = member(root, "sites")) {
@@ -145,12 +167,16 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch) {
       caller = optUnsigned(r, "caller", where, sites.size() - 1);
     }
     const auto minute = static_cast<int64_t>(optUnsigned(r, "minute", where, uint64_t{1} << 40));
+    if (bounds && !bounds->containsBucket(minute)) {
+      fail(where + ".minute is outside the accepted window " + bounds->describe() +
+           " (the retention back from now, up to 10 minutes of clock skew ahead)");
+    }
     const auto line = static_cast<int>(
         optUnsigned(r, "line", where, static_cast<uint64_t>(std::numeric_limits<int32_t>::max())));
-    const double zero = optAmount(r, "zero", where);
-    const double sum = optAmount(r, "sum", where);
-    const double errors = optAmount(r, "errors", where);
-    const double parents = optAmount(r, "parents", where);
+    const double zero = optAmount(r, "zero", where, DDSketch::kMaxCount);
+    const double sum = optAmount(r, "sum", where, DDSketch::kMaxSum);
+    const double errors = optAmount(r, "errors", where, DDSketch::kMaxCount);
+    const double parents = optAmount(r, "parents", where, DDSketch::kMaxCount);
     std::vector<std::pair<int, double>> bins;
     if (const json* b = member(r, "bins")) {
       if (!b->is_array()) fail(where + ".bins must be an array");

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/ingest/intake_limits.h"
 
 namespace perfhat::handler {
 
@@ -25,7 +26,9 @@ struct AggregateRowsStats {
 };
 
 // Validates all of `body` before adding anything to `batch` (all or nothing); throws
-// AggregateRowsError naming the offending member.
-AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch);
+// AggregateRowsError naming the offending member, also for a string, count or sum beyond the
+// intake limits (intake_limits.h) and, with `bounds`, for a time or minute outside them.
+AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
+                                       const TimeBounds* bounds = nullptr);
 
 }  // namespace perfhat::handler

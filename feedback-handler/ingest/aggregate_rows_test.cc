@@ -207,5 +207,60 @@ TEST(AggregateRows, MalformedBodiesAreRefusedWholeNamingTheMember) {
   EXPECT_TRUE(batch.aggregates.empty());
 }
 
+// Numbers and names beyond the intake limits, and times outside the store's window, are refused
+// whole with the member and the limit named; a body nested 200,000 deep is a clear error.
+TEST(AggregateRows, ValuesBeyondTheIntakeLimitsAreRefusedNamingTheMember) {
+  const std::string site = R"("sites":[{"name":"f"}])";
+  const std::string huge(10 << 20, 'x');
+  const TimeBounds bounds = acceptedTimes(static_cast<int64_t>(kT0), 30 * 24 * 60);
+  const std::string at = R"("minute":)" + std::to_string(kMinute) + ",";
+  struct Case {
+    std::string body, mentions;
+  };
+  const Case cases[] = {
+      {R"({"resource":{"service.name":")" + huge + R"("}})", "longer than 256 bytes"},
+      {R"({"sites":[{"name":")" + huge + R"("}]})", "sites[0].name is longer than 4096"},
+      {R"({"sites":[{"file":")" + std::string(5000, 'f') + R"("}]})", "sites[0].file"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,)" + at + R"("bins":[[5,1e19]]}]})",
+       "1e18"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,)" + at +
+           R"("bins":[[5,1e308],[6,1e308]]}]})",
+       "rows[0]"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,)" + at +
+           R"("bins":[[5,1]],"sum":1e308}]})",
+       "rows[0].sum"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,)" + at +
+           R"("bins":[[5,1]],"errors":1e300}]})",
+       "rows[0].errors"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,"minute":0,"bins":[[5,1]]}]})",
+       "rows[0].minute is outside the accepted window"},
+      {"{" + site + R"(,"rows":[{"kind":"function","site":0,"minute":)" +
+           std::to_string(kMinute + 60 * 24 * 365 * 500) + R"(,"bins":[[5,1]]}]})",
+       "rows[0].minute is outside"},
+      {R"({"time_unix_nano":"18000000000000000000"})", "time_unix_nano"},
+      {R"({"time_unix_nano":1000})", "time_unix_nano is outside the accepted window"},
+      {std::string(200000, '[') + std::string(200000, ']'), "nested deeper than"},
+      {R"({"rows":)" + std::string(200000, '['), "body is"},
+  };
+  for (const Case& c : cases) {
+    Batch batch;
+    try {
+      decodeAggregateRows(c.body, batch, &bounds);
+      ADD_FAILURE() << "accepted: " << c.body.substr(0, 200);
+    } catch (const AggregateRowsError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.mentions), std::string::npos)
+          << e.what() << " for " << c.body.substr(0, 200);
+    }
+    EXPECT_TRUE(batch.aggregates.empty());
+  }
+  // Within the window (and the clock-skew allowance ahead), a row is taken.
+  Batch batch;
+  decodeAggregateRows("{" + site + R"(,"time_unix_nano":)" + std::to_string(kT0) +
+                          R"(,"rows":[{"kind":"function","site":0,"minute":)" +
+                          std::to_string(kMinute + 5) + R"(,"bins":[[5,1]]}]})",
+                      batch, &bounds);
+  EXPECT_EQ(batch.aggregates.size(), 1u);
+}
+
 }  // namespace
 }  // namespace perfhat::handler

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/ingest/span_key.h"
 
 namespace perfhat::handler {
@@ -35,7 +36,8 @@ double weightOf(const otlp::Span& s) {
       !attrNumber(s.attributes, "sampling.weight", w)) {
     return 1;
   }
-  return std::isfinite(w) && w > 0 ? w : 1;
+  // screenSpans refuses weights out of range; the clamp keeps totals finite regardless.
+  return std::isfinite(w) && w > 0 ? std::min(w, IntakeLimits::kMaxSamplingWeight) : 1;
 }
 
 uint64_t mix(uint64_t a, uint64_t b) {
@@ -109,6 +111,10 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
   for (size_t i = 0; i < n; ++i) {
     const auto& s = request.spans[i];
     ids[i] = identifySpan(s);
+    // A normalized key may be longer than what it was made of (a demangled name): bounded too.
+    if (ids[i].key.size() > IntakeLimits::kMaxKeyBytes) ids[i] = SpanIdentity{};
+    if (ids[i].mangled.size() > IntakeLimits::kMaxKeyBytes) ids[i].mangled.clear();
+    if (ids[i].file.size() > IntakeLimits::kMaxPathBytes) ids[i].file.clear();
     is_loop[i] = otlp::findAttr(s.attributes, "perfhat.loop.ordinal") != nullptr;
     by_id.emplace(SpanRef::of(s.trace_id, s.span_id), static_cast<uint32_t>(i));
     if (ids[i].key.empty()) continue;
@@ -168,7 +174,10 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
       attrNumber(s.attributes, "perfhat.loop.ordinal", ordinal);
       attrNumber(s.attributes, "perfhat.loop.line", line);
       AggValue& lv =
-          local[{AggKind::kLoop, kid, static_cast<int64_t>(std::max(0.0, ordinal)), bucket, r}];
+          local[{AggKind::kLoop, kid,
+                 static_cast<int64_t>(ordinal > 0 ? std::min(ordinal, IntakeLimits::kMaxLoopOrdinal)
+                                                  : 0.0),
+                 bucket, r}];
       lv.sketch.add(iterations, w);
       if (line > 0 && line < 1e9) lv.line = static_cast<int>(line);
     }
@@ -176,7 +185,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
 
     AggValue& fv = local[{AggKind::kFunction, kid, 0, bucket, r}];
     fv.sketch.add(dur, w);
-    if (s.status == otlp::StatusCode::kError) fv.x1 += w;
+    if (s.status == otlp::StatusCode::kError) AggValue::addCount(fv.x1, w);
 
     double size = 0;
     if (attrNumber(s.attributes, "perfhat.result.size", size)) {
@@ -200,11 +209,11 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     cv.sketch.add(dur, w);
     if (edge_parents.insert({kid, caller, pi}).second) {
       const double pw = weight(pi);
-      cv.x1 += pw;
+      AggValue::addCount(cv.x1, pw);
       double input = 0;
       if (attrNumber(request.spans[pi].attributes, "perfhat.input.size", input)) {
-        cv.x2 += input * pw;
-        cv.x3 += pw;
+        AggValue::addSum(cv.x2, input * pw);
+        AggValue::addCount(cv.x3, pw);
       }
     }
   }
@@ -235,10 +244,10 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
           slot(batch, AggKind::kCallSite, c.key, e.caller, c.bucket, c.service, c.version, c.env);
       cv.sketch.add(c.duration_ns, c.weight);
       if (e.count_parent) {
-        cv.x1 += e.parent_weight;
+        AggValue::addCount(cv.x1, e.parent_weight);
         if (e.parent_input_size) {
-          cv.x2 += *e.parent_input_size * e.parent_weight;
-          cv.x3 += e.parent_weight;
+          AggValue::addSum(cv.x2, *e.parent_input_size * e.parent_weight);
+          AggValue::addCount(cv.x3, e.parent_weight);
         }
       }
     }

@@ -22,9 +22,9 @@ size_t AggKeyHash::operator()(const AggKey& k) const noexcept {
 
 void AggValue::merge(const AggValue& o) {
   sketch.merge(o.sketch);
-  x1 += o.x1;
-  x2 += o.x2;
-  x3 += o.x3;
+  addCount(x1, o.x1);
+  addSum(x2, o.x2);
+  addCount(x3, o.x3);
   if (o.line != 0) line = o.line;
 }
 

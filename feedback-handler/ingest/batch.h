@@ -50,6 +50,21 @@ struct AggValue {
   double x3 = 0;
   int line = 0;
   void merge(const AggValue& o);
+  // x1 and x3 are weighted counts (at most DDSketch::kMaxCount), x2 a weighted sum (at most
+  // DDSketch::kMaxSum): added saturating, so a stored row never holds inf or NaN (SQLite turns
+  // NaN into NULL, and the row's write fails).
+  static void addCount(double& into, double v) {
+    into = saturatingSum(into, v, DDSketch::kMaxCount);
+  }
+  static void addSum(double& into, double v) { into = saturatingSum(into, v, DDSketch::kMaxSum); }
+  // `v` as a stored extra: NaN and negatives read 0, beyond `cap` reads cap.
+  static double clampExtra(double v, double cap) { return v >= 0 ? (v <= cap ? v : cap) : 0; }
+
+ private:
+  static double saturatingSum(double into, double v, double cap) {
+    const double s = into + v;
+    return s >= 0 ? (s <= cap ? s : cap) : into;  // NaN or negative: unchanged
+  }
 };
 
 // Identity and location of a function key (from the code.* attributes).

@@ -19,6 +19,12 @@
 namespace perfhat::handler {
 namespace {
 
+// Record format 2 (see intake_log.h): a header that checks on its own, then the body.
+constexpr char kMagic[4] = {'P', 'H', 'r', '2'};
+constexpr size_t kHeader2 = 28;  // magic, u32 body length, i64 id, i32 format, u32 body CRC,
+                                 // u32 CRC of the 24 bytes before it
+// Format 1 (before 2026-11): u32 payload length, u32 CRC of the payload, payload = i64 id,
+// i32 format, body. Still read, so an upgrade replays what an older handler acknowledged.
 constexpr size_t kHeader = 8;               // u32 length, u32 CRC
 constexpr size_t kPayloadPrefix = 8 + 4;    // i64 id, i32 format
 constexpr uint32_t kMaxPayload = 1u << 30;  // far above any accepted request body
@@ -29,6 +35,31 @@ constexpr uint32_t kMaxPayload = 1u << 30;  // far above any accepted request bo
 
 uint32_t crcOf(const char* prefix, size_t prefix_len, std::string_view body) {
   return crc32(body, crc32(std::string_view(prefix, prefix_len)));
+}
+
+uint32_t u32At(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Writes the format-2 header of `body` into h[0, kHeader2).
+void putHeader(char* h, int64_t id, int32_t format, std::string_view body) {
+  const auto len = static_cast<uint32_t>(body.size());
+  const uint32_t body_crc = crc32(body);
+  std::memcpy(h, kMagic, 4);
+  std::memcpy(h + 4, &len, 4);
+  std::memcpy(h + 8, &id, 8);
+  std::memcpy(h + 16, &format, 4);
+  std::memcpy(h + 20, &body_crc, 4);
+  const uint32_t header_crc = crc32(std::string_view(h, 24));
+  std::memcpy(h + 24, &header_crc, 4);
+}
+
+// True when a format-2 header that checks starts at `pos`.
+bool headerAt(const std::string& data, size_t pos) {
+  return data.size() - pos >= kHeader2 && std::memcmp(data.data() + pos, kMagic, 4) == 0 &&
+         crc32(std::string_view(data.data() + pos, 24)) == u32At(data.data() + pos + 24);
 }
 
 void syncDirectoryOf(const std::string& path) {
@@ -88,36 +119,91 @@ std::string readAll(int fd, const std::string& path) {
 
 struct Parsed {
   std::vector<IntakeRecord> records;  // ids above `after`
-  size_t valid = 0;                   // bytes of complete records
+  size_t valid = 0;                   // bytes up to the end of the last complete record
   int64_t last = 0;                   // highest id seen (or `after`)
+  IntakeLog::Damage damage;           // damaged records and bytes skipped before `valid`
+  std::vector<std::string> notes;     // what was skipped, for the log
 };
 
-// Complete records up to the first torn or corrupt one.
+// Every record that checks. Each format-2 record stands on its own: a record whose body does not
+// check is skipped alone (its header says where the next one starts); bytes where no header
+// checks are skipped up to the next header that does (magic + header CRC). Records are appended
+// with increasing ids, so one whose id does not increase (a header found inside a damaged
+// stretch that is really part of a body) is skipped too. What follows the last complete record
+// is a torn tail: an append that never completed, so was never acknowledged (or damage there,
+// which cannot be told apart).
 Parsed parse(const std::string& data, int64_t after) {
   Parsed out;
   out.last = after;
+  int64_t prev_id = INT64_MIN;
   size_t pos = 0;
-  while (data.size() - pos >= kHeader) {
-    uint32_t len, crc;
-    std::memcpy(&len, data.data() + pos, 4);
-    std::memcpy(&crc, data.data() + pos + 4, 4);
-    if (len < kPayloadPrefix || len > kMaxPayload || len > data.size() - pos - kHeader) break;
-    const char* payload = data.data() + pos + kHeader;
-    std::string_view body(payload + kPayloadPrefix, len - kPayloadPrefix);
-    if (crcOf(payload, kPayloadPrefix, body) != crc) break;
-    IntakeRecord r;
-    int32_t format;
-    std::memcpy(&r.id, payload, 8);
-    std::memcpy(&format, payload + 8, 4);
-    r.format = format;
-    out.last = std::max(out.last, r.id);
-    if (r.id > after) {
-      r.body = std::string(body);
-      out.records.push_back(std::move(r));
+  auto keep = [&](int64_t id, int32_t format, std::string_view body) {
+    if (id <= prev_id) {
+      ++out.damage.records;
+      out.notes.push_back("record id " + std::to_string(id) + " out of order at offset " +
+                          std::to_string(pos));
+      return;
     }
-    pos += kHeader + len;
+    prev_id = id;
+    out.last = std::max(out.last, id);
+    if (id > after) out.records.push_back(IntakeRecord{id, format, std::string(body)});
+  };
+  while (pos < data.size()) {
+    const size_t left = data.size() - pos;
+    if (headerAt(data, pos)) {
+      const char* h = data.data() + pos;
+      const uint32_t len = u32At(h + 4);
+      if (len > left - kHeader2) break;  // torn: the body was never completely written
+      int64_t id;
+      int32_t format;
+      std::memcpy(&id, h + 8, 8);
+      std::memcpy(&format, h + 16, 4);
+      const std::string_view body(h + kHeader2, len);
+      if (crc32(body) == u32At(h + 20)) {
+        keep(id, format, body);
+      } else {
+        out.last = std::max(out.last, id);  // its id is known: never given to a new record
+        ++out.damage.records;
+        out.damage.bytes += kHeader2 + len;
+        out.notes.push_back("record id " + std::to_string(id) + " (" + std::to_string(len) +
+                            " bytes at offset " + std::to_string(pos) +
+                            "): body checksum mismatch");
+      }
+      pos += kHeader2 + len;
+      out.valid = pos;
+      continue;
+    }
+    if (left >= kHeader) {  // a format-1 record
+      const uint32_t len = u32At(data.data() + pos);
+      if (len >= kPayloadPrefix && len <= kMaxPayload && len <= left - kHeader) {
+        const char* payload = data.data() + pos + kHeader;
+        const std::string_view body(payload + kPayloadPrefix, len - kPayloadPrefix);
+        if (crcOf(payload, kPayloadPrefix, body) == u32At(data.data() + pos + 4)) {
+          int64_t id;
+          int32_t format;
+          std::memcpy(&id, payload, 8);
+          std::memcpy(&format, payload + 8, 4);
+          keep(id, format, body);
+          pos += kHeader + len;
+          out.valid = pos;
+          continue;
+        }
+      }
+    }
+    // Damage (or the torn tail): on to the next header that checks.
+    size_t next = pos + 1;
+    const std::string_view all(data);
+    while ((next = all.find(std::string_view(kMagic, 4), next)) != std::string_view::npos &&
+           !headerAt(data, next)) {
+      ++next;
+    }
+    if (next == std::string_view::npos) break;
+    ++out.damage.records;
+    out.damage.bytes += next - pos;
+    out.notes.push_back(std::to_string(next - pos) + " damaged bytes at offset " +
+                        std::to_string(pos));
+    pos = next;
   }
-  out.valid = pos;
   return out;
 }
 
@@ -126,10 +212,16 @@ Parsed parse(const std::string& data, int64_t after) {
 std::vector<IntakeRecord> IntakeLog::recover(int64_t after) {
   const std::string data = readAll(fd_, path_);
   Parsed p = parse(data, after);
+  for (const std::string& note : p.notes) {
+    std::fprintf(stderr, "perfhat-handler: intake log %s: skipped damaged data: %s\n",
+                 path_.c_str(), note.c_str());
+  }
+  damage_ = p.damage;
   if (p.valid < data.size()) {
     // Torn tail: an append cut short by the crash, never acknowledged. Appends start after it.
     std::fprintf(stderr,
-                 "perfhat-handler: intake log %s: dropped %zu bytes of an unfinished append\n",
+                 "perfhat-handler: intake log %s: dropped %zu bytes after the last complete "
+                 "record (an append cut short by a crash, or damage there)\n",
                  path_.c_str(), data.size() - p.valid);
     if (::ftruncate(fd_, static_cast<off_t>(p.valid)) != 0) fail("cannot truncate", path_, errno);
   }
@@ -158,7 +250,7 @@ std::vector<IntakeRecord> IntakeLog::peek(const std::string& path, int64_t after
 int64_t IntakeLog::append(const std::vector<IntakeBody>& bodies) {
   // One header (length, CRC, id, format) per body; the bodies are written from where they are.
   struct Header {
-    char bytes[kHeader + kPayloadPrefix];
+    char bytes[kHeader2];
   };
   std::vector<Header> headers(bodies.size());
   std::vector<iovec> iov;
@@ -167,18 +259,9 @@ int64_t IntakeLog::append(const std::vector<IntakeBody>& bodies) {
   size_t total = 0;
   for (size_t i = 0; i < bodies.size(); ++i) {
     const IntakeBody& b = bodies[i];
-    if (b.bytes.size() > kMaxPayload - kPayloadPrefix) {
-      throw StoreError("intake log: request body too large to log");
-    }
+    if (b.bytes.size() > kMaxPayload) throw StoreError("intake log: request body too large to log");
     char* h = headers[i].bytes;
-    const int64_t rid = ++id;
-    const auto format = static_cast<int32_t>(b.format);
-    const auto len = static_cast<uint32_t>(kPayloadPrefix + b.bytes.size());
-    std::memcpy(h + kHeader, &rid, 8);
-    std::memcpy(h + kHeader + 8, &format, 4);
-    const uint32_t crc = crcOf(h + kHeader, kPayloadPrefix, b.bytes);
-    std::memcpy(h, &len, 4);
-    std::memcpy(h + 4, &crc, 4);
+    putHeader(h, ++id, static_cast<int32_t>(b.format), b.bytes);
     iov.push_back({h, sizeof(Header::bytes)});
     iov.push_back({const_cast<char*>(b.bytes.data()), b.bytes.size()});
     total += sizeof(Header::bytes) + b.bytes.size();

@@ -12,9 +12,14 @@
 // Inserting it into SQLite cost a B-tree insert, WAL frames, the WAL-to-database copy and a
 // DELETE per request — about a tenth of the ingest CPU — for data that is dropped a second later.
 //
-// Record: u32 payload length, u32 CRC-32 of the payload, payload = i64 id, i32 format, body
-// (host byte order: the file never leaves the machine). A torn tail — an append that never
-// completed, so was never acknowledged — is detected by length or CRC and cut off.
+// Record (format 2): magic "PHr2", u32 body length, i64 id, i32 format, u32 CRC-32 of the body,
+// u32 CRC-32 of the 24 header bytes before it, then the body (host byte order: the file never
+// leaves the machine). Each record stands on its own: a damaged body is skipped alone (its header
+// gives the next record's offset); a damaged header is skipped by resynchronising on the next
+// header that checks. Skipped damage is logged and counted (damage()); every undamaged record is
+// still replayed, once. Format-1 records (u32 payload length, u32 CRC of the payload, payload =
+// i64 id, i32 format, body), written by older handlers, are still read. A torn tail — an append
+// that never completed, so was never acknowledged — is cut off.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +52,8 @@ class IntakeLog {
   IntakeLog(const IntakeLog&) = delete;
   IntakeLog& operator=(const IntakeLog&) = delete;
 
-  // Records with an id above `after`, oldest first; cuts off a torn tail. Ids of later appends
+  // Records with an id above `after`, oldest first, skipping (logging and counting) damaged ones;
+  // cuts off a torn tail. Ids of later appends
   // continue above both `after` and every record in the file. Call once, before appending.
   std::vector<IntakeRecord> recover(int64_t after);
 
@@ -62,6 +68,14 @@ class IntakeLog {
   // it for writing (for inspection: the handler may hold it). Missing file: none.
   static std::vector<IntakeRecord> peek(const std::string& path, int64_t after);
 
+  // Damage recover() skipped: records whose body did not check, stretches of bytes where no
+  // header checked, records out of id order (each counts one), and their bytes.
+  struct Damage {
+    uint64_t records = 0;
+    uint64_t bytes = 0;
+  };
+  Damage damage() const { return damage_; }
+
   int64_t lastId() const { return last_id_; }
   const std::string& path() const { return path_; }
 
@@ -70,6 +84,7 @@ class IntakeLog {
   int fd_ = -1;
   int64_t last_id_ = 0;
   int64_t size_ = 0;  // bytes of complete records
+  Damage damage_;
 };
 
 }  // namespace perfhat::handler

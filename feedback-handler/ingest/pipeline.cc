@@ -18,7 +18,8 @@ std::unique_ptr<IntakeLog> openLog(const Store& store) {
 }  // namespace
 
 IngestPipeline::IngestPipeline(Store& store, IngestOptions options)
-    : recent_(std::move(options.span_index)),
+    : store_(store),
+      recent_(std::move(options.span_index)),
       log_(openLog(store)),
       committer_(store, options.commit, log_.get()) {
   replayIntake(store);  // before the server takes requests; the committer is idle until then
@@ -36,14 +37,18 @@ void IngestPipeline::replayIntake(Store& store) {
     return;
   }
   Batch batch;
+  // Replayed under the same limits as when they were acknowledged; what the retention has passed
+  // by since is left out (purge would remove it).
+  const TimeBounds bounds = acceptedTimes();
   for (const IntakeRecord& r : records) {
     try {
       if (r.format == static_cast<int>(BodyFormat::kAggregateRows)) {
-        decodeAggregateRows(r.body, batch);
+        decodeAggregateRows(r.body, batch, &bounds);
       } else {
         otlp::ExportRequest req = r.format == static_cast<int>(BodyFormat::kJson)
                                       ? otlp::decodeJson(r.body)
                                       : otlp::decodeProtobuf(r.body);
+        screenSpans(req, bounds);
         aggregate(req, batch, &recent_);
       }
       ++replay_.replayed;
@@ -61,8 +66,13 @@ void IngestPipeline::replayIntake(Store& store) {
                static_cast<unsigned long long>(replay_.replayed), log_->path().c_str());
 }
 
-IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request, std::string_view body,
+TimeBounds IngestPipeline::acceptedTimes() const {
+  return handler::acceptedTimes(store_.now(), store_.options().retention_minutes);
+}
+
+IngestStats IngestPipeline::ingest(otlp::ExportRequest& request, std::string_view body,
                                    BodyFormat format) {
+  screenSpans(request, acceptedTimes());
   // Aggregated on the committer thread, straight into the batch it writes (see group_commit.h).
   IngestStats st;
   committer_.commit([&](Batch& into) { st = aggregate(request, into, &recent_); }, body,
@@ -72,7 +82,8 @@ IngestStats IngestPipeline::ingest(const otlp::ExportRequest& request, std::stri
 
 AggregateRowsStats IngestPipeline::ingestRows(std::string_view body) {
   Batch decoded;
-  const AggregateRowsStats st = decodeAggregateRows(body, decoded);  // throws before any write
+  const TimeBounds bounds = acceptedTimes();
+  const AggregateRowsStats st = decodeAggregateRows(body, decoded, &bounds);  // throws first
   if (decoded.empty()) return st;
   committer_.commit([&](Batch& into) { into.absorb(std::move(decoded)); }, body,
                     static_cast<int>(BodyFormat::kAggregateRows));
@@ -100,6 +111,12 @@ std::vector<MetricSample> IngestPipeline::samples() const {
       {"perfhat_handler_intake_replayed_total",
        "Acknowledged requests replayed from the intake log at startup.", "counter",
        d(replay_.replayed)},
+      {"perfhat_handler_intake_damaged_records_total",
+       "Damaged intake-log records (or stretches of damaged bytes) skipped at startup.", "counter",
+       d(intakeDamage().records)},
+      {"perfhat_handler_sketches_repaired_total",
+       "Stored sketches read with out-of-range totals (clamped; see the log).", "counter",
+       d(DDSketch::repairedBlobs())},
       {"perfhat_handler_committed_batches_total",
        "Ingest requests committed (÷ commits = group size).", "counter", d(c.batches)},
       {"perfhat_handler_span_index_spans", "Recent spans remembered for cross-request call sites.",

@@ -13,6 +13,7 @@
 #include "feedback-handler/ingest/aggregate_rows.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/group_commit.h"
+#include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/ingest/intake_log.h"
 #include "feedback-handler/ingest/span_index.h"
 #include "feedback-handler/store/store.h"
@@ -41,14 +42,21 @@ class IngestPipeline {
 
   // Aggregates `request` and returns once its data is durable (or throws StoreError). The stats
   // are those of aggregate(); nothing is written when the request had no identifiable span.
+  // Spans outside the intake limits (intake_limits.h: times outside the retention window, numbers
+  // and names out of range) are removed from `request` first and counted in request.rejected,
+  // with the reason in request.rejection_reason.
   // `body` is the request as received (after gzip), logged for write-behind; without it the
   // batch is written through.
-  IngestStats ingest(const otlp::ExportRequest& request, std::string_view body = {},
+  IngestStats ingest(otlp::ExportRequest& request, std::string_view body = {},
                      BodyFormat format = BodyFormat::kProtobuf);
 
   // POST /v1/aggregates: `body` (docs/aggregate-export.md) decoded and checked first (throws
-  // AggregateRowsError, nothing written), then durable as ingest() makes spans durable.
+  // AggregateRowsError, nothing written), then durable as ingest() makes spans durable. Times
+  // are checked against the store's retention window (intake_limits.h).
   AggregateRowsStats ingestRows(std::string_view body);
+
+  // The times the store accepts now (intake_limits.h).
+  TimeBounds acceptedTimes() const;
 
   // Returns once every acknowledged request is readable from the store (reads call it first);
   // false when checkpoints are failing (see GroupCommitter::flush).
@@ -61,12 +69,15 @@ class IngestPipeline {
     uint64_t undecodable = 0;
   };
   Replay replayed() const { return replay_; }
+  // Damaged intake-log records skipped at startup (IntakeLog::Damage).
+  IntakeLog::Damage intakeDamage() const { return log_ ? log_->damage() : IntakeLog::Damage{}; }
 
   std::vector<MetricSample> samples() const;
 
  private:
   void replayIntake(Store& store);
 
+  Store& store_;
   SpanIndex recent_;
   Replay replay_;
   std::unique_ptr<IntakeLog> log_;  // null: write-through (PostgreSQL, in-memory store)

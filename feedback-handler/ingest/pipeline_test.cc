@@ -94,12 +94,79 @@ TEST(IngestPipeline, ReadsSeeEveryAcknowledgedRequestAfterFlush) {
   TempStore t;
   Store store(t.opts());
   IngestPipeline p(store);
-  const otlp::ExportRequest r = requestFor("a::f", 5);
+  otlp::ExportRequest r = requestFor("a::f", 5);
   const std::string body = otlp::encodeProtobuf(r);
   IngestStats st = p.ingest(r, body, BodyFormat::kProtobuf);
   EXPECT_EQ(st.spans, 5u);
   ASSERT_TRUE(p.flush());
   EXPECT_EQ(countOf(store, "a::f"), 5u);
+}
+
+// A damaged record in the middle of the intake log costs that record alone: every other
+// acknowledged request replays, once, and the damage is counted for /metrics.
+TEST(IngestPipeline, ADamagedIntakeRecordCostsOnlyItself) {
+  TempStore t;
+  const std::vector<std::string> fns = {"a::f0", "a::f1", "a::f2", "a::f3", "a::f4"};
+  {
+    Store store(t.opts());
+    IntakeLog log(IntakeLog::pathFor(t.opts().path));
+    log.recover(0);
+    for (const std::string& fn : fns) {
+      log.append(
+          {{static_cast<int>(BodyFormat::kProtobuf), otlp::encodeProtobuf(requestFor(fn, 2))}});
+    }
+  }
+  const std::string path = IntakeLog::pathFor(t.opts().path);
+  {
+    // One flipped byte in the body of the middle record.
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    const auto size = static_cast<std::streamoff>(fs::file_size(path));
+    f.seekg(size / 2);
+    const char c = static_cast<char>(f.get());
+    f.seekp(size / 2);
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+  Store store(t.opts());
+  IngestPipeline p(store);
+  EXPECT_EQ(p.replayed().replayed, 4u);
+  EXPECT_EQ(p.intakeDamage().records, 1u);
+  EXPECT_EQ(countOf(store, "a::f0") + countOf(store, "a::f1") + countOf(store, "a::f2") +
+                countOf(store, "a::f3") + countOf(store, "a::f4"),
+            8u);
+  EXPECT_EQ(countOf(store, "a::f0"), 2u);
+  EXPECT_EQ(countOf(store, "a::f4"), 2u);
+  bool reported = false;
+  for (const MetricSample& m : p.samples()) {
+    if (m.name == "perfhat_handler_intake_damaged_records_total") reported = m.value == 1;
+  }
+  EXPECT_TRUE(reported);
+}
+
+// Spans outside the intake limits are taken out of the request with the reason the client sees
+// (OTLP partialSuccess), and nothing of them is stored; replay applies the same screen.
+TEST(IngestPipeline, SpansBeyondTheIntakeLimitsAreRefusedWithAReason) {
+  TempStore t;
+  Store store(t.opts());
+  IngestPipeline p(store);
+  otlp::ExportRequest r = requestFor("a::ok", 3);
+  otlp::ExportRequest bad = requestFor("a::bad", 3);
+  bad.spans[0].start_unix_nano = 1'000'000'000;  // 1970
+  bad.spans[0].end_unix_nano = 2'000'000'000;
+  bad.spans[1].start_unix_nano = 18'000'000'000'000'000'000ULL;  // 2540
+  bad.spans[1].end_unix_nano = bad.spans[1].start_unix_nano + 5;
+  bad.spans[2].attributes.emplace_back("perfhat.sampling.weight", 1e308);
+  for (auto& s : bad.spans) r.spans.push_back(s);
+  const std::string body = otlp::encodeProtobuf(r);
+  IngestStats st = p.ingest(r, body, BodyFormat::kProtobuf);
+  EXPECT_EQ(st.spans, 3u);
+  EXPECT_EQ(r.rejected, 3u);
+  EXPECT_NE(r.rejection_reason.find("outside the accepted window"), std::string::npos)
+      << r.rejection_reason;
+  ASSERT_TRUE(p.flush());
+  EXPECT_EQ(countOf(store, "a::ok"), 3u);
+  BatchGetResponse got = store.batchGet(BatchGetRequest{{"a::bad"}, std::nullopt, std::nullopt});
+  EXPECT_TRUE(got.items.empty());
+  EXPECT_EQ(store.exportSince(0).rows.functions.count("a::bad"), 0u);
 }
 
 }  // namespace

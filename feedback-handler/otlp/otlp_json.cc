@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "feedback-handler/otlp/otlp.h"
 
 namespace perfhat::otlp {
@@ -177,8 +178,11 @@ void decodeSpan(const json& js, size_t resource, ExportRequest& out) {
 }  // namespace
 
 ExportRequest decodeJson(std::string_view body) {
-  json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) fail("body is not valid JSON");
+  // Nesting-limited (common/json_parse.h): a value nested 200,000 deep overflows the stack
+  // wherever it is later copied or destroyed.
+  JsonParse parsed = parseJson(body);
+  if (!parsed.ok()) fail("body is " + parsed.error);
+  const json& doc = parsed.value;
   if (!doc.is_object()) fail("top level must be an object");
   ExportRequest out;
   try {

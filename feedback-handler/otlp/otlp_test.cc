@@ -194,5 +194,22 @@ TEST(OtlpProto, DecodingIntoARecycledRequestEqualsAFreshDecode) {
   expectSame(decodeProtobuf(bodies[1]), recycled);
 }
 
+// A document nested 200,000 deep (anywhere: an attribute value, the top level) is a clear
+// OtlpError, not a stack overflow.
+TEST(OtlpJson, DeeplyNestedDocumentsAreAClearError) {
+  const std::string open(200000, '['), close(200000, ']');
+  const std::string attr = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[)"
+                           R"({"key":"k","value":{"arrayValue":{"values":)" +
+                           open + close + "}}}]}]}]}]}";
+  for (const std::string& body : {open + close, attr, R"({"resourceSpans":)" + open}) {
+    try {
+      decodeJson(body);
+      ADD_FAILURE() << "accepted";
+    } catch (const OtlpError& e) {
+      EXPECT_NE(std::string(e.what()).find("body is"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::otlp

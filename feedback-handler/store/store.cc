@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/function_key.h"
+#include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/parallel.h"
 #include "feedback-handler/util/rfc3339.h"
@@ -154,9 +156,9 @@ struct Acc {
     } else {
       sketch.mergeSerialized(blob);
     }
-    x1 += a;
-    x2 += b;
-    x3 += c;
+    AggValue::addCount(x1, a);
+    AggValue::addSum(x2, b);
+    AggValue::addCount(x3, c);
     if (l) line = l;
     first = std::min(first, bucket);
     last = std::max(last, bucket);
@@ -179,7 +181,47 @@ struct Acc {
   }
 };
 
-uint64_t roundCount(double c) { return c > 0 ? static_cast<uint64_t>(std::llround(c)) : 0; }
+// Counts are at most DDSketch::kMaxCount (1e18 < 2^63); the clamp also keeps a stored extra
+// beyond it (or NaN, read as 0) from overflowing the conversion.
+uint64_t roundCount(double c) {
+  return c > 0 ? static_cast<uint64_t>(std::llround(std::min(c, DDSketch::kMaxCount))) : 0;
+}
+
+// x1, x2, x3 as stored, for reading: a row written before they were bounded may hold inf (or a
+// NULL read as 0); it reads clamped rather than spreading inf into answers.
+double storedCount(double v) { return AggValue::clampExtra(v, DDSketch::kMaxCount); }
+double storedSum(double v) { return AggValue::clampExtra(v, DDSketch::kMaxSum); }
+
+// Rows dated beyond now + the clock-skew allowance would lie outside every read window and never
+// be purged. The intake refuses them with a reason (intake_limits.h); this is the store's own
+// guard for every other writer (sync from an upstream, a future caller): such rows are dropped
+// and function and host times are cut to the allowance. Returns `batch` itself when nothing is
+// out of range (the usual case), else the screened copy in `kept`.
+const Batch& withoutFuture(const Batch& batch, int64_t now_ns, Batch& kept, uint64_t& dropped) {
+  const int64_t newest_ns = now_ns > INT64_MAX - IntakeLimits::kClockSkewNs
+                                ? INT64_MAX
+                                : now_ns + IntakeLimits::kClockSkewNs;
+  const int64_t newest_bucket = floorDiv(newest_ns, kBucketNs);
+  bool clean = true;
+  for (const auto& [k, v] : batch.aggregates) clean = clean && k.bucket <= newest_bucket;
+  for (const auto& [k, f] : batch.functions) clean = clean && f.last_seen_ns <= newest_ns;
+  for (const auto& [k, t] : batch.hosts) clean = clean && t <= newest_ns;
+  if (clean) return batch;
+  kept = Batch();
+  for (const auto& [k, v] : batch.aggregates) {
+    if (k.bucket <= newest_bucket) {
+      kept.aggregates.emplace(k, v);
+    } else {
+      ++dropped;
+    }
+  }
+  kept.functions = batch.functions;
+  for (auto& [k, f] : kept.functions) f.last_seen_ns = std::min(f.last_seen_ns, newest_ns);
+  kept.hosts = batch.hosts;
+  for (auto& [k, t] : kept.hosts) t = std::min(t, newest_ns);
+  kept.meta = batch.meta;
+  return kept;
+}
 
 // Durations are answered in whole nanoseconds: a sketch 1 % accurate has no digits below them,
 // and the shortest form of a fractional value ("2034871.0938261") is half again as many bytes of
@@ -433,9 +475,9 @@ struct Store::Impl {
     AggValue v;
     try {
       v.sketch = DDSketch::deserialize(q.blob(c));
-      v.x1 = q.f64(c + 1);
-      v.x2 = q.f64(c + 2);
-      v.x3 = q.f64(c + 3);
+      v.x1 = storedCount(q.f64(c + 1));
+      v.x2 = storedSum(q.f64(c + 2));
+      v.x3 = storedCount(q.f64(c + 3));
       v.line = static_cast<int>(q.i64(c + 4));
     } catch (const DDSketchError&) {
       v = AggValue();
@@ -469,7 +511,9 @@ struct Store::Impl {
       while (q.step()) {
         k.key = q.text(0);
         k.bucket = q.i64(1);
-        const std::string_view kind = q.text(2);
+        // blob(): a view of the column itself (text() returns a temporary string, and a view
+        // of that dangles before the next line).
+        const std::string_view kind = q.blob(2);
         k.kind = static_cast<AggKind>(kind.empty() ? 0 : kind[0]);
         k.sub = q.text(3);
         k.service = q.text(4);
@@ -614,9 +658,19 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
 
 Store::~Store() = default;
 
-uint64_t Store::write(const Batch& batch, WriteMode mode) {
+uint64_t Store::write(const Batch& incoming, WriteMode mode) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
+  Batch screened;
+  uint64_t dropped = 0;
+  const Batch& batch = withoutFuture(incoming, options_.now_ns(), screened, dropped);
+  if (dropped > 0) {
+    future_rows_ += dropped;
+    std::fprintf(stderr,
+                 "perfhat-handler: store: dropped %llu aggregate row(s) dated beyond now + 10 "
+                 "minutes (they would never be read or purged)\n",
+                 static_cast<unsigned long long>(dropped));
+  }
   sql::Transaction tx(im.db);
   sql::Stmt& gs = *im.get_seq;
   gs.reset();
@@ -942,7 +996,6 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
     const std::string chunk_arr = jsonStringArray(chunk_keys);
     KeyAcc acc;
     std::vector<uint32_t> order;
-    std::string ordinal_text;
     auto finish = [&](size_t idx) {
       done[idx] = 1;
       FeedbackItem& item = items[idx];
@@ -1042,7 +1095,7 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
         const std::string_view sketch = q.blob(6);
         try {  // a damaged row loses its own data, not the whole answer
           if (kind == "f") {
-            const double x1 = q.f64(7);
+            const double x1 = storedCount(q.f64(7));
             if (in_base) acc.fn_base.add(sketch, x1, 0, 0, 0, bucket);
             if (!in_cur) continue;
             acc.fn_cur.add(sketch, x1, 0, 0, 0, bucket);
@@ -1053,11 +1106,15 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
               KeyAcc::note(acc.services, acc.n_services, sv);
             }
           } else if (kind == "c") {
-            acc.caller(q.blob(2)).add(sketch, q.f64(7), q.f64(8), q.f64(9), 0, bucket);
+            acc.caller(q.blob(2)).add(sketch, storedCount(q.f64(7)), storedSum(q.f64(8)),
+                                      storedCount(q.f64(9)), 0, bucket);
           } else if (kind == "l") {
-            ordinal_text.assign(q.blob(2));
-            acc.loop(std::atoi(ordinal_text.c_str()))
-                .add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
+            // An ordinal as written by ingest; anything else (from an upstream) reads as 0
+            // instead of overflowing atoi.
+            const std::string_view ord = q.blob(2);
+            int ordinal = 0;
+            std::from_chars(ord.data(), ord.data() + ord.size(), ordinal);
+            acc.loop(ordinal).add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
           } else if (kind == "s") {
             acc.sizes.add(sketch, 0, 0, 0, 0, bucket);
           }
@@ -1232,9 +1289,9 @@ ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
     } catch (const DDSketchError&) {
       continue;
     }
-    v.x1 = q.f64(9);
-    v.x2 = q.f64(10);
-    v.x3 = q.f64(11);
+    v.x1 = storedCount(q.f64(9));
+    v.x2 = storedSum(q.f64(10));
+    v.x3 = storedCount(q.f64(11));
     v.line = static_cast<int>(q.i64(12));
     page.rows.aggregates.emplace(std::move(k), std::move(v));
   }

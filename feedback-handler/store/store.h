@@ -16,6 +16,7 @@
 // so `/v1/changes?since=` and the inter-handler export are range scans on the sequence.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,6 +65,8 @@ struct ExportPage {
   Batch rows;  // aggregates with their origin, function infos and hosts
   uint64_t cursor = 0;
   bool more = false;  // another page follows
+  // Rows of a parsed export left out for breaking the intake limits (sync/export_json.h).
+  uint64_t rejected = 0;
 };
 
 class Store {
@@ -92,6 +95,9 @@ class Store {
   void ping();
 
   int64_t now() const { return options_.now_ns(); }
+  // Aggregate rows write() dropped because they were dated beyond now + the clock-skew allowance
+  // (intake_limits.h): outside every read window, purge would never remove them.
+  uint64_t futureRowsDropped() const { return future_rows_.load(); }
   sql::Backend backend() const;
   const StoreOptions& options() const { return options_; }
 
@@ -99,6 +105,7 @@ class Store {
   struct Impl;
   StoreOptions options_;
   std::mutex mu_;  // SQLite connection is used by one thread at a time
+  std::atomic<uint64_t> future_rows_{0};
   std::unique_ptr<Impl> impl_;
 };
 

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "common/crc32.h"
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/parallel.h"
 #include "feedback-handler/util/rfc3339.h"
@@ -314,6 +316,103 @@ TEST_P(StoreTest, ChangesAndExportFollowTheCursor) {
   EXPECT_TRUE(paged.more);
   EXPECT_EQ(paged.cursor, c1);
   EXPECT_TRUE(s.exportSince(c2).rows.aggregates.empty());
+}
+
+// A sketch blob with the totals a sketch wrote before they were bounded (ddsketch.cc layout):
+// one bin of `count` at index 691 (~1e6 ns), count and sum infinite.
+std::string unboundedBlob(double count) {
+  std::string blob = "DDS1";
+  auto putDouble = [&](double v) { blob.append(reinterpret_cast<const char*>(&v), 8); };
+  putDouble(0.01);
+  blob += "\x80\x10";  // max_bins 2048 (varint)
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double v : {0.0, inf, inf, 1e6, 1e6}) putDouble(v);
+  blob += "\x01\xb6\x0a\x01";  // one bin, index 691 (zigzag varint), a raw double count
+  putDouble(count);
+  const uint32_t crc = crc32(blob);
+  blob.append(reinterpret_cast<const char*>(&crc), 4);
+  return blob;
+}
+
+// Sampling weights of 1e19 and 1e308 used to make a count of 2^63 and an infinite sum that made
+// the row unreadable (and the next merge replaced it). Totals now saturate: the row reads, counts
+// stay in range, and later data merges into it.
+TEST_P(StoreTest, HugeSamplingWeightsKeepTheRowReadableWithCountsInRange) {
+  Store s(opts());
+  const int64_t bucket = kNow / kBucketNs - 2;
+  for (double w : {1e308, 1e19, 3.0}) {
+    Batch b;
+    addFn(b, "w()", bucket, 1e6, w);
+    b.aggregates.begin()->second.x1 = w;  // weighted errors
+    s.write(b);
+  }
+  BatchGetResponse r = s.batchGet(BatchGetRequest{{"w()"}, std::nullopt, std::nullopt});
+  ASSERT_EQ(r.items.size(), 1u);
+  ASSERT_TRUE(r.items[0].stats);
+  EXPECT_EQ(r.items[0].stats->count, 1'000'000'000'000'000'000u);
+  EXPECT_EQ(r.items[0].stats->errors, 1'000'000'000'000'000'000u);
+  EXPECT_NEAR(r.items[0].stats->mean_ns, 1e6, 1e4);
+  ExportPage page = s.exportSince(0);
+  ASSERT_EQ(page.rows.aggregates.size(), 1u);
+  EXPECT_EQ(page.rows.aggregates.begin()->second.sketch.count(), DDSketch::kMaxCount);
+}
+
+// A row that holds out-of-range values anyway (written by an older binary) reads clamped, and a
+// later write merges into it instead of replacing it.
+TEST_P(StoreTest, ARowHoldingOutOfRangeValuesStillReadsAndIsMergedInto) {
+  const int64_t bucket = kNow / kBucketNs - 2;
+  // With an origin of its own, so a second Store (a new replica origin on PostgreSQL) merges into
+  // the same row.
+  {
+    Store s(opts());
+    Batch b;
+    addFn(b, "old()", bucket, 1e6, 1, "up");
+    s.write(b);
+  }
+  {
+    sql::Db db = sql::Db::open(opts().path);
+    sql::Stmt u(db, "UPDATE aggregates SET sketch=?, x1=?");
+    const std::string blob = unboundedBlob(1e308);
+    u.bindBlob(1, blob).bind(2, 1e300);
+    u.step();
+  }
+  const uint64_t repaired = DDSketch::repairedBlobs();
+  Store s(opts());  // nothing cached: the row is read from the table
+  BatchGetResponse r = s.batchGet(BatchGetRequest{{"old()"}, std::nullopt, std::nullopt});
+  ASSERT_EQ(r.items.size(), 1u);
+  ASSERT_TRUE(r.items[0].stats);
+  EXPECT_EQ(r.items[0].stats->count, 1'000'000'000'000'000'000u);
+  EXPECT_EQ(r.items[0].stats->errors, 1'000'000'000'000'000'000u);
+  EXPECT_GT(DDSketch::repairedBlobs(), repaired);
+  Batch more;
+  addFn(more, "old()", bucket, 1e6, 1, "up");
+  s.write(more);  // merged into the stored row (multi-row select on PostgreSQL)
+  ExportPage page = s.exportSince(0);
+  ASSERT_EQ(page.rows.aggregates.size(), 1u);
+  EXPECT_EQ(page.rows.aggregates.begin()->second.sketch.count(), DDSketch::kMaxCount)
+      << "the stored row was replaced, not merged into";
+  EXPECT_EQ(page.rows.aggregates.begin()->second.x1, DDSketch::kMaxCount);
+}
+
+// Rows dated beyond now + the clock-skew allowance lie outside every read window and purge never
+// removes them: the store does not take them from any writer (sync included).
+TEST_P(StoreTest, RowsDatedBeyondTheClockSkewAllowanceAreNotStored) {
+  Store s(opts());
+  Batch b;
+  addFn(b, "soon()", kNow / kBucketNs + 5, 1);
+  addFn(b, "later()", kNow / kBucketNs + 60 * 24 * 365 * 100, 1);  // 2125
+  addFn(b, "old()", 0, 1);                                         // 1970: purge removes it
+  b.hosts[{"later()", "h"}] = INT64_MAX;
+  s.write(b, WriteMode::kReplace);
+  EXPECT_EQ(s.futureRowsDropped(), 1u);
+  EXPECT_EQ(s.aggregateCount(), 2u);
+  ExportPage page = s.exportSince(0);
+  for (const auto& [key, info] : page.rows.functions) {
+    EXPECT_LE(info.last_seen_ns, kNow + 10 * kBucketNs) << key;
+  }
+  for (const auto& [kh, seen] : page.rows.hosts) EXPECT_LE(seen, kNow + 10 * kBucketNs);
+  EXPECT_EQ(s.purge(), 1);
+  EXPECT_EQ(s.aggregateCount(), 1u);
 }
 
 TEST_P(StoreTest, RetentionPurgesOldBuckets) {

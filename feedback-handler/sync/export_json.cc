@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_number.h"
+#include "common/json_parse.h"
+#include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/util/base64.h"
 
 namespace perfhat::handler {
@@ -46,45 +48,98 @@ std::string serializeExport(const ExportPage& page) {
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+const json kEmptyArray = json::array();
+
+// doc[name] as an array without copying it ([] when absent).
+const json& arrayAt(const json& doc, const char* name) {
+  auto it = doc.find(name);
+  if (it == doc.end() || it->is_null()) return kEmptyArray;
+  if (!it->is_array())
+    throw ExportFormatError(std::string("export: \"") + name + "\" must be an array");
+  return *it;
+}
+
+// A string member no longer than `max` bytes; false (the row is left out) when it is longer.
+bool boundedString(const json& o, const char* name, size_t max, std::string& out,
+                   bool required = false) {
+  auto it = o.find(name);
+  if (it == o.end() || it->is_null()) {
+    if (required) throw ExportFormatError(std::string("export: \"") + name + "\" is missing");
+    out.clear();
+    return true;
+  }
+  const auto& s = it->get_ref<const std::string&>();  // type_error when not a string
+  if (s.size() > max) return false;
+  out = s;
+  return true;
+}
+
+}  // namespace
+
 ExportPage parseExport(std::string_view text) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) throw ExportFormatError("export: not a JSON object");
+  // Nesting-limited (common/json_parse.h): a 200,000-deep export crashed the local handler.
+  const JsonParse parsed = parseJson(text);
+  if (!parsed.ok()) throw ExportFormatError("export: " + parsed.error);
+  const json& doc = parsed.value;
+  if (!doc.is_object()) throw ExportFormatError("export: not a JSON object");
   ExportPage page;
+  using L = IntakeLimits;
   try {
     page.cursor = std::stoull(doc.at("cursor").get<std::string>());
     page.more = doc.value("more", false);
-    for (const auto& a : doc.value("aggregates", json::array())) {
+    // Rows beyond the intake limits (oversized names) are left out and counted, not stored: an
+    // upstream's page is applied as a whole, so refusing it would stop the sync for good.
+    for (const auto& a : arrayAt(doc, "aggregates")) {
       AggKey k;
       std::string kind = a.at("kind").get<std::string>();
       if (kind != "f" && kind != "c" && kind != "l" && kind != "s") {
-        throw ExportFormatError("export: unknown aggregate kind '" + kind + "'");
+        throw ExportFormatError("export: unknown aggregate kind '" + kind.substr(0, 16) + "'");
       }
       k.kind = static_cast<AggKind>(kind[0]);
-      k.key = a.at("key").get<std::string>();
-      k.sub = a.value("sub", "");
+      if (!boundedString(a, "key", L::kMaxKeyBytes, k.key, true) ||
+          !boundedString(a, "sub", L::kMaxKeyBytes, k.sub) ||
+          !boundedString(a, "service", L::kMaxDimensionBytes, k.service) ||
+          !boundedString(a, "version", L::kMaxDimensionBytes, k.version) ||
+          !boundedString(a, "env", L::kMaxDimensionBytes, k.env) ||
+          !boundedString(a, "origin", L::kMaxDimensionBytes, k.origin)) {
+        ++page.rejected;
+        continue;
+      }
       k.bucket = integerFrom<int64_t>(a.at("bucket"));
-      k.service = a.value("service", "");
-      k.version = a.value("version", "");
-      k.env = a.value("env", "");
-      k.origin = a.value("origin", "");
       auto blob = base64Decode(a.at("sketch").get<std::string>());
       if (!blob) throw ExportFormatError("export: sketch is not valid base64");
       AggValue v;
-      v.sketch = DDSketch::deserialize(*blob);
-      v.x1 = a.value("x1", 0.0);
-      v.x2 = a.value("x2", 0.0);
-      v.x3 = a.value("x3", 0.0);
+      v.sketch = DDSketch::deserialize(*blob);  // out-of-range totals read clamped
+      // Extras as the store reads them: NaN, negatives and overflow do not get in.
+      v.x1 = AggValue::clampExtra(a.value("x1", 0.0), DDSketch::kMaxCount);
+      v.x2 = AggValue::clampExtra(a.value("x2", 0.0), DDSketch::kMaxSum);
+      v.x3 = AggValue::clampExtra(a.value("x3", 0.0), DDSketch::kMaxCount);
       v.line = integerOr(a, "line", 0);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
-    for (const auto& f : doc.value("functions", json::array())) {
-      page.rows.functions[f.at("key").get<std::string>()] =
-          FunctionInfo{f.value("mangled", ""), f.value("file", ""), integerOr(f, "line", 0),
-                       integerOr(f, "last_seen_ns", int64_t{0})};
+    for (const auto& f : arrayAt(doc, "functions")) {
+      std::string key;
+      FunctionInfo info;
+      if (!boundedString(f, "key", L::kMaxKeyBytes, key, true) ||
+          !boundedString(f, "mangled", L::kMaxKeyBytes, info.mangled) ||
+          !boundedString(f, "file", L::kMaxPathBytes, info.file)) {
+        ++page.rejected;
+        continue;
+      }
+      info.line = integerOr(f, "line", 0);
+      info.last_seen_ns = integerOr(f, "last_seen_ns", int64_t{0});
+      page.rows.functions[std::move(key)] = std::move(info);
     }
-    for (const auto& h : doc.value("hosts", json::array())) {
-      page.rows.hosts[{h.at("key").get<std::string>(), h.at("host").get<std::string>()}] =
-          integerOr(h, "last_seen_ns", int64_t{0});
+    for (const auto& h : arrayAt(doc, "hosts")) {
+      std::string key, host;
+      if (!boundedString(h, "key", L::kMaxKeyBytes, key, true) ||
+          !boundedString(h, "host", L::kMaxDimensionBytes, host, true)) {
+        ++page.rejected;
+        continue;
+      }
+      page.rows.hosts[{std::move(key), std::move(host)}] = integerOr(h, "last_seen_ns", int64_t{0});
     }
   } catch (const json::exception& e) {
     throw ExportFormatError(std::string("export: ") + e.what());

@@ -189,6 +189,47 @@ TEST_F(HandlerIngest, BadInputIsRefusedNothingIsStoredAndTheHandlerKeepsServing)
             std::string::npos);
 }
 
+// Hostile input against the real binary: spans dated 1970 or 2540, with sampling weight 1e308
+// or a 300-byte service name are refused with a reason while the rest is stored; JSON nested
+// 200,000 deep is a 400 on every endpoint that parses JSON, and the handler keeps serving.
+TEST_F(HandlerIngest, HostileSpansAreRefusedWithAReasonAndDeepJsonIsA400) {
+  auto c = client(handler_.url(), kToken);
+  otlp::ExportRequest r = spansFor("ok::hostile", {1000, 2000}, 7);
+  otlp::ExportRequest bad = spansFor("bad::hostile", {1000, 2000, 3000}, 8);
+  bad.spans[0].start_unix_nano = 1'000'000'000;  // 1970
+  bad.spans[0].end_unix_nano = 2'000'000'000;
+  bad.spans[1].start_unix_nano = 18'000'000'000'000'000'000ULL;  // 2540
+  bad.spans[1].end_unix_nano = bad.spans[1].start_unix_nano + 10;
+  bad.spans[2].attributes.emplace_back("perfhat.sampling.weight", 1e308);
+  for (auto& s : bad.spans) r.spans.push_back(s);
+  otlp::ExportRequest wide = spansFor("wide::hostile", {1000}, 9, std::string(300, 's'));
+  r.resources.push_back(wide.resources[0]);
+  wide.spans[0].resource = 1;
+  r.spans.push_back(wide.spans[0]);
+  auto res = c.Post("/v1/traces", otlp::encodeJson(r), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  auto j = nlohmann::json::parse(res->body);
+  EXPECT_EQ(j["partialSuccess"]["rejectedSpans"], "4");
+  EXPECT_NE(j["partialSuccess"]["errorMessage"].get<std::string>().find("outside the accepted"),
+            std::string::npos)
+      << res->body;
+  BatchGetResponse got = batchGet(c, {"ok::hostile", "bad::hostile", "wide::hostile"});
+  ASSERT_EQ(got.items.size(), 1u);
+  EXPECT_EQ(got.items[0].stats->count, 2u);
+
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  expectJsonError(c.Post("/v1/traces", R"({"resourceSpans":)" + deep + "}", "application/json"),
+                  400);
+  expectJsonError(c.Post("/v1/aggregates", R"({"sites":)" + deep + "}", "application/json"), 400);
+  expectJsonError(
+      c.Post("/v1/feedback:batchGet", R"({"keys":["a"],"range":)" + deep + "}", "application/json"),
+      400);
+  auto health = client(handler_.url()).Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 // libperfhat's aggregate export (docs/aggregate-export.md) against the real binary: histogram
 // rows in, the same percentiles out as the latencies they were binned from, call sites linked;
 // bad bodies refused whole with a JSON error while the handler keeps serving.
