@@ -149,6 +149,7 @@ void to_json(json& j, const FeedbackItem& v) {
   if (!v.file.empty()) j["file"] = v.file;
   if (v.line != 0) j["line"] = v.line;
   if (!v.last_seen.empty()) j["last_seen"] = v.last_seen;
+  if (v.dropped_calls > 0) j["dropped_calls"] = v.dropped_calls;
 }
 void from_json(const json& j, FeedbackItem& v) {
   requireObject(j, "item");
@@ -169,6 +170,7 @@ void from_json(const json& j, FeedbackItem& v) {
   readOpt(j, "file", v.file);
   readOpt(j, "line", v.line);
   readOpt(j, "last_seen", v.last_seen);
+  readOpt(j, "dropped_calls", v.dropped_calls);
 }
 
 void to_json(json& j, const BatchGetRequest& v) {

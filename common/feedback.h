@@ -90,6 +90,9 @@ struct FeedbackItem {
   std::string file;                   // code.file.path as reported by the runtime
   int line = 0;                       // code.line.number
   std::string last_seen;              // RFC 3339
+  // Weighted calls that the exporters of this function's services reported lost in the window
+  // (docs/aggregate-export.md `dropped`): its counts may be low by up to this many calls.
+  double dropped_calls = 0;
   bool operator==(const FeedbackItem&) const = default;
 };
 

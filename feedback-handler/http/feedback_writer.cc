@@ -226,6 +226,7 @@ void item(Writer& w, const FeedbackItem& v) {
     w.close('}');
   }
   w.close(']');
+  if (v.dropped_calls > 0) w.field("dropped_calls", v.dropped_calls);
   if (!v.file.empty()) w.field("file", v.file);
   if (!v.hosts.empty()) w.strings("hosts", v.hosts);
   w.field("key", v.key);

@@ -40,6 +40,7 @@ FeedbackItem richItem() {
   it.file = "/src/cart.cc";
   it.line = 17;
   it.last_seen = "2026-11-21T12:00:00Z";
+  it.dropped_calls = 2048.5;
   return it;
 }
 

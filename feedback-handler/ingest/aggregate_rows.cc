@@ -220,6 +220,27 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     used[site] = true;
     ++st.rows;
   }
+  // Losses the library reports once (a delta), charged to the service in the minute of the
+  // report: readers show them beside the counts of that service's functions.
+  if (const json* d = member(root, "dropped")) {
+    if (!d->is_object()) fail("dropped must be an object");
+    constexpr uint64_t kMaxLost = uint64_t{1} << 53;  // exact in a double
+    const double calls = optAmount(*d, "calls", "dropped", DDSketch::kMaxCount);
+    const auto spans = static_cast<double>(optUnsigned(*d, "spans", "dropped", kMaxLost));
+    const auto rows_lost = static_cast<double>(optUnsigned(*d, "rows", "dropped", kMaxLost));
+    if (calls > 0 || spans > 0 || rows_lost > 0) {
+      if (member(root, "time_unix_nano") == nullptr) fail("dropped needs time_unix_nano");
+      AggValue v;
+      v.x1 = calls;
+      v.x2 = spans;
+      v.x3 = rows_lost;
+      local
+          .aggregates[AggKey{AggKind::kDropped, "", "", time_ns / kBucketNs, dims.service,
+                             dims.version, dims.env, ""}]
+          .merge(v);
+      st.dropped_calls = calls;
+    }
+  }
   for (size_t i = 0; i < sites.size(); ++i) {
     if (!used[i]) continue;
     const SpanIdentity& id = sites[i];

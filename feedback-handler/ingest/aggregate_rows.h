@@ -21,8 +21,9 @@ class AggregateRowsError : public std::invalid_argument {
 };
 
 struct AggregateRowsStats {
-  uint64_t rows = 0;     // rows merged
-  uint64_t skipped = 0;  // rows whose site (or caller) has no identity: no name, no code.*
+  uint64_t rows = 0;         // rows merged
+  uint64_t skipped = 0;      // rows whose site (or caller) has no identity: no name, no code.*
+  double dropped_calls = 0;  // weighted calls the library reported lost (`dropped.calls`)
 };
 
 // Validates all of `body` before adding anything to `batch` (all or nothing); throws

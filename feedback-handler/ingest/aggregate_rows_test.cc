@@ -262,5 +262,37 @@ TEST(AggregateRows, ValuesBeyondTheIntakeLimitsAreRefusedNamingTheMember) {
   EXPECT_EQ(batch.aggregates.size(), 1u);
 }
 
+// `dropped` (docs/aggregate-export.md) is what the library lost: charged to the service in the
+// minute of the report, never to a function, and refused whole when malformed.
+TEST(AggregateRows, LossesAreChargedToTheServiceInTheMinuteOfTheReport) {
+  const std::string body = R"({"resource":{"service.name":"svc","service.version":"2"},
+      "time_unix_nano":"1795912345000000000",
+      "dropped":{"calls":2048.5,"spans":"2048","rows":1}})";
+  Batch batch;
+  const AggregateRowsStats st = decodeAggregateRows(body, batch);
+  EXPECT_EQ(st.rows, 0u);
+  EXPECT_EQ(st.dropped_calls, 2048.5);
+  ASSERT_EQ(batch.aggregates.size(), 1u);
+  const auto& [k, v] = *batch.aggregates.begin();
+  EXPECT_EQ(k.kind, AggKind::kDropped);
+  EXPECT_EQ(k.key, "");
+  EXPECT_EQ(k.service, "svc");
+  EXPECT_EQ(k.version, "2");
+  EXPECT_EQ(k.bucket, 1795912345000000000 / kBucketNs);
+  EXPECT_EQ(v.x1, 2048.5);
+  EXPECT_EQ(v.x2, 2048);
+  EXPECT_EQ(v.x3, 1);
+  EXPECT_TRUE(batch.functions.empty());
+
+  for (const char* bad :
+       {R"({"time_unix_nano":"1","dropped":[1]})",
+        R"({"time_unix_nano":"1","dropped":{"calls":-1}})",
+        R"({"time_unix_nano":"1","dropped":{"spans":"x"}})", R"({"dropped":{"calls":5}})"}) {
+    Batch untouched;
+    EXPECT_THROW(decodeAggregateRows(bad, untouched), AggregateRowsError) << bad;
+    EXPECT_TRUE(untouched.aggregates.empty()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::handler

@@ -24,6 +24,9 @@ enum class AggKind : char {
                     // x1 = distinct parent spans, x2 = Σ input size·w, x3 = Σ w with input size
   kLoop = 'l',      // sub = loop ordinal; distribution of iterations; line = line hint
   kResultSize = 's',  // distribution of perfhat.result.size
+  kDropped = 'd',     // what a service's exporters lost (docs/aggregate-export.md `dropped`):
+                      // key and sub empty, sketch empty; x1 = weighted calls, x2 = spans,
+                      // x3 = rows. Read per service beside the counts they make low.
 };
 
 struct AggKey {

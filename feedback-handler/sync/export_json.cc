@@ -13,7 +13,19 @@ using nlohmann::json;
 
 std::string serializeExport(const ExportPage& page) {
   json aggs = json::array();
+  json dropped = json::array();  // its own member: handlers that predate it ignore it
   for (const auto& [k, v] : page.rows.aggregates) {
+    if (k.kind == AggKind::kDropped) {
+      dropped.push_back({{"bucket", k.bucket},
+                         {"service", k.service},
+                         {"version", k.version},
+                         {"env", k.env},
+                         {"origin", k.origin},
+                         {"calls", v.x1},
+                         {"spans", v.x2},
+                         {"rows", v.x3}});
+      continue;
+    }
     aggs.push_back({{"kind", std::string(1, static_cast<char>(k.kind))},
                     {"key", k.key},
                     {"sub", k.sub},
@@ -44,7 +56,8 @@ std::string serializeExport(const ExportPage& page) {
               {"more", page.more},
               {"aggregates", std::move(aggs)},
               {"functions", std::move(fns)},
-              {"hosts", std::move(hosts)}}
+              {"hosts", std::move(hosts)},
+              {"dropped", std::move(dropped)}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -117,6 +130,23 @@ ExportPage parseExport(std::string_view text) {
       v.x2 = AggValue::clampExtra(a.value("x2", 0.0), DDSketch::kMaxSum);
       v.x3 = AggValue::clampExtra(a.value("x3", 0.0), DDSketch::kMaxCount);
       v.line = integerOr(a, "line", 0);
+      page.rows.aggregates[std::move(k)] = std::move(v);
+    }
+    for (const auto& d : arrayAt(doc, "dropped")) {
+      AggKey k;
+      k.kind = AggKind::kDropped;
+      if (!boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
+          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
+          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
+          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin)) {
+        ++page.rejected;
+        continue;
+      }
+      k.bucket = integerFrom<int64_t>(d.at("bucket"));
+      AggValue v;
+      v.x1 = AggValue::clampExtra(d.value("calls", 0.0), DDSketch::kMaxCount);
+      v.x2 = AggValue::clampExtra(d.value("spans", 0.0), DDSketch::kMaxCount);
+      v.x3 = AggValue::clampExtra(d.value("rows", 0.0), DDSketch::kMaxCount);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
     for (const auto& f : arrayAt(doc, "functions")) {

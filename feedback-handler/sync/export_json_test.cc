@@ -96,5 +96,33 @@ TEST(ExportJson, NumbersOutOfRangeReadClamped) {
   EXPECT_EQ(again.rows.aggregates.begin()->second.sketch, v.sketch);
 }
 
+// Exporter losses travel to local handlers in their own member, which handlers that predate it
+// ignore, so a newer upstream never breaks an older local handler's sync.
+TEST(ExportJson, ExporterLossesRoundTripInTheirOwnMember) {
+  ExportPage page;
+  page.cursor = 7;
+  AggValue lost;
+  lost.x1 = 2048;
+  lost.x2 = 2048;
+  lost.x3 = 3;
+  page.rows.aggregates[AggKey{AggKind::kDropped, "", "", 29'395'000, "svc", "1", "prod", ""}] =
+      lost;
+  const std::string text = serializeExport(page);
+  const json doc = json::parse(text);
+  EXPECT_TRUE(doc["aggregates"].empty()) << text;
+  ASSERT_EQ(doc["dropped"].size(), 1u) << text;
+
+  const ExportPage back = parseExport(text);
+  ASSERT_EQ(back.rows.aggregates.size(), 1u);
+  const auto& [k, v] = *back.rows.aggregates.begin();
+  EXPECT_EQ(k.kind, AggKind::kDropped);
+  EXPECT_EQ(k.key, "");
+  EXPECT_EQ(k.service, "svc");
+  EXPECT_EQ(k.bucket, 29'395'000);
+  EXPECT_EQ(v.x1, 2048);
+  EXPECT_EQ(v.x2, 2048);
+  EXPECT_EQ(v.x3, 3);
+}
+
 }  // namespace
 }  // namespace perfhat::handler

@@ -70,6 +70,7 @@ void attach(Node& n, const FeedbackItem& item) {
   n.baseline = item.baseline;
   n.versions = item.versions;
   n.hosts = item.hosts;
+  n.dropped_calls = item.dropped_calls;
 }
 
 // Callers as the runtime spelled them, normalized once per analysis (hot: every call node).

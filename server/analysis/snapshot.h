@@ -134,6 +134,8 @@ struct Node {
   std::optional<Stats> baseline;
   std::vector<std::string> versions;
   std::vector<std::string> hosts;
+  // Calls its services' exporters reported lost in the window: `measured` counts may be low.
+  double dropped_calls = 0;
 };
 
 struct FunctionInfo {

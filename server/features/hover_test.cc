@@ -31,6 +31,20 @@ TEST(FeaturesHover, MeasuredCallShowsProductionStatistics) {
   EXPECT_THAT(md, Not(HasSubstr("**Prediction**")));
 }
 
+// Calls the service's exporters lost lower the counts: the hover says so beside them.
+TEST(FeaturesHover, ExporterLossesAreShownBesideTheCounts) {
+  T4 t;
+  const auto before = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(before);
+  EXPECT_THAT(before->markdown, Not(HasSubstr("lost in export")));
+  t.snapshot.functions[0].nodes[t.stories].dropped_calls = 2048;
+  const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown,
+              HasSubstr("| calls | 1.2k (3 errors · 0.25 %) |\n| lost in export | ≥ 2.05k calls of "
+                        "its service in this window: counts and rates may be low |"));
+}
+
 TEST(FeaturesHover, PredictionShowsDerivationAndDistribution) {
   const T4 t;
   const auto h = hover(t.snapshot, t.tasks_range.start, Options());

@@ -312,6 +312,40 @@ TEST_F(HandlerIngest, AggregateRowsInMergedPercentilesOut) {
 
 // A batchGet large enough to be read and written on parallel threads (≥ 2 × 1,024 keys) gives
 // the same items as the same keys asked in calls too small to be split.
+// Calls the library lost (docs/aggregate-export.md `dropped`) reach every function of that
+// service in the read window, and no other service's functions.
+TEST_F(HandlerIngest, ExporterLossesAreShownBesideTheCountsOfTheirService) {
+  auto c = client(handler_.url(), kToken);
+  const int64_t minute = std::chrono::duration_cast<std::chrono::minutes>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  auto report = [&](const std::string& service, const std::string& function,
+                    const nlohmann::json& dropped) {
+    nlohmann::json body = {{"resource", {{"service.name", service}}},
+                           {"time_unix_nano", std::to_string(minute * 60'000'000'000LL)},
+                           {"sites", {{{"name", function}, {"function", function}}}},
+                           {"rows",
+                            {{{"kind", "function"},
+                              {"site", 0},
+                              {"minute", minute},
+                              {"bins", {{700, 10}}},
+                              {"sum", 1e4}}}}};
+    if (!dropped.is_null()) body["dropped"] = dropped;
+    auto res = c.Post("/v1/aggregates", body.dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+  };
+  report("lossy", "void lossy::f()", {{"calls", 1500}, {"spans", "1500"}, {"rows", "0"}});
+  report("lossy", "void lossy::g()", {{"calls", 500}, {"spans", "500"}, {"rows", "0"}});
+  report("whole", "void whole::h()", nullptr);
+
+  BatchGetResponse r = batchGet(c, {"void lossy::g()", "void whole::h()"});
+  ASSERT_EQ(r.items.size(), 2u);
+  for (const FeedbackItem& item : r.items) {
+    EXPECT_EQ(item.dropped_calls, item.key == "lossy::g()" ? 2000 : 0) << item.key;
+  }
+}
+
 TEST_F(HandlerIngest, LargeBatchGetIsAnsweredLikeSmallOnes) {
   auto c = client(handler_.url(), kToken);
   constexpr int kKeys = 2600;
