@@ -251,7 +251,9 @@ void HandlerServer::routes() {
   // Every error response gets the JSON error shape, including httplib's own (404, 413, 400).
   s.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // "Handled" also for answers that have their JSON already: httplib then sets their
+        // Content-Length (refusals of Expect: 100-continue are written without it otherwise).
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Handled;
         if (const RequestState* st = currentRequest(); st && st->timed_out) {
           res.status = 408;  // httplib says 400 when the headers stopped coming
         }
