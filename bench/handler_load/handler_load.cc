@@ -7,7 +7,7 @@
 // Each also without the load, as a reference. Goals (issue #19): p99 within 100 ms for both.
 //
 //   handler_load --handler build/feedback-handler/perfhat-handler [--exporters 12] [--slow 100]
-//                [--requests 200] [--exporter-gap-ms 10] [--timeout-s 10]
+//                [--requests 200] [--exporter-gap-ms 10] [--timeout-s 10] [--row-seconds 30]
 // Loopback only; every loop is bounded by a request count and a timeout.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -50,6 +50,7 @@ struct Options {
   int requests = 200;
   int exporter_gap_ms = 10;
   int timeout_s = 10;
+  int row_seconds = 30;  // a row ends after this long even if requests are left
 };
 
 class Handler {
@@ -154,7 +155,8 @@ Latencies measure(const Options& o, int port, bool batch_get) {
   for (int i = 0; i < 50; ++i) req.keys.push_back("load::fn" + std::to_string(i));
   const std::string body = serialize(req);
   Latencies l;
-  for (int i = 0; i < o.requests; ++i) {
+  const auto row_end = Clock::now() + std::chrono::seconds(o.row_seconds);
+  for (int i = 0; i < o.requests && Clock::now() < row_end; ++i) {
     httplib::Client c = client(port, o.timeout_s);
     const auto t0 = Clock::now();
     auto res =
@@ -186,6 +188,7 @@ int connectTo(int port) {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string f = argv[i], v = argv[i + 1];
