@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <regex>
 #include <stdexcept>
 
@@ -121,6 +122,16 @@ void Syncer::pull(size_t i) {
       }
     }
   });
+  // Ends the watchdog before `cli` goes, however this function is left.
+  auto stopWatchdog = [&](void*) {
+    {
+      std::lock_guard lock(mu_);
+      done = true;
+    }
+    cancel_cv_.notify_all();
+    watchdog.join();
+  };
+  std::unique_ptr<void, decltype(stopWatchdog)> disarm(&done, stopWatchdog);
   try {
     auto to = std::chrono::duration<double>(options_.timeout_s);
     cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
@@ -184,12 +195,7 @@ void Syncer::pull(size_t i) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  {
-    std::lock_guard lock(mu_);
-    done = true;
-  }
-  cancel_cv_.notify_all();
-  watchdog.join();
+  disarm.reset();
   std::lock_guard lock(mu_);
   UpstreamStatus& st = status_[i];
   st.rows_pulled += rows;
