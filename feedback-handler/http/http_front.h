@@ -38,8 +38,10 @@ struct FrontOptions {
   std::chrono::milliseconds write_timeout{10000};        // response sending without progress
   std::chrono::milliseconds idle_thread_timeout{30000};  // an idle thread above min exits
   size_t keep_alive_max_requests = 1000;
-  size_t max_header_bytes = 64u << 10;     // request line + headers
-  size_t max_body_wire_bytes = 17u << 20;  // body bytes read on the wire (chunk framing included)
+  size_t max_header_bytes = 64u << 10;  // request line + headers
+  // Body bytes read on the wire, chunk framing included (HandlerServer derives it from
+  // ServerOptions::max_body_bytes).
+  size_t max_body_wire_bytes = 17u << 20;
   std::chrono::milliseconds linger{1000};  // draining an unread body before close, at most…
   size_t linger_bytes = 256u << 10;        // …this much (RequestState::drain_bytes: more)
   int listen_backlog = 1024;
