@@ -141,7 +141,8 @@ class DeadlineStream : public httplib::Stream {
       const int r = ::poll(p, 2, msUntil(deadline));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0 || p[1].revents) return -1;
-      if (r == 0) return Clock::now() >= deadline ? 0 : 1;  // ms rounding: poll again
+      if (r == 0 && Clock::now() < deadline) continue;  // woke early (rounding): wait on
+      if (r == 0) return 0;
       return 1;
     }
   }
