@@ -3,7 +3,10 @@
 //   perfhat-handler --mode local    --listen 127.0.0.1:4319 --store PATH.sqlite --upstream
 //   URL[,TOKEN]
 // Prints "listening on HOST:PORT" on stderr once it accepts connections (port 0 = pick one).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -44,16 +47,34 @@ per-function latency sketches in SQLite and serves them to perfhat-lsp.
                              PGPASSWORD or ~/.pgpass)
   --token T                  bearer token for reads and writes (repeatable; env
                              PERFHAT_HANDLER_TOKENS=T1,T2). Deployed mode requires one unless
-                             --allow-unauthenticated
+                             --allow-unauthenticated; so does either mode listening on an
+                             address other than loopback
   --read-token T             bearer token for reads only (repeatable)
-  --allow-unauthenticated    deployed mode without tokens (trusted networks, tests)
+  --allow-unauthenticated    run without tokens although deployed, or listening beyond loopback:
+                             anyone who reaches the port may read, write and (local) trigger
+                             pulls with the upstream tokens (trusted networks, tests)
   --upstream URL[,TOKEN]     local mode: an upstream handler (repeatable)
   --sync-interval S          local mode: seconds between pulls (default 30)
+  --sync-deadline S          local mode: one upstream's whole pull ends after S seconds, however
+                             slowly it answers; pages already pulled are kept (default 120)
+  --sync-max-response-bytes N  local mode: largest upstream answer after gunzip (default 256 MiB)
   --retention-days D         keep aggregates this long (default 30)
   --range-hours H            default read window (default 24)
   --max-body-bytes N         largest request body on the wire (default 16 MiB) → else 413
-  --rate-limit R             requests/s per client (default 0 = unlimited) → else 429
-  --threads N                HTTP worker threads (default 8)
+  --rate-limit R             requests/s per client (its token; without tokens, its address)
+                             (default 0 = unlimited) → else 429
+  --auth-failures-per-minute N  failed authentications allowed per client address, after a burst
+                             of 20 (default 12; 0 = unlimited) → else 429 before the token is
+                             checked. Behind a proxy, all clients share the proxy's address
+  --threads N                connection threads kept ready (default 8); more start on demand,
+                             one per open connection, and idle ones exit after 30 s
+  --max-connections N        open connections in total (default 512) → else 503 and close
+  --max-connections-per-peer N  open connections per client address (default 256; 0 = no cap)
+  --header-timeout-ms N      a request's line and headers must arrive within N ms of its first
+                             byte (default 10000) → else 408 and close
+  --body-timeout-ms N        and its body within N ms after the headers (default 60000)
+  --keep-alive-ms N          an idle connection is closed after N ms (default 5000)
+  --max-change-waiters N     parked GET /v1/changes?wait_ms= requests (default 64) → else 429
   --read-threads N           threads reading and writing one large batchGet (2048 keys or more)
                              in parallel, each on its own SQLite read connection (default 0: one
                              per core, at most 4; 1 = the request's own thread only)
@@ -77,6 +98,15 @@ struct Args {
   std::vector<std::string> tokens, read_tokens, upstreams;
   bool allow_unauth = false;
   double sync_interval = 30;
+  double sync_deadline = 120;
+  size_t sync_max_response = 256u << 20;
+  double auth_failures_per_minute = 12;
+  size_t max_connections = 512;
+  size_t max_connections_per_peer = 256;
+  double header_timeout_ms = 10000;
+  double body_timeout_ms = 60000;
+  double keep_alive_ms = 5000;
+  size_t max_change_waiters = 64;
   double retention_days = 30;
   double range_hours = 24;
   size_t max_body = 16u << 20;
@@ -132,6 +162,24 @@ Args parse(int argc, char** argv) {
       a.allow_unauth = true;
     } else if (f == "--sync-interval") {
       a.sync_interval = number(f, value());
+    } else if (f == "--sync-deadline") {
+      a.sync_deadline = number(f, value());
+    } else if (f == "--sync-max-response-bytes") {
+      a.sync_max_response = static_cast<size_t>(number(f, value()));
+    } else if (f == "--auth-failures-per-minute") {
+      a.auth_failures_per_minute = number(f, value());
+    } else if (f == "--max-connections") {
+      a.max_connections = static_cast<size_t>(number(f, value()));
+    } else if (f == "--max-connections-per-peer") {
+      a.max_connections_per_peer = static_cast<size_t>(number(f, value()));
+    } else if (f == "--header-timeout-ms") {
+      a.header_timeout_ms = number(f, value());
+    } else if (f == "--body-timeout-ms") {
+      a.body_timeout_ms = number(f, value());
+    } else if (f == "--keep-alive-ms") {
+      a.keep_alive_ms = number(f, value());
+    } else if (f == "--max-change-waiters") {
+      a.max_change_waiters = static_cast<size_t>(number(f, value()));
     } else if (f == "--retention-days") {
       a.retention_days = number(f, value());
     } else if (f == "--range-hours") {
@@ -176,7 +224,43 @@ Args parse(int argc, char** argv) {
   if (a.mode == "local" && a.upstreams.empty())
     usageError("local mode needs at least one --upstream");
   if (a.sync_interval <= 0) usageError("--sync-interval must be > 0");
+  if (a.sync_deadline <= 0) usageError("--sync-deadline must be > 0");
+  if (a.max_connections < 1) usageError("--max-connections must be at least 1");
+  if (a.header_timeout_ms < 1 || a.body_timeout_ms < 1 || a.keep_alive_ms < 1) {
+    usageError("--header-timeout-ms, --body-timeout-ms and --keep-alive-ms must be at least 1");
+  }
   return a;
+}
+
+// 127.0.0.0/8, ::1, ::ffff:127.x.x.x and "localhost". Anything else (0.0.0.0, a host name, an
+// interface address) may be reachable from other machines.
+bool isLoopback(std::string host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+// Each connection holds a descriptor: lift the soft limit to the hard one, if needed.
+void raiseDescriptorLimit(size_t wanted) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= wanted) return;
+  lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, wanted);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < wanted) {
+    std::fprintf(stderr,
+                 "perfhat-handler: warning: open files limited to %llu; --max-connections "
+                 "should stay well below it\n",
+                 static_cast<unsigned long long>(lim.rlim_cur));
+  }
 }
 
 }  // namespace
@@ -188,6 +272,21 @@ int main(int argc, char** argv) {
   std::string host = args.listen.substr(0, colon);
   int port = static_cast<int>(number("--listen port", args.listen.substr(colon + 1)));
   if (port > 65535) usageError("--listen port out of range");
+  const bool has_tokens = !args.tokens.empty() || !args.read_tokens.empty();
+  if (!has_tokens && !isLoopback(host)) {
+    if (!args.allow_unauth) {
+      usageError("refusing to listen on " + host +
+                 " without a token: anyone who reaches it could read and write its data" +
+                 (args.mode == "local" ? " and make it call the upstreams with their tokens" : "") +
+                 ". Pass --token, listen on 127.0.0.1, or add --allow-unauthenticated on a "
+                 "trusted network");
+    }
+    std::fprintf(stderr,
+                 "perfhat-handler: warning: listening on %s without authentication "
+                 "(--allow-unauthenticated)\n",
+                 host.c_str());
+  }
+  raiseDescriptorLimit(args.max_connections + 256);
 
   // Block termination signals in every thread; one thread waits for them and stops the server.
   sigset_t sigs;
@@ -222,6 +321,8 @@ int main(int argc, char** argv) {
   if (args.mode == "local") {
     SyncOptions so;
     so.interval_s = args.sync_interval;
+    so.pull_deadline_s = args.sync_deadline;
+    so.max_response_bytes = std::max<size_t>(1, args.sync_max_response);
     syncer = std::make_unique<Syncer>(*store, upstreams, so);
   }
 
@@ -232,7 +333,15 @@ int main(int argc, char** argv) {
   opts.read_tokens = args.read_tokens;
   opts.max_body_bytes = args.max_body;
   opts.rate_limit.rate_per_s = args.rate_limit;
-  opts.threads = args.threads;
+  opts.auth_failures.rate_per_s = args.auth_failures_per_minute / 60;
+  opts.max_change_waiters = args.max_change_waiters;
+  opts.front.min_threads = static_cast<size_t>(std::max(1, args.threads));
+  opts.front.max_connections = args.max_connections;
+  opts.front.max_connections_per_peer = args.max_connections_per_peer;
+  auto ms = [](double v) { return std::chrono::milliseconds(static_cast<int64_t>(v)); };
+  opts.front.header_timeout = ms(args.header_timeout_ms);
+  opts.front.body_timeout = ms(args.body_timeout_ms);
+  opts.front.keep_alive_idle = ms(args.keep_alive_ms);
   opts.ingest.commit = args.commit;
   // Constructing the server replays what a crash left in the ingest intake log.
   std::unique_ptr<HandlerServer> owned;
@@ -246,11 +355,15 @@ int main(int argc, char** argv) {
   }
   HandlerServer& server = *owned;
 
+  if (syncer) syncer->start();  // before the signal thread, which may stop it
   std::atomic<bool> stopping{false};
   std::thread signals([&] {
     int sig = 0;
     sigwait(&sigs, &sig);
     stopping = true;
+    // A pull in progress (the loop's, or a POST /v1/sync's, which the server waits for) is
+    // interrupted first, so a slow upstream cannot hold the shutdown.
+    if (syncer) syncer->stop();
     server.stop();
   });
   // Retention runs hourly off the request path.
@@ -266,7 +379,6 @@ int main(int argc, char** argv) {
       }
     }
   });
-  if (syncer) syncer->start();
 
   std::fprintf(stderr, "listening on %s:%d\n", host.c_str(), bound);
   std::fflush(stderr);

@@ -23,6 +23,44 @@ TEST(TokenAuth, ChecksBearerTokensAndScopes) {
   EXPECT_EQ(open.check("", Access::kWrite), AuthResult::kOk);
 }
 
+// RFC 7235 credentials: the scheme in any case, one or more spaces, surrounding space trimmed.
+TEST(TokenAuth, BearerTokenIsParsedLikeRfc7235Credentials) {
+  EXPECT_EQ(bearerToken("Bearer abc"), "abc");
+  EXPECT_EQ(bearerToken("bEaReR abc"), "abc");
+  EXPECT_EQ(bearerToken("  BEARER \t abc  "), "abc");
+  EXPECT_EQ(bearerToken("Bearerabc"), "");
+  EXPECT_EQ(bearerToken("Bearer "), "");
+  EXPECT_EQ(bearerToken("Basic abc"), "");
+  EXPECT_EQ(bearerToken(""), "");
+}
+
+// The client a limit is kept for is the matched token, whatever the header's spelling.
+TEST(TokenAuth, NamesTheMatchedTokenAsTheClient) {
+  TokenAuth auth({"a", "b"}, {"r"});
+  std::string c1, c2, c3, c4;
+  EXPECT_EQ(auth.check("Bearer b", Access::kWrite, &c1), AuthResult::kOk);
+  EXPECT_EQ(auth.check("BEARER   b ", Access::kRead, &c2), AuthResult::kOk);
+  EXPECT_EQ(auth.check("bearer a", Access::kRead, &c3), AuthResult::kOk);
+  EXPECT_EQ(auth.check("Bearer r", Access::kRead, &c4), AuthResult::kOk);
+  EXPECT_EQ(c1, c2);
+  EXPECT_NE(c1, c3);
+  EXPECT_NE(c4, c1);
+  EXPECT_NE(c4, c3);
+}
+
+TEST(RateLimiter, WouldAllowDoesNotTakeAToken) {
+  double now = 0;
+  RateLimiter rl(RateLimitOptions{.rate_per_s = 1, .burst = 1}, [&] { return now; });
+  EXPECT_TRUE(rl.wouldAllow("a"));
+  EXPECT_TRUE(rl.wouldAllow("a"));
+  EXPECT_TRUE(rl.allow("a"));
+  double retry = 0;
+  EXPECT_FALSE(rl.wouldAllow("a", &retry));
+  EXPECT_NEAR(retry, 1.0, 1e-9);
+  now = 1;
+  EXPECT_TRUE(rl.wouldAllow("a"));
+}
+
 TEST(TokenAuth, ConstantTimeEquals) {
   EXPECT_TRUE(constantTimeEquals("abc", "abc"));
   EXPECT_FALSE(constantTimeEquals("abc", "abd"));

@@ -38,4 +38,17 @@ bool RateLimiter::allow(const std::string& client, double* retry_after_s) {
   return false;
 }
 
+bool RateLimiter::wouldAllow(const std::string& client, double* retry_after_s) {
+  if (options_.rate_per_s <= 0) return true;
+  const double now = now_s_();
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(client);
+  if (it == buckets_.end()) return true;
+  const double tokens = std::min(
+      options_.burst, it->second.tokens + (now - it->second.updated) * options_.rate_per_s);
+  if (tokens >= 1) return true;
+  if (retry_after_s) *retry_after_s = (1 - tokens) / options_.rate_per_s;
+  return false;
+}
+
 }  // namespace perfhat::handler

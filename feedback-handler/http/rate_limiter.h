@@ -20,6 +20,9 @@ class RateLimiter {
   explicit RateLimiter(RateLimitOptions options, std::function<double()> now_s = {});
   // True when the request may proceed; false = 429. `retry_after_s` is set on refusal.
   bool allow(const std::string& client, double* retry_after_s = nullptr);
+  // Whether allow() would pass now, without taking a token (failed-authentication limits check
+  // before the attempt and take a token only when it fails).
+  bool wouldAllow(const std::string& client, double* retry_after_s = nullptr);
 
  private:
   struct Bucket {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "feedback-handler/http/change_notifier.h"
 #include "feedback-handler/http/feedback_writer.h"
@@ -43,6 +44,8 @@ std::string defaultCode(int status) {
       return "permission_denied";
     case 404:
       return "not_found";
+    case 408:
+      return "deadline_exceeded";
     case 413:
       return "payload_too_large";
     case 415:
@@ -106,7 +109,100 @@ void sendPieces(httplib::Response& res, std::vector<std::string> pieces, const c
       });
 }
 
+// Every endpoint, with who may call it: requests to anything else are refused before their body
+// is read (httplib would otherwise read, and gunzip, the body of an unknown POST into memory).
+enum class RouteAccess { kOpen, kRead, kWrite };
+struct Route {
+  std::string_view method, path;
+  RouteAccess access;
+  bool calls_upstreams = false;  // rate limited for all clients together
+};
+constexpr Route kRoutes[] = {
+    {"POST", "/v1/traces", RouteAccess::kWrite},
+    {"POST", "/v1/aggregates", RouteAccess::kWrite},
+    {"POST", "/v1/feedback:batchGet", RouteAccess::kRead},
+    {"GET", "/v1/feedback", RouteAccess::kRead},
+    {"GET", "/v1/changes", RouteAccess::kRead},
+    {"GET", "/v1/export", RouteAccess::kRead},
+    {"POST", "/v1/sync", RouteAccess::kWrite, true},
+    {"GET", "/healthz", RouteAccess::kOpen},
+    {"GET", "/metrics", RouteAccess::kOpen},
+};
+
+const Route* findRoute(const httplib::Request& req) {
+  const std::string_view method = req.method == "HEAD" ? "GET" : std::string_view(req.method);
+  for (const Route& r : kRoutes) {
+    if (r.method == method && r.path == req.path) return &r;
+  }
+  return nullptr;
+}
+
+void tooManyRequests(httplib::Response& res, double retry_after_s, const std::string& message) {
+  res.set_header("Retry-After",
+                 std::to_string(std::max(1, static_cast<int>(std::ceil(retry_after_s)))));
+  setError(res, 429, "resource_exhausted", message);
+}
+
 }  // namespace
+
+bool HandlerServer::refuse(const httplib::Request& req, httplib::Response& res) {
+  // Runs for Expect: 100-continue (before the client sends its body) and again before routing.
+  if (RequestState* st = currentRequest()) {
+    if (st->admitted) return false;
+    st->admitted = true;
+  }
+  const Route* route = findRoute(req);
+  if (!route) {
+    setError(res, 404, "not_found", "no such endpoint: " + req.method + " " + req.path);
+    return true;
+  }
+  if (route->access == RouteAccess::kOpen) return false;
+  double retry = 0;
+  std::string client = req.remote_addr;  // without tokens, a client is its address
+  if (auth_.enabled()) {
+    // Guessing is limited per address before the guess is even looked at.
+    if (!auth_failures_.wouldAllow(req.remote_addr, &retry)) {
+      tooManyRequests(res, retry, "too many failed authentication attempts; retry later");
+      return true;
+    }
+    const Access access = route->access == RouteAccess::kWrite ? Access::kWrite : Access::kRead;
+    const AuthResult a = auth_.check(req.get_header_value("Authorization"), access, &client);
+    if (a == AuthResult::kMissing || a == AuthResult::kInvalid) {
+      auth_failures_.allow(req.remote_addr);
+      res.set_header("WWW-Authenticate", "Bearer");
+      setError(res, 401, "unauthenticated",
+               a == AuthResult::kMissing ? "bearer token required" : "invalid token");
+      return true;
+    }
+    if (a == AuthResult::kForbidden) {
+      setError(res, 403, "permission_denied", "token is not allowed to write");
+      return true;
+    }
+  }
+  // Authenticated from here on: a body refused below may be drained (bounded) so that the
+  // client, which may send it whole before reading, gets the answer.
+  if (RequestState* st = currentRequest()) {
+    const uint64_t announced = req.get_header_value<uint64_t>("Content-Length");
+    st->drain_bytes = announced == 0 ? options_.max_body_bytes
+                      : announced <= 4 * static_cast<uint64_t>(options_.max_body_bytes)
+                          ? static_cast<size_t>(announced)
+                          : 0;
+  }
+  if (!limiter_.allow(client, &retry)) {
+    tooManyRequests(res, retry, "rate limit exceeded; retry later");
+    return true;
+  }
+  if (route->calls_upstreams && !sync_limiter_.allow("sync", &retry)) {
+    tooManyRequests(res, retry, "sync requested too often; retry later");
+    return true;
+  }
+  if (req.get_header_value<uint64_t>("Content-Length") > options_.max_body_bytes) {
+    setError(res, 413, "payload_too_large",
+             "body exceeds " + std::to_string(options_.max_body_bytes) + " bytes");
+    return true;
+  }
+  return false;
+}
 
 HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer)
     : store_(store),
@@ -114,15 +210,14 @@ HandlerServer::HandlerServer(Store& store, ServerOptions options, Syncer* syncer
       syncer_(syncer),
       auth_(options_.tokens, options_.read_tokens),
       limiter_(options_.rate_limit),
-      ingest_(std::make_unique<IngestPipeline>(store, options_.ingest)),
-      svr_(std::make_unique<httplib::Server>()) {
-  const int threads = std::max(2, options_.threads);
-  svr_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
+      auth_failures_(options_.auth_failures),
+      sync_limiter_(options_.sync_rate),
+      ingest_(std::make_unique<IngestPipeline>(store, options_.ingest)) {
+  FrontOptions front = options_.front;
+  // Chunked bodies carry framing: allow it on top of the body limit (1 % + 64 KiB).
+  front.max_body_wire_bytes = options_.max_body_bytes + options_.max_body_bytes / 100 + (64u << 10);
+  svr_ = std::make_unique<HttpFront>(front);
   svr_->set_payload_max_length(options_.max_body_bytes);
-  svr_->set_read_timeout(std::chrono::seconds(30));
-  svr_->set_keep_alive_max_count(1000);
   // The syncer's commits wake long-polls too; the hook is removed before this server goes.
   if (syncer_) syncer_->setOnCommit([this] { changes_.notify(); });
   // So do ingest's writes to the aggregates (each checkpoint, with write-behind).
@@ -136,8 +231,7 @@ HandlerServer::~HandlerServer() {
 }
 
 int HandlerServer::bind(const std::string& host, int port) {
-  int bound = port == 0 ? svr_->bind_to_any_port(host.c_str())
-                        : (svr_->bind_to_port(host.c_str(), port) ? port : -1);
+  const int bound = svr_->bindTo(host, port);
   if (bound <= 0) {
     throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) +
                              " (address in use or not local?)");
@@ -148,7 +242,7 @@ int HandlerServer::bind(const std::string& host, int port) {
 void HandlerServer::run() { svr_->listen_after_bind(); }
 void HandlerServer::stop() {
   changes_.shutdown();  // parked long-polls answer now, not at their timeout
-  svr_->stop();
+  svr_->stopServing();
 }
 
 void HandlerServer::routes() {
@@ -157,8 +251,14 @@ void HandlerServer::routes() {
   // Every error response gets the JSON error shape, including httplib's own (404, 413, 400).
   s.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // "Handled" also for answers that have their JSON already: httplib then sets their
+        // Content-Length (refusals of Expect: 100-continue are written without it otherwise).
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Handled;
+        if (const RequestState* st = currentRequest(); st && st->timed_out) {
+          res.status = 408;  // httplib says 400 when the headers stopped coming
+        }
         std::string msg = res.status == 404   ? "no such endpoint: " + req.method + " " + req.path
+                          : res.status == 408 ? "request not received in time"
                           : res.status == 413 ? "request body too large"
                                               : "request rejected";
         setError(res, res.status, defaultCode(res.status), msg);
@@ -179,25 +279,19 @@ void HandlerServer::routes() {
     metrics_.request(res.status);
   });
 
-  // Auth + rate limit in front of each API handler, and store failures → 503.
-  auto guarded = [this](Access access, auto fn) {
-    return [this, access, fn](const httplib::Request& req, httplib::Response& res) {
-      AuthResult a = auth_.check(req.get_header_value("Authorization"), access);
-      if (a == AuthResult::kMissing || a == AuthResult::kInvalid) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        return setError(res, 401, "unauthenticated",
-                        a == AuthResult::kMissing ? "bearer token required" : "invalid token");
-      }
-      if (a == AuthResult::kForbidden) {
-        return setError(res, 403, "permission_denied", "token is not allowed to write");
-      }
-      std::string client = req.get_header_value("Authorization");
-      if (client.empty()) client = req.remote_addr;
-      double retry = 0;
-      if (!limiter_.allow(client, &retry)) {
-        res.set_header("Retry-After", std::to_string(static_cast<int>(std::ceil(retry))));
-        return setError(res, 429, "resource_exhausted", "rate limit exceeded; retry later");
-      }
+  // Admission (route, auth, limits, size) before anything of the body is read; with
+  // Expect: 100-continue, before the client is even told to send it.
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return refuse(req, res) ? httplib::Server::HandlerResponse::Handled
+                            : httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_expect_100_continue_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return refuse(req, res) ? res.status : 100;
+  });
+
+  // Store failures → 503, bad input → 400.
+  auto guarded = [](auto fn) {
+    return [fn](const httplib::Request& req, httplib::Response& res) {
       try {
         fn(req, res);
       } catch (const StoreError& e) {
@@ -210,19 +304,21 @@ void HandlerServer::routes() {
     };
   };
 
-  // ---- ingest -----------------------------------------------------------------------------
-  // Reads a write request's body (gzip decoded by httplib) within the size limits; false when it
-  // answered with an error instead. Runs after auth, so unauthenticated clients cannot make us
-  // buffer a body.
-  auto readIngestBody = [this](const httplib::Request& rq, httplib::Response& rs,
-                               const httplib::ContentReader& reader, std::string& body) {
+  // Reads a request's body (gzip decoded by httplib) up to `limit` decoded bytes; false when it
+  // answered with an error instead. Admission has passed, and the wire bytes are capped by the
+  // connection layer (chunked bodies included).
+  auto readBody = [this](const httplib::Request& rq, httplib::Response& rs,
+                         const httplib::ContentReader& reader, size_t limit, std::string& body) {
+    RequestState* st = currentRequest();
+    // Neither Content-Length nor Transfer-Encoding: no body (httplib would read until EOF).
+    if (st && !st->has_body) return true;
     if (const size_t announced = rq.get_header_value<uint64_t>("Content-Length");
-        announced > 0 && announced <= options_.max_decoded_bytes) {
+        announced > 0 && announced <= limit) {
       body.reserve(announced);  // gzip bodies grow past it; plain ones are read in one piece
     }
     bool too_big = false;
     bool read_ok = reader([&](const char* data, size_t len) {
-      if (body.size() + len > options_.max_decoded_bytes) {
+      if (body.size() + len > limit) {
         too_big = true;
         return false;
       }
@@ -231,31 +327,32 @@ void HandlerServer::routes() {
     });
     if (too_big) {
       setError(rs, 413, "payload_too_large",
-               "decoded body exceeds " + std::to_string(options_.max_decoded_bytes) + " bytes");
+               "decoded body exceeds " + std::to_string(limit) + " bytes");
       return false;
     }
     if (!read_ok) {
-      // httplib sets 413 itself when Content-Length exceeds max_body_bytes (body drained).
-      if (rs.status == 413) {
+      if ((st && st->wire_limit) || rs.status == 413) {
         setError(rs, 413, "payload_too_large",
                  "body exceeds " + std::to_string(options_.max_body_bytes) + " bytes");
+      } else if (st && st->timed_out) {
+        setError(rs, 408, "deadline_exceeded", "request body not received in time");
       } else {
         setError(rs, 400, "invalid_argument", "could not read body (bad gzip?)");
       }
       return false;
     }
-    metrics_.bytesReceived(body.size());
+    if (st) st->body_consumed = true;
     return true;
   };
 
+  // ---- ingest -----------------------------------------------------------------------------
   s.Post("/v1/traces",
-         [this, guarded, readIngestBody](const httplib::Request& req, httplib::Response& res,
-                                         const httplib::ContentReader& reader) {
-           // Auth runs before the body is read, so unauthenticated clients cannot make us buffer
-           // it.
-           guarded(Access::kWrite, [&](const httplib::Request& rq, httplib::Response& rs) {
+         [this, guarded, readBody](const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& reader) {
+           guarded([&](const httplib::Request& rq, httplib::Response& rs) {
              std::string body;
-             if (!readIngestBody(rq, rs, reader, body)) return;
+             if (!readBody(rq, rs, reader, options_.max_decoded_bytes, body)) return;
+             metrics_.bytesReceived(body.size());
              std::string ct = rq.get_header_value("Content-Type");
              const bool proto = ct.rfind("application/x-protobuf", 0) == 0 ||
                                 ct.rfind("application/protobuf", 0) == 0;
@@ -314,12 +411,13 @@ void HandlerServer::routes() {
 
   // libperfhat's aggregate export (docs/aggregate-export.md): rows of in-process histograms,
   // merged like spans and as durable before the answer.
-  s.Post("/v1/aggregates", [this, guarded, readIngestBody](const httplib::Request& req,
-                                                           httplib::Response& res,
-                                                           const httplib::ContentReader& reader) {
-    guarded(Access::kWrite, [&](const httplib::Request& rq, httplib::Response& rs) {
+  s.Post("/v1/aggregates", [this, guarded, readBody](const httplib::Request& req,
+                                                     httplib::Response& res,
+                                                     const httplib::ContentReader& reader) {
+    guarded([&](const httplib::Request& rq, httplib::Response& rs) {
       std::string body;
-      if (!readIngestBody(rq, rs, reader, body)) return;
+      if (!readBody(rq, rs, reader, options_.max_decoded_bytes, body)) return;
+      metrics_.bytesReceived(body.size());
       if (rq.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
         return setError(rs, 415, "unsupported_media_type", "Content-Type must be application/json");
       }
@@ -359,57 +457,57 @@ void HandlerServer::routes() {
     res.set_header("X-Perfhat-Data-Age-Seconds", age < 0 ? "-1" : std::to_string(std::lround(age)));
   };
 
-  s.Post(
-      "/v1/feedback:batchGet",
-      guarded(Access::kRead, [this, ageHeader, flushed](const httplib::Request& req,
-                                                        httplib::Response& res) {
-        // A request large enough to be split (each key is two quotes) gets one team of threads
-        // for reading and writing, started now so that their start-up overlaps the parse.
-        std::optional<ChunkTeam> team;
-        const size_t threads = requestThreads(store_.options().read_threads);
-        if (chunkCount(static_cast<size_t>(std::count(req.body.begin(), req.body.end(), '"')) / 2,
-                       kLargeReadKeysPerThread, threads) > 1) {
-          team.emplace(threads);
-        }
-        BatchGetRequest r = parseBatchGetRequest(req.body);
-        if (r.keys.size() > options_.max_batch_keys) {
-          return setError(res, 413, "payload_too_large",
-                          "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
-        }
-        ageHeader(res);
-        flushed(res);
-        BatchGetResponse answer = store_.batchGet(r, team ? &*team : nullptr);
-        sendPieces(res,
-                   team ? writeBatchGetResponsePieces(std::move(answer), *team)
-                        : writeBatchGetResponsePieces(answer, store_.options().read_threads),
-                   kJson);
-      }));
+  s.Post("/v1/feedback:batchGet", [this, guarded, readBody, ageHeader, flushed](
+                                      const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& reader) {
+    guarded([&](const httplib::Request& rq, httplib::Response& rs) {
+      std::string body;
+      if (!readBody(rq, rs, reader, options_.max_decoded_bytes, body)) return;
+      // A request large enough to be split (each key is two quotes) gets one team of threads
+      // for reading and writing, started now so that their start-up overlaps the parse.
+      std::optional<ChunkTeam> team;
+      const size_t threads = requestThreads(store_.options().read_threads);
+      if (chunkCount(static_cast<size_t>(std::count(body.begin(), body.end(), '"')) / 2,
+                     kLargeReadKeysPerThread, threads) > 1) {
+        team.emplace(threads);
+      }
+      BatchGetRequest r = parseBatchGetRequest(body);
+      if (r.keys.size() > options_.max_batch_keys) {
+        return setError(rs, 413, "payload_too_large",
+                        "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
+      }
+      ageHeader(rs);
+      flushed(rs);
+      BatchGetResponse answer = store_.batchGet(r, team ? &*team : nullptr);
+      sendPieces(rs,
+                 team ? writeBatchGetResponsePieces(std::move(answer), *team)
+                      : writeBatchGetResponsePieces(answer, store_.options().read_threads),
+                 kJson);
+    })(req, res);
+  });
 
   s.Get("/v1/feedback",
-        guarded(Access::kRead,
-                [this, ageHeader, flushed](const httplib::Request& req, httplib::Response& res) {
-                  std::string key = req.get_param_value("key");
-                  if (key.empty()) return setError(res, 400, "invalid_argument", "missing ?key=");
-                  BatchGetRequest r;
-                  r.keys = {key};
-                  if (req.has_param("from") || req.has_param("to")) {
-                    r.range = TimeWindow{req.get_param_value("from"), req.get_param_value("to")};
-                  }
-                  flushed(res);
-                  BatchGetResponse out = store_.batchGet(r);
-                  if (out.items.empty())
-                    return setError(res, 404, "not_found", "no data for key: " + key);
-                  ageHeader(res);
-                  res.set_content(writeFeedbackItem(out.items[0]), kJson);
-                }));
+        guarded([this, ageHeader, flushed](const httplib::Request& req, httplib::Response& res) {
+          std::string key = req.get_param_value("key");
+          if (key.empty()) return setError(res, 400, "invalid_argument", "missing ?key=");
+          BatchGetRequest r;
+          r.keys = {key};
+          if (req.has_param("from") || req.has_param("to")) {
+            r.range = TimeWindow{req.get_param_value("from"), req.get_param_value("to")};
+          }
+          flushed(res);
+          BatchGetResponse out = store_.batchGet(r);
+          if (out.items.empty()) return setError(res, 404, "not_found", "no data for key: " + key);
+          ageHeader(res);
+          res.set_content(writeFeedbackItem(out.items[0]), kJson);
+        }));
 
   // Long-poll: with wait_ms=N the request parks (bounded count, capped N) until a commit moves
   // the cursor past `since`, so editors refresh about a second after data arrives. The
   // X-Perfhat-Wait-Ms header says the wait was honoured: older handlers ignore wait_ms and
   // answer at once, and clients then fall back to plain polling. `since=` (empty) = from now.
   s.Get(
-      "/v1/changes",
-      guarded(Access::kRead, [this, flushed](const httplib::Request& req, httplib::Response& res) {
+      "/v1/changes", guarded([this, flushed](const httplib::Request& req, httplib::Response& res) {
         constexpr uint64_t kMaxWaitMs = 30000;  // below common proxy and client idle timeouts
         uint64_t since = 0, limit = 10000, wait_ms = 0;
         const bool from_now = req.has_param("since") && req.get_param_value("since").empty();
@@ -435,8 +533,8 @@ void HandlerServer::routes() {
         if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
 
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-        // Parked requests hold a worker thread each: keep half of them for ingest and reads.
-        const size_t max_waiters = static_cast<size_t>(std::max(1, options_.threads / 2));
+        // Parked requests hold a connection thread each.
+        const size_t max_waiters = std::max<size_t>(1, options_.max_change_waiters);
         for (bool first = true;; first = false) {
           const uint64_t seen = changes_.generation();  // before the read: no lost wake-up
           if (first) flushed(res);                      // later wake-ups come from checkpoints
@@ -460,8 +558,7 @@ void HandlerServer::routes() {
       }));
 
   s.Get(
-      "/v1/export",
-      guarded(Access::kRead, [this, flushed](const httplib::Request& req, httplib::Response& res) {
+      "/v1/export", guarded([this, flushed](const httplib::Request& req, httplib::Response& res) {
         uint64_t since = 0, limit = 20000;
         if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
           return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
@@ -473,21 +570,25 @@ void HandlerServer::routes() {
         res.set_content(serializeExport(store_.exportSince(since, limit)), kJson);
       }));
 
-  s.Post("/v1/sync",
-         guarded(Access::kRead, [this](const httplib::Request&, httplib::Response& res) {
-           if (!syncer_) return setError(res, 404, "not_found", "sync exists in local mode only");
-           json ups = json::array();
-           bool all_ok = true;
-           for (const auto& st : syncer_->syncNow()) {
-             all_ok &= st.ok;
-             ups.push_back({{"url", st.url},
-                            {"ok", st.ok},
-                            {"error", st.last_error},
-                            {"cursor", std::to_string(st.cursor)},
-                            {"rows_pulled", st.rows_pulled}});
-           }
-           res.set_content(json{{"ok", all_ok}, {"upstreams", ups}}.dump(), kJson);
-         }));
+  s.Post("/v1/sync", [this, guarded, readBody](const httplib::Request& req, httplib::Response& res,
+                                               const httplib::ContentReader& reader) {
+    guarded([&](const httplib::Request& rq, httplib::Response& rs) {
+      std::string ignored;  // no parameters; a small body is read so the connection stays usable
+      if (!readBody(rq, rs, reader, 64u << 10, ignored)) return;
+      if (!syncer_) return setError(rs, 404, "not_found", "sync exists in local mode only");
+      json ups = json::array();
+      bool all_ok = true;
+      for (const auto& st : syncer_->syncNow()) {
+        all_ok &= st.ok;
+        ups.push_back({{"url", st.url},
+                       {"ok", st.ok},
+                       {"error", st.last_error},
+                       {"cursor", std::to_string(st.cursor)},
+                       {"rows_pulled", st.rows_pulled}});
+      }
+      rs.set_content(json{{"ok", all_ok}, {"upstreams", ups}}.dump(), kJson);
+    })(req, res);
+  });
 
   // ---- operations -------------------------------------------------------------------------
   s.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
@@ -521,9 +622,11 @@ void HandlerServer::routes() {
       cursor = store_.cursor();
     } catch (const StoreError&) {
     }
-    res.set_content(metrics_.render(sketches, cursor, syncer_ ? syncer_->dataAgeSeconds() : -1,
-                                    ingest_->samples()),
-                    "text/plain; version=0.0.4");
+    std::vector<MetricSample> samples = ingest_->samples();
+    for (MetricSample& m : svr_->samples()) samples.push_back(std::move(m));
+    res.set_content(
+        metrics_.render(sketches, cursor, syncer_ ? syncer_->dataAgeSeconds() : -1, samples),
+        "text/plain; version=0.0.4");
   });
 }
 

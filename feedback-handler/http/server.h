@@ -5,9 +5,15 @@
 //   GET  /v1/feedback?key=K     one key (404 when no data); optional from=, to= (RFC 3339)
 //   GET  /v1/changes?since=C    {"cursor":"…","keys":[…]}
 //   GET  /v1/export?since=C     internal bulk export with sketches (local handlers pull it)
-//   POST /v1/sync               local mode: pull every upstream now
+//   POST /v1/sync               local mode: pull every upstream now (write access, rate limited)
 //   GET  /healthz, GET /metrics liveness (no auth); Prometheus text (no auth: counters only)
-// Errors are {"error":{"code","message"}} with 400/401/403/404/413/415/429/503.
+// Errors are {"error":{"code","message"}} with 400/401/403/404/408/413/415/429/503.
+//
+// Every request is admitted before any of its body is read or inflated (in this order, refuse()):
+// known route, failed-authentication limit per peer address, token, request rate per client,
+// announced size. A refused request's body is never read; its connection is closed after the
+// answer. Bodies are then read with a limit on the wire and after gunzip. The connection layer
+// (http_front.h) bounds slow and idle clients and the number of connections.
 #pragma once
 
 #include <memory>
@@ -16,15 +22,12 @@
 
 #include "feedback-handler/http/auth.h"
 #include "feedback-handler/http/change_notifier.h"
+#include "feedback-handler/http/http_front.h"
 #include "feedback-handler/http/metrics.h"
 #include "feedback-handler/http/rate_limiter.h"
 #include "feedback-handler/ingest/pipeline.h"
 #include "feedback-handler/store/store.h"
 #include "feedback-handler/sync/syncer.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace perfhat::handler {
 
@@ -36,9 +39,14 @@ struct ServerOptions {
   size_t max_body_bytes = 16u << 20;     // on the wire (compressed); more → 413
   size_t max_decoded_bytes = 64u << 20;  // after gunzip (guards against gzip bombs); more → 413
   size_t max_batch_keys = 100000;
-  RateLimitOptions rate_limit;  // per client (token, else peer address)
-  int threads = 8;              // keep-alive connections each hold one (A5)
-  IngestOptions ingest;         // group commit and cross-request call sites (ingest/pipeline.h)
+  RateLimitOptions rate_limit;  // per client: its token when auth is on, else its peer address
+  // Failed authentication attempts per peer address (checked before the token); beyond → 429.
+  RateLimitOptions auth_failures{.rate_per_s = 0.2, .burst = 20};
+  // POST /v1/sync makes the local handler call its upstreams: all clients together, beyond → 429.
+  RateLimitOptions sync_rate{.rate_per_s = 0.2, .burst = 5};
+  size_t max_change_waiters = 64;  // parked GET /v1/changes?wait_ms= requests; more → 429
+  FrontOptions front;              // connections: threads, caps, deadlines (http_front.h)
+  IngestOptions ingest;            // group commit and cross-request call sites (ingest/pipeline.h)
 };
 
 class HandlerServer {
@@ -54,15 +62,19 @@ class HandlerServer {
 
  private:
   void routes();
+  // The admission checks of the request (route, auth, limits, size); true when it answered.
+  bool refuse(const httplib::Request& req, httplib::Response& res);
   Store& store_;
   ServerOptions options_;
   Syncer* syncer_;
   ChangeNotifier changes_;  // commits (ingest, sync) wake `GET /v1/changes?wait_ms=` here
   TokenAuth auth_;
   RateLimiter limiter_;
+  RateLimiter auth_failures_;  // by peer address
+  RateLimiter sync_limiter_;   // one bucket for all clients
   Metrics metrics_;
   std::unique_ptr<IngestPipeline> ingest_;
-  std::unique_ptr<httplib::Server> svr_;
+  std::unique_ptr<HttpFront> svr_;
 };
 
 }  // namespace perfhat::handler

@@ -3,8 +3,10 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <regex>
 #include <stdexcept>
 
@@ -60,6 +62,7 @@ void Syncer::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  cancel_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -74,7 +77,10 @@ void Syncer::loop() {
     lock.unlock();
     {
       std::lock_guard round(pull_mu_);
-      for (size_t i : due) pull(i);
+      for (size_t i : due) {
+        if (isStopping()) break;
+        pull(i);
+      }
     }
     lock.lock();
     int64_t wake = INT64_MAX;
@@ -93,24 +99,74 @@ void Syncer::pull(size_t i) {
   }
   std::string error;
   uint64_t rows = 0;
+  httplib::Client cli(up.url);
+  // The watchdog stops the client (shutting its socket ends a blocked read at once) when the
+  // pull's deadline passes or the syncer stops; it repeats until the pull ends, since a stop
+  // between two requests has nothing to interrupt.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options_.pull_deadline_s));
+  bool done = false;  // guarded by mu_
+  std::atomic<bool> expired{false};
+  std::thread watchdog([&] {
+    std::unique_lock lock(mu_);
+    while (!done) {
+      if (stopping_ || std::chrono::steady_clock::now() >= deadline) {
+        expired = true;
+        lock.unlock();
+        cli.stop();
+        lock.lock();
+        cancel_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; });
+      } else {
+        cancel_cv_.wait_until(lock, deadline, [&] { return done || stopping_; });
+      }
+    }
+  });
+  // Ends the watchdog before `cli` goes, however this function is left.
+  auto stopWatchdog = [&](void*) {
+    {
+      std::lock_guard lock(mu_);
+      done = true;
+    }
+    cancel_cv_.notify_all();
+    watchdog.join();
+  };
+  std::unique_ptr<void, decltype(stopWatchdog)> disarm(&done, stopWatchdog);
   try {
-    httplib::Client cli(up.url);
     auto to = std::chrono::duration<double>(options_.timeout_s);
     cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
     cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
     if (!up.token.empty()) cli.set_bearer_token_auth(up.token.c_str());
     httplib::Headers headers{{"Accept-Encoding", "gzip"}};
     for (int page = 0; page < 100000; ++page) {  // bounded; each page advances the cursor
+      std::string body;
+      bool too_big = false;
       auto res = cli.Get(("/v1/export?since=" + std::to_string(cursor) +
                           "&limit=" + std::to_string(options_.page_rows))
                              .c_str(),
-                         headers);
+                         headers, [&](const char* data, size_t len) {
+                           if (body.size() + len > options_.max_response_bytes) {
+                             too_big = true;
+                             return false;
+                           }
+                           body.append(data, len);
+                           return true;
+                         });
+      if (too_big) {
+        throw std::runtime_error("answer larger than " +
+                                 std::to_string(options_.max_response_bytes) +
+                                 " bytes (after gunzip); refused");
+      }
+      if (expired) {
+        throw std::runtime_error(isStopping() ? "stopped"
+                                              : "no complete answer within the pull deadline");
+      }
       if (!res) throw std::runtime_error("unreachable: " + httplib::to_string(res.error()));
       if (res->status != 200) {
         throw std::runtime_error("HTTP " + std::to_string(res->status) + ": " +
-                                 res->body.substr(0, 200));
+                                 body.substr(0, 200));
       }
-      ExportPage p = parseExport(res->body);
+      ExportPage p = parseExport(body);
       if (p.cursor < cursor)
         throw std::runtime_error("upstream cursor went backwards (store reset?)");
       Batch b;
@@ -139,6 +195,7 @@ void Syncer::pull(size_t i) {
   } catch (const std::exception& e) {
     error = e.what();
   }
+  disarm.reset();
   std::lock_guard lock(mu_);
   UpstreamStatus& st = status_[i];
   st.rows_pulled += rows;
@@ -158,10 +215,15 @@ void Syncer::pull(size_t i) {
   }
 }
 
+bool Syncer::isStopping() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
 std::vector<UpstreamStatus> Syncer::syncNow() {
   {
     std::lock_guard round(pull_mu_);
-    for (size_t i = 0; i < upstreams_.size(); ++i) pull(i);
+    for (size_t i = 0; i < upstreams_.size() && !isStopping(); ++i) pull(i);
   }
   return status();
 }

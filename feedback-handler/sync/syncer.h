@@ -3,6 +3,11 @@
 // transaction, tagged with the upstream as origin, replacing earlier pulls of the same rows.
 // Reads then merge origins exactly (sketch merge). An unreachable upstream is retried with
 // exponential backoff while the others and the local read API keep working.
+//
+// An upstream is not trusted to behave: each answer is read up to `max_response_bytes` after
+// gunzip (a gzip bomb is cut off there), each pull of one upstream ends at `pull_deadline_s`
+// however slowly the answer drips (pages committed before it are kept), and stop() interrupts
+// a pull in progress at once.
 #pragma once
 
 #include <atomic>
@@ -30,7 +35,9 @@ Upstream parseUpstream(const std::string& spec);
 struct SyncOptions {
   double interval_s = 30;
   double max_backoff_s = 300;
-  double timeout_s = 10;
+  double timeout_s = 10;                   // connecting, and each read without progress
+  double pull_deadline_s = 120;            // one upstream's whole pull (all its pages)
+  size_t max_response_bytes = 256u << 20;  // one export page, after gunzip
   size_t page_rows = 20000;
 };
 
@@ -49,6 +56,7 @@ class Syncer {
   Syncer(Store& store, std::vector<Upstream> upstreams, SyncOptions options);
   ~Syncer();
   void start();  // background loop
+  // Interrupts pulls in progress, ends the loop; later syncNow() calls pull nothing.
   void stop();
   // Pulls every upstream now (ignoring backoff) and returns their status.
   std::vector<UpstreamStatus> syncNow();
@@ -62,6 +70,7 @@ class Syncer {
  private:
   void pull(size_t i);
   void loop();
+  bool isStopping() const;
 
   Store& store_;
   std::vector<Upstream> upstreams_;
@@ -70,8 +79,9 @@ class Syncer {
   std::mutex pull_mu_;  // one pull round at a time
   std::vector<UpstreamStatus> status_;
   std::vector<int64_t> next_attempt_ns_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  std::condition_variable cv_;         // the loop's wait
+  std::condition_variable cancel_cv_;  // pull watchdogs' wait
+  bool stopping_ = false;              // guarded by mu_
   std::thread thread_;
   std::mutex hook_mu_;  // held while the hook runs, so removing it waits for a running call
   std::function<void()> on_commit_;

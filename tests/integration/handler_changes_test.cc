@@ -1,8 +1,8 @@
 // GET /v1/changes long-poll against the real perfhat-handler: argument errors, the granted wait
 // header, a commit waking parked requests, the bound on parked requests (429), and shutdown
-// answering parked requests. The order of events is forced, not timed: with --threads 4 at most
-// 2 requests park, so of 3 concurrent long-polls the first to answer is the refused one, and at
-// that moment the other two are parked.
+// answering parked requests. The order of events is forced, not timed: with --max-change-waiters 2
+// only 2 requests park, so of 3 concurrent long-polls the first to answer is the refused one, and
+// at that moment the other two are parked.
 #include <future>
 #include <thread>
 
@@ -61,8 +61,8 @@ std::vector<Answer> parkTwo(const std::string& url, const std::string& since) {
 TEST(HandlerChanges, LongPollIsWokenByIngestBoundedAndAnsweredAtShutdown) {
   TempDir dir("changes");
   auto handler = std::make_unique<HandlerProcess>(
-      std::vector<std::string>{"--mode", "deployed", "--allow-unauthenticated", "--threads", "4",
-                               "--store", dir / "d.sqlite"});
+      std::vector<std::string>{"--mode", "deployed", "--allow-unauthenticated",
+                               "--max-change-waiters", "2", "--store", dir / "d.sqlite"});
   const std::string url = handler->url();
   httplib::Client c = client(url);
   std::string since = currentCursor(url);
@@ -116,8 +116,9 @@ TEST(HandlerChanges, ALocalHandlersPullWakesItsLongPolls) {
   TempDir dir("changes-local");
   HandlerProcess deployed(
       {"--mode", "deployed", "--allow-unauthenticated", "--store", dir / "d.sqlite"});
-  HandlerProcess local({"--mode", "local", "--allow-unauthenticated", "--threads", "4", "--store",
-                        dir / "l.sqlite", "--upstream", deployed.url(), "--sync-interval", "3600"});
+  HandlerProcess local({"--mode", "local", "--allow-unauthenticated", "--max-change-waiters", "2",
+                        "--store", dir / "l.sqlite", "--upstream", deployed.url(),
+                        "--sync-interval", "3600"});
   // The pull at start-up commits (the upstream's cursor); the test begins after it.
   httplib::Client lc = client(local.url());
   for (int i = 0; i < 600; ++i) {

@@ -3,10 +3,10 @@
 if(PERFHAT_BUILD_TESTS)
   set(_handler_it_libs perfhat_handler_otlp perfhat_common perfhat_httplib)
   foreach(_t handler_ingest_test handler_durability_test handler_sync_test handler_otel_js_test
-             handler_changes_test)
+             handler_changes_test handler_hostile_process_test)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc)
       perfhat_add_test(${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc LIBS ${_handler_it_libs}
-                       LABELS integration)
+                       ZLIB::ZLIB LABELS integration)
       target_compile_definitions(${_t} PRIVATE PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
       add_dependencies(${_t} perfhat-handler)
     endif()

@@ -1,0 +1,97 @@
+#include "feedback-handler/http/elastic_task_queue.h"
+
+#include <algorithm>
+
+namespace perfhat::handler {
+
+ElasticTaskQueue::ElasticTaskQueue(ElasticTaskQueueOptions options)
+    : options_([&] {
+        options.max_threads = std::max<size_t>(1, options.max_threads);
+        options.min_threads = std::min(options.min_threads, options.max_threads);
+        return options;
+      }()) {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < options_.min_threads; ++i) spawnLocked();
+}
+
+ElasticTaskQueue::~ElasticTaskQueue() { shutdown(); }
+
+void ElasticTaskQueue::spawnLocked() {
+  std::thread t([this] { work(); });
+  const std::thread::id id = t.get_id();
+  live_.emplace(id, std::move(t));
+}
+
+void ElasticTaskQueue::joinFinishedLocked(std::vector<std::thread>& out) {
+  for (const std::thread::id& id : finished_) {
+    auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    out.push_back(std::move(it->second));
+    live_.erase(it);
+  }
+  finished_.clear();
+}
+
+void ElasticTaskQueue::enqueue(std::function<void()> fn) {
+  std::vector<std::thread> exited;
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_) return;
+    joinFinishedLocked(exited);
+    jobs_.push_back(std::move(fn));
+    // Queued tasks beyond the idle threads each get a new thread (up to the maximum).
+    if (jobs_.size() > idle_ && live_.size() - finished_.size() < options_.max_threads) {
+      spawnLocked();
+    }
+  }
+  cv_.notify_one();
+  for (std::thread& t : exited) t.join();  // they have returned from work() already
+}
+
+void ElasticTaskQueue::work() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    ++idle_;
+    const bool woken =
+        cv_.wait_for(lock, options_.idle_timeout, [this] { return !jobs_.empty() || shutdown_; });
+    --idle_;
+    if (!woken) {
+      // Idle for the whole timeout: threads above the minimum leave.
+      if (live_.size() - finished_.size() > options_.min_threads) break;
+      continue;
+    }
+    if (jobs_.empty()) break;  // shutting down with nothing left to run
+    std::function<void()> fn = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    fn();
+    fn = nullptr;  // release what the task captured outside the lock
+    lock.lock();
+  }
+  if (!shutdown_) finished_.push_back(std::this_thread::get_id());
+}
+
+void ElasticTaskQueue::shutdown() {
+  std::unordered_map<std::thread::id, std::thread> all;
+  {
+    std::lock_guard lock(mu_);
+    if (shutdown_ && live_.empty()) return;
+    shutdown_ = true;
+    all.swap(live_);
+    finished_.clear();
+  }
+  cv_.notify_all();
+  for (auto& [id, t] : all) t.join();
+}
+
+size_t ElasticTaskQueue::threads() const {
+  std::lock_guard lock(mu_);
+  return live_.size() - finished_.size();
+}
+
+size_t ElasticTaskQueue::idle() const {
+  std::lock_guard lock(mu_);
+  return idle_;
+}
+
+}  // namespace perfhat::handler
