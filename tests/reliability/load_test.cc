@@ -1,0 +1,216 @@
+// Reliability suite, load (issue #19): N keep-alive exporters at a fixed rate with concurrent
+// readers, on the default settings; and /healthz with 100 slow connections open.
+// Asserted: nothing lost, nothing refused or dropped, every read served while exporters are
+// busy, health answered. Recorded (never asserted): throughput, read latency p50/p99, memory
+// over the run.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/integration/handler_process.h"
+#include "tests/reliability/exporters.h"
+#include "tests/reliability/raw_http.h"
+
+namespace perfhat::reliability {
+namespace {
+
+using testing::HandlerProcess;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr const char* kToken = "t";
+constexpr int kExporters = 12;
+constexpr int kBatchesPerSecond = 10;  // per exporter
+constexpr size_t kSpansPerLoadBatch = 100;
+constexpr int kFunctions = 200;
+constexpr int kReaders = 2;
+constexpr size_t kKeysPerRead = 100;  // one translation unit's worth
+
+std::string loadKey(int f) { return "rel::load_fn" + std::to_string(f); }
+
+TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
+  TempDir dir("rel-load");
+  HandlerProcess h({"--mode", "deployed", "--store", dir / "l.sqlite", "--token", kToken});
+  std::vector<std::string> keys;
+  std::vector<std::atomic<uint64_t>> expected(kFunctions);
+  {
+    auto c = testing::client(h.url(), kToken);
+    for (int f = 0; f < kFunctions; ++f) {
+      keys.push_back(loadKey(f));
+      auto res = c.Post("/v1/traces", batchBody(keys.back(), static_cast<uint64_t>(f)),
+                        "application/x-protobuf");
+      ASSERT_TRUE(res && res->status == 200);
+      expected[static_cast<size_t>(f)] = kSpansPerBatch;
+    }
+  }
+  const double seconds = loadSeconds(6);
+  const auto t0 = Clock::now();
+  const auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  std::atomic<uint64_t> acked_batches{0}, rejected{0}, dropped{0}, late{0};
+  std::vector<std::thread> threads;
+  for (int e = 0; e < kExporters; ++e) {
+    threads.emplace_back([&, e] {
+      auto c = testing::client(h.url(), kToken);  // one keep-alive connection per exporter
+      c.set_keep_alive(true);
+      const auto period = std::chrono::microseconds(1'000'000 / kBatchesPerSecond);
+      auto next = t0 + period * e / kExporters;  // spread the exporters over one period
+      for (int i = 0; Clock::now() < end; ++i) {
+        std::this_thread::sleep_until(next);
+        next += period;
+        const int f = (e * 17 + i) % kFunctions;
+        auto lat =
+            testing::lognormalLatencies(kSpansPerLoadBatch, static_cast<uint64_t>(e * 7919 + i));
+        auto res = c.Post("/v1/traces",
+                          otlp::encodeProtobuf(testing::spansFor(loadKey(f), lat, e * 7919 + i)),
+                          "application/x-protobuf");
+        if (!res) {
+          ++dropped;
+        } else if (res->status == 200) {
+          ++acked_batches;
+          expected[static_cast<size_t>(f)] += kSpansPerLoadBatch;
+        } else {
+          ++rejected;
+        }
+        if (Clock::now() > next) ++late;  // the rate was not held for this batch
+      }
+    });
+  }
+  Latencies reads;
+  std::atomic<uint64_t> read_failures{0};
+  for (int r = 0; r < kReaders; ++r) {
+    threads.emplace_back([&, r] {
+      auto c = testing::client(h.url(), kToken);
+      c.set_keep_alive(true);
+      for (int i = 0; Clock::now() < end; ++i) {
+        std::vector<std::string> want;
+        for (size_t k = 0; k < kKeysPerRead; ++k) {
+          want.push_back(keys[(static_cast<size_t>(r * 31 + i) * 13 + k) % keys.size()]);
+        }
+        BatchGetRequest req;
+        req.keys = want;
+        auto t = Clock::now();
+        auto res = c.Post("/v1/feedback:batchGet", serialize(req), "application/json");
+        if (res && res->status == 200) {
+          reads.add(msSince(t));
+        } else {
+          ++read_failures;
+        }
+        std::this_thread::sleep_for(20ms);  // an editor's pace, not a benchmark loop
+      }
+    });
+  }
+  std::vector<long> rss;  // sampled every 250 ms
+  while (Clock::now() < end) {
+    rss.push_back(processMemory(h.pid()).rss_kb);
+    std::this_thread::sleep_for(250ms);
+  }
+  for (auto& t : threads) t.join();
+  const double elapsed = msSince(t0) / 1000.0;
+  const Memory mem = processMemory(h.pid());
+
+  // Nothing lost: every function has exactly the spans acknowledged for it.
+  auto c = testing::client(h.url(), kToken);
+  BatchGetResponse all = testing::batchGet(c, keys);
+  size_t lost = all.missing.size();
+  std::string first_loss;
+  for (const auto& item : all.items) {
+    const int f = std::atoi(item.key.c_str() + std::string("rel::load_fn").size());
+    if (item.stats->count != expected[static_cast<size_t>(f)]) {
+      ++lost;
+      if (first_loss.empty()) {
+        first_loss = item.key + ": " + std::to_string(item.stats->count) + " spans, acknowledged " +
+                     std::to_string(expected[static_cast<size_t>(f)].load());
+      }
+    }
+  }
+  // Memory "flat": after the first quarter (warm-up), compare the rest's start and end.
+  const size_t q = rss.size() / 4;
+  const long rss_warm = rss.empty() ? -1 : rss[q];
+  const long rss_end = rss.empty() ? -1 : rss.back();
+  const double offered = kExporters * kBatchesPerSecond * static_cast<double>(kSpansPerLoadBatch);
+  record({{"kind", "load"},
+          {"store", "SQLite (defaults)"},
+          {"seconds", elapsed},
+          {"exporters", kExporters},
+          {"offered_spans_per_s", offered},
+          {"accepted_spans_per_s",
+           static_cast<double>(acked_batches.load() * kSpansPerLoadBatch) / elapsed},
+          {"batches_acked", acked_batches.load()},
+          {"batches_late", late.load()},
+          {"rejected", rejected.load()},
+          {"dropped", dropped.load()},
+          {"lost_keys", lost},
+          {"readers", kReaders},
+          {"keys_per_read", kKeysPerRead},
+          {"reads", reads.count()},
+          {"read_failures", read_failures.load()},
+          {"read_p50_ms", reads.quantile(0.5)},
+          {"read_p99_ms", reads.quantile(0.99)},
+          {"read_max_ms", reads.max()},
+          {"rss_after_warmup_kb", rss_warm},
+          {"rss_end_kb", rss_end},
+          {"peak_rss_kb", mem.peak_kb}});
+  EXPECT_EQ(lost, 0u) << first_loss;
+  EXPECT_EQ(rejected.load(), 0u);
+  EXPECT_EQ(dropped.load(), 0u);
+  EXPECT_EQ(read_failures.load(), 0u);
+  EXPECT_GE(reads.count(), 10u) << "readers were not served while exporters were busy";
+  EXPECT_GT(acked_batches.load(), 0u);
+}
+
+// 100 clients open a connection each and trickle their request head one byte a second, forever.
+// /healthz (and a read) must still be answered meanwhile.
+TEST(SlowConnections, HealthzAnswersWith100SlowConnectionsOpen) {
+  TempDir dir("rel-slow");
+  HandlerProcess h({"--mode", "deployed", "--store", dir / "s.sqlite", "--token", kToken});
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 100; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(h.port()));
+    slow.back()->send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+  }
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop) {
+      for (auto& s : slow) s->send("x");
+      for (int i = 0; i < 10 && !stop; ++i) std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // the handler has accepted them
+  Latencies health;
+  int answered = 0, probes = faultRounds(10, 50);
+  int status = 0;
+  auto c = testing::client(h.url());
+  c.set_read_timeout(10s);
+  for (int i = 0; i < probes; ++i) {
+    auto t = Clock::now();
+    auto res = c.Get("/healthz");
+    status = res ? res->status : 0;
+    if (status != 200) break;  // unanswered within 10 s: more probes would only wait as long
+    health.add(msSince(t));
+    ++answered;
+    std::this_thread::sleep_for(100ms);
+  }
+  auto reader = testing::client(h.url(), kToken);
+  reader.set_read_timeout(10s);
+  auto read = reader.Post("/v1/feedback:batchGet", R"({"keys":["x"]})", "application/json");
+  stop = true;
+  trickle.join();
+  record({{"kind", "slow_connections"},
+          {"connections", slow.size()},
+          {"probes", probes},
+          {"answered", answered},
+          {"healthz_p50_ms", health.quantile(0.5)},
+          {"healthz_p99_ms", health.quantile(0.99)},
+          {"healthz_max_ms", health.max()},
+          {"read_status", read ? read->status : 0},
+          {"peak_rss_kb", processMemory(h.pid()).peak_kb}});
+  EXPECT_EQ(answered, probes) << "/healthz unanswered (status " << status
+                              << ") with 100 slow connections open";
+  ASSERT_TRUE(read) << "batchGet unanswered with 100 slow connections open";
+  EXPECT_EQ(read->status, 200);
+}
+
+}  // namespace
+}  // namespace perfhat::reliability
