@@ -85,7 +85,8 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
     o << "| load held | " << l["exporters"] << " keep-alive exporters at "
       << num(l["offered_spans_per_s"]) << " spans/s offered: " << num(l["accepted_spans_per_s"])
       << " spans/s accepted over " << fmt(l["seconds"], 0) << " s (" << l["batches_late"] << " of "
-      << l["batches_acked"] << " batches sent late); rejected " << l["rejected"] << ", dropped "
+      << l["batches_acked"] << " batches sent late; " << l["exporters_starved"]
+      << " exporters never served during the run); rejected " << l["rejected"] << ", dropped "
       << l["dropped"] << " |\n";
     o << "| batchGet under load | " << l["readers"] << " readers, " << l["keys_per_read"]
       << " keys each: " << l["reads"] << " reads, p50 " << fmt(l["read_p50_ms"]) << " ms, p99 "
@@ -119,11 +120,11 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
     << " cases |\n";
   for (const auto& r : of(all, "lsp")) {
     o << "| language server, handler " << r["fault"].get<std::string>() << " | hints "
-      << (r.value("answered", false) ? "answered" : "**not answered**") << " in "
-      << fmt(r["hint_after_refresh_ms"], 0) << " ms (after refresh) and "
-      << fmt(r["hint_after_edit_ms"], 0) << " ms (after an edit); cached value "
-      << (r.value("cached_value_shown", false) ? "shown" : "**not shown**") << ", "
-      << (r.value("marked_stale", false) ? "marked stale" : "**not marked stale**") << "; "
+      << (r.value("answered", false) ? "answered" : "**not answered**")
+      << "; an inlayHint right after an edit took " << fmt(r["hint_after_edit_ms"], 0)
+      << " ms, re-analysis after perfhat.refresh " << fmt(r["reanalysis_after_refresh_ms"], 0)
+      << " ms; cached value " << (r.value("cached_value_shown", false) ? "shown" : "**not shown**")
+      << ", " << (r.value("marked_stale", false) ? "marked stale" : "**not marked stale**") << "; "
       << r["messages"] << " message(s) |\n";
   }
   o << "| peak memory (handler, any case) | " << mb(peak_kb) << " |\n";
