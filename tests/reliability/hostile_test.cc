@@ -126,7 +126,7 @@ class Hostile : public ::testing::Test {
   // A client without a token announces a large body and sends only its start: the 401 must come
   // without the handler waiting for (or decoding) the rest.
   void unauthenticatedBody(const std::string& encoding) {
-    for (const char* path : {"/v1/traces", "/v1/aggregates"}) {
+    for (const char* path : {"/v1/traces", "/v1/aggregates", "/v1/feedback:batchGet"}) {
       RawConnection conn(port());
       std::string head = "Content-Type: application/json\r\nContent-Length: 8000000\r\n";
       if (!encoding.empty()) head += "Content-Encoding: " + encoding + "\r\n";
@@ -199,7 +199,7 @@ TEST_F(Hostile, UnauthenticatedGzipBodyIsRefusedBeforeItIsRead) { unauthenticate
 
 TEST_F(Hostile, GzipBombIsRefused) {
   const std::string bomb = gzipZeros(200u << 20);  // 200 MB of zeros in ~200 kB
-  for (const char* path : {"/v1/traces", "/v1/aggregates"}) {
+  for (const char* path : {"/v1/traces", "/v1/aggregates", "/v1/feedback:batchGet"}) {
     auto c = writer();
     httplib::Headers h{{"Content-Encoding", "gzip"}};
     expectStatus(std::string("POST ") + path, "gzip bomb (200 kB → 200 MB)",

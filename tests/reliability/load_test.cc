@@ -29,11 +29,39 @@ constexpr size_t kKeysPerRead = 100;  // one translation unit's worth
 
 std::string loadKey(int f) { return "rel::load_fn" + std::to_string(f); }
 
+// An editor-like reader: batchGets of kKeysPerRead keys every 20 ms until `end`.
+// With `nodelay` false, the client keeps cpp-httplib's default (Nagle's algorithm on), as
+// perfhat-lsp's HttpSource does today: its request head and body go out in two writes, and the
+// second waits for the handler's delayed ACK.
+void readUntil(const std::string& url, const std::vector<std::string>& keys, int r,
+               Clock::time_point end, Latencies& reads, std::atomic<uint64_t>& failures,
+               bool nodelay = true) {
+  auto c = testing::client(url, kToken);
+  c.set_keep_alive(true);
+  c.set_tcp_nodelay(nodelay);
+  for (int i = 0; Clock::now() < end; ++i) {
+    BatchGetRequest req;
+    for (size_t k = 0; k < kKeysPerRead; ++k) {
+      req.keys.push_back(keys[(static_cast<size_t>(r * 31 + i) * 13 + k) % keys.size()]);
+    }
+    auto t = Clock::now();
+    auto res = c.Post("/v1/feedback:batchGet", serialize(req), "application/json");
+    if (res && res->status == 200) {
+      reads.add(msSince(t));
+    } else {
+      ++failures;
+    }
+    std::this_thread::sleep_for(20ms);  // an editor's pace, not a benchmark loop
+  }
+}
+
 TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   TempDir dir("rel-load");
   HandlerProcess h({"--mode", "deployed", "--store", dir / "l.sqlite", "--token", kToken});
   std::vector<std::string> keys;
   std::vector<std::atomic<uint64_t>> expected(kFunctions);
+  // Spans of requests that got no answer: stored or not, the exporter cannot know.
+  std::vector<std::atomic<uint64_t>> uncertain(kFunctions);
   {
     auto c = testing::client(h.url(), kToken);
     for (int f = 0; f < kFunctions; ++f) {
@@ -43,6 +71,29 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
       ASSERT_TRUE(res && res->status == 200);
       expected[static_cast<size_t>(f)] = kSpansPerBatch;
     }
+  }
+  // Baseline in the same run: the same readers with no exporters.
+  Latencies idle_reads;
+  std::atomic<uint64_t> idle_failures{0};
+  {
+    std::vector<std::thread> idle;
+    const auto idle_end = Clock::now() + 2s;
+    for (int r = 0; r < kReaders; ++r) {
+      idle.emplace_back(
+          [&, r] { readUntil(h.url(), keys, r, idle_end, idle_reads, idle_failures); });
+    }
+    for (auto& t : idle) t.join();
+  }
+  Latencies nagle_reads;
+  {
+    std::vector<std::thread> idle;
+    const auto idle_end = Clock::now() + 2s;
+    for (int r = 0; r < kReaders; ++r) {
+      idle.emplace_back([&, r] {
+        readUntil(h.url(), keys, r, idle_end, nagle_reads, idle_failures, /*nodelay=*/false);
+      });
+    }
+    for (auto& t : idle) t.join();
   }
   const double seconds = loadSeconds(6);
   const auto t0 = Clock::now();
@@ -70,6 +121,7 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
                           "application/x-protobuf");
         if (!res) {
           ++dropped;
+          uncertain[static_cast<size_t>(f)] += kSpansPerLoadBatch;
         } else if (res->status == 200) {
           ++acked_batches;
           expected[static_cast<size_t>(f)] += kSpansPerLoadBatch;
@@ -84,26 +136,7 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   Latencies reads;
   std::atomic<uint64_t> read_failures{0};
   for (int r = 0; r < kReaders; ++r) {
-    threads.emplace_back([&, r] {
-      auto c = testing::client(h.url(), kToken);
-      c.set_keep_alive(true);
-      for (int i = 0; Clock::now() < end; ++i) {
-        std::vector<std::string> want;
-        for (size_t k = 0; k < kKeysPerRead; ++k) {
-          want.push_back(keys[(static_cast<size_t>(r * 31 + i) * 13 + k) % keys.size()]);
-        }
-        BatchGetRequest req;
-        req.keys = want;
-        auto t = Clock::now();
-        auto res = c.Post("/v1/feedback:batchGet", serialize(req), "application/json");
-        if (res && res->status == 200) {
-          reads.add(msSince(t));
-        } else {
-          ++read_failures;
-        }
-        std::this_thread::sleep_for(20ms);  // an editor's pace, not a benchmark loop
-      }
-    });
+    threads.emplace_back([&, r] { readUntil(h.url(), keys, r, end, reads, read_failures); });
   }
   std::vector<long> rss;  // sampled every 250 ms
   while (Clock::now() < end) {
@@ -114,14 +147,17 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   const double elapsed = msSince(t0) / 1000.0;
   const Memory mem = processMemory(h.pid());
 
-  // Nothing lost: every function has exactly the spans acknowledged for it.
+  // Nothing lost: every function has the spans acknowledged for it, and at most those of the
+  // requests that went unanswered on top.
   auto c = testing::client(h.url(), kToken);
   BatchGetResponse all = testing::batchGet(c, keys);
   size_t lost = all.missing.size();
   std::string first_loss;
   for (const auto& item : all.items) {
     const int f = std::atoi(item.key.c_str() + std::string("rel::load_fn").size());
-    if (item.stats->count != expected[static_cast<size_t>(f)]) {
+    const uint64_t acked = expected[static_cast<size_t>(f)];
+    if (item.stats->count < acked ||
+        item.stats->count > acked + uncertain[static_cast<size_t>(f)]) {
       ++lost;
       if (first_loss.empty()) {
         first_loss = item.key + ": " + std::to_string(item.stats->count) + " spans, acknowledged " +
@@ -158,6 +194,9 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
           {"keys_per_read", kKeysPerRead},
           {"reads", reads.count()},
           {"read_failures", read_failures.load()},
+          {"idle_read_p50_ms", idle_reads.quantile(0.5)},
+          {"idle_read_p99_ms", idle_reads.quantile(0.99)},
+          {"idle_nagle_read_p50_ms", nagle_reads.quantile(0.5)},
           {"read_p50_ms", reads.quantile(0.5)},
           {"read_p99_ms", reads.quantile(0.99)},
           {"read_max_ms", reads.max()},
@@ -167,7 +206,7 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   EXPECT_EQ(lost, 0u) << first_loss;
   EXPECT_EQ(rejected.load(), 0u);
   EXPECT_EQ(dropped.load(), 0u);
-  EXPECT_EQ(read_failures.load(), 0u);
+  EXPECT_EQ(read_failures.load() + idle_failures.load(), 0u);
   EXPECT_GE(reads.count(), 10u) << "readers were not served while exporters were busy";
   EXPECT_EQ(starved, 0) << "exporters never served during the run (their keep-alive "
                            "connections waited for a worker thread)";
@@ -213,6 +252,7 @@ TEST(SlowConnections, HealthzAnswersWith100SlowConnectionsOpen) {
   record({{"kind", "slow_connections"},
           {"connections", slow.size()},
           {"probes", probes},
+          {"probes_attempted", answered + (status == 200 ? 0 : 1)},
           {"answered", answered},
           {"healthz_p50_ms", health.quantile(0.5)},
           {"healthz_p99_ms", health.quantile(0.99)},

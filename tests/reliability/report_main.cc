@@ -90,8 +90,12 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
       << l["dropped"] << " |\n";
     o << "| batchGet under load | " << l["readers"] << " readers, " << l["keys_per_read"]
       << " keys each: " << l["reads"] << " reads, p50 " << fmt(l["read_p50_ms"]) << " ms, p99 "
-      << fmt(l["read_p99_ms"]) << " ms, max " << fmt(l["read_max_ms"]) << " ms; "
-      << l["read_failures"] << " failed |\n";
+      << fmt(l["read_p99_ms"]) << " ms, max " << fmt(l["read_max_ms"])
+      << " ms (with no exporters, in the same run: p50 " << fmt(l.value("idle_read_p50_ms", -1.0))
+      << " ms, p99 " << fmt(l.value("idle_read_p99_ms", -1.0))
+      << " ms; a client with Nagle's algorithm on, as perfhat-lsp's: p50 "
+      << fmt(l.value("idle_nagle_read_p50_ms", -1.0)) << " ms); " << l["read_failures"]
+      << " failed |\n";
     const double warm = l["rss_after_warmup_kb"], end = l["rss_end_kb"];
     o << "| handler memory over the load | RSS " << mb(warm) << " after warm-up → " << mb(end)
       << " at the end (" << (warm > 0 ? fmt(100.0 * (end - warm) / warm, 1) : "–") << " %), peak "
@@ -99,7 +103,10 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
   }
   for (const auto& s : of(all, "slow_connections")) {
     o << "| /healthz with " << s["connections"] << " slow connections open | " << s["answered"]
-      << " of " << s["probes"] << " probes answered";
+      << " of " << s.value("probes_attempted", 0) << " probes answered";
+    if (s.value("answered", 0) < s.value("probes_attempted", 0)) {
+      o << " (no answer within 10 s; probing stopped there)";
+    }
     if (s.value("answered", 0) > 0) {
       o << ", p50 " << fmt(s["healthz_p50_ms"]) << " ms, p99 " << fmt(s["healthz_p99_ms"]) << " ms";
     }
