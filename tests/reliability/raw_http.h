@@ -74,23 +74,6 @@ class RawConnection {
   }
   const std::string& received() const { return received_; }
 
-  // Whether the peer has closed the connection (reads what is pending, waits up to `timeout`).
-  bool closedByPeer(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!closed_) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char buf[4096];
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) closed_ = true;
-      if (n > 0) received_.append(buf, static_cast<size_t>(n));
-    }
-    return true;
-  }
-
  private:
   int fd_ = -1;
   std::string received_;

@@ -81,6 +81,23 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
   }
 
   o << "| what | measured |\n|---|---|\n";
+  // The two goals for the default settings, first.
+  for (const auto& l : load) {
+    const double p99 = l["read_p99_ms"];
+    const bool met = p99 >= 0 && p99 <= 100 && l.value("read_failures", 1) == 0;
+    o << "| goal: batchGet p99 ≤ 100 ms under " << l["exporters"] << " busy exporters | "
+      << (met ? "met" : "**not met**") << ": p99 " << fmt(p99) << " ms (max "
+      << fmt(l["read_max_ms"]) << " ms) |\n";
+  }
+  for (const auto& s : of(all, "slow_connections")) {
+    const bool all_answered = s.value("answered", 0) == s.value("probes_attempted", -1);
+    const double p99 = s["healthz_p99_ms"];
+    const bool met = all_answered && p99 >= 0 && p99 <= 100;
+    o << "| goal: /healthz ≤ 100 ms with " << s["connections"] << " slow connections open | "
+      << (met ? "met" : "**not met**") << ": "
+      << (all_answered ? "p99 " + fmt(p99) + " ms" : std::string("unanswered within 10 s"))
+      << " |\n";
+  }
   for (const auto& l : load) {
     o << "| load held | " << l["exporters"] << " keep-alive exporters at "
       << num(l["offered_spans_per_s"]) << " spans/s offered: " << num(l["accepted_spans_per_s"])
