@@ -225,7 +225,7 @@ TEST_F(Hostile, OversizedChunkedBodyIsRefused) {
   start({"--max-body-bytes", "1048576"});
   for (const char* path : {"/v1/traces", "/v1/aggregates", "/v1/feedback:batchGet"}) {
     RawConnection conn(port());
-    std::string chunk(64 * 1024, ' ');
+    std::string chunk(size_t{64} * 1024, ' ');
     std::string framed = "10000\r\n" + chunk + "\r\n";
     bool sent = conn.send(requestHead("POST", path,
                                       std::string("Authorization: Bearer ") + kToken +
@@ -377,7 +377,7 @@ TEST_F(Hostile, TenMegabyteKeyIsRefused) {
                c.Post("/v1/feedback:batchGet", R"({"keys":[")" + huge + "\"]}", "application/json"),
                {400, 413});
   expectStatus("GET /v1/feedback", "64 kB key in the URL",
-               c.Get("/v1/feedback?key=" + std::string(64 * 1024, 'k')), {400, 414, 431});
+               c.Get("/v1/feedback?key=" + std::string(size_t{64} * 1024, 'k')), {400, 414, 431});
 }
 
 TEST_F(Hostile, OutOfRangeDatesAreRefused) {
@@ -448,7 +448,8 @@ TEST_F(Hostile, BadQueryParametersAreRefused) {
 TEST_F(Hostile, OversizedHeadersAreRefused) {
   {
     RawConnection conn(port());
-    conn.send(requestHead("GET", "/healthz", "X-Big: " + std::string(64 * 1024, 'h') + "\r\n"));
+    conn.send(
+        requestHead("GET", "/healthz", "X-Big: " + std::string(size_t{64} * 1024, 'h') + "\r\n"));
     int status = conn.readStatus(10s);
     // A 4xx, or the connection closed without an answer: either way the request is not served.
     expectStatus("GET /healthz", "64 kB header line", status == 0 ? 431 : status, {400, 413, 431});

@@ -55,6 +55,19 @@ void readUntil(const std::string& url, const std::vector<std::string>& keys, int
   }
 }
 
+// kReaders readers for `duration`, with no other load (the baseline).
+void readFor(const std::string& url, const std::vector<std::string>& keys,
+             std::chrono::seconds duration, Latencies& reads, std::atomic<uint64_t>& failures,
+             bool nodelay) {
+  std::vector<std::thread> readers;
+  readers.reserve(kReaders);
+  const auto end = Clock::now() + duration;
+  for (int r = 0; r < kReaders; ++r) {
+    readers.emplace_back([&, r] { readUntil(url, keys, r, end, reads, failures, nodelay); });
+  }
+  for (auto& t : readers) t.join();
+}
+
 TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   TempDir dir("rel-load");
   HandlerProcess h({"--mode", "deployed", "--store", dir / "l.sqlite", "--token", kToken});
@@ -73,28 +86,10 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
     }
   }
   // Baseline in the same run: the same readers with no exporters.
-  Latencies idle_reads;
+  Latencies idle_reads, nagle_reads;
   std::atomic<uint64_t> idle_failures{0};
-  {
-    std::vector<std::thread> idle;
-    const auto idle_end = Clock::now() + 2s;
-    for (int r = 0; r < kReaders; ++r) {
-      idle.emplace_back(
-          [&, r] { readUntil(h.url(), keys, r, idle_end, idle_reads, idle_failures); });
-    }
-    for (auto& t : idle) t.join();
-  }
-  Latencies nagle_reads;
-  {
-    std::vector<std::thread> idle;
-    const auto idle_end = Clock::now() + 2s;
-    for (int r = 0; r < kReaders; ++r) {
-      idle.emplace_back([&, r] {
-        readUntil(h.url(), keys, r, idle_end, nagle_reads, idle_failures, /*nodelay=*/false);
-      });
-    }
-    for (auto& t : idle) t.join();
-  }
+  readFor(h.url(), keys, 2s, idle_reads, idle_failures, /*nodelay=*/true);
+  readFor(h.url(), keys, 2s, nagle_reads, idle_failures, /*nodelay=*/false);
   const double seconds = loadSeconds(6);
   const auto t0 = Clock::now();
   const auto end =
@@ -104,6 +99,7 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
   // never gets a worker thread is starved, however fast the others go).
   std::vector<std::atomic<uint64_t>> acked_in_run(kExporters);
   std::vector<std::thread> threads;
+  threads.reserve(kExporters + kReaders);
   for (int e = 0; e < kExporters; ++e) {
     threads.emplace_back([&, e] {
       auto c = testing::client(h.url(), kToken);  // one keep-alive connection per exporter
@@ -114,11 +110,11 @@ TEST(Load, ExportersAtFixedRateWithConcurrentReaders) {
         std::this_thread::sleep_until(next);
         next += period;
         const int f = (e * 17 + i) % kFunctions;
-        auto lat =
-            testing::lognormalLatencies(kSpansPerLoadBatch, static_cast<uint64_t>(e * 7919 + i));
-        auto res = c.Post("/v1/traces",
-                          otlp::encodeProtobuf(testing::spansFor(loadKey(f), lat, e * 7919 + i)),
-                          "application/x-protobuf");
+        const uint64_t seed = static_cast<uint64_t>(e) * 7919 + static_cast<uint64_t>(i);
+        auto lat = testing::lognormalLatencies(kSpansPerLoadBatch, seed);
+        auto res =
+            c.Post("/v1/traces", otlp::encodeProtobuf(testing::spansFor(loadKey(f), lat, seed)),
+                   "application/x-protobuf");
         if (!res) {
           ++dropped;
           uncertain[static_cast<size_t>(f)] += kSpansPerLoadBatch;
