@@ -86,7 +86,7 @@ class DeadlineStream : public httplib::Stream {
 
   ssize_t read(char* ptr, size_t size) override {
     if (budget_ == 0) {
-      if (state_ && in_body_) state_->wire_limit = true;
+      if (state_) (in_body_ ? state_->wire_limit : state_->header_limit) = true;
       return -1;
     }
     size = std::min(size, budget_);
@@ -107,6 +107,7 @@ class DeadlineStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (state_) state_->answered = true;
     size_t done = 0;
     while (done < size) {
       pollfd p{sock_, POLLOUT, 0};
@@ -263,6 +264,18 @@ void HttpFront::refuse(socket_t sock) {
   lingeringClose(sock, std::chrono::milliseconds(100), 16u << 10);
 }
 
+void HttpFront::answerHeadersTooLarge(httplib::Stream& strm) const {
+  const std::string body =
+      R"({"error":{"code":"request_header_fields_too_large","message":"request line and headers )"
+      R"(exceed )" +
+      std::to_string(options_.max_header_bytes) + R"( bytes"}})";
+  const std::string response =
+      "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+      "Connection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  strm.write(response.data(), response.size());
+}
+
 bool HttpFront::process_and_close_socket(socket_t sock) {
   const std::string peer = peerOf(sock);
   if (!admit(peer)) {
@@ -287,6 +300,8 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
                            state.has_body = announcesBody(req);
                            strm.beginBody();
                          });
+    // httplib gives up without a word on a request line longer than it reads: say why.
+    if (state.header_limit && !state.answered) answerHeadersTooLarge(strm);
     t_request = nullptr;
     strm.endRequest();
     if (state.timed_out) ++timed_out_;

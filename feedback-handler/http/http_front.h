@@ -58,8 +58,10 @@ struct RequestState {
   // our answer instead of a reset): up to this many bytes are drained before closing. Others
   // get a short bounded drain only (FrontOptions::linger_bytes).
   size_t drain_bytes = 0;
-  bool timed_out = false;   // a read deadline passed
-  bool wire_limit = false;  // the body exceeded max_body_wire_bytes on the wire
+  bool timed_out = false;     // a read deadline passed
+  bool wire_limit = false;    // the body exceeded max_body_wire_bytes on the wire
+  bool header_limit = false;  // the request line and headers exceeded max_header_bytes
+  bool answered = false;      // a response (or part of one) was written
 };
 // The state of the request this thread serves; nullptr outside HttpFront's connections.
 RequestState* currentRequest();
@@ -77,6 +79,7 @@ class HttpFront : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  void answerHeadersTooLarge(httplib::Stream& strm) const;
   bool admit(const std::string& peer);
   void release(const std::string& peer);
   void refuse(socket_t sock);

@@ -14,6 +14,7 @@
 #include "feedback-handler/http/change_notifier.h"
 #include "feedback-handler/http/feedback_writer.h"
 #include "feedback-handler/ingest/aggregator.h"
+#include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/otlp/otlp.h"
 #include "feedback-handler/sync/export_json.h"
 #include "feedback-handler/util/parallel.h"
@@ -476,6 +477,14 @@ void HandlerServer::routes() {
         return setError(rs, 413, "payload_too_large",
                         "at most " + std::to_string(options_.max_batch_keys) + " keys per call");
       }
+      // No stored key is longer (ingest refuses them), and "missing" would echo it back.
+      for (size_t i = 0; i < r.keys.size(); ++i) {
+        if (r.keys[i].size() > IntakeLimits::kMaxKeyBytes) {
+          return setError(rs, 400, "invalid_argument",
+                          "keys[" + std::to_string(i) + "] is longer than " +
+                              std::to_string(IntakeLimits::kMaxKeyBytes) + " bytes");
+        }
+      }
       ageHeader(rs);
       flushed(rs);
       BatchGetResponse answer = store_.batchGet(r, team ? &*team : nullptr);
@@ -490,6 +499,11 @@ void HandlerServer::routes() {
         guarded([this, ageHeader, flushed](const httplib::Request& req, httplib::Response& res) {
           std::string key = req.get_param_value("key");
           if (key.empty()) return setError(res, 400, "invalid_argument", "missing ?key=");
+          if (key.size() > IntakeLimits::kMaxKeyBytes) {
+            return setError(
+                res, 400, "invalid_argument",
+                "key is longer than " + std::to_string(IntakeLimits::kMaxKeyBytes) + " bytes");
+          }
           BatchGetRequest r;
           r.keys = {key};
           if (req.has_param("from") || req.has_param("to")) {

@@ -832,8 +832,12 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
     if (!job->done) {
       job->refresh_when_done = true;
       lock.unlock();
-      log_.info("feedback " + provider->source().describe() + " has not answered within " +
-                std::to_string(wait_ms) + " ms: showing cached data (stale) until it does");
+      const std::string text = "perfhat: feedback " + provider->source().describe() +
+                               " has not answered within " + std::to_string(wait_ms) +
+                               " ms. Hints show the cache, marked stale, until it does.";
+      log_.info(text);
+      // The same key as a failure: one message for one outage, whether it ends slow or failed.
+      showMessageOnce("source-failure", lsp::MessageType::Warning, text);
       return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
     }
   }

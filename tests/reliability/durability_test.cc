@@ -174,23 +174,26 @@ TEST(Durability, SqliteCorruptIntakeRecordCostsOnlyItself) {
     }
     h.kill9();
   }
-  // Record layout (intake_log.h): u32 payload length, u32 CRC-32, payload = i64 id, i32 format,
-  // body. Flip one byte in the body of record 15.
+  // Record layout (intake_log.cc, format 2): a 28-byte header (magic "PHr2", u32 body length,
+  // i64 id, i32 format, u32 body CRC, u32 header CRC), then the body. Flip one byte in the body
+  // of record 15.
   const std::string log = handler::IntakeLog::pathFor(store);
   std::string bytes;
   {
     std::ifstream in(log, std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
+  constexpr size_t kHeader = 28;
   size_t off = 0;
   for (int r = 0; r < 15; ++r) {
-    ASSERT_LE(off + 8, bytes.size()) << "intake log shorter than expected";
+    ASSERT_LE(off + kHeader, bytes.size()) << "intake log shorter than expected";
+    ASSERT_EQ(bytes.compare(off, 4, "PHr2"), 0) << "no record at " << off;
     uint32_t len = 0;
-    std::memcpy(&len, bytes.data() + off, 4);
-    off += 8 + len;
+    std::memcpy(&len, bytes.data() + off + 4, 4);
+    off += kHeader + len;
   }
-  ASSERT_LE(off + 8 + 12 + 40, bytes.size()) << "intake log shorter than expected";
-  bytes[off + 8 + 12 + 30] ^= 0x5a;
+  ASSERT_LE(off + kHeader + 40, bytes.size()) << "intake log shorter than expected";
+  bytes[off + kHeader + 30] ^= 0x5a;
   std::ofstream(log, std::ios::binary | std::ios::trunc) << bytes;
 
   HandlerProcess again({"--mode", "deployed", "--store", store, "--token", kToken});
