@@ -18,6 +18,15 @@ if(PERFHAT_TSAN)
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
 endif()
+# Sanitizer runtime options, attached to every test so a plain `ctest` in the tree uses them.
+# (ASan's leak check is on by default on Linux; UBSan already stops at the first finding.)
+set(PERFHAT_TEST_ENVIRONMENT "")
+if(PERFHAT_SANITIZE OR PERFHAT_FUZZ)
+  set(PERFHAT_TEST_ENVIRONMENT "UBSAN_OPTIONS=print_stacktrace=1")
+elseif(PERFHAT_TSAN)
+  set(PERFHAT_TEST_ENVIRONMENT
+      "TSAN_OPTIONS=second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/cmake/tsan.supp")
+endif()
 if(PERFHAT_FUZZ)
   # Every library, not only each fuzz target's own file, is coverage-instrumented and sanitized:
   # libFuzzer is guided by the edges of the code under test.
@@ -44,7 +53,7 @@ function(perfhat_add_test name)
   target_compile_definitions(${name} PRIVATE
     PERFHAT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PERFHAT_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
-                       DISCOVERY_TIMEOUT 60)
+                       ENVIRONMENT "${PERFHAT_TEST_ENVIRONMENT}" DISCOVERY_TIMEOUT 60)
   foreach(label IN LISTS T_LABELS)
     set_property(GLOBAL APPEND PROPERTY PERFHAT_TESTS_${label} ${name})
   endforeach()
@@ -65,7 +74,8 @@ function(perfhat_add_fuzzer name)
   endif()
   if(PERFHAT_BUILD_TESTS AND F_CORPUS)
     add_test(NAME fuzz_replay.${name} COMMAND ${name} ${F_CORPUS})
-    set_tests_properties(fuzz_replay.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
+    set_tests_properties(fuzz_replay.${name} PROPERTIES LABELS fuzz TIMEOUT 120
+                         ENVIRONMENT "${PERFHAT_TEST_ENVIRONMENT}")
     set_property(GLOBAL APPEND PROPERTY PERFHAT_TESTS_fuzz ${name})
   endif()
 endfunction()
