@@ -4,9 +4,28 @@
 add_library(perfhat_warnings INTERFACE)
 target_compile_options(perfhat_warnings INTERFACE -Wall -Wextra -Wno-missing-field-initializers
                        $<$<BOOL:${PERFHAT_WERROR}>:-Werror>)
+if(PERFHAT_TSAN AND (PERFHAT_SANITIZE OR PERFHAT_FUZZ))
+  message(FATAL_ERROR "PERFHAT_TSAN cannot be combined with PERFHAT_SANITIZE or PERFHAT_FUZZ "
+                      "(ThreadSanitizer and AddressSanitizer exclude each other): use one tree each")
+endif()
 if(PERFHAT_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+endif()
+if(PERFHAT_TSAN)
+  # Only this tree is instrumented: races inside uninstrumented system libraries are invisible,
+  # and their synchronisation is seen through the intercepted pthread calls.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+# Sanitizer runtime options, attached to every test so a plain `ctest` in the tree uses them.
+# (ASan's leak check is on by default on Linux; UBSan already stops at the first finding.)
+set(PERFHAT_TEST_ENVIRONMENT "")
+if(PERFHAT_SANITIZE OR PERFHAT_FUZZ)
+  set(PERFHAT_TEST_ENVIRONMENT "UBSAN_OPTIONS=print_stacktrace=1")
+elseif(PERFHAT_TSAN)
+  set(PERFHAT_TEST_ENVIRONMENT
+      "TSAN_OPTIONS=second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/cmake/tsan.supp")
 endif()
 if(PERFHAT_FUZZ)
   # Every library, not only each fuzz target's own file, is coverage-instrumented and sanitized:
@@ -34,7 +53,10 @@ function(perfhat_add_test name)
   target_compile_definitions(${name} PRIVATE
     PERFHAT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PERFHAT_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
-                       DISCOVERY_TIMEOUT 60)
+                       ENVIRONMENT "${PERFHAT_TEST_ENVIRONMENT}" DISCOVERY_TIMEOUT 60)
+  foreach(label IN LISTS T_LABELS)
+    set_property(GLOBAL APPEND PROPERTY PERFHAT_TESTS_${label} ${name})
+  endforeach()
 endfunction()
 
 # perfhat_add_fuzzer(NAME SOURCES fuzz.cc LIBS lib... CORPUS dir)
@@ -52,7 +74,9 @@ function(perfhat_add_fuzzer name)
   endif()
   if(PERFHAT_BUILD_TESTS AND F_CORPUS)
     add_test(NAME fuzz_replay.${name} COMMAND ${name} ${F_CORPUS})
-    set_tests_properties(fuzz_replay.${name} PROPERTIES LABELS fuzz TIMEOUT 120)
+    set_tests_properties(fuzz_replay.${name} PROPERTIES LABELS fuzz TIMEOUT 120
+                         ENVIRONMENT "${PERFHAT_TEST_ENVIRONMENT}")
+    set_property(GLOBAL APPEND PROPERTY PERFHAT_TESTS_fuzz ${name})
   endif()
 endfunction()
 
@@ -64,4 +88,22 @@ function(perfhat_add_benchmark name)
   endif()
   add_executable(${name} ${B_SOURCES})
   target_link_libraries(${name} PRIVATE ${B_LIBS} benchmark::benchmark benchmark::benchmark_main perfhat_warnings)
+endfunction()
+
+# perfhat_add_test_groups(): after every folder is added, one target per test label that builds
+# only that label's executables: `cmake --build B --target unit_tests fuzz_replayers` then
+# `ctest --test-dir B -L 'unit|fuzz'` (the sanitizer builds of scripts/test.sh).
+function(perfhat_add_test_groups)
+  foreach(label unit fuzz)
+    get_property(targets GLOBAL PROPERTY PERFHAT_TESTS_${label})
+    if(label STREQUAL "fuzz")
+      set(group fuzz_replayers)
+    else()
+      set(group ${label}_tests)
+    endif()
+    add_custom_target(${group})
+    if(targets)
+      add_dependencies(${group} ${targets})
+    endif()
+  endforeach()
 endfunction()

@@ -1,10 +1,25 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds everything, runs every test.
-#   PERFHAT_BUILD_DIR   build folder (default: build)
-#   PERFHAT_SANITIZE=1  also build a separate ASan/UBSan tree and run the unit tests in it
+# The README's test command: installs what is missing, builds everything, runs every test, then
+# runs the unit tests again under the sanitizers, each in its own Debug tree.
+#   PERFHAT_BUILD_DIR   build folder (default: build); the sanitizer trees are $build-asan, $build-tsan
+#   PERFHAT_SANITIZE    which sanitizer runs follow the normal tests:
+#     short (default)   ASan+UBSan over every unit and fuzz-replay test; TSan over the unit tests
+#                       of the multi-threaded components (tsan_short_targets below). Sized for CI.
+#     full (or 1)       ASan+UBSan over every unit and fuzz-replay test, TSan over every unit test
+#     0                 none
 #   PERFHAT_SKIP_EDITOR_TESTS=1  explicit opt-out of the real-editor tests (reported, never silent)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The short TSan run: the unit tests of the code that shares state between threads (engine,
+# exporter, ingest pipeline and store, HTTP server, worker pool, span index, the language
+# server's scheduler and feedback cache, the sample service). Parsers, libclang analysis and
+# editor features run on one thread; the ASan+UBSan run covers them.
+tsan_short_targets=(
+  instr_engine_test instr_otlp_test instr_autoinstrument_test
+  handler_store_test handler_http_unit_test handler_util_test handler_aggregator_test
+  lsp_server_test lsp_feedback_test samples_agile_test
+)
 
 bash scripts/install-deps.sh
 if [ "${PERFHAT_SKIP_EDITOR_TESTS:-0}" != 1 ] && [ -x scripts/setup-editors.sh ]; then
@@ -13,19 +28,54 @@ fi
 
 build=${PERFHAT_BUILD_DIR:-build}
 jobs=$(nproc)
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+sanitize=${PERFHAT_SANITIZE:-short}
+case "$sanitize" in
+  0 | off | short | full) ;;
+  1) sanitize=full ;;
+  *) echo "[test] PERFHAT_SANITIZE=$sanitize: expected short, full or 0" >&2; exit 2 ;;
+esac
+
 echo "[test] configuring $build"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
 echo "[test] building with $jobs jobs"
 cmake --build "$build" -j"$jobs"
 
 echo "[test] running ctest"
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900
 
-if [ "${PERFHAT_SANITIZE:-0}" = 1 ]; then
-  echo "[test] ASan/UBSan build of the unit tests"
-  cmake -S . -B "$build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPERFHAT_SANITIZE=ON \
-    -DPERFHAT_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build "$build-asan" -j"$jobs"
-  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -L 'unit|fuzz'
+# sanitizer_run PRESET DIR LABELS TARGET...: configure DIR from CMakePresets.json's PRESET, build
+# only TARGET..., run the tests with LABELS. Tests of targets not built are not registered.
+failed=()
+sanitizer_run() {
+  local preset=$1 dir=$2 labels=$3
+  shift 3
+  local start=$SECONDS
+  echo "[test] $preset: building $* in $dir"
+  cmake --preset "$preset" -B "$dir" "${launcher[@]}" >/dev/null
+  if cmake --build "$dir" -j"$jobs" --target "$@" &&
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 -L "$labels"; then
+    echo "[test] $preset: passed in $((SECONDS - start)) s"
+  else
+    echo "[test] $preset: FAILED after $((SECONDS - start)) s"
+    failed+=("$preset")
+  fi
+}
+
+if [ "$sanitize" = short ]; then
+  sanitizer_run asan "$build-asan" 'unit|fuzz' unit_tests fuzz_replayers
+  sanitizer_run tsan "$build-tsan" unit "${tsan_short_targets[@]}"
+elif [ "$sanitize" = full ]; then
+  sanitizer_run asan "$build-asan" 'unit|fuzz' unit_tests fuzz_replayers
+  sanitizer_run tsan "$build-tsan" unit unit_tests
+else
+  echo "[test] sanitizer runs skipped (PERFHAT_SANITIZE=$sanitize)"
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "[test] sanitizer runs failed: ${failed[*]}" >&2
+  exit 1
 fi
 echo "[test] all tests passed"

@@ -45,8 +45,14 @@
 namespace {
 
 // noipa + the asm barrier on the result keep GCC from turning the recursion into a loop (it
-// folds the probe-less version into a cmov otherwise): every level is a real call.
-[[gnu::noinline, gnu::noipa]] uint64_t monitored_noprobe(int depth) {
+// folds the probe-less version into a cmov otherwise): every level is a real call. Clang has no
+// noipa; noinline and the barrier do it there.
+#if defined(__clang__)
+#define MOOBENCH_NOIPA
+#else
+#define MOOBENCH_NOIPA gnu::noipa
+#endif
+[[gnu::noinline, MOOBENCH_NOIPA]] uint64_t monitored_noprobe(int depth) {
   if (depth > 1) {
     uint64_t r = monitored_noprobe(depth - 1);
     asm volatile("" : "+r"(r));
@@ -55,7 +61,7 @@ namespace {
   return 1;
 }
 
-[[gnu::noinline, gnu::noipa]] uint64_t monitored(int depth) {
+[[gnu::noinline, MOOBENCH_NOIPA]] uint64_t monitored(int depth) {
   PERFHAT_FUNCTION();
   if (depth > 1) {
     uint64_t r = monitored(depth - 1);

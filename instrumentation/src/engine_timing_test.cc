@@ -4,6 +4,7 @@
 // within a few standard errors when sampled, and without aliasing on periodic call patterns.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <set>
 #include <string>
@@ -15,8 +16,9 @@
 namespace {
 
 // The clock only moves when a probed function "spends" time: durations are exactly known.
-uint64_t g_manual_ns = 1'000'000'000;
-uint64_t manual_clock() { return g_manual_ns; }
+// Atomic: the engine's background thread (calibration, drain) reads it while a test advances it.
+std::atomic<uint64_t> g_manual_ns{1'000'000'000};
+uint64_t manual_clock() { return g_manual_ns.load(std::memory_order_relaxed); }
 
 }  // namespace
 

@@ -19,7 +19,7 @@ class PlanningService {
 
  private:
   const Repository& repository_;
-  const BacklogService& backlogs_;
+  [[maybe_unused]] const BacklogService& backlogs_;  // task T2's change reads it
 };
 
 }  // namespace agile

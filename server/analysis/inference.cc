@@ -132,7 +132,7 @@ std::string fmtNumber(double v) {
 
 Inference::Inference(const ParsedUnit& unit, const FeedbackView& view,
                      const AnalysisOptions& options)
-    : unit_(unit), view_(view), options_(options), matcher_(view, options) {
+    : options_(options), matcher_(view, options) {
   for (const auto& [key, f] : unit.workspace_bodies) bodies_.emplace(key, &f);
   for (const auto& f : unit.functions) bodies_[f.key] = &f;  // the document's own bodies win
 }

@@ -51,8 +51,6 @@ class Inference {
                     const std::vector<double>& calls_per_parent, std::string& path) const;
   const FunctionInfo* findBody(const std::string& key) const;
 
-  const ParsedUnit& unit_;
-  const FeedbackView& view_;
   const AnalysisOptions& options_;
   Matcher matcher_;
   std::unordered_map<std::string, const FunctionInfo*> bodies_;

@@ -9,7 +9,7 @@ namespace perfhat::feedback {
 
 FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, CacheOptions options,
                                    const Clock& clock)
-    : source_(std::move(source)), clock_(&clock), cache_(options, clock) {}
+    : source_(std::move(source)), cache_(options, clock) {}
 
 Lookup FeedbackProvider::cached(const std::vector<std::string>& keys) {
   std::lock_guard lock(mu_);

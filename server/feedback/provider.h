@@ -62,7 +62,6 @@ class FeedbackProvider {
 
  private:
   std::shared_ptr<FeedbackSource> source_;
-  const Clock* clock_;
   mutable std::mutex mu_;
   // Requested key -> the items the source returned for it (empty: known to have no data).
   LruCache<std::vector<FeedbackItem>> cache_;
