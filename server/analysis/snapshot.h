@@ -130,7 +130,10 @@ struct Node {
   int arm = 0;
   int branch_arms = 0;  // Branch: number of arms (an `if` without `else` has 2, one empty)
   // Loop iteration evidence found in the source (inference picks by preference, DESIGN §6).
-  std::optional<double> constant_trip;         // `for (int i = 0; i < 100; ++i)`
+  std::optional<double> constant_trip;  // `for (int i = 0; i < 100; ++i)`
+  // Where a constant trip count came from when it is not a literal: "kCount = 16",
+  // "sizeof(a) / sizeof(a[0]) = 8", "range over int[8]: 8 elements" (shown in the hover).
+  std::string constant_trip_source;
   std::optional<double> annotated_iterations;  // `// perfhat: iterations=N`
   std::string producer_mangled;                // range-for: mangled name of the producer
 

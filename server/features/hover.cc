@@ -235,7 +235,11 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
   if (n.kind == NodeKind::Loop) {
     if (n.iterations) {
       md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
-            detail::iterationSourceText(n.iteration_source) + ")";
+            detail::iterationSourceText(n.iteration_source);
+      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
+          !n.constant_trip_source.empty())
+        md += ": `" + n.constant_trip_source + "`";
+      md += ")";
       if (v.ns) {
         if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
           md += " × " + formatDuration(*per) + " per iteration";

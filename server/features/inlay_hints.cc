@@ -75,9 +75,13 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
       const std::string iters = (iterationsAssumed(n) ? "~" : "") + formatCount(*n.iterations);
       h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate) + " (" + iters + " × " +
                 formatDuration(per) + ")";
-      h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" +
-                  iterationSourceText(n.iteration_source) + ") × " + formatDuration(per) +
-                  " per iteration = " + formatDuration(*v.ns) + " " + statLabel(o);
+      std::string source = iterationSourceText(n.iteration_source);
+      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
+          !n.constant_trip_source.empty())
+        source += ": " + n.constant_trip_source;
+      h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" + source + ") × " +
+                  formatDuration(per) + " per iteration = " + formatDuration(*v.ns) + " " +
+                  statLabel(o);
       const std::string assumed = joinAssumptions(n.estimate.derivation);
       if (!assumed.empty()) h.tooltip += "\nassumes " + assumed;
     } else {
