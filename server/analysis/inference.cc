@@ -456,10 +456,20 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   body.noteUnknown(e.derivation);
   once.noteUnknown(e.derivation);
   const bool assumed_count = node.iteration_source == IterationSource::Default;
+  if (body.onlyNegligible() && !once.any_known && once.unknown.empty() && !assumed_count)
+    return negligibleEstimate("this loop");
+  if (body.onlyNegligible() && once.any_known) {
+    // A body of negligible parts: the loop costs what runs once (the range expression, the
+    // init); with an assumed count the iterations are an unknown part.
+    e.provenance = Provenance::Inferred;
+    e.dist = once.dist;
+    e.floor_mean_ns = once.floor;
+    e.unknown_parts = once.unknown_parts + (assumed_count ? 1 : 0);
+    e.derivation.summary = fmtNumber(n) + " × negligible";
+    for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+    return e;
+  }
   if (!body.any_known) {
-    if (body.onlyNegligible() && (once.onlyNegligible() || once.inputs.empty()) &&
-        once.unknown.empty() && !assumed_count)
-      return negligibleEstimate("this loop");
     e.derivation.summary = fmtNumber(n) + " × ?";
     return e;  // nothing known about an iteration: Unknown, not 0
   }
@@ -650,7 +660,9 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.derivation.model = "measured";
           n.estimate.derivation.summary =
               "production call site " + fn.name + "() → " + displayName(n);
-          if (function_measured && calls_of[n.callee_key] == 1)
+          // Only data of this very callee counts its calls: a site matched across overloads
+          // (`operator<<` for another argument type) counts the other overloads' calls.
+          if (function_measured && calls_of[n.callee_key] == 1 && callee[id].how != "overloads")
             calls_per_parent[id] = site->calls_per_parent;
           measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {

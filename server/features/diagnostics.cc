@@ -123,8 +123,10 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                 detail::addedCostText(f, *a, o) +
                 ". Production has no call-site data for it, but " + fn + "'s measured mean " +
                 formatDuration(st.mean_ns) + " leaves room for it (" + formatDuration(a->room_ns) +
-                " not taken by measured calls; the part backed by " + "data is " +
-                formatDuration(a->floor_ns) + "), so it may already run there";
+                " not taken by measured calls; " +
+                (a->floor_ns > 0 ? "the part backed by data alone is " + formatDuration(a->floor_ns)
+                                 : std::string("its count rests on assumptions")) +
+                "), so it may already run there";
     out.push_back(d);
   }
 }

@@ -242,7 +242,8 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
       md += ")";
       if (v.ns) {
         if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
-          md += " × " + formatDuration(*per) + " per iteration";
+          md += " × " + (*per > 0 ? formatDuration(*per) : std::string("negligible")) +
+                " per iteration";
         }
       }
       md += "\n\n";

@@ -73,15 +73,15 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
     } else if (const std::optional<double> per_iteration = perIteration(f, n, *v.ns, o)) {
       const double per = *per_iteration;
       const std::string iters = (iterationsAssumed(n) ? "~" : "") + formatCount(*n.iterations);
-      h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate) + " (" + iters + " × " +
-                formatDuration(per) + ")";
+      // A body of negligible parts (no data, no calls or loops) costs no figure: never "× 0 ns".
+      const std::string per_text = per > 0 ? formatDuration(per) : std::string("negligible");
+      h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate) + " (" + iters + " × " + per_text + ")";
       std::string source = iterationSourceText(n.iteration_source);
       if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
           !n.constant_trip_source.empty())
         source += ": " + n.constant_trip_source;
       h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" + source + ") × " +
-                  formatDuration(per) + " per iteration = " + formatDuration(*v.ns) + " " +
-                  statLabel(o);
+                  per_text + " per iteration = " + formatDuration(*v.ns) + " " + statLabel(o);
       const std::string assumed = joinAssumptions(n.estimate.derivation);
       if (!assumed.empty()) h.tooltip += "\nassumes " + assumed;
     } else {
