@@ -107,7 +107,7 @@ std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, c
   for (const analysis::CostFactor& k : a.factors) {
     if (k.kind == Kind::Branch && k.value != 1) {
       out += " × " + formatCount(k.value * 100) + " % branch";
-    } else if (k.kind == Kind::ProductionCalls) {
+    } else if (k.kind == Kind::ProductionCalls && k.value != 1) {
       const bool named = k.from >= 0 && k.from < static_cast<int>(f.nodes.size());
       out += " × " + formatCount(k.value) + " (production calls of " +
              (named ? displayName(f, f.nodes[k.from]) : std::string("a call")) +
