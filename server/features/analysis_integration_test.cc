@@ -300,11 +300,13 @@ TEST(FeaturesOnRealAnalysisUnknown, NoDataNeverShowsZero) {
   int twice() const { return x() + x(); }
 };
 int ext(int);
+int mystery(int);
 int work(const P& p) {
   int t = p.twice();
   for (int i = 0; i < 3; ++i) t += p.x();
   return t + ext(t);
 }
+int mix(int a) { return ext(a) + mystery(a); }
 )src";
   InMemoryFeedback none;
   analysis::SnapshotPtr s = t.analyze(none);
@@ -320,9 +322,18 @@ int work(const P& p) {
   FeedbackItem ext = item("ext(int)", 2 * kMs, 3 * kMs);
   ext.callsites = {{"other()", 600, 2 * kMs, 2 * kMs, 3 * kMs, 4 * kMs, 10}};
   s = t.analyze(InMemoryFeedback({ext}));
-  std::vector<std::string> line6;
-  for (const InlayHint& h : inlayHints(*s, {{6, 0}, {6, 100}}, Options())) line6.push_back(h.label);
-  EXPECT_THAT(line6, ::testing::ElementsAre("~⏱ 2 ms")) << "work() = ext() + negligible parts";
+  std::vector<std::string> line7;
+  for (const InlayHint& h : inlayHints(*s, {{7, 0}, {7, 100}}, Options())) line7.push_back(h.label);
+  EXPECT_THAT(line7, ::testing::ElementsAre("~⏱ 2 ms")) << "work() = ext() + negligible parts";
+  std::vector<std::string> line12;
+  for (const InlayHint& h : inlayHints(*s, {{12, 0}, {12, 100}}, Options()))
+    line12.push_back(h.label);
+  // mix() = ext() + mystery(), which nothing is known about: a lower bound, and it says so.
+  EXPECT_THAT(line12, ::testing::Contains("~⏱ 2 ms + ?"));
+  const auto h = hover(*s, {12, 5}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown, HasSubstr("**~⏱ p50 2 ms + ?** per call — predicted; at least this: 1 "
+                                     "part(s) without data are not counted"));
 }
 
 }  // namespace
