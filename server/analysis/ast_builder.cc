@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <set>
@@ -91,8 +93,13 @@ std::optional<double> numberToken(const std::string& t) {
   return static_cast<double>(v);
 }
 
-// Trip count of `for (T i = A; i OP B; STEP)` with literal A and B; nullopt otherwise.
-std::optional<double> constantTripCount(const std::vector<std::string>& toks) {
+// Trip count of `for (T i = A; i OP B; STEP)` with literal A and B; nullopt otherwise. A start
+// or bound that is not a single literal (a named constant, `constexpr`, an enumerator,
+// `sizeof(a) / sizeof(a[0])`, `std::size(a)`) is taken from `init_value` / `bound_value`, the
+// values libclang evaluated for those expressions, when it could.
+std::optional<double> constantTripCount(const std::vector<std::string>& toks,
+                                        std::optional<double> init_value = std::nullopt,
+                                        std::optional<double> bound_value = std::nullopt) {
   // toks: `for ( ... ; ... ; ... )` possibly followed by the body's first token.
   size_t s1 = std::string::npos, s2 = std::string::npos, close = std::string::npos;
   int depth = 0;
@@ -119,9 +126,18 @@ std::optional<double> constantTripCount(const std::vector<std::string>& toks) {
   } else if (init.size() >= 4 && init.back() == "}" && init[init.size() - 3] == "{") {
     var = init[init.size() - 4];
     a = numberToken(init[init.size() - 2]);
+  } else {
+    // `i = kFirst`, `int i = N - 1`: the variable is the token before the first `=` or `{`.
+    for (size_t i = 1; i < init.size(); ++i)
+      if (init[i] == "=" || init[i] == "{") {
+        var = init[i - 1];
+        break;
+      }
   }
-  if (!a || cond.size() != 3 || cond[0] != var) return std::nullopt;
-  auto b = numberToken(cond[2]);
+  if (!a) a = init_value;
+  if (!a || cond.size() < 3 || cond[0] != var) return std::nullopt;
+  auto b = cond.size() == 3 ? numberToken(cond[2]) : std::nullopt;
+  if (!b) b = bound_value;
   if (!b) return std::nullopt;
   double step = 0;
   if (inc.size() == 2 && ((inc[0] == "++" && inc[1] == var) || (inc[1] == "++" && inc[0] == var)))
@@ -622,6 +638,7 @@ class Builder {
       CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(c)),
                                             clang_getRangeStart(clang_getCursorExtent(body)));
       n.constant_trip = constantTripCount(tokens(header));
+      if (!n.constant_trip) evaluatedTripCount(kids, body, header, n);
     }
     if (c.kind == CXCursor_CXXForRangeStmt) {
       for (size_t i = 0; i + 1 < kids.size(); ++i) {
@@ -631,6 +648,14 @@ class Builder {
           const CalleeInfo& info = callee(clang_getCursorReferenced(producer));
           n.producer_key = info.key;
           n.producer_mangled = info.mangled;
+          break;
+        }
+        // A range over an array of a size fixed by its type: `int a[8]`, `std::array<T, 8>`.
+        if (std::optional<long long> size = fixedArraySize(clang_getCursorType(kids[i]))) {
+          n.constant_trip = static_cast<double>(*size);
+          n.constant_trip_source = "range over " +
+                                   toString(clang_getTypeSpelling(clang_getCursorType(kids[i]))) +
+                                   ": " + std::to_string(*size) + " elements";
           break;
         }
       }
@@ -648,6 +673,102 @@ class Builder {
       }
       walk(kids[i], ctx, id, child_arm, lambdas);
     }
+  }
+
+  // The integer value libclang evaluates `e` to (constant expressions only), or nullopt.
+  static std::optional<long long> evaluateInt(CXCursor e) {
+    CXEvalResult r = clang_Cursor_Evaluate(e);
+    if (!r) return std::nullopt;
+    std::optional<long long> v;
+    if (clang_EvalResult_getKind(r) == CXEval_Int) {
+      v = clang_EvalResult_isUnsignedInt(r)
+              ? static_cast<long long>(std::min<unsigned long long>(
+                    clang_EvalResult_getAsUnsigned(r), std::numeric_limits<long long>::max()))
+              : clang_EvalResult_getAsLongLong(r);
+    }
+    clang_EvalResult_dispose(r);
+    return v;
+  }
+
+  // Elements of a C array or std::array type, from the type itself.
+  static std::optional<long long> fixedArraySize(CXType t) {
+    t = clang_getCanonicalType(t);
+    if (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+      t = clang_getCanonicalType(clang_getPointeeType(t));
+    if (t.kind == CXType_ConstantArray) {
+      const long long n = clang_getArraySize(t);
+      if (n >= 0) return n;
+    }
+    // std::array<T, N>: the size is the last template argument of the canonical spelling.
+    const std::string spelled = toString(clang_getTypeSpelling(t));
+    static const std::regex kStdArray(R"(^(const )?std::(__1::)?array<.*, (\d+)(UL|ul|u|U)?>$)");
+    std::smatch m;
+    if (spelled.size() < 512 && std::regex_match(spelled, m, kStdArray)) {
+      return std::strtoll(m[3].str().c_str(), nullptr, 10);
+    }
+    return std::nullopt;
+  }
+
+  // `for (int i = 0; i < kCount; ++i)` with a bound (or start) that is a constant expression
+  // but not a literal: libclang evaluates it, and the source is kept for the hover.
+  void evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor body, CXSourceRange header,
+                          Node& n) {
+    std::optional<double> init_value, bound_value;
+    std::string bound_text, init_text;
+    for (const CXCursor& k : kids) {
+      if (clang_equalCursors(k, body)) continue;
+      if (k.kind == CXCursor_DeclStmt && !init_value) {
+        std::vector<CXCursor> decls = children(k);
+        if (decls.size() == 1 && decls[0].kind == CXCursor_VarDecl) {
+          std::vector<CXCursor> init = children(decls[0]);
+          if (!init.empty()) {
+            if (auto v = evaluateInt(init.back())) {
+              init_value = static_cast<double>(*v);
+              init_text = sourceText(init.back());
+            }
+          }
+        }
+      } else if (k.kind == CXCursor_BinaryOperator && !bound_value) {
+        std::vector<CXCursor> sides = children(k);
+        if (sides.size() == 2) {
+          if (auto v = evaluateInt(sides[1])) {
+            bound_value = static_cast<double>(*v);
+            bound_text = sourceText(sides[1]);
+          }
+        }
+      }
+    }
+    if (!bound_value && !init_value) return;
+    n.constant_trip = constantTripCount(tokens(header), init_value, bound_value);
+    if (!n.constant_trip) return;
+    std::string src;
+    auto note = [&](const std::string& text, std::optional<double> v) {
+      if (!v || text.empty() || numberToken(text)) return;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f", *v);
+      src += (src.empty() ? "" : ", ") + text + " = " + buf;
+    };
+    note(init_text, init_value);
+    note(bound_text, bound_value);
+    n.constant_trip_source = src;
+  }
+
+  // The source text of a cursor's extent, tokens joined as written in the usual style
+  // (`sizeof(a) / sizeof(a[0])`, `std::size(kNames)`), bounded for the hover.
+  std::string sourceText(CXCursor c) {
+    static const std::set<std::string> kTight = {"(", ")", "[", "]", "::", ".", "->", ","};
+    std::string out, prev;
+    for (const std::string& t : tokens(clang_getCursorExtent(c))) {
+      if (out.size() > 80) return out + " …";
+      const bool tight = out.empty() || kTight.count(t) || prev == "(" || prev == "[" ||
+                         prev == "::" || prev == "." || prev == "->" || prev == "," ||
+                         (t == "(" && !prev.empty());
+      if (!tight) out += ' ';
+      out += t;
+      if (t == ",") out += ' ';
+      prev = t;
+    }
+    return out;
   }
 
   // The first call (pre-order) under `c` that references a function, or a null cursor.

@@ -194,6 +194,65 @@ int work(const Svc& s, int n) {
   EXPECT_EQ(f->nodes[branches[4]->parent].kind, NodeKind::Function);
 }
 
+// Loop bounds that are constant expressions but not literals are evaluated (libclang), and the
+// source is kept for the hover; a bound known only at run time stays unknown.
+TEST(AstBuilderTest, NamedConstantBoundsAreEvaluated) {
+  TestTU t;
+  t.code = R"src(
+namespace std {
+template <class T, unsigned long N> struct array { T v[N]; T* begin(); T* end(); };
+template <class T, unsigned long N> constexpr unsigned long size(const T (&)[N]) { return N; }
+}
+int use(int);
+constexpr int kCount = 16;
+static const int kHalf = kCount / 2;
+enum { kSlots = 5 };
+template <int N> int tmpl() { int t = 0; for (int i = 0; i < N; ++i) t += use(i); return t; }
+int f(int n) {
+  int t = 0;
+  int arr[12] = {};
+  const char* names[] = {"a", "b", "c"};
+  std::array<int, 7> fixed{};
+  for (int i = 0; i < kCount; ++i) t += use(i);
+  for (int i = 0; i < kHalf; ++i) t += use(i);
+  for (int i = 0; i <= kSlots; ++i) t += use(i);
+  for (unsigned i = 0; i < sizeof(arr) / sizeof(arr[0]); ++i) t += use(i);
+  for (unsigned long i = 0; i < std::size(names); ++i) t += use(i);
+  for (int i = kCount; i > 0; --i) t += use(i);
+  for (int x : arr) t += use(x);
+  for (int x : fixed) t += use(x);
+  for (int i = 0; i < n; ++i) t += use(i);
+  return t;
+}
+)src";
+  auto b = t.build();
+  EXPECT_THAT(b->unit.problems, IsEmpty());
+  const FunctionInfo* f = findFunction(b->unit, "f(int)");
+  ASSERT_NE(f, nullptr);
+  auto loops = nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 9u);
+  EXPECT_EQ(loops[0]->constant_trip, 16);
+  EXPECT_EQ(loops[0]->constant_trip_source, "kCount = 16");
+  EXPECT_EQ(loops[1]->constant_trip, 8);
+  EXPECT_EQ(loops[1]->constant_trip_source, "kHalf = 8");
+  EXPECT_EQ(loops[2]->constant_trip, 6);
+  EXPECT_EQ(loops[3]->constant_trip, 12);
+  EXPECT_EQ(loops[3]->constant_trip_source, "sizeof(arr) / sizeof(arr[0]) = 12");
+  EXPECT_EQ(loops[4]->constant_trip, 3);
+  EXPECT_EQ(loops[4]->constant_trip_source, "std::size(names) = 3");
+  EXPECT_EQ(loops[5]->constant_trip, 16);
+  EXPECT_EQ(loops[6]->constant_trip, 12);
+  EXPECT_THAT(loops[6]->constant_trip_source, ::testing::HasSubstr("12 elements"));
+  EXPECT_EQ(loops[7]->constant_trip, 7);
+  EXPECT_FALSE(loops[8]->constant_trip);  // run-time bound
+  const FunctionInfo* g = findFunction(b->unit, "tmpl<>()");
+  if (g) {
+    auto tl = nodesOfKind(*g, NodeKind::Loop);
+    ASSERT_EQ(tl.size(), 1u);
+    EXPECT_FALSE(tl[0]->constant_trip);  // depends on a template parameter
+  }
+}
+
 TEST(AstBuilderTest, WorkspaceHeaderBodiesAndReferencedKeys) {
   TestTU t;
   t.headers["store.h"] = R"src(

@@ -257,6 +257,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.dist = scaleDist(fromStats(overall), ratio);
       e.dist.mean_ns = predicted;
       e.dist.samples = samples;
+      e.floor_mean_ns = predicted;
       e.derivation.model = "callsite-regression";
       e.derivation.summary =
           formatDuration(predicted) + " at " + fmtNumber(rate) + " calls/s of " + fn.name + "()";
@@ -293,6 +294,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     }
     e.provenance = Provenance::Inferred;
     e.dist = fromStats(overall);
+    e.floor_mean_ns = overall.mean_ns;
     e.derivation.model = "callee-overall";
     e.derivation.summary = formatDuration(overall.mean_ns) + " (" + displayName(node) +
                            " overall, " + std::to_string(overall.count) + " calls)";
@@ -307,6 +309,8 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     if (body.known()) {
       e.provenance = Provenance::Inferred;
       e.dist = body.dist;
+      e.floor_mean_ns = body.floor_mean_ns;
+      e.unknown_parts = body.unknown_parts;
       e.derivation.model = "workspace-body";
       e.derivation.summary =
           formatDuration(body.dist.mean_ns) + " from the body of " + displayName(node);
@@ -318,7 +322,8 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       return e;
     }
     e.derivation = body.derivation;
-    e.derivation.model = "workspace-body";
+    // A body without calls or loops keeps its model: it is negligible, not an unknown part.
+    if (e.derivation.model != "leaf") e.derivation.model = "workspace-body";
     if (e.derivation.summary.empty())
       e.derivation.summary = "no production data; the body's cost is unknown";
     return e;
@@ -330,20 +335,33 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
 
 namespace {
 
+bool isLeaf(const Estimate& e) { return !e.known() && e.derivation.model == "leaf"; }
+
 struct Sum {
   Distribution dist;
   bool any_known = false;
   bool all_measured = true;
+  double floor = 0;
+  int unknown_parts = 0;  // unknown children plus the unknown parts of known ones
   std::vector<std::string> inputs;
   std::vector<std::string> unknown;
+  std::vector<std::string> negligible;
   void add(const Node& n) {
+    if (isLeaf(n.estimate)) {  // no calls or loops: negligible (stated), not unknown
+      negligible.push_back(displayName(n));
+      all_measured = false;
+      return;
+    }
     if (!n.estimate.known()) {
       unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : "a nested block");
       all_measured = false;
+      ++unknown_parts;
       return;
     }
     dist = any_known ? addDist(dist, n.estimate.dist) : n.estimate.dist;
     any_known = true;
+    floor += n.estimate.floor_mean_ns;
+    unknown_parts += n.estimate.unknown_parts;
     if (n.estimate.provenance != Provenance::Measured) all_measured = false;
     std::string what = n.kind == NodeKind::Call ? displayName(n)
                        : n.kind == NodeKind::Loop
@@ -352,6 +370,16 @@ struct Sum {
     inputs.push_back(what + ": " + formatDuration(n.estimate.dist.mean_ns));
   }
   void noteUnknown(Derivation& d) const {
+    if (!negligible.empty()) {
+      std::string list;
+      for (size_t i = 0; i < negligible.size() && i < 5; ++i)
+        list += (i ? ", " : "") + negligible[i];
+      if (negligible.size() > 5) list += ", …";
+      d.assumptions.push_back(
+          "taken as negligible (no production data; their bodies make no "
+          "calls and have no loops): " +
+          list);
+    }
     if (unknown.empty()) return;
     std::string list;
     for (size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
@@ -359,7 +387,21 @@ struct Sum {
     d.assumptions.push_back(std::to_string(unknown.size()) +
                             " part(s) without data not counted: " + list);
   }
+  // Nothing but negligible parts: the whole is negligible too (a "leaf"), not unknown.
+  bool onlyNegligible() const { return !any_known && unknown.empty() && !negligible.empty(); }
 };
+
+// The estimate of a part made only of bodies without calls or loops: negligible, stated, and
+// shown as "no data" rather than as a figure of 0.
+Estimate negligibleEstimate(const std::string& what) {
+  Estimate e;
+  e.derivation.model = "leaf";
+  e.derivation.summary = "no production data; makes no calls and has no loops: negligible";
+  e.derivation.assumptions.push_back("no production data for " + what +
+                                     "; it makes no calls and has no loops of unknown count, so "
+                                     "its cost is taken as negligible");
+  return e;
+}
 
 }  // namespace
 
@@ -414,6 +456,20 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   e.derivation.assumptions = assumptions;
   body.noteUnknown(e.derivation);
   once.noteUnknown(e.derivation);
+  const bool assumed_count = node.iteration_source == IterationSource::Default;
+  if (body.onlyNegligible() && !once.any_known && once.unknown.empty() && !assumed_count)
+    return negligibleEstimate("this loop");
+  if (body.onlyNegligible() && once.any_known) {
+    // A body of negligible parts: the loop costs what runs once (the range expression, the
+    // init); with an assumed count the iterations are an unknown part.
+    e.provenance = Provenance::Inferred;
+    e.dist = once.dist;
+    e.floor_mean_ns = once.floor;
+    e.unknown_parts = once.unknown_parts + (assumed_count ? 1 : 0);
+    e.derivation.summary = fmtNumber(n) + " × negligible";
+    for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+    return e;
+  }
   if (!body.any_known) {
     e.derivation.summary = fmtNumber(n) + " × ?";
     return e;  // nothing known about an iteration: Unknown, not 0
@@ -421,6 +477,8 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   e.dist = scaleDist(body.dist, n);
   if (once.any_known) e.dist = addDist(e.dist, once.dist);
   e.dist.samples = body.dist.samples;
+  e.floor_mean_ns = (assumed_count ? 0 : n * body.floor) + once.floor;
+  e.unknown_parts = body.unknown_parts + once.unknown_parts;
   bool measured = node.iteration_source == IterationSource::Production && body.all_measured &&
                   once.all_measured;
   e.provenance = measured ? Provenance::Measured : Provenance::Inferred;
@@ -431,9 +489,9 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   return e;
 }
 
-double Inference::executions(const FunctionInfo& fn, const Node& n,
-                             const std::vector<double>& calls_per_parent, std::string& path) const {
-  double mult = 1;
+std::vector<CostFactor> Inference::executionFactors(
+    const FunctionInfo& fn, const Node& n, const std::vector<double>& calls_per_parent) const {
+  std::vector<CostFactor> out;  // innermost first until reversed
   for (const Node* cur = &n; cur->parent >= 0; cur = &fn.nodes[cur->parent]) {
     const Node& p = fn.nodes[cur->parent];
     // A loop's range expression / init runs as often as the loop itself: same block as p.
@@ -441,25 +499,38 @@ double Inference::executions(const FunctionInfo& fn, const Node& n,
     if (own_block) {
       // A measured call in the same block runs exactly as often: its production call count
       // per call of the function is the block's execution count.
+      bool found = false;
       for (int c : p.children) {
         const Node& s = fn.nodes[c];
         if (s.id == cur->id || s.arm != cur->arm || calls_per_parent[s.id] <= 0) continue;
-        mult *= calls_per_parent[s.id];
-        path.insert(0, fmtNumber(calls_per_parent[s.id]) + " × ");
-        return mult;
+        out.push_back({CostFactor::Kind::ProductionCalls, calls_per_parent[s.id], s.id, false});
+        found = true;
+        break;
       }
+      if (found) break;
     }
     if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
-      mult *= *p.iterations;
-      path.insert(0, fmtNumber(*p.iterations) + " × ");
+      out.push_back({CostFactor::Kind::Iterations, *p.iterations, p.id,
+                     p.iteration_source == IterationSource::Default ||
+                         p.iteration_source == IterationSource::None});
     } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
-      const double prob = *p.armProbability(cur->arm);
-      mult *= prob;
-      if (prob != 1) path.insert(0, fmtNumber(prob) + " × ");
+      // Branch weights come from priors or equal arms (the data has no branch counts).
+      out.push_back({CostFactor::Kind::Branch, *p.armProbability(cur->arm), p.id, true});
     }
   }
-  return mult;
+  std::reverse(out.begin(), out.end());
+  return out;
 }
+
+namespace {
+
+double product(const std::vector<CostFactor>& factors, bool data_only) {
+  double k = 1;
+  for (const CostFactor& f : factors) k *= data_only && f.assumed ? 0 : f.value;
+  return k;
+}
+
+}  // namespace
 
 Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   int arms = std::max(node.branch_arms, 1);
@@ -490,9 +561,20 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   for (auto& a : arm) a.noteUnknown(e.derivation);
   cond.noteUnknown(e.derivation);
   if (!any) {
+    bool negligible = cond.unknown.empty();
+    for (auto& a : arm) negligible &= a.unknown.empty();
+    bool some = !cond.negligible.empty();
+    for (auto& a : arm) some |= !a.negligible.empty();
+    if (negligible && some) return negligibleEstimate("this branch");
     e.derivation.summary = "?";
     return e;
   }
+  // The cheapest arm is the part that runs whichever way the branch goes.
+  double cheapest = arm.empty() ? 0 : arm[0].floor;
+  for (auto& a : arm) cheapest = std::min(cheapest, a.floor);
+  e.floor_mean_ns = cond.floor + cheapest;
+  e.unknown_parts = cond.unknown_parts;
+  for (auto& a : arm) e.unknown_parts += a.unknown_parts;
   Distribution d = cond.dist;
   if (options_.branch_mode == BranchMode::Worst) {
     const Sum* worst = nullptr;
@@ -538,6 +620,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   if (function_measured) {
     root.estimate.provenance = Provenance::Measured;
     root.estimate.dist = fromStats(*self.item->stats);
+    root.estimate.floor_mean_ns = root.estimate.dist.mean_ns;
     root.estimate.derivation.model = "measured";
     root.estimate.derivation.summary =
         "production: mean " + formatDuration(root.estimate.dist.mean_ns);
@@ -574,10 +657,13 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         if (site) {
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromCallSite(*site);
+          n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
           n.estimate.derivation.model = "measured";
           n.estimate.derivation.summary =
               "production call site " + fn.name + "() → " + displayName(n);
-          if (function_measured && calls_of[n.callee_key] == 1)
+          // Only data of this very callee counts its calls: a site matched across overloads
+          // (`operator<<` for another argument type) counts the other overloads' calls.
+          if (function_measured && calls_of[n.callee_key] == 1 && callee[id].how != "overloads")
             calls_per_parent[id] = site->calls_per_parent;
           measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {
@@ -585,6 +671,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           // existing one: the callee's own distribution is its measurement.
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromStats(*item->stats);
+          n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
           n.estimate.derivation.model = "measured";
           n.estimate.derivation.summary =
               "production: " + displayName(n) + " mean " + formatDuration(item->stats->mean_ns);
@@ -623,19 +710,17 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         Estimate e;
         e.derivation.model = "sum";
         s.noteUnknown(e.derivation);
-        if (n.children.empty() && fn.unresolved_calls == 0) {
-          // A body with no calls, loops or branches (an accessor, arithmetic) does only CPU
-          // work on data it already has: negligible next to the calls production measures.
-          // Stated as an assumption, so a hover shows it was not measured.
-          e.provenance = Provenance::Inferred;
-          e.derivation.model = "leaf";
-          e.derivation.summary = "no calls or loops: negligible";
-          e.derivation.assumptions.push_back("no production data for " + fn.name +
-                                             "(); its body makes no calls and has no loops, so "
-                                             "its own cost is taken as negligible");
+        if (fn.unresolved_calls == 0 && (n.children.empty() || s.onlyNegligible())) {
+          // A body with no calls, loops or branches (an accessor, arithmetic), or calling only
+          // such bodies, does only CPU work on data it already has: negligible next to the
+          // calls production measures. It stays without a figure ("no data", never "0 ns"),
+          // and callers take it as negligible, stated in their hovers.
+          e = negligibleEstimate(fn.name + "()");
         } else if (s.any_known) {
           e.provenance = Provenance::Inferred;
           e.dist = s.dist;
+          e.floor_mean_ns = s.floor;
+          e.unknown_parts = s.unknown_parts;
           e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) +
                                  " part(s) = " + formatDuration(s.dist.mean_ns);
           e.derivation.inputs = s.inputs;
@@ -649,55 +734,107 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
       }
     }
   }
-  // New (inferred) calls change the function: measured total + their cost, multiplied along
-  // the path by enclosing loops' iterations and branch weights.
-  Distribution added;
-  std::vector<std::string> new_inputs;
+  // Calls without call-site data. Without a function measurement there is nothing to compare:
+  // the function is a prediction for the code as written.
+  if (!function_measured) {
+    for (const Node& n : fn.nodes)
+      if (n.kind == NodeKind::Call && n.estimate.provenance == Provenance::Inferred &&
+          n.estimate.dist.mean_ns > 0)
+        fn.changed = true;
+    in_progress_.erase(input.key);
+    return fn;
+  }
+  // With a measurement, nothing says which code production ran (DESIGN §10, "What production
+  // ran": no deployed revision or body hashes here), so a call without call-site data may be new
+  // or may be an existing call production did not attribute to this caller (inlined, sampled
+  // out, spelled differently). It counts as new only when the function's measured time leaves
+  // no room for it: its cost resting on data alone (assumed loop counts and branch weights
+  // count 0) exceeds the measured mean less what the measured calls account for. Otherwise it
+  // is "possibly new": shown, not added to the prediction.
+  double explained = 0;
+  for (const Node& n : fn.nodes)
+    if (n.kind == NodeKind::Call && n.estimate.provenance == Provenance::Measured &&
+        calls_per_parent[n.id] > 0)
+      explained += n.estimate.dist.mean_ns * calls_per_parent[n.id];
+  const double room = std::max(0.0, root.estimate.dist.mean_ns - explained);
   for (const Node& n : fn.nodes) {
     if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
-    // A call predicted to cost nothing (a negligible leaf body) changes nothing.
-    if (n.estimate.dist.mean_ns <= 0) continue;
-    fn.changed = true;
-    if (!function_measured) continue;
-    std::string path;
-    double mult = executions(fn, n, calls_per_parent, path);
-    added = new_inputs.empty() ? scaleDist(n.estimate.dist, mult)
-                               : addDist(added, scaleDist(n.estimate.dist, mult));
-    new_inputs.push_back("new call " + displayName(n) + ": " + path +
-                         formatDuration(n.estimate.dist.mean_ns));
+    if (n.estimate.dist.mean_ns <= 0) continue;  // predicted to cost nothing: changes nothing
+    AddedCost a;
+    a.node = n.id;
+    a.per_execution = n.estimate.dist;
+    a.factors = executionFactors(fn, n, calls_per_parent);
+    a.executions = product(a.factors, false);
+    a.total = scaleDist(a.per_execution, a.executions);
+    a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
+    a.room_ns = room;
+    a.status = a.floor_ns > room ? AddedCost::Status::New : AddedCost::Status::PossiblyNew;
+    fn.added.push_back(std::move(a));
   }
   // A callee called from several places here has one call site in the data (it is keyed by
   // caller): production saw `calls_per_parent` calls per call of this function. When the code as
   // written makes clearly more (a call added in a loop beside an existing one), the excess is new
-  // cost, even though every node of that callee matched measured data.
-  if (function_measured) {
-    for (const auto& [key, site] : measured_site) {
-      if (calls_of[key] < 2 || site->calls_per_parent <= 0) continue;
-      double expected = 0;
-      const Node* any = nullptr;
-      std::string unused;
-      for (const Node& n : fn.nodes) {
-        if (n.kind != NodeKind::Call || n.callee_key != key) continue;
-        expected += executions(fn, n, calls_per_parent, unused);
-        any = &n;
-      }
-      const double extra = expected - site->calls_per_parent;
-      // Beyond counting noise: half again as many, and at least one more every other call.
-      if (!any || expected < 1.5 * site->calls_per_parent || extra < 0.5) continue;
-      fn.changed = true;
-      Distribution cost = scaleDist(any->estimate.dist, extra);
-      added = new_inputs.empty() ? cost : addDist(added, cost);
-      new_inputs.push_back("more calls of " + displayName(*any) + ": " + fmtNumber(expected) +
-                           " per call as written vs " + fmtNumber(site->calls_per_parent) +
-                           " in production, " + fmtNumber(extra) + " × " +
-                           formatDuration(any->estimate.dist.mean_ns));
+  // cost, even though every node of that callee matched measured data. Counted with data-backed
+  // factors only, the excess is a contradiction of production's count (new); with assumed ones
+  // only, it is possibly new.
+  for (const auto& [key, site] : measured_site) {
+    if (calls_of[key] < 2 || site->calls_per_parent <= 0) continue;
+    double expected = 0, expected_data = 0;
+    const Node* any = nullptr;
+    for (const Node& n : fn.nodes) {
+      if (n.kind != NodeKind::Call || n.callee_key != key) continue;
+      const std::vector<CostFactor> f = executionFactors(fn, n, calls_per_parent);
+      expected += product(f, false);
+      expected_data += product(f, true);
+      any = &n;
     }
+    // Beyond counting noise: half again as many, and at least one more every other call.
+    auto beyond = [&](double count) {
+      return count >= 1.5 * site->calls_per_parent && count - site->calls_per_parent >= 0.5;
+    };
+    if (!any || !beyond(expected)) continue;
+    const double extra = expected - site->calls_per_parent;
+    AddedCost a;
+    a.node = any->id;
+    a.per_execution = any->estimate.dist;
+    a.factors = {{CostFactor::Kind::ExtraCalls, extra, -1, !beyond(expected_data)}};
+    a.executions = extra;
+    a.total = scaleDist(a.per_execution, extra);
+    a.floor_ns = beyond(expected_data)
+                     ? any->estimate.floor_mean_ns * (expected_data - site->calls_per_parent)
+                     : 0;
+    a.room_ns = room;
+    a.status = beyond(expected_data) ? AddedCost::Status::New : AddedCost::Status::PossiblyNew;
+    fn.added.push_back(std::move(a));
   }
-  if (function_measured && !new_inputs.empty()) {
+  Distribution added;
+  bool any_new = false;
+  std::vector<std::string> new_inputs, possibly_new;
+  for (const AddedCost& a : fn.added) {
+    const Node& n = fn.nodes[a.node];
+    std::string path;
+    for (const CostFactor& f : a.factors) path += fmtNumber(f.value) + " × ";
+    std::string text = (a.factors.size() == 1 && a.factors[0].kind == CostFactor::Kind::ExtraCalls
+                            ? "more calls of " + displayName(n) + ": "
+                            : "new call " + displayName(n) + ": ") +
+                       path + formatDuration(a.per_execution.mean_ns);
+    if (a.status == AddedCost::Status::PossiblyNew) {
+      possibly_new.push_back(text + " (possibly new: " + formatDuration(a.floor_ns) +
+                             " backed by data fits in the " + formatDuration(a.room_ns) +
+                             " production does not attribute to measured calls)");
+      continue;
+    }
+    added = any_new ? addDist(added, a.total) : a.total;
+    any_new = true;
+    new_inputs.push_back(text);
+  }
+  if (any_new) {
+    fn.changed = true;
     Estimate e;
     e.provenance = Provenance::Inferred;
     e.dist = addDist(root.estimate.dist, added);
     e.dist.samples = root.estimate.dist.samples;
+    e.floor_mean_ns = root.estimate.dist.mean_ns;
     e.derivation.model = "sum";
     e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +
                            formatDuration(added.mean_ns);
@@ -705,7 +842,11 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     for (auto& i : new_inputs) e.derivation.inputs.push_back(i);
     e.derivation.assumptions = root.estimate.derivation.assumptions;
     e.derivation.assumptions.push_back("new calls add to the measured total");
+    for (auto& i : possibly_new) e.derivation.assumptions.push_back("not counted: " + i);
     root.estimate = e;
+  } else {
+    for (auto& i : possibly_new)
+      root.estimate.derivation.assumptions.push_back("not counted: " + i);
   }
   in_progress_.erase(input.key);
   return fn;

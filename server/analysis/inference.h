@@ -44,11 +44,11 @@ class Inference {
   Estimate inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self);
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
-  // Expected executions of `n` per call of the function: the production call count of a
-  // measured call in the same block when there is one (`calls_per_parent`, by node id), else
-  // the enclosing loops' iterations × branch and guard probabilities. `path` says which.
-  double executions(const FunctionInfo& fn, const Node& n,
-                    const std::vector<double>& calls_per_parent, std::string& path) const;
+  // How often `n` runs per call of the function, as factors (outermost first): the production
+  // call count of a measured call in the same block when there is one (`calls_per_parent`, by
+  // node id), else the enclosing loops' iterations × branch and guard probabilities.
+  std::vector<CostFactor> executionFactors(const FunctionInfo& fn, const Node& n,
+                                           const std::vector<double>& calls_per_parent) const;
   const FunctionInfo* findBody(const std::string& key) const;
 
   const AnalysisOptions& options_;

@@ -60,6 +60,14 @@ struct Estimate {
   Provenance provenance = Provenance::Unknown;
   Distribution dist;
   Derivation derivation;
+  // Parts without data that a known value leaves out (calls nothing is known about): the value
+  // is then a lower bound, shown as "12 ms + ?". Bodies without calls or loops are not counted
+  // here: they are stated as negligible.
+  int unknown_parts = 0;
+  // The part of dist.mean_ns that rests on data and the source alone: loops whose iteration
+  // count is the configured default count 0 times, a branch counts its cheapest arm. Used to
+  // test a prediction against what production measured (DESIGN §10, "What production ran").
+  double floor_mean_ns = 0;
   bool known() const { return provenance != Provenance::Unknown; }
 };
 
@@ -122,7 +130,10 @@ struct Node {
   int arm = 0;
   int branch_arms = 0;  // Branch: number of arms (an `if` without `else` has 2, one empty)
   // Loop iteration evidence found in the source (inference picks by preference, DESIGN §6).
-  std::optional<double> constant_trip;         // `for (int i = 0; i < 100; ++i)`
+  std::optional<double> constant_trip;  // `for (int i = 0; i < 100; ++i)`
+  // Where a constant trip count came from when it is not a literal: "kCount = 16",
+  // "sizeof(a) / sizeof(a[0]) = 8", "range over int[8]: 8 elements" (shown in the hover).
+  std::string constant_trip_source;
   std::optional<double> annotated_iterations;  // `// perfhat: iterations=N`
   std::string producer_mangled;                // range-for: mangled name of the producer
 
@@ -136,6 +147,37 @@ struct Node {
   std::vector<std::string> hosts;
   // Calls its services' exporters reported lost in the window: `measured` counts may be low.
   double dropped_calls = 0;
+};
+
+// One factor by which a node's cost multiplies up to one call of its function.
+struct CostFactor {
+  enum class Kind { Iterations, Branch, ProductionCalls, ExtraCalls };
+  Kind kind = Kind::Iterations;
+  double value = 1;
+  // The node it comes from: the loop, the branch, or the measured call in the same block whose
+  // production count gives the executions (-1 for ExtraCalls).
+  int from = -1;
+  bool assumed = false;  // default iteration count or a branch weight without branch data
+};
+
+// A cost the code as written adds to a function production measured: a call without call-site
+// data, or more calls of a callee than production counted. Inference computes it once; the
+// function's prediction, the warning and the hover all print this one derivation.
+struct AddedCost {
+  enum class Status {
+    New,          // production's measured time leaves no room for it: counted in the prediction
+    PossiblyNew,  // it may already run in production: not counted, shown as information
+  };
+  Status status = Status::New;
+  int node = -1;                    // the call node
+  Distribution per_execution;       // one execution of the call
+  std::vector<CostFactor> factors;  // outermost first; their product is `executions`
+  double executions = 1;
+  Distribution total;  // per_execution × executions: the cost per call of the function
+  // Consistency test (DESIGN §10): the expected cost resting on data only (assumed factors count
+  // 0) against the function's measured mean less what its measured calls account for.
+  double floor_ns = 0;
+  double room_ns = 0;
 };
 
 struct FunctionInfo {
@@ -155,6 +197,8 @@ struct FunctionInfo {
   // error, calls through function pointers, calls that depend on a template parameter). They
   // are not nodes, so a body with any of them is never taken as call-free.
   int unresolved_calls = 0;
+  // Costs the code as written adds to the measured total (empty without production data).
+  std::vector<AddedCost> added;
   std::string file;  // absolute path of the file holding the definition
 
   const Node& root() const { return nodes.front(); }

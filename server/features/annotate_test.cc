@@ -15,14 +15,14 @@ using namespace testing;  // NOLINT: fixture helpers
 // each line, the regression warning under the new getter.
 constexpr std::string_view kT4Golden = R"(#include "agile/backlog.h"
 
-▸ prod p50 410 ms · p99 900 ms · 1.2k calls/min  │  predicted +3.46 s (+845 %)
-int BacklogService::listStories(const Backlog& backlog) {   ~⏱ 3.87 s (prod 410 ms)
+▸ prod p50 410 ms · p99 900 ms · 1.2k calls/min  │  predicted +3.72 s (+907 %)
+int BacklogService::listStories(const Backlog& backlog) {   ~⏱ 4.13 s (prod 410 ms)
   int total = 0;
   for (const Story& s : backlog.stories()) {   stories() ⏱ 3 ms  ≈ 3.87 s (100 × 38.7 ms)
     total += storyPoints(s);   ⏱ 1.5 ms
     for (int pass = 0; pass < 3; ++pass) {   ≈ 37.2 ms (3 × 12.4 ms)
       total += s.getTasks().size();   ~⏱ 12.4 ms
-               ^~~~~~~~~~~~ warning perfhat.regression: Predicted +3.46 s per call of listStories(): getTasks() (12.4 ms) × 100 × 3 iterations — p50 3.87 s vs 410 ms in production (warns above +82 ms)
+               ^~~~~~~~~~~~ warning perfhat.regression: Predicted +3.72 s per call of listStories(): getTasks() (12.4 ms) × 100 × 3 iterations = 3.72 s — p50 4.13 s vs 410 ms in production (warns above +82 ms)
     }
   }
   return total;

@@ -22,8 +22,8 @@ std::vector<CodeLens> codeLenses(const Snapshot& s, const Options& o) {
       lens.title = "prod " + detail::statsSummary(*root.measured, o);
       if (s.stale) lens.title += " · cached";
     } else if (v.ns) {
-      lens.title = "predicted " + detail::statLabel(o) + " ~" + formatDuration(*v.ns) +
-                   " · no production data";
+      lens.title = "predicted " + detail::statLabel(o) + " ~" +
+                   detail::valueWithUnknown(*v.ns, root.estimate) + " · no production data";
     } else {
       lens.title = "perfhat: no production data";
     }

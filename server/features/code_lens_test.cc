@@ -21,7 +21,7 @@ TEST(FeaturesCodeLens, ChangedFunctionShowsProductionAndPredictedDelta) {
   const T4 t;
   const std::vector<CodeLens> lenses = codeLenses(t.snapshot, Options());
   EXPECT_THAT(titles(lenses), ElementsAre("prod p50 410 ms · p99 900 ms · 1.2k calls/min",
-                                          "predicted +3.46 s (+845 %)"));
+                                          "predicted +3.72 s (+907 %)"));
   for (const CodeLens& l : lenses) {
     EXPECT_EQ(l.range, t.fn().name_range);
     EXPECT_EQ(l.command, "perfhat.showData");

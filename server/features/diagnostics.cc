@@ -13,10 +13,12 @@
 // warns on +50 %, while one seen a handful of times needs a larger predicted change. (Widening
 // by the raw spread (p90 - p50) / p50 let a noisy 20 s baseline hide predicted +40 %..+100 %.)
 //
-// The warning sits on the new code responsible: the inferred call (no production data of its
-// own at this site) that adds most per call of the function, i.e. its value times the iterations
-// of every enclosing loop and the probabilities of enclosing branches. Other inferred calls that
-// on their own exceed both thresholds get a warning too.
+// The costs come from inference (FunctionInfo::added): P - M is exactly the sum of the new
+// costs, each its call's value times the factors that multiply it up to one call of the function
+// (loop iterations, branch weights, production call counts), and the warning prints those
+// factors. The warning sits on the new call that adds most; other new calls that on their own
+// exceed both thresholds get a warning too. A call production's measured time has room for is
+// only "possibly new" (DESIGN §10): an Information diagnostic when it would otherwise warn.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -36,40 +38,6 @@ Range anchorOf(const Node& n) {
   return n.range;
 }
 
-// "getTasks() (12.4 ms) × 100 × 3 iterations": how a node's cost multiplies up to the function.
-std::string chainText(const FunctionInfo& f, const Node& n, double value) {
-  std::string out = detail::displayName(f, n) + " (" + formatDuration(value) + ")";
-  // (enclosing node, the child of it on the way to n), innermost first; the same arm rule as
-  // detail::timesPerCall: once-evaluated parts and branch conditions do not multiply.
-  std::vector<std::pair<const Node*, const Node*>> up;
-  const Node* cur = &n;
-  for (const Node* a : detail::ancestors(f, n)) {
-    up.emplace_back(a, cur);
-    cur = a;
-  }
-  std::reverse(up.begin(), up.end());  // outermost first, as the code reads
-  int loops = 0;
-  std::string branches;
-  for (const auto& [a, child] : up) {
-    if (a->kind == NodeKind::Loop && a->iterations && child->arm != -1) {
-      out += " × " + formatCount(*a->iterations);
-      if (detail::iterationsAssumed(*a)) out += " (assumed)";
-      ++loops;
-    } else if (a->kind == NodeKind::Branch && child->arm >= 0 && a->armProbability(child->arm) &&
-               *a->armProbability(child->arm) != 1) {
-      branches += " × " + formatCount(*a->armProbability(child->arm) * 100) + " % branch";
-    }
-  }
-  if (loops > 0) out += " iterations";
-  return out + branches;
-}
-
-struct Contribution {
-  const Node* node;
-  double value;  // one execution
-  double total;  // per call of the function
-};
-
 // z · standard error of the baseline statistic m (see the header), at most learned_relative_max·m.
 double noiseAllowance(const Stats& st, const Options& o, double m) {
   if (st.count == 0 || !(st.p90_ns > st.p50_ns)) return 0;
@@ -82,62 +50,84 @@ double noiseAllowance(const Stats& st, const Options& o, double m) {
   return std::min(kZ * se, o.learned_relative_max * m);
 }
 
+Range anchorOf(const FunctionInfo& f, const analysis::AddedCost& a) {
+  if (a.node >= 0 && a.node < static_cast<int>(f.nodes.size())) return anchorOf(f.nodes[a.node]);
+  return f.name_range;
+}
+
 void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
-  if (!f.changed || f.nodes.empty()) return;
+  if (f.nodes.empty() || f.added.empty()) return;
   const Node& root = f.root();
   if (!root.measured || root.measured->count == 0) return;
-  const detail::NodeValue p = detail::valueOf(root, o);
-  if (!p.ns || p.kind != HintKind::Predicted) return;
   const Stats& st = *root.measured;
   const double m = detail::pick(st, o);
-  const double delta = *p.ns - m;
-
   const double limit = std::max({o.regression_relative * m, o.regression_absolute_ns,
                                  o.learn_thresholds ? noiseAllowance(st, o, m) : 0.0});
-  if (!(delta > limit)) return;
-
-  std::vector<Contribution> parts;
-  for (const Node& n : f.nodes) {
-    if (n.kind != NodeKind::Call || n.estimate.provenance != analysis::Provenance::Inferred) {
-      continue;
-    }
-    const detail::NodeValue v = detail::valueOf(n, o);
-    const std::optional<double> times = detail::timesPerCall(f, n);
-    if (!v.ns || !times) continue;
-    parts.push_back({&n, *v.ns, *v.ns * *times});
-  }
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const Contribution& a, const Contribution& b) { return a.total > b.total; });
-
   const std::string fn = f.name + "()";
-  const std::string versus = " — " + detail::statLabel(o) + " " + formatDuration(*p.ns) + " vs " +
-                             formatDuration(m) + " in production (warns above +" +
-                             formatDuration(limit) + ")";
-  Diagnostic d;
-  d.severity = Severity::Warning;
-  d.code = "perfhat.regression";
-  d.message = "Predicted +" + formatDuration(delta) + " per call of " + fn + ": ";
-  if (parts.empty()) {
-    d.range = f.name_range;
-    d.message += root.estimate.derivation.summary.empty() ? std::string("body changed")
-                                                          : root.estimate.derivation.summary;
-  } else {
-    d.range = anchorOf(*parts.front().node);
-    d.message += chainText(f, *parts.front().node, parts.front().value);
-  }
-  d.message += versus;
-  out.push_back(d);
 
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const Contribution& c = parts[i];
-    if (!(c.total > limit)) break;  // sorted: none after
-    Diagnostic more;
-    more.severity = Severity::Warning;
-    more.code = "perfhat.regression";
-    more.range = anchorOf(*c.node);
-    more.message = "Adds ~" + formatDuration(c.total) + " per call of " + fn + ": " +
-                   chainText(f, *c.node, c.value);
-    out.push_back(more);
+  // What inference added to the measured total (new) and what it left out (possibly new), each
+  // with its cost per call of the function, largest first.
+  using Status = analysis::AddedCost::Status;
+  std::vector<std::pair<const analysis::AddedCost*, double>> added, possibly;
+  double delta = 0;
+  for (const analysis::AddedCost& a : f.added) {
+    const double cost = detail::pick(a.total, o);
+    if (a.status == Status::New) {
+      added.emplace_back(&a, cost);
+      delta += cost;
+    } else {
+      possibly.emplace_back(&a, cost);
+    }
+  }
+  auto larger = [](const auto& a, const auto& b) { return a.second > b.second; };
+  std::stable_sort(added.begin(), added.end(), larger);
+  std::stable_sort(possibly.begin(), possibly.end(), larger);
+
+  // The warning's figure is the sum of the products it lists: the prediction is the measured
+  // value plus exactly these costs.
+  if (f.changed && !added.empty() && delta > limit) {
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.code = "perfhat.regression";
+    d.range = anchorOf(f, *added.front().first);
+    d.message = "Predicted +" + formatDuration(delta) + " per call of " + fn + ": " +
+                detail::addedCostText(f, *added.front().first, o);
+    if (added.size() > 1) {
+      d.message += ", + " + std::to_string(added.size() - 1) + " other new call(s) " +
+                   formatDuration(delta - added.front().second);
+    }
+    d.message += " — " + detail::statLabel(o) + " " + formatDuration(m + delta) + " vs " +
+                 formatDuration(m) + " in production (warns above +" + formatDuration(limit) + ")";
+    out.push_back(d);
+    for (size_t i = 1; i < added.size(); ++i) {
+      if (!(added[i].second > limit)) break;  // sorted: none after
+      Diagnostic more;
+      more.severity = Severity::Warning;
+      more.code = "perfhat.regression";
+      more.range = anchorOf(f, *added[i].first);
+      more.message = "Adds ~" + formatDuration(added[i].second) + " per call of " + fn + ": " +
+                     detail::addedCostText(f, *added[i].first, o);
+      out.push_back(more);
+    }
+  }
+  // A call that would warn if it were new, but that production's measured time has room for:
+  // information, never a warning (DESIGN §10, "What production ran").
+  for (const auto& [a, cost] : possibly) {
+    if (!(cost > limit)) break;
+    Diagnostic d;
+    d.severity = Severity::Information;
+    d.code = "perfhat.possibly-new";
+    d.range = anchorOf(f, *a);
+    d.message = "Possibly new: if production does not run this call yet, it adds ~" +
+                formatDuration(cost) + " per call of " + fn + ": " +
+                detail::addedCostText(f, *a, o) +
+                ". Production has no call-site data for it, but " + fn + "'s measured mean " +
+                formatDuration(st.mean_ns) + " leaves room for it (" + formatDuration(a->room_ns) +
+                " not taken by measured calls; " +
+                (a->floor_ns > 0 ? "the part backed by data alone is " + formatDuration(a->floor_ns)
+                                 : std::string("its count rests on assumptions")) +
+                "), so it may already run there";
+    out.push_back(d);
   }
 }
 

@@ -90,6 +90,39 @@ std::optional<double> perIteration(const FunctionInfo& f, const Node& loop, doub
   return std::max(0.0, total - once) / *loop.iterations;
 }
 
+std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, const Options& o) {
+  using Kind = analysis::CostFactor::Kind;
+  const bool valid = a.node >= 0 && a.node < static_cast<int>(f.nodes.size());
+  std::string out = (valid ? displayName(f, f.nodes[a.node]) : std::string("call")) + " (" +
+                    formatDuration(pick(a.per_execution, o)) + ")";
+  // Loops first as the code nests them, then the weights: the product is the same.
+  int loops = 0;
+  for (const analysis::CostFactor& k : a.factors) {
+    if (k.kind != Kind::Iterations) continue;
+    out += " × " + formatCount(k.value);
+    if (k.assumed) out += " (assumed)";
+    ++loops;
+  }
+  if (loops > 0) out += " iterations";
+  for (const analysis::CostFactor& k : a.factors) {
+    if (k.kind == Kind::Branch && k.value != 1) {
+      out += " × " + formatCount(k.value * 100) + " % branch";
+    } else if (k.kind == Kind::ProductionCalls && k.value != 1) {
+      const bool named = k.from >= 0 && k.from < static_cast<int>(f.nodes.size());
+      out += " × " + formatCount(k.value) + " (production calls of " +
+             (named ? displayName(f, f.nodes[k.from]) : std::string("a call")) +
+             " in the same block)";
+    } else if (k.kind == Kind::ExtraCalls) {
+      out += " × " + formatCount(k.value) + " more calls than production counted";
+    }
+  }
+  return out + " = " + formatDuration(pick(a.total, o));
+}
+
+std::string valueWithUnknown(double ns, const Estimate& e) {
+  return formatDuration(ns) + (e.unknown_parts > 0 ? " + ?" : "");
+}
+
 std::string displayName(const FunctionInfo& f, const Node& n) {
   switch (n.kind) {
     case analysis::NodeKind::Function:

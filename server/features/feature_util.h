@@ -44,6 +44,13 @@ std::optional<double> timesPerCall(const FunctionInfo& f, const Node& n);
 std::optional<double> perIteration(const FunctionInfo& f, const Node& loop, double total,
                                    const Options& o);
 
+// "getTasks() (12.4 ms) × 100 × 3 iterations × 50 % branch = 3.72 s": a cost the code as written
+// adds per call of its function, with the factors inference multiplied (the warning, the hover
+// and the function's prediction all use this one derivation).
+std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, const Options& o);
+// The figure of a value that leaves parts without data out: "12.4 ms + ?" (a lower bound).
+std::string valueWithUnknown(double ns, const Estimate& e);
+
 // "getTasks()", "for loop", "range-for loop", "branch", "listStories()".
 std::string displayName(const FunctionInfo& f, const Node& n);
 // "production loop data", "result size of the producer", ...

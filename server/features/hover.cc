@@ -144,6 +144,25 @@ void loopBody(std::string& md, const FunctionInfo& f, const Node& loop, const Op
   md += "\n";
 }
 
+// The costs inference added to a measured function (or, on a call, the one this call adds), with
+// the factors the warning prints: the same derivation, so their figures agree.
+void addedCosts(std::string& md, const FunctionInfo& f, const Node& n, const Options& o) {
+  using Status = analysis::AddedCost::Status;
+  std::string counted, possibly;
+  for (const analysis::AddedCost& a : f.added) {
+    if (n.kind != NodeKind::Function && a.node != n.id) continue;
+    (a.status == Status::New ? counted : possibly) += "- " + detail::addedCostText(f, a, o) + "\n";
+  }
+  const std::string per = " (" + statLabel(o) + " per call of " + f.name + "())";
+  if (!counted.empty()) md += "New cost counted in the prediction" + per + ":\n" + counted + "\n";
+  if (!possibly.empty()) {
+    md += "Possibly new, not counted" + per +
+          ": no call-site data, but the function's measured time leaves room for it, so it may "
+          "already run in production:\n" +
+          possibly + "\n";
+  }
+}
+
 const FunctionInfo* findFunction(const Snapshot& s, const std::string& key) {
   if (key.empty()) return nullptr;
   for (const FunctionInfo& f : s.functions) {
@@ -198,7 +217,13 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     md += "**⏱ " + statLabel(o) + " " + formatDuration(*v.ns) + "**" + what +
           " — measured in production\n\n";
   } else {
-    md += "**~⏱ " + statLabel(o) + " " + formatDuration(*v.ns) + "**" + what + " — predicted\n\n";
+    md += "**~⏱ " + statLabel(o) + " " + detail::valueWithUnknown(*v.ns, n.estimate) + "**" + what +
+          " — predicted";
+    if (n.estimate.unknown_parts > 0) {
+      md += "; at least this: " + std::to_string(n.estimate.unknown_parts) +
+            " part(s) without data are not counted";
+    }
+    md += "\n\n";
   }
 
   if (n.kind == NodeKind::Function && f.changed && n.measured && v.ns &&
@@ -209,14 +234,20 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     if (measured > 0) md += " (" + formatPercent(*v.ns / measured - 1) + ")";
     md += ".\n\n";
   }
+  addedCosts(md, f, n, o);
 
   if (n.kind == NodeKind::Loop) {
     if (n.iterations) {
       md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
-            detail::iterationSourceText(n.iteration_source) + ")";
+            detail::iterationSourceText(n.iteration_source);
+      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
+          !n.constant_trip_source.empty())
+        md += ": `" + n.constant_trip_source + "`";
+      md += ")";
       if (v.ns) {
         if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
-          md += " × " + formatDuration(*per) + " per iteration";
+          md += " × " + (*per > 0 ? formatDuration(*per) : std::string("negligible")) +
+                " per iteration";
         }
       }
       md += "\n\n";
@@ -227,6 +258,7 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     }
     loopBody(md, f, n, o);
   }
+  if (n.kind == NodeKind::Call) addedCosts(md, f, n, o);
   if (n.kind == NodeKind::Branch && n.branch_probability) {
     md += "Taken with probability " + formatCount(*n.branch_probability * 100) + " %\n\n";
   }

@@ -79,7 +79,7 @@ TEST(FeaturesHover, FunctionNameShowsMatchAndTheChange) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->range, t.fn().name_range);
   const std::string& md = h->markdown;
-  EXPECT_THAT(md, HasSubstr("Code changed: predicted 3.87 s vs 410 ms in production (+845 %)"));
+  EXPECT_THAT(md, HasSubstr("Code changed: predicted 4.13 s vs 410 ms in production (+907 %)"));
   EXPECT_THAT(md, HasSubstr("| matched by | exact key |"));
   EXPECT_THAT(md, HasSubstr("| versions | 1.4.2, 1.4.3 |"));
   EXPECT_THAT(md, Not(HasSubstr("| baseline |")));

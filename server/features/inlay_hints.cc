@@ -73,14 +73,19 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
     } else if (const std::optional<double> per_iteration = perIteration(f, n, *v.ns, o)) {
       const double per = *per_iteration;
       const std::string iters = (iterationsAssumed(n) ? "~" : "") + formatCount(*n.iterations);
-      h.label = "≈ " + formatDuration(*v.ns) + " (" + iters + " × " + formatDuration(per) + ")";
-      h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" +
-                  iterationSourceText(n.iteration_source) + ") × " + formatDuration(per) +
-                  " per iteration = " + formatDuration(*v.ns) + " " + statLabel(o);
+      // A body of negligible parts (no data, no calls or loops) costs no figure: never "× 0 ns".
+      const std::string per_text = per > 0 ? formatDuration(per) : std::string("negligible");
+      h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate) + " (" + iters + " × " + per_text + ")";
+      std::string source = iterationSourceText(n.iteration_source);
+      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
+          !n.constant_trip_source.empty())
+        source += ": " + n.constant_trip_source;
+      h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" + source + ") × " +
+                  per_text + " per iteration = " + formatDuration(*v.ns) + " " + statLabel(o);
       const std::string assumed = joinAssumptions(n.estimate.derivation);
       if (!assumed.empty()) h.tooltip += "\nassumes " + assumed;
     } else {
-      h.label = "≈ " + formatDuration(*v.ns);
+      h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate);
       h.tooltip = name + ": " + formatDuration(*v.ns) + " " + statLabel(o) + " in total";
     }
     h.tooltip += staleNote(s);
@@ -88,6 +93,8 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
   }
 
   h.label = valueText(v);
+  // A known value that leaves parts without data out is a lower bound, and says so.
+  if (v.ns && n.estimate.unknown_parts > 0) h.label += " + ?";
   if (!v.ns) {
     h.tooltip = name + ": no production data and nothing to infer from";
     if (!n.estimate.derivation.summary.empty())
@@ -114,7 +121,7 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
       h.tooltip += statLabel(o) + " " + formatDuration(*v.ns) + " (production)";
     }
   } else {
-    h.tooltip = name + ": " + formatDuration(*v.ns) + " " + statLabel(o) + ", " +
+    h.tooltip = name + ": " + valueWithUnknown(*v.ns, n.estimate) + " " + statLabel(o) + ", " +
                 predictionNote(n.estimate);
   }
   h.tooltip += staleNote(s);
@@ -132,6 +139,8 @@ bool carriesInformation(const analysis::Node& n) {
       e.provenance == Provenance::Inferred && e.dist.mean_ns <= 0)
     return false;
   if (n.kind == NodeKind::Branch && !e.known()) return false;
+  // Calls, loops and branches made only of bodies without calls or loops: negligible, no data.
+  if (n.kind != NodeKind::Function && !e.known() && e.derivation.model == "leaf") return false;
   if (n.kind == NodeKind::Call && !e.known() && n.callee_system) return false;
   return true;
 }
