@@ -524,9 +524,15 @@ std::vector<CostFactor> Inference::executionFactors(
 
 namespace {
 
+// `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
+// count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
+// (at most 1), the analysis's stated expectation for the arm, and the warning names it.
 double product(const std::vector<CostFactor>& factors, bool data_only) {
   double k = 1;
-  for (const CostFactor& f : factors) k *= data_only && f.assumed ? 0 : f.value;
+  for (const CostFactor& f : factors) {
+    const bool dropped = data_only && f.assumed && f.kind != CostFactor::Kind::Branch;
+    k *= dropped ? 0 : f.value;
+  }
   return k;
 }
 
@@ -748,7 +754,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   // ran": no deployed revision or body hashes here), so a call without call-site data may be new
   // or may be an existing call production did not attribute to this caller (inlined, sampled
   // out, spelled differently). It counts as new only when the function's measured time leaves
-  // no room for it: its cost resting on data alone (assumed loop counts and branch weights
+  // no room for it: its cost resting on data and stated branch priors (assumed loop counts
   // count 0) exceeds the measured mean less what the measured calls account for. Otherwise it
   // is "possibly new": shown, not added to the prediction.
   double explained = 0;

@@ -426,16 +426,15 @@ TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
   EXPECT_DOUBLE_EQ(loop->estimate.dist.mean_ns, 10 * 0.5 * 2 * kMs);
   auto guard = nodesOfKind(*f, NodeKind::Branch)[0];
   EXPECT_TRUE(anyContains(guard->estimate.derivation.assumptions, "equally likely"));
-  // Behind a guard with an assumed weight the call may never run: scan()'s measured 1 ms leaves
-  // room for it, so it is possibly new and not added to the measured total.
+  // Behind a guard with an assumed weight (the stated prior, 0.5): 10 × 0.5 × 2 ms does not fit
+  // in scan()'s measured 1 ms, so the call is new and adds to the measured total.
   ASSERT_EQ(f->added.size(), 1u);
-  EXPECT_EQ(f->added[0].status, AddedCost::Status::PossiblyNew);
+  EXPECT_EQ(f->added[0].status, AddedCost::Status::New);
   EXPECT_DOUBLE_EQ(f->added[0].total.mean_ns, 10 * 0.5 * 2 * kMs);
-  EXPECT_DOUBLE_EQ(f->added[0].floor_ns, 0);
-  EXPECT_FALSE(f->changed);
-  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 1 * kMs);
-  EXPECT_TRUE(anyContains(f->root().estimate.derivation.assumptions,
-                          "not counted: new call load(): 10 × 0.5 × "));
+  EXPECT_DOUBLE_EQ(f->added[0].floor_ns, 10 * 0.5 * 2 * kMs);
+  EXPECT_TRUE(f->changed);
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 1 * kMs + 10 * 0.5 * 2 * kMs);
+  EXPECT_TRUE(anyContains(f->root().estimate.derivation.inputs, "new call load(): 10 × 0.5 × "));
   AnalysisOptions worst;
   worst.branch_mode = BranchMode::Worst;
   s = analyze(built->unit, view, worst);

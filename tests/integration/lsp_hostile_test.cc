@@ -523,7 +523,8 @@ TEST_F(LspHandlerFailure, SlowHandlerNeverBlocksTheEditor) {
       std::chrono::seconds(60), &cursor);
   ASSERT_TRUE(refresh) << readFile(log_);
   p->send({{"jsonrpc", "2.0"}, {"id", (*refresh)["id"]}, {"result", nullptr}});
-  EXPECT_EQ(showMessages(*p), 0u);  // slow is not down: nothing failed
+  // Once, when the first fetch outlasted http.fetchWaitMs: the hints were stale from then on.
+  EXPECT_EQ(showMessages(*p), 1u);
   EXPECT_EQ(p->shutdownAndWait(), 0) << readFile(log_);
 }
 
