@@ -1,6 +1,7 @@
 // The handler's own metrics in Prometheus text exposition format (GET /metrics).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -23,6 +24,10 @@ class Metrics {
     rows_ingested_ += ingested;
     rows_rejected_ += rejected;
   }
+  // Weighted calls a service's exporter reported lost (`dropped.calls` of POST /v1/aggregates).
+  void exporterLostCalls(double calls) {
+    if (calls > 0) lost_calls_ += static_cast<uint64_t>(std::min(calls, 1e18) + 0.5);
+  }
   void request(int status);
   void storeWrite(double seconds);
   // `sketches` and `cursor` are sampled from the store by the caller; `extra` are further samples
@@ -34,7 +39,7 @@ class Metrics {
   static constexpr std::array<double, 10> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01,
                                                      0.025,  0.05,  0.1,    0.25,  1.0};
   std::atomic<uint64_t> spans_ingested_{0}, spans_rejected_{0}, bytes_received_{0};
-  std::atomic<uint64_t> rows_ingested_{0}, rows_rejected_{0};
+  std::atomic<uint64_t> rows_ingested_{0}, rows_rejected_{0}, lost_calls_{0};
   mutable std::mutex mu_;
   std::map<int, uint64_t> requests_;
   std::array<uint64_t, kBounds.size()> write_buckets_{};

@@ -433,6 +433,7 @@ void HandlerServer::routes() {
       metrics_.storeWrite(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       metrics_.aggregateRows(st.rows, st.skipped);
+      metrics_.exporterLostCalls(st.dropped_calls);
       json out = json::object();
       if (st.skipped) {
         out["partialSuccess"] = {{"rejectedRows", std::to_string(st.skipped)},

@@ -344,6 +344,11 @@ TEST_F(HandlerIngest, ExporterLossesAreShownBesideTheCountsOfTheirService) {
   for (const FeedbackItem& item : r.items) {
     EXPECT_EQ(item.dropped_calls, item.key == "lossy::g()" ? 2000 : 0) << item.key;
   }
+  auto metrics = client(handler_.url()).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("perfhat_handler_exporter_lost_calls_total 2000\n"),
+            std::string::npos)
+      << metrics->body;
 }
 
 TEST_F(HandlerIngest, LargeBatchGetIsAnsweredLikeSmallOnes) {
