@@ -136,6 +136,7 @@ FetchSummary run(const FetchOptions& o, const Progress& progress) {
   }
 
   httplib::Client cli(o.handler);
+  cli.set_tcp_nodelay(true);  // no delayed-ACK wait between header and body writes
   cli.set_connection_timeout(std::chrono::seconds(10));
   cli.set_read_timeout(std::chrono::seconds(60));
   if (!o.token.empty()) cli.set_bearer_token_auth(o.token.c_str());

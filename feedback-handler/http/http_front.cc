@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -284,6 +285,10 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     return false;
   }
   ++accepted_;
+  // Answers go out as header and body writes: without this the body waits for the client's
+  // delayed ACK (~40 ms on Linux) whenever the header did not fill a segment.
+  const int one = 1;
+  ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   DeadlineStream strm(sock, stop_fd_, options_);
   RequestState state;
   bool ok = true, linger = false;

@@ -100,6 +100,7 @@ void Syncer::pull(size_t i) {
   std::string error;
   uint64_t rows = 0;
   httplib::Client cli(up.url);
+  cli.set_tcp_nodelay(true);  // no delayed-ACK wait between header and body writes
   // The watchdog stops the client (shutting its socket ends a blocked read at once) when the
   // pull's deadline passes or the syncer stops; it repeats until the pull ends, since a stop
   // between two requests has nothing to interrupt.

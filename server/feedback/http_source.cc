@@ -148,6 +148,9 @@ std::unique_ptr<httplib::Client> HttpSource::makeClient() const {
   auto c = std::make_unique<httplib::Client>(host_port_);
   c->set_connection_timeout(std::chrono::milliseconds(options_.connect_timeout_ms));
   c->set_read_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
+  // A request goes out as header and body writes; with Nagle's algorithm the second waits for
+  // the handler's delayed ACK (~40 ms on Linux) on every batchGet.
+  c->set_tcp_nodelay(true);
   c->set_write_timeout(std::chrono::milliseconds(options_.read_timeout_ms));
   c->set_keep_alive(true);
   if (!options_.token.empty()) c->set_bearer_token_auth(options_.token);
