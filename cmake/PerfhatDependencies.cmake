@@ -12,6 +12,8 @@ add_library(perfhat_httplib INTERFACE)
 target_link_libraries(perfhat_httplib INTERFACE PkgConfig::HTTPLIB Threads::Threads)
 # libpq: the PostgreSQL backend of the feedback store (feedback-handler/store/postgres.cc).
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+# RE2: `function_regex` rules of .perfhat.json (linear-time matching of user patterns).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 
 # libclang (C API). Prefer llvm-config-14's answer; fall back to Debian's fixed path.
 find_program(PERFHAT_LLVM_CONFIG NAMES llvm-config-14 llvm-config)

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/function_key.h"
+#include "server/analysis/annotation.h"
 
 namespace perfhat::analysis {
 namespace {
@@ -166,15 +167,6 @@ std::optional<double> constantTripCount(const std::vector<std::string>& toks,
     return std::nullopt;
   double n = std::ceil(span / std::abs(step));
   return n > 0 ? n : 0;
-}
-
-std::optional<double> annotationOnLine(std::string_view line) {
-  if (line.find("perfhat:") == std::string_view::npos) return std::nullopt;  // regex is slow
-  static const std::regex re(R"(//.*perfhat:\s*iterations\s*=\s*([0-9]+(\.[0-9]+)?([eE][0-9]+)?))");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(line.begin(), line.end(), m, re)) return std::nullopt;
-  double v = std::strtod(m[1].str().c_str(), nullptr);
-  return v >= 0 ? std::optional<double>(v) : std::nullopt;
 }
 
 struct FnCtx {
@@ -626,14 +618,13 @@ class Builder {
     n.loop_ordinal = ctx.loop_counter++;
     int line = n.range.start.line;
     // On the loop's line, or alone on the line above (not another statement's comment).
-    if (line < static_cast<int>(lines_.size()))
-      n.annotated_iterations = annotationOnLine(lines_[line]);
-    if (!n.annotated_iterations && line > 0 && line - 1 < static_cast<int>(lines_.size())) {
-      std::string_view above = lines_[line - 1];
-      size_t b = above.find_first_not_of(" \t");
-      if (b != std::string_view::npos && above.substr(b, 2) == "//")
-        n.annotated_iterations = annotationOnLine(above);
+    std::optional<IterationsAnnotation> a;
+    if (line < static_cast<int>(lines_.size())) a = parseIterationsAnnotation(lines_[line]);
+    if (!a && line > 0 && line - 1 < static_cast<int>(lines_.size())) {
+      a = parseIterationsAnnotation(lines_[line - 1]);
+      if (a && !a->alone) a.reset();
     }
+    if (a) n.annotated_iterations = a->iterations;
     if (c.kind == CXCursor_ForStmt) {
       CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(c)),
                                             clang_getRangeStart(clang_getCursorExtent(body)));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <re2/re2.h>
+
 #include "common/function_key.h"
 
 namespace perfhat::analysis {
@@ -81,12 +83,10 @@ FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items) {
 Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
     : view_(view), options_(options) {
   for (const auto& r : options_.rules) {
-    if (r.function_regex.empty() || !regexLimitProblem(r.function_regex).empty()) continue;
-    try {
-      regex_rules_.emplace_back(&r, std::regex(r.function_regex));
-    } catch (const std::regex_error&) {
-      // rejected with a message by parseAnalysisOptions; ignored here
-    }
+    if (r.function_regex.empty()) continue;
+    std::string error;  // already reported by parseAnalysisOptions
+    if (auto re = compileFunctionRegex(r.function_regex, error))
+      regex_rules_.emplace_back(&r, std::move(re));
   }
 }
 
@@ -103,9 +103,8 @@ MatchResult Matcher::byRules(const std::string& key) const {
     if (hit)
       if (const FeedbackItem* item = view_.find(r.span)) return MatchResult{item, nullptr, "rule"};
   }
-  if (key.size() > MatchRule::kMaxRegexSubjectLength) return {};  // see kMaxRegexSubjectLength
   for (const auto& [rule, re] : regex_rules_) {
-    if (std::regex_match(key, re))
+    if (re2::RE2::FullMatch(key, *re))
       if (const FeedbackItem* item = view_.find(rule->span))
         return MatchResult{item, nullptr, "rule"};
   }

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,7 +26,7 @@ struct MatchResult {
 class Matcher {
  public:
   // Rules' regular expressions are compiled once here (invalid ones are skipped: options
-  // parsing already rejects them with a clear error).
+  // parsing already rejects them with a clear error naming the rule).
   Matcher(const FeedbackView& view, const AnalysisOptions& options);
 
   // A callee or producer, known by key and mangled name.
@@ -39,7 +38,7 @@ class Matcher {
   MatchResult byRules(const std::string& key) const;
   const FeedbackView& view_;
   const AnalysisOptions& options_;
-  std::vector<std::pair<const MatchRule*, std::regex>> regex_rules_;
+  std::vector<std::pair<const MatchRule*, std::shared_ptr<const re2::RE2>>> regex_rules_;
   // A Matcher lives for one analysis; callees repeat (qualifiedName is string work).
   mutable std::unordered_map<std::string, std::string> qualified_cache_;
 };

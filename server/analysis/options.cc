@@ -1,7 +1,6 @@
 #include "server/analysis/options.h"
 
-#include <regex>
-
+#include <re2/re2.h>
 #include <nlohmann/json.hpp>
 
 #include "common/json_parse.h"
@@ -15,29 +14,15 @@ void to_json(nlohmann::json& j, const MatchRule& v) {
   if (!v.function_regex.empty()) j["function_regex"] = v.function_regex;
 }
 
-std::string regexLimitProblem(std::string_view pattern) {
-  if (pattern.size() > MatchRule::kMaxRegexLength) {
-    return "longer than " + std::to_string(MatchRule::kMaxRegexLength) + " characters";
-  }
-  bool in_braces = false, counting = false;
-  size_t digits = 0;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c >= '0' && c <= '9') {
-      if (counting && ++digits > 6) return "a back-reference or repeat count over 6 digits";
-      continue;
-    }
-    digits = 0;
-    if (c == '\\' && i + 1 < pattern.size() && !(pattern[i + 1] >= '0' && pattern[i + 1] <= '9')) {
-      ++i;  // an escaped character, never a count
-      counting = false;
-      continue;
-    }
-    if (c == '{') in_braces = true;
-    if (c == '}') in_braces = false;
-    counting = c == '\\' || c == '{' || (c == ',' && in_braces);
-  }
-  return "";
+std::shared_ptr<const re2::RE2> compileFunctionRegex(const std::string& pattern,
+                                                     std::string& error) {
+  RE2::Options options;
+  options.set_log_errors(false);  // the error is reported to the user, not to stderr
+  options.set_max_mem(MatchRule::kMaxRegexMemory);
+  auto re = std::make_shared<const re2::RE2>(pattern, options);
+  if (re->ok()) return re;
+  error = re->error();
+  return nullptr;
 }
 
 void from_json(const nlohmann::json& j, MatchRule& v) {
@@ -54,15 +39,10 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
   if (v.span.empty()) throw OptionsError("rule.span: required");
   if (v.function.empty() == v.function_regex.empty())
     throw OptionsError("rule: exactly one of function / function_regex is required");
-  if (std::string problem = regexLimitProblem(v.function_regex); !problem.empty()) {
-    throw OptionsError("rule.function_regex: " + problem);
-  }
   if (!v.function_regex.empty()) {
-    try {
-      std::regex re(v.function_regex);
-    } catch (const std::regex_error& e) {
-      throw OptionsError("rule.function_regex: invalid regular expression: " +
-                         std::string(e.what()));
+    std::string error;
+    if (!compileFunctionRegex(v.function_regex, error)) {
+      throw OptionsError("rule.function_regex: invalid regular expression: " + error);
     }
   }
 }
@@ -99,7 +79,13 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
   if (j.contains("rules")) {
     if (!j["rules"].is_array()) throw OptionsError("rules: expected an array");
     v.rules.clear();
-    for (const auto& r : j["rules"]) v.rules.push_back(r.get<MatchRule>());
+    for (size_t i = 0; i < j["rules"].size(); ++i) {
+      try {
+        v.rules.push_back(j["rules"][i].get<MatchRule>());
+      } catch (const OptionsError& e) {  // which rule, for a file with many
+        throw OptionsError("rules[" + std::to_string(i) + "]: " + e.what());
+      }
+    }
   }
   auto str = [&](const char* name, std::string& out) {
     if (!j.contains(name)) return;

@@ -2,12 +2,18 @@
 // Read from the `analysis` object of `.perfhat.json` by the server; to_json/from_json beside it.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+namespace re2 {
+class RE2;
+}
 
 namespace perfhat::analysis {
 
@@ -19,25 +25,24 @@ enum class BranchMode {
 // A user rule of the specification (DESIGN §3): production data recorded under `span` (an OTel
 // span name such as "GET /tasks", or any key) belongs to a function. The function is named by
 // its key, by a key whose parameter list is `(...)` (any overload), or by a regular expression
-// over keys (`function_regex`, ECMAScript syntax, whole-key match).
+// over keys (`function_regex`, RE2 syntax, whole-key match).
 struct MatchRule {
   std::string span;
   std::string function;
   std::string function_regex;
   bool operator==(const MatchRule&) const = default;
 
-  // std::regex compiles and matches by recursion, one level per pattern term and per subject
-  // character: a pattern of ~100,000 characters, or a subject of that length, overflows the
-  // stack (7,000 under ASan; found by fuzzing .perfhat.json). Patterns are capped where options
-  // are parsed; keys longer than the subject cap are matched by the exact rules only.
-  static constexpr size_t kMaxRegexLength = 1000;
-  static constexpr size_t kMaxRegexSubjectLength = 4096;
+  // RE2 compiles and matches in linear time without recursion, so neither pattern nor key needs
+  // a length cap; the memory one compiled pattern may take is bounded instead (RE2's own default,
+  // far above any hand-written pattern). A pattern over it is refused with RE2's error.
+  static constexpr int64_t kMaxRegexMemory = 8 << 20;
 };
 
-// Why std::regex must not be given `pattern`, or "" when it may: longer than
-// MatchRule::kMaxRegexLength, or a back-reference or {m,n} count of more than 6 digits (libstdc++
-// reads those into a long without an overflow check: undefined behaviour, found by fuzzing).
-std::string regexLimitProblem(std::string_view pattern);
+// `pattern` compiled as a `function_regex` (RE2, UTF-8, bounded by MatchRule::kMaxRegexMemory),
+// or null with `error` set to RE2's reason (e.g. "invalid escape sequence: \\1" for a
+// back-reference, which RE2 does not support).
+std::shared_ptr<const re2::RE2> compileFunctionRegex(const std::string& pattern,
+                                                     std::string& error);
 
 struct AnalysisOptions {
   // Loop iterations assumed when neither production data, a producer's result size, a constant

@@ -4,11 +4,11 @@
 //    IterationSource::Annotation.
 //  * On a node with production data: "Show production data" (command perfhat.showData).
 #include <cmath>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "server/analysis/annotation.h"
 #include "server/features/feature_util.h"
 
 namespace perfhat::features {
@@ -34,11 +34,6 @@ std::optional<std::string_view> lineOf(std::string_view text, int line) {
   return l;
 }
 
-bool isIterationsAnnotation(std::string_view line) {
-  static const std::regex re(R"(^\s*//\s*perfhat:\s*iterations\s*=\s*\S*\s*$)");
-  return std::regex_match(line.begin(), line.end(), re);
-}
-
 CodeAction iterationsAction(const Node& loop, std::string_view text) {
   const int line = loop.range.start.line;
   const long n = loop.iterations ? std::lround(std::max(1.0, *loop.iterations)) : 1;
@@ -46,7 +41,7 @@ CodeAction iterationsAction(const Node& loop, std::string_view text) {
   if (const auto l = lineOf(text, line)) {
     indent = std::string(l->substr(0, l->find_first_not_of(" \t")));
   }
-  const std::string comment = indent + "// perfhat: iterations=" + std::to_string(n);
+  const std::string comment = indent + analysis::iterationsAnnotationText(n);
 
   CodeAction a;
   a.kind = "refactor";
@@ -57,7 +52,8 @@ CodeAction iterationsAction(const Node& loop, std::string_view text) {
             ")";
   TextEdit e;
   const auto above = lineOf(text, line - 1);
-  if (above && isIterationsAnnotation(*above)) {
+  const auto annotation = above ? analysis::parseIterationsAnnotation(*above) : std::nullopt;
+  if (annotation && annotation->alone) {  // the analysis reads it for this loop: replace it
     e.range = {{line - 1, 0}, {line - 1, static_cast<int>(above->size())}};
     e.new_text = comment;
   } else if (text.empty() && line > 0 &&

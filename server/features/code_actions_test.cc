@@ -56,6 +56,38 @@ TEST(FeaturesCodeActions, SetIterationsUpdatesAnExistingAnnotation) {
   EXPECT_EQ(blind->edits[0].new_text, " // perfhat: iterations=5\n");
 }
 
+TEST(FeaturesCodeActions, SetIterationsReplacesOnlyTheAnnotationTheAnalysisReads) {
+  // The line above the loop, and whether the action replaces it (the analysis reads it as the
+  // loop's annotation) or inserts a new line.
+  struct Case {
+    std::string above;
+    bool replaced;
+  };
+  for (const Case& c :
+       {Case{"\t// perfhat: iterations=5 rows per page", true},
+        Case{"\t//perfhat:iterations = 2.5", true}, Case{"\t// perfhat: iterations=?", false},
+        Case{"\t// perfhat: iterations=", false},
+        Case{"\tx = 1;  // perfhat: iterations=5", false}}) {
+    const std::string text = "void f() {\n" + c.above + "\n\tfor (;;) { g(); }\n}\n";
+    FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(text, 0, "f"), {0, 8});
+    b.loop(0, analysis::LoopKind::For, {{2, 1}, {2, 18}}, find(text, 2, "(;;)").end, 5,
+           IterationSource::Annotation, inferred(10e6, "loop", "5 × 2 ms"));
+    Snapshot s;
+    s.functions.push_back(b.build());
+    const std::vector<CodeAction> actions = codeActions(s, {{2, 2}, {2, 2}}, Options(), text);
+    const CodeAction* a = titled(actions, "Set expected");
+    ASSERT_NE(a, nullptr) << c.above;
+    if (c.replaced) {
+      EXPECT_EQ(a->edits[0].range, (Range{{1, 0}, {1, static_cast<int>(c.above.size())}}))
+          << c.above;
+      EXPECT_EQ(a->edits[0].new_text, "\t// perfhat: iterations=5") << c.above;
+    } else {
+      EXPECT_EQ(a->edits[0].range, (Range{{2, 0}, {2, 0}})) << c.above;
+      EXPECT_EQ(a->edits[0].new_text, "\t// perfhat: iterations=5\n") << c.above;
+    }
+  }
+}
+
 TEST(FeaturesCodeActions, ShowProductionDataForTheNodeAndItsFunction) {
   const T4 t;
   const Range cursor{t.stories_range.start, t.stories_range.start};

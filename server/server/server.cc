@@ -1,10 +1,10 @@
 #include "server/server/server.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "common/function_key.h"
+#include "server/analysis/annotation.h"
 #include "server/features/features.h"
 #include "server/lsp/render.h"
 #include "server/server/sources.h"
@@ -602,12 +602,12 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     }
     std::string_view header = doc->lines().line(doc->text(), line);
     std::string indent(header.substr(0, header.find_first_not_of(" \t")));
-    std::string comment = indent + "// perfhat: iterations=" + std::to_string(n);
+    std::string comment = indent + analysis::iterationsAnnotationText(n);
     lsp::TextEdit edit{{{line, 0}, {line, 0}}, comment + "\n"};
     if (line > 0) {
       std::string above(doc->lines().line(doc->text(), line - 1));
-      static const std::regex re(R"(^\s*//\s*perfhat:\s*iterations\s*=.*$)");
-      if (std::regex_match(above, re)) {
+      const auto annotation = analysis::parseIterationsAnnotation(above);
+      if (annotation && annotation->alone) {  // the analysis reads it for this loop: replace it
         lsp::Position end = doc->toLsp({line - 1, static_cast<int>(above.size())}, encoding());
         edit = {{{line - 1, 0}, end}, comment};
       }

@@ -355,6 +355,39 @@ TEST_F(LspServerTest, SetIterationsSendsAnEditAndRejectsBadArguments) {
   EXPECT_EQ(errorCode(sink_.reply(6)), lsp::kInvalidParams);
 }
 
+TEST_F(LspServerTest, SetIterationsReplacesOnlyTheAnnotationTheAnalysisReads) {
+  start();
+  const std::string annotated = "  // perfhat: iterations=5 rows";
+  open("int f() {\n" + annotated +
+       "\n"                                   // 1: the loop's annotation (a note may follow)
+       "  for (;;) {}\n"                      // 2
+       "  // perfhat: iterations=?\n"         // 3: no number: not an annotation
+       "  for (;;) {}\n"                      // 4
+       "  x = 1; // perfhat: iterations=5\n"  // 5: the statement's comment, not the loop's
+       "  for (;;) {}\n"                      // 6
+       "}\n");
+  lensRequest(2);
+  auto setIterations = [&](int id, int line) {
+    const size_t from = sink_.all().size();
+    send(id, "workspace/executeCommand",
+         {{"command", "perfhat.setIterations"}, {"arguments", {uri_, line, 50}}});
+    EXPECT_TRUE(sink_.reply(id));
+    auto edit = sink_.waitFor(
+        [](const json& m) { return m.value("method", "") == "workspace/applyEdit"; }, from);
+    return edit ? (*edit)["params"]["edit"]["changes"][uri_][0] : json();
+  };
+  json replaced = setIterations(3, 2);
+  EXPECT_EQ(replaced["newText"], "  // perfhat: iterations=50");
+  EXPECT_EQ(replaced["range"]["start"], (json{{"line", 1}, {"character", 0}}));
+  EXPECT_EQ(replaced["range"]["end"], (json{{"line", 1}, {"character", annotated.size()}}));
+  for (int loop_line : {4, 6}) {
+    json inserted = setIterations(10 + loop_line, loop_line);
+    EXPECT_EQ(inserted["newText"], "  // perfhat: iterations=50\n") << loop_line;
+    EXPECT_EQ(inserted["range"]["start"], (json{{"line", loop_line}, {"character", 0}}));
+    EXPECT_EQ(inserted["range"]["end"], (json{{"line", loop_line}, {"character", 0}}));
+  }
+}
+
 TEST_F(LspServerTest, ShutdownThenExit) {
   start();
   send(2, "shutdown", nullptr);
