@@ -13,7 +13,10 @@ PIDS=()
 
 start() {
   local name=$1; shift
-  "$@" >"$TMP/$name.log" 2>&1 &
+  # Created here, not by the background redirection: the first read below may run before the
+  # background shell has opened it (sed would fail, and set -e end the script).
+  : >"$TMP/$name.log"
+  "$@" >>"$TMP/$name.log" 2>&1 &
   LAST_PID=$!
   PIDS+=("$LAST_PID")
   local tries=$(( ${PERFHAT_START_TIMEOUT_S:-60} * 10 ))
