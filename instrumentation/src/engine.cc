@@ -688,7 +688,8 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
   ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p) {
+void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p,
+                         uint64_t parent) {
   ThreadState* ts = h->owner;
   uint64_t head = ts->head.load(std::memory_order_relaxed);
   const uint64_t tail = ts->tail.load(std::memory_order_acquire);
@@ -719,7 +720,8 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
     r.nattr = ts->attr_count[level];
     for (int i = 0; i < r.nattr; ++i) r.attrs[i] = ts->attrs[level][i];
   }
-  r.parent = 0;  // filled by end_span_context's caller order: see begin_span
+  // Complete before the release below: the background thread may read the entry from then on.
+  r.parent = parent;
   ts->head.store(head + 1, std::memory_order_release);
   // Half the ring waiting: export now rather than at the next interval (checked once per half
   // ring), so a burst overflows into the aggregates as little as possible.
@@ -1252,8 +1254,9 @@ int ensure_initialized() noexcept {
   return g_mode.load(std::memory_order_relaxed);
 }
 
-void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe) noexcept {
-  Engine::get().record_span(h, site, start, end, *static_cast<const Probe*>(probe));
+void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, void* probe,
+                 uint64_t parent) noexcept {
+  Engine::get().record_span(h, site, start, end, *static_cast<const Probe*>(probe), parent);
 }
 
 void begin_request(Hot* h, const Site& site) noexcept { Engine::get().begin_request(h, site); }
@@ -1285,19 +1288,13 @@ uint64_t begin_span(Hot* h) noexcept {
     ts->attr_count[ts->recording_depth] = 0;
   }
   ++ts->recording_depth;
-  // Remember the parent in the span slot: record_span reads current_span as the span id, and
-  // the parent is passed back to end_span_context, which patches the ring entry.
+  // The caller keeps the parent: record_span writes it into the span (current_span is the span's
+  // own id), and end_span_context restores it as the current span.
   return parent;
 }
 
 void end_span_context(Hot* h, uint64_t parent) noexcept {
   ThreadState* ts = h->owner;
-  // record_span just wrote this span at head-1; patch its parent id.
-  uint64_t head = ts->head.load(std::memory_order_relaxed);
-  if (head != 0) {
-    SpanRecord& r = ts->ring[(head - 1) & ts->ring_mask];
-    if (r.span_id == ts->current_span) r.parent = parent;
-  }
   ts->current_span = parent;
   --ts->recording_depth;
   if (parent == 0 && !h->in_request) ts->trace_hi = ts->trace_lo = 0;
@@ -1393,7 +1390,7 @@ void Probe::finish(uint64_t end) noexcept {
     Engine::get().aggregate_call(h, static_cast<uint32_t>(slot_ - h->slots), start_, end, *this,
                                  parent_);
   } else if (flags_ & kRecording) {
-    record_span(h, *site_, start_, end, this);
+    record_span(h, *site_, start_, end, this, parent_);
     end_span_context(h, parent_);
   }
   if (site_->kind == kRequest) end_request(h, *site_, start_, end);

@@ -127,7 +127,8 @@ class Engine {
   Hot* prepare(Site& site, const void* ret_addr);
   void begin_request(Hot* h, const Site& site);
   void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
-  void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p);
+  void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p,
+                   uint64_t parent);
   // Not inlined into record_span, whose overflow path it is: keeps the span path's frame small.
   [[gnu::noinline]] void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
                                         const Probe& p, uint64_t parent);
