@@ -30,9 +30,9 @@ constexpr size_t kKeysPerRead = 100;  // one translation unit's worth
 std::string loadKey(int f) { return "rel::load_fn" + std::to_string(f); }
 
 // An editor-like reader: batchGets of kKeysPerRead keys every 20 ms until `end`.
-// With `nodelay` false, the client keeps cpp-httplib's default (Nagle's algorithm on), as
-// perfhat-lsp's HttpSource does today: its request head and body go out in two writes, and the
-// second waits for the handler's delayed ACK.
+// With `nodelay` false, the client keeps cpp-httplib's default (Nagle's algorithm on), as other
+// HTTP clients may: its request head and body go out in two writes, and the second waits for the
+// handler's delayed ACK (perfhat-lsp's HttpSource sets TCP_NODELAY).
 void readUntil(const std::string& url, const std::vector<std::string>& keys, int r,
                Clock::time_point end, Latencies& reads, std::atomic<uint64_t>& failures,
                bool nodelay = true) {

@@ -1,5 +1,5 @@
 // Reliability suite, the language server under a bad handler (issue #19): one scenario each for
-// a handler that is down, slow (answers after the server's read timeout) or returns garbage.
+// a handler that is down, slow (answers after perfhat-lsp stopped waiting) or returns garbage.
 // The real perfhat-lsp is attached to a real handler through a fault-injecting proxy; after
 // hints were shown once, the proxy turns bad, the cache is expired (perfhat.refresh) and the
 // document edited. Asserted: every inlayHint request is answered, the cached value is still
@@ -47,7 +47,7 @@ class FaultProxy {
   explicit FaultProxy(std::string upstream) : upstream_(std::move(upstream)) {
     auto forward = [this](const httplib::Request& req, httplib::Response& res) {
       const Fault f = fault_.load();
-      if (f == Fault::kSlow) {  // longer than the server's 5 s read timeout, ended at teardown
+      if (f == Fault::kSlow) {  // 30 s: past perfhat-lsp's fetch deadline; ended at teardown
         std::unique_lock lock(mu_);
         cv_.wait_for(lock, 30s, [this] { return stopping_; });
       }

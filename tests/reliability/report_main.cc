@@ -110,7 +110,7 @@ std::string tables(const std::vector<json>& all, const std::string& commit, cons
       << fmt(l["read_p99_ms"]) << " ms, max " << fmt(l["read_max_ms"])
       << " ms (with no exporters, in the same run: p50 " << fmt(l.value("idle_read_p50_ms", -1.0))
       << " ms, p99 " << fmt(l.value("idle_read_p99_ms", -1.0))
-      << " ms; a client with Nagle's algorithm on, as perfhat-lsp's: p50 "
+      << " ms; a client that keeps Nagle's algorithm on (cpp-httplib's default): p50 "
       << fmt(l.value("idle_nagle_read_p50_ms", -1.0)) << " ms); " << l["read_failures"]
       << " failed |\n";
     const double warm = l["rss_after_warmup_kb"], end = l["rss_end_kb"];
