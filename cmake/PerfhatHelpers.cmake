@@ -35,6 +35,14 @@ if(PERFHAT_FUZZ)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# Install and packaging tests check what a release build ships; sanitizer and fuzz trees build
+# instrumented libraries that no plain consumer can link.
+if(PERFHAT_SANITIZE OR PERFHAT_TSAN OR PERFHAT_FUZZ)
+  set(PERFHAT_RELEASE_ARTEFACTS OFF)
+else()
+  set(PERFHAT_RELEASE_ARTEFACTS ON)
+endif()
+
 # perfhat_add_test(NAME SOURCES a.cc b.cc LIBS lib... [LABELS unit|integration|editor] [TIMEOUT s])
 # A GoogleTest executable whose cases are each registered with CTest.
 function(perfhat_add_test name)
