@@ -42,15 +42,15 @@ done
 dups=$(cat <(dpkg-deb -c "$tools") <(dpkg-deb -c "$dev") | awk '$6 !~ /\/$/ {print $6}' | sort | uniq -d)
 [ -z "$dups" ] || fail "files in both packages: $dups"
 
-echo "== unpacked into $WORK/root"
-dpkg-deb -x "$tools" "$WORK/root"
-dpkg-deb -x "$dev" "$WORK/root"
+echo "== unpacked into $WORK/pkgroot"
+dpkg-deb -x "$tools" "$WORK/pkgroot"
+dpkg-deb -x "$dev" "$WORK/pkgroot"
 for tool in perfhat-lsp perfhat-handler perfhat-fetch; do
-  "$WORK/root/usr/bin/$tool" --version | grep -q "^$tool " || fail "$tool --version"
+  "$WORK/pkgroot/usr/bin/$tool" --version | grep -q "^$tool " || fail "$tool --version"
 done
 "$CMAKE" -S "$SRC/instrumentation/tests/consumer" -B "$WORK/consumer" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$WORK/root/usr" >"$WORK/consumer.log" || { cat "$WORK/consumer.log"; fail "consumer configure"; }
-grep -rq "$WORK/root/usr/lib/cmake/perfhat" "$WORK/consumer/CMakeCache.txt" ||
+  -DCMAKE_PREFIX_PATH="$WORK/pkgroot/usr" >"$WORK/consumer.log" || { cat "$WORK/consumer.log"; fail "consumer configure"; }
+grep -rq "$WORK/pkgroot/usr/lib/cmake/perfhat" "$WORK/consumer/CMakeCache.txt" ||
   fail "consumer did not use the packaged CMake package"
 "$CMAKE" --build "$WORK/consumer" || fail "consumer build"
 out=$("$WORK/consumer/consumer")
