@@ -6,6 +6,30 @@
 #include "common/function_key.h"
 
 namespace perfhat::feedback {
+namespace {
+
+// The items of several cache entries, each once: two keys (a signature and a mangled name, or
+// two overloads matched by name) may hold the same stored function.
+struct UniqueItems {
+  std::vector<FeedbackItem>& out;
+  std::unordered_set<std::string> seen;
+  void add(const std::vector<FeedbackItem>& items) {
+    for (const auto& it : items) {
+      if (seen.insert(it.key).second) out.push_back(it);
+    }
+  }
+};
+
+// fn(key) for each non-empty key of `keys` once, in order.
+template <typename Fn>
+void forEachDistinctKey(const std::vector<std::string>& keys, Fn&& fn) {
+  std::unordered_set<std::string_view> asked;
+  for (const auto& k : keys) {
+    if (!k.empty() && asked.insert(k).second) fn(k);
+  }
+}
+
+}  // namespace
 
 FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, CacheOptions options,
                                    const Clock& clock)
@@ -14,50 +38,34 @@ FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, Cache
 Lookup FeedbackProvider::cached(const std::vector<std::string>& keys) {
   std::lock_guard lock(mu_);
   Lookup out;
-  std::unordered_set<std::string> seen_items;
-  std::unordered_set<std::string> asked;
-  for (const auto& k : keys) {
-    if (k.empty() || !asked.insert(k).second) continue;
+  UniqueItems items{out.items};
+  forEachDistinctKey(keys, [&](const std::string& k) {
     auto hit = cache_.get(k);
-    if (hit.value && !hit.expired) {
-      ++out.cache_hits;
-    } else {
-      ++out.requested_keys;
-    }
-    if (!hit.value) continue;
-    for (const auto& it : *hit.value) {
-      if (seen_items.insert(it.key).second) out.items.push_back(it);
-    }
-  }
+    ++(hit.value && !hit.expired ? out.cache_hits : out.requested_keys);
+    if (hit.value) items.add(*hit.value);
+  });
   out.stale = out.requested_keys > 0;
   return out;
 }
 
 Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   Lookup out;
-  std::unordered_set<std::string> seen_items;
-  auto add = [&](const std::vector<FeedbackItem>& items) {
-    for (const auto& it : items) {
-      if (seen_items.insert(it.key).second) out.items.push_back(it);
-    }
-  };
+  UniqueItems items{out.items};
   std::vector<std::string> missing;
   std::vector<std::string> expired;  // kept as a fallback if the fetch fails
   {
     std::lock_guard lock(mu_);
     ++counters_.lookups;
-    std::unordered_set<std::string> asked;
-    for (const auto& k : keys) {
-      if (k.empty() || !asked.insert(k).second) continue;
+    forEachDistinctKey(keys, [&](const std::string& k) {
       auto hit = cache_.get(k);
       if (hit.value && !hit.expired) {
         ++out.cache_hits;
-        add(*hit.value);
+        items.add(*hit.value);
       } else {
         missing.push_back(k);
         if (hit.value) expired.push_back(k);
       }
-    }
+    });
     counters_.hits += out.cache_hits;
     counters_.misses += missing.size();
     if (missing.empty()) return out;
@@ -78,7 +86,7 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
     out.error = r.error;
     out.stale = true;
     for (const auto& k : expired) {
-      if (auto hit = cache_.get(k); hit.value) add(*hit.value);
+      if (auto hit = cache_.get(k); hit.value) items.add(*hit.value);
     }
     return out;
   }
@@ -100,7 +108,7 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
         if (qualifiedName(item.key) == name) for_key.push_back(item);
       }
     }
-    add(for_key);
+    items.add(for_key);
     cache_.put(k, std::move(for_key));
   }
   return out;
