@@ -8,6 +8,11 @@ namespace perfhat::analysis {
 
 SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
                     const AnalysisOptions& options, int version) {
+  return analyze(unit, feedback, options, version, DeployedUnit{});
+}
+
+SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version, const DeployedUnit& deployed) {
   auto t0 = std::chrono::steady_clock::now();
   auto snap = std::make_shared<Snapshot>();
   snap->path = unit.path;
@@ -15,7 +20,7 @@ SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
   snap->problems = unit.problems;
   snap->stale = feedback.stale();
   snap->parse_ms = unit.parse_ms;
-  Inference inference(unit, feedback, options);
+  Inference inference(unit, feedback, options, deployed.unit, deployed.revision);
   snap->functions.reserve(unit.functions.size());
   for (const auto& fn : unit.functions) snap->functions.push_back(inference.analyzeFunction(fn));
   snap->analysis_ms =

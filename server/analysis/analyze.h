@@ -21,6 +21,16 @@ namespace perfhat::analysis {
 SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
                     const AnalysisOptions& options, int version = 0);
 
+// The text production ran for the same file (DESIGN §10, "What production ran"), parsed, and the
+// revision it came from: changed functions are predicted as measured − removed + added, and a
+// function identical to it is measured as is.
+struct DeployedUnit {
+  const ParsedUnit* unit = nullptr;
+  std::string revision;
+};
+SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
+                    const AnalysisOptions& options, int version, const DeployedUnit& deployed);
+
 // buildAst + analyze in one call.
 SnapshotPtr analyze(const TranslationUnit& tu, const FeedbackView& feedback,
                     const AnalysisOptions& options, int version = 0);

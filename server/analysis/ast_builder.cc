@@ -246,6 +246,7 @@ class Builder {
     root.range = ctx.fn.range;
     root.hint = ctx.fn.name_range.end;
     ctx.fn.nodes.push_back(root);
+    ctx.fn.body_hash = tokenHash(clang_getCursorExtent(c));
     std::vector<FunctionInfo> lambdas;
     for (CXCursor child : children(c)) {
       if (child.kind == CXCursor_ParmDecl) continue;  // default arguments: the caller's cost
@@ -265,6 +266,7 @@ class Builder {
     ctx.fn.range = toRange(clang_getCursorExtent(c));
     ctx.fn.name_range = Range{ctx.fn.range.start, ctx.fn.range.start};
     ++ctx.fn.name_range.end.column;
+    ctx.fn.body_hash = tokenHash(clang_getCursorExtent(c));
     Node root;
     root.range = ctx.fn.range;
     root.hint = ctx.fn.range.start;
@@ -475,9 +477,39 @@ class Builder {
       if (n.callee_name.empty()) n.callee_name = spelling(ref);
       n.callee_in_workspace = info.in_workspace;
       n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
+      if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref)))
+        n.fills_var = receiverVar(c);
       addNode(ctx, std::move(n), parent, arm);
     }
     walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
+  }
+
+  // Members that add an element to the container they are called on.
+  static bool isInsertion(const std::string& name) {
+    static const std::set<std::string, std::less<>> kNames = {
+        "insert",    "emplace",    "emplace_back", "emplace_front", "emplace_hint",
+        "push_back", "push_front", "push",         "try_emplace",   "insert_or_assign"};
+    return kNames.count(name) > 0;
+  }
+
+  // The function-local variable an expression names (through conversions and parentheses), as
+  // its USR; "" when it names anything else.
+  static std::string localVar(CXCursor e) {
+    e = stripConversions(e);
+    if (e.kind != CXCursor_DeclRefExpr) return {};
+    CXCursor var = clang_getCursorReferenced(e);
+    if (var.kind != CXCursor_VarDecl) return {};
+    const CXCursorKind owner = clang_getCursorSemanticParent(var).kind;
+    if (!isFunctionKind(owner) && owner != CXCursor_LambdaExpr) return {};
+    return toString(clang_getCursorUSR(var));
+  }
+
+  // `ids.insert(x)`: the local variable the member is called on.
+  static std::string receiverVar(CXCursor call) {
+    std::vector<CXCursor> k = children(call);
+    if (k.empty() || k[0].kind != CXCursor_MemberRefExpr) return {};
+    std::vector<CXCursor> object = children(k[0]);
+    return object.empty() ? std::string() : localVar(object[0]);
   }
 
   // Asking libclang to evaluate costs ~10 k instructions per call, and in C++20 most standard
@@ -548,6 +580,28 @@ class Builder {
     if (clang_Location_isInSystemHeader(loc)) return false;
     std::string file = expansionFile(loc);
     return file == main_file_ || inWorkspace(file);
+  }
+
+  // FNV-1a over the spellings of the tokens in `range`, each followed by a separator: layout and
+  // comments (not tokens) do not change it, any change to the code does.
+  uint64_t tokenHash(CXSourceRange range) {
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_.raw(), range, &toks, &n);
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](unsigned char b) {
+      h ^= b;
+      h *= 1099511628211ull;
+    };
+    for (unsigned i = 0; i < n; ++i) {
+      if (clang_getTokenKind(toks[i]) == CXToken_Comment) continue;
+      CXString sp = clang_getTokenSpelling(tu_.raw(), toks[i]);
+      for (const char* p = clang_getCString(sp); p && *p; ++p) mix(static_cast<unsigned char>(*p));
+      clang_disposeString(sp);
+      mix(0);
+    }
+    if (toks) clang_disposeTokens(tu_.raw(), toks, n);
+    return h;
   }
 
   std::vector<std::string> tokens(CXSourceRange range) {
@@ -635,6 +689,14 @@ class Builder {
       for (size_t i = 0; i + 1 < kids.size(); ++i) {
         if (kids[i].kind == CXCursor_VarDecl) continue;
         CXCursor producer = firstCall(kids[i]);
+        // A range over a local variable: the collection it was initialized from is the producer
+        // (`auto stories = repo.stories(id); for (auto& s : stories)`); a variable filled by the
+        // function itself is bounded by its insertions (inference, DataFlow).
+        if (std::string var = localVar(kids[i]); clang_Cursor_isNull(producer) && !var.empty()) {
+          n.range_var = var;
+          n.range_var_name = spelling(stripConversions(kids[i]));
+          producer = firstCall(clang_getCursorReferenced(stripConversions(kids[i])));
+        }
         if (!clang_Cursor_isNull(producer)) {
           const CalleeInfo& info = callee(clang_getCursorReferenced(producer));
           n.producer_key = info.key;

@@ -130,11 +130,33 @@ std::string fmtNumber(double v) {
 
 }  // namespace
 
+namespace {
+
+// `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
+// count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
+// (at most 1), the analysis's stated expectation for the arm, and the warning names it.
+double product(const std::vector<CostFactor>& factors, bool data_only) {
+  double k = 1;
+  for (const CostFactor& f : factors) {
+    const bool dropped = data_only && f.assumed && f.kind != CostFactor::Kind::Branch;
+    k *= dropped ? 0 : f.value;
+  }
+  return k;
+}
+
+}  // namespace
+
 Inference::Inference(const ParsedUnit& unit, const FeedbackView& view,
-                     const AnalysisOptions& options)
-    : options_(options), matcher_(view, options) {
+                     const AnalysisOptions& options, const ParsedUnit* deployed,
+                     std::string deployed_revision)
+    : options_(options),
+      matcher_(view, options),
+      deployed_revision_(std::move(deployed_revision)),
+      has_deployed_(deployed != nullptr) {
   for (const auto& [key, f] : unit.workspace_bodies) bodies_.emplace(key, &f);
   for (const auto& f : unit.functions) bodies_[f.key] = &f;  // the document's own bodies win
+  if (deployed)
+    for (const auto& f : deployed->functions) deployed_.emplace(f.key, &f);
 }
 
 const FunctionInfo* Inference::findBody(const std::string& key) const {
@@ -405,45 +427,77 @@ Estimate negligibleEstimate(const std::string& what) {
 
 }  // namespace
 
-Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self) {
-  // Iterations, in order of preference (DESIGN §6).
-  std::vector<std::string> assumptions;
-  std::string iteration_note;
+void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self) {
   node.iterations.reset();
+  node.fill_sites.clear();
   if (self.item)
     for (const auto& l : self.item->loops)
       if (l.ordinal == node.loop_ordinal && l.iterations_mean > 0) {
         node.iterations = l.iterations_mean;
         node.iteration_source = IterationSource::Production;
-        iteration_note = "production loop data (" + std::to_string(l.count) + " executions)";
-        break;
+        node.iteration_note = "production loop data (" + std::to_string(l.count) + " executions)";
+        return;
       }
-  if (!node.iterations && !node.producer_key.empty()) {
+  if (!node.producer_key.empty()) {
     MatchResult producer = matcher_.match(node.producer_key, node.producer_mangled);
     if (producer.item && producer.item->result_size && producer.item->result_size->mean > 0) {
       node.iterations = producer.item->result_size->mean;
       node.iteration_source = IterationSource::ProducerSize;
-      iteration_note = "recorded result size of " + node.producer_key;
+      node.iteration_note = "recorded result size of " + node.producer_key;
+      return;
     }
   }
-  if (!node.iterations && node.constant_trip) {
+  if (node.constant_trip) {
     node.iterations = *node.constant_trip;
     node.iteration_source = IterationSource::ConstantTrip;
-    iteration_note = "constant trip count";
+    node.iteration_note = "constant trip count";
+    return;
   }
-  if (!node.iterations && node.annotated_iterations) {
+  if (node.annotated_iterations) {
     node.iterations = *node.annotated_iterations;
     node.iteration_source = IterationSource::Annotation;
-    iteration_note = "developer estimate (perfhat: iterations)";
-    assumptions.push_back("iterations estimated by the developer");
+    node.iteration_note = "developer estimate (perfhat: iterations)";
+    return;
   }
-  if (!node.iterations) {
-    node.iterations = options_.default_loop_iterations;
-    node.iteration_source = IterationSource::Default;
-    iteration_note = "default";
+  // A local container the function fills itself holds at most as many elements as it inserts
+  // before the loop: the insertions' executions per call, from the counts of their own loops.
+  if (!node.range_var.empty()) {
+    double inserted = 0;
+    for (const Node& c : fn.nodes) {
+      if (c.id >= node.id || c.kind != NodeKind::Call || c.fills_var != node.range_var) continue;
+      const double k = product(executionFactors(fn, c), false);
+      node.fill_sites.emplace_back(c.id, k);
+      inserted += k;
+    }
+    if (inserted > 0) {
+      node.iterations = inserted;
+      node.iteration_source = IterationSource::DataFlow;
+      node.iteration_note = "at most the " + fmtNumber(inserted) + " insertion(s) into " +
+                            node.range_var_name + " above";
+      return;
+    }
+  }
+  node.iterations = options_.default_loop_iterations;
+  node.iteration_source = IterationSource::Default;
+  node.iteration_note = "default";
+}
+
+Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
+  std::vector<std::string> assumptions;
+  const std::string& iteration_note = node.iteration_note;
+  if (node.iteration_source == IterationSource::Annotation)
+    assumptions.push_back("iterations estimated by the developer");
+  if (node.iteration_source == IterationSource::DataFlow) {
+    bool assumed = false;
+    for (const auto& [id, k] : node.fill_sites)
+      for (const CostFactor& f : executionFactors(fn, fn.nodes[id])) assumed |= f.assumed;
+    assumptions.push_back("iterations bounded by the insertions into " + node.range_var_name +
+                          (assumed ? " (their own count rests on assumptions)" : "") +
+                          ": an upper bound when it drops duplicates");
+  }
+  if (node.iteration_source == IterationSource::Default)
     assumptions.push_back("default " + fmtNumber(options_.default_loop_iterations) +
                           " iterations: no loop data, producer size, trip count or annotation");
-  }
   double n = *node.iterations;
   Sum once, body;
   for (int c : node.children) {
@@ -489,8 +543,7 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn, const MatchRes
   return e;
 }
 
-std::vector<CostFactor> Inference::executionFactors(
-    const FunctionInfo& fn, const Node& n, const std::vector<double>& calls_per_parent) const {
+std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, const Node& n) const {
   std::vector<CostFactor> out;  // innermost first until reversed
   for (const Node* cur = &n; cur->parent >= 0; cur = &fn.nodes[cur->parent]) {
     const Node& p = fn.nodes[cur->parent];
@@ -502,8 +555,8 @@ std::vector<CostFactor> Inference::executionFactors(
       bool found = false;
       for (int c : p.children) {
         const Node& s = fn.nodes[c];
-        if (s.id == cur->id || s.arm != cur->arm || calls_per_parent[s.id] <= 0) continue;
-        out.push_back({CostFactor::Kind::ProductionCalls, calls_per_parent[s.id], s.id, false});
+        if (s.id == cur->id || s.arm != cur->arm || s.production_calls <= 0) continue;
+        out.push_back({CostFactor::Kind::ProductionCalls, s.production_calls, s.id, false});
         found = true;
         break;
       }
@@ -521,22 +574,6 @@ std::vector<CostFactor> Inference::executionFactors(
   std::reverse(out.begin(), out.end());
   return out;
 }
-
-namespace {
-
-// `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
-// count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
-// (at most 1), the analysis's stated expectation for the arm, and the warning names it.
-double product(const std::vector<CostFactor>& factors, bool data_only) {
-  double k = 1;
-  for (const CostFactor& f : factors) {
-    const bool dropped = data_only && f.assumed && f.kind != CostFactor::Kind::Branch;
-    k *= dropped ? 0 : f.value;
-  }
-  return k;
-}
-
-}  // namespace
 
 Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   int arms = std::max(node.branch_arms, 1);
@@ -615,6 +652,149 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   return e;
 }
 
+namespace {
+
+// Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
+// of its parent. Two versions of a function share a node exactly when they share its path, so a
+// call moved into a loop or behind a guard is one call gone and one call new.
+std::vector<std::string> nodePaths(const FunctionInfo& f) {
+  std::vector<std::string> path(f.nodes.size());
+  for (const Node& n : f.nodes) {  // pre-order: a parent precedes its children
+    std::string own;
+    switch (n.kind) {
+      case NodeKind::Function:
+        own = "F";
+        break;
+      case NodeKind::Call:
+        own = "C:" + (n.callee_key.empty() ? n.callee_name : n.callee_key);
+        break;
+      case NodeKind::Loop:
+        own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
+              n.range_var_name;
+        break;
+      case NodeKind::Branch:
+        own = "B" + std::to_string(n.branch_arms);
+        break;
+    }
+    own += "@" + std::to_string(n.arm);
+    path[n.id] = n.parent >= 0 && n.parent < n.id ? path[n.parent] + "/" + own : own;
+  }
+  return path;
+}
+
+Distribution subtractDist(const Distribution& a, const Distribution& b) {
+  Distribution d = a;
+  d.mean_ns = std::max(0.0, a.mean_ns - b.mean_ns);
+  d.p50_ns = std::max(0.0, a.p50_ns - b.p50_ns);
+  d.p90_ns = std::max(0.0, a.p90_ns - b.p90_ns);
+  d.p99_ns = std::max(0.0, a.p99_ns - b.p99_ns);
+  return d;
+}
+
+}  // namespace
+
+void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {
+  // The deployed body with production data attached: what each of its calls cost there.
+  analysing_deployed_ = true;
+  FunctionInfo old = analyzeFunction(deployed);
+  analysing_deployed_ = false;
+  in_progress_.insert(fn.key);  // the nested analysis of the same key released it
+
+  const std::vector<std::string> now_path = nodePaths(fn), old_path = nodePaths(old);
+  std::unordered_map<std::string, std::vector<int>> old_calls;
+  for (const Node& o : old.nodes)
+    if (o.kind == NodeKind::Call) old_calls[old_path[o.id]].push_back(o.id);
+  std::unordered_map<std::string, size_t> paired;
+  std::vector<bool> kept(old.nodes.size(), false);
+  int unknown_new = 0;
+  for (const Node& n : fn.nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    const std::vector<int>& same = old_calls[now_path[n.id]];
+    size_t& used = paired[now_path[n.id]];
+    if (used < same.size()) {
+      kept[same[used++]] = true;
+      continue;
+    }
+    if (!n.estimate.known()) {
+      // The standard library's calls without data (operator->, insert) are the code's own CPU
+      // work, as for every measured function: not an unknown part.
+      if (!isLeaf(n.estimate) && !n.callee_system) ++unknown_new;
+      continue;
+    }
+    if (n.estimate.dist.mean_ns <= 0) continue;
+    AddedCost a;
+    a.status = AddedCost::Status::New;
+    a.node = n.id;
+    a.per_execution = n.estimate.dist;
+    a.factors = executionFactors(fn, n);
+    a.executions = product(a.factors, false);
+    a.total = scaleDist(a.per_execution, a.executions);
+    a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
+    fn.added.push_back(std::move(a));
+  }
+  for (const Node& o : old.nodes) {
+    if (o.kind != NodeKind::Call || kept[o.id]) continue;
+    if (!o.estimate.known() || o.estimate.dist.mean_ns <= 0) continue;
+    AddedCost a;
+    a.status = AddedCost::Status::Removed;
+    a.removed_name = displayName(o);
+    a.removed_line = o.range.start.line;
+    a.per_execution = o.estimate.dist;
+    // Production counted this very call: its count per call of the function is what goes away.
+    if (o.production_calls > 0)
+      a.factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false}};
+    else
+      a.factors = executionFactors(old, o);
+    for (CostFactor& f : a.factors) f.from = -1;  // nodes of the deployed text
+    a.executions = product(a.factors, false);
+    a.total = scaleDist(a.per_execution, a.executions);
+    a.floor_ns = o.estimate.floor_mean_ns * product(a.factors, true);
+    fn.added.push_back(std::move(a));
+  }
+  if (fn.added.empty() && unknown_new == 0) return;
+
+  Node& root = fn.nodes[0];
+  Distribution added, removed;
+  std::vector<std::string> inputs;
+  for (const AddedCost& a : fn.added) {
+    std::string path;
+    for (const CostFactor& f : a.factors) path += fmtNumber(f.value) + " × ";
+    if (a.status == AddedCost::Status::Removed) {
+      removed = addDist(removed, a.total);
+      inputs.push_back("removed call " + a.removed_name + ": −" + path +
+                       formatDuration(a.per_execution.mean_ns));
+    } else {
+      added = addDist(added, a.total);
+      inputs.push_back("new call " + displayName(fn.nodes[a.node]) + ": " + path +
+                       formatDuration(a.per_execution.mean_ns));
+    }
+  }
+  fn.changed = true;
+  Estimate e;
+  e.provenance = Provenance::Inferred;
+  const Distribution& m = root.estimate.dist;
+  e.dist = subtractDist(addDist(m, added), removed);
+  e.dist.samples = m.samples;
+  e.floor_mean_ns = e.dist.mean_ns;
+  e.unknown_parts = unknown_new;
+  e.derivation.model = "diff";
+  e.derivation.summary = "measured " + formatDuration(m.mean_ns) + " − removed " +
+                         formatDuration(removed.mean_ns) + " + new " +
+                         formatDuration(added.mean_ns);
+  e.derivation.inputs.push_back("measured total: " + formatDuration(m.mean_ns));
+  for (auto& i : inputs) e.derivation.inputs.push_back(i);
+  e.derivation.assumptions = root.estimate.derivation.assumptions;
+  e.derivation.assumptions.push_back("compared with the body production ran (revision " +
+                                     deployed_revision_ + ")");
+  if (m.mean_ns + added.mean_ns < removed.mean_ns)
+    e.derivation.assumptions.push_back(
+        "the removed calls cost more than the measured total: the prediction is clamped at 0");
+  if (unknown_new > 0)
+    e.derivation.assumptions.push_back(std::to_string(unknown_new) +
+                                       " new call(s) without data not counted");
+  root.estimate = e;
+}
+
 FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   in_progress_.insert(input.key);
   FunctionInfo fn = input;
@@ -637,9 +817,6 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
 
   // Outside-in (BFS): attach data; what has none goes on the stack.
   std::vector<MatchResult> callee(fn.nodes.size());
-  // Calls per call of this function, from production call-site data, for calls whose callee
-  // is called from one place only here (the call site is keyed by caller, not by position).
-  std::vector<double> calls_per_parent(fn.nodes.size(), 0);
   std::unordered_map<std::string, const CallSiteStats*> measured_site;  // by callee key
   std::unordered_map<std::string, int> calls_of;
   for (const Node& n : fn.nodes)
@@ -670,7 +847,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           // Only data of this very callee counts its calls: a site matched across overloads
           // (`operator<<` for another argument type) counts the other overloads' calls.
           if (function_measured && calls_of[n.callee_key] == 1 && callee[id].how != "overloads")
-            calls_per_parent[id] = site->calls_per_parent;
+            n.production_calls = site->calls_per_parent;
           measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {
           // The data does not record call sites, so this call cannot be told apart from an
@@ -695,6 +872,12 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         break;
     }
   }
+  // Production call counts per parent, for calls whose callee is called from one place only here
+  // (the call site is keyed by caller, not by position): only they are known now.
+  // Iteration counts in source order (node ids are pre-order): a loop over a local container
+  // needs the counts of the loops that fill it, which come before it.
+  for (Node& n : fn.nodes)
+    if (n.kind == NodeKind::Loop) assignIterations(n, fn, self);
   // Inside-out: pop the stack; what is inferred is in place for the nodes above (context).
   while (!to_infer.empty()) {
     int id = to_infer.back();
@@ -705,7 +888,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         n.estimate = inferCall(n, fn, callee[id]);
         break;
       case NodeKind::Loop:
-        n.estimate = inferLoop(n, fn, self);
+        n.estimate = inferLoop(n, fn);
         break;
       case NodeKind::Branch:
         n.estimate = inferBranch(n, fn);
@@ -740,6 +923,22 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
       }
     }
   }
+  // What production ran is known: the deployed body decides what is new and what is gone.
+  if (has_deployed_ && !analysing_deployed_) {
+    auto d = deployed_.find(fn.key);
+    if (d == deployed_.end()) {
+      fn.deployed = DeployedBody::Absent;
+    } else {
+      fn.deployed_revision = deployed_revision_;
+      fn.deployed =
+          d->second->body_hash == fn.body_hash ? DeployedBody::Identical : DeployedBody::Changed;
+    }
+    if (function_measured && fn.deployed != DeployedBody::Absent) {
+      if (fn.deployed == DeployedBody::Changed) diffAgainstDeployed(fn, *d->second);
+      in_progress_.erase(input.key);
+      return fn;
+    }
+  }
   // Calls without call-site data. Without a function measurement there is nothing to compare:
   // the function is a prediction for the code as written.
   if (!function_measured) {
@@ -760,8 +959,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   double explained = 0;
   for (const Node& n : fn.nodes)
     if (n.kind == NodeKind::Call && n.estimate.provenance == Provenance::Measured &&
-        calls_per_parent[n.id] > 0)
-      explained += n.estimate.dist.mean_ns * calls_per_parent[n.id];
+        n.production_calls > 0)
+      explained += n.estimate.dist.mean_ns * n.production_calls;
   const double room = std::max(0.0, root.estimate.dist.mean_ns - explained);
   for (const Node& n : fn.nodes) {
     if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
@@ -769,7 +968,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     AddedCost a;
     a.node = n.id;
     a.per_execution = n.estimate.dist;
-    a.factors = executionFactors(fn, n, calls_per_parent);
+    a.factors = executionFactors(fn, n);
     a.executions = product(a.factors, false);
     a.total = scaleDist(a.per_execution, a.executions);
     a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
@@ -789,7 +988,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     const Node* any = nullptr;
     for (const Node& n : fn.nodes) {
       if (n.kind != NodeKind::Call || n.callee_key != key) continue;
-      const std::vector<CostFactor> f = executionFactors(fn, n, calls_per_parent);
+      const std::vector<CostFactor> f = executionFactors(fn, n);
       expected += product(f, false);
       expected_data += product(f, true);
       any = &n;

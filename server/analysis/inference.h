@@ -34,21 +34,29 @@ namespace perfhat::analysis {
 
 class Inference {
  public:
-  Inference(const ParsedUnit& unit, const FeedbackView& view, const AnalysisOptions& options);
+  // `deployed`: the same file as production ran it (DESIGN §10, "What production ran"), when its
+  // revision is known; functions are then predicted as measured − removed + added.
+  Inference(const ParsedUnit& unit, const FeedbackView& view, const AnalysisOptions& options,
+            const ParsedUnit* deployed = nullptr, std::string deployed_revision = {});
 
   // A copy of `fn` with data attached and every node's estimate filled.
   FunctionInfo analyzeFunction(const FunctionInfo& fn);
 
  private:
   Estimate inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee);
-  Estimate inferLoop(Node& node, const FunctionInfo& fn, const MatchResult& self);
+  Estimate inferLoop(Node& node, const FunctionInfo& fn);
+  // Picks a loop's iteration count by preference (DESIGN §6). Loops are visited in source order,
+  // so the loops that fill a local container have their counts before the loop over it.
+  void assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self);
+  // Code as written against the deployed body: fn.added gets every call that is new and every
+  // call that is gone, each with its executions per call of the function.
+  void diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed);
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
   // How often `n` runs per call of the function, as factors (outermost first): the production
   // call count of a measured call in the same block when there is one (`calls_per_parent`, by
   // node id), else the enclosing loops' iterations × branch and guard probabilities.
-  std::vector<CostFactor> executionFactors(const FunctionInfo& fn, const Node& n,
-                                           const std::vector<double>& calls_per_parent) const;
+  std::vector<CostFactor> executionFactors(const FunctionInfo& fn, const Node& n) const;
   const FunctionInfo* findBody(const std::string& key) const;
 
   const AnalysisOptions& options_;
@@ -57,6 +65,10 @@ class Inference {
   std::unordered_map<std::string, Estimate> memo_;
   std::unordered_set<std::string> in_progress_;
   std::unordered_map<std::string, std::string> caller_cache_;
+  std::unordered_map<std::string, const FunctionInfo*> deployed_;  // by key
+  std::string deployed_revision_;
+  bool has_deployed_ = false;
+  bool analysing_deployed_ = false;
 };
 
 // "12.4 ms", "1.24 s", "850 µs", "120 ns".

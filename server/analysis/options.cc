@@ -56,7 +56,8 @@ void to_json(nlohmann::json& j, const AnalysisOptions& v) {
                      {"compile_commands", v.compile_commands},
                      {"show_do_while_zero", v.show_do_while_zero},
                      {"max_nesting_depth", v.max_nesting_depth},
-                     {"max_body_depth", v.max_body_depth}};
+                     {"max_body_depth", v.max_body_depth},
+                     {"deployed_revision", v.deployed_revision}};
 }
 
 void from_json(const nlohmann::json& j, AnalysisOptions& v) {
@@ -94,6 +95,7 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
   };
   str("workspace_root", v.workspace_root);
   str("compile_commands", v.compile_commands);
+  str("deployed_revision", v.deployed_revision);
   if (j.contains("fallback_flags")) {
     const auto& f = j["fallback_flags"];
     if (!f.is_array()) throw OptionsError("fallback_flags: expected an array of strings");

@@ -67,6 +67,10 @@ struct AnalysisOptions {
   // Callees without production data are analysed from their bodies, recursively: a generated
   // call chain f0 → f1 → … is cut here (the rest is unknown, and the hover says why).
   int max_body_depth = 256;
+  // The revision production ran (DESIGN §10, "What production ran"): empty takes it from the
+  // feedback (a service.version naming a commit of the workspace's git), "none" turns the
+  // comparison off, anything else is a commit to compare against.
+  std::string deployed_revision;
   bool operator==(const AnalysisOptions&) const = default;
 };
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/feedback.h"
@@ -81,6 +82,7 @@ enum class IterationSource {
   ProducerSize,  // recorded result size of the collection's producer
   ConstantTrip,  // constant trip count in the source
   Annotation,    // `// perfhat: iterations=N` or the code action
+  DataFlow,      // a local container: bounded by the insertions the function makes into it
   Default,       // configurable default, flagged as an assumption
 };
 
@@ -107,7 +109,16 @@ struct Node {
   int loop_ordinal = -1;  // ordinal in source order within the function
   std::optional<double> iterations;
   IterationSource iteration_source = IterationSource::None;
-  std::string producer_key;  // range-for: key of the function producing the collection
+  std::string iteration_note;  // where the count came from, for the derivation
+  std::string producer_key;    // range-for: key of the function producing the collection
+  // Range-for over a local variable of the function (not a call): its USR, and its name as
+  // written. Calls that add elements to a local variable carry its USR in `fills_var`.
+  std::string range_var;
+  std::string range_var_name;
+  std::string fills_var;
+  // DataFlow iterations: the insertions that bound the count, as (call node id, executions per
+  // call of the function), in source order.
+  std::vector<std::pair<int, double>> fill_sites;
 
   // Branches: probability used for the taken arm(s), and whether it was assumed.
   std::optional<double> branch_probability;
@@ -147,6 +158,9 @@ struct Node {
   std::vector<std::string> hosts;
   // Calls its services' exporters reported lost in the window: `measured` counts may be low.
   double dropped_calls = 0;
+  // Calls: production's count of this call per call of the function, from the call site (0 when
+  // production has no call-site data for it, or the callee is called from several places here).
+  double production_calls = 0;
 };
 
 // One factor by which a node's cost multiplies up to one call of its function.
@@ -165,8 +179,9 @@ struct CostFactor {
 // function's prediction, the warning and the hover all print this one derivation.
 struct AddedCost {
   enum class Status {
-    New,          // production's measured time leaves no room for it: counted in the prediction
+    New,          // not in what production ran (or no room for it there): counted in the prediction
     PossiblyNew,  // it may already run in production: not counted, shown as information
+    Removed,      // ran in production and is gone from the code as written: subtracted
   };
   Status status = Status::New;
   int node = -1;                    // the call node
@@ -178,6 +193,19 @@ struct AddedCost {
   // 0) against the function's measured mean less what its measured calls account for.
   double floor_ns = 0;
   double room_ns = 0;
+  // Removed: the call as production ran it (`node` is -1): its name and 0-based line in the
+  // deployed text. Its factors' `from` refer to nodes of that text and are not shown as links.
+  std::string removed_name;
+  int removed_line = -1;
+};
+
+// What the analysis knows about the body production ran for a function (DESIGN §10, "What
+// production ran").
+enum class DeployedBody {
+  Unknown,    // no deployed revision known: new calls are told apart by the room test
+  Identical,  // the code as written is token for token what production ran: measured as is
+  Changed,    // differs: measured − removed + added, node by node
+  Absent,     // the deployed text has no function with this key: a new function
 };
 
 struct FunctionInfo {
@@ -197,9 +225,14 @@ struct FunctionInfo {
   // error, calls through function pointers, calls that depend on a template parameter). They
   // are not nodes, so a body with any of them is never taken as call-free.
   int unresolved_calls = 0;
-  // Costs the code as written adds to the measured total (empty without production data).
+  // Costs the code as written adds to the measured total (empty without production data), and
+  // with a known deployed body also what it removes.
   std::vector<AddedCost> added;
-  std::string file;  // absolute path of the file holding the definition
+  // Hash of the definition's tokens (comments and layout ignored): equal hashes, equal code.
+  uint64_t body_hash = 0;
+  DeployedBody deployed = DeployedBody::Unknown;
+  std::string deployed_revision;  // the revision compared against, when known
+  std::string file;               // absolute path of the file holding the definition
 
   const Node& root() const { return nodes.front(); }
 };

@@ -68,13 +68,16 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   // What inference added to the measured total (new) and what it left out (possibly new), each
   // with its cost per call of the function, largest first.
   using Status = analysis::AddedCost::Status;
-  std::vector<std::pair<const analysis::AddedCost*, double>> added, possibly;
+  std::vector<std::pair<const analysis::AddedCost*, double>> added, possibly, removed;
   double delta = 0;
   for (const analysis::AddedCost& a : f.added) {
     const double cost = detail::pick(a.total, o);
     if (a.status == Status::New) {
       added.emplace_back(&a, cost);
       delta += cost;
+    } else if (a.status == Status::Removed) {
+      removed.emplace_back(&a, cost);
+      delta -= cost;
     } else {
       possibly.emplace_back(&a, cost);
     }
@@ -82,6 +85,9 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   auto larger = [](const auto& a, const auto& b) { return a.second > b.second; };
   std::stable_sort(added.begin(), added.end(), larger);
   std::stable_sort(possibly.begin(), possibly.end(), larger);
+  std::stable_sort(removed.begin(), removed.end(), larger);
+  double added_total = 0;
+  for (const auto& entry : added) added_total += entry.second;
 
   // The warning's figure is the sum of the products it lists: the prediction is the measured
   // value plus exactly these costs.
@@ -94,8 +100,11 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                 detail::addedCostText(f, *added.front().first, o);
     if (added.size() > 1) {
       d.message += ", + " + std::to_string(added.size() - 1) + " other new call(s) " +
-                   formatDuration(delta - added.front().second);
+                   formatDuration(added_total - added.front().second);
     }
+    if (!removed.empty())
+      d.message += ", − " + std::to_string(removed.size()) + " removed call(s) " +
+                   formatDuration(added_total - delta);
     d.message += " — " + detail::statLabel(o) + " " + formatDuration(m + delta) + " vs " +
                  formatDuration(m) + " in production (warns above +" + formatDuration(limit) + ")";
     out.push_back(d);
@@ -109,6 +118,24 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                      detail::addedCostText(f, *added[i].first, o);
       out.push_back(more);
     }
+  }
+  // Work removed: a predicted improvement is as much a prediction as a regression.
+  if (!removed.empty() && -delta > limit) {
+    Diagnostic d;
+    d.severity = Severity::Information;
+    d.code = "perfhat.improvement";
+    d.range = f.name_range;
+    d.message = "Predicted −" + formatDuration(-delta) + " per call of " + fn + ": " +
+                detail::addedCostText(f, *removed.front().first, o);
+    if (removed.size() > 1)
+      d.message += ", − " + std::to_string(removed.size() - 1) + " other removed call(s) " +
+                   formatDuration(added_total - delta - removed.front().second);
+    if (!added.empty())
+      d.message +=
+          ", + " + std::to_string(added.size()) + " new call(s) " + formatDuration(added_total);
+    d.message += " — " + detail::statLabel(o) + " " + formatDuration(std::max(0.0, m + delta)) +
+                 " vs " + formatDuration(m) + " in production";
+    out.push_back(d);
   }
   // A call that would warn if it were new, but that production's measured time has room for:
   // information, never a warning (DESIGN §10, "What production ran").

@@ -93,8 +93,11 @@ std::optional<double> perIteration(const FunctionInfo& f, const Node& loop, doub
 std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, const Options& o) {
   using Kind = analysis::CostFactor::Kind;
   const bool valid = a.node >= 0 && a.node < static_cast<int>(f.nodes.size());
-  std::string out = (valid ? displayName(f, f.nodes[a.node]) : std::string("call")) + " (" +
-                    formatDuration(pick(a.per_execution, o)) + ")";
+  const bool removed = a.status == analysis::AddedCost::Status::Removed;
+  std::string out = (removed ? "removed " + a.removed_name
+                     : valid ? displayName(f, f.nodes[a.node])
+                             : std::string("call")) +
+                    " (" + formatDuration(pick(a.per_execution, o)) + ")";
   // Loops first as the code nests them, then the weights: the product is the same.
   int loops = 0;
   for (const analysis::CostFactor& k : a.factors) {
@@ -107,6 +110,8 @@ std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, c
   for (const analysis::CostFactor& k : a.factors) {
     if (k.kind == Kind::Branch && k.value != 1) {
       out += " × " + formatCount(k.value * 100) + " % branch";
+    } else if (k.kind == Kind::ProductionCalls && k.value != 1 && k.from < 0) {
+      out += " × " + formatCount(k.value) + " production calls per call";
     } else if (k.kind == Kind::ProductionCalls && k.value != 1) {
       const bool named = k.from >= 0 && k.from < static_cast<int>(f.nodes.size());
       out += " × " + formatCount(k.value) + " (production calls of " +
@@ -116,7 +121,7 @@ std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, c
       out += " × " + formatCount(k.value) + " more calls than production counted";
     }
   }
-  return out + " = " + formatDuration(pick(a.total, o));
+  return out + " = " + (removed ? "−" : "") + formatDuration(pick(a.total, o));
 }
 
 std::string valueWithUnknown(double ns, const Estimate& e) {
@@ -159,6 +164,8 @@ std::string iterationSourceText(analysis::IterationSource s) {
       return "constant trip count";
     case analysis::IterationSource::Annotation:
       return "your estimate (// perfhat: iterations)";
+    case analysis::IterationSource::DataFlow:
+      return "insertions into the container above (at most)";
     case analysis::IterationSource::Default:
       return "default, assumed";
   }

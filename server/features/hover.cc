@@ -148,13 +148,30 @@ void loopBody(std::string& md, const FunctionInfo& f, const Node& loop, const Op
 // the factors the warning prints: the same derivation, so their figures agree.
 void addedCosts(std::string& md, const FunctionInfo& f, const Node& n, const Options& o) {
   using Status = analysis::AddedCost::Status;
-  std::string counted, possibly;
+  std::string counted, possibly, removed;
   for (const analysis::AddedCost& a : f.added) {
     if (n.kind != NodeKind::Function && a.node != n.id) continue;
-    (a.status == Status::New ? counted : possibly) += "- " + detail::addedCostText(f, a, o) + "\n";
+    std::string& list = a.status == Status::New       ? counted
+                        : a.status == Status::Removed ? removed
+                                                      : possibly;
+    list += "- " + detail::addedCostText(f, a, o) +
+            (a.status == Status::Removed && a.removed_line >= 0
+                 ? " (line " + std::to_string(a.removed_line + 1) + " in production)"
+                 : std::string()) +
+            "\n";
   }
   const std::string per = " (" + statLabel(o) + " per call of " + f.name + "())";
+  if (n.kind == NodeKind::Function && f.deployed != analysis::DeployedBody::Unknown &&
+      !f.deployed_revision.empty()) {
+    const std::string rev = f.deployed_revision.substr(0, 12);
+    md += f.deployed == analysis::DeployedBody::Identical
+              ? "Identical to what production ran (" + rev + ").\n\n"
+          : f.deployed == analysis::DeployedBody::Changed
+              ? "Changed since what production ran (" + rev + "): measured − removed + new.\n\n"
+              : "Not in what production ran (" + rev + ").\n\n";
+  }
   if (!counted.empty()) md += "New cost counted in the prediction" + per + ":\n" + counted + "\n";
+  if (!removed.empty()) md += "Gone since production, subtracted" + per + ":\n" + removed + "\n";
   if (!possibly.empty()) {
     md += "Possibly new, not counted" + per +
           ": no call-site data, but the function's measured time leaves room for it, so it may "

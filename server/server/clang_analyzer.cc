@@ -1,5 +1,6 @@
 #include "server/server/clang_analyzer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +41,10 @@ void ClangAnalyzer::configure(const Config& cfg, const std::string& root) {
   config_warnings_.clear();
   analysis::AnalysisOptions o = optionsFrom(cfg, root, config_warnings_);
   // Different flags or rules: rebuild every TU from scratch at its next analysis.
-  if (!(o == options_)) tus_.clear();
+  if (!(o == options_)) {
+    tus_.clear();
+    deployed_units_.clear();
+  }
   options_ = std::move(o);
 }
 
@@ -80,10 +84,61 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const analysis::FeedbackView> view = fetch(analysis::referencedKeys(unit));
   double fetch_ms = msSince(t0);
-  analysis::SnapshotPtr result = analysis::analyze(unit, *view, options_, in.version);
+  analysis::DeployedUnit deployed;
+  if (const Deployed* d = deployedUnit(in.path, cc.args, unit, *view, warnings)) {
+    deployed = {&d->unit, d->revision};
+    // Calls the deployed text made and the document no longer makes need their data too.
+    std::vector<std::string> keys = analysis::referencedKeys(unit);
+    const size_t before = keys.size();
+    std::vector<std::string> more = analysis::referencedKeys(d->unit);
+    keys.insert(keys.end(), more.begin(), more.end());
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (keys.size() > before) view = fetch(keys);
+    fetch_ms = msSince(t0);
+  }
+  analysis::SnapshotPtr result = analysis::analyze(unit, *view, options_, in.version, deployed);
   auto snap = std::make_shared<analysis::Snapshot>(*result);
   snap->fetch_ms = fetch_ms;
   return snap;
+}
+
+const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& path,
+                                                           const std::vector<std::string>& args,
+                                                           const analysis::ParsedUnit& unit,
+                                                           const analysis::FeedbackView& view,
+                                                           std::vector<std::string>& warnings) {
+  if (options_.deployed_revision == "none") return nullptr;
+  std::vector<std::string> versions;
+  for (const analysis::FunctionInfo& f : unit.functions)
+    if (const FeedbackItem* item = view.find(f.key))
+      versions.insert(versions.end(), item->versions.begin(), item->versions.end());
+  std::sort(versions.begin(), versions.end());
+  versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
+  if (versions.empty() && options_.deployed_revision.empty()) return nullptr;
+  const std::string revision =
+      deployed_source_.revisionFor(path, versions, options_.deployed_revision);
+  if (revision.empty()) {
+    if (!options_.deployed_revision.empty())
+      warnings.push_back("analysis.deployed_revision " + options_.deployed_revision +
+                         " is not a commit of the repository holding " + path);
+    return nullptr;
+  }
+  auto it = deployed_units_.find(path);
+  if (it != deployed_units_.end() && it->second.revision == revision && it->second.args == args)
+    return &it->second;
+  std::string error;
+  std::optional<std::string> text = deployed_source_.textAt(path, revision, &error);
+  if (!text) return nullptr;  // a file new since that revision: every function is new
+  std::unique_ptr<analysis::TranslationUnit> tu =
+      analysis::TranslationUnit::parse(path, *text, args, &error);
+  if (!tu) {
+    warnings.push_back("could not parse " + path + " as of " + revision.substr(0, 12) + ": " +
+                       error);
+    return nullptr;
+  }
+  Deployed d{revision, args, analysis::buildAst(*tu, options_)};
+  return &(deployed_units_[path] = std::move(d));
 }
 
 }  // namespace perfhat::server

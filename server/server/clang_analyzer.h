@@ -8,9 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "server/analysis/ast_builder.h"
 #include "server/analysis/options.h"
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
+#include "server/server/deployed_source.h"
 
 namespace perfhat::server {
 
@@ -19,7 +21,10 @@ class ClangAnalyzer : public Analyzer {
   ClangAnalyzer() = default;
   analysis::SnapshotPtr analyze(const AnalysisInput& in, const FeedbackFetch& fetch,
                                 std::vector<std::string>& warnings) override;
-  void close(const std::string& path) override { tus_.erase(path); }
+  void close(const std::string& path) override {
+    tus_.erase(path);
+    deployed_units_.erase(path);
+  }
   void configure(const Config& cfg, const std::string& root) override;
 
   const analysis::AnalysisOptions& options() const { return options_; }
@@ -32,9 +37,22 @@ class ClangAnalyzer : public Analyzer {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
   };
+  // The deployed text of a document, parsed once per revision and flags.
+  struct Deployed {
+    std::string revision;
+    std::vector<std::string> args;
+    analysis::ParsedUnit unit;
+  };
+  // The parsed deployed text of `path` at the revision the feedback names, or nullptr.
+  const Deployed* deployedUnit(const std::string& path, const std::vector<std::string>& args,
+                               const analysis::ParsedUnit& unit, const analysis::FeedbackView& view,
+                               std::vector<std::string>& warnings);
+
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;
   std::map<std::string, Entry> tus_;
+  DeployedSource deployed_source_;
+  std::map<std::string, Deployed> deployed_units_;
 };
 
 }  // namespace perfhat::server

@@ -1,0 +1,281 @@
+// Diff-aware prediction (DESIGN §10, "What production ran"): the code as written against the
+// body production ran, both parsed by libclang; measured − removed + added, node by node.
+#include <gtest/gtest.h>
+
+#include "server/analysis/analyze.h"
+#include "server/analysis/inference.h"
+#include "server/analysis/testing/test_tu.h"
+
+namespace perfhat::analysis {
+namespace {
+
+using testing::findFunction;
+using testing::TestTU;
+
+constexpr double kMs = 1e6;
+
+const char* kHeader = R"src(
+#include <vector>
+struct Task { int id; };
+struct Repo {
+  std::vector<Task> tasks(int story) const;
+  int effort(int task) const;
+  int owner(int task) const;
+  int lookup(int user) const;
+};
+)src";
+
+FeedbackItem measured(const std::string& key, double mean_ns, uint64_t count = 100) {
+  FeedbackItem it;
+  it.key = key;
+  Stats s;
+  s.count = count;
+  s.mean_ns = s.p50_ns = mean_ns;
+  s.p90_ns = 1.2 * mean_ns;
+  s.p99_ns = 1.5 * mean_ns;
+  it.stats = s;
+  return it;
+}
+
+CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent) {
+  CallSiteStats c;
+  c.caller = caller;
+  c.count = 1000;
+  c.mean_ns = c.p50_ns = mean_ns;
+  c.calls_per_parent = calls_per_parent;
+  return c;
+}
+
+struct Both {
+  std::unique_ptr<TestTU::Built> now, deployed;
+  SnapshotPtr snap;
+};
+
+Both analyseAgainst(const std::string& deployed_code, const std::string& code,
+                    const FeedbackView& view) {
+  TestTU was, is;
+  was.code = deployed_code;
+  is.code = code;
+  was.headers = is.headers = {{"repo.h", kHeader}};
+  Both b;
+  b.deployed = was.build();
+  b.now = is.build();
+  b.snap = analyze(b.now->unit, view, is.options, 0, DeployedUnit{&b.deployed->unit, "abc1234"});
+  return b;
+}
+
+const std::string kFn = "total(const Repo &, int)";
+
+// Production: total() 25 ms, of which 45 effort() calls of 0.5 ms in the loop (an N+1).
+InMemoryFeedback nPlusOneData() {
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {siteOf(kFn, 0.5 * kMs, 45)};
+  FeedbackItem total = measured(kFn, 25 * kMs);
+  total.versions = {"abc1234"};
+  return InMemoryFeedback({tasks, effort, total});
+}
+
+const char* kDeployed = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += r.effort(t.id);
+  return sum;
+}
+)src";
+
+TEST(DeployedDiffTest, IdenticalBodyIsMeasuredAsIsWhateverCallSiteDataLacks) {
+  // owner() has no call-site data from total(): without the deployed body it could be new.
+  const char* code = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += r.effort(t.id) + r.owner(t.id);
+  return sum;
+}
+)src";
+  InMemoryFeedback view = nPlusOneData();
+  FeedbackItem owner = measured("Repo::owner(int) const", 3 * kMs);
+  owner.callsites = {siteOf("other()", 3 * kMs, 1)};
+  view.add(owner);
+  Both b = analyseAgainst(code, code, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Identical);
+  EXPECT_TRUE(f->added.empty());
+  EXPECT_FALSE(f->changed);
+  EXPECT_EQ(f->root().estimate.provenance, Provenance::Measured);
+  EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 25 * kMs);
+}
+
+TEST(DeployedDiffTest, LayoutAndCommentsDoNotMakeABodyChanged) {
+  const char* code = R"src(
+#include "repo.h"
+// the sum of the efforts
+int total(const Repo& r,
+          int story) {
+  int sum = 0;  // running total
+  for (const Task& t : r.tasks(story))
+    sum += r.effort(t.id);
+  return sum;
+}
+)src";
+  Both b = analyseAgainst(kDeployed, code, nPlusOneData());
+  EXPECT_EQ(findFunction(*b.snap, kFn)->deployed, DeployedBody::Identical);
+}
+
+TEST(DeployedDiffTest, RemovedCallInALoopIsSubtractedWithProductionsCount) {
+  const char* fixed = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += t.id;
+  return sum;
+}
+)src";
+  Both b = analyseAgainst(kDeployed, fixed, nPlusOneData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  ASSERT_EQ(f->added.size(), 1u);
+  const AddedCost& gone = f->added[0];
+  EXPECT_EQ(gone.status, AddedCost::Status::Removed);
+  EXPECT_EQ(gone.removed_name, "effort()");
+  EXPECT_DOUBLE_EQ(gone.executions, 45);
+  EXPECT_NEAR(gone.total.mean_ns, 22.5 * kMs, 1);
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, 2.5 * kMs, 1);  // 25 − 45 × 0.5
+  EXPECT_TRUE(f->changed);
+}
+
+TEST(DeployedDiffTest, CallMovedIntoALoopIsOneGoneAndOneNew) {
+  const char* before = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = r.effort(story);
+  for (const Task& t : r.tasks(story)) sum += t.id;
+  return sum;
+}
+)src";
+  const char* after = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += t.id + r.effort(story);
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {siteOf(kFn, 0.5 * kMs, 1)};
+  FeedbackItem total = measured(kFn, 3 * kMs);
+  InMemoryFeedback view({tasks, effort, total});
+  Both b = analyseAgainst(before, after, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  double added = 0, removed = 0;
+  for (const AddedCost& a : f->added)
+    (a.status == AddedCost::Status::Removed ? removed : added) += a.total.mean_ns;
+  EXPECT_NEAR(removed, 0.5 * kMs, 1);
+  EXPECT_NEAR(added, 45 * 0.5 * kMs, 1);  // the producer's recorded size
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, (3 - 0.5 + 22.5) * kMs, 1);
+}
+
+TEST(DeployedDiffTest, ReplacedCallSubtractsTheOldAndAddsTheNew) {
+  const char* after = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += r.owner(t.id);
+  return sum;
+}
+)src";
+  InMemoryFeedback view = nPlusOneData();
+  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  owner.callsites = {siteOf("other()", 0.1 * kMs, 1)};
+  view.add(owner);
+  Both b = analyseAgainst(kDeployed, after, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  // 25 − 45 × 0.5 + 45 × 0.1: the replaced call's cost is not kept.
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, (25 - 22.5 + 4.5) * kMs, 1e3);
+}
+
+TEST(DeployedDiffTest, FunctionMissingFromTheDeployedTextIsAbsent) {
+  const char* after = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += r.effort(t.id);
+  return sum;
+}
+int fresh(const Repo& r) { return r.effort(1); }
+)src";
+  Both b = analyseAgainst(kDeployed, after, nPlusOneData());
+  EXPECT_EQ(findFunction(*b.snap, "fresh(const Repo &)")->deployed, DeployedBody::Absent);
+  EXPECT_EQ(findFunction(*b.snap, kFn)->deployed, DeployedBody::Identical);
+}
+
+// A new remote call per element of a set the function fills from a measured collection: the
+// count is the insertions, not the default.
+TEST(DataFlowIterationsTest, LoopOverALocalContainerIsBoundedByItsInsertions) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include <set>
+#include "repo.h"
+int owners(const Repo& r, int story) {
+  std::set<int> ids;
+  for (const Task& t : r.tasks(story)) ids.insert(r.owner(t.id));
+  int sum = 0;
+  for (int id : ids) sum += r.lookup(id);
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  InMemoryFeedback view({tasks, measured("Repo::owner(int) const", 0.1 * kMs),
+                         measured("Repo::lookup(int) const", 1 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "owners(const Repo &, int)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
+  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
+  ASSERT_TRUE(loops[1]->iterations);
+  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
+  EXPECT_EQ(loops[1]->range_var_name, "ids");
+  ASSERT_EQ(loops[1]->fill_sites.size(), 1u);
+}
+
+TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int sum(const Repo& r, int story) {
+  const auto tasks = r.tasks(story);
+  int s = 0;
+  for (const Task& t : tasks) s += r.effort(t.id);
+  return s;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{12, 20};
+  InMemoryFeedback view({tasks, measured("Repo::effort(int) const", 1 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "sum(const Repo &, int)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
+  EXPECT_DOUBLE_EQ(*loops[0]->iterations, 12);
+}
+
+}  // namespace
+}  // namespace perfhat::analysis
