@@ -61,6 +61,30 @@ Distribution fromCallSite(const CallSiteStats& c) {
                       c.count};
 }
 
+// The relative half-width of a z-range around a mean measured over `count` calls: z·SE/mean, with
+// σ from the spread as (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median).
+double relativeError(double mean, double p50, double p90, uint64_t count, double z) {
+  if (count == 0 || mean <= 0 || !(p90 > p50)) return 0;
+  const double sigma = (p90 - p50) / 1.2816;
+  return std::min(1.0, z * sigma / std::sqrt(static_cast<double>(count)) / mean);
+}
+
+void setSpread(Estimate& e, double rel) {
+  e.spread_lo = 1 - rel;
+  e.spread_hi = 1 + rel;
+}
+
+// The range of one cost: its per-execution spread times its factors' ranges.
+void setRange(AddedCost& a, const Estimate& per) {
+  double lo = per.spread_lo, hi = per.spread_hi;
+  for (const CostFactor& f : a.factors) {
+    lo *= f.lo;
+    hi *= f.hi;
+  }
+  a.total_lo = scaleDist(a.per_execution, lo);
+  a.total_hi = scaleDist(a.per_execution, hi);
+}
+
 std::string displayName(const Node& n) {
   return n.callee_name.empty() ? n.callee_key : n.callee_name + "()";
 }
@@ -275,6 +299,11 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       double hi = *std::max_element(y.begin(), y.end());
       predicted = std::clamp(predicted, lo, hi);
       double ratio = overall.mean_ns > 0 ? predicted / overall.mean_ns : 1.0;
+      // This caller's context may be any of the observed ones: the sites' range.
+      if (predicted > 0) {
+        e.spread_lo = lo / predicted;
+        e.spread_hi = hi / predicted;
+      }
       e.provenance = Provenance::Inferred;
       e.dist = scaleDist(fromStats(overall), ratio);
       e.dist.mean_ns = predicted;
@@ -317,6 +346,12 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     e.provenance = Provenance::Inferred;
     e.dist = fromStats(overall);
     e.floor_mean_ns = overall.mean_ns;
+    // Which calls this caller makes (cached or loading, early return or not) is not known: its
+    // mean may lie anywhere in the bulk of the callee's distribution.
+    if (overall.mean_ns > 0) {
+      e.spread_lo = std::min(1.0, overall.p50_ns / overall.mean_ns);
+      e.spread_hi = std::max(1.0, overall.p90_ns / overall.mean_ns);
+    }
     e.derivation.model = "callee-overall";
     e.derivation.summary = formatDuration(overall.mean_ns) + " (" + displayName(node) +
                            " overall, " + std::to_string(overall.count) + " calls)";
@@ -332,6 +367,8 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.provenance = Provenance::Inferred;
       e.dist = body.dist;
       e.floor_mean_ns = body.floor_mean_ns;
+      e.spread_lo = body.spread_lo;
+      e.spread_hi = body.spread_hi;
       e.unknown_parts = body.unknown_parts;
       e.derivation.model = "workspace-body";
       e.derivation.summary =
@@ -556,19 +593,42 @@ std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, cons
       for (int c : p.children) {
         const Node& s = fn.nodes[c];
         if (s.id == cur->id || s.arm != cur->arm || s.production_calls <= 0) continue;
-        out.push_back({CostFactor::Kind::ProductionCalls, s.production_calls, s.id, false});
+        const double k = s.production_calls;
+        out.push_back({CostFactor::Kind::ProductionCalls, k, s.id, false, k, k});
         found = true;
         break;
       }
       if (found) break;
     }
     if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
-      out.push_back({CostFactor::Kind::Iterations, *p.iterations, p.id,
-                     p.iteration_source == IterationSource::Default ||
-                         p.iteration_source == IterationSource::None});
+      const double v = *p.iterations;
+      CostFactor f{CostFactor::Kind::Iterations,
+                   v,
+                   p.id,
+                   p.iteration_source == IterationSource::Default ||
+                       p.iteration_source == IterationSource::None,
+                   v,
+                   v};
+      if (f.assumed) {
+        f.lo = v * options_.default_iterations_low;
+        f.hi = v * options_.default_iterations_high;
+      } else if (p.iteration_source == IterationSource::DataFlow) {
+        f.lo = v * options_.dataflow_low;
+      } else if (p.iteration_source == IterationSource::ProducerSize) {
+        // The recorded mean over every caller; this one's collections may be as large as the
+        // p90, or as much below the mean as the p90 is above it.
+        MatchResult producer = matcher_.match(p.producer_key, p.producer_mangled);
+        if (producer.item && producer.item->result_size && producer.item->result_size->p90 > v) {
+          f.hi = producer.item->result_size->p90;
+          f.lo = v * v / f.hi;
+        }
+      }
+      out.push_back(f);
     } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
       // Branch weights come from priors or equal arms (the data has no branch counts).
-      out.push_back({CostFactor::Kind::Branch, *p.armProbability(cur->arm), p.id, true});
+      const double v = *p.armProbability(cur->arm);
+      out.push_back({CostFactor::Kind::Branch, v, p.id, true, v * options_.branch_prior_low,
+                     std::min(1.0, v * options_.branch_prior_high)});
     }
   }
   std::reverse(out.begin(), out.end());
@@ -693,6 +753,26 @@ Distribution subtractDist(const Distribution& a, const Distribution& b) {
 
 }  // namespace
 
+Estimate::Interval Inference::intervalOf(const Node& root,
+                                         const std::vector<AddedCost>& costs) const {
+  const Distribution& m = root.estimate.dist;
+  double rel = 0;
+  if (root.measured)
+    rel = relativeError(root.measured->mean_ns, root.measured->p50_ns, root.measured->p90_ns,
+                        root.measured->count, options_.interval_z);
+  Distribution lo = scaleDist(m, 1 - rel), hi = scaleDist(m, 1 + rel);
+  for (const AddedCost& a : costs) {
+    if (a.status == AddedCost::Status::New) {
+      lo = addDist(lo, a.total_lo);
+      hi = addDist(hi, a.total_hi);
+    } else if (a.status == AddedCost::Status::Removed) {
+      lo = subtractDist(lo, a.total_hi);
+      hi = subtractDist(hi, a.total_lo);
+    }
+  }
+  return {lo, hi};
+}
+
 void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {
   // The deployed body with production data attached: what each of its calls cost there.
   analysing_deployed_ = true;
@@ -729,6 +809,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     a.factors = executionFactors(fn, n);
     a.executions = product(a.factors, false);
     a.total = scaleDist(a.per_execution, a.executions);
+    setRange(a, n.estimate);
     a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
     fn.added.push_back(std::move(a));
   }
@@ -742,12 +823,14 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     a.per_execution = o.estimate.dist;
     // Production counted this very call: its count per call of the function is what goes away.
     if (o.production_calls > 0)
-      a.factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false}};
+      a.factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false,
+                    o.production_calls, o.production_calls}};
     else
       a.factors = executionFactors(old, o);
     for (CostFactor& f : a.factors) f.from = -1;  // nodes of the deployed text
     a.executions = product(a.factors, false);
     a.total = scaleDist(a.per_execution, a.executions);
+    setRange(a, o.estimate);
     a.floor_ns = o.estimate.floor_mean_ns * product(a.factors, true);
     fn.added.push_back(std::move(a));
   }
@@ -775,6 +858,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   const Distribution& m = root.estimate.dist;
   e.dist = subtractDist(addDist(m, added), removed);
   e.dist.samples = m.samples;
+  e.interval = intervalOf(root, fn.added);
   e.floor_mean_ns = e.dist.mean_ns;
   e.unknown_parts = unknown_new;
   e.derivation.model = "diff";
@@ -841,6 +925,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromCallSite(*site);
           n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
+          setSpread(n.estimate, relativeError(site->mean_ns, site->p50_ns, site->p90_ns,
+                                              site->count, options_.interval_z));
           n.estimate.derivation.model = "measured";
           n.estimate.derivation.summary =
               "production call site " + fn.name + "() → " + displayName(n);
@@ -855,6 +941,9 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromStats(*item->stats);
           n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
+          setSpread(n.estimate,
+                    relativeError(item->stats->mean_ns, item->stats->p50_ns, item->stats->p90_ns,
+                                  item->stats->count, options_.interval_z));
           n.estimate.derivation.model = "measured";
           n.estimate.derivation.summary =
               "production: " + displayName(n) + " mean " + formatDuration(item->stats->mean_ns);
@@ -971,6 +1060,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     a.factors = executionFactors(fn, n);
     a.executions = product(a.factors, false);
     a.total = scaleDist(a.per_execution, a.executions);
+    setRange(a, n.estimate);
     a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
     a.room_ns = room;
     a.status = a.floor_ns > room ? AddedCost::Status::New : AddedCost::Status::PossiblyNew;
@@ -1002,9 +1092,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     AddedCost a;
     a.node = any->id;
     a.per_execution = any->estimate.dist;
-    a.factors = {{CostFactor::Kind::ExtraCalls, extra, -1, !beyond(expected_data)}};
+    a.factors = {{CostFactor::Kind::ExtraCalls, extra, -1, !beyond(expected_data), extra, extra}};
     a.executions = extra;
     a.total = scaleDist(a.per_execution, extra);
+    setRange(a, any->estimate);
     a.floor_ns = beyond(expected_data)
                      ? any->estimate.floor_mean_ns * (expected_data - site->calls_per_parent)
                      : 0;
@@ -1039,6 +1130,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     e.provenance = Provenance::Inferred;
     e.dist = addDist(root.estimate.dist, added);
     e.dist.samples = root.estimate.dist.samples;
+    e.interval = intervalOf(root, fn.added);
     e.floor_mean_ns = root.estimate.dist.mean_ns;
     e.derivation.model = "sum";
     e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +

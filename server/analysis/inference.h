@@ -51,6 +51,9 @@ class Inference {
   // Code as written against the deployed body: fn.added gets every call that is new and every
   // call that is gone, each with its executions per call of the function.
   void diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed);
+  // The likely range of a measured function's prediction: the measurement's z-range, plus the
+  // new costs' ranges, less the removed ones'.
+  Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs) const;
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
   // How often `n` runs per call of the function, as factors (outermost first): the production

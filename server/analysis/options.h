@@ -71,6 +71,18 @@ struct AnalysisOptions {
   // feedback (a service.version naming a commit of the workspace's git), "none" turns the
   // comparison off, anything else is a commit to compare against.
   std::string deployed_revision;
+  // Assumption ranges, for the intervals on predictions: what an assumed factor may really be.
+  // A default loop count lies between default_iterations_low and default_iterations_high times
+  // the default; a branch taken with a static prior p between p·branch_prior_low and
+  // min(1, p·branch_prior_high); a container bounded by its insertions holds between
+  // dataflow_low times and all of them (duplicates dropped). z: the normal quantile of the range
+  // (1.2816: p10–p90) applied to standard errors of measurements.
+  double default_iterations_low = 0.1;
+  double default_iterations_high = 3;
+  double branch_prior_low = 0.5;
+  double branch_prior_high = 2;
+  double dataflow_low = 0.5;
+  double interval_z = 1.2816;
   bool operator==(const AnalysisOptions&) const = default;
 };
 

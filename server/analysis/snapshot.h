@@ -69,6 +69,18 @@ struct Estimate {
   // count is the configured default count 0 times, a branch counts its cheapest arm. Used to
   // test a prediction against what production measured (DESIGN §10, "What production ran").
   double floor_mean_ns = 0;
+  // How far the value may lie from `dist`, as factors of it (about p10 and p90 of what it rests
+  // on): the measurement's standard error, the spread of the call sites it was learned from, the
+  // callee's own distribution when this caller's context is not known.
+  double spread_lo = 1;
+  double spread_hi = 1;
+  // Predictions of a function production measured: the likely range of the prediction, from
+  // the measurement's uncertainty and every added or removed cost's range.
+  struct Interval {
+    Distribution lo;
+    Distribution hi;
+  };
+  std::optional<Interval> interval;
   bool known() const { return provenance != Provenance::Unknown; }
 };
 
@@ -172,6 +184,10 @@ struct CostFactor {
   // production count gives the executions (-1 for ExtraCalls).
   int from = -1;
   bool assumed = false;  // default iteration count or a branch weight without branch data
+  // The range `value` may take: the same where data gives it, the assumption's stated range
+  // otherwise (AnalysisOptions, "assumption ranges").
+  double lo = 1;
+  double hi = 1;
 };
 
 // A cost the code as written adds to a function production measured: a call without call-site
@@ -189,6 +205,7 @@ struct AddedCost {
   std::vector<CostFactor> factors;  // outermost first; their product is `executions`
   double executions = 1;
   Distribution total;  // per_execution × executions: the cost per call of the function
+  Distribution total_lo, total_hi;  // its range: the per-execution spread × the factors' ranges
   // Consistency test (DESIGN §10): the expected cost resting on data only (assumed factors count
   // 0) against the function's measured mean less what its measured calls account for.
   double floor_ns = 0;

@@ -55,6 +55,31 @@ Range anchorOf(const FunctionInfo& f, const analysis::AddedCost& a) {
   return f.name_range;
 }
 
+// The assumptions a set of costs rests on, once each: "default 10 iterations, branch prior 62.5 %".
+std::string restsOn(const FunctionInfo& f,
+                    const std::vector<std::pair<const analysis::AddedCost*, double>>& costs) {
+  std::vector<std::string> seen;
+  for (const auto& [a, cost] : costs) {
+    for (const analysis::CostFactor& k : a->factors) {
+      std::string what;
+      const bool node = k.from >= 0 && k.from < static_cast<int>(f.nodes.size());
+      if (k.kind == analysis::CostFactor::Kind::Iterations && k.assumed)
+        what = "assumed " + formatCount(k.value) + " iterations";
+      else if (k.kind == analysis::CostFactor::Kind::Iterations && node &&
+               f.nodes[k.from].iteration_source == analysis::IterationSource::DataFlow)
+        what = formatCount(k.value) + " iterations bounded by the insertions into " +
+               f.nodes[k.from].range_var_name;
+      else if (k.kind == analysis::CostFactor::Kind::Branch && k.assumed)
+        what = "branch prior " + formatCount(k.value * 100) + " %";
+      if (!what.empty() && std::find(seen.begin(), seen.end(), what) == seen.end())
+        seen.push_back(what);
+    }
+  }
+  std::string out;
+  for (const std::string& s : seen) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
 void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
   if (f.nodes.empty() || f.added.empty()) return;
   const Node& root = f.root();
@@ -107,6 +132,12 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                    formatDuration(added_total - delta);
     d.message += " — " + detail::statLabel(o) + " " + formatDuration(m + delta) + " vs " +
                  formatDuration(m) + " in production (warns above +" + formatDuration(limit) + ")";
+    if (f.root().estimate.interval)
+      d.message +=
+          "; likely " + formatDurationRange(detail::pick(f.root().estimate.interval->lo, o),
+                                            detail::pick(f.root().estimate.interval->hi, o));
+    if (const std::string assumed = restsOn(f, added); !assumed.empty())
+      d.message += "; rests on " + assumed;
     out.push_back(d);
     for (size_t i = 1; i < added.size(); ++i) {
       if (!(added[i].second > limit)) break;  // sorted: none after
@@ -118,6 +149,24 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                      detail::addedCostText(f, *added[i].first, o);
       out.push_back(more);
     }
+  }
+  // Only the upper part of the likely range crosses the threshold: a possible regression, said
+  // as such, never a warning.
+  const auto& interval = f.root().estimate.interval;
+  if (f.changed && !added.empty() && !(delta > limit) && interval &&
+      detail::pick(interval->hi, o) - m > limit) {
+    Diagnostic d;
+    d.severity = Severity::Information;
+    d.code = "perfhat.possible-regression";
+    d.range = anchorOf(f, *added.front().first);
+    d.message = "Possible regression: predicted " + std::string(delta >= 0 ? "+" : "−") +
+                formatDuration(std::abs(delta)) + " per call of " + fn + " (under the +" +
+                formatDuration(limit) + " threshold), but the likely range reaches " +
+                formatDuration(detail::pick(interval->hi, o)) + " vs " + formatDuration(m) +
+                " in production: " + detail::addedCostText(f, *added.front().first, o);
+    if (const std::string assumed = restsOn(f, added); !assumed.empty())
+      d.message += "; rests on " + assumed;
+    out.push_back(d);
   }
   // Work removed: a predicted improvement is as much a prediction as a regression.
   if (!removed.empty() && -delta > limit) {

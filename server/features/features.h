@@ -102,6 +102,8 @@ std::vector<CodeAction> codeActions(const Snapshot& s, const Range& range, const
 // Formatting used by every feature, so the editor and --check print the same figures.
 std::string formatDuration(double ns);  // "850 ns", "12.4 ms", "1.24 s"
 std::string formatCount(double n);      // "950", "1.2k", "3.4M"
+// A range of durations: "18.0–31.2 ms", "850 µs–1.20 ms" (the unit once when both share it).
+std::string formatDurationRange(double lo_ns, double hi_ns);
 // Signed relative change: "+820 %", "-12 %", "+4.5 %".
 std::string formatPercent(double fraction);
 

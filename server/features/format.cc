@@ -55,6 +55,15 @@ std::string formatDuration(double ns) {
   return "?";  // unreachable: the last unit has no limit
 }
 
+std::string formatDurationRange(double lo_ns, double hi_ns) {
+  const std::string lo = formatDuration(lo_ns), hi = formatDuration(hi_ns);
+  const size_t lo_space = lo.rfind(' '), hi_space = hi.rfind(' ');
+  if (lo_space != std::string::npos && hi_space != std::string::npos &&
+      lo.substr(lo_space) == hi.substr(hi_space))
+    return lo.substr(0, lo_space) + "–" + hi;
+  return lo + "–" + hi;
+}
+
 std::string formatCount(double n) {
   if (!std::isfinite(n)) return "?";
   if (n < 0) return "-" + formatCount(-n);

@@ -241,6 +241,11 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
             " part(s) without data are not counted";
     }
     md += "\n\n";
+    if (n.estimate.interval)
+      md +=
+          "Likely range " +
+          formatDurationRange(pick(n.estimate.interval->lo, o), pick(n.estimate.interval->hi, o)) +
+          " (about p10–p90: the measurement's uncertainty and each cost's range)\n\n";
   }
 
   if (n.kind == NodeKind::Function && f.changed && n.measured && v.ns &&

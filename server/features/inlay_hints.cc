@@ -107,6 +107,11 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
   // so the figure after the signature reads as "what this code will cost vs. what it costs now".
   if (n.kind == analysis::NodeKind::Function && v.kind == HintKind::Predicted && n.measured &&
       n.measured->count > 0) {
+    if (n.estimate.interval)
+      h.label +=
+          " (" +
+          formatDurationRange(pick(n.estimate.interval->lo, o), pick(n.estimate.interval->hi, o)) +
+          ")";
     h.label += " (prod " + formatDuration(pick(*n.measured, o)) + ")";
   }
   if (n.kind == analysis::NodeKind::Branch && n.branch_probability) {
