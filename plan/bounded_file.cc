@@ -1,0 +1,34 @@
+#include "plan/bounded_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace perfhat::plan {
+
+bool readBoundedFile(const std::string& path, std::size_t max_bytes, std::string& out,
+                     std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  out.clear();
+  char buffer[1 << 16];
+  while (in) {
+    in.read(buffer, sizeof buffer);
+    std::size_t got = static_cast<std::size_t>(in.gcount());
+    if (out.size() + got > max_bytes) {
+      error = path + " is larger than " + std::to_string(max_bytes) + " bytes";
+      return false;
+    }
+    out.append(buffer, got);
+  }
+  if (in.bad()) {
+    error = "cannot read " + path;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace perfhat::plan
