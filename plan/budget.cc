@@ -183,19 +183,54 @@ bool solveRates(const std::vector<EventClass>& classes, double max_f, RatePlan& 
 std::vector<PinnedRatePlan> pinnedRateAlternatives(const std::vector<EventClass>& classes,
                                                    double max_f, const RatePlan& best,
                                                    std::size_t limit) {
+  // Pinning class k reports Δ_k = F_k − rate_k more, taken back from the cheapest reported rates
+  // above their floors (the greedy's tail), skipping k's own. Prefix sums over the tail give each
+  // k's value in O(log n); only the `limit` best are then solved in full.
   const std::vector<std::size_t> order = byWeightDescending(classes);
-  std::vector<PinnedRatePlan> out;
-  for (std::size_t k = 0; k < classes.size(); ++k) {
+  const std::size_t n = classes.size();
+  std::vector<double> amount(n), position_start(n, 0);
+  std::vector<double> cum_amount{0}, cum_loss{0};
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const EventClass& c = classes[*it];
+    amount[*it] = best.fraction[*it] * c.frequency_hz - c.min_rate_hz;
+    if (amount[*it] <= 0) continue;
+    position_start[*it] = cum_amount.back();
+    cum_amount.push_back(cum_amount.back() + amount[*it]);
+    cum_loss.push_back(cum_loss.back() + amount[*it] * c.weight);
+  }
+  // Value lost by removing the first x of the tail.
+  auto loss = [&](double x) {
+    std::size_t m = std::upper_bound(cum_amount.begin(), cum_amount.end(), x) - cum_amount.begin();
+    if (m >= cum_amount.size()) return cum_loss.back();
+    double weight = (cum_loss[m] - cum_loss[m - 1]) / (cum_amount[m] - cum_amount[m - 1]);
+    return cum_loss[m - 1] + (x - cum_amount[m - 1]) * weight;
+  };
+  struct Candidate {
+    double value;
+    std::size_t pinned;
+  };
+  std::vector<Candidate> candidates;
+  const double tol = fitTolerance(max_f);
+  for (std::size_t k = 0; k < n; ++k) {
     if (best.fraction[k] >= 1.0) continue;
+    const EventClass& c = classes[k];
+    double own = std::max(0.0, amount[k]);
+    double delta = c.frequency_hz - best.fraction[k] * c.frequency_hz;
+    if (delta > cum_amount.back() - own + tol) continue;  // the floors leave no room
+    double lost =
+        own > 0 && position_start[k] < delta ? loss(delta + own) - own * c.weight : loss(delta);
+    candidates.push_back({best.value + delta * c.weight - lost, k});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.value > b.value; });
+  std::vector<PinnedRatePlan> out;
+  for (const Candidate& cand : candidates) {
+    if (out.size() == limit) break;
     PinnedRatePlan p;
-    p.pinned = k;
-    if (solveRatesInOrder(classes, max_f, order, static_cast<long>(k), p.plan))
+    p.pinned = cand.pinned;
+    if (solveRatesInOrder(classes, max_f, order, static_cast<long>(cand.pinned), p.plan))
       out.push_back(std::move(p));
   }
-  std::stable_sort(out.begin(), out.end(), [](const PinnedRatePlan& a, const PinnedRatePlan& b) {
-    return a.plan.value > b.plan.value;
-  });
-  if (out.size() > limit) out.resize(limit);
   return out;
 }
 

@@ -34,7 +34,7 @@ bool solveRates(const std::vector<EventClass>& classes, double max_f, RatePlan& 
                 long pinned = -1);
 
 // Base-case alternatives for "always trace this class": for each class the optimum does not
-// report in full, the best plan that does; the `limit` best of them. O(n^2).
+// report in full, the best plan that does; the `limit` best of them. O(n log n).
 struct PinnedRatePlan {
   std::size_t pinned = 0;
   RatePlan plan;

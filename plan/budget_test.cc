@@ -274,6 +274,30 @@ TEST(BudgetProperties, GreedyEqualsTheLinearProgramOptimum) {
   }
 }
 
+// The prefix-sum shortcut against solving every pinned plan in full.
+TEST(BudgetProperties, PinnedAlternativesMatchSolvingEachPin) {
+  std::mt19937_64 rng(2718);
+  for (int instance = 0; instance < 3000; ++instance) {
+    auto classes = randomInstance(rng, 1 + rng() % 9, true);
+    double max_f = totalFrequency(classes) * std::uniform_real_distribution<double>(0, 1.1)(rng);
+    RatePlan best;
+    if (!solveRates(classes, max_f, best)) continue;
+    std::vector<double> expected;
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      RatePlan pinned;
+      if (best.fraction[k] < 1.0 && solveRates(classes, max_f, pinned, static_cast<long>(k)))
+        expected.push_back(pinned.value);
+    }
+    std::sort(expected.rbegin(), expected.rend());
+    if (expected.size() > 3) expected.resize(3);
+    auto alts = pinnedRateAlternatives(classes, max_f, best, 3);
+    ASSERT_EQ(alts.size(), expected.size()) << "instance " << instance;
+    for (std::size_t i = 0; i < alts.size(); ++i)
+      ASSERT_NEAR(alts[i].plan.value, expected[i], 1e-7 * std::max(1.0, expected[i]))
+          << "instance " << instance << " rank " << i;
+  }
+}
+
 // Independent of the solver's running sums: the definition, subset by subset.
 double bruteForceProbingOptimum(const std::vector<EventClass>& c, double max_f) {
   double best = -1;
