@@ -264,4 +264,42 @@ TEST_F(PlanCli, VariantsErrorsExitTwoWithAReason) {
   }
 }
 
+// §1.11 of the extract: with every site running every unit equally often, the variants' overhead
+// is exactly h/|U| and RB's coverage min(1, n·h/|U|), whatever the corpus.
+TEST_F(PlanCli, SimulateDatasetIndependentChecks) {
+  std::string u = units(40);
+  ToolRun plan = run({"variants", "--units", u, "--h-bound", "4", "--variants", "6", "--strategy",
+                      "rb", "--seed", "3", "--replicas", "12"});
+  ASSERT_EQ(plan.rc, 0) << plan.err;
+  std::string manifest = write("manifest.json", plan.out);
+  std::string trace = "# site\tkey\n";
+  for (int site = 0; site < 12; ++site)
+    for (int i = 0; i < 40; ++i)
+      for (int repeat = 0; repeat < 3; ++repeat)
+        trace += std::to_string(site) + "\tns::f" + std::to_string(i) + "(int, char) const\n";
+  std::string trace_path = write("trace.tsv", trace);
+  ToolRun r = run({"simulate", "--manifest", manifest, "--trace", trace_path, "--seed", "1"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["records"], 12 * 40 * 3);
+  EXPECT_EQ(j["sites"], 12);
+  EXPECT_EQ(j["hot_k"], 2);  // 5 % of 40
+  EXPECT_EQ(j["techniques"][0]["name"], "variants");
+  EXPECT_NEAR(j["techniques"][0]["overhead"].get<double>(), 10.0, 1e-9);  // 4 / 40
+  EXPECT_NEAR(j["techniques"][0]["coverage"].get<double>(), 60.0, 1e-9);  // 24 slots / 40
+  // Dynamic samples about 1 in 50.5 records.
+  EXPECT_NEAR(j["techniques"][1]["overhead"].get<double>(), 100 / 50.5, 0.8);
+
+  ToolRun bad = run({"simulate", "--manifest", manifest, "--trace", write("bad.tsv", "0 f()\n")});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find("trace line 1: expected SITE<TAB>FUNCTION KEY"), std::string::npos)
+      << bad.err;
+  ToolRun site = run({"simulate", "--manifest", manifest, "--trace", write("s.tsv", "12\tf\n")});
+  EXPECT_EQ(site.rc, 2);
+  EXPECT_NE(site.err.find("site 12"), std::string::npos) << site.err;
+  ToolRun notmanifest = run({"simulate", "--manifest", trace_path, "--trace", trace_path});
+  EXPECT_EQ(notmanifest.rc, 2);
+  EXPECT_NE(notmanifest.err.find("manifest"), std::string::npos);
+}
+
 }  // namespace

@@ -30,7 +30,16 @@ struct VariantsOptions {
   std::optional<std::size_t> replicas;
 };
 
+struct SimulateOptions {
+  std::string manifest_path;
+  std::string trace_path;
+  double top_percent = 5;
+  std::uint64_t max_skip = 99;  // Dynamic: uniform skip in [0, max_skip] between samples
+  std::optional<std::uint64_t> seed;
+};
+
 int runBudget(const BudgetOptions& options);
 int runVariants(const VariantsOptions& options);
+int runSimulate(const SimulateOptions& options);
 
 }  // namespace perfhat::plan

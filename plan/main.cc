@@ -1,6 +1,8 @@
 // perfhat-plan: planning what to collect.
 //   budget    which event classes to trace and at what rate to sample the rest (seed 002)
 //   variants  which probes each deployed variant carries (seed 000)
+//   simulate  what a release's variants would have seen of a full trace (seed 000's award
+//   functions)
 #include <CLI/CLI.hpp>
 
 #include "plan/commands.h"
@@ -59,6 +61,24 @@ int main(int argc, char** argv) {
   v->add_option("--replicas", variants.replicas,
                 "replicas to assign variants to, round-robin (default: one per variant)");
 
+  SimulateOptions simulate;
+  CLI::App* s = app.add_subcommand(
+      "simulate",
+      "Replay a full-trace corpus (lines SITE<TAB>FUNCTION KEY) through a manifest's variant "
+      "masks; prints coverage, top hot-spot identification and overhead against full tracing, "
+      "for the variants, Dynamic (Bernoulli) sampling and Dynamic on top of the variants.");
+  s->set_version_flag("--version", version);
+  s->add_option("--manifest", simulate.manifest_path, "release manifest of perfhat-plan variants")
+      ->required();
+  s->add_option("--trace", simulate.trace_path, "full trace: one SITE<TAB>FUNCTION KEY a line")
+      ->required();
+  s->add_option("--top-percent", simulate.top_percent,
+                "hot spots: this share of the units (default 5)");
+  s->add_option(
+      "--max-skip", simulate.max_skip,
+      "Dynamic: uniform skip in [0, N] records between samples (default 99, the paper's)");
+  s->add_option("--seed", simulate.seed, "random seed of the Dynamic sampling");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -72,5 +92,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (b->parsed()) return runBudget(budget);
+  if (s->parsed()) return runSimulate(simulate);
   return runVariants(variants);
 }
