@@ -49,7 +49,7 @@ Simulator::Simulator(const ManifestMasks& m, double top_percent,
 }
 
 std::size_t Simulator::unitIndex(std::string_view key) {
-  auto it = index_.find(std::string(key));
+  auto it = index_.find(key);
   if (it != index_.end()) return it->second;
   std::size_t u = keys_.size();
   index_.emplace(std::string(key), u);
@@ -105,7 +105,9 @@ SimulationResult Simulator::finish() const {
   r.hot_k = std::max<std::size_t>(1, std::llround(top_percent_ / 100.0 * universe));
   const std::set<std::size_t> full_top = topUnits(asDouble(full_), keys_, r.hot_k);
 
-  auto score = [&](const char* name, const std::vector<std::uint64_t>& seen, bool sampled) {
+  // `masked`: the technique sees a unit only on sites whose variant probes it (its exposure).
+  auto score = [&](const char* name, const std::vector<std::uint64_t>& seen, bool masked,
+                   bool sampled) {
     TechniqueScore t;
     t.name = name;
     t.sampled = sampled;
@@ -120,14 +122,14 @@ SimulationResult Simulator::finish() const {
     t.top_hotspots = overlap(asDouble(seen));
     std::vector<double> normalised(n, 0.0);
     for (std::size_t u = 0; u < n; ++u)
-      normalised[u] = exposure[u] > 0 ? seen[u] / exposure[u] : double(seen[u]);
+      normalised[u] = masked && exposure[u] > 0 ? seen[u] / exposure[u] : double(seen[u]);
     t.top_hotspots_normalised = overlap(normalised);
     t.overhead = percent(std::accumulate(seen.begin(), seen.end(), 0.0), records_);
     return t;
   };
-  r.techniques.push_back(score("variants", masked_, false));
-  r.techniques.push_back(score("dynamic", dynamic_, true));
-  r.techniques.push_back(score("dynamic+variants", dynamic_masked_, true));
+  r.techniques.push_back(score("variants", masked_, true, false));
+  r.techniques.push_back(score("dynamic", dynamic_, false, true));
+  r.techniques.push_back(score("dynamic+variants", dynamic_masked_, true, true));
   return r;
 }
 

@@ -68,7 +68,12 @@ class Simulator {
   double top_percent_;
   std::size_t inventory_units_;
   std::function<std::uint64_t()> skip_;
-  std::unordered_map<std::string, std::size_t> index_;
+  // Looked up by string_view: no allocation per trace record.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  std::unordered_map<std::string, std::size_t, KeyHash, std::equal_to<>> index_;
   std::vector<std::string> keys_;
   std::vector<std::uint64_t> full_, masked_, dynamic_, dynamic_masked_;
   std::uint64_t records_ = 0;

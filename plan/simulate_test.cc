@@ -47,7 +47,8 @@ TEST(Simulate, DynamicHandComputed) {
   // Site 0 samples a (2nd) and c (4th); site 1 samples b and the first d.
   EXPECT_DOUBLE_EQ(d.coverage, 100.0);
   EXPECT_DOUBLE_EQ(d.overhead, 100.0 * 4 / 9);
-  EXPECT_DOUBLE_EQ(d.top_hotspots, 50.0);  // all at 1: by key {a, b}; Full {a, d}
+  EXPECT_DOUBLE_EQ(d.top_hotspots, 50.0);             // all at 1: by key {a, b}; Full {a, d}
+  EXPECT_DOUBLE_EQ(d.top_hotspots_normalised, 50.0);  // every probe on: nothing to normalise
   const TechniqueScore& dv = r.techniques.at(2);
   EXPECT_EQ(dv.name, "dynamic+variants");
   // Masked streams: site 0 a a a → the 2nd a; site 1 c → nothing.
