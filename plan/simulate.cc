@@ -41,9 +41,12 @@ Simulator::Simulator(const ManifestMasks& m, double top_percent,
   for (const auto& variant : m.variants)
     for (const std::string& key : variant) unitIndex(key);
   manifest_units_ = keys_.size();
-  masks_.assign(m.variants.size(), std::vector<bool>(manifest_units_, false));
-  for (std::size_t v = 0; v < m.variants.size(); ++v)
-    for (const std::string& key : m.variants[v]) masks_[v][index_.at(key)] = true;
+  masks_.resize(m.variants.size());
+  for (std::size_t v = 0; v < m.variants.size(); ++v) {
+    for (const std::string& key : m.variants[v]) masks_[v].push_back(index_.find(key)->second);
+    std::sort(masks_[v].begin(), masks_[v].end());
+    masks_[v].erase(std::unique(masks_[v].begin(), masks_[v].end()), masks_[v].end());
+  }
   sites_.resize(m.assignment.size());
   for (std::size_t r = 0; r < m.assignment.size(); ++r) sites_[r].variant = m.assignment[r];
 }
@@ -59,13 +62,16 @@ std::size_t Simulator::unitIndex(std::string_view key) {
 }
 
 bool Simulator::probed(std::size_t variant, std::size_t unit) const {
-  return unit < manifest_units_ && variant < masks_.size() && masks_[variant][unit];
+  return unit < manifest_units_ && variant < masks_.size() &&
+         std::binary_search(masks_[variant].begin(), masks_[variant].end(), unit);
 }
 
 std::string Simulator::record(std::size_t site, std::string_view key) {
   if (site >= sites_.size())
     return "site " + std::to_string(site) + " has no variant in the manifest's assignment (" +
            std::to_string(sites_.size()) + " replicas; plan with --replicas)";
+  if (keys_.size() >= kMaxSimulatedUnits && index_.find(key) == index_.end())
+    return "more than " + std::to_string(kMaxSimulatedUnits) + " distinct function keys";
   Site& s = sites_[site];
   if (!s.seen) {
     s.seen = true;
@@ -97,7 +103,7 @@ SimulationResult Simulator::finish() const {
   for (const Site& s : sites_) {
     if (!s.seen) continue;
     ++r.sites;
-    for (std::size_t u = 0; u < manifest_units_; ++u) exposure[u] += probed(s.variant, u);
+    for (std::size_t u : masks_[s.variant]) exposure[u] += 1;
   }
   for (double& e : exposure) e = r.sites ? e / r.sites : 0;
   r.units_executed = std::count_if(full_.begin(), full_.end(), [](auto c) { return c > 0; });

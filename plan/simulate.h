@@ -26,6 +26,9 @@
 
 namespace perfhat::plan {
 
+// Distinct function keys a simulation keeps counts for (memory stays bounded on any trace).
+inline constexpr std::size_t kMaxSimulatedUnits = 20'000'000;
+
 struct ManifestMasks {
   std::size_t inventory_units = 0;                 // |U| of the release
   std::vector<std::vector<std::string>> variants;  // unit keys per variant
@@ -62,8 +65,8 @@ class Simulator {
   std::size_t unitIndex(std::string_view key);
   bool probed(std::size_t variant, std::size_t unit) const;
 
-  std::size_t manifest_units_ = 0;  // keys of the masks: indices [0, manifest_units_)
-  std::vector<std::vector<bool>> masks_;
+  std::size_t manifest_units_ = 0;               // keys of the masks: indices [0, manifest_units_)
+  std::vector<std::vector<std::size_t>> masks_;  // per variant: unit indices, ascending
   std::vector<Site> sites_;
   double top_percent_;
   std::size_t inventory_units_;

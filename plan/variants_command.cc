@@ -18,6 +18,8 @@ namespace {
 // A manifest holds n·h_bound keys; beyond this it would not fit in memory comfortably.
 constexpr std::size_t kMaxProbeSlots = 50'000'000;
 constexpr std::size_t kMaxReplicas = 1'000'000;
+// Balanced strategies look at every unit for every variant: bounded time on any input.
+constexpr std::size_t kMaxVariantUnitWork = 2'000'000'000;
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "perfhat-plan variants: %s\n", message.c_str());
@@ -56,6 +58,10 @@ int runVariants(const VariantsOptions& o) {
   if (o.h_bound > units.size())
     return fail("--h-bound " + std::to_string(o.h_bound) + " is more than the " +
                 std::to_string(units.size()) + " units of " + o.units_path);
+
+  if (o.variants > kMaxVariantUnitWork / units.size())
+    return fail("--variants × units is more than " + std::to_string(kMaxVariantUnitWork) + " (" +
+                std::to_string(o.variants) + " × " + std::to_string(units.size()) + ")");
 
   History history;
   history.counts.assign(units.size(), 0);
