@@ -70,7 +70,7 @@ class PlanCli : public ::testing::Test {
   std::string units(std::size_t n) {
     std::string text = "# probe inventory\n";
     for (std::size_t i = 0; i < n; ++i) text += "ns::f" + std::to_string(i) + "(int, char) const\n";
-    return write("units.txt", text);
+    return write("units-" + std::to_string(n) + ".txt", text);
   }
   fs::path dir_;
 };
@@ -224,6 +224,7 @@ TEST_F(PlanCli, RbmContinuesFromTheHistory) {
 }
 
 TEST_F(PlanCli, VariantsErrorsExitTwoWithAReason) {
+  std::string many = units(100);
   std::string u = units(5);
   std::string binary = write("binary", std::string("\x7f"
                                                    "ELF\0\0\0",
@@ -255,6 +256,8 @@ TEST_F(PlanCli, VariantsErrorsExitTwoWithAReason) {
        "--release"},
       {{"variants", "--units", u, "--h-bound", "-1", "--variants", "1"}, "--h-bound"},
       {{"variants", "--h-bound", "1", "--variants", "1"}, "--units"},
+      {{"variants", "--units", many, "--h-bound", "1", "--variants", "40000000", "--replicas", "1"},
+       "--variants × units"},
   };
   for (const Case& c : cases) {
     ToolRun r = run(c.args);

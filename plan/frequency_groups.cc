@@ -90,8 +90,11 @@ std::vector<Block> frequencyBlocks(const std::vector<std::string>& units,
     ++blocks[pick].bound;
     ++given;
   }
-  // Every group with executed units probes each of them in some variant if the bound allows.
-  auto need = [&](std::size_t j) { return (executed[j] + variants - 1) / variants; };
+  // Every group with executed units probes each of its units in some variant if the bound allows
+  // (RB spreads a group's probes over all its units, executed or not, so the whole group counts).
+  auto need = [&](std::size_t j) -> std::size_t {
+    return executed[j] ? (blocks[j].units.size() + variants - 1) / variants : 0;
+  };
   for (std::size_t j = 0; j < q; ++j) {
     while (blocks[j].bound < std::min(need(j), blocks[j].units.size())) {
       std::size_t donor = q;

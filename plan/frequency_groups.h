@@ -5,7 +5,8 @@
 // The paper does not give its weight formula; this is the extract's proposal:
 //   raw_j = |G_j| / (1 + share_j / mean share),  share_j = group's share of all executions,
 //   bound_j = h_bound · raw_j / Σ raw (largest remainder, capped at |G_j|), then every group
-//   with executed units gets at least ⌈executed_j / n⌉ so each of them is probed in some variant.
+//   with executed units gets at least ⌈|G_j| / n⌉ (moved from the group with the most to spare)
+//   so each of its units is probed in some variant, when h_bound allows.
 #pragma once
 
 #include <cstddef>

@@ -34,6 +34,22 @@ TEST(FrequencyGroups, QuartilesColdFirstAndColdWeightedUp) {
   for (const Block& b : blocks) EXPECT_GE(b.bound * 10, b.units.size() - (&b == &blocks[0]));
 }
 
+// The paper made sure every unit executed in-house got a probe in some variant: 35 units, 20
+// never executed; 10 variants × 4 probes. The third quartile mixes 2 unexecuted and 7 executed
+// units, so it needs ⌈9/10⌉ = 1 probe per variant for all 7 to be covered.
+TEST(FrequencyGroups, EveryExecutedUnitIsProbedWhenTheBoundAllows) {
+  auto units = keys(35);
+  FrequencyProfile profile;
+  for (std::size_t i = 20; i < 35; ++i) profile.counts[units[i]] = double(i);
+  auto blocks = frequencyBlocks(units, profile, 4, 10);
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    std::vector<std::uint64_t> counts(35, 0);
+    PlanRng rng(seed);
+    buildVariants(Strategy::kGroupedBalanced, blocks, 10, counts, rng);
+    for (std::size_t i = 20; i < 35; ++i) EXPECT_GT(counts[i], 0u) << units[i] << " seed " << seed;
+  }
+}
+
 TEST(FrequencyGroups, NoProfileGivesEqualShares) {
   auto blocks = frequencyBlocks(keys(8), FrequencyProfile{}, 4, 1);
   ASSERT_EQ(blocks.size(), 4u);
