@@ -2,12 +2,18 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace perfhat::plan {
 
 bool readBoundedFile(const std::string& path, std::size_t max_bytes, std::string& out,
                      std::string& error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + " is a directory, not a file";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open " + path + ": " + std::strerror(errno);

@@ -25,6 +25,7 @@ TEST(UnitsFile, Errors) {
   EXPECT_NE(parseUnits("ok\n" + std::string(kMaxUnitKeyBytes + 1, 'x')).error.find("line 2"),
             std::string::npos);
   EXPECT_NE(readUnitsFile("/nonexistent/units").error.find("cannot open"), std::string::npos);
+  EXPECT_NE(readUnitsFile("/").error.find("is a directory"), std::string::npos);
 }
 
 }  // namespace
