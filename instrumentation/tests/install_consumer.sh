@@ -3,8 +3,9 @@
 # elsewhere (the installation must be relocatable) and, from the moved copy only:
 #   1. the CMake package names no path of this build: the source and build folders, the staging
 #      prefix, or the build machine's cpp-httplib and zlib files;
-#   2. perfhat-lsp, perfhat-handler and perfhat-fetch run (--version), perfhat-lsp --check shows
-#      the recorded dataset's numbers on a sample file, the Neovim plugin is there;
+#   2. perfhat-lsp, perfhat-handler, perfhat-fetch and perfhat-plan run (--version),
+#      perfhat-lsp --check shows the recorded dataset's numbers on a sample file, the Neovim
+#      plugin is there;
 #   3. a C++17 consumer (tests/consumer: every probe macro, perfhat::init, perfhat::shutdown),
 #      compiled with -Wall -Wextra -Wpedantic -Werror, records exactly the spans it should;
 #   4. docs/auto-instrumentation.md's example, its CMakeLists.txt and main.cc cut out of the doc
@@ -38,7 +39,7 @@ done
 if grep -rnE '"/[a-z]' "$pkgdir"/perfhat*.cmake; then fail "absolute path in $pkgdir"; fi
 
 echo "== 2. the tools run from the moved prefix"
-for tool in perfhat-lsp perfhat-handler perfhat-fetch; do
+for tool in perfhat-lsp perfhat-handler perfhat-fetch perfhat-plan; do
   [ -x "$PREFIX/bin/$tool" ] || fail "$tool not installed"
   "$PREFIX/bin/$tool" --version | grep -q "^$tool " || fail "$tool --version"
 done

@@ -27,7 +27,7 @@ echo "== perfhat: $(dpkg-deb -f "$tools" Depends)"
 for d in libclang1-14 libclang-common-14-dev libcpp-httplib0.11 libpq5 libsqlite3-0 zlib1g; do
   has_dep "$tools" "$d"
 done
-for f in usr/bin/perfhat-lsp usr/bin/perfhat-handler usr/bin/perfhat-fetch \
+for f in usr/bin/perfhat-lsp usr/bin/perfhat-handler usr/bin/perfhat-fetch usr/bin/perfhat-plan \
   usr/share/nvim/site/pack/perfhat/start/perfhat/lua/perfhat/init.lua; do
   has_file "$tools" "$f"
 done
@@ -45,7 +45,7 @@ dups=$(cat <(dpkg-deb -c "$tools") <(dpkg-deb -c "$dev") | awk '$6 !~ /\/$/ {pri
 echo "== unpacked into $WORK/pkgroot"
 dpkg-deb -x "$tools" "$WORK/pkgroot"
 dpkg-deb -x "$dev" "$WORK/pkgroot"
-for tool in perfhat-lsp perfhat-handler perfhat-fetch; do
+for tool in perfhat-lsp perfhat-handler perfhat-fetch perfhat-plan; do
   "$WORK/pkgroot/usr/bin/$tool" --version | grep -q "^$tool " || fail "$tool --version"
 done
 "$CMAKE" -S "$SRC/instrumentation/tests/consumer" -B "$WORK/consumer" -G Ninja \
