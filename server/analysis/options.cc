@@ -57,7 +57,14 @@ void to_json(nlohmann::json& j, const AnalysisOptions& v) {
                      {"show_do_while_zero", v.show_do_while_zero},
                      {"max_nesting_depth", v.max_nesting_depth},
                      {"max_body_depth", v.max_body_depth},
-                     {"deployed_revision", v.deployed_revision}};
+                     {"deployed_revision", v.deployed_revision},
+                     {"assumption_ranges",
+                      {{"default_iterations_low", v.default_iterations_low},
+                       {"default_iterations_high", v.default_iterations_high},
+                       {"branch_prior_low", v.branch_prior_low},
+                       {"branch_prior_high", v.branch_prior_high},
+                       {"dataflow_low", v.dataflow_low},
+                       {"z", v.interval_z}}}};
 }
 
 void from_json(const nlohmann::json& j, AnalysisOptions& v) {
@@ -67,6 +74,24 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
     if (!n.is_number() || n.get<double>() <= 0 || !(n.get<double>() < 1e12))
       throw OptionsError("default_loop_iterations: expected a positive number");
     v.default_loop_iterations = n.get<double>();
+  }
+  if (j.contains("assumption_ranges")) {
+    const auto& r = j["assumption_ranges"];
+    if (!r.is_object()) throw OptionsError("assumption_ranges: expected an object");
+    auto factor = [&](const char* name, double& out, double lo, double hi) {
+      if (!r.contains(name)) return;
+      const auto& n = r[name];
+      if (!n.is_number() || !(n.get<double>() >= lo) || !(n.get<double>() <= hi))
+        throw OptionsError(std::string("assumption_ranges.") + name + ": expected a number from " +
+                           std::to_string(lo) + " to " + std::to_string(hi));
+      out = n.get<double>();
+    };
+    factor("default_iterations_low", v.default_iterations_low, 0, 1);
+    factor("default_iterations_high", v.default_iterations_high, 1, 1e6);
+    factor("branch_prior_low", v.branch_prior_low, 0, 1);
+    factor("branch_prior_high", v.branch_prior_high, 1, 1e6);
+    factor("dataflow_low", v.dataflow_low, 0, 1);
+    factor("z", v.interval_z, 0, 10);
   }
   if (j.contains("branch_mode")) {
     const auto& m = j["branch_mode"];
