@@ -1269,6 +1269,40 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
   return page;
 }
 
+TimeWindow Store::scanCallRows(const std::string& service, const std::optional<TimeWindow>& range,
+                               const std::function<void(const CallRow&)>& row,
+                               const std::function<void(std::string_view)>& known) {
+  const Window w = resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
+  std::lock_guard lock(mu_);
+  Impl& im = *impl_;
+  sql::Transaction snapshot(im.db, /*write=*/false);
+  const std::string by_service = service.empty() ? "" : " AND service = ?3";
+  sql::Stmt q(im.db, ("SELECT kind, key, sub, bucket, sketch FROM aggregates WHERE bucket >= ?1 "
+                      "AND bucket <= ?2 AND kind IN ('f', 'c', 't')" +
+                      by_service)
+                         .c_str());
+  q.bind(1, w.first_bucket()).bind(2, w.last_bucket());
+  if (!service.empty()) q.bind(3, std::string_view(service));
+  DDSketch sketch;
+  while (q.step()) {
+    const std::string_view kind = q.blob(0);
+    try {
+      sketch.assignSerialized(q.blob(4));
+    } catch (const DDSketchError&) {
+      continue;  // a corrupt row reads as empty, as in batchGet
+    }
+    const std::string key = q.text(1), sub = q.text(2);
+    row(CallRow{static_cast<AggKind>(kind.empty() ? 'f' : kind[0]), key, sub, q.i64(3), sketch});
+  }
+  sql::Stmt k(im.db, service.empty()
+                         ? "SELECT key FROM functions"
+                         : "SELECT DISTINCT key FROM aggregates WHERE service = ?1 AND kind = 'f'");
+  if (!service.empty()) k.bind(1, std::string_view(service));
+  while (k.step()) known(k.text(0));
+  snapshot.commit();
+  return TimeWindow{formatRfc3339(w.from_ns), formatRfc3339(w.to_ns)};
+}
+
 ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
