@@ -1,0 +1,254 @@
+#include "feedback-handler/http/dynamic_routes.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "feedback-handler/dynamic/call_graph.h"
+#include "feedback-handler/dynamic/graph_export.h"
+#include "feedback-handler/ingest/intake_limits.h"
+#include "feedback-handler/store/store.h"
+#include "feedback-handler/util/rfc3339.h"
+
+namespace perfhat::handler {
+namespace {
+
+using dynamic::CallGraph;
+using dynamic::GraphMetrics;
+using nlohmann::json;
+
+// Bounds of the query parameters (a larger value is a 400, not a larger answer).
+constexpr uint64_t kMaxNeighbours = 1000;  // callers / callees listed per function
+constexpr uint64_t kMaxExecutions = 1000;  // rows of a CSV matrix (window / step_minutes)
+constexpr uint64_t kMaxDepth = 10;         // dot neighbourhood
+constexpr uint64_t kMaxDotNodes = 2000;
+constexpr size_t kTopDemand = 20;
+
+void fail(httplib::Response& res, int status, const std::string& code, const std::string& msg) {
+  res.status = status;
+  res.set_content(json{{"error", {{"code", code}, {"message", msg}}}}.dump(
+                      -1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
+}
+
+uint64_t param(const httplib::Request& req, const char* name, uint64_t def, uint64_t lo,
+               uint64_t hi) {
+  if (!req.has_param(name)) return def;
+  const std::string v = req.get_param_value(name);
+  uint64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || p != v.data() + v.size() || out < lo || out > hi) {
+    throw std::invalid_argument(std::string(name) + " must be an integer in [" +
+                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return out;
+}
+
+struct Query {
+  std::string service, key;
+  std::optional<TimeWindow> range;
+};
+
+Query query(const httplib::Request& req) {
+  Query q;
+  q.service = req.get_param_value("service");
+  q.key = req.get_param_value("key");
+  if (q.service.size() > IntakeLimits::kMaxDimensionBytes) {
+    throw std::invalid_argument("service is longer than " +
+                                std::to_string(IntakeLimits::kMaxDimensionBytes) + " bytes");
+  }
+  if (q.key.size() > IntakeLimits::kMaxKeyBytes) {
+    throw std::invalid_argument("key is longer than " + std::to_string(IntakeLimits::kMaxKeyBytes) +
+                                " bytes");
+  }
+  if (req.has_param("from") || req.has_param("to")) {
+    q.range = TimeWindow{req.get_param_value("from"), req.get_param_value("to")};
+  }
+  return q;
+}
+
+// The window's rows as one graph, or (step_minutes > 0) as one graph per step, by start minute.
+struct Read {
+  TimeWindow window;
+  CallGraph whole;
+  std::map<int64_t, CallGraph> steps;
+};
+
+Read read(Store& store, const Query& q, int64_t step_minutes) {
+  Read r;
+  std::vector<std::string> known;
+  r.window = store.scanCallRows(
+      q.service, q.range,
+      [&](const Store::CallRow& row) {
+        if (step_minutes > 0) {
+          const int64_t start =
+              row.bucket - (((row.bucket % step_minutes) + step_minutes) % step_minutes);
+          r.steps[start].addRow(row.kind, row.key, row.sub, row.sketch);
+        } else {
+          r.whole.addRow(row.kind, row.key, row.sub, row.sketch);
+        }
+      },
+      [&](std::string_view k) { known.emplace_back(k); });
+  for (const std::string& k : known) {
+    r.whole.addKnown(k);
+    for (auto& [start, g] : r.steps) g.addKnown(k);
+  }
+  return r;
+}
+
+json neighbours(const std::vector<dynamic::Neighbour>& v, size_t limit) {
+  json a = json::array();
+  for (size_t i = 0; i < v.size() && i < limit; ++i) {
+    a.push_back({{"key", v[i].key}, {"count", v[i].count}});
+  }
+  return a;
+}
+
+json skew(const GraphMetrics& m) {
+  if (!m.skew) return nullptr;
+  return {{"alpha", m.skew->alpha},
+          {"k_from", m.skew->k_from},
+          {"k_to", m.skew->k_to},
+          {"functions", m.skew->values}};
+}
+
+json window(const TimeWindow& w) { return {{"from", w.from}, {"to", w.to}}; }
+
+json functionJson(const dynamic::FunctionMetrics& f, const GraphMetrics& m, const Read& r,
+                  const Query& q, size_t limit) {
+  size_t ranked = 0;
+  for (const auto& [k, g] : m.functions) ranked += g.demand_rank > 0;
+  json self = {{"p50_ns", f.self_p50_ns ? json(*f.self_p50_ns) : json(nullptr)},
+               {"mean_ns", f.visits > 0 ? json(f.self_mean_ns) : json(nullptr)}};
+  json inclusive = {{"p50_ns", f.visits > 0 ? json(f.inclusive_p50_ns) : json(nullptr)},
+                    {"mean_ns", f.visits > 0 ? json(f.inclusive_mean_ns) : json(nullptr)}};
+  return {{"key", f.key},
+          {"service", q.service},
+          {"window", window(r.window)},
+          {"visits", f.visits},
+          {"callers", neighbours(f.callers, limit)},
+          {"callees", neighbours(f.callees, limit)},
+          {"fan_in", f.callers.size()},
+          {"fan_out", f.callees.size()},
+          {"self", std::move(self)},
+          {"inclusive", std::move(inclusive)},
+          {"demand_ns", f.demand_ns},
+          {"demand_rank", f.demand_rank > 0 ? json(f.demand_rank) : json(nullptr)},
+          {"ranked_functions", ranked},
+          {"leaf", f.leaf},
+          {"never_called", f.never_called},
+          {"skew", skew(m)}};
+}
+
+json summaryJson(const GraphMetrics& m, const Read& r, const Query& q) {
+  std::vector<const dynamic::FunctionMetrics*> ranked;
+  for (const auto& [k, f] : m.functions) {
+    if (f.demand_rank > 0) ranked.push_back(&f);
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](auto* a, auto* b) { return a->demand_rank < b->demand_rank; });
+  json top = json::array();
+  for (size_t i = 0; i < ranked.size() && i < kTopDemand; ++i) {
+    top.push_back({{"key", ranked[i]->key},
+                   {"visits", ranked[i]->visits},
+                   {"demand_ns", ranked[i]->demand_ns},
+                   {"demand_rank", ranked[i]->demand_rank}});
+  }
+  return {{"service", q.service},
+          {"window", window(r.window)},
+          {"functions", m.functions.size()},
+          {"called", ranked.size()},
+          {"edges", m.edges},
+          {"never_called", m.never_called},
+          {"leaves", m.leaves},
+          {"skew", skew(m)},
+          {"top_demand", std::move(top)}};
+}
+
+// Store failures → 503, bad input → 400 (as the server's other reads).
+template <typename Fn>
+auto guarded(Fn fn) {
+  return [fn](const httplib::Request& req, httplib::Response& res) {
+    try {
+      fn(req, res);
+    } catch (const StoreError& e) {
+      fail(res, 503, "unavailable", std::string("storage unavailable: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+      fail(res, 400, "invalid_argument", e.what());
+    }
+  };
+}
+
+}  // namespace
+
+void registerDynamicRoutes(httplib::Server& s, Store& store,
+                           std::function<void(httplib::Response&)> before_read) {
+  s.Get("/v1/dynamic",
+        guarded([&store, before_read](const httplib::Request& req, httplib::Response& res) {
+          const Query q = query(req);
+          const size_t limit = param(req, "limit", 50, 0, kMaxNeighbours);
+          if (q.key.empty() && !req.has_param("service")) {
+            throw std::invalid_argument("missing ?key= (or ?service= for the service summary)");
+          }
+          before_read(res);
+          const Read r = read(store, q, 0);
+          const GraphMetrics m = dynamic::derive(r.whole);
+          if (q.key.empty())
+            return res.set_content(summaryJson(m, r, q).dump(), "application/json");
+          const auto it = m.functions.find(q.key);
+          if (it == m.functions.end()) {
+            return fail(res, 404, "not_found",
+                        "no calls and no probe of key " + q.key +
+                            (q.service.empty() ? "" : " in service " + q.service));
+          }
+          res.set_content(functionJson(it->second, m, r, q, limit).dump(), "application/json");
+        }));
+
+  s.Get("/v1/dynamic/graph",
+        guarded([&store, before_read](const httplib::Request& req, httplib::Response& res) {
+          const Query q = query(req);
+          const std::string format =
+              req.has_param("format") ? req.get_param_value("format") : "dot";
+          if (format != "dot" && format != "csv") {
+            throw std::invalid_argument("format must be dot or csv");
+          }
+          const std::string matrix = req.has_param("matrix") ? req.get_param_value("matrix") : "vc";
+          if (matrix != "vc" && matrix != "fi" && matrix != "fo" && matrix != "edges") {
+            throw std::invalid_argument("matrix must be vc, fi, fo or edges");
+          }
+          const bool steps = format == "csv" && matrix != "edges";
+          const auto step = static_cast<int64_t>(
+              param(req, "step_minutes", steps ? 60 : 0, steps ? 1 : 0, 7 * 24 * 60));
+          dynamic::DotOptions dot;
+          dot.focus = q.key;
+          dot.depth = param(req, "depth", 2, 0, kMaxDepth);
+          dot.max_nodes = param(req, "max_nodes", 200, 1, kMaxDotNodes);
+          before_read(res);
+          const Read r = read(store, q, steps ? step : 0);
+          if (!steps) {
+            const GraphMetrics m = dynamic::derive(r.whole);
+            if (format == "dot") {
+              return res.set_content(dynamic::toDot(m, dot), "text/vnd.graphviz; charset=utf-8");
+            }
+            return res.set_content(dynamic::edgesCsv(m), "text/csv; charset=utf-8");
+          }
+          if (r.steps.size() > kMaxExecutions) {
+            throw std::invalid_argument("more than " + std::to_string(kMaxExecutions) +
+                                        " windows: raise step_minutes");
+          }
+          std::vector<dynamic::Execution> ex;
+          for (const auto& [start, g] : r.steps) {
+            ex.push_back({formatRfc3339(start * kBucketNs), dynamic::derive(g)});
+          }
+          const dynamic::Matrix which = matrix == "vc"   ? dynamic::Matrix::kVisits
+                                        : matrix == "fi" ? dynamic::Matrix::kFanIn
+                                                         : dynamic::Matrix::kFanOut;
+          res.set_content(dynamic::matrixCsv(ex, which), "text/csv; charset=utf-8");
+        }));
+}
+
+}  // namespace perfhat::handler
