@@ -3,8 +3,11 @@
 #include <httplib.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -27,6 +30,10 @@ constexpr uint64_t kMaxExecutions = 1000;  // rows of a CSV matrix (window / ste
 constexpr uint64_t kMaxDepth = 10;         // dot neighbourhood
 constexpr uint64_t kMaxDotNodes = 2000;
 constexpr size_t kTopDemand = 20;
+// Derived metrics are reused while the store's cursor has not moved, for at most this long (the
+// default window slides with the clock), in at most this many (service, window) entries.
+constexpr auto kCacheTtl = std::chrono::seconds(5);
+constexpr size_t kCacheEntries = 64;
 
 void fail(httplib::Response& res, int status, const std::string& code, const std::string& msg) {
   res.status = status;
@@ -100,6 +107,45 @@ Read read(Store& store, const Query& q, int64_t step_minutes) {
   return r;
 }
 
+// One query's derived metrics. An editor asks for every function of a file at once, and each
+// answer needs the whole service's graph (demand rank, skew): derived once, shared by all.
+struct Derived {
+  TimeWindow window;
+  GraphMetrics metrics;
+};
+
+class MetricsCache {
+ public:
+  std::shared_ptr<const Derived> get(Store& store, const Query& q) {
+    const uint64_t cursor = store.cursor();
+    const auto now = std::chrono::steady_clock::now();
+    std::string k = q.service;
+    if (q.range) k += '\0' + q.range->from + '\0' + q.range->to;
+    {
+      std::lock_guard lock(mu_);
+      const auto it = entries_.find(k);
+      if (it != entries_.end() && it->second.cursor == cursor && now - it->second.at < kCacheTtl) {
+        return it->second.derived;
+      }
+    }
+    Read r = read(store, q, 0);
+    auto d = std::make_shared<const Derived>(Derived{r.window, dynamic::derive(r.whole)});
+    std::lock_guard lock(mu_);
+    if (entries_.size() >= kCacheEntries) entries_.clear();
+    entries_[k] = Slot{cursor, now, d};
+    return d;
+  }
+
+ private:
+  struct Slot {
+    uint64_t cursor = 0;
+    std::chrono::steady_clock::time_point at;
+    std::shared_ptr<const Derived> derived;
+  };
+  std::mutex mu_;
+  std::map<std::string, Slot> entries_;  // guarded by mu_
+};
+
 json neighbours(const std::vector<dynamic::Neighbour>& v, size_t limit) {
   json a = json::array();
   for (size_t i = 0; i < v.size() && i < limit; ++i) {
@@ -118,8 +164,9 @@ json skew(const GraphMetrics& m) {
 
 json window(const TimeWindow& w) { return {{"from", w.from}, {"to", w.to}}; }
 
-json functionJson(const dynamic::FunctionMetrics& f, const GraphMetrics& m, const Read& r,
-                  const Query& q, size_t limit) {
+json functionJson(const dynamic::FunctionMetrics& f, const Derived& d, const Query& q,
+                  size_t limit) {
+  const GraphMetrics& m = d.metrics;
   size_t ranked = 0;
   for (const auto& [k, g] : m.functions) ranked += g.demand_rank > 0;
   json self = {{"p50_ns", f.self_p50_ns ? json(*f.self_p50_ns) : json(nullptr)},
@@ -128,7 +175,7 @@ json functionJson(const dynamic::FunctionMetrics& f, const GraphMetrics& m, cons
                     {"mean_ns", f.visits > 0 ? json(f.inclusive_mean_ns) : json(nullptr)}};
   return {{"key", f.key},
           {"service", q.service},
-          {"window", window(r.window)},
+          {"window", window(d.window)},
           {"visits", f.visits},
           {"callers", neighbours(f.callers, limit)},
           {"callees", neighbours(f.callees, limit)},
@@ -144,7 +191,8 @@ json functionJson(const dynamic::FunctionMetrics& f, const GraphMetrics& m, cons
           {"skew", skew(m)}};
 }
 
-json summaryJson(const GraphMetrics& m, const Read& r, const Query& q) {
+json summaryJson(const Derived& d, const Query& q) {
+  const GraphMetrics& m = d.metrics;
   std::vector<const dynamic::FunctionMetrics*> ranked;
   for (const auto& [k, f] : m.functions) {
     if (f.demand_rank > 0) ranked.push_back(&f);
@@ -159,7 +207,7 @@ json summaryJson(const GraphMetrics& m, const Read& r, const Query& q) {
                    {"demand_rank", ranked[i]->demand_rank}});
   }
   return {{"service", q.service},
-          {"window", window(r.window)},
+          {"window", window(d.window)},
           {"functions", m.functions.size()},
           {"called", ranked.size()},
           {"edges", m.edges},
@@ -187,29 +235,28 @@ auto guarded(Fn fn) {
 
 void registerDynamicRoutes(httplib::Server& s, Store& store,
                            std::function<void(httplib::Response&)> before_read) {
+  auto cache = std::make_shared<MetricsCache>();
   s.Get("/v1/dynamic",
-        guarded([&store, before_read](const httplib::Request& req, httplib::Response& res) {
+        guarded([&store, before_read, cache](const httplib::Request& req, httplib::Response& res) {
           const Query q = query(req);
           const size_t limit = param(req, "limit", 50, 0, kMaxNeighbours);
           if (q.key.empty() && !req.has_param("service")) {
             throw std::invalid_argument("missing ?key= (or ?service= for the service summary)");
           }
           before_read(res);
-          const Read r = read(store, q, 0);
-          const GraphMetrics m = dynamic::derive(r.whole);
-          if (q.key.empty())
-            return res.set_content(summaryJson(m, r, q).dump(), "application/json");
-          const auto it = m.functions.find(q.key);
-          if (it == m.functions.end()) {
+          const std::shared_ptr<const Derived> d = cache->get(store, q);
+          if (q.key.empty()) return res.set_content(summaryJson(*d, q).dump(), "application/json");
+          const auto it = d->metrics.functions.find(q.key);
+          if (it == d->metrics.functions.end()) {
             return fail(res, 404, "not_found",
                         "no calls and no probe of key " + q.key +
                             (q.service.empty() ? "" : " in service " + q.service));
           }
-          res.set_content(functionJson(it->second, m, r, q, limit).dump(), "application/json");
+          res.set_content(functionJson(it->second, *d, q, limit).dump(), "application/json");
         }));
 
   s.Get("/v1/dynamic/graph",
-        guarded([&store, before_read](const httplib::Request& req, httplib::Response& res) {
+        guarded([&store, before_read, cache](const httplib::Request& req, httplib::Response& res) {
           const Query q = query(req);
           const std::string format =
               req.has_param("format") ? req.get_param_value("format") : "dot";
@@ -228,14 +275,15 @@ void registerDynamicRoutes(httplib::Server& s, Store& store,
           dot.depth = param(req, "depth", 2, 0, kMaxDepth);
           dot.max_nodes = param(req, "max_nodes", 200, 1, kMaxDotNodes);
           before_read(res);
-          const Read r = read(store, q, steps ? step : 0);
           if (!steps) {
-            const GraphMetrics m = dynamic::derive(r.whole);
+            const std::shared_ptr<const Derived> d = cache->get(store, q);
             if (format == "dot") {
-              return res.set_content(dynamic::toDot(m, dot), "text/vnd.graphviz; charset=utf-8");
+              return res.set_content(dynamic::toDot(d->metrics, dot),
+                                     "text/vnd.graphviz; charset=utf-8");
             }
-            return res.set_content(dynamic::edgesCsv(m), "text/csv; charset=utf-8");
+            return res.set_content(dynamic::edgesCsv(d->metrics), "text/csv; charset=utf-8");
           }
+          const Read r = read(store, q, step);
           if (r.steps.size() > kMaxExecutions) {
             throw std::invalid_argument("more than " + std::to_string(kMaxExecutions) +
                                         " windows: raise step_minutes");

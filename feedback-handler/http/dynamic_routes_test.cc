@@ -196,6 +196,16 @@ TEST_F(DynamicHttp, GraphAsDotAndCsvMatrices) {
   EXPECT_NE(fo->body.find(",1,0,1\n"), std::string::npos) << fo->body;
 }
 
+// Answers are derived once per query and reused, but never past a commit: new data shows at once.
+TEST_F(DynamicHttp, NewDataIsSeenByTheNextRead) {
+  send(1);
+  const std::string path = "/v1/dynamic?service=shop&key=" + q(key("shop::Db::query"));
+  EXPECT_EQ(get(path)["visits"], 2);
+  EXPECT_EQ(get(path)["visits"], 2);
+  send(2);
+  EXPECT_EQ(get(path)["visits"], 4);
+}
+
 TEST_F(DynamicHttp, BadRequestsAuthAndUnknownKeys) {
   send(1);
   get("/v1/dynamic", 400);
