@@ -40,3 +40,10 @@ if(PERFHAT_BUILD_TESTS AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND TARGET perfh
     PERFHAT_GPROF_APP="$<TARGET_FILE:dynamic_gprof_app>")
   add_dependencies(dynamic_gprof_test perfhat-handler dynamic_gprof_app)
 endif()
+# The sample service's never-called functions over a window that skips two endpoints (issue #24):
+# real handler, service and user directory; waits for one minute boundary (~1 min).
+if(PERFHAT_BUILD_TESTS AND TARGET agile-service AND TARGET agile-userdir)
+  add_test(NAME dynamic_sample_test
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/dynamic_sample_test.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(dynamic_sample_test PROPERTIES LABELS integration TIMEOUT 300)
+endif()
