@@ -10,9 +10,15 @@ set -euo pipefail
 BUILD=$(cd "${1:?usage: dynamic_sample_test.sh BUILD_DIR}" && pwd)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-dynamic-sample.XXXXXX")
-# shellcheck source=../../scripts/lib/processes.sh
+# shellcheck source=SCRIPTDIR/../../scripts/lib/processes.sh
 . "$ROOT/scripts/lib/processes.sh"
-trap 'rc=$?; stop_all; rm -rf "$TMP"; exit $rc' EXIT
+cleanup() {
+  local rc=$?
+  stop_all
+  rm -rf "$TMP"
+  exit $rc
+}
+trap cleanup EXIT
 
 start handler "$BUILD/feedback-handler/perfhat-handler" --mode deployed --listen 127.0.0.1:0 \
   --store "$TMP/s.sqlite" --allow-unauthenticated
