@@ -56,16 +56,18 @@ uint64_t param(const httplib::Request& req, const char* name, uint64_t def, uint
 }
 
 struct Query {
-  std::string service, key;
+  std::string service, version, key;
   std::optional<TimeWindow> range;
 };
 
 Query query(const httplib::Request& req) {
   Query q;
   q.service = req.get_param_value("service");
+  q.version = req.get_param_value("version");
   q.key = req.get_param_value("key");
-  if (q.service.size() > IntakeLimits::kMaxDimensionBytes) {
-    throw std::invalid_argument("service is longer than " +
+  if (q.service.size() > IntakeLimits::kMaxDimensionBytes ||
+      q.version.size() > IntakeLimits::kMaxDimensionBytes) {
+    throw std::invalid_argument("service and version are at most " +
                                 std::to_string(IntakeLimits::kMaxDimensionBytes) + " bytes");
   }
   if (q.key.size() > IntakeLimits::kMaxKeyBytes) {
@@ -89,7 +91,7 @@ Read read(Store& store, const Query& q, int64_t step_minutes) {
   Read r;
   std::vector<std::string> known;
   r.window = store.scanCallRows(
-      q.service, q.range,
+      q.service, q.version, q.range,
       [&](const Store::CallRow& row) {
         if (step_minutes > 0) {
           const int64_t start =
@@ -119,7 +121,7 @@ class MetricsCache {
   std::shared_ptr<const Derived> get(Store& store, const Query& q) {
     const uint64_t cursor = store.cursor();
     const auto now = std::chrono::steady_clock::now();
-    std::string k = q.service;
+    std::string k = q.service + '\0' + q.version;
     if (q.range) k += '\0' + q.range->from + '\0' + q.range->to;
     {
       std::lock_guard lock(mu_);
@@ -175,6 +177,7 @@ json functionJson(const dynamic::FunctionMetrics& f, const Derived& d, const Que
                     {"mean_ns", f.visits > 0 ? json(f.inclusive_mean_ns) : json(nullptr)}};
   return {{"key", f.key},
           {"service", q.service},
+          {"version", q.version},
           {"window", window(d.window)},
           {"visits", f.visits},
           {"callers", neighbours(f.callers, limit)},
@@ -207,6 +210,7 @@ json summaryJson(const Derived& d, const Query& q) {
                    {"demand_rank", ranked[i]->demand_rank}});
   }
   return {{"service", q.service},
+          {"version", q.version},
           {"window", window(d.window)},
           {"functions", m.functions.size()},
           {"called", ranked.size()},

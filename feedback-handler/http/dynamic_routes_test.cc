@@ -61,10 +61,10 @@ class DynamicHttp : public ::testing::Test {
   // One request of the shop service: get (1000 µs) → load ×2 (200 µs) → query (50 µs) each.
   // The loads and queries go in one export request, get in the next (SDKs export spans as they
   // end). With `put`, a request of the other endpoint, two days ago.
-  void send(int trace, bool put = false) {
+  void send(int trace, bool put = false, const std::string& version = "1.0") {
     otlp::ExportRequest children, parent;
     for (auto* r : {&children, &parent}) {
-      r->resources.push_back({{"service.name", std::string("shop")}});
+      r->resources.push_back({{"service.name", std::string("shop")}, {"service.version", version}});
     }
     const uint64_t t0 = put ? nowNs() - 48 * 3600 * 1'000'000'000ULL : nowNs() - 5'000'000'000ULL;
     auto span = [&](otlp::ExportRequest& r, int id, int parent_id, const char* fn, uint64_t start,
@@ -204,6 +204,18 @@ TEST_F(DynamicHttp, NewDataIsSeenByTheNextRead) {
   EXPECT_EQ(get(path)["visits"], 2);
   send(2);
   EXPECT_EQ(get(path)["visits"], 4);
+}
+
+// Per release: rows of other versions are left out; all versions merge without `version`.
+TEST_F(DynamicHttp, OneReleaseOrAll) {
+  send(1, false, "1.0");
+  send(2, false, "2.0");
+  send(3, false, "2.0");
+  const std::string path = "/v1/dynamic?service=shop&key=" + q(key("shop::Repo::load"));
+  EXPECT_EQ(get(path + "&version=1.0")["visits"], 2);
+  EXPECT_EQ(get(path + "&version=2.0")["visits"], 4);
+  EXPECT_EQ(get(path)["visits"], 6);
+  get(path + "&version=3.0", 404);
 }
 
 TEST_F(DynamicHttp, BadRequestsAuthAndUnknownKeys) {

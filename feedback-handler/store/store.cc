@@ -1269,20 +1269,31 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
   return page;
 }
 
-TimeWindow Store::scanCallRows(const std::string& service, const std::optional<TimeWindow>& range,
+TimeWindow Store::scanCallRows(const std::string& service, const std::string& version,
+                               const std::optional<TimeWindow>& range,
                                const std::function<void(const CallRow&)>& row,
                                const std::function<void(std::string_view)>& known) {
   const Window w = resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
   sql::Transaction snapshot(im.db, /*write=*/false);
-  const std::string by_service = service.empty() ? "" : " AND service = ?3";
+  // " AND service = ?N AND version = ?M" for the dimensions given, numbered from `first`.
+  auto dims = [&](int first) {
+    std::string c;
+    if (!service.empty()) c += " AND service = ?" + std::to_string(first++);
+    if (!version.empty()) c += " AND version = ?" + std::to_string(first);
+    return c;
+  };
+  auto bindDims = [&](sql::Stmt& st, int first) {
+    if (!service.empty()) st.bind(first++, std::string_view(service));
+    if (!version.empty()) st.bind(first, std::string_view(version));
+  };
   sql::Stmt q(im.db, ("SELECT kind, key, sub, bucket, sketch FROM aggregates WHERE bucket >= ?1 "
                       "AND bucket <= ?2 AND kind IN ('f', 'c', 't')" +
-                      by_service)
+                      dims(3))
                          .c_str());
   q.bind(1, w.first_bucket()).bind(2, w.last_bucket());
-  if (!service.empty()) q.bind(3, std::string_view(service));
+  bindDims(q, 3);
   DDSketch sketch;
   while (q.step()) {
     const std::string_view kind = q.blob(0);
@@ -1294,10 +1305,11 @@ TimeWindow Store::scanCallRows(const std::string& service, const std::optional<T
     const std::string key = q.text(1), sub = q.text(2);
     row(CallRow{static_cast<AggKind>(kind.empty() ? 'f' : kind[0]), key, sub, q.i64(3), sketch});
   }
-  sql::Stmt k(im.db, service.empty()
-                         ? "SELECT key FROM functions"
-                         : "SELECT DISTINCT key FROM aggregates WHERE service = ?1 AND kind = 'f'");
-  if (!service.empty()) k.bind(1, std::string_view(service));
+  const bool any = service.empty() && version.empty();
+  sql::Stmt k(im.db,
+              any ? "SELECT key FROM functions"
+                  : ("SELECT DISTINCT key FROM aggregates WHERE kind = 'f'" + dims(1)).c_str());
+  if (!any) bindDims(k, 1);
   while (k.step()) known(k.text(0));
   snapshot.commit();
   return TimeWindow{formatRfc3339(w.from_ns), formatRfc3339(w.to_ns)};

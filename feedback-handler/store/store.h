@@ -85,18 +85,19 @@ class Store {
   ChangesPage changes(uint64_t since, size_t limit = 10000);
 
   // The rows dynamic metrics are derived from (dynamic/call_graph.h): function, call-site and
-  // self-time rows of `service` (every service when empty) in `range` (the default window when
-  // absent), read in one snapshot and handed to `row` as stored (every version, environment and
-  // origin), then `known` once per function key with rows of that service anywhere in the
-  // retention (every stored function when the service is empty). Returns the window read.
-  // Throws std::invalid_argument for a malformed range, StoreError.
+  // self-time rows of `service` and `version` (each: every one when empty) in `range` (the
+  // default window when absent), read in one snapshot and handed to `row` as stored (every
+  // environment and origin), then `known` once per function key with rows of that service and
+  // version anywhere in the retention (every stored function when both are empty). Returns the
+  // window read. Throws std::invalid_argument for a malformed range, StoreError.
   struct CallRow {
     AggKind kind;
     std::string_view key, sub;
     int64_t bucket;
     const DDSketch& sketch;
   };
-  TimeWindow scanCallRows(const std::string& service, const std::optional<TimeWindow>& range,
+  TimeWindow scanCallRows(const std::string& service, const std::string& version,
+                          const std::optional<TimeWindow>& range,
                           const std::function<void(const CallRow&)>& row,
                           const std::function<void(std::string_view)>& known);
   // Rows changed since `since`; at most about max_rows (a sequence is never split).
