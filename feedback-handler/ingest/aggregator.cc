@@ -261,6 +261,15 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     }
   }
 
+  // Calls made inside a loop record (a span with perfhat.loop.ordinal, whose call-site rows name
+  // the enclosing function as caller) are children of the function's span for its self time too.
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_loop[i] || children_ns[i] == 0 || request.spans[i].parent_span_id.empty()) continue;
+    const auto& s = request.spans[i];
+    auto p = by_id.find(SpanRef::of(s.trace_id, s.parent_span_id));
+    if (p != by_id.end() && !is_loop[p->second]) children_ns[p->second] += children_ns[i];
+  }
+
   // Self time, once per call. Children exported after their parent (an SDK that exports spans
   // out of end order) are not subtracted here; the mean self time, read from the call-site
   // sums, still counts them (dynamic/call_graph.h).

@@ -150,6 +150,8 @@ TEST(Aggregator, SelfTimeSubtractsDirectChildrenOfThisAndEarlierRequests) {
   loop.push_back({"perfhat.loop.ordinal", int64_t{1}});
   loop.push_back({"perfhat.loop.iterations", int64_t{3}});
   late.spans.push_back(span("l", "p", kT0 + 30, 500'000, loop));
+  // A call made inside the loop record is a child of P as well.
+  late.spans.push_back(span("i", "l", kT0 + 40, 50'000, fn("svc::G")));
   Batch b;
   aggregate(early, b, &index);
   aggregate(late, b, &index);
@@ -159,10 +161,10 @@ TEST(Aggregator, SelfTimeSubtractsDirectChildrenOfThisAndEarlierRequests) {
     return it == b.aggregates.end() ? DDSketch{} : it->second.sketch;
   };
   EXPECT_DOUBLE_EQ(self("svc::P").count(), 1);
-  EXPECT_DOUBLE_EQ(self("svc::P").sum(), 1'000'000 - 300'000 - 200'000);
+  EXPECT_DOUBLE_EQ(self("svc::P").sum(), 1'000'000 - 300'000 - 200'000 - 50'000);
   EXPECT_DOUBLE_EQ(self("svc::C").count(), 2);
   EXPECT_DOUBLE_EQ(self("svc::C").sum(), (300'000 - 100'000) + 200'000);
-  EXPECT_DOUBLE_EQ(self("svc::G").sum(), 100'000);
+  EXPECT_DOUBLE_EQ(self("svc::G").sum(), 100'000 + 50'000);
 }
 
 }  // namespace
