@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -85,6 +86,7 @@ struct Read {
   TimeWindow window;
   CallGraph whole;
   std::map<int64_t, CallGraph> steps;
+  int64_t first_bucket = INT64_MAX, last_bucket = INT64_MIN;  // of the rows read
 };
 
 Read read(Store& store, const Query& q, int64_t step_minutes) {
@@ -93,6 +95,8 @@ Read read(Store& store, const Query& q, int64_t step_minutes) {
   r.window = store.scanCallRows(
       q.service, q.version, q.range,
       [&](const Store::CallRow& row) {
+        r.first_bucket = std::min(r.first_bucket, row.bucket);
+        r.last_bucket = std::max(r.last_bucket, row.bucket);
         if (step_minutes > 0) {
           const int64_t start =
               row.bucket - (((row.bucket % step_minutes) + step_minutes) % step_minutes);
@@ -113,8 +117,23 @@ Read read(Store& store, const Query& q, int64_t step_minutes) {
 // answer needs the whole service's graph (demand rank, skew): derived once, shared by all.
 struct Derived {
   TimeWindow window;
+  // The part of the window the service's data covers: from its first minute with rows to the end
+  // of its last (a service that started an hour ago has rates over that hour, not the window).
+  std::optional<std::pair<int64_t, int64_t>> covered_ns;
   GraphMetrics metrics;
 };
+
+Derived derived(const Read& r) {
+  Derived d{r.window, std::nullopt, dynamic::derive(r.whole)};
+  if (r.first_bucket <= r.last_bucket) {
+    const int64_t from =
+        std::max(r.first_bucket * kBucketNs, parseRfc3339(r.window.from).value_or(0));
+    const int64_t to =
+        std::min((r.last_bucket + 1) * kBucketNs, parseRfc3339(r.window.to).value_or(INT64_MAX));
+    if (to > from) d.covered_ns = {from, to};
+  }
+  return d;
+}
 
 class MetricsCache {
  public:
@@ -131,7 +150,7 @@ class MetricsCache {
       }
     }
     Read r = read(store, q, 0);
-    auto d = std::make_shared<const Derived>(Derived{r.window, dynamic::derive(r.whole)});
+    auto d = std::make_shared<const Derived>(derived(r));
     std::lock_guard lock(mu_);
     if (entries_.size() >= kCacheEntries) entries_.clear();
     entries_[k] = Slot{cursor, now, d};
@@ -166,6 +185,18 @@ json skew(const GraphMetrics& m) {
 
 json window(const TimeWindow& w) { return {{"from", w.from}, {"to", w.to}}; }
 
+json coverage(const Derived& d) {
+  if (!d.covered_ns) return nullptr;
+  return {{"from", formatRfc3339(d.covered_ns->first)},
+          {"to", formatRfc3339(d.covered_ns->second)}};
+}
+
+// Calls per hour over the covered part of the window (the lens' "1.2 M calls/h").
+json perHour(double visits, const Derived& d) {
+  if (!d.covered_ns) return nullptr;
+  return visits * 3.6e12 / static_cast<double>(d.covered_ns->second - d.covered_ns->first);
+}
+
 json functionJson(const dynamic::FunctionMetrics& f, const Derived& d, const Query& q,
                   size_t limit) {
   const GraphMetrics& m = d.metrics;
@@ -179,7 +210,9 @@ json functionJson(const dynamic::FunctionMetrics& f, const Derived& d, const Que
           {"service", q.service},
           {"version", q.version},
           {"window", window(d.window)},
+          {"coverage", coverage(d)},
           {"visits", f.visits},
+          {"calls_per_hour", perHour(f.visits, d)},
           {"callers", neighbours(f.callers, limit)},
           {"callees", neighbours(f.callees, limit)},
           {"fan_in", f.callers.size()},
@@ -212,6 +245,7 @@ json summaryJson(const Derived& d, const Query& q) {
   return {{"service", q.service},
           {"version", q.version},
           {"window", window(d.window)},
+          {"coverage", coverage(d)},
           {"functions", m.functions.size()},
           {"called", ranked.size()},
           {"edges", m.edges},

@@ -122,6 +122,10 @@ TEST_F(DynamicHttp, OneFunctionVisitsCallersCalleesSelfInclusiveAndDemand) {
   const json j = get("/v1/dynamic?service=shop&key=" + q(key("shop::Repo::load")));
   EXPECT_EQ(j["key"], key("shop::Repo::load"));
   EXPECT_EQ(j["visits"], 20);
+  // The data covers at most the minute the calls started in (up to now): 20 calls in at most a
+  // minute are at least 1200 per hour.
+  EXPECT_GE(j["calls_per_hour"].get<double>(), 1200);
+  EXPECT_TRUE(j["coverage"]["from"].is_string());
   ASSERT_EQ(j["callers"].size(), 1u);
   EXPECT_EQ(j["callers"][0]["key"], key("shop::Api::get"));
   EXPECT_EQ(j["callers"][0]["count"], 20);
