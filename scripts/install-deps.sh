@@ -14,6 +14,7 @@ pkgs=(
   libre2-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy python3 curl patch
+  binutils  # gprof: counts of the dynamic-metrics test (tests/integration/dynamic_gprof_test.cc)
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
 )
 if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "feedback-handler/http/change_notifier.h"
+#include "feedback-handler/http/dynamic_routes.h"
 #include "feedback-handler/http/feedback_writer.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/intake_limits.h"
@@ -125,6 +126,8 @@ constexpr Route kRoutes[] = {
     {"GET", "/v1/feedback", RouteAccess::kRead},
     {"GET", "/v1/changes", RouteAccess::kRead},
     {"GET", "/v1/export", RouteAccess::kRead},
+    {"GET", "/v1/dynamic", RouteAccess::kRead},
+    {"GET", "/v1/dynamic/graph", RouteAccess::kRead},
     {"POST", "/v1/sync", RouteAccess::kWrite, true},
     {"GET", "/healthz", RouteAccess::kOpen},
     {"GET", "/metrics", RouteAccess::kOpen},
@@ -458,6 +461,8 @@ void HandlerServer::routes() {
     double age = syncer_->dataAgeSeconds();
     res.set_header("X-Perfhat-Data-Age-Seconds", age < 0 ? "-1" : std::to_string(std::lround(age)));
   };
+
+  registerDynamicRoutes(s, store_, flushed);
 
   s.Post("/v1/feedback:batchGet", [this, guarded, readBody, ageHeader, flushed](
                                       const httplib::Request& req, httplib::Response& res,

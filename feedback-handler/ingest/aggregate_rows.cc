@@ -154,8 +154,10 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
       k = AggKind::kLoop;
     } else if (kind == "size") {
       k = AggKind::kResultSize;
+    } else if (kind == "self") {
+      k = AggKind::kSelfTime;
     } else {
-      fail(where + ".kind must be function, callsite, loop or size");
+      fail(where + ".kind must be function, callsite, loop, size or self");
     }
     const json* site_index = member(r, "site");
     if (site_index == nullptr) fail(where + ".site is missing");

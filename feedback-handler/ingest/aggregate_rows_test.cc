@@ -84,6 +84,9 @@ std::string rows() {
       row("size", 1, json::array({json::array({bin(4), 1}), json::array({bin(6), 1})}), 10));
   body["rows"].push_back(row("loop", 1, json::array({json::array({bin(7), 1})}), 7));
   body["rows"].back()["line"] = 9;
+  // Self time: the request's 1000 ns less its two children's 100 + 300; the loads are leaves.
+  body["rows"].push_back(row("self", 0, json::array({json::array({bin(600), 1})}), 600));
+  body["rows"].push_back(row("self", 1, loads, 400));
   return body.dump();
 }
 
@@ -91,7 +94,7 @@ TEST(AggregateRows, GiveTheAggregatesTheSameSpansGive) {
   Batch from_spans, from_rows;
   aggregate(spans(), from_spans);
   AggregateRowsStats st = decodeAggregateRows(rows(), from_rows);
-  EXPECT_EQ(st.rows, 5u);
+  EXPECT_EQ(st.rows, 7u);
   EXPECT_EQ(st.skipped, 0u);
   ASSERT_EQ(from_rows.aggregates.size(), from_spans.aggregates.size());
   for (const auto& [key, want] : from_spans.aggregates) {

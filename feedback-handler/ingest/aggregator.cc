@@ -129,6 +129,9 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
   std::vector<FunctionInfo> infos(keys.size());
   std::unordered_map<uint64_t, int64_t> hosts;  // (key id, resource) → last seen
   std::vector<std::pair<SpanRef, SpanIndex::Child>> orphans;
+  // Σ durations of each span's direct children (identified calls, not loop records) found so
+  // far: in this request, then waiting in the index. Its self time is its duration minus this.
+  std::vector<double> children_ns(n, 0);
   std::vector<double> weights(n, 1);
   std::vector<bool> weighed(n, false);
   auto weight = [&](size_t i) {
@@ -204,6 +207,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     }
     const uint32_t pi = p->second;
     if (key_of[pi] == UINT32_MAX) continue;
+    children_ns[pi] += dur;
     const uint32_t caller = key_of[pi];
     AggValue& cv = local[{AggKind::kCallSite, kid, caller, bucket, r}];
     cv.sketch.add(dur, w);
@@ -243,6 +247,10 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
       AggValue& cv =
           slot(batch, AggKind::kCallSite, c.key, e.caller, c.bucket, c.service, c.version, c.env);
       cv.sketch.add(c.duration_ns, c.weight);
+      if (e.adopted) {  // a child of an earlier request whose parent came in this one
+        if (auto p = by_id.find(e.parent); p != by_id.end())
+          children_ns[p->second] += c.duration_ns;
+      }
       if (e.count_parent) {
         AggValue::addCount(cv.x1, e.parent_weight);
         if (e.parent_input_size) {
@@ -251,6 +259,29 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
         }
       }
     }
+  }
+
+  // Calls made inside a loop record (a span with perfhat.loop.ordinal, whose call-site rows name
+  // the enclosing function as caller) are children of the function's span for its self time too.
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_loop[i] || children_ns[i] == 0 || request.spans[i].parent_span_id.empty()) continue;
+    const auto& s = request.spans[i];
+    auto p = by_id.find(SpanRef::of(s.trace_id, s.parent_span_id));
+    if (p != by_id.end() && !is_loop[p->second]) children_ns[p->second] += children_ns[i];
+  }
+
+  // Self time, once per call. Children exported after their parent (an SDK that exports spans
+  // out of end order) are not subtracted here; the mean self time, read from the call-site
+  // sums, still counts them (dynamic/call_graph.h).
+  for (size_t i = 0; i < n; ++i) {
+    if (key_of[i] == UINT32_MAX || is_loop[i]) continue;
+    const auto& s = request.spans[i];
+    const double dur = static_cast<double>(s.end_unix_nano - s.start_unix_nano);
+    const uint32_t r =
+        s.resource < request.resources.size() ? static_cast<uint32_t>(s.resource) : none;
+    local[{AggKind::kSelfTime, key_of[i], 0, static_cast<int64_t>(s.start_unix_nano) / kBucketNs,
+           r}]
+        .sketch.add(std::max(0.0, dur - children_ns[i]), weight(i));
   }
 
   for (auto& [k, v] : local) {

@@ -130,5 +130,42 @@ TEST(Aggregator, FunctionsCallSitesLoopsSizesAndWeights) {
   EXPECT_EQ(b.hosts.count({normalizeKey("svc::C"), "h1"}), 1u);
 }
 
+// Self time = duration − direct children's durations: children of the same request, and
+// children of an earlier request that waited in the index for their parent; loop records and
+// grandchildren are not direct children.
+TEST(Aggregator, SelfTimeSubtractsDirectChildrenOfThisAndEarlierRequests) {
+  auto fn = [](const char* name) {
+    return otlp::Attributes{{"code.function.name", std::string(name)}};
+  };
+  SpanIndexOptions io;
+  io.now_ns = [] { return int64_t{0}; };
+  SpanIndex index(io);
+  otlp::ExportRequest early;  // a child and its own child, exported before the parent
+  early.spans.push_back(span("c", "p", kT0 + 10, 300'000, fn("svc::C")));
+  early.spans.push_back(span("g", "c", kT0 + 20, 100'000, fn("svc::G")));
+  otlp::ExportRequest late;
+  late.spans.push_back(span("p", "", kT0, 1'000'000, fn("svc::P")));
+  late.spans.push_back(span("d", "p", kT0 + 400'000, 200'000, fn("svc::C")));
+  otlp::Attributes loop = fn("svc::P");
+  loop.push_back({"perfhat.loop.ordinal", int64_t{1}});
+  loop.push_back({"perfhat.loop.iterations", int64_t{3}});
+  late.spans.push_back(span("l", "p", kT0 + 30, 500'000, loop));
+  // A call made inside the loop record is a child of P as well.
+  late.spans.push_back(span("i", "l", kT0 + 40, 50'000, fn("svc::G")));
+  Batch b;
+  aggregate(early, b, &index);
+  aggregate(late, b, &index);
+  const int64_t bucket = static_cast<int64_t>(kT0) / kBucketNs;
+  auto self = [&](const char* key) {
+    auto it = b.aggregates.find(AggKey{AggKind::kSelfTime, normalizeKey(key), "", bucket});
+    return it == b.aggregates.end() ? DDSketch{} : it->second.sketch;
+  };
+  EXPECT_DOUBLE_EQ(self("svc::P").count(), 1);
+  EXPECT_DOUBLE_EQ(self("svc::P").sum(), 1'000'000 - 300'000 - 200'000 - 50'000);
+  EXPECT_DOUBLE_EQ(self("svc::C").count(), 2);
+  EXPECT_DOUBLE_EQ(self("svc::C").sum(), (300'000 - 100'000) + 200'000);
+  EXPECT_DOUBLE_EQ(self("svc::G").sum(), 100'000 + 50'000);
+}
+
 }  // namespace
 }  // namespace perfhat::handler

@@ -24,6 +24,8 @@ enum class AggKind : char {
                     // x1 = distinct parent spans, x2 = Σ input size·w, x3 = Σ w with input size
   kLoop = 'l',      // sub = loop ordinal; distribution of iterations; line = line hint
   kResultSize = 's',  // distribution of perfhat.result.size
+  kSelfTime = 't',    // self time of the function's calls: each call's duration minus its
+                      // direct (probed) children's; see docs/dynamic-metrics.md
   kDropped = 'd',     // what a service's exporters lost (docs/aggregate-export.md `dropped`):
                       // key and sub empty, sketch empty; x1 = weighted calls, x2 = spans,
                       // x3 = rows. Read per service beside the counts they make low.

@@ -74,7 +74,11 @@ std::vector<SpanIndex::Edge> SpanIndex::exchange(std::vector<std::pair<SpanRef, 
   }
   for (auto& [ref, parent] : parents) {
     if (auto w = waiting_.find(ref); w != waiting_.end()) {
-      for (Child& ch : w->second.children) edges.push_back(link(std::move(ch), parent));
+      for (Child& ch : w->second.children) {
+        Edge& e = edges.emplace_back(link(std::move(ch), parent));
+        e.adopted = true;
+        e.parent = ref;
+      }
       waiting_children_ -= w->second.children.size();
       waiting_.erase(w);
     }

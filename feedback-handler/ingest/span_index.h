@@ -65,6 +65,10 @@ class SpanIndex {
     double parent_weight = 1;
     std::optional<double> parent_input_size;
     bool count_parent = false;
+    // The parent came in this exchange's `parents` and adopted a child of an earlier request
+    // (the parent's request then knows all its children so far: self time).
+    bool adopted = false;
+    SpanRef parent;
   };
   struct Counters {
     uint64_t spans = 0, waiting = 0;  // current sizes

@@ -1269,6 +1269,52 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
   return page;
 }
 
+TimeWindow Store::scanCallRows(const std::string& service, const std::string& version,
+                               const std::optional<TimeWindow>& range,
+                               const std::function<void(const CallRow&)>& row,
+                               const std::function<void(std::string_view)>& known) {
+  const Window w = resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
+  std::lock_guard lock(mu_);
+  Impl& im = *impl_;
+  sql::Transaction snapshot(im.db, /*write=*/false);
+  // " AND service = ?N AND version = ?M" for the dimensions given, numbered from `first`.
+  auto dims = [&](int first) {
+    std::string c;
+    if (!service.empty()) c += " AND service = ?" + std::to_string(first++);
+    if (!version.empty()) c += " AND version = ?" + std::to_string(first);
+    return c;
+  };
+  auto bindDims = [&](sql::Stmt& st, int first) {
+    if (!service.empty()) st.bind(first++, std::string_view(service));
+    if (!version.empty()) st.bind(first, std::string_view(version));
+  };
+  sql::Stmt q(im.db, ("SELECT kind, key, sub, bucket, sketch FROM aggregates WHERE bucket >= ?1 "
+                      "AND bucket <= ?2 AND kind IN ('f', 'c', 't')" +
+                      dims(3))
+                         .c_str());
+  q.bind(1, w.first_bucket()).bind(2, w.last_bucket());
+  bindDims(q, 3);
+  DDSketch sketch;
+  while (q.step()) {
+    const std::string_view kind = q.blob(0);
+    try {
+      sketch.assignSerialized(q.blob(4));
+    } catch (const DDSketchError&) {
+      continue;  // a corrupt row reads as empty, as in batchGet
+    }
+    const std::string key = q.text(1), sub = q.text(2);
+    row(CallRow{static_cast<AggKind>(kind.empty() ? 'f' : kind[0]), key, sub, q.i64(3), sketch});
+  }
+  const bool any = service.empty() && version.empty();
+  sql::Stmt k(im.db,
+              any ? "SELECT key FROM functions"
+                  : ("SELECT DISTINCT key FROM aggregates WHERE kind = 'f'" + dims(1)).c_str());
+  if (!any) bindDims(k, 1);
+  while (k.step()) known(k.text(0));
+  snapshot.commit();
+  return TimeWindow{formatRfc3339(w.from_ns), formatRfc3339(w.to_ns)};
+}
+
 ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
   std::lock_guard lock(mu_);
   Impl& im = *impl_;

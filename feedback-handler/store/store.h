@@ -83,6 +83,23 @@ class Store {
   // server passes the team that also writes the answer), else on a team of its own.
   BatchGetResponse batchGet(const BatchGetRequest& request, ChunkTeam* team = nullptr);
   ChangesPage changes(uint64_t since, size_t limit = 10000);
+
+  // The rows dynamic metrics are derived from (dynamic/call_graph.h): function, call-site and
+  // self-time rows of `service` and `version` (each: every one when empty) in `range` (the
+  // default window when absent), read in one snapshot and handed to `row` as stored (every
+  // environment and origin), then `known` once per function key with rows of that service and
+  // version anywhere in the retention (every stored function when both are empty). Returns the
+  // window read. Throws std::invalid_argument for a malformed range, StoreError.
+  struct CallRow {
+    AggKind kind;
+    std::string_view key, sub;
+    int64_t bucket;
+    const DDSketch& sketch;
+  };
+  TimeWindow scanCallRows(const std::string& service, const std::string& version,
+                          const std::optional<TimeWindow>& range,
+                          const std::function<void(const CallRow&)>& row,
+                          const std::function<void(std::string_view)>& known);
   // Rows changed since `since`; at most about max_rows (a sequence is never split).
   ExportPage exportSince(uint64_t since, size_t max_rows = 20000);
   uint64_t cursor();

@@ -107,7 +107,7 @@ ExportPage parseExport(std::string_view text) {
     for (const auto& a : arrayAt(doc, "aggregates")) {
       AggKey k;
       std::string kind = a.at("kind").get<std::string>();
-      if (kind != "f" && kind != "c" && kind != "l" && kind != "s") {
+      if (kind != "f" && kind != "c" && kind != "l" && kind != "s" && kind != "t") {
         throw ExportFormatError("export: unknown aggregate kind '" + kind.substr(0, 16) + "'");
       }
       k.kind = static_cast<AggKind>(kind[0]);

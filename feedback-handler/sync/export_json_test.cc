@@ -124,5 +124,21 @@ TEST(ExportJson, ExporterLossesRoundTripInTheirOwnMember) {
   EXPECT_EQ(v.x3, 3);
 }
 
+// Self-time rows (kind t, dynamic metrics) travel to local handlers like the others; an unknown
+// kind is still refused.
+TEST(ExportJson, SelfTimeRowsAreCarried) {
+  json doc = {{"cursor", "3"}, {"more", false}};
+  json self = row("f()", sketchOf(40, 2));
+  self["kind"] = "t";
+  doc["aggregates"] = json::array({self});
+  const ExportPage page = parseExport(doc.dump());
+  ASSERT_EQ(page.rows.aggregates.size(), 1u);
+  const auto& [k, v] = *page.rows.aggregates.begin();
+  EXPECT_EQ(k.kind, AggKind::kSelfTime);
+  EXPECT_EQ(v.sketch.count(), 2);
+  doc["aggregates"][0]["kind"] = "q";
+  EXPECT_THROW(parseExport(doc.dump()), ExportFormatError);
+}
+
 }  // namespace
 }  // namespace perfhat::handler

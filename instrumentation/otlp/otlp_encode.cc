@@ -546,7 +546,7 @@ std::string aggregates_json(const ExportBatch& b) {
            "\"}";
   }
   out += ",\"rows\":[";
-  static constexpr const char* kKinds[] = {"function", "callsite", "loop", "size"};
+  static constexpr const char* kKinds[] = {"function", "callsite", "loop", "size", "self"};
   for (size_t i = 0; i < b.histograms.size(); ++i) {
     const HistogramData& h = b.histograms[i];
     if (i) out += ',';

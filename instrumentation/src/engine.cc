@@ -628,10 +628,13 @@ static double call_weight(const Hot* h) {
 }
 
 void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
-                            uint64_t parent) {
+                            uint64_t parent, bool own_call) {
   ThreadState* ts = h->owner;
   const auto caller = static_cast<uint32_t>(parent >> 48);
   const uint64_t caller_call = parent & kInvocationMask;
+  // Before the caller is restored, the innermost invocation is this call's own.
+  const uint64_t packed_caller =
+      own_call ? pack_caller_call(caller_call, ts->agg_invocation) : caller_call;
   ts->agg_site = caller;
   ts->agg_invocation = caller_call;
   const auto w = static_cast<float>(call_weight(h));
@@ -649,7 +652,7 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
     ts->calls[head & ts->calls_mask] = r;
     ++head;
   };
-  push({end - start, caller_call, site, caller, w, CellKind::kLatency, p.error()});
+  push({end - start, packed_caller, site, caller, w, CellKind::kLatency, p.error()});
   if (dropped != 0) {
     // The call itself is never lost: its weight and duration go to the slot's exact overflow
     // sums (exported as the site's row; no caller, no quantile detail), only its size and loop
@@ -699,7 +702,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
     // children keep this span's id as parent (the handler then finds no parent for them).
     ts->to_aggregates.store(ts->to_aggregates.load(std::memory_order_relaxed) + 1,
                             std::memory_order_relaxed);
-    aggregate_call(h, site.id.load(std::memory_order_relaxed), start, end, p, 0);
+    aggregate_call(h, site.id.load(std::memory_order_relaxed), start, end, p, 0, false);
     return;
   }
   SpanRecord& r = ts->ring[head & ts->ring_mask];
@@ -839,19 +842,42 @@ void Engine::fold_record(ThreadState* ts, const CallRecord& r, double nspt, cons
       Histogram& hist = SiteHistograms::of(site.latency, r.sub);
       hist.add(static_cast<double>(r.value) * nspt, w, bounds);
       if (r.error) hist.errors += w;
-      if (r.sub == 0 || ts == nullptr) break;
+      if (ts == nullptr) break;
+      fold_self_time(*ts, r, nspt, bounds);
+      if (r.sub == 0) break;
       if (ts->last_parent.size() <= r.site) ts->last_parent.resize(sites_.size());
       auto& seen = ts->last_parent[r.site];
       auto it =
           std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == r.sub; });
       if (it == seen.end()) it = seen.insert(seen.end(), {r.sub, 0});
-      if (it->second != r.caller_call) {
+      const uint64_t caller_call = r.caller_call & kInvocationMask;
+      if (it->second != caller_call) {
         hist.parents += w;
-        it->second = r.caller_call;
+        it->second = caller_call;
       }
       break;
     }
   }
+}
+
+void Engine::fold_self_time(ThreadState& ts, const CallRecord& r, double nspt,
+                            const double* bounds) {
+  if (!(r.caller_call & kOwnInvocationKnown)) return;  // a span sent here: children unknown
+  const uint64_t caller = r.caller_call & kInvocationMask;
+  const uint64_t own = (r.caller_call >> kOwnInvocationShift) & kOwnInvocationBits;
+  // Every open entry above the caller is this call's (or left by a call whose record was lost
+  // to a full ring): calls nest, and the caller and its ancestors have smaller numbers.
+  uint64_t children = 0;
+  auto& open = ts.open_children;
+  while (!open.empty() && open.back().first > caller) {
+    if ((open.back().first & kOwnInvocationBits) == own) children = open.back().second;
+    open.pop_back();
+  }
+  const uint64_t self = r.value > children ? r.value - children : 0;
+  histograms_[r.site].self.add(static_cast<double>(self) * nspt, r.weight, bounds);
+  if (caller == 0) return;
+  if (open.empty() || open.back().first != caller) open.emplace_back(caller, 0);
+  open.back().second += r.value;
 }
 
 void Engine::fold_span(const SpanRecord& r) {
@@ -947,6 +973,10 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
     if (!site.size.empty()) {
       add(row(HistogramData::kResultSize, sid, 0), site.size);
       site.size.clear();
+    }
+    if (!site.self.empty()) {
+      if (twin == 0) add(row(HistogramData::kSelfTime, sid, 0), site.self);
+      site.self.clear();
     }
   }
   // Engine site ids → the batch's site table; bins ascending, one entry per index.
@@ -1388,7 +1418,7 @@ void Probe::finish(uint64_t end) noexcept {
   }
   if (flags_ & kAggregate) {
     Engine::get().aggregate_call(h, static_cast<uint32_t>(slot_ - h->slots), start_, end, *this,
-                                 parent_);
+                                 parent_, true);
   } else if (flags_ & kRecording) {
     record_span(h, *site_, start_, end, this, parent_);
     end_span_context(h, parent_);

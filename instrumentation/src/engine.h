@@ -86,6 +86,9 @@ struct ThreadState {
   // Background thread: the caller invocation counted last per site and caller, for the
   // distinct-parents count (invocation numbers are per thread).
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> last_parent;
+  // Background thread: (invocation, Σ ticks of its direct children folded so far) of the calls
+  // still open on this thread, innermost last (fold_self_time).
+  std::vector<std::pair<uint64_t, uint64_t>> open_children;
 };
 
 // Metric totals of one site across threads (analysis and aggregate export).
@@ -130,8 +133,10 @@ class Engine {
   void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p,
                    uint64_t parent);
   // Not inlined into record_span, whose overflow path it is: keeps the span path's frame small.
+  // `own_call`: begin_call() opened this call (aggregate mode), so the thread's innermost
+  // invocation is this call's own and its self time can be told (not for a span sent here).
   [[gnu::noinline]] void aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
-                                        const Probe& p, uint64_t parent);
+                                        const Probe& p, uint64_t parent, bool own_call);
   void thread_exit(ThreadState* ts);
 
   double now_s();
@@ -163,6 +168,10 @@ class Engine {
       PERFHAT_REQUIRES(mu_);
   // A span that found the export queue full becomes records of the aggregates (exact counts).
   void fold_span(const SpanRecord& r) PERFHAT_REQUIRES(mu_);
+  // Self time of a latency record of `ts`: records come in completion order, so a call's
+  // children were folded before it (their ticks wait under its invocation number).
+  void fold_self_time(ThreadState& ts, const CallRecord& r, double ns_per_tick,
+                      const double* bounds) PERFHAT_REQUIRES(mu_);
   // Sends one batch with retries; false if it was lost. Never throws.
   bool send(Exporter& exporter, const ExportBatch& b, uint32_t max_retries, double backoff,
             bool final);

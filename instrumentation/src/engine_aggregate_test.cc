@@ -123,6 +123,36 @@ TEST(InstrAggregate, RecordedCallsBecomeHistogramsNotSpans) {
   perfhat::shutdown();
 }
 
+// Self time per call: its duration less its recorded direct children's, so over every call of a
+// site, self + the children's time (the call-site rows under it) = its inclusive time exactly.
+TEST(InstrAggregate, SelfTimeIsDurationLessDirectChildren) {
+  auto ex = start_aggregates();
+  for (int i = 0; i < 10; ++i) aggns::request(3);
+  perfhat::flush();
+  for (const char* site : {"aggns::twice", "aggns::request"}) {
+    const Totals incl = totals(*ex, HistogramData::kFunction, site);
+    const Totals self = totals(*ex, HistogramData::kSelfTime, site);
+    EXPECT_EQ(self.count, incl.count) << site;
+    EXPECT_GT(self.sum, 0) << site;
+    double children = 0;
+    for (const Exported& h : ex->histograms()) {
+      if (h.data.kind == HistogramData::kCallSite &&
+          (h.caller.function.find(site) != std::string::npos ||
+           h.caller.name.find(site) != std::string::npos)) {
+        children += h.data.sum;
+      }
+    }
+    EXPECT_GT(children, 0) << site;
+    EXPECT_NEAR(self.sum + children, incl.sum, 1e-6 * incl.sum) << site;
+  }
+  // A leaf's self time is its duration.
+  const Totals leaf = totals(*ex, HistogramData::kFunction, "aggns::leaf");
+  const Totals leaf_self = totals(*ex, HistogramData::kSelfTime, "aggns::leaf");
+  EXPECT_EQ(leaf_self.count, leaf.count);
+  EXPECT_DOUBLE_EQ(leaf_self.sum, leaf.sum);
+  perfhat::shutdown();
+}
+
 TEST(InstrAggregate, SitesCarryTheIdentitySpansWould) {
   auto ex = start_aggregates();
   aggns::leaf(1);

@@ -52,8 +52,11 @@ enum class CellKind : uint8_t { kLatency = 1, kLoop = 2, kSize = 3 };
 
 // One recorded call (kLatency), or one PERFHAT_LOOP_ITERATIONS / PERFHAT_RESULT_SIZE value of it.
 struct CallRecord {
-  uint64_t value;        // kLatency: duration in ticks; kLoop, kSize: the value
-  uint64_t caller_call;  // kLatency: the caller's invocation number on this thread (0 = none)
+  uint64_t value;  // kLatency: duration in ticks; kLoop, kSize: the value
+  // kLatency: the caller's invocation number on this thread (0 = none) in the low 48 bits; with
+  // bit 63 set, bits 48..62 hold the low 15 bits of the call's own invocation number (self time,
+  // see fold_self_time).
+  uint64_t caller_call;
   uint32_t site;
   uint32_t sub;  // kLatency: caller site (0 = none); kLoop: source line; kSize: 0
   float weight;  // sampling weight
@@ -61,6 +64,14 @@ struct CallRecord {
   bool error;
 };
 static_assert(sizeof(CallRecord) == 32);
+
+inline constexpr uint64_t kOwnInvocationKnown = uint64_t{1} << 63;
+inline constexpr int kOwnInvocationShift = 48;
+inline constexpr uint64_t kOwnInvocationBits = 0x7FFF;
+inline uint64_t pack_caller_call(uint64_t caller_call, uint64_t own_invocation) noexcept {
+  return caller_call | kOwnInvocationKnown |
+         ((own_invocation & kOwnInvocationBits) << kOwnInvocationShift);
+}
 
 // Whether a ring's head moving from `before` to `after` (by less than half the ring) crossed a
 // multiple of half its capacity: the owning thread then checks whether half the ring is waiting
@@ -121,6 +132,7 @@ struct SiteHistograms {
   std::vector<std::pair<uint32_t, Histogram>> latency;  // by caller site (0 = none)
   std::vector<std::pair<uint32_t, Histogram>> loops;    // by source line
   Histogram size;
+  Histogram self;  // self time (ns): each call's duration less its recorded direct children's
 
   static Histogram& of(std::vector<std::pair<uint32_t, Histogram>>& v, uint32_t sub) {
     for (auto& [k, h] : v) {

@@ -25,3 +25,25 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-fetch)
     PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>" PERFHAT_FETCH_BIN="$<TARGET_FILE:perfhat-fetch>")
   add_dependencies(handler_fetch_test perfhat-handler perfhat-fetch)
 endif()
+# Counts from our traces equal gprof's for one run of a program built with -pg and
+# -finstrument-functions (issue #24). GCC only: clang's -pg output differs.
+if(PERFHAT_BUILD_TESTS AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND TARGET perfhat_autoinstrument)
+  add_executable(dynamic_gprof_app ${CMAKE_CURRENT_LIST_DIR}/gprof/callcount_app.cc)
+  target_link_libraries(dynamic_gprof_app PRIVATE perfhat_otlp perfhat_autoinstrument)
+  target_compile_options(dynamic_gprof_app PRIVATE -O1 -pg -finstrument-functions)
+  target_link_options(dynamic_gprof_app PRIVATE -pg)
+  perfhat_add_test(dynamic_gprof_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/dynamic_gprof_test.cc
+                   LIBS perfhat_httplib nlohmann_json::nlohmann_json LABELS integration)
+  target_include_directories(dynamic_gprof_test PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(dynamic_gprof_test PRIVATE
+    PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>"
+    PERFHAT_GPROF_APP="$<TARGET_FILE:dynamic_gprof_app>")
+  add_dependencies(dynamic_gprof_test perfhat-handler dynamic_gprof_app)
+endif()
+# The sample service's never-called functions over a window that skips two endpoints (issue #24):
+# real handler, service and user directory; waits for one minute boundary (~1 min).
+if(PERFHAT_BUILD_TESTS AND TARGET agile-service AND TARGET agile-userdir)
+  add_test(NAME dynamic_sample_test
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/dynamic_sample_test.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(dynamic_sample_test PROPERTIES LABELS integration TIMEOUT 300)
+endif()

@@ -83,6 +83,7 @@ struct HistogramData {
     kCallSite,    // latency (ns) of the site's calls made under `caller`
     kLoop,        // iterations of the site's loop at `line`
     kResultSize,  // result sizes of the site's calls
+    kSelfTime,    // self time (ns) of the site's calls: duration less their recorded children's
   };
   Kind kind = kFunction;
   uint32_t site = 0;                             // index into ExportBatch::sites
