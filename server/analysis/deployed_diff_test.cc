@@ -277,5 +277,53 @@ int sum(const Repo& r, int story) {
   EXPECT_DOUBLE_EQ(*loops[0]->iterations, 12);
 }
 
+// A guard production shows: effort() ran on 9 of the 45 tasks per call, so the new owner() call
+// beside it in the same arm runs 9 times, and a new call nested deeper in the arm is weighted
+// by 9 / 45 = 20 % rather than by the guard's static prior.
+TEST(BranchFromProductionTest, ArmShareComesFromAMeasuredCallAtTheTopOfTheArm) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) {
+    if (t.id > 100) {
+      sum += r.effort(t.id);
+      for (int i = 0; i < 2; ++i) sum += r.owner(i);
+    }
+  }
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {siteOf(kFn, 0.5 * kMs, 9)};
+  FeedbackItem loop_owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  loop_owner.callsites = {siteOf("other()", 0.1 * kMs, 1)};
+  FeedbackItem total = measured(kFn, 6 * kMs);
+  InMemoryFeedback view({tasks, effort, loop_owner, total});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, kFn);
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> branches = testing::nodesOfKind(*f, NodeKind::Branch);
+  ASSERT_EQ(branches.size(), 1u);
+  EXPECT_TRUE(branches[0]->branch_measured);
+  ASSERT_EQ(branches[0]->arm_probabilities.size(), 2u);
+  EXPECT_NEAR(branches[0]->arm_probabilities[0], 0.2, 1e-9);
+  ASSERT_EQ(f->added.size(), 1u);  // owner() in the inner loop: new (room test or not)
+  double k = 1;
+  for (const CostFactor& factor : f->added[0].factors) {
+    if (factor.kind == CostFactor::Kind::Branch) {
+      EXPECT_FALSE(factor.assumed);
+      EXPECT_NEAR(factor.value, 0.2, 1e-9);
+    }
+    k *= factor.value;
+  }
+  EXPECT_NEAR(k, 45 * 0.2 * 2, 1e-6);
+}
+
 }  // namespace
 }  // namespace perfhat::analysis

@@ -627,8 +627,11 @@ std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, cons
     } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
       // Branch weights come from priors or equal arms (the data has no branch counts).
       const double v = *p.armProbability(cur->arm);
-      out.push_back({CostFactor::Kind::Branch, v, p.id, true, v * options_.branch_prior_low,
-                     std::min(1.0, v * options_.branch_prior_high)});
+      if (p.branch_measured)
+        out.push_back({CostFactor::Kind::Branch, v, p.id, false, v, v});
+      else
+        out.push_back({CostFactor::Kind::Branch, v, p.id, true, v * options_.branch_prior_low,
+                       std::min(1.0, v * options_.branch_prior_high)});
     }
   }
   std::reverse(out.begin(), out.end());
@@ -651,10 +654,35 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   // Without branch counts in the data (the feedback contract has none), a two-arm branch uses
   // the static prior the AST builder derived from the code as written, if any; else equal arms.
   // The worst case ignores priors: every arm may be the one taken.
-  const bool prior = options_.branch_mode != BranchMode::Worst && arms == 2 && node.branch_prior;
-  node.arm_probabilities.clear();
+  // Production shows the share where an arm begins with a call it measured from this function:
+  // that call's count per call of the function over the branch's own executions (known from
+  // data alone), which replaces the prior.
+  node.branch_measured = false;
+  node.branch_evidence = -1;
+  if (options_.branch_mode != BranchMode::Worst && arms == 2) {
+    const std::vector<CostFactor> runs = executionFactors(fn, node);
+    const bool data =
+        std::none_of(runs.begin(), runs.end(), [](const CostFactor& f) { return f.assumed; });
+    const double executions = product(runs, false);
+    for (int c : node.children) {
+      const Node& child = fn.nodes[c];
+      if (!data || executions <= 0 || child.kind != NodeKind::Call || child.arm < 0 ||
+          child.arm > 1 || child.production_calls <= 0)
+        continue;
+      const double p = std::clamp(child.production_calls / executions, 0.0, 1.0);
+      node.arm_probabilities =
+          child.arm == 0 ? std::vector<double>{p, 1 - p} : std::vector<double>{1 - p, p};
+      node.branch_measured = true;
+      node.branch_evidence = child.id;
+      break;
+    }
+  }
+  const bool prior = !node.branch_measured && options_.branch_mode != BranchMode::Worst &&
+                     arms == 2 && node.branch_prior;
+  if (!node.branch_measured) node.arm_probabilities.clear();
   if (prior) node.arm_probabilities = {*node.branch_prior, 1 - *node.branch_prior};
   node.branch_probability = options_.branch_mode == BranchMode::Worst ? 1.0
+                            : node.branch_measured                    ? node.arm_probabilities[0]
                             : prior                                   ? *node.branch_prior
                                                                       : 1.0 / arms;
   Estimate e;
@@ -687,6 +715,16 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
     node.branch_probability = 1.0;
     e.derivation.summary = "worst arm " + formatDuration(worst ? worst->dist.mean_ns : 0);
     e.derivation.assumptions.push_back("worst case: the most expensive arm is taken");
+  } else if (node.branch_measured) {
+    for (int i = 0; i < arms; ++i)
+      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
+    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
+    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
+    e.derivation.summary = "arms weighted " + p0 + " / " + p1 + " (production)";
+    e.derivation.inputs.push_back(
+        "branch data from production: " + displayName(fn.nodes[node.branch_evidence]) + " ran " +
+        fmtNumber(fn.nodes[node.branch_evidence].production_calls) + "× per call of " + fn.name +
+        "() at the top of arm " + std::to_string(fn.nodes[node.branch_evidence].arm));
   } else if (prior) {
     for (int i = 0; i < arms; ++i)
       if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));

@@ -141,6 +141,10 @@ struct Node {
   // (Ball & Larus heuristics, see ast_builder.cc), with the heuristic's name for the derivation.
   std::optional<double> branch_prior;
   std::string branch_prior_reason;
+  // The arm probabilities come from production: a measured call at the top of an arm ran on that
+  // share of the branch's executions (`branch_evidence`: that call's node id).
+  bool branch_measured = false;
+  int branch_evidence = -1;
   // Probability of reaching `arm` of this branch, when inference set one.
   std::optional<double> armProbability(int a) const {
     if (a >= 0 && static_cast<size_t>(a) < arm_probabilities.size()) return arm_probabilities[a];

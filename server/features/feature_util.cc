@@ -109,7 +109,7 @@ std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, c
   if (loops > 0) out += " iterations";
   for (const analysis::CostFactor& k : a.factors) {
     if (k.kind == Kind::Branch && k.value != 1) {
-      out += " × " + formatCount(k.value * 100) + " % branch";
+      out += " × " + formatCount(k.value * 100) + " % branch" + (k.assumed ? "" : " (production)");
     } else if (k.kind == Kind::ProductionCalls && k.value != 1 && k.from < 0) {
       out += " × " + formatCount(k.value) + " production calls per call";
     } else if (k.kind == Kind::ProductionCalls && k.value != 1) {
