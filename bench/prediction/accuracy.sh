@@ -255,10 +255,11 @@ while IFS=$'\t' read -r change set_of patch_file file function key category <&3;
   # Measured, after deploying the change.
   if [ -n "$REUSE" ]; then
     # Rows kept before the manifest named a change by its patch's folder and name.
+    # A change given on the command line (id c11_owner_…) matches the manifest's id (c11) too.
     legacy=$(basename "$(dirname "$patch_file")")/$(basename "$patch_file" .patch)
     read -r before_p50 before_mean measured_p50 measured_mean count <<<"$(awk -F'\t' \
-      -v c="$change" -v l="$legacy" '$1 == c || $1 == l { print $3, $4, $7, $8, $9; exit }' \
-      "$REUSE/rows.tsv")"
+      -v c="$change" -v l="$legacy" -v s="${change%%_*}" \
+      '$1 == c || $1 == l || $1 == s { print $3, $4, $7, $8, $9; exit }' "$REUSE/rows.tsv")"
     [ -n "${count:-}" ] || { echo "accuracy.sh: no measurement of $change in $REUSE" >&2; exit 2; }
   else
     cmake -S "$TREE" -B "$PBUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
