@@ -2,31 +2,49 @@
 # Prediction accuracy: what perfhat-lsp predicts for a changed function before the change is
 # deployed, against what the changed service measures after it is deployed.
 #
+#   bench/prediction/accuracy.sh BUILD_DIR --manifest FILE [--set dev|eval|all] [--only C1,C2,...]
 #   bench/prediction/accuracy.sh BUILD_DIR PATCH FILE FUNCTION KEY [PATCH FILE FUNCTION KEY]...
 #
-#   PATCH     a patch of samples/ (p1, e.g. samples/tasks/T4/reference.patch)
-#   FILE      the changed source file (e.g. samples/agile/iteration_service.cc)
-#   FUNCTION  the changed function's name as it appears in its definition (e.g. iterationMetrics)
-#   KEY       its function key in the feedback (e.g. "agile::IterationService::iterationMetrics(int) const")
+#   --manifest  bench/prediction/changes.tsv (columns change, set, patch, file, function, key,
+#               category, description); --set picks the development or evaluation set (default
+#               all), --only a comma-separated list of change ids (e.g. --only c10,c22)
+#   PATCH       a patch of samples/ (p1, e.g. samples/tasks/T4/reference.patch)
+#   FILE        the changed source file (e.g. samples/agile/iteration_service.cc)
+#   FUNCTION    the changed function's name as it appears in its definition (e.g. iterationMetrics)
+#   KEY         its function key in the feedback (e.g. "agile::IterationService::iterationMetrics(int) const")
 #
-# 1. baseline: deployed handler + the unmodified instrumented service + a fixed workload
-#    (stationary, fixed seed, ACCURACY_LOAD_S seconds, PERFHAT_SAMPLER=full);
-# 2. per change: `perfhat-lsp --check` on a patched copy against the baseline data → predicted
-#    p50 of FUNCTION and whether a regression warning is shown;
+# 0. the workspace: $TREE (ACCURACY_TREE) is a git repository whose one commit is the unmodified
+#    samples/ plus links to the rest of the checkout: the revision production runs. Each change
+#    is applied on top as an uncommitted edit, as in a developer's working copy, so the language
+#    server can read the deployed text (`git show REV:samples/...`) and diff the working file
+#    against it;
+# 1. baseline: deployed handler + the unmodified instrumented service, deployed with
+#    PERFHAT_SERVICE_VERSION=REV (the resource's service.version; the handler keeps it in each
+#    item's `versions`) + a fixed workload (stationary, fixed seed, ACCURACY_LOAD_S seconds,
+#    PERFHAT_SAMPLER=full);
+# 2. per change: `perfhat-lsp --check` on the changed file in $TREE (run from the file's
+#    directory, so a git lookup from there finds $TREE's repository) against the baseline data →
+#    predicted p50 (and interval, when the hint shows one) of FUNCTION, and whether a regression
+#    warning (`warning perfhat.regression`) or an improvement (`information perfhat.improvement`)
+#    is shown;
 # 3. per change: the patched service is built (one incremental build tree, reused across runs),
 #    deployed with a fresh handler and the same workload → measured p50 and mean of KEY;
-# 4. prints a Markdown table: predicted / measured / absolute percentage error, flagged or not,
-#    and the median APE.
+# 4. prints Markdown tables per set (dev, eval) and a summary over dev, eval and all
+#    (bench/prediction/report.py): APE, flagged direction against the measured change, whether
+#    the predicted interval contains the measured p50.
 #
-# ACCURACY_KEEP=DIR keeps the baseline store, every change's `--check` output (p50 and mean
+# ACCURACY_KEEP=DIR keeps the baseline store, the deployed revision (DIR/revision, and the
+# workspace repository as DIR/baseline.bundle), every change's `--check` output (p50 and mean
 # views, with the debug profile's derivations) and the measured rows in DIR.
 # ACCURACY_REUSE=DIR (a DIR kept by an earlier run) re-predicts every change against that run's
 # baseline store and scores it against that run's measurements, without running the workload
-# again: for iterating on the analysis. The table then says the measurements were reused.
+# again: for iterating on the analysis. The workspace is rebuilt from DIR/baseline.bundle, so the
+# revision named in the store is the one in the workspace. The table then says the measurements
+# were reused.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-BUILD=${1:?usage: accuracy.sh BUILD_DIR PATCH FILE FUNCTION KEY ...}
+BUILD=${1:?usage: accuracy.sh BUILD_DIR (--manifest FILE [--set S] [--only IDS] | PATCH FILE FUNCTION KEY ...)}
 shift
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LOAD_S=${ACCURACY_LOAD_S:-40}
@@ -37,21 +55,53 @@ PBUILD=${ACCURACY_BUILD:-$CACHE/build}
 HANDLER=$BUILD/feedback-handler/perfhat-handler
 LSP=${ACCURACY_LSP:-$BUILD/server/perfhat-lsp}  # another analysis to compare, e.g. an older build
 S=$BUILD/samples
+HERE=$ROOT/bench/prediction
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-accuracy-run.XXXXXX")
 # shellcheck source=../../scripts/lib/processes.sh
 . "$ROOT/scripts/lib/processes.sh"
 trap 'stop_all; rm -rf "$TMP"' EXIT
 
+# The changes, one per line: change, set, patch, file, function, key, category.
+CHANGES=$TMP/changes.tsv
+: > "$CHANGES"
+if [ "${1:-}" = --manifest ]; then
+  manifest=${2:?--manifest needs a file}
+  shift 2
+  set_name=all only=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --set) set_name=${2:?--set needs dev, eval or all}; shift 2 ;;
+      --only) only=${2:?--only needs change ids}; shift 2 ;;
+      *) echo "accuracy.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+  done
+  case "$set_name" in dev|eval|all) ;; *) echo "accuracy.sh: --set dev, eval or all" >&2; exit 2 ;; esac
+  awk -F'\t' -v s="$set_name" -v only=",$only," 'NR > 1 && (s == "all" || $2 == s) &&
+      (only == ",," || index(only, "," $1 ",")) { print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 }' \
+    "$manifest" > "$CHANGES"
+  [ -s "$CHANGES" ] || { echo "accuracy.sh: no change of $manifest matches" >&2; exit 2; }
+else
+  [ $# -ge 4 ] && [ $(($# % 4)) -eq 0 ] || { echo "accuracy.sh: give PATCH FILE FUNCTION KEY quadruples" >&2; exit 2; }
+  while [ $# -ge 4 ]; do
+    slug=$(basename "$1" .patch)
+    [ "$slug" = reference ] && slug=$(basename "$(dirname "$1")")
+    printf '%s\t-\t%s\t%s\t%s\t%s\t-\n' "$slug" "$1" "$2" "$3" "$4" >> "$CHANGES"
+    shift 4
+  done
+fi
+
 start userdir "$S/agile-userdir" --listen 127.0.0.1:0
 USERDIR=$ADDR
 
-# deploy NAME SERVICE_BINARY -> HANDLER_ADDR: a fresh handler holding one workload run's data.
+# deploy NAME SERVICE_BINARY [VERSION] -> HANDLER_ADDR: a fresh handler holding one workload
+# run's data; VERSION becomes the service's service.version.
 deploy() {
-  local name=$1 bin=$2
+  local name=$1 bin=$2 version=${3:-}
   start "handler-$name" "$HANDLER" --mode deployed --listen 127.0.0.1:0 \
     --store "$TMP/$name.sqlite" --allow-unauthenticated
   HANDLER_ADDR=$ADDR
-  PERFHAT_ENDPOINT=http://$HANDLER_ADDR PERFHAT_SAMPLER=full PERFHAT_EXPORT_INTERVAL_S=2 \
+  PERFHAT_SERVICE_VERSION=$version \
+    PERFHAT_ENDPOINT=http://$HANDLER_ADDR PERFHAT_SAMPLER=full PERFHAT_EXPORT_INTERVAL_S=2 \
     OTEL_SERVICE_NAME=agile-service start "service-$name" "$bin" --listen 127.0.0.1:0 \
     --db "$TMP/$name-agile.sqlite" --userdir "http://$USERDIR"
   local service=$ADDR service_pid=$LAST_PID
@@ -60,19 +110,83 @@ deploy() {
   kill -TERM "$service_pid"; wait "$service_pid" 2>/dev/null || true
 }
 
-stats_of() {  # stats_of HANDLER_ADDR KEY -> "p50_ms mean_ms count"
+batch_get() {  # batch_get HANDLER_ADDR KEY -> the batchGet response
   curl -fsS -X POST "http://$1/v1/feedback:batchGet" -H 'Content-Type: application/json' \
-    --data-binary "$(python3 -c 'import json,sys; print(json.dumps({"keys":[sys.argv[1]]}))' "$2")" |
-    python3 -c '
+    --data-binary "$(python3 -c 'import json,sys; print(json.dumps({"keys":[sys.argv[1]]}))' "$2")"
+}
+
+stats_of() {  # stats_of HANDLER_ADDR KEY -> "p50_ms mean_ms count"
+  batch_get "$1" "$2" | python3 -c '
 import json, sys
 items = json.load(sys.stdin).get("items", [])
 s = items[0]["stats"] if items and items[0].get("stats") else None
 print("%.3f %.3f %d" % (s["p50_ns"] / 1e6, s["mean_ns"] / 1e6, s["count"]) if s else "nan nan 0")'
 }
 
+# The workspace: links to the rest of the checkout, samples/ copied (only files that differ are
+# rewritten, so the patched build stays incremental), one commit of both. Identity and dates are
+# fixed: the same samples and links give the same revision on every run.
+GIT=(git -C "$TREE" -c init.defaultBranch=deployed -c commit.gpgsign=false -c core.hooksPath=/dev/null)
+export GIT_AUTHOR_NAME=perfhat-accuracy GIT_AUTHOR_EMAIL=accuracy@perfhat.invalid \
+  GIT_COMMITTER_NAME=perfhat-accuracy GIT_COMMITTER_EMAIL=accuracy@perfhat.invalid \
+  GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z
+link_checkout() {
+  local entry name
+  for entry in "$ROOT"/*; do
+    name=$(basename "$entry")
+    case "$name" in samples|build|build-*) continue ;; esac
+    if [ -L "$TREE/$name" ] && [ "$(readlink "$TREE/$name")" != "$entry" ]; then rm "$TREE/$name"; fi
+    [ -e "$TREE/$name" ] || [ -L "$TREE/$name" ] || ln -s "$entry" "$TREE/$name"
+  done
+}
+sync_samples() {  # the checkout's samples/ into $TREE/samples, rewriting only what differs
+  local f
+  mkdir -p "$TREE/samples"
+  (cd "$ROOT/samples" && find . -type f) | while read -r f; do
+    cmp -s "$ROOT/samples/$f" "$TREE/samples/$f" 2>/dev/null ||
+      { mkdir -p "$(dirname "$TREE/samples/$f")"; cp "$ROOT/samples/$f" "$TREE/samples/$f"; }
+  done
+  (cd "$TREE/samples" && find . -type f) | while read -r f; do
+    [ -e "$ROOT/samples/$f" ] || rm -f "$TREE/samples/$f"
+  done
+}
+mkdir -p "$TREE"
+# Only a workspace this script made is re-initialised (never, say, a checkout named by mistake).
+if [ -e "$TREE/.git" ] && [ "$(git -C "$TREE" log -1 --format=%ae 2>/dev/null)" != "$GIT_AUTHOR_EMAIL" ]; then
+  echo "accuracy.sh: $TREE/.git is not a workspace of this script; choose another ACCURACY_TREE" >&2
+  exit 2
+fi
+[ "$(cd "$TREE" && pwd -P)" != "$(pwd -P)" ] || { echo "accuracy.sh: ACCURACY_TREE is the checkout" >&2; exit 2; }
+rm -rf "$TREE/.git"
+"${GIT[@]}" init -q
+printf '.perfhat.json\nbuild\nbuild-*\n' > "$TREE/.git/info/exclude"
 KEEP=${ACCURACY_KEEP:-}
 REUSE=${ACCURACY_REUSE:-}
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
+if [ -n "$REUSE" ] && [ -f "$REUSE/baseline.bundle" ]; then
+  # The revision the kept store names, with its text; links re-pointed at this checkout.
+  "${GIT[@]}" fetch -q "$REUSE/baseline.bundle" HEAD
+  "${GIT[@]}" reset -q --hard FETCH_HEAD
+  link_checkout
+else
+  [ -n "$REUSE" ] && echo "[accuracy] $REUSE has no baseline.bundle (kept before the git-based" \
+    "baseline): the workspace is this checkout's samples, the store names no revision" >&2
+  link_checkout
+  sync_samples
+  "${GIT[@]}" add -A .
+  "${GIT[@]}" commit -q -m "deployed: samples/ of $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+fi
+REV=$("${GIT[@]}" rev-parse HEAD)
+echo "[accuracy] workspace $TREE at $REV" >&2
+if [ -n "$REUSE" ] && [ -f "$REUSE/revision" ] && [ "$(cat "$REUSE/revision")" != "$REV" ]; then
+  echo "accuracy.sh: $REUSE/revision says $(cat "$REUSE/revision"), the bundle gave $REV" >&2; exit 2
+fi
+if [ -n "$KEEP" ]; then
+  echo "$REV" > "$KEEP/revision"
+  "${GIT[@]}" bundle create -q "$KEEP/baseline.bundle" HEAD 2>/dev/null ||
+    "${GIT[@]}" bundle create "$KEEP/baseline.bundle" HEAD >/dev/null 2>&1
+fi
+
 if [ -n "$REUSE" ]; then
   [ -f "$REUSE/baseline.sqlite" ] && [ -f "$REUSE/rows.tsv" ] ||
     { echo "accuracy.sh: $REUSE has no baseline.sqlite / rows.tsv" >&2; exit 2; }
@@ -82,116 +196,91 @@ if [ -n "$REUSE" ]; then
     --store "$TMP/baseline.sqlite" --allow-unauthenticated --range-hours 8760
   BASELINE=$ADDR
 else
-  echo "[accuracy] baseline run (${LOAD_S}s, ${RATE} req/s)" >&2
-  deploy baseline "$S/agile-service"
+  echo "[accuracy] baseline run (${LOAD_S}s, ${RATE} req/s, service.version $REV)" >&2
+  # The baseline binary is built from the checkout, whose samples/ are the commit's.
+  deploy baseline "$S/agile-service" "$REV"
   BASELINE=$HANDLER_ADDR
   sleep 3  # the last export
   # A misspelled KEY would only show after every change was built and run: check them now.
   # (These reads also make the handler write what it holds behind: the backup below has it.)
-  for ((i = 4; i <= $#; i += 4)); do
-    read -r _ _ n <<<"$(stats_of "$BASELINE" "${!i}")"
-    [ "$n" -gt 0 ] || { echo "accuracy.sh: no baseline data for key '${!i}'" >&2; exit 2; }
-  done
+  while IFS=$'\t' read -r _ _ _ _ _ key _; do
+    read -r _ _ n <<<"$(stats_of "$BASELINE" "$key")"
+    [ "$n" -gt 0 ] || { echo "accuracy.sh: no baseline data for key '$key'" >&2; exit 2; }
+  done < "$CHANGES"
+  first_key=$(head -n1 "$CHANGES" | cut -f6)
+  batch_get "$BASELINE" "$first_key" | python3 -c '
+import json, sys
+items = json.load(sys.stdin).get("items", [])
+versions = items[0].get("versions", []) if items else []
+if sys.argv[1] not in versions:
+    print("[accuracy] warning: the baseline data names versions %s, not %s" % (versions, sys.argv[1]),
+          file=sys.stderr)' "$REV"
   [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
 fi
 
-# The patched tree: samples/ copied (only changed files rewritten, so the build stays
-# incremental), everything else linked to the checkout.
-mkdir -p "$TREE"
-for entry in "$ROOT"/*; do
-  name=$(basename "$entry")
-  case "$name" in samples|build|build-*) continue ;; esac
-  [ -e "$TREE/$name" ] || ln -s "$entry" "$TREE/$name"
-done
+mkdir -p "$CACHE/compile-db"
+sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" \
+  > "$CACHE/compile-db/compile_commands.json"
 
 : > "$TMP/rows.tsv"
-while [ $# -ge 4 ]; do
-  patch_file=$1 file=$2 function=$3 key=$4
-  shift 4
-  change=$(basename "$(dirname "$patch_file")")/$(basename "$patch_file" .patch)
-  echo "[accuracy] $change" >&2
-  rm -rf "$TMP/pristine"; cp -r "$ROOT/samples" "$TMP/pristine"
-  (cd "$TMP" && mkdir -p p && rm -rf p/samples && cp -r pristine p/samples &&
-   cd p && patch -s -p1 < "$ROOT/$patch_file")
-  # Rewrite only the files that differ, so the patched build stays incremental.
-  (cd "$TMP/p/samples" && find . -type f) | while read -r f; do
-    cmp -s "$TMP/p/samples/$f" "$TREE/samples/$f" 2>/dev/null ||
-      { mkdir -p "$(dirname "$TREE/samples/$f")"; cp "$TMP/p/samples/$f" "$TREE/samples/$f"; }
-  done
+while IFS=$'\t' read -r change set_of patch_file file function key category <&3; do
+  echo "[accuracy] $change ($set_of, $category)" >&2
+  # Back to the deployed text (git rewrites only the files that differ), then the change as an
+  # uncommitted edit.
+  "${GIT[@]}" checkout -q -- samples
+  "${GIT[@]}" clean -fdq -- samples
+  (cd "$TREE" && patch -s -p1 --no-backup-if-mismatch < "$ROOT/$patch_file")
 
-  # Predicted, from the baseline data, before deploying.
-  mkdir -p "$CACHE/compile-db"
-  sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" \
-    > "$CACHE/compile-db/compile_commands.json"
-  # The function's hint shows the configured statistic: one run per statistic.
-  slug=$(basename "$patch_file" .patch)
-  [ "$slug" = reference ] && slug=$(basename "$(dirname "$patch_file")")
+  # Predicted, from the baseline data, before deploying; from the file's directory, so a git
+  # lookup from there finds the workspace's repository. The function's hint shows the
+  # configured statistic: one run per statistic.
   predicted=()
   for stat in p50 mean; do
     printf '{"features": {"main_statistic": "%s"}}\n' "$stat" > "$TREE/.perfhat.json"
-    "$LSP" --check "$TREE/$file" --handler "http://$BASELINE" --profile debug \
-      --compile-commands "$CACHE/compile-db" --no-color > "$TMP/check-$stat.txt" 2>/dev/null
-    predicted+=("$(python3 - "$TMP/check-$stat.txt" "$function" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read().splitlines()
-unit = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
-for i, line in enumerate(text):
-    # The definition's first line (qualified name, as the sample's .cc files define them); the
-    # hint may sit on the signature's continuation line.
-    if re.search(r"::%s\(" % re.escape(sys.argv[2]), line) and not line.lstrip().startswith("//"):
-        for l in text[i:i + 3]:
-            m = re.search(r"~?⏱ ([0-9.]+) (ns|µs|us|ms|s)\b", l)
-            if m:
-                print("%.3f" % (float(m.group(1)) * unit[m.group(2)])); break
-        else:
-            continue
-        break
-else:
-    print("nan")
-PY
-)")
-    [ -n "$KEEP" ] && cp "$TMP/check-$stat.txt" "$KEEP/check-$slug-$stat.txt"
+    (cd "$(dirname "$TREE/$file")" &&
+     "$LSP" --check "$TREE/$file" --handler "http://$BASELINE" --profile debug \
+       --compile-commands "$CACHE/compile-db" --no-color > "$TMP/check-$stat.txt" 2>/dev/null) || true
+    predicted+=("$(python3 "$HERE/hint.py" "$TMP/check-$stat.txt" "$function")")
+    [ -n "$KEEP" ] && cp "$TMP/check-$stat.txt" "$KEEP/check-$change-$stat.txt"
   done
   rm -f "$TREE/.perfhat.json"
-  flagged=$(grep -q "warning perfhat.regression" "$TMP/check-p50.txt" && echo yes || echo no)
+  read -r predicted_p50 predicted_lo predicted_hi <<<"${predicted[0]}"
+  read -r predicted_mean _ _ <<<"${predicted[1]}"
+  regression=$(grep -q "warning perfhat.regression" "$TMP/check-p50.txt" && echo yes || echo no)
+  improvement=$(grep -q "information perfhat.improvement" "$TMP/check-p50.txt" && echo yes || echo no)
+  case "$regression/$improvement" in
+    yes/no) flagged=regression ;; no/yes) flagged=improvement ;; yes/yes) flagged=both ;; *) flagged=no ;;
+  esac
 
   # Measured, after deploying the change.
   if [ -n "$REUSE" ]; then
-    read -r before_p50 before_mean measured_p50 measured_mean count <<<"$(awk -F'\t' -v c="$change" \
-      '$1 == c { print $3, $4, $7, $8, $9 }' "$REUSE/rows.tsv")"
+    # Rows kept before the manifest named a change by its patch's folder and name.
+    # A change given on the command line (id c11_owner_…) matches the manifest's id (c11) too.
+    legacy=$(basename "$(dirname "$patch_file")")/$(basename "$patch_file" .patch)
+    read -r before_p50 before_mean measured_p50 measured_mean count <<<"$(awk -F'\t' \
+      -v c="$change" -v l="$legacy" -v s="${change%%_*}" \
+      '$1 == c || $1 == l || $1 == s { print $3, $4, $7, $8, $9; exit }' "$REUSE/rows.tsv")"
     [ -n "${count:-}" ] || { echo "accuracy.sh: no measurement of $change in $REUSE" >&2; exit 2; }
   else
     cmake -S "$TREE" -B "$PBUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DPERFHAT_BUILD_BENCHMARKS=OFF -DPERFHAT_BUILD_TESTS=OFF >/dev/null
     cmake --build "$PBUILD" --target agile-service -j2 >/dev/null
-    deploy "$slug-$RANDOM" "$PBUILD/samples/agile-service"
+    deploy "$change-$RANDOM" "$PBUILD/samples/agile-service"
     sleep 3  # the last export
     read -r measured_p50 measured_mean count <<<"$(stats_of "$HANDLER_ADDR" "$key")"
     read -r before_p50 before_mean _ <<<"$(stats_of "$BASELINE" "$key")"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$change" "$function" "$before_p50" \
-    "$before_mean" "${predicted[0]}" "${predicted[1]}" "$measured_p50" "$measured_mean" "$count" \
-    "$flagged" >> "$TMP/rows.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$change" "$function" \
+    "$before_p50" "$before_mean" "$predicted_p50" "$predicted_mean" "$measured_p50" \
+    "$measured_mean" "$count" "$flagged" "$set_of" "$category" "$predicted_lo" "$predicted_hi" \
+    >> "$TMP/rows.tsv"
   tail -n1 "$TMP/rows.tsv" >&2
-done
+done 3< "$CHANGES"
+# Leave the workspace at the deployed revision.
+"${GIT[@]}" checkout -q -- samples
+"${GIT[@]}" clean -fdq -- samples
 
 [ -n "$KEEP" ] && cp "$TMP/rows.tsv" "$KEEP/rows.tsv"
 [ -n "$REUSE" ] && echo "(measurements reused from $REUSE; predictions recomputed)"
-python3 - "$TMP/rows.tsv" <<'PY'
-import math, statistics, sys
-rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines() if l]
-def ape(pred, meas):
-    pred, meas = float(pred), float(meas)
-    return abs(pred - meas) / meas * 100 if meas > 0 and not math.isnan(pred) else float("nan")
-print("| change | function | before p50 / mean (ms) | predicted p50 / mean (ms) | measured p50 / mean (ms) | APE p50 / mean | flagged |")
-print("|---|---|---|---|---|---|---|")
-apes = {"p50": [], "mean": []}
-for change, fn, bp50, bmean, pp50, pmean, mp50, mmean, count, flagged in rows:
-    a50, amean = ape(pp50, mp50), ape(pmean, mmean)
-    for k, a in (("p50", a50), ("mean", amean)):
-        if not math.isnan(a): apes[k].append(a)
-    f = lambda v: "%.2f" % float(v)
-    print(f"| {change} | {fn} | {f(bp50)} / {f(bmean)} | {f(pp50)} / {f(pmean)} | {f(mp50)} / {f(mmean)} | {a50:.0f} % / {amean:.0f} % | {flagged} |")
-for k, v in apes.items():
-    if v: print(f"\nmedian APE ({k}) over {len(v)} changes: {statistics.median(v):.0f} %")
-PY
+echo "Deployed revision (service.version): $REV"
+python3 "$HERE/report.py" "$TMP/rows.tsv"
