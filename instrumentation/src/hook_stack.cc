@@ -257,15 +257,18 @@ PERFHAT_NOINSTR static const ProbeCosts* costs_of(const ThreadStack& s) {
 
 PERFHAT_NOINSTR void enter(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
+  // From here on, hooks of the functions the library itself calls (instrumented copies of
+  // inline functions from the user's code, symbolizing a new function) are ignored.
+  s.in_hook = true;
   Site* site = cached_site(s, fn);
   if (excluded(site) || s.depth >= ThreadStack::kMaxDepth) [[unlikely]] {
     if (s.depth >= ThreadStack::kMaxDepth && !excluded(site)) ++s.deep;
     if (s.depth > 0) {
       if (const ProbeCosts* c = costs_of(s)) s.frames[s.depth - 1].child_cost += c->pair[kSkipped];
     }
+    s.in_hook = false;
     return;
   }
-  s.in_hook = true;
   Frame& f = s.frames[s.depth++];
   f.fn = fn;
   f.child_cost = 0;
@@ -280,7 +283,9 @@ PERFHAT_NOINSTR void enter(ThreadStack& s, void* fn) noexcept {
 PERFHAT_NOINSTR void leave(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
   if (s.deep > 0) [[unlikely]] {
+    s.in_hook = true;
     if (!excluded(cached_site(s, fn))) --s.deep;
+    s.in_hook = false;
     return;
   }
   if (s.depth == 0) return;
@@ -290,12 +295,14 @@ PERFHAT_NOINSTR void leave(ThreadStack& s, void* fn) noexcept {
   s.in_hook = true;
   detail::Probe* p = f.probe();
   const ProbeCosts* c = costs_of(s);
-  if (c != nullptr && f.kind >= kClocked)
+  if (c != nullptr && f.kind >= kClocked) {
     p->discount((f.child_cost + c->self[f.kind]) >> kCostShift);
+  }
   p->~Probe();
   --s.depth;
-  if (c != nullptr && s.depth > 0)
+  if (c != nullptr && s.depth > 0) {
     s.frames[s.depth - 1].child_cost += c->pair[f.kind] + f.child_cost;
+  }
   s.in_hook = false;
 }
 

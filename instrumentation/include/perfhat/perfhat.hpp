@@ -25,7 +25,7 @@
 #if defined(__cpp_constinit)
 #define PERFHAT_CONSTINIT constinit
 #elif defined(__clang__)
-#define PERFHAT_CONSTINIT [[clang::require_constant_initialization]]
+#define PERFHAT_CONSTINIT __attribute__((require_constant_initialization))
 #else
 #define PERFHAT_CONSTINIT __constinit  // GCC >= 10 in every language mode
 #endif
