@@ -150,8 +150,8 @@ class HookCalibration final : public CalibrationTarget {
     detail::Slot& slot = slots_[1];
     switch (kind) {
       case kSkipped:
-        enter(*stack_, skipped_fn_);
-        leave(*stack_, skipped_fn_);
+        call_enter(skipped_fn_);
+        call_exit(skipped_fn_);
         return;
       case kCounted:
         slot.countdown = 1u << 30;
@@ -163,11 +163,11 @@ class HookCalibration final : public CalibrationTarget {
       case kProbeKinds:
         return;
     }
-    enter(*stack_, fn_);
+    call_enter(fn_);
     // Inactive when probes were turned off meanwhile (the measurement is then discarded).
     detail::Probe& p = *stack_->frames[0].probe();
     if (kind == kRecorded && p.clocked()) detail::ProbeCalibration::record(p);
-    leave(*stack_, fn_);
+    call_exit(fn_);
     // Empty the private rings: every recorded call lands in the same entries.
     ts_.head.store(0, std::memory_order_relaxed);
     ts_.tail.store(0, std::memory_order_relaxed);
@@ -185,8 +185,19 @@ class HookCalibration final : public CalibrationTarget {
     return (slots_[1].sum_ticks.load() << kCostShift) / n;
   }
   detail::Hot* hot() { return &ts_.hot; }
+  ThreadStack* stack() { return stack_.get(); }
 
  private:
+  // Through the compiler hooks when they are linked (the thread's stack is this calibration's
+  // while it runs), else straight to the frame work.
+  PERFHAT_NOINSTR void call_enter(void* fn) {
+    if (g_hook_enter != nullptr) return g_hook_enter(fn);
+    enter(*stack_, fn);
+  }
+  PERFHAT_NOINSTR void call_exit(void* fn) {
+    if (g_hook_exit != nullptr) return g_hook_exit(fn);
+    leave(*stack_, fn);
+  }
   static size_t index(void* fn) {
     return (reinterpret_cast<uintptr_t>(fn) >> 4) & (ThreadStack::kCacheSize - 1);
   }
@@ -210,13 +221,19 @@ PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
   if (detail::g_mode.load() != detail::kEnabled) return current;
   auto cal = std::make_unique<HookCalibration>();
   detail::Hot* saved = detail::t_hot;
+  ThreadStack* saved_stack = t_stack;
   detail::t_hot = cal->hot();
+  t_stack = cal->stack();
   ProbeCosts c = calibrate(*cal, &ticks);
+  t_stack = saved_stack;
   detail::t_hot = saved;
   return detail::g_mode.load() == detail::kEnabled ? c : current;
 }
 
 }  // namespace
+
+void (*g_hook_enter)(void* fn) = nullptr;
+void (*g_hook_exit)(void* fn) = nullptr;
 
 PERFHAT_CONSTINIT thread_local ThreadStack* t_stack __attribute__((tls_model("initial-exec"))) =
     nullptr;

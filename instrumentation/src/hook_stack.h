@@ -57,6 +57,12 @@ detail::Site* site_for(void* fn) noexcept;
 // or nullptr when compensation is off (Config::compensate_overhead).
 const ProbeCosts* probe_costs() noexcept;
 
+// The compiler hooks themselves, set by the -finstrument-functions mode: the calibration then
+// measures a call through them (the hook call, its checks and thread-local lookups included),
+// not only the frame work behind them.
+extern void (*g_hook_enter)(void* fn);
+extern void (*g_hook_exit)(void* fn);
+
 // Measures the probe costs again on the calling thread, with the current tick source (tests).
 ProbeCosts recalibrate();
 
