@@ -79,7 +79,7 @@ for ((r = 0; r < LAT_REPS; ++r)); do
       out=$(PERFHAT_SCOPE='kv::*' PERFHAT_FILTER='most expensive' PERFHAT_COMPENSATE=$comp \
             "$auto" latency 4000)
       for f in "${FUNCS[@]}"; do
-        v=$(grep -E "^reported kv::(Db::)?$f\(" <<<"$out" | head -1 |
+        v=$({ grep -E "^reported kv::(Db::)?$f\(" <<<"$out" || true; } | head -1 |
             sed -E 's/.*phase-1 calls +[0-9]+ mean +([0-9.]+) ns.*/\1/')
         LAT[$build comp$comp $f]+="${v:-nan} "
       done

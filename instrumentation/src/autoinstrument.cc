@@ -6,8 +6,6 @@
 #include "engine.h"
 #include "hook_stack.h"
 
-#define PERFHAT_NOINSTR __attribute__((no_instrument_function))
-
 namespace {
 
 // Set while the first hook initializes the library: inline functions the engine calls may be
@@ -28,6 +26,12 @@ constinit thread_local bool t_initializing = false;
   if (s != nullptr) perfhat::autoinstrument::enter(*s, fn);
 }
 
+// Out of line: the exit hook's own path (no frames on this thread) stays frameless.
+[[gnu::noinline]] PERFHAT_NOINSTR void leave_frame(perfhat::autoinstrument::ThreadStack* s,
+                                                   void* fn) noexcept {
+  perfhat::autoinstrument::leave(*s, fn);
+}
+
 }  // namespace
 
 // NOLINTNEXTLINE(bugprone-reserved-identifier): hook name fixed by -finstrument-functions
@@ -40,7 +44,7 @@ extern "C" PERFHAT_NOINSTR void __cyg_profile_func_enter(void* fn, void* /*call_
 extern "C" PERFHAT_NOINSTR void __cyg_profile_func_exit(void* fn, void* /*call_site*/) {
   perfhat::autoinstrument::ThreadStack* s = perfhat::autoinstrument::t_stack;
   if (s == nullptr) return;
-  perfhat::autoinstrument::leave(*s, fn);
+  leave_frame(s, fn);
 }
 
 namespace {

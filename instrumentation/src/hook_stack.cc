@@ -9,8 +9,6 @@
 #include "engine.h"
 #include "symbolize.h"
 
-#define PERFHAT_NOINSTR __attribute__((no_instrument_function))
-
 namespace perfhat::detail {
 
 uint64_t begin_span(Hot* h) noexcept;
@@ -105,20 +103,6 @@ struct StackGuard {
 };
 thread_local StackGuard t_stack_guard;
 
-PERFHAT_NOINSTR Site* cached_site(ThreadStack& s, void* fn) {
-  auto& c = s.cache[(reinterpret_cast<uintptr_t>(fn) >> 4) & (ThreadStack::kCacheSize - 1)];
-  if (c.fn != fn) [[unlikely]] {
-    Site* site = table_find(fn);
-    c.site = site != nullptr ? site : register_site(fn);
-    c.fn = fn;
-  }
-  return c.site;
-}
-
-PERFHAT_NOINSTR bool excluded(const Site* site) {
-  return site->id.load(std::memory_order_relaxed) == detail::kExcludedSite;
-}
-
 // ---- Calibration ----------------------------------------------------------------------------
 PERFHAT_NOINSTR uint64_t ticks() { return detail::now_ticks(); }
 PERFHAT_NOINSTR void calibration_marker() {}
@@ -142,9 +126,9 @@ class HookCalibration final : public CalibrationTarget {
     ts_.calls_mask = 15;
     site_.id.store(1);
     skipped_.id.store(detail::kExcludedSite);
-    stack_->fixed_costs = &kNoCosts;
-    stack_->cache[index(fn_)] = {fn_, &site_};
-    stack_->cache[index(skipped_fn_)] = {skipped_fn_, &skipped_};
+    stack_->costs = &kNoCosts;
+    stack_->cache[ThreadStack::cache_index(fn_)] = {fn_, &site_};
+    stack_->cache[ThreadStack::cache_index(skipped_fn_)] = {skipped_fn_, &skipped_};
   }
   PERFHAT_NOINSTR void run_pair(ProbeKind kind) override {
     detail::Slot& slot = slots_[1];
@@ -198,9 +182,6 @@ class HookCalibration final : public CalibrationTarget {
     if (g_hook_exit != nullptr) return g_hook_exit(fn);
     leave(*stack_, fn);
   }
-  static size_t index(void* fn) {
-    return (reinterpret_cast<uintptr_t>(fn) >> 4) & (ThreadStack::kCacheSize - 1);
-  }
   static constexpr unsigned kZero = 0;
   static constexpr ProbeCosts kNoCosts{};
   alignas(64) detail::Slot slots_[2];
@@ -213,7 +194,6 @@ class HookCalibration final : public CalibrationTarget {
   Site skipped_{nullptr, "perfhat.calibration.skipped", "", 0, detail::kFunction};
 };
 
-ProbeCosts g_costs;
 std::once_flag g_calibrated;
 
 // Probes must be on (the calibration runs the real probe code); otherwise the costs stay.
@@ -232,18 +212,26 @@ PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
 
 }  // namespace
 
+ProbeCosts g_costs;
 void (*g_hook_enter)(void* fn) = nullptr;
 void (*g_hook_exit)(void* fn) = nullptr;
 
 PERFHAT_CONSTINIT thread_local ThreadStack* t_stack __attribute__((tls_model("initial-exec"))) =
     nullptr;
 
+PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
+  auto& c = s.cache[ThreadStack::cache_index(fn)];
+  c.site = site_for(fn);
+  c.fn = fn;
+  return c.site;
+}
+
 PERFHAT_NOINSTR Site* site_for(void* fn) noexcept {
   Site* s = table_find(fn);
   return s != nullptr ? s : register_site(fn);
 }
 
-PERFHAT_NOINSTR ThreadStack* thread_stack() noexcept {
+PERFHAT_NOINSTR ThreadStack* thread_stack_slow() noexcept {
   if (t_stack == nullptr && !t_stack_dead) {
     t_stack = new (std::nothrow) ThreadStack();
     if (t_stack == nullptr) return nullptr;
@@ -255,10 +243,6 @@ PERFHAT_NOINSTR ThreadStack* thread_stack() noexcept {
   return t_stack;
 }
 
-PERFHAT_NOINSTR const ProbeCosts* probe_costs() noexcept {
-  return detail::g_compensate.load(std::memory_order_relaxed) ? &g_costs : nullptr;
-}
-
 PERFHAT_NOINSTR ProbeCosts recalibrate() {
   ThreadStack* s = thread_stack();
   if (s != nullptr) s->in_hook = true;
@@ -266,61 +250,6 @@ PERFHAT_NOINSTR ProbeCosts recalibrate() {
   g_costs = measure(g_costs);
   if (s != nullptr) s->in_hook = false;
   return g_costs;
-}
-
-PERFHAT_NOINSTR static const ProbeCosts* costs_of(const ThreadStack& s) {
-  return s.fixed_costs != nullptr ? s.fixed_costs : probe_costs();
-}
-
-PERFHAT_NOINSTR void enter(ThreadStack& s, void* fn) noexcept {
-  if (s.in_hook) return;
-  // From here on, hooks of the functions the library itself calls (instrumented copies of
-  // inline functions from the user's code, symbolizing a new function) are ignored.
-  s.in_hook = true;
-  Site* site = cached_site(s, fn);
-  if (excluded(site) || s.depth >= ThreadStack::kMaxDepth) [[unlikely]] {
-    if (s.depth >= ThreadStack::kMaxDepth && !excluded(site)) ++s.deep;
-    if (s.depth > 0) {
-      if (const ProbeCosts* c = costs_of(s)) s.frames[s.depth - 1].child_cost += c->pair[kSkipped];
-    }
-    s.in_hook = false;
-    return;
-  }
-  Frame& f = s.frames[s.depth++];
-  f.fn = fn;
-  f.child_cost = 0;
-  detail::Probe* p = new (f.storage) detail::Probe(*site);
-  f.kind = !p->active()     ? kSkipped
-           : p->recording() ? kRecorded
-           : p->clocked()   ? kClocked
-                            : kCounted;
-  s.in_hook = false;
-}
-
-PERFHAT_NOINSTR void leave(ThreadStack& s, void* fn) noexcept {
-  if (s.in_hook) return;
-  if (s.deep > 0) [[unlikely]] {
-    s.in_hook = true;
-    if (!excluded(cached_site(s, fn))) --s.deep;
-    s.in_hook = false;
-    return;
-  }
-  if (s.depth == 0) return;
-  Frame& f = s.frames[s.depth - 1];
-  // An exit whose entry made no frame (out of scope, or probes were off then).
-  if (f.fn != fn) return;
-  s.in_hook = true;
-  detail::Probe* p = f.probe();
-  const ProbeCosts* c = costs_of(s);
-  if (c != nullptr && f.kind >= kClocked) {
-    p->discount((f.child_cost + c->self[f.kind]) >> kCostShift);
-  }
-  p->~Probe();
-  --s.depth;
-  if (c != nullptr && s.depth > 0) {
-    s.frames[s.depth - 1].child_cost += c->pair[f.kind] + f.child_cost;
-  }
-  s.in_hook = false;
 }
 
 PERFHAT_NOINSTR size_t functions_seen() {

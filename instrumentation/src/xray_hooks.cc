@@ -28,7 +28,7 @@ uintptr_t __xray_function_address(int32_t fid);
 size_t __xray_max_function_id();
 }
 
-#define PERFHAT_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
+#define PERFHAT_XRAY_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
 
 namespace perfhat::autoinstrument {
 namespace {
@@ -38,17 +38,17 @@ std::unique_ptr<void*[]> g_fns;
 size_t g_max_fid = 0;
 std::atomic<size_t> g_unpatched{0};
 
-PERFHAT_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
+PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
   if (fid <= 0 || static_cast<size_t>(fid) > g_max_fid) return;
   void* fn = g_fns[fid];
   if (type == ENTRY || type == LOG_ARGS_ENTRY) {
     if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
     ThreadStack* s = thread_stack();
     if (s == nullptr) return;
-    const int depth = s->depth;
+    const Frame* top = s->top;
     const bool nested = s->in_hook;
     enter(*s, fn);
-    if (nested || s->depth != depth || s->deep != 0) return;
+    if (nested || s->top != top || s->deep != 0) return;
     // No frame: outside the scope. No more calls to this handler for it (retried on a later
     // call if another thread was patching at the time).
     detail::Site* site = site_for(fn);
@@ -63,7 +63,7 @@ PERFHAT_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
 }
 
 // After the XRay runtime's own initialization (it runs from .preinit_array).
-[[gnu::constructor(65535)]] PERFHAT_NOINSTR void start_xray() {
+[[gnu::constructor(65535)]] PERFHAT_XRAY_NOINSTR void start_xray() {
   if (detail::ensure_initialized() != detail::kEnabled) return;  // sleds stay no-ops
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
@@ -80,11 +80,11 @@ PERFHAT_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
 }  // namespace
 
 // Functions whose sleds were unpatched because they are outside the scope (tests).
-PERFHAT_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
+PERFHAT_XRAY_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
 // Functions XRay instrumented in the program (0 without -fxray-instrument).
-PERFHAT_NOINSTR size_t xray_functions() { return g_max_fid; }
+PERFHAT_XRAY_NOINSTR size_t xray_functions() { return g_max_fid; }
 
 }  // namespace perfhat::autoinstrument
 
 // Referenced by the link option of perfhat::xray so this file (and its constructor) is linked.
-extern "C" PERFHAT_NOINSTR void perfhat_xray_anchor() {}
+extern "C" PERFHAT_XRAY_NOINSTR void perfhat_xray_anchor() {}
