@@ -120,3 +120,52 @@ TEST(InstrAutoInstrument, WithoutCompensationTheParentCarriesItsChildrensProbes)
   for (uint64_t ns : d.leaf) EXPECT_EQ(ns, 1001u);
   EXPECT_EQ(d.parent[0], 10u * 1002u + 1u);
 }
+
+// Frames are matched by function: calls that span a switch of the probes, and the exits of
+// out-of-scope calls, leave the nesting of later calls intact.
+namespace togglens {
+__attribute__((noinline)) int leaf(int x) { return x + 1; }
+__attribute__((noinline)) int outer(int x) {
+  perfhat::set_enabled(true);  // entered with probes off: this call has no frame
+  return leaf(x) + leaf(x + 1);
+}
+__attribute__((noinline)) int closer(int x) {
+  int r = leaf(x);
+  perfhat::set_enabled(false);  // entered with probes on: its exit comes with them off
+  return r;
+}
+__attribute__((noinline)) int middle(int x) { return leaf(x) * 2; }
+}  // namespace togglens
+
+TEST(InstrAutoInstrument, SwitchingProbesMidCallKeepsLaterNesting) {
+  perfhat::Config c;
+  c.sampler = "full";
+  c.scope = "togglens::*";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  // Frames open here (this test body's, as a function seen for the first time) stay open.
+  const int depth = perfhat::autoinstrument::thread_stack()->depth();
+  perfhat::set_enabled(false);
+  int total = togglens::outer(1);
+  total += togglens::closer(2);
+  perfhat::set_enabled(true);
+  total += togglens::middle(3);
+  EXPECT_GT(total, 0);
+  perfhat::flush();
+  int outer = 0, middle = 0;
+  uint64_t middle_id = 0, last_leaf_parent = 1;
+  for (const auto& s : ex->spans()) {
+    if (s.function == "togglens::outer(int)") ++outer;
+    if (s.function == "togglens::middle(int)") {
+      ++middle;
+      middle_id = s.span_id;
+    }
+    if (s.function == "togglens::leaf(int)") last_leaf_parent = s.parent_span_id;
+  }
+  EXPECT_EQ(outer, 0);  // its entry came while the probes were off
+  EXPECT_EQ(middle, 1);
+  EXPECT_EQ(last_leaf_parent, middle_id);
+  // Nothing is left open: `closer`'s frame ended at its exit, probes off or not.
+  EXPECT_EQ(perfhat::autoinstrument::thread_stack()->depth(), depth);
+  perfhat::shutdown();
+}

@@ -27,7 +27,9 @@ struct Frame {
   uint64_t spent0;  // the thread's ThreadStack::spent when this call began
   ProbeKind kind;
   alignas(detail::Probe) unsigned char storage[sizeof(detail::Probe)];
-  detail::Probe* probe() { return std::launder(reinterpret_cast<detail::Probe*>(storage)); }
+  PERFHAT_NOINSTR detail::Probe* probe() {
+    return std::launder(reinterpret_cast<detail::Probe*>(storage));
+  }
 };
 
 // Measured at the first enabled hook of the process.
@@ -50,8 +52,8 @@ struct ThreadStack {
     detail::Site* site;
   } cache[kCacheSize] = {};
   Frame frames[kMaxDepth];
-  int depth() const { return static_cast<int>(top - frames); }
-  static size_t cache_index(void* fn) {
+  PERFHAT_NOINSTR int depth() const { return static_cast<int>(top - frames); }
+  PERFHAT_NOINSTR static size_t cache_index(void* fn) {
     return (reinterpret_cast<uintptr_t>(fn) >> 4) & (kCacheSize - 1);
   }
 };
