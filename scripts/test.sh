@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 # server's scheduler and feedback cache, the sample service). Parsers, libclang analysis and
 # editor features run on one thread; the ASan+UBSan run covers them.
 tsan_short_targets=(
-  instr_engine_test instr_otlp_test instr_autoinstrument_test
+  instr_engine_test instr_otlp_test instr_autoinstrument_test instr_calibration_test
   handler_store_test handler_http_unit_test handler_util_test handler_aggregator_test
   lsp_server_test lsp_feedback_test samples_agile_test
 )

@@ -1,25 +1,53 @@
-# perfhat_autoinstrument(<target> [EXCLUDE_FILES <path-substring>...])
+# perfhat_autoinstrument(<target> [XRAY] [INSTRUCTION_THRESHOLD <n>]
+#                        [EXCLUDE_FILES <path-substring>...] [EXCLUDE_FUNCTIONS <name-part>...])
 #
-# Instruments every function of <target>'s own sources with no source change: compiles them with
-# the compiler's function-entry/exit hooks and links perfhat::autoinstrument, which implements
-# the hooks. Which of the instrumented functions are recorded is chosen at run time
-# (PERFHAT_SCOPE, PERFHAT_FILTER); see docs/auto-instrumentation.md.
-#   GCC:   -finstrument-functions, except functions inlined from the system headers, perfhat's
-#          own headers and EXCLUDE_FILES (-finstrument-functions-exclude-file-list: substrings of
-#          the path of the file that defines the function).
+# Instruments the functions of <target>'s own sources with no source change: compiles them with
+# the compiler's function-entry/exit hooks and links the library that implements the hooks.
+# Which of the instrumented functions are recorded is chosen at run time (PERFHAT_SCOPE,
+# PERFHAT_FILTER); see docs/auto-instrumentation.md.
+#   XRAY (Clang): LLVM XRay sleds, patched at start-up only when probes are on
+#          (-fxray-instrument, perfhat::xray). Functions under INSTRUCTION_THRESHOLD machine
+#          instructions (default 200, XRay's own default) and without loops get no sled: the
+#          compile-time exclusion of trivial functions. Off (PERFHAT_ENABLED=0), the sleds are
+#          no-ops. With GCC, XRAY is not available: the -finstrument-functions mode is used.
+#   GCC:   -finstrument-functions (perfhat::autoinstrument), except functions of the system
+#          headers, perfhat's own headers and EXCLUDE_FILES
+#          (-finstrument-functions-exclude-file-list: substrings of the path of the file that
+#          defines the function) and EXCLUDE_FUNCTIONS
+#          (-finstrument-functions-exclude-function-list: substrings of the function's name).
+#          GCC also hooks the copies of functions inlined into others.
 #   Clang: -finstrument-functions-after-inlining: hooks only in the functions left after
-#          inlining (clang has no file exclusion list; EXCLUDE_FILES is ignored).
+#          inlining (clang has no exclusion lists; EXCLUDE_* are ignored).
 function(perfhat_autoinstrument target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "EXCLUDE_FILES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "XRAY" "INSTRUCTION_THRESHOLD"
+                        "EXCLUDE_FILES;EXCLUDE_FUNCTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "perfhat_autoinstrument: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT TARGET ${target})
     message(FATAL_ERROR "perfhat_autoinstrument: ${target} is not a target")
   endif()
+  if(NOT ARG_INSTRUCTION_THRESHOLD)
+    set(ARG_INSTRUCTION_THRESHOLD 200)
+  endif()
+  if(ARG_XRAY AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    set(xray_flags -fxray-instrument -fxray-instruction-threshold=${ARG_INSTRUCTION_THRESHOLD})
+    target_compile_options(${target} PRIVATE ${xray_flags})
+    target_link_options(${target} PRIVATE -fxray-instrument)
+    target_link_libraries(${target} PRIVATE perfhat::xray)
+    return()
+  endif()
+  if(ARG_XRAY)
+    message(STATUS "perfhat_autoinstrument(${target} XRAY): XRay needs Clang; "
+                   "using -finstrument-functions")
+  endif()
   set(excludes /usr/include/ include/perfhat/ ${ARG_EXCLUDE_FILES})
   list(JOIN excludes "$<COMMA>" excludes)
   set(gnu_flags -finstrument-functions -finstrument-functions-exclude-file-list=${excludes})
+  if(ARG_EXCLUDE_FUNCTIONS)
+    list(JOIN ARG_EXCLUDE_FUNCTIONS "$<COMMA>" functions)
+    list(APPEND gnu_flags -finstrument-functions-exclude-function-list=${functions})
+  endif()
   set(clang_flags -finstrument-functions-after-inlining)
   target_compile_options(${target} PRIVATE
     "$<$<COMPILE_LANG_AND_ID:CXX,GNU>:${gnu_flags}>" "$<$<COMPILE_LANG_AND_ID:C,GNU>:${gnu_flags}>"

@@ -1,116 +1,59 @@
-// -finstrument-functions mode: every function compiled with the flag calls these hooks. Each
-// function address gets a dynamically created Site on first entry (symbolized once, under a
-// lock, never again on the hot path); the engine's scope (PERFHAT_SCOPE allow/deny patterns)
-// applies to the demangled name. Probes live on a per-thread stack because enter and exit are
-// separate calls.
-#include <cstdint>
-#include <cstring>
-#include <mutex>
-#include <new>
-#include <unordered_map>
+// -finstrument-functions mode: every function compiled with the flag calls these two hooks.
+// They are kept to their fast paths so the compiler gives them no stack frame:
+//   - probes disabled (PERFHAT_ENABLED=0, set_enabled(false), after shutdown): one load and a
+//     compare at entry; at exit, one thread-local load when the thread never had a frame;
+//   - everything else (the function's Site, scope, the probe, compensation) in hook_stack.cc.
+#include "engine.h"
+#include "hook_stack.h"
 
-#include "perfhat/perfhat.hpp"
-#include "symbolize.h"
-
-#define PERFHAT_NOINSTR __attribute__((no_instrument_function))
-
-namespace perfhat::autoinstrument {
 namespace {
 
-constexpr int kMaxDepth = 256;
-constexpr int kCacheSize = 1024;  // direct-mapped, per thread
+// Set while the first hook initializes the library: inline functions the engine calls may be
+// instrumented copies from the user's translation units, whose hooks must not re-enter.
+constinit thread_local bool t_initializing = false;
 
-struct Frame {
-  alignas(detail::Probe) unsigned char storage[sizeof(detail::Probe)];
-};
-
-struct ThreadStack {
-  Frame frames[kMaxDepth];
-  int depth = 0;  // logical depth, including frames past kMaxDepth
-  bool in_hook = false;
-  struct {
-    void* fn;
-    detail::Site* site;
-  } cache[kCacheSize] = {};
-};
-
-thread_local ThreadStack* t_stack = nullptr;
-thread_local bool t_stack_dead = false;
-
-struct StackGuard {
-  PERFHAT_NOINSTR ~StackGuard() {
-    t_stack_dead = true;
-    // Frames still open (thread exiting mid-call) are abandoned, not destroyed: their exits
-    // will never come.
-    delete t_stack;
-    t_stack = nullptr;
+[[gnu::noinline]] PERFHAT_NOINSTR void enter_enabled(void* fn) noexcept {
+  using namespace perfhat::detail;
+  // The first hook initializes from the environment (PERFHAT_ENABLED=0 stops here).
+  if (g_mode.load(std::memory_order_relaxed) == kUninitialized) {
+    if (t_initializing) return;
+    t_initializing = true;
+    const int mode = ensure_initialized();
+    t_initializing = false;
+    if (mode != kEnabled) return;
   }
-};
-thread_local StackGuard t_stack_guard;
-
-std::mutex g_mu;
-std::unordered_map<void*, detail::Site*>& sites() {
-  static auto* m = new std::unordered_map<void*, detail::Site*>();
-  return *m;
+  perfhat::autoinstrument::ThreadStack* s = perfhat::autoinstrument::thread_stack();
+  if (s != nullptr) perfhat::autoinstrument::enter(*s, fn);
 }
 
-PERFHAT_NOINSTR detail::Site* site_for(void* fn) {
-  std::lock_guard<std::mutex> l(g_mu);
-  auto it = sites().find(fn);
-  if (it != sites().end()) return it->second;
-  symbolize::Symbol sym = symbolize::resolve(fn);
-  // Sites live for the whole process (probes reference them).
-  const char* name = strdup(sym.demangled.empty() ? "?" : sym.demangled.c_str());
-  auto* site = new detail::Site(nullptr, name, "", 0, detail::kFunction);
-  site->address = fn;
-  site->mangled = sym.mangled.empty() ? nullptr : strdup(sym.mangled.c_str());
-  sites().emplace(fn, site);
-  return site;
-}
-
-PERFHAT_NOINSTR ThreadStack* stack() {
-  if (t_stack == nullptr && !t_stack_dead) {
-    t_stack = new (std::nothrow) ThreadStack();
-    (void)&t_stack_guard;  // odr-use: registers the destructor for this thread
-  }
-  return t_stack;
+// Out of line: the exit hook's own path (no frames on this thread) stays frameless.
+[[gnu::noinline]] PERFHAT_NOINSTR void leave_frame(perfhat::autoinstrument::ThreadStack* s,
+                                                   void* fn) noexcept {
+  perfhat::autoinstrument::leave(*s, fn);
 }
 
 }  // namespace
 
-// Number of distinct functions seen (tests, diagnostics).
-PERFHAT_NOINSTR size_t functions_seen() {
-  std::lock_guard<std::mutex> l(g_mu);
-  return sites().size();
-}
-
-}  // namespace perfhat::autoinstrument
-
-using namespace perfhat::autoinstrument;
-
 // NOLINTNEXTLINE(bugprone-reserved-identifier): hook name fixed by -finstrument-functions
 extern "C" PERFHAT_NOINSTR void __cyg_profile_func_enter(void* fn, void* /*call_site*/) {
-  ThreadStack* s = stack();
-  if (s == nullptr || s->in_hook) return;
-  int d = s->depth++;
-  if (d >= kMaxDepth) return;
-  s->in_hook = true;
-  auto& c = s->cache[(reinterpret_cast<uintptr_t>(fn) >> 4) & (kCacheSize - 1)];
-  if (c.fn != fn) {
-    c.site = site_for(fn);
-    c.fn = fn;
-  }
-  new (s->frames[d].storage) perfhat::detail::Probe(*c.site);
-  s->in_hook = false;
+  if (perfhat::detail::g_mode.load(std::memory_order_relaxed) == perfhat::detail::kDisabled) return;
+  enter_enabled(fn);
 }
 
 // NOLINTNEXTLINE(bugprone-reserved-identifier): hook name fixed by -finstrument-functions
-extern "C" PERFHAT_NOINSTR void __cyg_profile_func_exit(void* /*fn*/, void* /*call_site*/) {
-  ThreadStack* s = t_stack;
-  if (s == nullptr || s->in_hook || s->depth == 0) return;
-  int d = --s->depth;
-  if (d >= kMaxDepth) return;
-  s->in_hook = true;
-  std::launder(reinterpret_cast<perfhat::detail::Probe*>(s->frames[d].storage))->~Probe();
-  s->in_hook = false;
+extern "C" PERFHAT_NOINSTR void __cyg_profile_func_exit(void* fn, void* /*call_site*/) {
+  perfhat::autoinstrument::ThreadStack* s = perfhat::autoinstrument::t_stack;
+  if (s == nullptr) return;
+  leave_frame(s, fn);
 }
+
+namespace {
+PERFHAT_NOINSTR void hook_enter(void* fn) { __cyg_profile_func_enter(fn, nullptr); }
+PERFHAT_NOINSTR void hook_exit(void* fn) { __cyg_profile_func_exit(fn, nullptr); }
+// Before main and before the first probe of most programs (a hook run earlier, from another
+// static constructor, calibrates without the hook calls: a slightly lower cost).
+[[gnu::constructor(101)]] PERFHAT_NOINSTR void register_hooks() {
+  perfhat::autoinstrument::g_hook_enter = &hook_enter;
+  perfhat::autoinstrument::g_hook_exit = &hook_exit;
+}
+}  // namespace

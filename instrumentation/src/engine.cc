@@ -33,6 +33,7 @@ std::atomic<const uint64_t*> g_relevant{nullptr};
 std::atomic<uint64_t> g_rate_threshold{~uint64_t{0}};
 std::atomic<uint32_t> g_timing_period{16};
 std::atomic<bool> g_aggregate_export{false};
+std::atomic<bool> g_compensate{true};
 constinit thread_local Hot* t_hot __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
@@ -387,6 +388,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   }
   update_threshold(sampler_.load()->rate());
   g_aggregate_export.store(cfg.export_mode == "aggregates", std::memory_order_relaxed);
+  g_compensate.store(cfg.compensate_overhead, std::memory_order_relaxed);
   g_timing_period.store(std::max<uint32_t>(cfg.timing_period, 1), std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
   if (!cfg.filter.empty()) {
@@ -1352,7 +1354,10 @@ void Probe::enter(Site& site) noexcept {
 
 // Exit of an active probe with exit work (~Probe tested for it).
 void Probe::leave() noexcept {
-  finish((flags_ & kClock) ? now_ticks() : 0);  // the clock first: excludes finish's work
+  if ((flags_ & kClock) == 0) return finish(0);
+  const uint64_t end = now_ticks();  // the clock first: excludes finish's work
+  // Nested probes' cost (discount()): never more than the measured duration.
+  finish(end - std::min(discount_, end - start_));
 }
 
 // Rare entry work: request root, span start, the next countdown when this call is timed, and the
@@ -1389,6 +1394,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     loop_iterations_ = -1;
   }
   flags_ = f;
+  discount_ = 0;
   start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
 }
 
@@ -1484,6 +1490,10 @@ Config Config::from_env() {
   c.compression = env_or("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
                          env_or("OTEL_EXPORTER_OTLP_COMPRESSION", c.compression));
   c.filter = env_or("PERFHAT_FILTER", "");
+  const char* comp = std::getenv("PERFHAT_COMPENSATE");
+  if (comp && (std::strcmp(comp, "0") == 0 || std::strcmp(comp, "false") == 0)) {
+    c.compensate_overhead = false;
+  }
   const char* om = std::getenv("PERFHAT_OTLP_METRICS");
   c.otlp_metrics = om && (std::strcmp(om, "1") == 0 || std::strcmp(om, "true") == 0);
   c.scope = env_or("PERFHAT_SCOPE", "");

@@ -235,6 +235,8 @@ class Engine {
 extern std::atomic<uint32_t> g_timing_period;
 // Config::export_mode == "aggregates" (read when a recorded call begins).
 extern std::atomic<bool> g_aggregate_export;
+// Config::compensate_overhead (read by the auto-instrumentation hooks at each exit).
+extern std::atomic<bool> g_compensate;
 
 // Test seam: replaces the tick source (ticks are then nanoseconds). nullptr restores the TSC.
 void set_tick_source(uint64_t (*fn)());

@@ -35,7 +35,7 @@ echo "== libperfhat-dev: $(dpkg-deb -f "$dev" Depends)"
 for d in libcpp-httplib-dev zlib1g-dev; do has_dep "$dev" "$d"; done
 for f in usr/include/perfhat/perfhat.hpp usr/lib/cmake/perfhat/perfhatConfig.cmake \
   usr/lib/cmake/perfhat/FindPerfhatHttplib.cmake usr/lib/libperfhat.a usr/lib/libperfhat_otlp.a \
-  usr/lib/libperfhat_autoinstrument.a usr/share/doc/libperfhat-dev/auto-instrumentation.md; do
+  usr/lib/libperfhat_autoinstrument.a usr/lib/libperfhat_xray.a usr/share/doc/libperfhat-dev/auto-instrumentation.md; do
   has_file "$dev" "$f"
 done
 # The split: nothing in both packages.

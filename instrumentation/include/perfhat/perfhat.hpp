@@ -25,7 +25,7 @@
 #if defined(__cpp_constinit)
 #define PERFHAT_CONSTINIT constinit
 #elif defined(__clang__)
-#define PERFHAT_CONSTINIT [[clang::require_constant_initialization]]
+#define PERFHAT_CONSTINIT __attribute__((require_constant_initialization))
 #else
 #define PERFHAT_CONSTINIT __constinit  // GCC >= 10 in every language mode
 #endif
@@ -75,6 +75,10 @@ struct Config {
   // export CPU per span than 512 on the sample service (fewer POSTs); far below the handler's
   // 16 MB body limit even with long names and four string attributes per span.
   uint32_t batch_size = 2048;
+  // PERFHAT_COMPENSATE=0 turns it off. Automatic instrumentation: a call's measured duration
+  // leaves out the probes of the instrumented calls nested in it (their cost per kind of probe
+  // is measured at start-up), so a function reports its own time, not its callees' probes.
+  bool compensate_overhead = true;
   uint32_t max_retries = 3;      // per batch, exponential backoff
   double retry_backoff_s = 0.2;  // first backoff; doubles each retry
 
@@ -253,6 +257,11 @@ class Probe {
 
   bool active() const noexcept { return slot_ != nullptr; }
   bool recording() const noexcept { return slot_ != nullptr && (flags_ & kRecording); }
+  // This call reads the clock (timed, recorded or a request): its duration is measured.
+  bool clocked() const noexcept { return slot_ != nullptr && (flags_ & kClock); }
+  // Overhead compensation (auto-instrumentation): ticks spent in probes nested inside this call,
+  // taken off its measured duration at exit. Only on a clocked probe.
+  void discount(uint64_t ticks) noexcept { discount_ += ticks; }
 
   // Collection sizes: feed phase 1 (Computation Pattern) and, when recording, the span.
   void result_size(double n) noexcept {
@@ -340,6 +349,8 @@ class Probe {
   [[gnu::noinline]] void leave() noexcept;
   void finish(uint64_t end) noexcept;
   void attr_int(const char* key, int64_t v) noexcept;
+  // The start-up calibration of the probe's own cost forces a call's kind (autoinstrument).
+  friend struct ProbeCalibration;
 
   // slot_ is the only member an inactive probe writes; the rest is written when the probe
   // becomes active (the recording-only ones by begin()'s recording branch). The three pointers
@@ -355,6 +366,7 @@ class Probe {
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;
+  uint64_t discount_;  // set by begin(), with the clock read
 };
 
 // Innermost-probe lookup for the size/attribute macros. Each probe macro declares, besides its
