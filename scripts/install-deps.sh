@@ -14,6 +14,8 @@ pkgs=(
   libre2-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy python3 curl patch
+  libcli11-dev  # perfhat-experiment's command line (header-only)
+  python3-scipy  # experiment_scipy_compare: every statistic checked against SciPy
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
 )
 if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then

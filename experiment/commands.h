@@ -1,0 +1,15 @@
+// The subcommands of perfhat-experiment, callable from tests without a process.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace perfhat::experiment {
+
+struct StatsOptions {
+  std::string csv;
+};
+int runStats(const StatsOptions& o, std::ostream& out);
+
+}  // namespace perfhat::experiment

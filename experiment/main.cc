@@ -1,0 +1,43 @@
+// perfhat-experiment: the controlled experiment of the PerformanceHat paper (§V) for real
+// participants — study design, analysis, report and the control group's dashboard.
+// Exit codes: 0 success, 1 runtime failure (e.g. the handler is unreachable), 2 bad input.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "experiment/commands.h"
+#include "experiment/measurements.h"
+
+namespace ex = perfhat::experiment;
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "perfhat-experiment: design, analyse and report the controlled experiment of the "
+      "PerformanceHat paper (treatment: perfhat in the editor; control: a dashboard)"};
+  app.set_version_flag("--version", std::string("perfhat-experiment ") + PERFHAT_VERSION);
+  app.require_subcommand(1);
+
+  ex::StatsOptions stats;
+  auto* s = app.add_subcommand("stats",
+                               "Per task and measure: n, mean, sd, Shapiro-Wilk, "
+                               "Mann-Whitney U, Cliff's delta, A12 (JSON on stdout)");
+  s->add_option("--csv", stats.csv, "measurements: participant,group,task,measure,seconds")
+      ->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (s->parsed()) return ex::runStats(stats, std::cout);
+  } catch (const ex::InputError& e) {
+    std::cerr << "perfhat-experiment: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "perfhat-experiment: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}
