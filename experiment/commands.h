@@ -12,4 +12,10 @@ struct StatsOptions {
 };
 int runStats(const StatsOptions& o, std::ostream& out);
 
+struct DesignOptions {
+  std::string study;
+  uint64_t seed = 0;
+};
+int runDesign(const DesignOptions& o, std::ostream& out);
+
 }  // namespace perfhat::experiment

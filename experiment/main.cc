@@ -24,6 +24,15 @@ int main(int argc, char** argv) {
   s->add_option("--csv", stats.csv, "measurements: participant,group,task,measure,seconds")
       ->required();
 
+  ex::DesignOptions design;
+  auto* d = app.add_subcommand("design",
+                               "Assign the study's participants to treatment and "
+                               "control, balanced on experience and skill (JSON)");
+  d->add_option("--study", design.study, "study definition (JSON, see docs/experiment.md)")
+      ->required();
+  d->add_option("--seed", design.seed, "random seed; the same seed gives the same assignment")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -32,6 +41,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (s->parsed()) return ex::runStats(stats, std::cout);
+    if (d->parsed()) return ex::runDesign(design, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;

@@ -18,7 +18,7 @@ std::string errorOf(const std::string& csv) {
 
 const char* kHeader = "participant,group,task,measure,seconds\n";
 
-TEST(Measurements, ColumnsInAnyOrderAndExtraColumnsIgnored) {
+TEST(ExperimentMeasurements, ColumnsInAnyOrderAndExtraColumnsIgnored) {
   const auto rows = parseMeasurementsCsv(
       "seconds,note,measure,task,group,participant\r\n12.5,x,fe,T2,control,P1\r\n", "m.csv");
   ASSERT_EQ(rows.size(), 1u);
@@ -29,7 +29,7 @@ TEST(Measurements, ColumnsInAnyOrderAndExtraColumnsIgnored) {
   EXPECT_EQ(rows[0].line, 2u);
 }
 
-TEST(Measurements, ErrorsNameTheLine) {
+TEST(ExperimentMeasurements, ErrorsNameTheLine) {
   const std::string h = kHeader;
   EXPECT_NE(errorOf("participant,group,task,seconds\nP1,control,T1,3\n")
                 .find("m.csv:1: missing column 'measure'"),
@@ -55,7 +55,7 @@ TEST(Measurements, ErrorsNameTheLine) {
   EXPECT_NE(errorOf(h).find("no measurements"), std::string::npos);
 }
 
-TEST(Measurements, GroupWithFewerThanThreeValuesNamesItsLines) {
+TEST(ExperimentMeasurements, GroupWithFewerThanThreeValuesNamesItsLines) {
   std::string csv = kHeader;
   for (int i = 0; i < 3; ++i) csv += "t" + std::to_string(i) + ",treatment,T2,fe,10\n";
   csv += "c0,control,T2,fe,20\nc1,control,T2,fe,30\n";
@@ -64,7 +64,7 @@ TEST(Measurements, GroupWithFewerThanThreeValuesNamesItsLines) {
             "are needed");
 }
 
-TEST(Measurements, ResultsInTaskThenMeasureOrder) {
+TEST(ExperimentMeasurements, ResultsInTaskThenMeasureOrder) {
   std::string csv = kHeader;
   for (const char* task : {"T10", "T2"}) {
     for (const char* m : {"rca", "total"}) {

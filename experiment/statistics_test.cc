@@ -7,18 +7,18 @@
 namespace perfhat::experiment {
 namespace {
 
-TEST(Statistics, DescribeUsesSampleStandardDeviation) {
+TEST(ExperimentStatistics, DescribeUsesSampleStandardDeviation) {
   const Descriptives d = describe({2, 4, 4, 4, 5, 5, 7, 9});
   EXPECT_EQ(d.n, 8u);
   EXPECT_DOUBLE_EQ(d.mean, 5);
   EXPECT_NEAR(d.sd, 2.138089935, 1e-9);  // sqrt(32 / 7)
 }
 
-TEST(Statistics, AverageRanksShareTies) {
+TEST(ExperimentStatistics, AverageRanksShareTies) {
   EXPECT_EQ(averageRanks({10, 20, 10, 30}), (std::vector<double>{1.5, 3, 1.5, 4}));
 }
 
-TEST(Statistics, MannWhitneyExactForSmallSamplesWithoutTies) {
+TEST(ExperimentStatistics, MannWhitneyExactForSmallSamplesWithoutTies) {
   // Full separation of 3 vs 3: P(U >= 9) = 1 / C(6, 3) = 1/20, two-sided 0.1.
   const MannWhitneyResult r = mannWhitneyU({1, 2, 3}, {4, 5, 6});
   EXPECT_TRUE(r.exact);
@@ -27,14 +27,14 @@ TEST(Statistics, MannWhitneyExactForSmallSamplesWithoutTies) {
   EXPECT_DOUBLE_EQ(mannWhitneyU({4, 5, 6}, {1, 2, 3}).u, 9);  // U of the first sample
 }
 
-TEST(Statistics, MannWhitneyNormalApproximationWithTies) {
+TEST(ExperimentStatistics, MannWhitneyNormalApproximationWithTies) {
   const MannWhitneyResult r = mannWhitneyU({1, 2, 2, 3}, {2, 4, 5});
   EXPECT_FALSE(r.exact);
   EXPECT_DOUBLE_EQ(r.u, 2);
   EXPECT_NEAR(r.p, 0.19908985214820463, 1e-9);  // scipy.stats.mannwhitneyu 1.10
 }
 
-TEST(Statistics, MannWhitneyExactWhenOneSampleIsLarge) {
+TEST(ExperimentStatistics, MannWhitneyExactWhenOneSampleIsLarge) {
   std::vector<double> big;
   for (int i = 0; i < 2000; ++i) big.push_back(i + 0.5);
   const MannWhitneyResult r = mannWhitneyU({-3, -2, -1}, big);
@@ -43,7 +43,7 @@ TEST(Statistics, MannWhitneyExactWhenOneSampleIsLarge) {
   EXPECT_NEAR(r.p, 2.0 / (2003.0 * 2002.0 * 2001.0 / 6.0), 1e-15);
 }
 
-TEST(Statistics, ShapiroWilkMatchesPublishedValues) {
+TEST(ExperimentStatistics, ShapiroWilkMatchesPublishedValues) {
   // The example of Shapiro & Wilk (1965), heights: W = 0.789 (SciPy: 0.78881, p = 0.0067).
   const ShapiroResult r = shapiroWilk({148, 154, 158, 160, 161, 162, 166, 170, 182, 195, 236});
   EXPECT_NEAR(r.w, 0.7888147830963135, 1e-7);
@@ -54,7 +54,7 @@ TEST(Statistics, ShapiroWilkMatchesPublishedValues) {
   EXPECT_THROW(shapiroWilk({1, 2}), std::invalid_argument);
 }
 
-TEST(Statistics, CliffsDeltaAndA12) {
+TEST(ExperimentStatistics, CliffsDeltaAndA12) {
   const EffectSize all_below = effectSize({1, 2, 3}, {4, 5, 6});
   EXPECT_DOUBLE_EQ(all_below.cliffs_delta, -1);
   EXPECT_EQ(all_below.magnitude, "large");
