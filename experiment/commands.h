@@ -18,4 +18,10 @@ struct DesignOptions {
 };
 int runDesign(const DesignOptions& o, std::ostream& out);
 
+struct ReportOptions {
+  std::string csv, study, out_dir;
+  uint64_t seed = 1;
+};
+int runReport(const ReportOptions& o, std::ostream& out);
+
 }  // namespace perfhat::experiment

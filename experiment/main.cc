@@ -33,6 +33,15 @@ int main(int argc, char** argv) {
   d->add_option("--seed", design.seed, "random seed; the same seed gives the same assignment")
       ->required();
 
+  ex::ReportOptions report;
+  auto* r = app.add_subcommand("report",
+                               "Write report.md and report.html (Table II, box plots, "
+                               "raw data and design) from a study's measurements");
+  r->add_option("--csv", report.csv, "measurements CSV (as for stats)")->required();
+  r->add_option("--study", report.study, "study definition (JSON)")->required();
+  r->add_option("--seed", report.seed, "seed of the design to embed")->default_val(1);
+  r->add_option("--out", report.out_dir, "output directory")->default_val("experiment-report");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,6 +51,7 @@ int main(int argc, char** argv) {
   try {
     if (s->parsed()) return ex::runStats(stats, std::cout);
     if (d->parsed()) return ex::runDesign(design, std::cout);
+    if (r->parsed()) return ex::runReport(report, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;
