@@ -24,4 +24,9 @@ struct ReportOptions {
 };
 int runReport(const ReportOptions& o, std::ostream& out);
 
+struct DashboardOptions {
+  std::string handler, token, listen;
+};
+int runDashboard(const DashboardOptions& o, std::ostream& out);
+
 }  // namespace perfhat::experiment

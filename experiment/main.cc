@@ -42,6 +42,15 @@ int main(int argc, char** argv) {
   r->add_option("--seed", report.seed, "seed of the design to embed")->default_val(1);
   r->add_option("--out", report.out_dir, "output directory")->default_val("experiment-report");
 
+  ex::DashboardOptions dash;
+  auto* b = app.add_subcommand("dashboard",
+                               "Serve the control group's dashboard: per-function "
+                               "average execution times from a perfhat handler");
+  b->add_option("--handler", dash.handler, "handler URL, e.g. http://127.0.0.1:4319")->required();
+  b->add_option("--token", dash.token, "bearer token for a deployed handler")
+      ->envname("PERFHAT_TOKEN");
+  b->add_option("--listen", dash.listen, "address:port to serve on")->default_val("127.0.0.1:8080");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -52,6 +61,7 @@ int main(int argc, char** argv) {
     if (s->parsed()) return ex::runStats(stats, std::cout);
     if (d->parsed()) return ex::runDesign(design, std::cout);
     if (r->parsed()) return ex::runReport(report, std::cout);
+    if (b->parsed()) return ex::runDashboard(dash, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;
