@@ -44,7 +44,7 @@ const state = {rows: [], selected: params.get('key') || ''};
 const $ = (id) => document.getElementById(id);
 if (params.get('q')) $('search').value = params.get('q');
 if (params.get('minutes')) $('window').value = params.get('minutes');
-const fmt = (v) => v == null ? '' : (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toFixed(3));
+const fmt = (v) => v == null ? '' : v === 0 ? '0' : (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toPrecision(3));
 function text(tag, content, cls) {
   const e = document.createElement(tag); e.textContent = content; if (cls) e.className = cls; return e;
 }
