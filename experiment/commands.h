@@ -29,4 +29,10 @@ struct DashboardOptions {
 };
 int runDashboard(const DashboardOptions& o, std::ostream& out);
 
+struct RunOptions {
+  std::string study, participant, session_dir;
+  uint64_t seed = 1;
+};
+int runRun(const RunOptions& o, std::ostream& out);
+
 }  // namespace perfhat::experiment

@@ -51,6 +51,17 @@ int main(int argc, char** argv) {
       ->envname("PERFHAT_TOKEN");
   b->add_option("--listen", dash.listen, "address:port to serve on")->default_val("127.0.0.1:8080");
 
+  ex::RunOptions run;
+  auto* u = app.add_subcommand("run",
+                               "Run one participant's session: briefings, a fresh copy of "
+                               "the sample per task, timers, FE/RCA; resumable");
+  u->add_option("--study", run.study, "study definition (JSON)")->required();
+  u->add_option("--seed", run.seed, "seed of the design (decides the participant's group)")
+      ->required();
+  u->add_option("--participant", run.participant, "participant id from the study")->required();
+  u->add_option("--session", run.session_dir, "session folder (event log, task copies, CSV)")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -62,6 +73,7 @@ int main(int argc, char** argv) {
     if (d->parsed()) return ex::runDesign(design, std::cout);
     if (r->parsed()) return ex::runReport(report, std::cout);
     if (b->parsed()) return ex::runDashboard(dash, std::cout);
+    if (u->parsed()) return ex::runRun(run, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;

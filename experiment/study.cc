@@ -57,6 +57,14 @@ Study parseStudy(const std::string& text, const std::string& path) {
     s.skill_max = sc[1].get<int>();
   }
   const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  if (doc.contains("sample")) {
+    if (!doc["sample"].is_string()) fail(path, "'sample' must be a folder (string)");
+    const auto dir = base / doc["sample"].get<std::string>();
+    if (!std::filesystem::is_directory(dir)) {
+      fail(path, "sample folder " + dir.string() + " does not exist");
+    }
+    s.sample = dir.lexically_normal().string();
+  }
 
   if (!doc.contains("tasks") || !doc["tasks"].is_array() || doc["tasks"].empty()) {
     fail(path, "'tasks' must be a non-empty array");

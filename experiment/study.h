@@ -27,6 +27,7 @@ struct Participant {
 struct Study {
   std::string name;
   int skill_min = 1, skill_max = 5;  // the Likert scale of performance_skill
+  std::string sample;                // folder copied fresh for every task (resolved; empty = none)
   std::vector<StudyTask> tasks;
   std::vector<Participant> participants;
   nlohmann::json source;  // the file as read, embedded in reports
