@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiment/commands.h"
+#include "experiment/lsp_proxy.h"
 #include "experiment/measurements.h"
 
 namespace ex = perfhat::experiment;
@@ -62,6 +63,16 @@ int main(int argc, char** argv) {
   u->add_option("--session", run.session_dir, "session folder (event log, task copies, CSV)")
       ->required();
 
+  std::string proxy_session;
+  std::vector<std::string> proxy_command;
+  auto* x = app.add_subcommand(
+      "lsp-proxy",
+      "Run the language server for a treatment participant (the editor starts this): "
+      "passes LSP through and logs regression warnings and hovers as session events");
+  x->add_option("--session", proxy_session, "the participant's session folder (as for run)")
+      ->required();
+  x->add_option("server", proxy_command, "-- perfhat-lsp ARGS...")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -74,6 +85,7 @@ int main(int argc, char** argv) {
     if (r->parsed()) return ex::runReport(report, std::cout);
     if (b->parsed()) return ex::runDashboard(dash, std::cout);
     if (u->parsed()) return ex::runRun(run, std::cout);
+    if (x->parsed()) return ex::runLspProxy(proxy_session, proxy_command);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;

@@ -48,16 +48,40 @@ std::optional<std::string> readLine(const std::function<void()>& idle) {
   return line;
 }
 
+std::string replaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
 class Runner {
  public:
-  Runner(const Study& study, std::string log, std::ostream& out)
-      : study_(study), log_(std::move(log)), out_(out) {}
+  Runner(const Study& study, std::string study_path, std::string log, std::ostream& out)
+      : study_(study), study_path_(std::move(study_path)), log_(std::move(log)), out_(out) {}
 
   void record(const std::string& type, const std::string& task, const std::string& source,
               nlohmann::json detail = nlohmann::json::object()) {
     appendEvent(log_, Event{nowMs(), type, task, source, std::move(detail)});
   }
   SessionState state() const { return replay(study_, loadEvents(log_)); }
+
+  // compile_commands.json for every .cc of the copy, so perfhat-lsp parses the participant's
+  // code (the editor's workspace is the task folder).
+  void writeCompileCommands(const fs::path& task_dir, const fs::path& copy) const {
+    if (study_.compile_flags.empty()) return;
+    const std::string flags =
+        replaceAll(replaceAll(study_.compile_flags, "{task_dir}", task_dir.string()), "{study_dir}",
+                   fs::absolute(fs::path(study_path_).parent_path()).string());
+    nlohmann::json db = nlohmann::json::array();
+    for (const auto& entry : fs::recursive_directory_iterator(copy)) {
+      if (entry.path().extension() != ".cc") continue;
+      db.push_back({{"directory", task_dir.string()},
+                    {"file", entry.path().string()},
+                    {"command", "c++ " + flags + " -c " + entry.path().string()}});
+    }
+    std::ofstream(task_dir / "compile_commands.json") << db.dump(1) << "\n";
+  }
 
   // false when the participant quit (or input ended): the session stays resumable.
   bool runTask(const StudyTask& task, const fs::path& dir) {
@@ -66,10 +90,12 @@ class Runner {
     if (!t.prepared) {
       std::string copy;
       if (!study_.sample.empty()) {
-        const fs::path target = dir / task.id / "sample";
-        fs::remove_all(target);  // a copy interrupted half-way is not fresh
+        const fs::path task_dir = fs::absolute(dir / task.id);
+        fs::remove_all(task_dir);  // a copy interrupted half-way is not fresh
+        const fs::path target = task_dir / study_.sample_path;
         fs::create_directories(target.parent_path());
         fs::copy(study_.sample, target, fs::copy_options::recursive);
+        writeCompileCommands(task_dir, target);
         copy = target.string();
       }
       record("task_prepared", task.id, "runner", {{"dir", copy}});
@@ -131,6 +157,7 @@ class Runner {
 
  private:
   const Study& study_;
+  std::string study_path_;
   std::string log_;
   std::ostream& out_;
 };
@@ -147,7 +174,7 @@ int runRun(const RunOptions& o, std::ostream& out) {
   if (group.empty()) throw InputError(o.study + ": no participant " + o.participant);
   fs::create_directories(o.session_dir);
   const std::string log = (fs::path(o.session_dir) / "events.jsonl").string();
-  Runner runner(study, log, out);
+  Runner runner(study, o.study, log, out);
 
   const std::vector<Event> before = loadEvents(log);
   if (before.empty()) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "experiment/event_log.h"
 #include "experiment/measurements.h"
 
@@ -47,8 +49,13 @@ TEST(ExperimentRun, ScriptedParticipantInterruptedAndResumed) {
   const std::string out1 = slurp(dir.string() + ".out1");
   EXPECT_NE(out1.find("T1 — Defer stories"), std::string::npos) << out1;  // the briefing
   EXPECT_NE(out1.find("session interrupted"), std::string::npos);
-  EXPECT_TRUE(fs::exists(dir / "T1" / "sample" / "planning_service.cc"));  // fresh copies
-  EXPECT_TRUE(fs::exists(dir / "T2" / "sample" / "planning_service.cc"));
+  // Fresh copies where the includes ("samples/agile/…") resolve, with a compile database.
+  EXPECT_TRUE(fs::exists(dir / "T1" / "samples" / "agile" / "planning_service.cc"));
+  EXPECT_TRUE(fs::exists(dir / "T2" / "samples" / "agile" / "planning_service.cc"));
+  const auto db = nlohmann::json::parse(slurp(dir / "T2" / "compile_commands.json"));
+  ASSERT_FALSE(db.empty());
+  EXPECT_NE(db[0]["command"].get<std::string>().find("-I" + fs::absolute(dir / "T2").string()),
+            std::string::npos);
   EXPECT_FALSE(fs::exists(dir / "T3"));
 
   // The participant hovers the culprit call in the editor; lsp-proxy logs the hover.

@@ -64,7 +64,13 @@ Study parseStudy(const std::string& text, const std::string& path) {
       fail(path, "sample folder " + dir.string() + " does not exist");
     }
     s.sample = dir.lexically_normal().string();
+    s.sample_path = dir.lexically_normal().filename().string();
   }
+  s.sample_path = doc.value("sample_path", s.sample_path);
+  if (s.sample_path.find("..") != std::string::npos || s.sample_path.rfind('/', 0) == 0) {
+    fail(path, "'sample_path' must be a relative path inside the task folder");
+  }
+  s.compile_flags = doc.value("compile_flags", "");
 
   if (!doc.contains("tasks") || !doc["tasks"].is_array() || doc["tasks"].empty()) {
     fail(path, "'tasks' must be a non-empty array");

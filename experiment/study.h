@@ -28,6 +28,10 @@ struct Study {
   std::string name;
   int skill_min = 1, skill_max = 5;  // the Likert scale of performance_skill
   std::string sample;                // folder copied fresh for every task (resolved; empty = none)
+  std::string sample_path;  // where the copy goes inside the task's folder (default: its name)
+  // Compiler flags for the copy's compile_commands.json ({task_dir}, {study_dir} replaced), so
+  // perfhat-lsp can parse it; empty = no compile database.
+  std::string compile_flags;
   std::vector<StudyTask> tasks;
   std::vector<Participant> participants;
   nlohmann::json source;  // the file as read, embedded in reports
