@@ -35,4 +35,7 @@ struct RunOptions {
 };
 int runRun(const RunOptions& o, std::ostream& out);
 
+struct OverheadOptions;
+int runOverhead(const OverheadOptions& o, std::ostream& out);
+
 }  // namespace perfhat::experiment

@@ -16,87 +16,14 @@
 #include <thread>
 
 #include "experiment/event_log.h"
+#include "experiment/lsp_frames.h"
 
 namespace perfhat::experiment {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr size_t kMaxHeaderBytes = 8192;
-constexpr size_t kMaxBodyBytes = 256u << 20;
 constexpr size_t kMaxLoggedText = 4000;
-
-// Buffered reader of Content-Length framed messages from a file descriptor.
-class FrameReader {
- public:
-  explicit FrameReader(int fd) : fd_(fd) {}
-  // The whole frame (headers and body) in `raw`, the body in `body`; false at EOF or on a
-  // malformed header (the stream cannot be resynchronised then).
-  bool next(std::string& raw, std::string& body) {
-    raw.clear();
-    size_t length = 0;
-    bool have_length = false;
-    for (;;) {  // header lines
-      std::string line;
-      for (;;) {
-        int c = get();
-        if (c < 0) return false;
-        raw += static_cast<char>(c);
-        if (c == '\n') break;
-        line += static_cast<char>(c);
-        if (raw.size() > kMaxHeaderBytes) return false;
-      }
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty()) break;
-      static const char kLen[] = "content-length:";
-      std::string lower = line;
-      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      if (lower.rfind(kLen, 0) == 0) {
-        length = std::strtoull(line.c_str() + sizeof kLen - 1, nullptr, 10);
-        have_length = true;
-      }
-    }
-    if (!have_length || length > kMaxBodyBytes) return false;
-    body.clear();
-    while (body.size() < length) {
-      if (pos_ == len_ && !fill()) return false;
-      const size_t n = std::min(length - body.size(), len_ - pos_);
-      body.append(buf_ + pos_, n);
-      pos_ += n;
-    }
-    raw += body;
-    return true;
-  }
-
- private:
-  bool fill() {
-    ssize_t n;
-    do n = ::read(fd_, buf_, sizeof buf_);
-    while (n < 0 && errno == EINTR);
-    if (n <= 0) return false;
-    pos_ = 0;
-    len_ = static_cast<size_t>(n);
-    return true;
-  }
-  int get() {
-    if (pos_ == len_ && !fill()) return -1;
-    return static_cast<unsigned char>(buf_[pos_++]);
-  }
-  int fd_;
-  char buf_[65536];
-  size_t pos_ = 0, len_ = 0;
-};
-
-bool writeAll(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t n = ::write(fd, s.data() + off, s.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 std::string hoverText(const json& result) {
   if (result.is_string()) return result.get<std::string>();

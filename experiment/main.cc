@@ -8,6 +8,7 @@
 #include "experiment/commands.h"
 #include "experiment/lsp_proxy.h"
 #include "experiment/measurements.h"
+#include "experiment/overhead.h"
 
 namespace ex = perfhat::experiment;
 
@@ -73,6 +74,21 @@ int main(int argc, char** argv) {
       ->required();
   x->add_option("server", proxy_command, "-- perfhat-lsp ARGS...")->required();
 
+  ex::OverheadOptions overhead;
+  auto* o = app.add_subcommand("overhead",
+                               "IDE-overhead study (paper VI): perfhat-lsp analysis "
+                               "time, full project and single file, cold and warm");
+  o->add_option("--compile-commands", overhead.compile_commands,
+                "compile database (folder or file): the full project")
+      ->required();
+  o->add_option("--file", overhead.file, "the single file (default: the database's first)");
+  o->add_option("--repeat", overhead.repeat, "repetitions")->default_val(10);
+  o->add_option("--name", overhead.name, "name of the code base in the output");
+  o->add_option("--out", overhead.out_dir, "output folder (overhead.json, overhead.svg)")
+      ->default_val("overhead");
+  o->add_option("server", overhead.server, "-- perfhat-lsp ARGS... (e.g. --feedback-file F)")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,6 +102,7 @@ int main(int argc, char** argv) {
     if (b->parsed()) return ex::runDashboard(dash, std::cout);
     if (u->parsed()) return ex::runRun(run, std::cout);
     if (x->parsed()) return ex::runLspProxy(proxy_session, proxy_command);
+    if (o->parsed()) return ex::runOverhead(overhead, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;
