@@ -117,7 +117,9 @@ std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& s
          "\" y=\"36\">" + escapeXml(se.name) + "</text>\n";
     lx += 24 + 7.0 * static_cast<double>(se.name.size());
   }
-  for (double t = 0; t <= axis_max + step / 2; t += step) {  // axis and grid
+  const int ticks = static_cast<int>(std::lround(axis_max / step));
+  for (int k = 0; k <= ticks; ++k) {  // axis and grid
+    const double t = step * k;
     s += "<line x1=\"" + num(left) + "\" x2=\"" + num(width - 20) + "\" y1=\"" + num(y(t)) +
          "\" y2=\"" + num(y(t)) + "\" stroke=\"#ddd\"/><text x=\"" + num(left - 6) + "\" y=\"" +
          num(y(t) + 4) + "\" text-anchor=\"end\">" + tickLabel(t) + "</text>\n";
@@ -140,8 +142,11 @@ std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& s
              "\" y2=\"" + num(y(w)) + "\" stroke=\"" + col + "\"/>";
       }
       s += "<rect x=\"" + num(x) + "\" y=\"" + num(y(b.q3)) + "\" width=\"" + num(box_w) +
-           "\" height=\"" + num(std::max(1.0, y(b.q1) - y(b.q3))) + "\" fill=\"" + col +
-           "\" fill-opacity=\"0.5\" stroke=\"" + col + "\"/>";
+           "\" height=\"" + num(std::max(1.0, y(b.q1) - y(b.q3))) + "\" fill=\"";
+      s += col;
+      s += "\" fill-opacity=\"0.5\" stroke=\"";
+      s += col;
+      s += "\"/>";
       s += "<line x1=\"" + num(x) + "\" x2=\"" + num(x + box_w) + "\" y1=\"" + num(y(b.median)) +
            "\" y2=\"" + num(y(b.median)) + "\" stroke=\"#222\" stroke-width=\"2\"/>";
       for (double o : b.outliers) {

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -47,7 +48,7 @@ DashboardServer::DashboardServer(HandlerReader& reader) : reader_(reader) {
   });
   svr_.Get("/api/functions", [this](const httplib::Request& req, httplib::Response& res) {
     int64_t minutes;
-    if (!intParam(req, "minutes", 24 * 60, minutes)) {
+    if (!intParam(req, "minutes", int64_t{24} * 60, minutes)) {
       return error(res, 400, "invalid_argument", "minutes must be a positive integer");
     }
     try {
@@ -114,13 +115,18 @@ int runDashboard(const DashboardOptions& o, std::ostream& out) {
   const int bound = server.bind(host, port);
   out << "dashboard on http://" << host << ":" << bound << "/ (data from " << o.handler << ")"
       << std::endl;
+  std::atomic<bool> done{false};
   std::thread waiter([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    server.stop();
+    const timespec tick{0, 200'000'000L};
+    while (!done.load()) {
+      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
+        server.stop();
+        return;
+      }
+    }
   });
   server.run();
-  pthread_kill(waiter.native_handle(), SIGTERM);  // wakes the waiter if run() ended otherwise
+  done.store(true);  // run() may also end on its own (e.g. the listening socket failed)
   waiter.join();
   return 0;
 }

@@ -28,6 +28,7 @@ LspChild::LspChild(const std::vector<std::string>& command, const std::string& s
     const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (e >= 0) ::dup2(e, STDERR_FILENO);
     std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());

@@ -31,7 +31,10 @@ std::string hoverText(const json& result) {
   if (result.is_object() && result.contains("value")) return hoverText(result["value"]);
   if (result.is_array()) {
     std::string s;
-    for (const auto& part : result) s += hoverText(part) + "\n";
+    for (const auto& part : result) {
+      s += hoverText(part);
+      s += '\n';
+    }
     return s;
   }
   return "";
@@ -54,7 +57,9 @@ std::vector<json> ProxyObserver::serverMessage(const json& m) {
     for (const auto& d : p.value("diagnostics", json::array())) {
       if (!d.is_object() || !d.contains("code") || d["code"] != "perfhat.regression") continue;
       const std::string msg = d.value("message", "");
-      const std::string seen = uri + "\n" + msg;
+      std::string seen = uri;
+      seen += '\n';
+      seen += msg;
       if (std::find(seen_diagnostics.begin(), seen_diagnostics.end(), seen) !=
           seen_diagnostics.end()) {
         continue;
@@ -90,6 +95,7 @@ int runLspProxy(const std::string& session_dir, const std::vector<std::string>& 
     ::dup2(to_child[0], STDIN_FILENO);
     ::dup2(from_child[1], STDOUT_FILENO);
     std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
