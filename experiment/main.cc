@@ -1,5 +1,6 @@
 // perfhat-experiment: the controlled experiment of the PerformanceHat paper (§V) for real
-// participants — study design, analysis, report and the control group's dashboard.
+// participants — study design, session runner (with the language-server proxy), the control
+// group's dashboard, analysis and report — and the IDE-overhead study (§VI).
 // Exit codes: 0 success, 1 runtime failure (e.g. the handler is unreachable), 2 bad input.
 #include <iostream>
 
