@@ -1,7 +1,7 @@
 # What `cmake --install` puts beside the targets (whose own install() rules sit with them), and
 # the Debian packages `cpack -G DEB` builds from the same rules. Two components:
 #   tools  -> package perfhat:        perfhat-lsp, perfhat-handler, perfhat-fetch, perfhat-plan,
-#                                     editor plugins
+#                                     perfhat-experiment, editor plugins
 #   dev    -> package libperfhat-dev: static libperfhat, headers, CMake package (find_package)
 # The libraries are static, so there is no runtime library package to split off.
 
@@ -52,7 +52,8 @@ perfhat-lsp is a language server that shows the production latency of the functi
 and loops of the code being edited, and predicts what an edit will cost. perfhat-handler
 receives OpenTelemetry traces and serves the aggregates (deployed and local modes),
 perfhat-fetch warms the local cache, perfhat-plan plans what to collect under an overhead
-budget (trace/sample split, probe distribution across variants). Includes the Neovim plugin.")
+budget (trace/sample split, probe distribution across variants), perfhat-experiment runs and
+analyses the controlled experiment of the PerformanceHat paper. Includes the Neovim plugin.")
 # libclang's builtin headers (stddef.h, ...) at the resource directory compiled into perfhat-lsp.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "libclang-common-14-dev")
 

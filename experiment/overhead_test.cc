@@ -1,0 +1,65 @@
+// The overhead study's measurement loop against the real perfhat-lsp, on a one-file project
+// (the figures themselves are measured by hand and recorded in bench/README.md).
+#include "experiment/overhead.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiment/measurements.h"
+
+namespace perfhat::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+TEST(ExperimentOverhead, CompileDatabaseFilesAreExistingAndUnique) {
+  const fs::path dir = fs::temp_directory_path() / ("perfhat-ovh-db-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.cc") << "int a() { return 1; }\n";
+  const std::string d = dir.string(), a = (dir / "a.cc").string();
+  std::ofstream(dir / "compile_commands.json")
+      << json::array({{{"directory", d}, {"file", "a.cc"}, {"command", "c++ -c a.cc"}},
+                      {{"directory", d}, {"file", a}, {"command", "c++ -O2 -c a.cc"}},
+                      {{"directory", d}, {"file", "gone.cc"}, {"command", "c++ -c gone.cc"}}})
+             .dump();
+  EXPECT_EQ(compileDatabaseFiles(d), std::vector<std::string>{a});
+  std::ofstream(dir / "compile_commands.json") << "[]";
+  EXPECT_THROW(compileDatabaseFiles(d), InputError);
+  fs::remove_all(dir);
+}
+
+TEST(ExperimentOverhead, MeasuresEveryScenarioThroughTheRealServer) {
+  const fs::path dir = fs::temp_directory_path() / ("perfhat-ovh-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.cc") << "int slow(int n);\nint total(int n) {\n  int s = 0;\n"
+                                 "  for (int i = 0; i < n; ++i) s += slow(i);\n  return s;\n}\n";
+  std::ofstream(dir / "compile_commands.json")
+      << json::array({{{"directory", dir.string()},
+                       {"file", (dir / "a.cc").string()},
+                       {"command", "c++ -std=c++20 -c a.cc"}}})
+             .dump();
+  OverheadOptions o;
+  o.name = "one file";
+  o.compile_commands = dir.string();
+  o.server = {PERFHAT_LSP_BIN};
+  o.repeat = 2;
+  std::ostringstream progress;
+  const auto r = measureOverhead(o, progress);
+  EXPECT_EQ(r["files"], 1);
+  for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
+    ASSERT_EQ(r["seconds"][k].size(), 2u) << k;
+    for (const auto& v : r["seconds"][k]) EXPECT_GT(v.get<double>(), 0) << k;
+    EXPECT_LE(r["summary"][k]["min"].get<double>(), r["summary"][k]["median"].get<double>());
+  }
+  EXPECT_NE(progress.str().find("[one file 2/2]"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace perfhat::experiment
