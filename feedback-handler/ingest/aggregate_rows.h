@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/ingest/intake_limits.h"
 
 namespace perfhat::handler {

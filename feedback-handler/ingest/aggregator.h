@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/ingest/span_index.h"
 #include "feedback-handler/otlp/otlp.h"
 

@@ -26,12 +26,13 @@
 #include <vector>
 
 #include "common/feedback.h"
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/store/sql.h"
-#include "feedback-handler/store/sqlite.h"
+#include "feedback-handler/store/store_error.h"
 
 namespace perfhat::handler {
 
+class BatchGetReader;
 class ChunkTeam;
 
 struct StoreOptions {
@@ -102,6 +103,7 @@ class Store {
   const StoreOptions& options() const { return options_; }
 
  private:
+  friend class BatchGetReader;  // the read path (store/batch_get_reader.h)
   struct Impl;
   StoreOptions options_;
   std::mutex mu_;  // SQLite connection is used by one thread at a time
