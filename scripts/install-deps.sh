@@ -11,7 +11,7 @@ pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   clang libclang-dev libclang-14-dev libclang-rt-14-dev libfuzzer-14-dev llvm
   nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
-  libre2-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
+  libre2-dev libcli11-dev libfmt-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format clang-tidy python3 curl patch
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
