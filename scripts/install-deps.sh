@@ -13,6 +13,7 @@ pkgs=(
   nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
   libre2-dev libcli11-dev libfmt-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libprotobuf-dev protobuf-compiler  # tests only: OTLP decoder against libprotobuf
   clang-format clang-tidy python3 curl patch
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
 )
