@@ -84,9 +84,9 @@ bool lookup(sql::Stmt& q, const std::string& k, FeedbackItem& item) {
 
 }  // namespace
 
-BatchGetReader::BatchGetReader(Store::Impl& store, const StoreOptions& options,
-                               const BatchGetRequest& request, ChunkTeam* team)
-    : im_(store), options_(options), request_(request), team_(team) {
+BatchGetReader::BatchGetReader(const StoreOptions& options, const BatchGetRequest& request,
+                               ChunkTeam* team)
+    : options_(options), request_(request), team_(team) {
   const int64_t now = options_.now_ns();
   cur_ = store_detail::resolveWindow(request.range, now, options_.default_range_minutes);
   if (request.baseline) {
@@ -98,11 +98,12 @@ BatchGetReader::BatchGetReader(Store::Impl& store, const StoreOptions& options,
   if (base_) base_text_ = TimeWindow{formatRfc3339(base_->from_ns), formatRfc3339(base_->to_ns)};
 }
 
-BatchGetResponse BatchGetReader::read() {
-  sql::Transaction snapshot(im_.db, /*write=*/false);  // one consistent read, one lock
+BatchGetResponse BatchGetReader::read(Store::Impl& store) {
+  im_ = &store;
+  sql::Transaction snapshot(im_->db, /*write=*/false);  // one consistent read, one lock
   BatchGetResponse out;
   {
-    sql::Stmt& gs = *im_.get_seq;
+    sql::Stmt& gs = *im_->get_seq;
     gs.reset();
     if (gs.step()) out.cursor = std::to_string(gs.i64(0));
     gs.reset();
@@ -112,9 +113,9 @@ BatchGetResponse BatchGetReader::read() {
   by_key_.reserve(n_);
   // Large requests are read in chunks on parallel connections: this one, then readers opened
   // here, before any thread uses them.
-  dbs_ = {&im_.db};
-  if (!team_ && chunkCount(n_, Store::Impl::kKeysPerChunk, im_.read_threads) > 1) {
-    team_ = &own_team_.emplace(im_.read_threads);
+  dbs_ = {&im_->db};
+  if (!team_ && chunkCount(n_, Store::Impl::kKeysPerChunk, im_->read_threads) > 1) {
+    team_ = &own_team_.emplace(im_->read_threads);
   }
   resolveExactKeys();
   resolveByName();
@@ -145,8 +146,8 @@ void BatchGetReader::adopt(size_t i) {
 
 // Opens the read connections `count` items need; returns how many chunks they are read in.
 size_t BatchGetReader::chunksFor(size_t count) {
-  const size_t chunks = chunkCount(count, Store::Impl::kKeysPerChunk, im_.read_threads);
-  while (dbs_.size() < chunks) dbs_.push_back(&im_.reader(dbs_.size() - 1, options_.path));
+  const size_t chunks = chunkCount(count, Store::Impl::kKeysPerChunk, im_->read_threads);
+  while (dbs_.size() < chunks) dbs_.push_back(&im_->reader(dbs_.size() - 1, options_.path));
   return chunks;
 }
 
@@ -155,7 +156,7 @@ size_t BatchGetReader::chunksFor(size_t count) {
 template <typename Fn>
 void BatchGetReader::inChunks(size_t count, size_t chunks, Fn&& fn) {
   forEachChunk(team_, count, chunks, [&](size_t c, size_t begin, size_t end) {
-    if (c == 0) return fn(c, im_.db, begin, end);
+    if (c == 0) return fn(c, im_->db, begin, end);
     sql::Transaction same_snapshot(*dbs_[c], /*write=*/false);
     fn(c, *dbs_[c], begin, end);
     same_snapshot.commit();
@@ -209,11 +210,11 @@ void BatchGetReader::resolveByName() {
     if (item_of_[i] != kNone) continue;
     const std::string& requested = request_.keys[i];
     FeedbackItem item;
-    bool found = lookup(*im_.fn_by_mangled, requested, item);
+    bool found = lookup(*im_->fn_by_mangled, requested, item);
     if (!found) {
       const std::string norm = normalizeFunctionKey(requested);
       found =
-          lookup(*im_.fn_by_key, norm, item) || lookup(*im_.fn_by_key, qualifiedName(norm), item);
+          lookup(*im_->fn_by_key, norm, item) || lookup(*im_->fn_by_key, qualifiedName(norm), item);
     }
     if (!found || known(i, item.key)) continue;
     items_.push_back(std::move(item));
@@ -252,7 +253,7 @@ void BatchGetReader::readChunk(sql::Db& db, size_t begin, size_t end,
   const std::string chunk_arr = jsonStringArray(chunk_keys);
   KeyAcc acc;
   // PostgreSQL may return a join in any order; SQLite's nested loop keeps keys together.
-  if (!readAggregates(db, begin, end, chunk_arr, /*ordered=*/!im_.sqlite, acc, fixes)) {
+  if (!readAggregates(db, begin, end, chunk_arr, /*ordered=*/!im_->sqlite, acc, fixes)) {
     acc.clear();
     fixes.clear();
     forgetChunk(begin, end);
@@ -429,8 +430,8 @@ void BatchGetReader::rateCallSites() {
     if (auto [it, fresh] = caller_totals.try_emplace(caller); fresh) callers.push_back(it->first);
   }
   if (!callers.empty()) {
-    sql::Stmt q(im_.db,
-                ("SELECT j.value, a.sketch, a.bucket FROM " + sql::jsonEach(im_.db.backend(), 1) +
+    sql::Stmt q(im_->db,
+                ("SELECT j.value, a.sketch, a.bucket FROM " + sql::jsonEach(im_->db.backend(), 1) +
                  " j JOIN aggregates a "
                  "ON a.key = j.value AND a.bucket >= ?2 AND a.bucket <= ?3 AND a.kind = 'f'")
                     .c_str());
@@ -461,7 +462,7 @@ void BatchGetReader::rateCallSites() {
 // counts of that service's functions are low by up to that much, so readers show it there.
 void BatchGetReader::addDroppedCalls() {
   std::unordered_map<std::string, double> lost;
-  sql::Stmt q(im_.db,
+  sql::Stmt q(im_->db,
               "SELECT service, SUM(x1) FROM aggregates WHERE key = '' AND bucket >= ?1 AND "
               "bucket <= ?2 AND kind = 'd' GROUP BY service");
   q.bind(1, cur_.first_bucket()).bind(2, cur_.last_bucket());

@@ -25,10 +25,9 @@ class BatchGetReader {
  public:
   // Resolves the request's windows (throws std::invalid_argument on a malformed one); reads
   // nothing yet.
-  BatchGetReader(Store::Impl& store, const StoreOptions& options, const BatchGetRequest& request,
-                 ChunkTeam* team);
-  // The answer, read in one snapshot. The caller holds the store's lock throughout.
-  BatchGetResponse read();
+  BatchGetReader(const StoreOptions& options, const BatchGetRequest& request, ChunkTeam* team);
+  // The answer, read from `store` in one snapshot. The caller holds the store's lock throughout.
+  BatchGetResponse read(Store::Impl& store);
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -57,7 +56,7 @@ class BatchGetReader {
   template <typename Fn>
   void inChunks(size_t count, size_t chunks, Fn&& fn);
 
-  Store::Impl& im_;
+  Store::Impl* im_ = nullptr;  // during read()
   const StoreOptions& options_;
   const BatchGetRequest& request_;
   ChunkTeam* team_;

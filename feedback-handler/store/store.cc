@@ -77,7 +77,8 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
   if (!options_.now_ns) options_.now_ns = defaultNow;
   sql::Db& db = impl_->db;
   db = sql::Db::open(options_.path);  // a SQLite file or a postgresql:// URL
-  impl_->sqlite = db.backend() == sql::Backend::kSqlite;
+  backend_ = db.backend();
+  impl_->sqlite = backend_ == sql::Backend::kSqlite;
   if (sql::isSqliteFile(options_.path)) impl_->read_threads = requestThreads(options_.read_threads);
   if (!impl_->sqlite) impl_->replica = replicaOrigin();
   schema::open(db, options_.synchronous_full, options_.now_ns());
@@ -87,7 +88,7 @@ Store::Store(StoreOptions options) : options_(std::move(options)), impl_(std::ma
 Store::~Store() = default;
 
 uint64_t Store::write(const Batch& incoming, WriteMode mode) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Impl& im = *impl_;
   Batch screened;
   uint64_t dropped = 0;
@@ -116,21 +117,21 @@ uint64_t Store::write(const Batch& incoming, WriteMode mode) {
   return static_cast<uint64_t>(seq);
 }
 
-sql::Backend Store::backend() const { return impl_->db.backend(); }
+sql::Backend Store::backend() const { return backend_; }
 
 uint64_t Store::cursor() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<uint64_t>(impl_->currentSeq());
 }
 
 BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team) {
-  BatchGetReader reader(*impl_, options_, request, team);  // throws on a malformed window
-  std::lock_guard lock(mu_);
-  return reader.read();
+  BatchGetReader reader(options_, request, team);  // throws on a malformed window
+  MutexLock lock(mu_);
+  return reader.read(*impl_);
 }
 
 ChangesPage Store::changes(uint64_t since, size_t limit) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Impl& im = *impl_;
   ChangesPage page;
   sql::Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
@@ -156,7 +157,7 @@ ChangesPage Store::changes(uint64_t since, size_t limit) {
 }
 
 ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Impl& im = *impl_;
   ExportPage page;
   sql::Stmt gs(im.db, "SELECT value FROM meta WHERE name='seq'");
@@ -212,7 +213,7 @@ ExportPage Store::exportSince(uint64_t since, size_t max_rows) {
 
 int64_t Store::purge() {
   const int64_t cutoff_bucket = floorDiv(options_.now_ns(), kBucketNs) - options_.retention_minutes;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Impl& im = *impl_;
   sql::Transaction tx(im.db);
   sql::Stmt d(im.db, "DELETE FROM aggregates WHERE bucket<?");
@@ -231,20 +232,20 @@ int64_t Store::purge() {
 }
 
 int64_t Store::meta(const std::string& name, int64_t fallback) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sql::Stmt q(impl_->db, "SELECT value FROM meta WHERE name=?");
   q.bind(1, name);
   return q.step() ? q.i64(0) : fallback;
 }
 
 uint64_t Store::aggregateCount() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sql::Stmt q(impl_->db, "SELECT COUNT(*) FROM aggregates");
   return q.step() ? static_cast<uint64_t>(q.i64(0)) : 0;
 }
 
 void Store::ping() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sql::Stmt q(impl_->db, "SELECT value FROM meta WHERE name='seq'");
   q.step();
 }
