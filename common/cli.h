@@ -7,9 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <iostream>
 #include <string>
+
+#include "common/result.h"
 
 namespace perfhat::cli {
 
@@ -30,32 +31,13 @@ inline CLI::Option* repeatable(CLI::Option* o) {
 inline CLI::Validator positiveInteger() {
   return CLI::Validator(
       [](std::string& v) -> std::string {
-        unsigned long long n = 0;
-        size_t used = 0;
-        try {
-          n = std::stoull(v, &used);
-        } catch (const std::exception&) {
-        }
-        if (v.empty() || v[0] == '-' || used != v.size() || n == 0) {
-          return "expects a positive integer, got '" + v + "'";
-        }
-        return {};
+        const Result<unsigned long long> n = parseUnsigned(v);
+        return n.ok() && n.value > 0 ? "" : "expects a positive integer, got '" + v + "'";
       },
       "N>0");
 }
 inline CLI::Validator nonNegativeNumber() {
-  return CLI::Validator(
-      [](std::string& v) -> std::string {
-        double d = -1;
-        size_t used = 0;
-        try {
-          d = std::stod(v, &used);
-        } catch (const std::exception&) {
-        }
-        if (used != v.size() || !(d >= 0)) return "expects a non-negative number, got '" + v + "'";
-        return {};
-      },
-      "X>=0");
+  return CLI::Validator([](std::string& v) { return parseNonNegative(v).error; }, "X>=0");
 }
 
 [[noreturn]] inline void usageError(const std::string& binary, const std::string& message) {

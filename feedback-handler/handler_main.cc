@@ -70,14 +70,9 @@ struct Args {
 }
 
 double number(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    double d = std::stod(v, &used);
-    if (used != v.size() || d < 0) throw std::invalid_argument(v);
-    return d;
-  } catch (const std::exception&) {
-    usageError(flag + " expects a non-negative number, got '" + v + "'");
-  }
+  const perfhat::Result<double> d = perfhat::parseNonNegative(v);
+  if (!d) usageError(flag + " " + d.error);
+  return d.value;
 }
 
 // The command line's options, with their help. Numbers are read as non-negative doubles (so

@@ -3,7 +3,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -44,12 +43,6 @@ std::string defaultCode(int status) {
     default:
       return status >= 500 ? "internal" : "error";
   }
-}
-
-bool parseU64(const std::string& s, uint64_t& out) {
-  if (s.empty() || s.size() > 20) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
 }
 
 // ExportTraceServiceResponse { ExportTracePartialSuccess partial_success = 1

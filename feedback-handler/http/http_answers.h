@@ -19,8 +19,6 @@ void setError(httplib::Response& res, int status, const std::string& code,
               const std::string& message);
 // The error code of a status httplib answered on its own (404, 413, ...).
 std::string defaultCode(int status);
-// A whole unsigned decimal number (a cursor, a limit); false for anything else.
-bool parseU64(const std::string& s, uint64_t& out);
 // ExportTraceServiceResponse with a partial success.
 std::string protoPartialSuccess(uint64_t rejected, const std::string& message);
 // Sends a document made of consecutive pieces without joining them.

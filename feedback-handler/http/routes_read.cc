@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/result.h"
 #include "feedback-handler/http/feedback_writer.h"
 #include "feedback-handler/http/http_answers.h"
 #include "feedback-handler/http/server.h"
@@ -22,6 +23,13 @@ using nlohmann::json;
 
 // Keys per thread from which the store and the writer split a batchGet (their chunk minimum).
 constexpr size_t kLargeReadKeysPerThread = 1024;
+
+// The query parameter `name` as a whole number, `fallback` when absent.
+Result<uint64_t> queryNumber(const httplib::Request& req, const char* name, uint64_t fallback) {
+  if (!req.has_param(name)) return Result<uint64_t>::success(fallback);
+  const Result<unsigned long long> n = parseUnsigned(req.get_param_value(name));
+  return n.ok() ? Result<uint64_t>::success(n.value) : Result<uint64_t>::failure(n.error);
+}
 
 }  // namespace
 
@@ -84,21 +92,22 @@ void HandlerServer::getFeedback(const httplib::Request& req, httplib::Response& 
 // answer at once, and clients then fall back to plain polling. `since=` (empty) = from now.
 void HandlerServer::getChanges(const httplib::Request& req, httplib::Response& res) {
   constexpr uint64_t kMaxWaitMs = 30000;  // below common proxy and client idle timeouts
-  uint64_t since = 0, limit = 10000, wait_ms = 0;
   const bool from_now = req.has_param("since") && req.get_param_value("since").empty();
-  if (req.has_param("since") && !from_now && !parseU64(req.get_param_value("since"), since)) {
-    return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
-  }
-  if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+  const Result<uint64_t> since =
+      from_now ? Result<uint64_t>::success(0) : queryNumber(req, "since", 0);
+  if (!since) return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+  const Result<uint64_t> limit = queryNumber(req, "limit", 10000);
+  if (!limit || limit.value == 0) {
     return setError(res, 400, "invalid_argument", "limit must be a positive integer");
   }
+  Result<uint64_t> wait_ms = queryNumber(req, "wait_ms", 0);
+  if (!wait_ms) {
+    return setError(res, 400, "invalid_argument",
+                    "wait_ms must be a non-negative integer (milliseconds)");
+  }
   if (req.has_param("wait_ms")) {
-    if (!parseU64(req.get_param_value("wait_ms"), wait_ms)) {
-      return setError(res, 400, "invalid_argument",
-                      "wait_ms must be a non-negative integer (milliseconds)");
-    }
-    wait_ms = std::min(wait_ms, kMaxWaitMs);
-    res.set_header("X-Perfhat-Wait-Ms", std::to_string(wait_ms));
+    wait_ms.value = std::min(wait_ms.value, kMaxWaitMs);
+    res.set_header("X-Perfhat-Wait-Ms", std::to_string(wait_ms.value));
   }
   auto reply = [&res](const ChangesPage& p, bool reset) {
     json out{{"cursor", std::to_string(p.cursor)}, {"keys", p.keys}};
@@ -107,17 +116,17 @@ void HandlerServer::getChanges(const httplib::Request& req, httplib::Response& r
   };
   if (from_now) return reply(ChangesPage{store_.cursor(), {}}, false);
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms.value);
   // Parked requests hold a connection thread each.
   const size_t max_waiters = std::max<size_t>(1, options_.max_change_waiters);
   for (bool first = true;; first = false) {
     const uint64_t seen = changes_.generation();  // before the read: no lost wake-up
     if (first) flushed(res);                      // later wake-ups come from checkpoints
-    ChangesPage p = store_.changes(since, limit);
-    if (p.cursor < since) return reply(p, true);
+    ChangesPage p = store_.changes(since.value, limit.value);
+    if (p.cursor < since.value) return reply(p, true);
     auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (!p.keys.empty() || p.cursor > since || left.count() <= 0) return reply(p, false);
+    if (!p.keys.empty() || p.cursor > since.value || left.count() <= 0) return reply(p, false);
     switch (changes_.wait(seen, left, max_waiters)) {
       case ChangeNotifier::WaitResult::kChanged:
         continue;  // re-read the store
@@ -133,15 +142,14 @@ void HandlerServer::getChanges(const httplib::Request& req, httplib::Response& r
 }
 
 void HandlerServer::getExport(const httplib::Request& req, httplib::Response& res) {
-  uint64_t since = 0, limit = 20000;
-  if (req.has_param("since") && !parseU64(req.get_param_value("since"), since)) {
-    return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
-  }
-  if (req.has_param("limit") && (!parseU64(req.get_param_value("limit"), limit) || !limit)) {
+  const Result<uint64_t> since = queryNumber(req, "since", 0);
+  if (!since) return setError(res, 400, "invalid_argument", "since must be a cursor (integer)");
+  const Result<uint64_t> limit = queryNumber(req, "limit", 20000);
+  if (!limit || limit.value == 0) {
     return setError(res, 400, "invalid_argument", "limit must be a positive integer");
   }
   flushed(res);
-  res.set_content(serializeExport(store_.exportSince(since, limit)), kJson);
+  res.set_content(serializeExport(store_.exportSince(since.value, limit.value)), kJson);
 }
 
 }  // namespace perfhat::handler
