@@ -1,5 +1,7 @@
 #include "feedback-handler/store/schema.h"
 
+#include <fmt/format.h>
+
 #include <iterator>
 #include <optional>
 #include <string>
@@ -96,8 +98,8 @@ void open(sql::Db& db, bool synchronous_full, int64_t now_ns) {
     throw StoreError("cannot use store " + db.describe() + ": " + e.what());
   }
   if (current > kSchemaVersion) {
-    throw StoreError("store " + db.describe() + " has schema version " + std::to_string(current) +
-                     ", newer than this binary's " + std::to_string(kSchemaVersion));
+    throw StoreError(fmt::format("store {} has schema version {}, newer than this binary's {}",
+                                 db.describe(), current, kSchemaVersion));
   }
   for (int v = current + 1; v <= kSchemaVersion; ++v) {
     db.exec(sql::ddl(kMigrations[v - 1], db.backend()).c_str());

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "feedback-handler/store/batch_get_reader.h"
@@ -95,10 +96,10 @@ uint64_t Store::write(const Batch& incoming, WriteMode mode) {
   const Batch& batch = withoutFuture(incoming, options_.now_ns(), screened, dropped);
   if (dropped > 0) {
     future_rows_ += dropped;
-    std::fprintf(stderr,
-                 "perfhat-handler: store: dropped %llu aggregate row(s) dated beyond now + 10 "
-                 "minutes (they would never be read or purged)\n",
-                 static_cast<unsigned long long>(dropped));
+    fmt::print(stderr,
+               "perfhat-handler: store: dropped {} aggregate row(s) dated beyond now + {} minutes "
+               "(they would never be read or purged)\n",
+               dropped, kClockSkewNs / kBucketNs);
   }
   sql::Transaction tx(im.db);
   const int64_t seq = im.currentSeq() + 1;

@@ -1,5 +1,7 @@
 #include "server/server/server.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -163,8 +165,7 @@ void Server::onResponse(const lsp::Message& m) {
     outgoing_.erase(it);
   }
   if (m.error)
-    log_.info("client answered with error " + std::to_string(m.error->code) + ": " +
-              m.error->message);
+    log_.info(fmt::format("client answered with error {}: {}", m.error->code, m.error->message));
   cb(m);
 }
 
@@ -255,8 +256,8 @@ void Server::onRequest(const lsp::Message& m) {
     log_.error("internal error in " + m.method + ": " + e.what());
     replyError(m.id, lsp::kInternalError, std::string("internal error: ") + e.what());
   }
-  log_.debug("request " + m.method + " " + describeId(m.id) + " dispatched in " +
-             std::to_string(msSince(t0)) + " ms");
+  log_.debug(
+      fmt::format("request {} {} dispatched in {:f} ms", m.method, describeId(m.id), msSince(t0)));
 }
 
 void Server::onNotification(const lsp::Message& m) {
@@ -788,8 +789,8 @@ void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
     }
     if (rebuilt) refresh_after_build_ = true;
   }
-  log_.info("feedback changed (" + (r.all ? std::string("all") : std::to_string(r.keys.size())) +
-            " keys); re-analysing " + std::to_string(rebuilt) + " open document(s)");
+  log_.info(fmt::format("feedback changed ({} keys); re-analysing {} open document(s)",
+                        r.all ? std::string("all") : std::to_string(r.keys.size()), rebuilt));
   if (rebuilt) cv_.notifyAll();
 }
 
@@ -882,9 +883,9 @@ void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
                                                           std::nullopt}}});
   }
   if (l.fetched) {
-    log_.info("fetched feedback for " + std::to_string(l.requested_keys) + " keys (" +
-              std::to_string(l.cache_hits) + " cached) in " + std::to_string(l.fetch_ms) +
-              " ms: " + (l.error.empty() ? "ok" : l.error));
+    log_.info(fmt::format("fetched feedback for {} keys ({} cached) in {:f} ms: {}",
+                          l.requested_keys, l.cache_hits, l.fetch_ms,
+                          l.error.empty() ? "ok" : l.error));
   }
   if (l.status == feedback::FetchStatus::Ok && l.fetched) {
     MutexLock lock(mu_);
@@ -935,10 +936,9 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     log_.warn(doc->path() + ": " + w);
     showMessageOnce("warning:" + w, lsp::MessageType::Warning, "perfhat: " + w);
   }
-  log_.info("built " + doc->path() + " v" + std::to_string(doc->version()) + " in " +
-            std::to_string(ms) + " ms (parse " + std::to_string(snap->parse_ms) + ", fetch " +
-            std::to_string(snap->fetch_ms) + ", analysis " + std::to_string(snap->analysis_ms) +
-            ")");
+  log_.info(fmt::format("built {} v{} in {:f} ms (parse {:f}, fetch {:f}, analysis {:f})",
+                        doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
+                        snap->analysis_ms));
 
   std::vector<Pending> ready;
   {
