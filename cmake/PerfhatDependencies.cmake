@@ -14,6 +14,9 @@ target_link_libraries(perfhat_httplib INTERFACE PkgConfig::HTTPLIB Threads::Thre
 pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 # RE2: `function_regex` rules of .perfhat.json (linear-time matching of user patterns).
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# CLI11 (header-only): every binary's command line (common/cli.h). fmt: log lines.
+find_package(CLI11 CONFIG REQUIRED)
+find_package(fmt REQUIRED)
 
 # libclang (C API). Prefer llvm-config-14's answer; fall back to Debian's fixed path.
 find_program(PERFHAT_LLVM_CONFIG NAMES llvm-config-14 llvm-config)

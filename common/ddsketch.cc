@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/crc32.h"
+#include "common/varint.h"
 
 namespace perfhat {
 namespace {
@@ -22,13 +23,7 @@ void putDouble(std::string& out, double v) {
   std::memcpy(b, &v, 8);
   out.append(b, 8);
 }
-void putVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
+void putVarint(std::string& out, uint64_t v) { appendVarint(out, v); }
 
 std::atomic<uint64_t> g_repaired{0};
 

@@ -1,7 +1,10 @@
 #include "common/feedback.h"
 
+#include <type_traits>
+
 #include <nlohmann/json.hpp>
 
+#include "common/feedback_fields.h"
 #include "common/json_number.h"
 #include "common/json_parse.h"
 
@@ -54,21 +57,58 @@ T parseDocument(std::string_view text, const char* what) {
   }
 }
 
+// A json object of the fields describe() (common/feedback_fields.h) names.
+class JsonFields {
+ public:
+  explicit JsonFields(json& j) : j_(j) {}
+  template <typename T>
+  void field(const char* name, const T& v) {
+    j_[name] = v;
+  }
+  template <typename T>
+  void object(const char* name, const T& v) {
+    j_[name] = described(v);
+  }
+  template <typename T>
+  void list(const char* name, const std::vector<T>& v) {
+    json a = json::array();
+    for (const T& e : v) {
+      if constexpr (std::is_same_v<T, std::string>) {
+        a.push_back(e);
+      } else {
+        a.push_back(described(e));
+      }
+    }
+    j_[name] = std::move(a);
+  }
+
+  template <typename T>
+  static json described(const T& v) {
+    json j = json::object();
+    JsonFields out(j);
+    describe(v, out);
+    return j;
+  }
+
+ private:
+  json& j_;
+};
+
+template <typename T>
+json described(const T& v) {
+  return JsonFields::described(v);
+}
+
 }  // namespace
 
-void to_json(json& j, const TimeWindow& v) { j = json{{"from", v.from}, {"to", v.to}}; }
+void to_json(json& j, const TimeWindow& v) { j = described(v); }
 void from_json(const json& j, TimeWindow& v) {
   requireObject(j, "window");
   readOpt(j, "from", v.from);
   readOpt(j, "to", v.to);
 }
 
-void to_json(json& j, const Stats& v) {
-  j = json{{"count", v.count},           {"errors", v.errors}, {"mean_ns", v.mean_ns},
-           {"min_ns", v.min_ns},         {"max_ns", v.max_ns}, {"p50_ns", v.p50_ns},
-           {"p90_ns", v.p90_ns},         {"p95_ns", v.p95_ns}, {"p99_ns", v.p99_ns},
-           {"rate_per_s", v.rate_per_s}, {"window", v.window}};
-}
+void to_json(json& j, const Stats& v) { j = described(v); }
 void from_json(const json& j, Stats& v) {
   requireObject(j, "stats");
   readOpt(j, "count", v.count);
@@ -84,17 +124,7 @@ void from_json(const json& j, Stats& v) {
   readOpt(j, "window", v.window);
 }
 
-void to_json(json& j, const CallSiteStats& v) {
-  j = json{{"caller", v.caller},
-           {"count", v.count},
-           {"mean_ns", v.mean_ns},
-           {"p50_ns", v.p50_ns},
-           {"p90_ns", v.p90_ns},
-           {"p99_ns", v.p99_ns},
-           {"caller_rate_per_s", v.caller_rate_per_s},
-           {"calls_per_parent", v.calls_per_parent}};
-  if (v.caller_input_size) j["caller_input_size"] = *v.caller_input_size;
-}
+void to_json(json& j, const CallSiteStats& v) { j = described(v); }
 void from_json(const json& j, CallSiteStats& v) {
   requireObject(j, "callsite");
   readOpt(j, "caller", v.caller);
@@ -108,13 +138,7 @@ void from_json(const json& j, CallSiteStats& v) {
   readOpt(j, "calls_per_parent", v.calls_per_parent);
 }
 
-void to_json(json& j, const LoopStats& v) {
-  j = json{{"ordinal", v.ordinal},
-           {"line", v.line},
-           {"iterations_mean", v.iterations_mean},
-           {"iterations_p90", v.iterations_p90},
-           {"count", v.count}};
-}
+void to_json(json& j, const LoopStats& v) { j = described(v); }
 void from_json(const json& j, LoopStats& v) {
   requireObject(j, "loop");
   readOpt(j, "ordinal", v.ordinal);
@@ -124,9 +148,7 @@ void from_json(const json& j, LoopStats& v) {
   readOpt(j, "count", v.count);
 }
 
-void to_json(json& j, const SizeStats& v) {
-  j = json{{"mean", v.mean}, {"p90", v.p90}, {"max", v.max}, {"count", v.count}};
-}
+void to_json(json& j, const SizeStats& v) { j = described(v); }
 void from_json(const json& j, SizeStats& v) {
   requireObject(j, "result_size");
   readOpt(j, "mean", v.mean);
@@ -135,22 +157,7 @@ void from_json(const json& j, SizeStats& v) {
   readOpt(j, "count", v.count);
 }
 
-void to_json(json& j, const FeedbackItem& v) {
-  j = json{{"key", v.key}};
-  if (!v.mangled.empty()) j["mangled"] = v.mangled;
-  if (v.stats) j["stats"] = *v.stats;
-  if (v.baseline) j["baseline"] = *v.baseline;
-  j["callsites"] = v.callsites;
-  j["loops"] = v.loops;
-  if (v.result_size) j["result_size"] = *v.result_size;
-  j["versions"] = v.versions;
-  if (!v.services.empty()) j["services"] = v.services;
-  if (!v.hosts.empty()) j["hosts"] = v.hosts;
-  if (!v.file.empty()) j["file"] = v.file;
-  if (v.line != 0) j["line"] = v.line;
-  if (!v.last_seen.empty()) j["last_seen"] = v.last_seen;
-  if (v.dropped_calls > 0) j["dropped_calls"] = v.dropped_calls;
-}
+void to_json(json& j, const FeedbackItem& v) { j = described(v); }
 void from_json(const json& j, FeedbackItem& v) {
   requireObject(j, "item");
   auto key = j.find("key");

@@ -10,15 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/result.h"
+
 namespace perfhat {
 
 inline constexpr int kMaxJsonDepth = 256;
 
-struct JsonParse {
-  nlohmann::json value;  // discarded unless ok()
-  std::string error;     // empty when ok(): "not valid JSON …" or "nested deeper than N levels"
-  bool ok() const { return error.empty(); }
-};
+// The value, or why there is none: "not valid JSON …" or "nested deeper than N levels" (the
+// value is then discarded).
+using JsonParse = Result<nlohmann::json>;
 
 // Never throws and never builds a value nested deeper than `max_depth` (objects and arrays count
 // one level each; a scalar document has depth 0). Time is linear in the input.

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "feedback-handler/http/server.h"
 #include "feedback-handler/store/store.h"
 #include "feedback-handler/sync/syncer.h"
@@ -33,63 +34,11 @@ namespace {
 
 using namespace perfhat::handler;
 
-constexpr const char* kUsage =
-    R"(usage: perfhat-handler --mode deployed|local --store PATH.sqlite [options]
-
-Feedback handler: receives OTLP traces (deployed) or pulls upstream handlers (local), keeps
-per-function latency sketches in SQLite and serves them to perfhat-lsp.
-
-  --mode deployed|local      deployed: OTLP ingest + read API; local: pulls --upstream(s)
-  --listen HOST:PORT         default 127.0.0.1:4318 (deployed) / 127.0.0.1:4319 (local); port 0
-                             picks a free port; the real one is printed as "listening on H:P"
-  --store PATH|URL           SQLite file (created if absent), or postgresql://USER@HOST/DB to
-                             share one PostgreSQL among deployed replicas (password from
-                             PGPASSWORD or ~/.pgpass)
-  --token T                  bearer token for reads and writes (repeatable; env
-                             PERFHAT_HANDLER_TOKENS=T1,T2). Deployed mode requires one unless
-                             --allow-unauthenticated; so does either mode listening on an
-                             address other than loopback
-  --read-token T             bearer token for reads only (repeatable)
-  --allow-unauthenticated    run without tokens although deployed, or listening beyond loopback:
-                             anyone who reaches the port may read, write and (local) trigger
-                             pulls with the upstream tokens (trusted networks, tests)
-  --upstream URL[,TOKEN]     local mode: an upstream handler (repeatable)
-  --sync-interval S          local mode: seconds between pulls (default 30)
-  --sync-deadline S          local mode: one upstream's whole pull ends after S seconds, however
-                             slowly it answers; pages already pulled are kept (default 120)
-  --sync-max-response-bytes N  local mode: largest upstream answer after gunzip (default 256 MiB)
-  --retention-days D         keep aggregates this long (default 30)
-  --range-hours H            default read window (default 24)
-  --max-body-bytes N         largest request body on the wire (default 16 MiB) → else 413
-  --rate-limit R             requests/s per client (its token; without tokens, its address)
-                             (default 0 = unlimited) → else 429
-  --auth-failures-per-minute N  failed authentications allowed per client address, after a burst
-                             of 20 (default 12; 0 = unlimited) → else 429 before the token is
-                             checked. Behind a proxy, all clients share the proxy's address
-  --threads N                connection threads kept ready (default 8); more start on demand,
-                             one per open connection, and idle ones exit after 30 s
-  --max-connections N        open connections in total (default 512) → else 503 and close
-  --max-connections-per-peer N  open connections per client address (default 256; 0 = no cap)
-  --header-timeout-ms N      a request's line and headers must arrive within N ms of its first
-                             byte (default 10000) → else 408 and close
-  --body-timeout-ms N        and its body within N ms after the headers (default 60000)
-  --keep-alive-ms N          an idle connection is closed after N ms (default 5000)
-  --max-change-waiters N     parked GET /v1/changes?wait_ms= requests (default 64) → else 429
-  --read-threads N           threads reading and writing one large batchGet (2048 keys or more)
-                             in parallel, each on its own SQLite read connection (default 0: one
-                             per core, at most 4; 1 = the request's own thread only)
-  --commit-delay-us N        ingest group commit: wait up to N µs for more requests to share a
-                             durable commit (default 0: requests that overlap a commit share
-                             the next one, no added latency)
-  --commit-max-pending N     ingest requests queued for the committer before clients block
-                             (default 256)
-  --checkpoint-ms N          SQLite ingest write-behind: a request is acknowledged once its body
-                             is durable in the store's intake log; its aggregates are written at
-                             most N ms later (and before any read), each row once per checkpoint
-                             (default 1000; 0 = write every request's aggregates before its 2xx)
-  --help, --version
-TLS: terminate it in a reverse proxy or an OpenTelemetry Collector in front of the handler.
-)";
+constexpr const char* kAbout =
+    "Feedback handler: receives OTLP traces (deployed) or pulls upstream handlers (local), keeps\n"
+    "per-function latency sketches in SQLite and serves them to perfhat-lsp.";
+constexpr const char* kFooter =
+    "TLS: terminate it in a reverse proxy or an OpenTelemetry Collector in front of the handler.";
 
 struct Args {
   std::string mode;
@@ -117,92 +66,129 @@ struct Args {
 };
 
 [[noreturn]] void usageError(const std::string& msg) {
-  std::fprintf(stderr, "perfhat-handler: %s\n(see --help)\n", msg.c_str());
-  std::exit(2);
+  perfhat::cli::usageError("perfhat-handler", msg);
 }
 
 double number(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    double d = std::stod(v, &used);
-    if (used != v.size() || d < 0) throw std::invalid_argument(v);
-    return d;
-  } catch (const std::exception&) {
-    usageError(flag + " expects a non-negative number, got '" + v + "'");
-  }
+  const perfhat::Result<double> d = perfhat::parseNonNegative(v);
+  if (!d) usageError(flag + " " + d.error);
+  return d.value;
+}
+
+// The command line's options, with their help. Numbers are read as non-negative doubles (so
+// 1e6 works for sizes) and converted by the caller.
+struct NumberArgs {
+  double sync_max_response, max_connections, max_connections_per_peer, max_change_waiters;
+  double max_body, threads, read_threads, commit_delay_us, commit_max_pending, checkpoint_ms;
+};
+
+void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
+  using perfhat::cli::repeatable;
+  const CLI::Validator number = perfhat::cli::nonNegativeNumber();
+  auto num = [&](const char* name, double& into, const char* help) {
+    app.add_option(name, into, help)->check(number);
+  };
+  app.add_option("--mode", a.mode,
+                 "deployed|local. deployed: OTLP ingest + read API; local: pulls --upstream(s)");
+  app.add_option("--listen", a.listen,
+                 "HOST:PORT, default 127.0.0.1:4318 (deployed) / 127.0.0.1:4319 (local); port 0 "
+                 "picks a free port; the real one is printed as \"listening on H:P\"");
+  app.add_option("--store", a.store,
+                 "PATH|URL: SQLite file (created if absent), or postgresql://USER@HOST/DB to share "
+                 "one PostgreSQL among deployed replicas (password from PGPASSWORD or ~/.pgpass)");
+  repeatable(app.add_option(
+      "--token", a.tokens,
+      "bearer token for reads and writes (repeatable; env PERFHAT_HANDLER_TOKENS=T1,T2). "
+      "Deployed mode requires one unless --allow-unauthenticated; so does either mode "
+      "listening on an address other than loopback"));
+  repeatable(
+      app.add_option("--read-token", a.read_tokens, "bearer token for reads only (repeatable)"));
+  app.add_flag("--allow-unauthenticated", a.allow_unauth,
+               "run without tokens although deployed, or listening beyond loopback: anyone who "
+               "reaches the port may read, write and (local) trigger pulls with the upstream "
+               "tokens (trusted networks, tests)");
+  repeatable(app.add_option("--upstream", a.upstreams,
+                            "URL[,TOKEN] local mode: an upstream handler (repeatable)"));
+  num("--sync-interval", a.sync_interval, "local mode: seconds between pulls (default 30)");
+  num("--sync-deadline", a.sync_deadline,
+      "local mode: one upstream's whole pull ends after S seconds, however slowly it answers; "
+      "pages already pulled are kept (default 120)");
+  num("--sync-max-response-bytes", n.sync_max_response,
+      "local mode: largest upstream answer after gunzip (default 256 MiB)");
+  num("--retention-days", a.retention_days, "keep aggregates this long (default 30)");
+  num("--range-hours", a.range_hours, "default read window (default 24)");
+  num("--max-body-bytes", n.max_body,
+      "largest request body on the wire (default 16 MiB) → else 413");
+  num("--rate-limit", a.rate_limit,
+      "requests/s per client (its token; without tokens, its address) (default 0 = unlimited) "
+      "→ else 429");
+  num("--auth-failures-per-minute", a.auth_failures_per_minute,
+      "failed authentications allowed per client address, after a burst of 20 (default 12; 0 = "
+      "unlimited) → else 429 before the token is checked. Behind a proxy, all clients share the "
+      "proxy's address");
+  num("--threads", n.threads,
+      "connection threads kept ready (default 8); more start on demand, one per open "
+      "connection, and idle ones exit after 30 s");
+  num("--max-connections", n.max_connections,
+      "open connections in total (default 512) → else 503 and close");
+  num("--max-connections-per-peer", n.max_connections_per_peer,
+      "open connections per client address (default 256; 0 = no cap)");
+  num("--header-timeout-ms", a.header_timeout_ms,
+      "a request's line and headers must arrive within N ms of its first byte (default 10000) "
+      "→ else 408 and close");
+  num("--body-timeout-ms", a.body_timeout_ms,
+      "and its body within N ms after the headers (default 60000)");
+  num("--keep-alive-ms", a.keep_alive_ms, "an idle connection is closed after N ms (default 5000)");
+  num("--max-change-waiters", n.max_change_waiters,
+      "parked GET /v1/changes?wait_ms= requests (default 64) → else 429");
+  num("--read-threads", n.read_threads,
+      "threads reading and writing one large batchGet (2048 keys or more) in parallel, each on "
+      "its own SQLite read connection (default 0: one per core, at most 4; 1 = the request's "
+      "own thread only)");
+  num("--commit-delay-us", n.commit_delay_us,
+      "ingest group commit: wait up to N µs for more requests to share a durable commit "
+      "(default 0: requests that overlap a commit share the next one, no added latency)");
+  num("--commit-max-pending", n.commit_max_pending,
+      "ingest requests queued for the committer before clients block (default 256)");
+  num("--checkpoint-ms", n.checkpoint_ms,
+      "SQLite ingest write-behind: a request is acknowledged once its body is durable in the "
+      "store's intake log; its aggregates are written at most N ms later (and before any read), "
+      "each row once per checkpoint (default 1000; 0 = write every request's aggregates before "
+      "its 2xx)");
 }
 
 Args parse(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string f = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usageError(f + " needs a value");
-      return argv[++i];
-    };
-    if (f == "--help" || f == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (f == "--version") {
-      std::printf("perfhat-handler %s\n", PERFHAT_VERSION);
-      std::exit(0);
-    } else if (f == "--mode") {
-      a.mode = value();
-    } else if (f == "--listen") {
-      a.listen = value();
-    } else if (f == "--store") {
-      a.store = value();
-    } else if (f == "--token") {
-      a.tokens.push_back(value());
-    } else if (f == "--read-token") {
-      a.read_tokens.push_back(value());
-    } else if (f == "--upstream") {
-      a.upstreams.push_back(value());
-    } else if (f == "--allow-unauthenticated") {
-      a.allow_unauth = true;
-    } else if (f == "--sync-interval") {
-      a.sync_interval = number(f, value());
-    } else if (f == "--sync-deadline") {
-      a.sync_deadline = number(f, value());
-    } else if (f == "--sync-max-response-bytes") {
-      a.sync_max_response = static_cast<size_t>(number(f, value()));
-    } else if (f == "--auth-failures-per-minute") {
-      a.auth_failures_per_minute = number(f, value());
-    } else if (f == "--max-connections") {
-      a.max_connections = static_cast<size_t>(number(f, value()));
-    } else if (f == "--max-connections-per-peer") {
-      a.max_connections_per_peer = static_cast<size_t>(number(f, value()));
-    } else if (f == "--header-timeout-ms") {
-      a.header_timeout_ms = number(f, value());
-    } else if (f == "--body-timeout-ms") {
-      a.body_timeout_ms = number(f, value());
-    } else if (f == "--keep-alive-ms") {
-      a.keep_alive_ms = number(f, value());
-    } else if (f == "--max-change-waiters") {
-      a.max_change_waiters = static_cast<size_t>(number(f, value()));
-    } else if (f == "--retention-days") {
-      a.retention_days = number(f, value());
-    } else if (f == "--range-hours") {
-      a.range_hours = number(f, value());
-    } else if (f == "--max-body-bytes") {
-      a.max_body = static_cast<size_t>(number(f, value()));
-    } else if (f == "--rate-limit") {
-      a.rate_limit = number(f, value());
-    } else if (f == "--threads") {
-      a.threads = static_cast<int>(number(f, value()));
-    } else if (f == "--read-threads") {
-      a.read_threads = static_cast<int>(number(f, value()));
-    } else if (f == "--commit-delay-us") {
-      a.commit.max_batch_delay =
-          std::chrono::microseconds(static_cast<int64_t>(number(f, value())));
-    } else if (f == "--commit-max-pending") {
-      a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(number(f, value())));
-    } else if (f == "--checkpoint-ms") {
-      a.commit.checkpoint_interval =
-          std::chrono::milliseconds(static_cast<int64_t>(number(f, value())));
-    } else {
-      usageError("unknown argument '" + f + "'");
-    }
+  NumberArgs n{static_cast<double>(a.sync_max_response),
+               static_cast<double>(a.max_connections),
+               static_cast<double>(a.max_connections_per_peer),
+               static_cast<double>(a.max_change_waiters),
+               static_cast<double>(a.max_body),
+               static_cast<double>(a.threads),
+               static_cast<double>(a.read_threads),
+               -1,
+               -1,
+               -1};
+  CLI::App app(kAbout, "perfhat-handler");
+  perfhat::cli::configure(app, PERFHAT_VERSION);
+  app.footer(kFooter);
+  addOptions(app, a, n);
+  perfhat::cli::parse(app, argc, argv);
+  a.sync_max_response = static_cast<size_t>(n.sync_max_response);
+  a.max_connections = static_cast<size_t>(n.max_connections);
+  a.max_connections_per_peer = static_cast<size_t>(n.max_connections_per_peer);
+  a.max_change_waiters = static_cast<size_t>(n.max_change_waiters);
+  a.max_body = static_cast<size_t>(n.max_body);
+  a.threads = static_cast<int>(n.threads);
+  a.read_threads = static_cast<int>(n.read_threads);
+  if (n.commit_delay_us >= 0) {
+    a.commit.max_batch_delay = std::chrono::microseconds(static_cast<int64_t>(n.commit_delay_us));
+  }
+  if (n.commit_max_pending >= 0) {
+    a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(n.commit_max_pending));
+  }
+  if (n.checkpoint_ms >= 0) {
+    a.commit.checkpoint_interval = std::chrono::milliseconds(static_cast<int64_t>(n.checkpoint_ms));
   }
   if (a.mode != "deployed" && a.mode != "local") usageError("--mode must be deployed or local");
   if (a.store.empty()) usageError("--store PATH is required");

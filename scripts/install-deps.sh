@@ -10,9 +10,10 @@ SUDO=$(need_root)
 pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   clang libclang-dev libclang-14-dev libclang-rt-14-dev libfuzzer-14-dev llvm
-  nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
-  libre2-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
+  nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
+  libre2-dev libcli11-dev libfmt-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libprotobuf-dev protobuf-compiler  # tests only: OTLP decoder against libprotobuf
   clang-format clang-tidy python3 curl patch
   binutils  # gprof: counts of the dynamic-metrics test (tests/integration/dynamic_gprof_test.cc)
   python3-scipy  # experiment_scipy_compare: every statistic checked against SciPy

@@ -65,6 +65,23 @@ sanitizer_run() {
   fi
 }
 
+# Checked locking: the annotated shared state (common/thread_annotations.h) compiled by clang with
+# -Werror=thread-safety (CMakePresets.json `tsa`). Compile only; nothing to run.
+if command -v clang++ >/dev/null; then
+  start=$SECONDS
+  echo "[test] tsa: clang thread-safety analysis of tsa_targets in $build-tsa"
+  cmake --preset tsa -B "$build-tsa" "${launcher[@]}" >/dev/null
+  if cmake --build "$build-tsa" -j"$jobs" --target tsa_targets; then
+    echo "[test] tsa: passed in $((SECONDS - start)) s"
+  else
+    echo "[test] tsa: FAILED after $((SECONDS - start)) s"
+    failed+=(tsa)
+  fi
+else
+  echo "[test] tsa: clang++ missing, thread-safety analysis skipped" >&2
+  failed+=(tsa)
+fi
+
 if [ "$sanitize" = short ]; then
   sanitizer_run asan "$build-asan" 'unit|fuzz' unit_tests fuzz_replayers
   sanitizer_run tsan "$build-tsan" unit "${tsan_short_targets[@]}"
@@ -75,7 +92,7 @@ else
   echo "[test] sanitizer runs skipped (PERFHAT_SANITIZE=$sanitize)"
 fi
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "[test] sanitizer runs failed: ${failed[*]}" >&2
+  echo "[test] sanitizer or thread-safety runs failed: ${failed[*]}" >&2
   exit 1
 fi
 echo "[test] all tests passed"

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cli.h"
 #include "server/analysis/feedback_view.h"
 #include "server/features/annotate.h"
 #include "server/feedback/provider.h"
@@ -34,31 +35,18 @@ using nlohmann::json;
 using namespace perfhat;
 using namespace perfhat::server;
 
-constexpr const char* kUsage = R"(perfhat-lsp — production performance feedback in the C/C++ editor
+constexpr const char* kAbout = R"(perfhat-lsp — production performance feedback in the C/C++ editor
 
-Usage:
   perfhat-lsp [options]                      language server on stdin/stdout (LSP 3.17)
   perfhat-lsp --check FILE.cpp [options]     print FILE annotated with the editor's hints,
                                              plus parse / fetch / analysis timings; exit status
                                              1 if FILE cannot be read, 2 if the feedback source
-                                             failed (FILE is still printed, without its data)
-
-Options:
-  --feedback-file FILE.json   offline production data (batchGet response format)
-  --handler URL               a feedback handler, e.g. http://127.0.0.1:4319
-  --token T                   bearer token for the handler
-  --compile-commands DIR|FILE where compile_commands.json is (default: search upward)
-  --profile design|debug      few coarse hints, or everything (default: debug)
-  --log FILE                  log to FILE instead of stderr
-  --verbose                   debug logging
-  --color / --no-color        ANSI colours in --check output (default: when a terminal)
-  --help, --version
-
-Configuration precedence: command line > environment (PERFHAT_HANDLER, PERFHAT_TOKEN,
+                                             failed (FILE is still printed, without its data))";
+constexpr const char* kFooter =
+    R"(Configuration precedence: command line > environment (PERFHAT_HANDLER, PERFHAT_TOKEN,
 PERFHAT_FEEDBACK_FILE, PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES,
 PERFHAT_CACHE_TTL_S) > editor settings > .perfhat.json at the workspace root > defaults.
-Logs go to stderr; stdout carries only the protocol.
-)";
+Logs go to stderr; stdout carries only the protocol.)";
 
 struct Args {
   json cli = json::object();
@@ -68,69 +56,40 @@ struct Args {
   int color = -1;  // -1 auto
 };
 
-// Returns an exit code when the program should stop right away (help, version, bad usage).
-std::optional<int> parseArgs(int argc, char** argv, Args& a) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const char* name) -> std::optional<std::string> {
-      std::string prefix = std::string(name) + "=";
-      if (arg.rfind(prefix, 0) == 0) return arg.substr(prefix.size());
-      if (arg == name) {
-        if (i + 1 >= argc) return std::nullopt;
-        return std::string(argv[++i]);
-      }
-      return std::nullopt;
-    };
-    auto is = [&](const char* name) {
-      return arg == name || arg.rfind(std::string(name) + "=", 0) == 0;
-    };
-    auto need = [&](const char* name) -> std::string {
-      auto v = value(name);
-      if (!v) {
-        std::cerr << "perfhat-lsp: " << name << " needs a value\n";
-        std::exit(2);
-      }
-      return *v;
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (arg == "--version") {
-      std::cout << "perfhat-lsp " << PERFHAT_VERSION << "\n";
-      return 0;
-    } else if (is("--feedback-file")) {
-      a.cli["feedbackFile"] = need("--feedback-file");
-    } else if (is("--handler")) {
-      a.cli["handler"] = need("--handler");
-    } else if (is("--token")) {
-      a.cli["token"] = need("--token");
-    } else if (is("--compile-commands")) {
-      a.cli["compileCommands"] = need("--compile-commands");
-    } else if (is("--profile")) {
-      std::string p = need("--profile");
-      if (p != "design" && p != "debug") {
-        std::cerr << "perfhat-lsp: --profile must be design or debug\n";
-        return 2;
-      }
-      a.cli["profile"] = p;
-    } else if (is("--check")) {
-      a.check_file = need("--check");
-    } else if (is("--log")) {
-      a.log_file = need("--log");
-    } else if (arg == "--verbose") {
-      a.verbose = true;
-    } else if (arg == "--color") {
-      a.color = 1;
-    } else if (arg == "--no-color") {
-      a.color = 0;
-    } else if (arg == "--stdio") {
-      // What some clients pass by default; stdio is the only transport.
-    } else {
-      std::cerr << "perfhat-lsp: unknown argument '" << arg << "' (see --help)\n";
-      return 2;
-    }
-  }
-  return std::nullopt;
+// Exits for --help, --version and a wrong command line (common/cli.h).
+void parseArgs(int argc, char** argv, Args& a) {
+  CLI::App app(kAbout, "perfhat-lsp");
+  perfhat::cli::configure(app, PERFHAT_VERSION);
+  app.footer(kFooter);
+  auto setting = [&](const char* flag, const char* key, const char* help) {
+    app.add_option_function<std::string>(
+        flag, [&a, key](const std::string& v) { a.cli[key] = v; }, help);
+  };
+  setting("--feedback-file", "feedbackFile", "offline production data (batchGet response format)");
+  setting("--handler", "handler", "a feedback handler, e.g. http://127.0.0.1:4319");
+  setting("--token", "token", "bearer token for the handler");
+  setting("--compile-commands", "compileCommands",
+          "DIR|FILE where compile_commands.json is (default: search upward)");
+  app.add_option_function<std::string>(
+      "--profile",
+      [&a](const std::string& p) {
+        if (p != "design" && p != "debug") {
+          throw CLI::ValidationError("--profile must be design or debug");
+        }
+        a.cli["profile"] = p;
+      },
+      "design|debug: few coarse hints, or everything (default: debug)");
+  app.add_option("--check", a.check_file, "FILE.cpp to print annotated (see above)");
+  app.add_option("--log", a.log_file, "log to FILE instead of stderr");
+  app.add_flag("--verbose", a.verbose, "debug logging");
+  app.add_flag_callback(
+      "--color", [&a] { a.color = 1; },
+      "ANSI colours in --check output (default: when a terminal)");
+  app.add_flag_callback(
+      "--no-color", [&a] { a.color = 0; }, "no ANSI colours in --check output");
+  // What some clients pass by default; stdio is the only transport.
+  app.add_flag("--stdio")->group("");
+  perfhat::cli::parse(app, argc, argv);
 }
 
 // The nearest directory at or above `dir` holding .perfhat.json, or `dir` itself.
@@ -270,7 +229,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a vanished client shows up as a failed write, not a kill
   parseOnCallingThread();         // before any thread: libclang parses on our large stacks
   Args args;
-  if (auto code = parseArgs(argc, argv, args)) return *code;
+  parseArgs(argc, argv, args);
   Logger log;
   if (args.verbose) log.setLevel(LogLevel::Debug);
   if (!args.log_file.empty() && !log.openFile(args.log_file)) {

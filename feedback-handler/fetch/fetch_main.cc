@@ -1,4 +1,5 @@
 // perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH]
+// (DESIGN §12).
 #include <unistd.h>
 
 #include <chrono>
@@ -6,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/cli.h"
 #include "feedback-handler/fetch/fetch.h"
 
 #ifndef PERFHAT_VERSION
@@ -14,72 +16,30 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    R"(usage: perfhat-fetch --handler URL [--token T] --compile-commands DIR|FILE [--dry-run] [--store PATH] [--jobs N]
-
-Warms the local feedback cache for a whole project: enumerates every function with libclang,
-fetches their production feedback in bulk, and with --store pulls the handler's sketches into
-the local handler's SQLite store (use the local handler's --store path).
-
-  --handler URL            feedback handler (deployed or local), e.g. http://127.0.0.1:4318
-  --token T                bearer token (env PERFHAT_TOKEN)
-  --compile-commands P     directory holding compile_commands.json, or the file itself
-  --store PATH             local handler store to fill (optional)
-  --dry-run                enumerate functions only; no network
-  --batch-keys N           keys per batchGet call (default 2000)
-  --jobs N                 parallel parsers (default: one per hardware thread)
-  --help, --version
-)";
-
-[[noreturn]] void usageError(const std::string& m) {
-  std::fprintf(stderr, "perfhat-fetch: %s\n(see --help)\n", m.c_str());
-  std::exit(2);
-}
+constexpr const char* kAbout =
+    "Warms the local feedback cache for a whole project: enumerates every function with libclang,\n"
+    "fetches their production feedback in bulk, and with --store pulls the handler's sketches\n"
+    "into the local handler's SQLite store (use the local handler's --store path).";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   perfhat::fetch::FetchOptions o;
-  for (int i = 1; i < argc; ++i) {
-    std::string f = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usageError(f + " needs a value");
-      return argv[++i];
-    };
-    if (f == "--help" || f == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (f == "--version") {
-      std::printf("perfhat-fetch %s\n", PERFHAT_VERSION);
-      return 0;
-    } else if (f == "--handler") {
-      o.handler = value();
-    } else if (f == "--token") {
-      o.token = value();
-    } else if (f == "--compile-commands") {
-      o.compile_commands = value();
-    } else if (f == "--store") {
-      o.store = value();
-    } else if (f == "--dry-run") {
-      o.dry_run = true;
-    } else if (f == "--jobs" || f == "-j") {
-      try {
-        o.jobs = std::stoul(value());
-      } catch (const std::exception&) {
-        usageError("--jobs expects a positive integer");
-      }
-      if (o.jobs == 0) usageError("--jobs expects a positive integer");
-    } else if (f == "--batch-keys") {
-      try {
-        o.batch_keys = std::stoul(value());
-      } catch (const std::exception&) {
-        usageError("--batch-keys expects a positive integer");
-      }
-      if (o.batch_keys == 0) usageError("--batch-keys expects a positive integer");
-    } else {
-      usageError("unknown argument '" + f + "'");
-    }
-  }
+  CLI::App app(kAbout, "perfhat-fetch");
+  perfhat::cli::configure(app, PERFHAT_VERSION);
+  app.add_option("--handler", o.handler,
+                 "feedback handler (deployed or local), e.g. http://127.0.0.1:4318");
+  app.add_option("--token", o.token, "bearer token (env PERFHAT_TOKEN)");
+  app.add_option("--compile-commands", o.compile_commands,
+                 "directory holding compile_commands.json, or the file itself");
+  app.add_option("--store", o.store, "local handler store to fill (optional)");
+  app.add_flag("--dry-run", o.dry_run, "enumerate functions only; no network");
+  app.add_option("--batch-keys", o.batch_keys, "keys per batchGet call (default 2000)")
+      ->check(perfhat::cli::positiveInteger());
+  app.add_option("-j,--jobs", o.jobs, "parallel parsers (default: one per hardware thread)")
+      ->check(perfhat::cli::positiveInteger());
+  perfhat::cli::parse(app, argc, argv);
+  auto usageError = [&app](const std::string& m) { perfhat::cli::usageError(app, m); };
   if (o.token.empty()) {
     if (const char* t = std::getenv("PERFHAT_TOKEN")) o.token = t;
   }

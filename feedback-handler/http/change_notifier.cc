@@ -3,25 +3,28 @@
 namespace perfhat::handler {
 void ChangeNotifier::notify() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++generation_;
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 uint64_t ChangeNotifier::generation() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return generation_;
 }
 
 ChangeNotifier::WaitResult ChangeNotifier::wait(uint64_t seen, std::chrono::milliseconds timeout,
                                                 size_t max_waiters) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (shutdown_) return WaitResult::kShutdown;
   if (generation_ != seen) return WaitResult::kChanged;
   if (waiters_ >= max_waiters) return WaitResult::kTooManyWaiters;
   ++waiters_;
-  cv_.wait_for(lock, timeout, [&] { return shutdown_ || generation_ != seen; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!shutdown_ && generation_ == seen) {
+    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+  }
   --waiters_;
   if (shutdown_) return WaitResult::kShutdown;
   return generation_ != seen ? WaitResult::kChanged : WaitResult::kTimeout;
@@ -29,14 +32,14 @@ ChangeNotifier::WaitResult ChangeNotifier::wait(uint64_t seen, std::chrono::mill
 
 void ChangeNotifier::shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shutdown_ = true;
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 size_t ChangeNotifier::waiters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return waiters_;
 }
 

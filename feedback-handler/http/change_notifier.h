@@ -12,10 +12,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::handler {
 
@@ -39,11 +39,11 @@ class ChangeNotifier {
   size_t waiters() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;
-  size_t waiters_ = 0;
-  bool shutdown_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  size_t waiters_ GUARDED_BY(mu_) = 0;
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace perfhat::handler

@@ -10,7 +10,7 @@ ElasticTaskQueue::ElasticTaskQueue(ElasticTaskQueueOptions options)
         options.min_threads = std::min(options.min_threads, options.max_threads);
         return options;
       }()) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < options_.min_threads; ++i) spawnLocked();
 }
 
@@ -35,7 +35,7 @@ void ElasticTaskQueue::joinFinishedLocked(std::vector<std::thread>& out) {
 void ElasticTaskQueue::enqueue(std::function<void()> fn) {
   std::vector<std::thread> exited;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (shutdown_) return;
     joinFinishedLocked(exited);
     jobs_.push_back(std::move(fn));
@@ -44,16 +44,22 @@ void ElasticTaskQueue::enqueue(std::function<void()> fn) {
       spawnLocked();
     }
   }
-  cv_.notify_one();
+  cv_.notifyOne();
   for (std::thread& t : exited) t.join();  // they have returned from work() already
 }
 
 void ElasticTaskQueue::work() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     ++idle_;
-    const bool woken =
-        cv_.wait_for(lock, options_.idle_timeout, [this] { return !jobs_.empty() || shutdown_; });
+    const auto deadline = std::chrono::steady_clock::now() + options_.idle_timeout;
+    bool woken = true;
+    while (jobs_.empty() && !shutdown_) {
+      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) {
+        woken = !jobs_.empty() || shutdown_;
+        break;
+      }
+    }
     --idle_;
     if (!woken) {
       // Idle for the whole timeout: threads above the minimum leave.
@@ -74,23 +80,23 @@ void ElasticTaskQueue::work() {
 void ElasticTaskQueue::shutdown() {
   std::unordered_map<std::thread::id, std::thread> all;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (shutdown_ && live_.empty()) return;
     shutdown_ = true;
     all.swap(live_);
     finished_.clear();
   }
-  cv_.notify_all();
+  cv_.notifyAll();
   for (auto& [id, t] : all) t.join();
 }
 
 size_t ElasticTaskQueue::threads() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return live_.size() - finished_.size();
 }
 
 size_t ElasticTaskQueue::idle() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return idle_;
 }
 

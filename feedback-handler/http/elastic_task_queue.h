@@ -9,16 +9,16 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include <httplib.h>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::handler {
 
@@ -43,18 +43,18 @@ class ElasticTaskQueue : public httplib::TaskQueue {
   size_t idle() const;     // of which waiting for a task
 
  private:
-  void spawnLocked();  // mu_ held
-  void work();
-  void joinFinishedLocked(std::vector<std::thread>& out);  // mu_ held
+  void spawnLocked() REQUIRES(mu_);
+  void work() EXCLUDES(mu_);
+  void joinFinishedLocked(std::vector<std::thread>& out) REQUIRES(mu_);
 
   const ElasticTaskQueueOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;                 // guarded by mu_
-  std::unordered_map<std::thread::id, std::thread> live_;  // guarded by mu_
-  std::vector<std::thread::id> finished_;                  // guarded by mu_: exited, not joined
-  size_t idle_ = 0;                                        // guarded by mu_
-  bool shutdown_ = false;                                  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
+  std::unordered_map<std::thread::id, std::thread> live_ GUARDED_BY(mu_);
+  std::vector<std::thread::id> finished_ GUARDED_BY(mu_);  // exited, not joined
+  size_t idle_ GUARDED_BY(mu_) = 0;
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace perfhat::handler

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "common/feedback_fields.h"
 #include "feedback-handler/ingest/span_key.h"
 #include "feedback-handler/util/parallel.h"
 
@@ -180,85 +182,47 @@ class Writer {
   bool first_;
 };
 
-void window(Writer& w, const TimeWindow& t) {
-  w.key("window");
-  w.open('{');
-  w.field("from", t.from);
-  w.field("to", t.to);
-  w.close('}');
-}
+// Writes the fields describe() (common/feedback_fields.h) names.
+class StreamFields {
+ public:
+  explicit StreamFields(Writer& w) : w_(w) {}
+  template <typename T>
+  void field(std::string_view name, const T& v) {
+    w_.field(name, v);
+  }
+  template <typename T>
+  void object(std::string_view name, const T& v) {
+    w_.key(name);
+    write(v);
+  }
+  template <typename T>
+  void list(std::string_view name, const std::vector<T>& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      w_.strings(name, v);
+    } else {
+      w_.key(name);
+      w_.open('[');
+      for (const T& e : v) {
+        w_.item();
+        write(e);
+      }
+      w_.close(']');
+    }
+  }
+  template <typename T>
+  void write(const T& v) {
+    w_.open('{');
+    describe(v, *this);
+    w_.close('}');
+  }
 
-void stats(Writer& w, std::string_view name, const Stats& s) {
-  w.key(name);
-  w.open('{');
-  w.field("count", s.count);
-  w.field("errors", s.errors);
-  w.field("max_ns", s.max_ns);
-  w.field("mean_ns", s.mean_ns);
-  w.field("min_ns", s.min_ns);
-  w.field("p50_ns", s.p50_ns);
-  w.field("p90_ns", s.p90_ns);
-  w.field("p95_ns", s.p95_ns);
-  w.field("p99_ns", s.p99_ns);
-  w.field("rate_per_s", s.rate_per_s);
-  window(w, s.window);
-  w.close('}');
-}
+ private:
+  Writer& w_;
+};
 
-// Field order is alphabetical, as in nlohmann's std::map-backed objects.
 void item(Writer& w, const FeedbackItem& v) {
-  w.open('{');
-  if (v.baseline) stats(w, "baseline", *v.baseline);
-  w.key("callsites");
-  w.open('[');
-  for (const CallSiteStats& c : v.callsites) {
-    w.item();
-    w.open('{');
-    w.field("caller", c.caller);
-    if (c.caller_input_size) w.field("caller_input_size", *c.caller_input_size);
-    w.field("caller_rate_per_s", c.caller_rate_per_s);
-    w.field("calls_per_parent", c.calls_per_parent);
-    w.field("count", c.count);
-    w.field("mean_ns", c.mean_ns);
-    w.field("p50_ns", c.p50_ns);
-    w.field("p90_ns", c.p90_ns);
-    w.field("p99_ns", c.p99_ns);
-    w.close('}');
-  }
-  w.close(']');
-  if (v.dropped_calls > 0) w.field("dropped_calls", v.dropped_calls);
-  if (!v.file.empty()) w.field("file", v.file);
-  if (!v.hosts.empty()) w.strings("hosts", v.hosts);
-  w.field("key", v.key);
-  if (!v.last_seen.empty()) w.field("last_seen", v.last_seen);
-  if (v.line != 0) w.field("line", v.line);
-  w.key("loops");
-  w.open('[');
-  for (const LoopStats& l : v.loops) {
-    w.item();
-    w.open('{');
-    w.field("count", l.count);
-    w.field("iterations_mean", l.iterations_mean);
-    w.field("iterations_p90", l.iterations_p90);
-    w.field("line", l.line);
-    w.field("ordinal", l.ordinal);
-    w.close('}');
-  }
-  w.close(']');
-  if (!v.mangled.empty()) w.field("mangled", v.mangled);
-  if (v.result_size) {
-    w.key("result_size");
-    w.open('{');
-    w.field("count", v.result_size->count);
-    w.field("max", v.result_size->max);
-    w.field("mean", v.result_size->mean);
-    w.field("p90", v.result_size->p90);
-    w.close('}');
-  }
-  if (!v.services.empty()) w.strings("services", v.services);
-  if (v.stats) stats(w, "stats", *v.stats);
-  w.strings("versions", v.versions);
-  w.close('}');
+  StreamFields out(w);
+  out.write(v);
 }
 
 }  // namespace

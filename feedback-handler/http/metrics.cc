@@ -6,12 +6,12 @@
 namespace perfhat::handler {
 
 void Metrics::request(int status) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[status];
 }
 
 void Metrics::storeWrite(double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < kBounds.size(); ++i) {
     if (seconds <= kBounds[i]) ++write_buckets_[i];
   }
@@ -64,7 +64,7 @@ std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_
       o << m.value << "\n";
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   o << "# HELP perfhat_handler_requests_total HTTP requests by status code.\n"
        "# TYPE perfhat_handler_requests_total counter\n";
   for (const auto& [status, n] : requests_) {

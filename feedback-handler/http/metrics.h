@@ -6,11 +6,12 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "feedback-handler/ingest/pipeline.h"
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::handler {
 
@@ -40,11 +41,11 @@ class Metrics {
                                                      0.025,  0.05,  0.1,    0.25,  1.0};
   std::atomic<uint64_t> spans_ingested_{0}, spans_rejected_{0}, bytes_received_{0};
   std::atomic<uint64_t> rows_ingested_{0}, rows_rejected_{0}, lost_calls_{0};
-  mutable std::mutex mu_;
-  std::map<int, uint64_t> requests_;
-  std::array<uint64_t, kBounds.size()> write_buckets_{};
-  uint64_t write_count_ = 0;
-  double write_sum_ = 0;
+  mutable Mutex mu_;
+  std::map<int, uint64_t> requests_ GUARDED_BY(mu_);
+  std::array<uint64_t, kBounds.size()> write_buckets_ GUARDED_BY(mu_){};
+  uint64_t write_count_ GUARDED_BY(mu_) = 0;
+  double write_sum_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace perfhat::handler

@@ -19,7 +19,7 @@ RateLimiter::RateLimiter(RateLimitOptions options, std::function<double()> now_s
 bool RateLimiter::allow(const std::string& client, double* retry_after_s) {
   if (options_.rate_per_s <= 0) return true;
   const double now = now_s_();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (buckets_.size() >= options_.max_clients && !buckets_.count(client)) {
     // Forget clients whose bucket has refilled: they lose nothing.
     std::erase_if(buckets_, [&](const auto& kv) {
@@ -41,7 +41,7 @@ bool RateLimiter::allow(const std::string& client, double* retry_after_s) {
 bool RateLimiter::wouldAllow(const std::string& client, double* retry_after_s) {
   if (options_.rate_per_s <= 0) return true;
   const double now = now_s_();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = buckets_.find(client);
   if (it == buckets_.end()) return true;
   const double tokens = std::min(

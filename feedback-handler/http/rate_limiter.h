@@ -3,9 +3,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::handler {
 
@@ -31,8 +32,8 @@ class RateLimiter {
   };
   RateLimitOptions options_;
   std::function<double()> now_s_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Bucket> buckets_;
+  Mutex mu_;
+  std::unordered_map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::handler

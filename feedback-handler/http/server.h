@@ -16,8 +16,10 @@
 // (http_front.h) bounds slow and idle clients and the number of connections.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "feedback-handler/http/auth.h"
@@ -61,7 +63,53 @@ class HandlerServer {
   Metrics& metrics() { return metrics_; }
 
  private:
+  // The route table (server.cc): who may call each endpoint and the member that answers it.
+  enum class RouteAccess { kOpen, kRead, kWrite };
+  using BodyRoute = void (HandlerServer::*)(const httplib::Request&, httplib::Response&,
+                                            const httplib::ContentReader&);
+  using PlainRoute = void (HandlerServer::*)(const httplib::Request&, httplib::Response&);
+  struct Route {
+    std::string_view method, path;
+    RouteAccess access;
+    bool calls_upstreams = false;       // rate limited for all clients together
+    BodyRoute with_body = nullptr;      // POST routes
+    PlainRoute without_body = nullptr;  // GET routes
+  };
+  static const Route kRoutes[];
+  static const Route* findRoute(const httplib::Request& req);
+
+  // Registers the error and admission hooks and every route of kRoutes.
   void routes();
+  // Runs `answer`; store failures answer 503, bad input 400.
+  static void guarded(httplib::Response& res, const std::function<void()>& answer);
+  // Reads a request's body (gzip decoded by httplib) up to `limit` decoded bytes; false when it
+  // answered with an error instead. Admission has passed, and the wire bytes are capped by the
+  // connection layer (chunked bodies included).
+  bool readBody(const httplib::Request& req, httplib::Response& res,
+                const httplib::ContentReader& reader, size_t limit, std::string& body);
+  // Every read first waits for acknowledged ingest to reach the aggregates (write-behind). When
+  // that fails (disk full), it answers from what is stored and says so.
+  void flushed(httplib::Response& res);
+  // Local mode: how old the pulled data is.
+  void ageHeader(httplib::Response& res);
+
+  // ingest (routes_ingest.cc)
+  void postTraces(const httplib::Request& req, httplib::Response& res,
+                  const httplib::ContentReader& reader);
+  void postAggregates(const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader);
+  // read API (routes_read.cc)
+  void postBatchGet(const httplib::Request& req, httplib::Response& res,
+                    const httplib::ContentReader& reader);
+  void getFeedback(const httplib::Request& req, httplib::Response& res);
+  void getChanges(const httplib::Request& req, httplib::Response& res);
+  void getExport(const httplib::Request& req, httplib::Response& res);
+  // operations (routes_ops.cc)
+  void postSync(const httplib::Request& req, httplib::Response& res,
+                const httplib::ContentReader& reader);
+  void getHealthz(const httplib::Request& req, httplib::Response& res);
+  void getMetrics(const httplib::Request& req, httplib::Response& res);
+
   // The admission checks of the request (route, auth, limits, size); true when it answered.
   bool refuse(const httplib::Request& req, httplib::Response& res);
   Store& store_;

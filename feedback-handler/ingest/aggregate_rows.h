@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "feedback-handler/ingest/batch.h"
 #include "feedback-handler/ingest/intake_limits.h"
+#include "feedback-handler/store/batch.h"
 
 namespace perfhat::handler {
 

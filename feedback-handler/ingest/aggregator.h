@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "feedback-handler/ingest/batch.h"
 #include "feedback-handler/ingest/span_index.h"
 #include "feedback-handler/otlp/otlp.h"
+#include "feedback-handler/store/batch.h"
 
 namespace perfhat::handler {
 

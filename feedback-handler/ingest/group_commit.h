@@ -33,8 +33,8 @@
 #include <string>
 #include <thread>
 
-#include "feedback-handler/ingest/batch.h"
 #include "feedback-handler/ingest/intake_log.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/store/store.h"
 
 namespace perfhat::handler {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <variant>
 
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {

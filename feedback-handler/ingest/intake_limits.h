@@ -9,6 +9,7 @@
 #include <string>
 
 #include "feedback-handler/otlp/otlp.h"
+#include "feedback-handler/store/batch.h"
 
 namespace perfhat::handler {
 
@@ -28,7 +29,7 @@ struct IntakeLimits {
   // Loop ordinals (loops of one function, in source order).
   static constexpr double kMaxLoopOrdinal = 1e6;
   // How far in the future a time may lie (clock skew between the runtime and the handler).
-  static constexpr int64_t kClockSkewNs = 10LL * 60 * 1'000'000'000;
+  static constexpr int64_t kClockSkewNs = handler::kClockSkewNs;  // store/batch.h
 };
 
 // The times the store keeps: [now − retention, now + clock skew]. Anything older is what purge

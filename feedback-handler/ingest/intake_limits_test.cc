@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "feedback-handler/ingest/aggregator.h"
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 
 namespace perfhat::handler {
 namespace {

@@ -14,7 +14,7 @@
 #include <filesystem>
 
 #include "common/crc32.h"
-#include "feedback-handler/store/sqlite.h"  // StoreError
+#include "feedback-handler/store/store_error.h"
 
 namespace perfhat::handler {
 namespace {

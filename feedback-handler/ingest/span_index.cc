@@ -55,7 +55,7 @@ std::vector<SpanIndex::Edge> SpanIndex::exchange(std::vector<std::pair<SpanRef, 
                                                  std::vector<std::pair<SpanRef, Child>> orphans) {
   // NOLINTEND(performance-unnecessary-value-param)
   std::vector<Edge> edges;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const int64_t now = options_.now_ns();
   expire(now);
   for (auto& [ref, child] : orphans) {
@@ -129,9 +129,10 @@ void SpanIndex::evictSpans() {
   }
   // Order entries of replaced or adopted spans are dropped lazily; keep the deque bounded too.
   if (span_order_.size() > 2 * options_.max_spans + 1024) {
-    std::erase_if(span_order_, [&](const Order& o) {
-      auto it = spans_.find(o.ref);
-      return it == spans_.end() || it->second.gen != o.gen;
+    const auto* spans = &spans_;  // the lambda runs here, under mu_
+    std::erase_if(span_order_, [spans](const Order& o) {
+      auto it = spans->find(o.ref);
+      return it == spans->end() || it->second.gen != o.gen;
     });
   }
 }
@@ -148,15 +149,16 @@ void SpanIndex::evictWaiting() {
     }
   }
   if (wait_order_.size() > 2 * options_.max_waiting + 1024) {
-    std::erase_if(wait_order_, [&](const Order& o) {
-      auto it = waiting_.find(o.ref);
-      return it == waiting_.end() || it->second.gen != o.gen;
+    const auto* waiting = &waiting_;  // the lambda runs here, under mu_
+    std::erase_if(wait_order_, [waiting](const Order& o) {
+      auto it = waiting->find(o.ref);
+      return it == waiting->end() || it->second.gen != o.gen;
     });
   }
 }
 
 SpanIndex::Counters SpanIndex::counters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Counters c = c_;
   c.spans = spans_.size();
   c.waiting = waiting_children_;

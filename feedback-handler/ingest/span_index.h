@@ -13,12 +13,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::handler {
 
@@ -107,19 +108,20 @@ class SpanIndex {
     uint64_t gen;
     int64_t t;
   };
-  void expire(int64_t now);
-  void evictSpans();
-  void evictWaiting();
-  Edge link(Child child, Parent& parent);
+  void expire(int64_t now) REQUIRES(mu_);
+  void evictSpans() REQUIRES(mu_);
+  void evictWaiting() REQUIRES(mu_);
+  Edge link(Child child, Parent& parent) REQUIRES(mu_);
 
   SpanIndexOptions options_;
-  mutable std::mutex mu_;
-  std::unordered_map<SpanRef, SpanEntry, SpanRefHash> spans_;
-  std::unordered_map<SpanRef, WaitEntry, SpanRefHash> waiting_;
-  std::deque<Order> span_order_, wait_order_;  // insertion order, for TTL and capacity
-  size_t waiting_children_ = 0;
-  uint64_t gen_ = 0;
-  Counters c_;
+  mutable Mutex mu_;
+  std::unordered_map<SpanRef, SpanEntry, SpanRefHash> spans_ GUARDED_BY(mu_);
+  std::unordered_map<SpanRef, WaitEntry, SpanRefHash> waiting_ GUARDED_BY(mu_);
+  // Insertion order, for TTL and capacity.
+  std::deque<Order> span_order_ GUARDED_BY(mu_), wait_order_ GUARDED_BY(mu_);
+  size_t waiting_children_ GUARDED_BY(mu_) = 0;
+  uint64_t gen_ GUARDED_BY(mu_) = 0;
+  Counters c_ GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::handler

@@ -3,16 +3,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/varint.h"
+
 namespace perfhat::otlp {
 namespace {
 
-void varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
+void varint(std::string& out, uint64_t v) { appendVarint(out, v); }
 void tag(std::string& out, uint32_t field, uint32_t wire) { varint(out, (field << 3) | wire); }
 void lenField(std::string& out, uint32_t field, std::string_view bytes) {
   tag(out, field, 2);

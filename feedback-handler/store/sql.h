@@ -1,6 +1,6 @@
 // Backend-neutral SQL access for the feedback store (DESIGN §5 "Storage"): the same calls as
 // sqlite.h (Db::exec, Stmt(db, sql) + bind/step/reset/column getters, Transaction(db, write)),
-// so store.cc switches backends by changing type names only.
+// so the store switches backends by changing type names only.
 //
 // Db::open(target) picks the backend: a `postgresql://` or `postgres://` URL opens PostgreSQL
 // (postgres.h), anything else is a SQLite file path. SQL text uses SQLite's `?` / `?N`
@@ -15,7 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "feedback-handler/store/sqlite.h"  // StoreError
+#include "feedback-handler/store/sqlite.h"
+#include "feedback-handler/store/store_error.h"
 
 namespace perfhat::handler::sql {
 

@@ -5,16 +5,12 @@
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
-namespace perfhat::handler {
+#include "feedback-handler/store/store_error.h"
 
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace perfhat::handler {
 
 class Db {
  public:

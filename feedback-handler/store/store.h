@@ -20,18 +20,19 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/feedback.h"
-#include "feedback-handler/ingest/batch.h"
+#include "common/thread_annotations.h"
+#include "feedback-handler/store/batch.h"
 #include "feedback-handler/store/sql.h"
-#include "feedback-handler/store/sqlite.h"
+#include "feedback-handler/store/store_error.h"
 
 namespace perfhat::handler {
 
+class BatchGetReader;
 class ChunkTeam;
 
 struct StoreOptions {
@@ -119,11 +120,13 @@ class Store {
   const StoreOptions& options() const { return options_; }
 
  private:
+  friend class BatchGetReader;  // the read path (store/batch_get_reader.h)
   struct Impl;
   StoreOptions options_;
-  std::mutex mu_;  // SQLite connection is used by one thread at a time
+  Mutex mu_;  // SQLite connection is used by one thread at a time
   std::atomic<uint64_t> future_rows_{0};
-  std::unique_ptr<Impl> impl_;
+  sql::Backend backend_ = sql::Backend::kSqlite;  // set once, by the constructor
+  std::unique_ptr<Impl> impl_ PT_GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::handler

@@ -16,29 +16,33 @@ ChangeWatcher::ChangeWatcher(std::shared_ptr<FeedbackProvider> provider, WatchOp
 ChangeWatcher::~ChangeWatcher() { stop(); }
 
 void ChangeWatcher::stop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   stopping_ = true;
-  cv_.notify_all();
+  cv_.notifyAll();
   // A long-poll may be blocked in the source. Cancelling can race with the request being
   // issued (nothing to cancel yet), so repeat until the thread has left its loop.
   while (!done_) {
     lock.unlock();
     provider_->cancelPoll();
     lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done_; });
+    if (!done_) cv_.waitFor(lock, std::chrono::milliseconds(50));
   }
   lock.unlock();
   if (thread_.joinable()) thread_.join();
 }
 
 bool ChangeWatcher::longPolling() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return long_poll_;
 }
 
 bool ChangeWatcher::sleepFor(std::chrono::milliseconds d) {
-  std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, d, [&] { return stopping_; });
+  MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + d;
+  while (!stopping_) {
+    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+  }
+  return !stopping_;
 }
 
 std::chrono::milliseconds ChangeWatcher::backoff(int failures) {
@@ -57,20 +61,20 @@ void ChangeWatcher::loop() {
   for (;;) {
     bool long_poll;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) break;
       long_poll = long_poll_;
     }
     ChangesResult r = provider_->poll(long_poll ? static_cast<int>(options_.wait.count()) : 0);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) break;
     }
     if (r.status != FetchStatus::Ok) {
       ++failures;
       if (on_problem_ && failures == 1) on_problem_("change feed: " + r.error + "; retrying");
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         long_poll_ = true;  // the handler may come back as a newer version
       }
       if (!sleepFor(backoff(failures))) break;
@@ -80,7 +84,7 @@ void ChangeWatcher::loop() {
     if (r.all || !r.keys.empty()) on_change_(r);
     if (long_poll && !r.waited) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         long_poll_ = false;
       }
       if (on_problem_) {
@@ -93,9 +97,9 @@ void ChangeWatcher::loop() {
       if (!sleepFor(options_.poll_interval)) break;
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   done_ = true;
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 }  // namespace perfhat::feedback

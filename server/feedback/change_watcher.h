@@ -10,14 +10,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "server/feedback/provider.h"
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::feedback {
 
@@ -57,11 +57,11 @@ class ChangeWatcher {
   WatchOptions options_;
   OnChange on_change_;
   OnProblem on_problem_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  bool done_ = false;  // the thread left its loop
-  bool long_poll_ = true;
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;  // the thread left its loop
+  bool long_poll_ GUARDED_BY(mu_) = true;
   std::thread thread_;
 };
 

@@ -28,7 +28,7 @@ FileSource::FileSource(std::string path) : path_(std::move(path)) {}
 std::optional<std::string> FileSource::load() {
   std::ifstream in(path_, std::ios::binary);
   if (!in) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     error_ = "cannot open feedback file '" + path_ + "'";
     return error_;
   }
@@ -36,7 +36,7 @@ std::optional<std::string> FileSource::load() {
   ss << in.rdbuf();
   auto err = loadText(ss.str());
   if (err) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     error_ = "feedback file '" + path_ + "': " + *err;
     return error_;
   }
@@ -48,11 +48,11 @@ std::optional<std::string> FileSource::loadText(std::string_view text) {
   try {
     parsed = parseBatchGetResponse(text);
   } catch (const std::exception& e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     error_ = e.what();
     return error_;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   items_ = std::move(parsed.items);
   by_key_.clear();
   by_name_.clear();
@@ -67,12 +67,12 @@ std::optional<std::string> FileSource::loadText(std::string_view text) {
 }
 
 size_t FileSource::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return items_.size();
 }
 
 FetchResult FileSource::batchGet(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   FetchResult r;
   if (error_ && items_.empty()) {
     r.status = FetchStatus::BadResponse;
@@ -80,10 +80,11 @@ FetchResult FileSource::batchGet(const std::vector<std::string>& keys) {
     return r;
   }
   std::vector<bool> taken(items_.size());
+  const auto* items = &items_;  // the lambda runs here, under mu_
   auto take = [&](size_t i) {
     if (!taken[i]) {
       taken[i] = true;
-      r.response.items.push_back(items_[i]);
+      r.response.items.push_back((*items)[i]);
     }
   };
   for (const auto& k : keys) {
@@ -101,7 +102,7 @@ FetchResult FileSource::batchGet(const std::vector<std::string>& keys) {
 }
 
 ChangesResult FileSource::changes(const std::string& cursor) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ChangesResult r;
   r.cursor = std::to_string(generation_);
   // A reload replaces the whole dataset: everything may have changed.

@@ -4,12 +4,13 @@
 // every request with "no data" (BadResponse + the error), and the server keeps serving.
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "server/feedback/source.h"
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::feedback {
 
@@ -32,12 +33,12 @@ class FileSource : public FeedbackSource {
 
  private:
   std::string path_;
-  mutable std::mutex mu_;
-  std::vector<FeedbackItem> items_;
-  std::unordered_map<std::string, size_t> by_key_;        // canonical key and mangled
-  std::unordered_multimap<std::string, size_t> by_name_;  // qualified name
-  std::optional<std::string> error_;
-  uint64_t generation_ = 0;  // bumped on every successful load; the change cursor
+  mutable Mutex mu_;
+  std::vector<FeedbackItem> items_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> by_key_ GUARDED_BY(mu_);        // canonical, mangled
+  std::unordered_multimap<std::string, size_t> by_name_ GUARDED_BY(mu_);  // qualified name
+  std::optional<std::string> error_ GUARDED_BY(mu_);
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped on every successful load: the cursor
 };
 
 }  // namespace perfhat::feedback

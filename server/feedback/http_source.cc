@@ -35,29 +35,33 @@ class Deadline {
  public:
   Deadline(std::chrono::milliseconds budget, std::function<void()> on_expiry)
       : thread_([this, budget, f = std::move(on_expiry)] {
-          std::unique_lock lock(mu_);
-          if (cv_.wait_for(lock, budget, [this] { return done_; })) return;
+          MutexLock lock(mu_);
+          const auto deadline = std::chrono::steady_clock::now() + budget;
+          while (!done_) {
+            if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+          }
+          if (done_) return;
           expired_ = true;
           lock.unlock();
           f();
         }) {}
   ~Deadline() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done_ = true;
     }
-    cv_.notify_all();
+    cv_.notifyAll();
     thread_.join();
   }
   bool expired() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return expired_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ GUARDED_BY(mu_) = false;
   bool expired_ = false;
   std::thread thread_;  // last: starts once the members above exist
 };
@@ -206,7 +210,7 @@ FetchResult HttpSource::batchGet(const std::vector<std::string>& keys) {
   http.body = serialize(req);
   http.set_header("Content-Type", "application/json");
   if (options_.gzip) http.set_header("Accept-Encoding", "gzip");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Exchange ex = send(*client_, std::move(http), options_.total_timeout_ms);
   if (!classify(ex, "batchGet", options_.max_response_bytes, r)) return r;
   // Depth-limited: a deeply nested body must not reach code that copies values recursively.
@@ -252,7 +256,7 @@ httplib::Request getRequest(std::string path) {
 }  // namespace
 
 ChangesResult HttpSource::changes(const std::string& cursor) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return changesFrom(
       send(*client_, getRequest(prefix_ + "/v1/changes?since=" + encodeQuery(cursor)),
            options_.total_timeout_ms),
@@ -261,7 +265,7 @@ ChangesResult HttpSource::changes(const std::string& cursor) {
 
 ChangesResult HttpSource::waitChanges(const std::string& cursor, int wait_ms) {
   if (wait_ms <= 0) return changes(cursor);
-  std::lock_guard lock(watch_mu_);
+  MutexLock lock(watch_mu_);
   // The handler answers within wait_ms (it caps it lower if need be); allow the usual read
   // timeout on top for the answer itself.
   watch_client_->set_read_timeout(std::chrono::milliseconds(wait_ms + options_.read_timeout_ms));
@@ -272,13 +276,15 @@ ChangesResult HttpSource::waitChanges(const std::string& cursor, int wait_ms) {
                      options_.max_response_bytes);
 }
 
-void HttpSource::cancelWait() {
+// Not under watch_mu_ (or mu_ below): the request to abort holds it. The clients are created by
+// the constructor and never replaced, and httplib's stop() is safe to call concurrently.
+void HttpSource::cancelWait() NO_THREAD_SAFETY_ANALYSIS {
   // httplib's stop() is the thread-safe way to abort a request in flight: it shuts the socket
   // down, and the blocked Get returns an error at once.
   watch_client_->stop();
 }
 
-void HttpSource::cancelFetch() { client_->stop(); }
+void HttpSource::cancelFetch() NO_THREAD_SAFETY_ANALYSIS { client_->stop(); }
 
 ChangesResult parseChangesResponse(std::string_view body) {
   JsonParse parsed = parseJson(body);

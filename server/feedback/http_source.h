@@ -4,7 +4,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "server/feedback/source.h"
@@ -13,6 +12,8 @@ namespace httplib {
 class Client;
 struct Request;
 }  // namespace httplib
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::feedback {
 
@@ -56,11 +57,11 @@ class HttpSource : public FeedbackSource {
   std::string url_;
   std::string prefix_;  // path prefix, no trailing '/'
   HttpOptions options_;
-  std::mutex mu_;  // httplib::Client is not safe for concurrent requests
-  std::unique_ptr<httplib::Client> client_;
+  Mutex mu_;  // httplib::Client is not safe for concurrent requests
+  std::unique_ptr<httplib::Client> client_ PT_GUARDED_BY(mu_);
   std::string host_port_;
-  std::mutex watch_mu_;  // the long-poll connection, one request at a time
-  std::unique_ptr<httplib::Client> watch_client_;
+  Mutex watch_mu_;  // the long-poll connection, one request at a time
+  std::unique_ptr<httplib::Client> watch_client_ PT_GUARDED_BY(watch_mu_);
 };
 
 // Parses a `GET /v1/changes` body: {"cursor": "...", "keys": ["k", ...]} (also accepts

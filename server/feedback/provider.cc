@@ -36,11 +36,12 @@ FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, Cache
     : source_(std::move(source)), cache_(options, clock) {}
 
 Lookup FeedbackProvider::cached(const std::vector<std::string>& keys) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Lookup out;
   UniqueItems items{out.items};
+  auto* cache = &cache_;  // the lambda runs here, under mu_
   forEachDistinctKey(keys, [&](const std::string& k) {
-    auto hit = cache_.get(k);
+    auto hit = cache->get(k);
     ++(hit.value && !hit.expired ? out.cache_hits : out.requested_keys);
     if (hit.value) items.add(*hit.value);
   });
@@ -54,10 +55,11 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   std::vector<std::string> missing;
   std::vector<std::string> expired;  // kept as a fallback if the fetch fails
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.lookups;
+    auto* cache = &cache_;  // the lambda runs here, under mu_
     forEachDistinctKey(keys, [&](const std::string& k) {
-      auto hit = cache_.get(k);
+      auto hit = cache->get(k);
       if (hit.value && !hit.expired) {
         ++out.cache_hits;
         items.add(*hit.value);
@@ -80,7 +82,7 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   out.fetch_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   out.status = r.status;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!r.ok()) {
     ++counters_.failures;
     out.error = r.error;
@@ -117,12 +119,12 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
 ChangesResult FeedbackProvider::poll(int wait_ms) {
   std::string cursor;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cursor = cursor_;
   }
   ChangesResult r = wait_ms > 0 ? source_->waitChanges(cursor, wait_ms) : source_->changes(cursor);
   if (r.status != FetchStatus::Ok) return r;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (r.all) {
     cache_.expireAll();
   } else if (!r.keys.empty()) {
@@ -148,22 +150,22 @@ ChangesResult FeedbackProvider::poll(int wait_ms) {
 }
 
 void FeedbackProvider::expireAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cache_.expireAll();
 }
 
 void FeedbackProvider::setCacheOptions(CacheOptions options) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cache_.setOptions(options);
 }
 
 ProviderCounters FeedbackProvider::counters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return counters_;
 }
 
 size_t FeedbackProvider::cacheSize() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return cache_.size();
 }
 

@@ -5,13 +5,14 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "server/feedback/clock.h"
 #include "server/feedback/lru_cache.h"
 #include "server/feedback/source.h"
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::feedback {
 
@@ -62,11 +63,11 @@ class FeedbackProvider {
 
  private:
   std::shared_ptr<FeedbackSource> source_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Requested key -> the items the source returned for it (empty: known to have no data).
-  LruCache<std::vector<FeedbackItem>> cache_;
-  std::string cursor_;
-  ProviderCounters counters_;
+  LruCache<std::vector<FeedbackItem>> cache_ GUARDED_BY(mu_);
+  std::string cursor_ GUARDED_BY(mu_);
+  ProviderCounters counters_ GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::feedback

@@ -167,7 +167,7 @@ std::optional<Frame> FdTransport::read() {
 
 bool FdTransport::send(std::string_view body) {
   std::string frame = encodeFrame(body);
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   size_t off = 0;
   while (off < frame.size()) {
     ssize_t n = ::write(out_fd_, frame.data() + off, frame.size() - off);

@@ -7,10 +7,11 @@
 
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::lsp {
 
@@ -61,7 +62,7 @@ class FdTransport {
   int in_fd_;
   int out_fd_;
   FrameParser parser_;
-  std::mutex write_mu_;
+  Mutex write_mu_;  // one message on out_fd_ at a time
   bool eof_ = false;
 };
 

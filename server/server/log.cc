@@ -12,7 +12,7 @@ Logger::~Logger() {
 bool Logger::openFile(const std::string& path) {
   FILE* f = fopen(path.c_str(), "a");
   if (!f) return false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (file_) fclose(file_);
   file_ = f;
   return true;
@@ -29,7 +29,7 @@ void Logger::log(LogLevel level, std::string_view message) {
   gmtime_r(&t, &tm);
   char ts[32];
   std::strftime(ts, sizeof ts, "%H:%M:%S", &tm);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   FILE* out = file_ ? file_ : stderr;
   std::fprintf(out, "%s[%s.%03d] %.*s\n", kTags[static_cast<int>(level)], ts, ms,
                static_cast<int>(message.size()), message.data());

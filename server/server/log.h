@@ -2,9 +2,10 @@
 #pragma once
 
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "common/thread_annotations.h"
 
 namespace perfhat::server {
 
@@ -25,8 +26,8 @@ class Logger {
   void error(std::string_view m) { log(LogLevel::Error, m); }
 
  private:
-  std::mutex mu_;
-  FILE* file_ = nullptr;
+  Mutex mu_;
+  FILE* file_ GUARDED_BY(mu_) = nullptr;
   LogLevel level_ = LogLevel::Info;
 };
 

@@ -1,5 +1,7 @@
 #include "server/server/server.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -43,7 +45,7 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
       log_(log),
       analyzer_(std::move(analyzer)),
       layers_(std::move(layers)) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   applyConfigLocked();
   reconfigure(true);
   worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
@@ -55,26 +57,26 @@ void Server::stop() {
   std::vector<Pending> orphans;
   std::vector<std::unique_ptr<feedback::ChangeWatcher>> watchers;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
     orphans.swap(pending_);
     watchers.push_back(std::move(watcher_));
     watchers.push_back(std::move(retired_watcher_));
   }
-  cv_.notify_all();
+  cv_.notifyAll();
   watchers.clear();  // stops them: a long-poll in flight is aborted
   if (worker_.joinable()) worker_.join();
   // A fetch still waiting on a slow handler: abort it (repeatedly, in case the request had not
   // reached the socket yet when first cancelled).
   if (fetch_thread_.joinable()) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     std::shared_ptr<FetchJob> job = fetch_job_;
     while (job && !job->done) {
       lock.unlock();
       job->provider->cancelFetch();
       lock.lock();
-      cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return job->done; });
+      if (!job->done) cv_.waitFor(lock, std::chrono::milliseconds(50));
     }
     lock.unlock();
     fetch_thread_.join();
@@ -83,7 +85,7 @@ void Server::stop() {
 }
 
 Config Server::config() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return cfg_;
 }
 
@@ -103,7 +105,7 @@ void Server::request(std::string_view method, json params,
                      std::function<void(const lsp::Message&)> cb) {
   std::string id;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     id = "perfhat-" + std::to_string(++next_outgoing_);
     if (cb) outgoing_[id] = std::move(cb);
   }
@@ -113,7 +115,7 @@ void Server::request(std::string_view method, json params,
 void Server::showMessageOnce(const std::string& key, lsp::MessageType type,
                              const std::string& text) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (shown_[key]) return;
     shown_[key] = true;
   }
@@ -155,7 +157,7 @@ void Server::handleBody(std::string_view body) {
 void Server::onResponse(const lsp::Message& m) {
   std::function<void(const lsp::Message&)> cb;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = m.id.is_string() ? m.id.get<std::string>() : m.id.dump();
     auto it = outgoing_.find(key);
     if (it == outgoing_.end()) return;
@@ -163,8 +165,7 @@ void Server::onResponse(const lsp::Message& m) {
     outgoing_.erase(it);
   }
   if (m.error)
-    log_.info("client answered with error " + std::to_string(m.error->code) + ": " +
-              m.error->message);
+    log_.info(fmt::format("client answered with error {}: {}", m.error->code, m.error->message));
   cb(m);
 }
 
@@ -255,8 +256,8 @@ void Server::onRequest(const lsp::Message& m) {
     log_.error("internal error in " + m.method + ": " + e.what());
     replyError(m.id, lsp::kInternalError, std::string("internal error: ") + e.what());
   }
-  log_.debug("request " + m.method + " " + describeId(m.id) + " dispatched in " +
-             std::to_string(msSince(t0)) + " ms");
+  log_.debug(
+      fmt::format("request {} {} dispatched in {:f} ms", m.method, describeId(m.id), msSince(t0)));
 }
 
 void Server::onNotification(const lsp::Message& m) {
@@ -307,7 +308,7 @@ json Server::initialize(const json& params) {
   if (!root.empty()) project = loadProjectFile(root, &project_error);
   std::vector<std::string> config_warnings;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     caps_ = p.capabilities;
     root_ = root;
     layers_.project = project;
@@ -317,7 +318,7 @@ json Server::initialize(const json& params) {
     analyzer_config_dirty_ = true;
   }
   stopRetiredWatcher();
-  cv_.notify_all();
+  cv_.notifyAll();
   if (project_error) {
     log_.warn(*project_error);
     showMessageOnce("project-config", lsp::MessageType::Warning, "perfhat: " + *project_error);
@@ -383,7 +384,7 @@ void Server::reconfigure(bool source_changed) {
 void Server::stopRetiredWatcher() {
   std::unique_ptr<feedback::ChangeWatcher> retired;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     retired = std::move(retired_watcher_);
   }
   retired.reset();  // stops the old source's long-poll, outside mu_ (its callback takes mu_)
@@ -393,7 +394,7 @@ void Server::didChangeConfiguration(const json& params) {
   json settings = params.contains("settings") ? clientSettings(params["settings"]) : json::object();
   std::vector<std::string> config_warnings;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     layers_.client = settings;
     std::string before = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;
     config_warnings = applyConfigLocked();
@@ -418,20 +419,20 @@ void Server::didOpen(const json& params) {
   auto doc = std::make_shared<const Document>(p.text_document.uri, *path, p.text_document.version,
                                               p.text_document.text);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     DocState& st = docs_[p.text_document.uri];
     st = DocState{};
     st.doc = doc;
     st.dirty = true;
     st.due = Clock::now();  // first build: no debounce
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 void Server::didChange(const json& params) {
   auto p = params.get<lsp::DidChangeTextDocumentParams>();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = docs_.find(p.text_document.uri);
     if (it == docs_.end()) {
       log_.warn("didChange for a document that is not open: " + p.text_document.uri);
@@ -449,14 +450,14 @@ void Server::didChange(const json& params) {
     it->second.dirty = true;
     it->second.due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(delay * 1000));
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 void Server::didClose(const json& params) {
   auto p = params.get<lsp::DidCloseTextDocumentParams>();
   std::vector<Pending> orphans;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = docs_.find(p.text_document.uri);
     if (it == docs_.end()) return;
     closed_paths_.push_back(it->second.doc->path());
@@ -467,7 +468,7 @@ void Server::didClose(const json& params) {
     orphans.assign(std::make_move_iterator(keep), std::make_move_iterator(pending_.end()));
     pending_.erase(keep, pending_.end());
   }
-  cv_.notify_all();
+  cv_.notifyAll();
   for (const auto& q : orphans) {
     replyError(q.id, lsp::kContentModified, "document closed: " + p.text_document.uri);
   }
@@ -479,7 +480,7 @@ void Server::cancel(const json& params) {
   auto p = params.get<lsp::CancelParams>();
   std::optional<Pending> cancelled;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = std::find_if(pending_.begin(), pending_.end(),
                            [&](const Pending& q) { return q.id == p.id; });
     if (it == pending_.end()) return;  // already answered (or never seen): nothing to do
@@ -493,7 +494,7 @@ void Server::withSnapshot(const json& id, const std::string& uri, Compute comput
   analysis::SnapshotPtr snap;
   std::shared_ptr<const Document> doc;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = docs_.find(uri);
     if (it == docs_.end()) {
       throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
@@ -520,7 +521,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       std::shared_ptr<feedback::FileSource> file;
       std::shared_ptr<feedback::FeedbackProvider> provider;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         file = file_source_;
         provider = provider_;
         shown_.clear();  // report an unreachable handler again if it still is
@@ -542,7 +543,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     post([this, id, key, args] {
       std::shared_ptr<feedback::FeedbackProvider> provider;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         provider = provider_;
       }
       if (!provider) {
@@ -554,7 +555,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       feedback::Lookup l = provider->cached({key});
       bool in_flight = false;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         in_flight = fetch_job_ && !fetch_job_->done;
       }
       if (l.requested_keys > 0 && !in_flight) l = provider->get({key});
@@ -592,7 +593,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     long n = std::lround(args[2].get<double>());
     std::shared_ptr<const Document> doc;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = docs_.find(uri);
       if (it == docs_.end()) throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
       doc = it->second.doc;
@@ -624,28 +625,28 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
 
 void Server::post(std::function<void()> task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tasks_.push_back(std::move(task));
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 void Server::markAllDirty(bool refresh_after) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [uri, st] : docs_) {
       st.dirty = true;
       st.due = Clock::now();
     }
     if (refresh_after) refresh_after_build_ = true;
   }
-  cv_.notify_all();
+  cv_.notifyAll();
 }
 
 void Server::sendRefresh() {
   lsp::ClientCapabilities caps;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     caps = caps_;
   }
   if (caps.inlay_hint_refresh) request("workspace/inlayHint/refresh", nullptr, nullptr);
@@ -654,18 +655,18 @@ void Server::sendRefresh() {
 
 bool Server::waitIdle(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     bool idle =
         !busy_ && tasks_.empty() &&
         std::none_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
     if (idle) return true;
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) return false;
+    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) return false;
   }
 }
 
 void Server::workerLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     if (analyzer_config_dirty_) {
       analyzer_config_dirty_ = false;
@@ -696,7 +697,7 @@ void Server::workerLoop() {
       task();
       lock.lock();
       busy_ = false;
-      cv_.notify_all();
+      cv_.notifyAll();
       continue;
     }
     // The dirty document due first.
@@ -726,7 +727,7 @@ void Server::workerLoop() {
         sendRefresh();
         lock.lock();
       }
-      cv_.notify_all();
+      cv_.notifyAll();
       continue;
     }
     bool polling = provider_ && !watcher_ && cfg_.changes_poll_s > 0 && !docs_.empty();
@@ -741,11 +742,11 @@ void Server::workerLoop() {
     }
     Clock::time_point wake = due;
     if (polling) wake = std::min(wake, next_poll_);
-    cv_.notify_all();  // waitIdle() observers
+    cv_.notifyAll();  // waitIdle() observers
     if (wake == Clock::time_point::max()) {
       cv_.wait(lock);
     } else {
-      cv_.wait_until(lock, wake);
+      cv_.waitUntil(lock, wake);
     }
   }
 }
@@ -753,7 +754,7 @@ void Server::workerLoop() {
 void Server::pollChanges() {
   std::shared_ptr<feedback::FeedbackProvider> provider;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     provider = provider_;
   }
   if (!provider) return;
@@ -774,7 +775,7 @@ void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
   for (const auto& k : r.keys) touched_names.insert(qualifiedName(k));
   size_t rebuilt = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [uri, st] : docs_) {
       auto hit = [&](const std::string& k) {
         return touched.count(k) > 0 || touched_names.count(qualifiedName(k)) > 0;
@@ -788,9 +789,9 @@ void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
     }
     if (rebuilt) refresh_after_build_ = true;
   }
-  log_.info("feedback changed (" + (r.all ? std::string("all") : std::to_string(r.keys.size())) +
-            " keys); re-analysing " + std::to_string(rebuilt) + " open document(s)");
-  if (rebuilt) cv_.notify_all();
+  log_.info(fmt::format("feedback changed ({} keys); re-analysing {} open document(s)",
+                        r.all ? std::string("all") : std::to_string(r.keys.size()), rebuilt));
+  if (rebuilt) cv_.notifyAll();
 }
 
 std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<std::string>& keys) {
@@ -798,7 +799,7 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   bool progress = false;
   int wait_ms = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     provider = provider_;
     progress = caps_.work_done_progress;
     wait_ms = cfg_.fetch_wait_ms;
@@ -812,7 +813,7 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   job->keys = keys;
   job->provider = provider;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_)
       return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
     if (fetch_job_ && !fetch_job_->done) {
@@ -826,9 +827,11 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   if (fetch_thread_.joinable()) fetch_thread_.join();  // its job is done
   fetch_thread_ = std::thread([this, job, progress] { runFetch(job, progress); });
   {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(std::max(wait_ms, 0)),
-                 [&] { return job->done || stopping_; });
+    MutexLock lock(mu_);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(wait_ms, 0));
+    while (!job->done && !stopping_) {
+      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+    }
     if (!job->done) {
       job->refresh_when_done = true;
       lock.unlock();
@@ -856,11 +859,13 @@ void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
     request("window/workDoneProgress/create", {{"token", token}},
             [this, created](const lsp::Message& m) {
               created->store(m.error ? 2 : 1);
-              cv_.notify_all();
+              cv_.notifyAll();
             });
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(500),
-                 [&] { return created->load() != 0 || stopping_; });
+    MutexLock lock(mu_);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+    while (created->load() == 0 && !stopping_) {
+      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+    }
     if (created->load() != 1) token.clear();
   }
   if (!token.empty()) {
@@ -878,12 +883,12 @@ void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
                                                           std::nullopt}}});
   }
   if (l.fetched) {
-    log_.info("fetched feedback for " + std::to_string(l.requested_keys) + " keys (" +
-              std::to_string(l.cache_hits) + " cached) in " + std::to_string(l.fetch_ms) +
-              " ms: " + (l.error.empty() ? "ok" : l.error));
+    log_.info(fmt::format("fetched feedback for {} keys ({} cached) in {:f} ms: {}",
+                          l.requested_keys, l.cache_hits, l.fetch_ms,
+                          l.error.empty() ? "ok" : l.error));
   }
   if (l.status == feedback::FetchStatus::Ok && l.fetched) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shown_.erase("source-failure");  // recovered: tell the user again at the next outage
   } else if (l.status != feedback::FetchStatus::Ok) {
     std::string what = provider.source().describe();
@@ -897,12 +902,12 @@ void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
   }
   bool refresh = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     refresh = job->refresh_when_done && l.status == feedback::FetchStatus::Ok && !stopping_;
     job->result = std::move(l);
     job->done = true;
   }
-  cv_.notify_all();
+  cv_.notifyAll();
   // New data for builds that showed the cache meanwhile: rebuild, then refresh the editor.
   if (refresh) markAllDirty(true);
 }
@@ -931,14 +936,13 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     log_.warn(doc->path() + ": " + w);
     showMessageOnce("warning:" + w, lsp::MessageType::Warning, "perfhat: " + w);
   }
-  log_.info("built " + doc->path() + " v" + std::to_string(doc->version()) + " in " +
-            std::to_string(ms) + " ms (parse " + std::to_string(snap->parse_ms) + ", fetch " +
-            std::to_string(snap->fetch_ms) + ", analysis " + std::to_string(snap->analysis_ms) +
-            ")");
+  log_.info(fmt::format("built {} v{} in {:f} ms (parse {:f}, fetch {:f}, analysis {:f})",
+                        doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
+                        snap->analysis_ms));
 
   std::vector<Pending> ready;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     last_build_ms_ = ms;
     auto it = docs_.find(uri);
     if (it == docs_.end()) return;  // closed meanwhile

@@ -9,12 +9,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/thread_annotations.h"
 #include "server/feedback/change_watcher.h"
 #include "server/feedback/file_source.h"
 #include "server/feedback/provider.h"
@@ -117,11 +116,11 @@ class Server {
   void publishDiagnostics(const std::string& uri, const analysis::Snapshot& s, const Document& d);
 
   // Feedback source from the current config (reader thread, under mu_).
-  void reconfigure(bool source_changed);
+  void reconfigure(bool source_changed) REQUIRES(mu_);
   void stopRetiredWatcher();  // not under mu_
   // Resolves the layers into cfg_ and returns the warnings (bad values, each kept at the lower
   // layer's value), which the caller shows once mu_ is released.
-  std::vector<std::string> applyConfigLocked();
+  std::vector<std::string> applyConfigLocked() REQUIRES(mu_);
   void showConfigWarnings(const std::vector<std::string>& warnings);
 
   // Outgoing.
@@ -139,33 +138,34 @@ class Server {
   Logger& log_;
   std::unique_ptr<Analyzer> analyzer_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  ConfigLayers layers_;
-  Config cfg_;
-  std::string root_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  ConfigLayers layers_ GUARDED_BY(mu_);
+  Config cfg_ GUARDED_BY(mu_);
+  std::string root_ GUARDED_BY(mu_);
+  // Set by initialize (under mu_) before initialized_; read-only afterwards, without the lock.
   lsp::ClientCapabilities caps_;
-  std::shared_ptr<feedback::FeedbackProvider> provider_;
-  std::shared_ptr<feedback::FileSource> file_source_;
+  std::shared_ptr<feedback::FeedbackProvider> provider_ GUARDED_BY(mu_);
+  std::shared_ptr<feedback::FileSource> file_source_ GUARDED_BY(mu_);
   // Long-polls a handler source; null for file sources (the worker polls those). A replaced
   // watcher is parked in retired_watcher_ and stopped outside mu_ (its callback takes mu_).
-  std::unique_ptr<feedback::ChangeWatcher> watcher_;
-  std::unique_ptr<feedback::ChangeWatcher> retired_watcher_;
-  std::map<std::string, DocState> docs_;
-  std::vector<Pending> pending_;
-  std::deque<std::function<void()>> tasks_;  // run on the worker
-  std::vector<std::string> closed_paths_;    // for Analyzer::close on the worker
-  bool analyzer_config_dirty_ = true;
-  bool refresh_after_build_ = false;
-  bool busy_ = false;  // worker is rebuilding / running a task
-  double last_build_ms_ = 0;
-  std::chrono::steady_clock::time_point next_poll_;
-  std::map<std::string, bool> shown_;  // showMessageOnce keys
-  std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_;
-  int next_outgoing_ = 0;
-  bool stopping_ = false;
-  std::shared_ptr<FetchJob> fetch_job_;  // GUARDED_BY(mu_): the latest background fetch
-  std::thread fetch_thread_;             // started and joined by the worker, then by stop()
+  std::unique_ptr<feedback::ChangeWatcher> watcher_ GUARDED_BY(mu_);
+  std::unique_ptr<feedback::ChangeWatcher> retired_watcher_ GUARDED_BY(mu_);
+  std::map<std::string, DocState> docs_ GUARDED_BY(mu_);
+  std::vector<Pending> pending_ GUARDED_BY(mu_);
+  std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);  // run on the worker
+  std::vector<std::string> closed_paths_ GUARDED_BY(mu_);    // for Analyzer::close on the worker
+  bool analyzer_config_dirty_ GUARDED_BY(mu_) = true;
+  bool refresh_after_build_ GUARDED_BY(mu_) = false;
+  bool busy_ GUARDED_BY(mu_) = false;  // worker is rebuilding / running a task
+  double last_build_ms_ GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point next_poll_ GUARDED_BY(mu_);
+  std::map<std::string, bool> shown_ GUARDED_BY(mu_);  // showMessageOnce keys
+  std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_ GUARDED_BY(mu_);
+  int next_outgoing_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<FetchJob> fetch_job_ GUARDED_BY(mu_);  // the latest background fetch
+  std::thread fetch_thread_;  // started and joined by the worker, then by stop()
 
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_requested_{false};

@@ -1,4 +1,4 @@
-// The schema migrations the store ships, read from store/store.cc's source (its R"SQL(...)SQL"
+// The schema migrations the store ships, read from store/schema.cc's source (its R"SQL(...)SQL"
 // literals, in order), so tests follow every new migration without a copy of its text: applying
 // them on PostgreSQL, or building a store of an older schema version to migrate.
 #pragma once
@@ -12,7 +12,7 @@
 namespace perfhat::testing {
 
 inline std::vector<std::string> shippedMigrations() {
-  std::ifstream in(std::string(PERFHAT_SOURCE_DIR) + "/feedback-handler/store/store.cc");
+  std::ifstream in(std::string(PERFHAT_SOURCE_DIR) + "/feedback-handler/store/schema.cc");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string src = ss.str();

@@ -1,4 +1,4 @@
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 
 #include <algorithm>
 #include <functional>

@@ -95,5 +95,8 @@ struct Batch {
 };
 
 constexpr int64_t kBucketNs = 60'000'000'000;  // 1 minute
+// How far in the future a stored time may lie (clock skew between a runtime and the handler):
+// the intake refuses later times with a reason, the store drops what other writers bring.
+constexpr int64_t kClockSkewNs = 10LL * 60 * 1'000'000'000;
 
 }  // namespace perfhat::handler
