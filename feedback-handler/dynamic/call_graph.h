@@ -26,7 +26,7 @@
 
 #include "common/ddsketch.h"
 #include "feedback-handler/dynamic/hill.h"
-#include "feedback-handler/ingest/batch.h"
+#include "feedback-handler/store/batch.h"
 
 namespace perfhat::handler::dynamic {
 

@@ -15,6 +15,7 @@
 #include "feedback-handler/store/schema.h"
 #include "feedback-handler/store/store_impl.h"
 #include "feedback-handler/util/parallel.h"
+#include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {
 namespace {
@@ -161,7 +162,8 @@ TimeWindow Store::scanCallRows(const std::string& service, const std::string& ve
                                const std::optional<TimeWindow>& range,
                                const std::function<void(const CallRow&)>& row,
                                const std::function<void(std::string_view)>& known) {
-  const Window w = resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
+  const store_detail::Window w =
+      store_detail::resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
   std::lock_guard lock(mu_);
   Impl& im = *impl_;
   sql::Transaction snapshot(im.db, /*write=*/false);
