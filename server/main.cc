@@ -49,6 +49,9 @@ Options:
   --token T                   bearer token for the handler
   --compile-commands DIR|FILE where compile_commands.json is (default: search upward)
   --profile design|debug      few coarse hints, or everything (default: debug)
+  --match-report FILE         --check: append one JSON line per function definition (key,
+                              how its production data matched, the items it came from) and
+                              one per file (regression warnings), for tests/realcode
   --log FILE                  log to FILE instead of stderr
   --verbose                   debug logging
   --color / --no-color        ANSI colours in --check output (default: when a terminal)
@@ -64,6 +67,7 @@ struct Args {
   json cli = json::object();
   std::string check_file;
   std::string log_file;
+  std::string match_report;
   bool verbose = false;
   int color = -1;  // -1 auto
 };
@@ -115,6 +119,8 @@ std::optional<int> parseArgs(int argc, char** argv, Args& a) {
       a.cli["profile"] = p;
     } else if (is("--check")) {
       a.check_file = need("--check");
+    } else if (is("--match-report")) {
+      a.match_report = need("--match-report");
     } else if (is("--log")) {
       a.log_file = need("--log");
     } else if (arg == "--verbose") {
@@ -142,6 +148,29 @@ std::string projectRoot(std::filesystem::path dir) {
     if (dir == dir.parent_path()) break;
   }
   return start.string();
+}
+
+// --match-report: what a suite over a real code base counts (matched share, warnings).
+void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
+                       const features::Options& options) {
+  std::ofstream out(path, std::ios::app);
+  for (const auto& f : snap.functions) {
+    json items = json::array();
+    for (const auto& part : f.matched) items.push_back(part.key);
+    json line = {{"file", snap.path}, {"key", f.key},   {"mangled", f.mangled},
+                 {"match", f.match},  {"items", items}, {"line", f.range.start.line + 1}};
+    out << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  }
+  int regressions = 0, possibly_new = 0;
+  for (const auto& d : features::diagnostics(snap, options)) {
+    regressions += d.code == "perfhat.regression";
+    possibly_new += d.code == "perfhat.possibly-new";
+  }
+  json summary = {{"file", snap.path},
+                  {"functions", snap.functions.size()},
+                  {"regressions", regressions},
+                  {"possibly_new", possibly_new}};
+  out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 int runCheck(const Args& a, Logger& log) {
@@ -232,6 +261,7 @@ int runCheck(const Args& a, Logger& log) {
               snap->parse_ms, snap->fetch_ms, snap->analysis_ms, total_ms);
   std::printf("warm: reparse %.1f ms, fetch %.1f ms (cache), analysis %.1f ms, total %.1f ms\n",
               warm->parse_ms, warm->fetch_ms, warm->analysis_ms, warm_ms);
+  if (!a.match_report.empty()) appendMatchReport(a.match_report, *snap, cfg.features);
   if (fetch_failed) {
     // A script gating on --check must not read "no production data" as "no regression".
     std::fflush(stdout);

@@ -621,6 +621,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   MatchResult self = matcher_.matchDefinition(fn);
   Node& root = fn.nodes[0];
   fn.match = self ? self.how : "";
+  for (const FeedbackItem* part : self.parts) fn.matched.push_back({part->key, part->stats});
   if (self) attach(root, *self.item);
   bool function_measured = self && self.item->stats.has_value();
   if (function_measured) {

@@ -90,6 +90,14 @@ Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
   }
 }
 
+namespace {
+MatchResult single(const FeedbackItem* item, const char* how) {
+  MatchResult r{item, nullptr, how};
+  r.parts.push_back(item);
+  return r;
+}
+}  // namespace
+
 MatchResult Matcher::byRules(const std::string& key) const {
   for (const auto& r : options_.rules) {
     if (r.function.empty()) continue;
@@ -101,12 +109,11 @@ MatchResult Matcher::byRules(const std::string& key) const {
       hit = normalizeFunctionKey(f) == key;
     }
     if (hit)
-      if (const FeedbackItem* item = view_.find(r.span)) return MatchResult{item, nullptr, "rule"};
+      if (const FeedbackItem* item = view_.find(r.span)) return single(item, "rule");
   }
   for (const auto& [rule, re] : regex_rules_) {
     if (re2::RE2::FullMatch(key, *re))
-      if (const FeedbackItem* item = view_.find(rule->span))
-        return MatchResult{item, nullptr, "rule"};
+      if (const FeedbackItem* item = view_.find(rule->span)) return single(item, "rule");
   }
   return {};
 }
@@ -114,19 +121,20 @@ MatchResult Matcher::byRules(const std::string& key) const {
 MatchResult Matcher::match(const std::string& key, const std::string& mangled) const {
   if (key.empty() && mangled.empty()) return {};
   if (!key.empty())
-    if (const FeedbackItem* item = view_.find(key)) return MatchResult{item, nullptr, "exact"};
+    if (const FeedbackItem* item = view_.find(key)) return single(item, "exact");
   if (!mangled.empty())
-    if (const FeedbackItem* item = view_.find(mangled))
-      return MatchResult{item, nullptr, "mangled"};
+    if (const FeedbackItem* item = view_.find(mangled)) return single(item, "mangled");
   if (key.empty()) return {};
   if (MatchResult r = byRules(key)) return r;
   auto q = qualified_cache_.find(key);
   if (q == qualified_cache_.end()) q = qualified_cache_.emplace(key, qualifiedName(key)).first;
   auto overloads = view_.findByName(q->second);
-  if (overloads.size() == 1) return MatchResult{overloads.front(), nullptr, "name"};
+  if (overloads.size() == 1) return single(overloads.front(), "name");
   if (overloads.size() > 1) {
     auto owned = std::make_shared<FeedbackItem>(aggregateItems(overloads));
-    return MatchResult{owned.get(), owned, "overloads"};
+    MatchResult r{owned.get(), owned, "overloads"};
+    r.parts = std::move(overloads);
+    return r;
   }
   return {};
 }
@@ -147,7 +155,7 @@ MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
       best_distance = d;
     }
   }
-  if (best) return MatchResult{best, nullptr, "file-line"};
+  if (best) return single(best, "file-line");
   return {};
 }
 

@@ -180,6 +180,13 @@ struct AddedCost {
   double room_ns = 0;
 };
 
+// One production item a function's data came from, with its own stats: the hover lists them
+// when several were aggregated (the instantiations of a template, the overloads of a name).
+struct MatchedPart {
+  std::string key;
+  std::optional<Stats> stats;
+};
+
 struct FunctionInfo {
   std::string key;          // canonical signature (DESIGN §3)
   std::string mangled;      // Itanium mangled name
@@ -190,6 +197,7 @@ struct FunctionInfo {
   // How the function's measured data was matched ("exact", "mangled", "name", "overloads",
   // "file-line", "rule", or "" when nothing matched).
   std::string match;
+  std::vector<MatchedPart> matched;  // the item(s) behind `match`; several when aggregated
   // True when the body contains nodes without production data whose values were inferred: the
   // function total is then a prediction for the code as written, not a measurement.
   bool changed = false;
