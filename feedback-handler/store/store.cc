@@ -377,6 +377,29 @@ struct Store::Impl {
   }
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
+  // Stored keys by qualified name (common/function_key.h): a request for a template's
+  // definition (`ns::Queue<E>::push(const E &)`) gets every instantiation production ran, a
+  // request for one overload the others (the analysis aggregates them, marked). Rebuilt when the
+  // number of stored functions changed; at most kKeysPerName keys per name are answered.
+  std::unordered_map<std::string, std::vector<std::string>> keys_by_name;
+  int64_t keys_by_name_rows = -1;
+  static constexpr size_t kKeysPerName = 64;
+  const std::vector<std::string>* keysNamed(const std::string& name) {
+    sql::Stmt count(db, "SELECT count(*) FROM functions");
+    int64_t rows = count.step() ? count.i64(0) : 0;
+    if (rows != keys_by_name_rows) {
+      keys_by_name.clear();
+      sql::Stmt all(db, "SELECT key FROM functions");
+      while (all.step()) {
+        std::string key = all.text(0);
+        auto& keys = keys_by_name[qualifiedName(key)];
+        if (keys.size() < kKeysPerName) keys.push_back(std::move(key));
+      }
+      keys_by_name_rows = rows;
+    }
+    auto it = keys_by_name.find(name);
+    return it == keys_by_name.end() ? nullptr : &it->second;
+  }
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
   // Extra read connections to the SQLite file `path` for the chunks of a large batchGet (opened
   // on first use), and how many threads may read one request (1 for PostgreSQL and in-memory
@@ -960,18 +983,56 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
       }
     }
   }
+  std::vector<std::pair<size_t, std::string>> named;  // request position, stored key
   for (size_t i = 0; i < n; ++i) {
     if (item_of[i] != kNone) continue;
     const std::string& requested = request.keys[i];
     FeedbackItem item;
     bool found = lookup(*im.fn_by_mangled, requested, item);
+    std::string name;
     if (!found) {
       std::string norm = normalizeFunctionKey(requested);
-      found = lookup(*im.fn_by_key, norm, item) || lookup(*im.fn_by_key, qualifiedName(norm), item);
+      name = qualifiedName(norm);
+      found = lookup(*im.fn_by_key, norm, item) || lookup(*im.fn_by_key, name, item);
+    }
+    if (!found && !name.empty()) {
+      // Instantiations of a template, other overloads of a name: every stored key of the name,
+      // appended below (`by_key` views the keys of `items` in place: it must not reallocate).
+      if (const std::vector<std::string>* keys = im.keysNamed(name))
+        for (const std::string& k : *keys) named.emplace_back(i, k);
+      continue;
     }
     if (!found || known(i, item.key)) continue;
     items.push_back(std::move(item));
     adopt(i);
+  }
+  std::vector<char> extra(items.size(), 0);  // items no request position answers (step 5)
+  {
+    std::unordered_map<std::string, uint32_t> added;
+    for (const auto& [i, k] : named) {
+      if (by_key.count(k)) {  // answered already, for the request that named it exactly
+        if (item_of[i] == kNone) known(i, k);
+        continue;
+      }
+      uint32_t at;
+      if (auto it = added.find(k); it != added.end()) {
+        at = it->second;
+      } else {
+        FeedbackItem item;
+        if (!lookup(*im.fn_by_key, k, item)) continue;
+        at = static_cast<uint32_t>(items.size());
+        items.push_back(std::move(item));
+        first_request.push_back(i);
+        extra.push_back(1);
+        added.emplace(k, at);
+      }
+      if (item_of[i] == kNone) {
+        item_of[i] = at;
+        first_request[at] = i;
+        extra[at] = 0;
+      }
+    }
+    by_key.clear();  // its views may dangle from here on
   }
   std::vector<std::string_view> stored_keys;
   stored_keys.reserve(items.size());
@@ -1240,6 +1301,8 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
       out.items.push_back(std::move(items[idx]));
     }
   }
+  for (size_t idx = 0; idx < extra.size(); ++idx)
+    if (extra[idx] && has_data[idx]) out.items.push_back(std::move(items[idx]));
   return out;
 }
 
