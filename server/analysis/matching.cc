@@ -139,7 +139,44 @@ MatchResult Matcher::match(const std::string& key, const std::string& mangled) c
   return {};
 }
 
+namespace {
+// A key without its template argument lists: `ns::Queue<int>::Queue(const ns::Queue<int> &)` →
+// `ns::Queue::Queue(const ns::Queue &)`, the same as for `ns::Queue<E>`'s implicit copy
+// constructor.
+std::string withoutTemplateArguments(std::string_view key) {
+  std::string out;
+  int depth = 0;
+  for (char c : key) {
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && depth > 0)
+      --depth;
+    else if (depth == 0)
+      out.push_back(c);
+  }
+  return out;
+}
+}  // namespace
+
+MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
+  MatchResult r = match(fn.key, fn.mangled);
+  if (!r || (r.how != "name" && r.how != "overloads")) return r;
+  // By name, an implicit member would take its siblings' data (the default constructor the copy
+  // constructor's): only the same member, of any instantiation of the class, counts.
+  const std::string erased = withoutTemplateArguments(fn.key);
+  std::vector<const FeedbackItem*> same;
+  for (const FeedbackItem* part : r.parts)
+    if (withoutTemplateArguments(normalizeFunctionKey(part->key)) == erased) same.push_back(part);
+  if (same.empty()) return {};
+  if (same.size() == 1) return single(same.front(), "name");
+  auto owned = std::make_shared<FeedbackItem>(aggregateItems(same));
+  MatchResult out{owned.get(), owned, "overloads"};
+  out.parts = std::move(same);
+  return out;
+}
+
 MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
+  if (fn.implicit) return matchImplicit(fn);  // no body, no lines of its own: no file+line layer
   if (MatchResult r = match(fn.key, fn.mangled)) return r;
   // File + line: the runtime's code.file.path / code.line.number inside the definition; the
   // closest line to the start wins (a probe sits at the top of the function).

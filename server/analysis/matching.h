@@ -37,6 +37,7 @@ class Matcher {
 
  private:
   MatchResult byRules(const std::string& key) const;
+  MatchResult matchImplicit(const FunctionInfo& fn) const;
   const FeedbackView& view_;
   const AnalysisOptions& options_;
   std::vector<std::pair<const MatchRule*, std::shared_ptr<const re2::RE2>>> regex_rules_;

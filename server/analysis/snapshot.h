@@ -198,6 +198,9 @@ struct FunctionInfo {
   // "file-line", "rule", or "" when nothing matched).
   std::string match;
   std::vector<MatchedPart> matched;  // the item(s) behind `match`; several when aggregated
+  // A special member the compiler defines (no definition in the source): ranges are the class's.
+  // The analysis keeps it only when production data matched it.
+  bool implicit = false;
   // True when the body contains nodes without production data whose values were inferred: the
   // function total is then a prediction for the code as written, not a measurement.
   bool changed = false;
