@@ -870,4 +870,22 @@ std::string qualifiedName(std::string_view key) {
   return out;
 }
 
+std::string memberSignature(std::string_view key) {
+  std::string name = qualifiedName(key);
+  int depth = 0;
+  size_t last = std::string::npos;
+  for (size_t i = 0; i + 1 < name.size(); ++i) {
+    if (name[i] == '(' || name[i] == '<')
+      ++depth;
+    else if ((name[i] == ')' || name[i] == '>') && depth > 0)
+      --depth;
+    else if (depth == 0 && name[i] == ':' && name[i + 1] == ':')
+      last = i;
+  }
+  if (last == std::string::npos) return "";
+  std::string member = name.substr(last + 2);
+  size_t pos = key.rfind("::" + member + "(");
+  return pos == std::string::npos ? "" : std::string(key.substr(pos + 2));
+}
+
 }  // namespace perfhat

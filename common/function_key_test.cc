@@ -229,3 +229,20 @@ TEST(FunctionKeyTest, ForgedPlaceholderBytesAreDropped) {
 
 }  // namespace
 }  // namespace perfhat
+
+namespace perfhat {
+namespace {
+
+TEST(FunctionKeyTest, MemberSignatureIsWhatOverridesShare) {
+  EXPECT_EQ(memberSignature("ns::PosixEnv::NowMicros() const"), "NowMicros() const");
+  EXPECT_EQ(memberSignature(normalizeFunctionKey("_ZN2ns8PosixEnv4SyncERKNS_5SliceE")),
+            "Sync(const ns::Slice &)");
+  EXPECT_EQ(memberSignature("ns::Cache<int>::Lookup(const ns::Slice &)"),
+            "Lookup(const ns::Slice &)");
+  EXPECT_EQ(memberSignature("f(int)::Local::run()"), "run()");
+  EXPECT_EQ(memberSignature("free(int)"), "");
+  EXPECT_EQ(memberSignature(""), "");
+}
+
+}  // namespace
+}  // namespace perfhat

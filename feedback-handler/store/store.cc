@@ -381,24 +381,31 @@ struct Store::Impl {
   // definition (`ns::Queue<E>::push(const E &)`) gets every instantiation production ran, a
   // request for one overload the others (the analysis aggregates them, marked). Rebuilt when the
   // number of stored functions changed; at most kKeysPerName keys per name are answered.
-  std::unordered_map<std::string, std::vector<std::string>> keys_by_name;
+  // Likewise by memberSignature, for `virtual:` requests: the overrides a virtual call reaches.
+  std::unordered_map<std::string, std::vector<std::string>> keys_by_name, keys_by_member;
   int64_t keys_by_name_rows = -1;
   static constexpr size_t kKeysPerName = 64;
-  const std::vector<std::string>* keysNamed(const std::string& name) {
+  const std::vector<std::string>* keysNamed(const std::string& name, bool member = false) {
     sql::Stmt count(db, "SELECT count(*) FROM functions");
     int64_t rows = count.step() ? count.i64(0) : 0;
     if (rows != keys_by_name_rows) {
       keys_by_name.clear();
+      keys_by_member.clear();
       sql::Stmt all(db, "SELECT key FROM functions");
       while (all.step()) {
         std::string key = all.text(0);
+        if (std::string m = memberSignature(key); !m.empty()) {
+          auto& overrides = keys_by_member[m];
+          if (overrides.size() < kKeysPerName) overrides.push_back(key);
+        }
         auto& keys = keys_by_name[qualifiedName(key)];
         if (keys.size() < kKeysPerName) keys.push_back(std::move(key));
       }
       keys_by_name_rows = rows;
     }
-    auto it = keys_by_name.find(name);
-    return it == keys_by_name.end() ? nullptr : &it->second;
+    const auto& index = member ? keys_by_member : keys_by_name;
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &it->second;
   }
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
   // Extra read connections to the SQLite file `path` for the chunks of a large batchGet (opened
@@ -987,6 +994,15 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
   for (size_t i = 0; i < n; ++i) {
     if (item_of[i] != kNone) continue;
     const std::string& requested = request.keys[i];
+    if (requested.rfind(kVirtualKeyPrefix, 0) == 0) {
+      // Every implementation of a virtual function (the analysis keeps those called from the
+      // call's own function, by their call-site data).
+      std::string m = memberSignature(
+          normalizeFunctionKey(std::string_view(requested).substr(kVirtualKeyPrefix.size())));
+      if (const std::vector<std::string>* keys = m.empty() ? nullptr : im.keysNamed(m, true))
+        for (const std::string& k : *keys) named.emplace_back(i, k);
+      continue;
+    }
     FeedbackItem item;
     bool found = lookup(*im.fn_by_mangled, requested, item);
     std::string name;

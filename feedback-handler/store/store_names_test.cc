@@ -84,5 +84,19 @@ TEST_F(StoreNamesTest, AnExactKeyStillAnswersAloneAndRepeatsAreAnsweredOnce) {
   EXPECT_EQ(keys(s.batchGet(one)).size(), 2u);
 }
 
+TEST_F(StoreNamesTest, AVirtualKeyGetsEveryImplementationOfTheMember) {
+  Store s(opts());
+  Batch b;
+  add(b, "store::PosixEnv::NowMicros()", 100, 3);
+  add(b, "test::FakeEnv::NowMicros()", 50, 2);
+  add(b, "store::PosixEnv::Sleep(int)", 10, 1);
+  add(b, "NowMicros()", 10, 1);  // a free function of that name is no implementation
+  s.write(b);
+  BatchGetRequest req;
+  req.keys = {"virtual:store::Env::NowMicros()"};
+  EXPECT_EQ(keys(s.batchGet(req)), (std::vector<std::string>{"store::PosixEnv::NowMicros()",
+                                                             "test::FakeEnv::NowMicros()"}));
+}
+
 }  // namespace
 }  // namespace perfhat::handler

@@ -464,6 +464,20 @@ class Builder {
     return bucket.back();
   }
 
+  // `Base::f()`, `obj.Base::f()` name their function: no virtual dispatch. The member reference
+  // then has the qualifier as a type or namespace reference among its children.
+  static bool qualifiedCall(CXCursor call) {
+    for (CXCursor callee : children(call)) {
+      if (callee.kind != CXCursor_MemberRefExpr) continue;
+      for (CXCursor part : children(callee))
+        if (part.kind == CXCursor_TypeRef || part.kind == CXCursor_NamespaceRef ||
+            part.kind == CXCursor_TemplateRef)
+          return true;
+      return false;
+    }
+    return false;
+  }
+
   // Whether the declaration's tokens before its name hold `constexpr` or `consteval` (every
   // declaration of such a function must say so). Only those calls can be folded, and asking
   // libclang to evaluate every call cost ~15 % of the analysis. Unknown (no tokens, e.g. a
@@ -508,6 +522,8 @@ class Builder {
       if (n.callee_name.empty()) n.callee_name = spelling(ref);
       n.callee_in_workspace = info.in_workspace;
       n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
+      n.callee_virtual =
+          ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
       addNode(ctx, std::move(n), parent, arm);
     }
     walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
@@ -1185,6 +1201,7 @@ std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
     for (const auto& n : f.nodes) {
       add(n.callee_key);
       add(n.callee_mangled);
+      if (n.callee_virtual) add(std::string(kVirtualKeyPrefix) + n.callee_key);
       add(n.producer_key);
       add(n.producer_mangled);
     }

@@ -175,6 +175,45 @@ MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
   return out;
 }
 
+MatchResult Matcher::matchVirtual(const std::string& caller, const std::string& callee) const {
+  const std::string member = memberSignature(callee);
+  if (member.empty() || caller.empty()) return {};
+  std::vector<const FeedbackItem*> ran;
+  CallSiteStats site;
+  site.caller = caller;
+  for (const FeedbackItem* item : view_.all()) {
+    if (memberSignature(item->key) != member) continue;
+    for (const CallSiteStats& c : item->callsites) {
+      auto n = normalized_callers_.find(c.caller);
+      if (n == normalized_callers_.end())
+        n = normalized_callers_.emplace(c.caller, normalizeFunctionKey(c.caller)).first;
+      if (n->second != caller) continue;
+      // The implementations' sites from this caller add up to the call's: counts and calls per
+      // call of the caller add, latencies are count-weighted.
+      const double w = static_cast<double>(c.count), total = static_cast<double>(site.count) + w;
+      if (total > 0) {
+        site.mean_ns = (site.mean_ns * static_cast<double>(site.count) + c.mean_ns * w) / total;
+        site.p50_ns = (site.p50_ns * static_cast<double>(site.count) + c.p50_ns * w) / total;
+        site.p90_ns = (site.p90_ns * static_cast<double>(site.count) + c.p90_ns * w) / total;
+        site.p99_ns = (site.p99_ns * static_cast<double>(site.count) + c.p99_ns * w) / total;
+      }
+      site.count += c.count;
+      site.calls_per_parent += c.calls_per_parent;
+      site.caller_rate_per_s = std::max(site.caller_rate_per_s, c.caller_rate_per_s);
+      if (!site.caller_input_size) site.caller_input_size = c.caller_input_size;
+      ran.push_back(item);
+      break;
+    }
+  }
+  if (ran.empty()) return {};
+  auto owned = std::make_shared<FeedbackItem>(aggregateItems(ran));
+  owned->key = callee;
+  owned->callsites = {site};
+  MatchResult r{owned.get(), owned, "virtual"};
+  r.parts = std::move(ran);
+  return r;
+}
+
 MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
   if (fn.implicit) return matchImplicit(fn);  // no body, no lines of its own: no file+line layer
   if (MatchResult r = match(fn.key, fn.mangled)) return r;

@@ -32,6 +32,10 @@ class Matcher {
 
   // A callee or producer, known by key and mangled name.
   MatchResult match(const std::string& key, const std::string& mangled) const;
+  // A virtual call in `caller` (a key): the implementations of `callee`'s member signature that
+  // production's call-site data shows were called from `caller`, merged into one item whose one
+  // call site is theirs from `caller` added up ("virtual"; `parts` lists the implementations).
+  MatchResult matchVirtual(const std::string& caller, const std::string& callee) const;
   // A definition in the document: also tries the file + line layer.
   MatchResult matchDefinition(const FunctionInfo& fn) const;
 
@@ -43,6 +47,7 @@ class Matcher {
   std::vector<std::pair<const MatchRule*, std::shared_ptr<const re2::RE2>>> regex_rules_;
   // A Matcher lives for one analysis; callees repeat (qualifiedName is string work).
   mutable std::unordered_map<std::string, std::string> qualified_cache_;
+  mutable std::unordered_map<std::string, std::string> normalized_callers_;
 };
 
 // Merges items of several overloads / instantiations into one: counts and errors add, means

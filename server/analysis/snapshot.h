@@ -84,6 +84,13 @@ enum class IterationSource {
   Default,       // configurable default, flagged as an assumption
 };
 
+// One production item a function's data came from, with its own stats: the hover lists them
+// when several were aggregated (the instantiations of a template, the overloads of a name).
+struct MatchedPart {
+  std::string key;
+  std::optional<Stats> stats;
+};
+
 // One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
 // stable for a given text; node 0 is the function itself.
 struct Node {
@@ -101,6 +108,10 @@ struct Node {
   bool callee_in_workspace = false;  // a body is available for recursive analysis
   // The callee is declared in a system header (the standard library, libc, ...).
   bool callee_system = false;
+  // A call of a virtual function: production's call-site data of this function tells which
+  // implementations it reached (`implementations`, with their costs from here).
+  bool callee_virtual = false;
+  std::vector<MatchedPart> implementations;
 
   // Loops.
   LoopKind loop_kind = LoopKind::For;
@@ -178,13 +189,6 @@ struct AddedCost {
   // 0) against the function's measured mean less what its measured calls account for.
   double floor_ns = 0;
   double room_ns = 0;
-};
-
-// One production item a function's data came from, with its own stats: the hover lists them
-// when several were aggregated (the instantiations of a template, the overloads of a name).
-struct MatchedPart {
-  std::string key;
-  std::optional<Stats> stats;
 };
 
 struct FunctionInfo {

@@ -7,8 +7,11 @@
 #     in the checked sources (goal ≥ 98 %: --min-share);
 #   * regression warnings on the unmodified sources (must be 0).
 # Usage: run.sh --build DIR --work DIR [--mode short|long] [--min-share PCT]
-#   short: googletest's samples as the workload; CI runs it (label realcode).
-#   long:  its samples and its whole test suite; scripts/realcode.sh.
+#   short: googletest's samples as the workload, recording the samples' own functions (and the
+#          test classes and bodies googletest's macros generate in them), --check over the
+#          samples' files; CI runs it (label realcode, a few minutes on 2 cores).
+#   long:  its samples and its whole test suite as the workload, every function recorded,
+#          --check over all of googletest's sources, headers and tests; scripts/realcode.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD= WORK= MODE=short MIN_SHARE=98 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
@@ -63,22 +66,28 @@ addr=$(grep -o "listening on [0-9.:]*" "$WORK/handler.log" | head -1 | awk '{pri
 [ -n "$addr" ] || { cat "$WORK/handler.log"; echo "FAIL: handler did not start"; exit 1; }
 url=http://$addr
 ran=0
+scope=
+# Short mode: googletest's own internals are not recorded (their definitions are not checked).
+[ "$MODE" = short ] && scope='-testing::*'
 for p in $(tr ';' ' ' <"$WORK/gtest-build/programs.txt"); do
   exe=$(find "$WORK/gtest-build" -type f -name "$p" -perm -u+x | head -1)
   [ -n "$exe" ] || continue
   # Programs that test failure output, death and exit paths fail on purpose: their status is
   # googletest's business; what they ran is the workload.
-  (cd "$WORK" && PERFHAT_ENDPOINT=$url PERFHAT_TOKEN=$token PERFHAT_SAMPLER=full \
+  (cd "$WORK" && PERFHAT_ENDPOINT=$url PERFHAT_TOKEN=$token PERFHAT_SAMPLER=full PERFHAT_SCOPE=$scope \
     timeout 120 "$exe" >"$WORK/run-$p.log" 2>&1) || true
   ran=$((ran + 1))
 done
 echo "ran $ran test programs"
 
 echo "== perfhat-lsp --check over googletest's sources"
-files=$(ls "$GTEST_SRC"/googletest/samples/*.cc "$GTEST_SRC"/googletest/samples/*.h \
-  "$GTEST_SRC"/googletest/include/gtest/*.h "$GTEST_SRC"/googletest/include/gtest/internal/*.h \
-  "$GTEST_SRC"/googletest/src/*.cc "$GTEST_SRC"/googletest/src/*.h | grep -v gtest-all.cc)
-if [ "$MODE" = long ]; then files="$files $(ls "$GTEST_SRC"/googletest/test/*.cc "$GTEST_SRC"/googletest/test/*.h)"; fi
+files=$(ls "$GTEST_SRC"/googletest/samples/*.cc "$GTEST_SRC"/googletest/samples/*.h)
+if [ "$MODE" = long ]; then
+  files="$files $(ls "$GTEST_SRC"/googletest/include/gtest/*.h \
+    "$GTEST_SRC"/googletest/include/gtest/internal/*.h "$GTEST_SRC"/googletest/src/*.cc \
+    "$GTEST_SRC"/googletest/src/*.h "$GTEST_SRC"/googletest/test/*.cc \
+    "$GTEST_SRC"/googletest/test/*.h | grep -v gtest-all.cc)"
+fi
 rm -f "$WORK/matches.jsonl"
 checked=0
 for f in $files; do
