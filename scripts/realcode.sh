@@ -6,6 +6,9 @@
 #                                  workload, every function recorded, perfhat-lsp --check over all
 #                                  of googletest's sources, headers and tests (about 100 files:
 #                                  tens of minutes on 2 busy cores)
+#   scripts/realcode.sh --medium   the samples as the workload with every function recorded
+#                                  (googletest's internals and templates too), --check over the
+#                                  samples and googletest's sources and headers (about 50 files)
 #   scripts/realcode.sh --short    the CI mode (what `ctest -L realcode` runs)
 #
 # Builds what it needs (perfhat-handler, perfhat-lsp and libperfhat) in PERFHAT_BUILD_DIR
@@ -20,8 +23,9 @@ min_share=98
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) mode=short ;;
+    --medium) mode=medium ;;
     --min-share) min_share=${2:?--min-share needs a value}; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "realcode.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
