@@ -20,6 +20,7 @@
 
 #include "common/function_key.h"
 #include "feedback-handler/ingest/intake_limits.h"
+#include "feedback-handler/store/key_name_index.h"
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/util/parallel.h"
 #include "feedback-handler/util/rfc3339.h"
@@ -377,36 +378,7 @@ struct Store::Impl {
   }
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
-  // Stored keys by qualified name (common/function_key.h): a request for a template's
-  // definition (`ns::Queue<E>::push(const E &)`) gets every instantiation production ran, a
-  // request for one overload the others (the analysis aggregates them, marked). Rebuilt when the
-  // number of stored functions changed; at most kKeysPerName keys per name are answered.
-  // Likewise by memberSignature, for `virtual:` requests: the overrides a virtual call reaches.
-  std::unordered_map<std::string, std::vector<std::string>> keys_by_name, keys_by_member;
-  int64_t keys_by_name_rows = -1;
-  static constexpr size_t kKeysPerName = 64;
-  const std::vector<std::string>* keysNamed(const std::string& name, bool member = false) {
-    sql::Stmt count(db, "SELECT count(*) FROM functions");
-    int64_t rows = count.step() ? count.i64(0) : 0;
-    if (rows != keys_by_name_rows) {
-      keys_by_name.clear();
-      keys_by_member.clear();
-      sql::Stmt all(db, "SELECT key FROM functions");
-      while (all.step()) {
-        std::string key = all.text(0);
-        if (std::string m = memberSignature(key); !m.empty()) {
-          auto& overrides = keys_by_member[m];
-          if (overrides.size() < kKeysPerName) overrides.push_back(key);
-        }
-        auto& keys = keys_by_name[qualifiedName(key)];
-        if (keys.size() < kKeysPerName) keys.push_back(std::move(key));
-      }
-      keys_by_name_rows = rows;
-    }
-    const auto& index = member ? keys_by_member : keys_by_name;
-    auto it = index.find(name);
-    return it == index.end() ? nullptr : &it->second;
-  }
+  KeyNameIndex names;  // for requests that name no stored key (key_name_index.h)
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
   // Extra read connections to the SQLite file `path` for the chunks of a large batchGet (opened
   // on first use), and how many threads may read one request (1 for PostgreSQL and in-memory
@@ -999,7 +971,8 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
       // call's own function, by their call-site data).
       std::string m = memberSignature(
           normalizeFunctionKey(std::string_view(requested).substr(kVirtualKeyPrefix.size())));
-      if (const std::vector<std::string>* keys = m.empty() ? nullptr : im.keysNamed(m, true))
+      if (const std::vector<std::string>* keys =
+              m.empty() ? nullptr : im.names.find(im.db, m, KeyNameIndex::By::kMemberSignature))
         for (const std::string& k : *keys) named.emplace_back(i, k);
       continue;
     }
@@ -1014,7 +987,8 @@ BatchGetResponse Store::batchGet(const BatchGetRequest& request, ChunkTeam* team
     if (!found && !name.empty()) {
       // Instantiations of a template, other overloads of a name: every stored key of the name,
       // appended below (`by_key` views the keys of `items` in place: it must not reallocate).
-      if (const std::vector<std::string>* keys = im.keysNamed(name))
+      if (const std::vector<std::string>* keys =
+              im.names.find(im.db, name, KeyNameIndex::By::kQualifiedName))
         for (const std::string& k : *keys) named.emplace_back(i, k);
       continue;
     }
