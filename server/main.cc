@@ -157,11 +157,18 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   for (const auto& f : snap.functions) {
     json items = json::array();
     for (const auto& part : f.matched) items.push_back(part.key);
-    json line = {{"file", snap.path}, {"key", f.key},   {"mangled", f.mangled},
-                 {"match", f.match},  {"items", items}, {"line", f.range.start.line + 1}};
+    json line = {{"file", snap.path},     {"key", f.key},   {"mangled", f.mangled},
+                 {"match", f.match},      {"items", items}, {"line", f.range.start.line + 1},
+                 {"implicit", f.implicit}};
     out << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
-  int regressions = 0, possibly_new = 0;
+  int regressions = 0, possibly_new = 0, virtual_calls = 0, virtual_resolved = 0;
+  for (const auto& f : snap.functions)
+    for (const auto& n : f.nodes)
+      if (n.kind == analysis::NodeKind::Call && n.callee_virtual) {
+        ++virtual_calls;
+        virtual_resolved += !n.implementations.empty();
+      }
   for (const auto& d : features::diagnostics(snap, options)) {
     regressions += d.code == "perfhat.regression";
     possibly_new += d.code == "perfhat.possibly-new";
@@ -169,7 +176,9 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   json summary = {{"file", snap.path},
                   {"functions", snap.functions.size()},
                   {"regressions", regressions},
-                  {"possibly_new", possibly_new}};
+                  {"possibly_new", possibly_new},
+                  {"virtual_calls", virtual_calls},
+                  {"virtual_resolved", virtual_resolved}};
   out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 

@@ -47,7 +47,8 @@ def main():
     generated = {k for k in stored if compiler_generated(k)}
     measured = stored - generated
     matched, how, files, functions = set(), {}, 0, 0
-    regressions = possibly_new = 0
+    regressions = possibly_new = virtual_calls = virtual_resolved = 0
+    implicit_matched = set()
     with open(a.matches, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
@@ -55,10 +56,14 @@ def main():
                 files += 1
                 regressions += r["regressions"]
                 possibly_new += r["possibly_new"]
+                virtual_calls += r.get("virtual_calls", 0)
+                virtual_resolved += r.get("virtual_resolved", 0)
                 continue
             functions += 1
             for k in r["items"]:
                 matched.add(k)
+                if r.get("implicit"):
+                    implicit_matched.add(k)
                 how.setdefault(r["match"], set()).add(k)
     hit = measured & matched
     share = 100.0 * len(hit) / len(measured) if measured else 0.0
@@ -70,6 +75,9 @@ def main():
         f"{len(generated)}; with them the share is {share_all:.1f} %",
         "matched by: " + ", ".join(f"{m or 'none'} {len(ks & measured)}" for m, ks in sorted(how.items())),
         f"regression warnings: {regressions}, possibly-new notes: {possibly_new}",
+        f"compiler-defined special members matched to their class: {len(implicit_matched & measured)}",
+        f"virtual calls: {virtual_calls}, resolved from call-site data to the implementations "
+        f"that ran: {virtual_resolved}",
     ]
     unmatched = sorted(measured - matched)
     by_reason = {}
