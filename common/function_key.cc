@@ -463,6 +463,14 @@ std::string declaratorGroup(std::string_view inner) {
 // one type agree: `int (*)(ns::Slice const&, void*)` → `int (*)(const ns::Slice &, void *)`,
 // `char (&) [16]` → `char (&)[16]`, `int (C:: *)(int) const` → `int (C::*)(int) const`.
 std::string normalizeDeclaratorType(const std::string& s, size_t cut, Protector& p) {
+  // Parameter types recurse here: text from outside nests as deep as it likes, real types do
+  // not (beyond this depth the spelling is only spaced, like shapes we do not model).
+  static thread_local int depth = 0;
+  if (depth >= 32) return p.restore(fixSpacing(s));
+  struct Nest {
+    Nest() { ++depth; }
+    ~Nest() { --depth; }
+  } nest;
   std::string out = normalizeTypeImpl(s.substr(0, cut), p);
   size_t i = cut;
   while (i < s.size()) {
