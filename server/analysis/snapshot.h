@@ -109,7 +109,8 @@ struct Node {
   // The callee is declared in a system header (the standard library, libc, ...).
   bool callee_system = false;
   // A call of a virtual function: production's call-site data of this function tells which
-  // implementations it reached (`implementations`, with their costs from here).
+  // implementations it reached (`implementations`, each with its overall stats); the call's
+  // estimate is their call sites from this function added up.
   bool callee_virtual = false;
   std::vector<MatchedPart> implementations;
 
