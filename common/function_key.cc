@@ -223,7 +223,25 @@ std::string protect(std::string_view in, Protector& p) {
     } else if (i < s.size() && std::string_view("+-*/%^&|~!=<>,").find(s[i]) != std::string::npos) {
       while (end < s.size() && std::string_view("+-*/%^&|~!=<>,").find(s[end]) != std::string::npos)
         ++end;
+      // The longest operator the run starts with: in `operator<<<>(…)` (a template's key) and
+      // `operator< <int>(…)` (a demangled instantiation) a template argument list follows.
+      static constexpr std::string_view kOps[] = {
+          "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+          "--",  "+=",  "-=",  "*=",  "/=", "%=", "^=", "&=", "|=", "->", "+",  "-",  "*",
+          "/",   "%",   "^",   "&",   "|",  "~",  "!",  "=",  "<",  ">",  ","};
+      std::string_view run(s.data() + i, end - i);
+      for (std::string_view op : kOps)
+        if (run.substr(0, op.size()) == op) {
+          end = i + op.size();
+          break;
+        }
       name = "operator" + s.substr(i, end - i);
+      // `operator<< <char [2]>(…)`: the space before the template arguments goes too.
+      size_t after = end;
+      while (after < s.size() && s[after] == ' ') ++after;
+      // (`operator< <int>` keeps one: `operator<<int>` would read as `operator<<`.)
+      if (after > end && after < s.size() && s[after] == '<')
+        end = name.back() == '<' ? after - 1 : after;
     } else if (s.compare(i, 3, "new") == 0 || s.compare(i, 6, "delete") == 0) {
       end = i + (s[i] == 'n' ? 3 : 6);
       if (s.compare(end, 2, "[]") == 0) end += 2;
@@ -423,6 +441,85 @@ std::string fixSpacing(std::string_view s) {
   return out;
 }
 
+std::string dropTopLevelCv(std::string t);
+
+// Canonical spelling of a declarator group's inside, `( * const)` → `*const`,
+// `(ns::C:: *)` → `ns::C::*`: no space next to `*` or `&`, one between words.
+std::string declaratorGroup(std::string_view inner) {
+  std::string f = foldSpaces(inner), out;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == ' ' &&
+        ((!out.empty() && (out.back() == '*' || out.back() == '&' || out.back() == ':')) ||
+         (i + 1 < f.size() && (f[i + 1] == '*' || f[i + 1] == '&'))))
+      continue;
+    out.push_back(f[i]);
+  }
+  return out;
+}
+
+// Types with a declarator after the base type: pointers and references to functions and
+// arrays, pointers to members, function types (`std::function<void (const S &)>`). The base
+// type and every parameter type are canonical like any other, so the two sides' spellings of
+// one type agree: `int (*)(ns::Slice const&, void*)` → `int (*)(const ns::Slice &, void *)`,
+// `char (&) [16]` → `char (&)[16]`, `int (C:: *)(int) const` → `int (C::*)(int) const`.
+std::string normalizeDeclaratorType(const std::string& s, size_t cut, Protector& p) {
+  // Parameter types recurse here: text from outside nests as deep as it likes, real types do
+  // not (beyond this depth the spelling is only spaced, like shapes we do not model).
+  static thread_local int depth = 0;
+  if (depth >= 32) return p.restore(fixSpacing(s));
+  struct Nest {
+    Nest() { ++depth; }
+    ~Nest() { --depth; }
+  } nest;
+  std::string out = normalizeTypeImpl(s.substr(0, cut), p);
+  size_t i = cut;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == ' ') {
+      ++i;
+    } else if (c == '(') {
+      size_t e = matchForward(s, i);
+      if (e == std::string::npos) return p.restore(fixSpacing(s));
+      std::string inner = trim(s.substr(i + 1, e - i - 1));
+      bool group = !inner.empty() && (inner[0] == '*' || inner[0] == '&' || inner[0] == '^' ||
+                                      inner.find("::*") != std::string::npos ||
+                                      inner.find(":: *") != std::string::npos);
+      if (group) {
+        out += (out.empty() || out.back() == '(' ? "(" : " (") + declaratorGroup(inner) + ")";
+      } else {
+        std::string params;
+        if (!inner.empty() && inner != "void") {
+          for (auto& a : splitTopLevel(inner, ",")) {
+            std::string t = trim(a);
+            if (!params.empty()) params += ", ";
+            params += t == "..." ? t : dropTopLevelCv(normalizeTypeImpl(t, p));
+          }
+        }
+        out += (!out.empty() && out.back() != ')' ? " (" : "(") + params + ")";
+      }
+      i = e + 1;
+    } else if (c == '[') {
+      size_t e = s.find(']', i);
+      if (e == std::string::npos) return p.restore(fixSpacing(s));
+      std::string n = s.substr(i + 1, e - i - 1);
+      n.erase(std::remove(n.begin(), n.end(), ' '), n.end());
+      out += (out.empty() || out.back() == ')' || out.back() == ']' ? "[" : " [") + n + "]";
+      i = e + 1;
+    } else {
+      // Trailing qualifiers of a function type: `const`, `volatile`, `&`, `&&`, `noexcept`.
+      size_t start = i;
+      if (c == '&') {
+        while (i < s.size() && s[i] == '&') ++i;
+      } else {
+        while (i < s.size() && isIdent(s[i])) ++i;
+      }
+      if (i == start) return p.restore(fixSpacing(s));
+      out += " " + s.substr(start, i - start);
+    }
+  }
+  return p.restore(out);
+}
+
 std::string normalizeTypeImpl(std::string_view type, Protector& p) {
   std::string s = foldSpaces(type);
   if (s.empty()) return s;
@@ -451,8 +548,9 @@ std::string normalizeTypeImpl(std::string_view type, Protector& p) {
       i += 3;
       continue;
     }
+    if ((c == '(' || c == '[') && i > 0) return normalizeDeclaratorType(s, i, p);
     if (c == '(' || c == '[' || c == ')' || c == ']' || c == '<' || c == '>' || c == ',') {
-      return p.restore(fixSpacing(s));  // function types, arrays: keep, spacing only
+      return p.restore(fixSpacing(s));  // not a shape we model: keep, spacing only
     }
     // A word or a qualified name with template arguments.
     size_t start = i;
@@ -638,7 +736,8 @@ std::string normalizeKeyImpl(std::string_view spelling, Protector& p) {
         ++depth;
       else if (isCloseBracket(name_part[i]))
         depth = std::max(0, depth - 1);
-      else if (depth == 0 && name_part[i] == ' ')
+      else if (depth == 0 && name_part[i] == ' ' &&
+               (i + 1 >= name_part.size() || name_part[i + 1] != '<'))  // `operator< <int>`
         cut = i;
     }
     if (cut != std::string::npos) name_part = name_part.substr(cut + 1);
@@ -759,6 +858,7 @@ std::string qualifiedName(std::string_view key) {
     if (s[i] == '<') {
       size_t e = matchForward(s, i);
       if (e == std::string::npos) break;
+      if (!out.empty() && out.back() == ' ') out.pop_back();  // `operator< <int>`
       i = e;
       continue;
     }
@@ -776,6 +876,24 @@ std::string qualifiedName(std::string_view key) {
   if (hash != std::string::npos && out.find("::", hash + 2) == std::string::npos)
     out.resize(hash + 8);
   return out;
+}
+
+std::string memberSignature(std::string_view key) {
+  std::string name = qualifiedName(key);
+  int depth = 0;
+  size_t last = std::string::npos;
+  for (size_t i = 0; i + 1 < name.size(); ++i) {
+    if (name[i] == '(' || name[i] == '<')
+      ++depth;
+    else if ((name[i] == ')' || name[i] == '>') && depth > 0)
+      --depth;
+    else if (depth == 0 && name[i] == ':' && name[i + 1] == ':')
+      last = i;
+  }
+  if (last == std::string::npos) return "";
+  std::string member = name.substr(last + 2);
+  size_t pos = key.rfind("::" + member + "(");
+  return pos == std::string::npos ? "" : std::string(key.substr(pos + 2));
 }
 
 }  // namespace perfhat

@@ -42,6 +42,15 @@ std::string demangle(std::string_view mangled);
 //   `ns::maxOf<int>(int, int)` → `ns::maxOf`, `f(int)::lambda#2` → `f(int)::lambda`
 std::string qualifiedName(std::string_view key);
 
+// A member function key's last component with its parameters and qualifiers, the part every
+// override of a virtual function shares: `ns::PosixEnv::NowMicros() const` → `NowMicros() const`.
+// "" for a key without a scope. Used to find the implementations behind a virtual call.
+std::string memberSignature(std::string_view key);
+
+// Prefix of a batchGet key asking for every implementation of a virtual function: the handler
+// answers `virtual:ns::Env::NowMicros()` with the stored keys of the same memberSignature.
+inline constexpr std::string_view kVirtualKeyPrefix = "virtual:";
+
 // True when `s` looks like an Itanium mangled name.
 bool isMangledName(std::string_view s);
 

@@ -229,3 +229,44 @@ TEST(FunctionKeyTest, ForgedPlaceholderBytesAreDropped) {
 
 }  // namespace
 }  // namespace perfhat
+
+namespace perfhat {
+namespace {
+
+TEST(FunctionKeyTest, DeclaratorTypesHaveOneSpelling) {
+  EXPECT_EQ(normalizeTypeName("int (*)(ns::Slice const&, void*)"),
+            normalizeTypeName("int (*)(const ns::Slice &, void *)"));
+  EXPECT_EQ(normalizeTypeName("int (*)(ns::Slice const&, void*)"),
+            "int (*)(const ns::Slice &, void *)");
+  EXPECT_EQ(normalizeTypeName("char (&) [16]"), "char (&)[16]");
+  EXPECT_EQ(normalizeTypeName("int const (&) [4]"), "const int (&)[4]");
+  EXPECT_EQ(normalizeTypeName("int (ns::C:: *)(ns::Slice const&) const"),
+            "int (ns::C::*)(const ns::Slice &) const");
+  EXPECT_EQ(normalizeTypeName("std::function<void (ns::Slice const&)>"),
+            "std::function<void (const ns::Slice &)>");
+  // Nesting from outside is bounded, never a deep recursion.
+  std::string deep = "int";
+  for (int i = 0; i < 3000; ++i) deep = "int (*)(" + deep + ")";
+  EXPECT_FALSE(normalizeTypeName(deep).empty());
+}
+
+TEST(FunctionKeyTest, OperatorTemplatesKeepTheirName) {
+  EXPECT_EQ(qualifiedName(normalizeFunctionKey("_ZN7testing7MessagelsIA2_cEERS0_RKT_")),
+            "testing::Message::operator<<");
+  EXPECT_EQ(qualifiedName(normalizeFunctionKey("testing::Message::operator<<<>(const T &)")),
+            "testing::Message::operator<<");
+}
+
+TEST(FunctionKeyTest, MemberSignatureIsWhatOverridesShare) {
+  EXPECT_EQ(memberSignature("ns::PosixEnv::NowMicros() const"), "NowMicros() const");
+  EXPECT_EQ(memberSignature(normalizeFunctionKey("_ZN2ns8PosixEnv4SyncERKNS_5SliceE")),
+            "Sync(const ns::Slice &)");
+  EXPECT_EQ(memberSignature("ns::Cache<int>::Lookup(const ns::Slice &)"),
+            "Lookup(const ns::Slice &)");
+  EXPECT_EQ(memberSignature("f(int)::Local::run()"), "run()");
+  EXPECT_EQ(memberSignature("free(int)"), "");
+  EXPECT_EQ(memberSignature(""), "");
+}
+
+}  // namespace
+}  // namespace perfhat

@@ -52,6 +52,7 @@ struct Args {
   json cli = json::object();
   std::string check_file;
   std::string log_file;
+  std::string match_report;
   bool verbose = false;
   int color = -1;  // -1 auto
 };
@@ -80,6 +81,10 @@ void parseArgs(int argc, char** argv, Args& a) {
       },
       "design|debug: few coarse hints, or everything (default: debug)");
   app.add_option("--check", a.check_file, "FILE.cpp to print annotated (see above)");
+  app.add_option("--match-report", a.match_report,
+                 "--check: append one JSON line per function definition (key, how its production "
+                 "data matched, the items it came from) and one per file (regression warnings), "
+                 "for tests/realcode");
   app.add_option("--log", a.log_file, "log to FILE instead of stderr");
   app.add_flag("--verbose", a.verbose, "debug logging");
   app.add_flag_callback(
@@ -101,6 +106,38 @@ std::string projectRoot(std::filesystem::path dir) {
     if (dir == dir.parent_path()) break;
   }
   return start.string();
+}
+
+// --match-report: what a suite over a real code base counts (matched share, warnings).
+void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
+                       const features::Options& options) {
+  std::ofstream out(path, std::ios::app);
+  for (const auto& f : snap.functions) {
+    json items = json::array();
+    for (const auto& part : f.matched) items.push_back(part.key);
+    json line = {{"file", snap.path},     {"key", f.key},   {"mangled", f.mangled},
+                 {"match", f.match},      {"items", items}, {"line", f.range.start.line + 1},
+                 {"implicit", f.implicit}};
+    out << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  }
+  int regressions = 0, possibly_new = 0, virtual_calls = 0, virtual_resolved = 0;
+  for (const auto& f : snap.functions)
+    for (const auto& n : f.nodes)
+      if (n.kind == analysis::NodeKind::Call && n.callee_virtual) {
+        ++virtual_calls;
+        virtual_resolved += !n.implementations.empty();
+      }
+  for (const auto& d : features::diagnostics(snap, options)) {
+    regressions += d.code == "perfhat.regression";
+    possibly_new += d.code == "perfhat.possibly-new";
+  }
+  json summary = {{"file", snap.path},
+                  {"functions", snap.functions.size()},
+                  {"regressions", regressions},
+                  {"possibly_new", possibly_new},
+                  {"virtual_calls", virtual_calls},
+                  {"virtual_resolved", virtual_resolved}};
+  out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 int runCheck(const Args& a, Logger& log) {
@@ -191,6 +228,7 @@ int runCheck(const Args& a, Logger& log) {
               snap->parse_ms, snap->fetch_ms, snap->analysis_ms, total_ms);
   std::printf("warm: reparse %.1f ms, fetch %.1f ms (cache), analysis %.1f ms, total %.1f ms\n",
               warm->parse_ms, warm->fetch_ms, warm->analysis_ms, warm_ms);
+  if (!a.match_report.empty()) appendMatchReport(a.match_report, *snap, cfg.features);
   if (fetch_failed) {
     // A script gating on --check must not read "no production data" as "no regression".
     std::fflush(stdout);

@@ -206,19 +206,63 @@ void BatchGetReader::resolveExactKeys() {
 // Step 1b: the rest by mangled name, normalized spelling, qualified name (data recorded with
 // code.function.name only has no parameter list).
 void BatchGetReader::resolveByName() {
+  std::vector<std::pair<size_t, std::string>> named;  // request position, stored key
   for (size_t i = 0; i < n_; ++i) {
     if (item_of_[i] != kNone) continue;
     const std::string& requested = request_.keys[i];
+    if (requested.rfind(kVirtualKeyPrefix, 0) == 0) {
+      // Every implementation of a virtual function (the analysis keeps those called from the
+      // call's own function, by their call-site data).
+      const std::string m = memberSignature(
+          normalizeFunctionKey(std::string_view(requested).substr(kVirtualKeyPrefix.size())));
+      if (const std::vector<std::string>* keys =
+              m.empty() ? nullptr : im_->names.find(im_->db, m, KeyNameIndex::By::kMemberSignature))
+        for (const std::string& k : *keys) named.emplace_back(i, k);
+      continue;
+    }
     FeedbackItem item;
     bool found = lookup(*im_->fn_by_mangled, requested, item);
+    std::string name;
     if (!found) {
       const std::string norm = normalizeFunctionKey(requested);
-      found =
-          lookup(*im_->fn_by_key, norm, item) || lookup(*im_->fn_by_key, qualifiedName(norm), item);
+      name = qualifiedName(norm);
+      found = lookup(*im_->fn_by_key, norm, item) || lookup(*im_->fn_by_key, name, item);
+    }
+    if (!found && !name.empty()) {
+      // Instantiations of a template, other overloads of a name: every stored key of the name,
+      // appended below (`by_key_` views the keys of `items_` in place: it must not reallocate).
+      if (const std::vector<std::string>* keys =
+              im_->names.find(im_->db, name, KeyNameIndex::By::kQualifiedName))
+        for (const std::string& k : *keys) named.emplace_back(i, k);
+      continue;
     }
     if (!found || known(i, item.key)) continue;
     items_.push_back(std::move(item));
     adopt(i);
+  }
+  extra_.assign(items_.size(), 0);  // items no request position answers (inRequestOrder)
+  // by_key_ views the keys of items_ in place, and items_ grows below: copy what it holds first.
+  std::unordered_map<std::string, uint32_t> added;
+  for (const auto& [k, idx] : by_key_) added.emplace(std::string(k), idx);
+  by_key_.clear();
+  for (const auto& [i, k] : named) {
+    uint32_t at;
+    if (auto it = added.find(k); it != added.end()) {
+      at = it->second;
+    } else {
+      FeedbackItem item;
+      if (!lookup(*im_->fn_by_key, k, item)) continue;
+      at = static_cast<uint32_t>(items_.size());
+      items_.push_back(std::move(item));
+      first_request_.push_back(i);
+      extra_.push_back(1);
+      added.emplace(k, at);
+    }
+    if (item_of_[i] == kNone) {
+      item_of_[i] = at;
+      first_request_[at] = extra_[at] ? i : std::min(first_request_[at], i);
+      extra_[at] = 0;
+    }
   }
 }
 
@@ -494,6 +538,8 @@ BatchGetResponse BatchGetReader::inRequestOrder(BatchGetResponse out) {
       out.items.push_back(std::move(items_[idx]));
     }
   }
+  for (size_t idx = 0; idx < extra_.size(); ++idx)
+    if (extra_[idx] && has_data_[idx]) out.items.push_back(std::move(items_[idx]));
   return out;
 }
 

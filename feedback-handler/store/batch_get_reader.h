@@ -73,6 +73,7 @@ class BatchGetReader {
   std::unordered_map<std::string_view, uint32_t> by_key_;
   std::vector<std::string_view> stored_keys_;
   std::vector<char> has_data_, done_;
+  std::vector<char> extra_;  // items only a name lookup asked for (instantiations, overrides)
   std::vector<CallerFix> fixes_;
   std::vector<sql::Db*> dbs_;  // chunk c reads on dbs_[c]; dbs_[0] is the store's connection
 };

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedback-handler/store/key_name_index.h"
 #include "feedback-handler/store/row_cache.h"
 #include "feedback-handler/store/schema.h"
 #include "feedback-handler/store/sql.h"
@@ -33,6 +34,7 @@ struct Store::Impl {
   }
   std::unique_ptr<sql::Stmt> upsert_replace, upsert_fn, upsert_host, get_seq, set_seq;
   std::unique_ptr<sql::Stmt> fn_by_key, fn_by_mangled;
+  KeyNameIndex names;  // for requests that name no stored key (key_name_index.h)
   std::unique_ptr<sql::Stmt> select_row, insert_row, update_row;
   // Extra read connections to the SQLite file `path` for the chunks of a large batchGet (opened
   // on first use), and how many threads may read one request (1 for PostgreSQL and in-memory

@@ -53,5 +53,13 @@ function(perfhat_autoinstrument target)
     "$<$<COMPILE_LANG_AND_ID:CXX,GNU>:${gnu_flags}>" "$<$<COMPILE_LANG_AND_ID:C,GNU>:${gnu_flags}>"
     "$<$<COMPILE_LANG_AND_ID:CXX,Clang>:${clang_flags}>"
     "$<$<COMPILE_LANG_AND_ID:C,Clang>:${clang_flags}>")
-  target_link_libraries(${target} PRIVATE perfhat::autoinstrument)
+  # What target_link_libraries(PRIVATE) records, without choosing a signature for the caller's
+  # target: CMake refuses the keyword form on a target linked with the plain one before
+  # (googletest's own CMake does that), and the plain form on one linked with keywords.
+  set_property(TARGET ${target} APPEND PROPERTY LINK_LIBRARIES perfhat::autoinstrument)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY" OR type STREQUAL "OBJECT_LIBRARY")
+    set_property(TARGET ${target} APPEND PROPERTY INTERFACE_LINK_LIBRARIES
+                 "$<LINK_ONLY:perfhat::autoinstrument>")
+  endif()
 endfunction()

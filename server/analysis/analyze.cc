@@ -22,7 +22,12 @@ SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
   snap->parse_ms = unit.parse_ms;
   Inference inference(unit, feedback, options, deployed.unit, deployed.revision);
   snap->functions.reserve(unit.functions.size());
-  for (const auto& fn : unit.functions) snap->functions.push_back(inference.analyzeFunction(fn));
+  for (const auto& fn : unit.functions) {
+    FunctionInfo analysed = inference.analyzeFunction(fn);
+    // A compiler-defined member is shown only where production ran it (ast_builder.cc).
+    if (analysed.implicit && analysed.match.empty()) continue;
+    snap->functions.push_back(std::move(analysed));
+  }
   snap->analysis_ms =
       unit.build_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -13,6 +13,7 @@
 
 #include "common/function_key.h"
 #include "server/analysis/annotation.h"
+#include "server/analysis/implicit_members.h"
 
 namespace perfhat::analysis {
 namespace {
@@ -205,6 +206,7 @@ class Builder {
       if (c.kind == CXCursor_Namespace || c.kind == CXCursor_LinkageSpec ||
           c.kind == CXCursor_UnexposedDecl || isClassKind(c.kind)) {
         visitDecls(c);
+        if (main && isClassKind(c.kind)) implicitMembers(c, file, out_.functions);
       } else if (isFunctionKind(c.kind) && clang_isCursorDefinition(c)) {
         std::vector<FunctionInfo> fns = buildFunction(c, file);
         for (auto& f : fns) {
@@ -258,6 +260,27 @@ class Builder {
     return out;
   }
 
+  // The member function definitions of a class declared inside a function, its nested classes'
+  // and its implicit members.
+  void buildClassMembers(CXCursor cls, const std::string& file, std::vector<FunctionInfo>& out) {
+    for (CXCursor m : children(cls)) {
+      if (isClassKind(m.kind)) {
+        buildClassMembers(m, file, out);
+      } else if (isFunctionKind(m.kind) && clang_isCursorDefinition(m)) {
+        for (auto& f : buildFunction(m, file)) out.push_back(std::move(f));
+      }
+    }
+    implicitMembers(cls, file, out);
+  }
+
+  void implicitMembers(CXCursor cls, const std::string& file, std::vector<FunctionInfo>& out) {
+    if (!clang_isCursorDefinition(cls) || clang_Cursor_isAnonymous(cls)) return;
+    std::string qualified = scopePrefix(cls) + toString(clang_getCursorDisplayName(cls));
+    for (auto& f : implicitSpecialMembers(cls, qualified, file, toRange(clang_getCursorExtent(cls)),
+                                          toRange(clang_Cursor_getSpellingNameRange(cls, 0, 0))))
+      out.push_back(std::move(f));
+  }
+
   void buildLambda(CXCursor c, FnCtx& outer, std::vector<FunctionInfo>& lambdas) {
     FnCtx ctx;
     ctx.fn.key = outer.fn.key + "::lambda#" + std::to_string(++outer.lambda_counter);
@@ -293,7 +316,9 @@ class Builder {
   static bool isStructural(CXCursorKind k) {
     return k == CXCursor_LambdaExpr || k == CXCursor_CallExpr || k == CXCursor_ForStmt ||
            k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_CXXForRangeStmt ||
-           k == CXCursor_IfStmt || k == CXCursor_SwitchStmt || k == CXCursor_ConditionalOperator;
+           k == CXCursor_IfStmt || k == CXCursor_SwitchStmt || k == CXCursor_ConditionalOperator ||
+           k == CXCursor_ClassDecl || k == CXCursor_StructDecl || k == CXCursor_UnionDecl ||
+           k == CXCursor_ClassTemplate;
   }
 
   // Leaves and references cannot contain calls: not descending into them saves visits.
@@ -394,6 +419,14 @@ class Builder {
       case CXCursor_LambdaExpr:
         buildLambda(c, ctx, lambdas);
         return;
+      case CXCursor_ClassDecl:
+      case CXCursor_StructDecl:
+      case CXCursor_UnionDecl:
+      case CXCursor_ClassTemplate:
+        // A class declared inside the function: its members are functions of their own (keyed
+        // under the enclosing function's key), not part of this body's cost.
+        buildClassMembers(c, ctx.fn.file, lambdas);
+        return;
       case CXCursor_CallExpr:
         walkCall(c, ctx, parent, arm, lambdas);
         return;
@@ -431,6 +464,20 @@ class Builder {
     bucket.push_back(CalleeInfo{ref, functionKeyOf(ref), mangledOf(ref), hasWorkspaceBody(ref),
                                 declaredConstexpr(ref)});
     return bucket.back();
+  }
+
+  // `Base::f()`, `obj.Base::f()` name their function: no virtual dispatch. The member reference
+  // then has the qualifier as a type or namespace reference among its children.
+  static bool qualifiedCall(CXCursor call) {
+    for (CXCursor callee : children(call)) {
+      if (callee.kind != CXCursor_MemberRefExpr) continue;
+      for (CXCursor part : children(callee))
+        if (part.kind == CXCursor_TypeRef || part.kind == CXCursor_NamespaceRef ||
+            part.kind == CXCursor_TemplateRef)
+          return true;
+      return false;
+    }
+    return false;
   }
 
   // Whether the declaration's tokens before its name hold `constexpr` or `consteval` (every
@@ -479,6 +526,8 @@ class Builder {
       n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
       if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref)))
         n.fills_var = receiverVar(c);
+      n.callee_virtual =
+          ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
       addNode(ctx, std::move(n), parent, arm);
     }
     walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children
@@ -1214,6 +1263,7 @@ std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
     for (const auto& n : f.nodes) {
       add(n.callee_key);
       add(n.callee_mangled);
+      if (n.callee_virtual) add(std::string(kVirtualKeyPrefix) + n.callee_key);
       add(n.producer_key);
       add(n.producer_mangled);
     }

@@ -923,6 +923,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   MatchResult self = matcher_.matchDefinition(fn);
   Node& root = fn.nodes[0];
   fn.match = self ? self.how : "";
+  for (const FeedbackItem* part : self.parts) fn.matched.push_back({part->key, part->stats});
   if (self) attach(root, *self.item);
   bool function_measured = self && self.item->stats.has_value();
   if (function_measured) {
@@ -956,6 +957,12 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         break;
       case NodeKind::Call: {
         callee[id] = matcher_.match(n.callee_key, n.callee_mangled);
+        if (n.callee_virtual)
+          if (MatchResult v = matcher_.matchVirtual(fn.key, n.callee_key)) {
+            for (const FeedbackItem* impl : v.parts)
+              n.implementations.push_back({impl->key, impl->stats});
+            callee[id] = std::move(v);
+          }
         const FeedbackItem* item = callee[id].item;
         if (item) attach(n, *item);
         const CallSiteStats* site = item ? callSiteFrom(*item, fn, caller_cache_) : nullptr;

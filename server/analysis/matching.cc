@@ -90,6 +90,14 @@ Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
   }
 }
 
+namespace {
+MatchResult single(const FeedbackItem* item, const char* how) {
+  MatchResult r{item, nullptr, how};
+  r.parts.push_back(item);
+  return r;
+}
+}  // namespace
+
 MatchResult Matcher::byRules(const std::string& key) const {
   for (const auto& r : options_.rules) {
     if (r.function.empty()) continue;
@@ -101,12 +109,11 @@ MatchResult Matcher::byRules(const std::string& key) const {
       hit = normalizeFunctionKey(f) == key;
     }
     if (hit)
-      if (const FeedbackItem* item = view_.find(r.span)) return MatchResult{item, nullptr, "rule"};
+      if (const FeedbackItem* item = view_.find(r.span)) return single(item, "rule");
   }
   for (const auto& [rule, re] : regex_rules_) {
     if (re2::RE2::FullMatch(key, *re))
-      if (const FeedbackItem* item = view_.find(rule->span))
-        return MatchResult{item, nullptr, "rule"};
+      if (const FeedbackItem* item = view_.find(rule->span)) return single(item, "rule");
   }
   return {};
 }
@@ -114,24 +121,101 @@ MatchResult Matcher::byRules(const std::string& key) const {
 MatchResult Matcher::match(const std::string& key, const std::string& mangled) const {
   if (key.empty() && mangled.empty()) return {};
   if (!key.empty())
-    if (const FeedbackItem* item = view_.find(key)) return MatchResult{item, nullptr, "exact"};
+    if (const FeedbackItem* item = view_.find(key)) return single(item, "exact");
   if (!mangled.empty())
-    if (const FeedbackItem* item = view_.find(mangled))
-      return MatchResult{item, nullptr, "mangled"};
+    if (const FeedbackItem* item = view_.find(mangled)) return single(item, "mangled");
   if (key.empty()) return {};
   if (MatchResult r = byRules(key)) return r;
   auto q = qualified_cache_.find(key);
   if (q == qualified_cache_.end()) q = qualified_cache_.emplace(key, qualifiedName(key)).first;
   auto overloads = view_.findByName(q->second);
-  if (overloads.size() == 1) return MatchResult{overloads.front(), nullptr, "name"};
+  if (overloads.size() == 1) return single(overloads.front(), "name");
   if (overloads.size() > 1) {
     auto owned = std::make_shared<FeedbackItem>(aggregateItems(overloads));
-    return MatchResult{owned.get(), owned, "overloads"};
+    MatchResult r{owned.get(), owned, "overloads"};
+    r.parts = std::move(overloads);
+    return r;
   }
   return {};
 }
 
+namespace {
+// A key without its template argument lists: `ns::Queue<int>::Queue(const ns::Queue<int> &)` →
+// `ns::Queue::Queue(const ns::Queue &)`, the same as for `ns::Queue<E>`'s implicit copy
+// constructor.
+std::string withoutTemplateArguments(std::string_view key) {
+  std::string out;
+  int depth = 0;
+  for (char c : key) {
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && depth > 0)
+      --depth;
+    else if (depth == 0)
+      out.push_back(c);
+  }
+  return out;
+}
+}  // namespace
+
+MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
+  MatchResult r = match(fn.key, fn.mangled);
+  if (!r || (r.how != "name" && r.how != "overloads")) return r;
+  // By name, an implicit member would take its siblings' data (the default constructor the copy
+  // constructor's): only the same member, of any instantiation of the class, counts.
+  const std::string erased = withoutTemplateArguments(fn.key);
+  std::vector<const FeedbackItem*> same;
+  for (const FeedbackItem* part : r.parts)
+    if (withoutTemplateArguments(normalizeFunctionKey(part->key)) == erased) same.push_back(part);
+  if (same.empty()) return {};
+  if (same.size() == 1) return single(same.front(), "name");
+  auto owned = std::make_shared<FeedbackItem>(aggregateItems(same));
+  MatchResult out{owned.get(), owned, "overloads"};
+  out.parts = std::move(same);
+  return out;
+}
+
+MatchResult Matcher::matchVirtual(const std::string& caller, const std::string& callee) const {
+  const std::string member = memberSignature(callee);
+  if (member.empty() || caller.empty()) return {};
+  std::vector<const FeedbackItem*> ran;
+  CallSiteStats site;
+  site.caller = caller;
+  for (const FeedbackItem* item : view_.all()) {
+    if (memberSignature(item->key) != member) continue;
+    for (const CallSiteStats& c : item->callsites) {
+      auto n = normalized_callers_.find(c.caller);
+      if (n == normalized_callers_.end())
+        n = normalized_callers_.emplace(c.caller, normalizeFunctionKey(c.caller)).first;
+      if (n->second != caller) continue;
+      // The implementations' sites from this caller add up to the call's: counts and calls per
+      // call of the caller add, latencies are count-weighted.
+      const double w = static_cast<double>(c.count), total = static_cast<double>(site.count) + w;
+      if (total > 0) {
+        site.mean_ns = (site.mean_ns * static_cast<double>(site.count) + c.mean_ns * w) / total;
+        site.p50_ns = (site.p50_ns * static_cast<double>(site.count) + c.p50_ns * w) / total;
+        site.p90_ns = (site.p90_ns * static_cast<double>(site.count) + c.p90_ns * w) / total;
+        site.p99_ns = (site.p99_ns * static_cast<double>(site.count) + c.p99_ns * w) / total;
+      }
+      site.count += c.count;
+      site.calls_per_parent += c.calls_per_parent;
+      site.caller_rate_per_s = std::max(site.caller_rate_per_s, c.caller_rate_per_s);
+      if (!site.caller_input_size) site.caller_input_size = c.caller_input_size;
+      ran.push_back(item);
+      break;
+    }
+  }
+  if (ran.empty()) return {};
+  auto owned = std::make_shared<FeedbackItem>(aggregateItems(ran));
+  owned->key = callee;
+  owned->callsites = {site};
+  MatchResult r{owned.get(), owned, "virtual"};
+  r.parts = std::move(ran);
+  return r;
+}
+
 MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
+  if (fn.implicit) return matchImplicit(fn);  // no body, no lines of its own: no file+line layer
   if (MatchResult r = match(fn.key, fn.mangled)) return r;
   // File + line: the runtime's code.file.path / code.line.number inside the definition; the
   // closest line to the start wins (a probe sits at the top of the function).
@@ -147,7 +231,7 @@ MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
       best_distance = d;
     }
   }
-  if (best) return MatchResult{best, nullptr, "file-line"};
+  if (best) return single(best, "file-line");
   return {};
 }
 

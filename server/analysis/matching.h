@@ -16,10 +16,11 @@
 namespace perfhat::analysis {
 
 struct MatchResult {
-  const FeedbackItem* item = nullptr;   // into the view, or into `owned` when aggregated
-  std::shared_ptr<FeedbackItem> owned;  // set for "overloads"
-  std::string how;                      // "exact", "mangled", "rule", "name", "overloads",
-                                        // "file-line"; "" when nothing matched
+  const FeedbackItem* item = nullptr;      // into the view, or into `owned` when aggregated
+  std::shared_ptr<FeedbackItem> owned;     // set for "overloads"
+  std::string how;                         // "exact", "mangled", "rule", "name", "overloads",
+                                           // "file-line"; "" when nothing matched
+  std::vector<const FeedbackItem*> parts;  // the view's items behind `item` (one unless merged)
   explicit operator bool() const { return item != nullptr; }
 };
 
@@ -31,16 +32,22 @@ class Matcher {
 
   // A callee or producer, known by key and mangled name.
   MatchResult match(const std::string& key, const std::string& mangled) const;
+  // A virtual call in `caller` (a key): the implementations of `callee`'s member signature that
+  // production's call-site data shows were called from `caller`, merged into one item whose one
+  // call site is theirs from `caller` added up ("virtual"; `parts` lists the implementations).
+  MatchResult matchVirtual(const std::string& caller, const std::string& callee) const;
   // A definition in the document: also tries the file + line layer.
   MatchResult matchDefinition(const FunctionInfo& fn) const;
 
  private:
   MatchResult byRules(const std::string& key) const;
+  MatchResult matchImplicit(const FunctionInfo& fn) const;
   const FeedbackView& view_;
   const AnalysisOptions& options_;
   std::vector<std::pair<const MatchRule*, std::shared_ptr<const re2::RE2>>> regex_rules_;
   // A Matcher lives for one analysis; callees repeat (qualifiedName is string work).
   mutable std::unordered_map<std::string, std::string> qualified_cache_;
+  mutable std::unordered_map<std::string, std::string> normalized_callers_;
 };
 
 // Merges items of several overloads / instantiations into one: counts and errors add, means

@@ -98,6 +98,13 @@ enum class IterationSource {
   Default,       // configurable default, flagged as an assumption
 };
 
+// One production item a function's data came from, with its own stats: the hover lists them
+// when several were aggregated (the instantiations of a template, the overloads of a name).
+struct MatchedPart {
+  std::string key;
+  std::optional<Stats> stats;
+};
+
 // One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
 // stable for a given text; node 0 is the function itself.
 struct Node {
@@ -115,6 +122,11 @@ struct Node {
   bool callee_in_workspace = false;  // a body is available for recursive analysis
   // The callee is declared in a system header (the standard library, libc, ...).
   bool callee_system = false;
+  // A call of a virtual function: production's call-site data of this function tells which
+  // implementations it reached (`implementations`, each with its overall stats); the call's
+  // estimate is their call sites from this function added up.
+  bool callee_virtual = false;
+  std::vector<MatchedPart> implementations;
 
   // Loops.
   LoopKind loop_kind = LoopKind::For;
@@ -239,6 +251,10 @@ struct FunctionInfo {
   // How the function's measured data was matched ("exact", "mangled", "name", "overloads",
   // "file-line", "rule", or "" when nothing matched).
   std::string match;
+  std::vector<MatchedPart> matched;  // the item(s) behind `match`; several when aggregated
+  // A special member the compiler defines (no definition in the source): ranges are the class's.
+  // The analysis keeps it only when production data matched it.
+  bool implicit = false;
   // True when the body contains nodes without production data whose values were inferred: the
   // function total is then a prediction for the code as written, not a measurement.
   bool changed = false;

@@ -24,6 +24,7 @@ std::string matchText(const std::string& m) {
   if (m == "overloads") return "qualified name, aggregated across overloads";
   if (m == "file-line") return "definition file and line";
   if (m == "rule") return "project rule (.perfhat.json)";
+  if (m == "virtual") return "implementations called from here (call-site data)";
   return m;
 }
 
@@ -85,6 +86,23 @@ void statsTable(std::string& md, const Node& n, const std::string& match, const 
   if (!n.versions.empty()) md += "| versions | " + cell(join(n.versions)) + " |\n";
   if (!n.hosts.empty()) md += "| hosts | " + cell(join(n.hosts)) + " |\n";
   if (!match.empty()) md += "| matched by | " + cell(matchText(match)) + " |\n";
+  md += "\n";
+}
+
+// The items behind an aggregated value, each with its own numbers: the instantiations of a
+// template (or the overloads of a name) a definition matched, the implementations a virtual
+// call reached.
+void partsTable(std::string& md, const std::string& title,
+                const std::vector<analysis::MatchedPart>& parts) {
+  if (parts.size() < 2) return;
+  md += "| " + title + " | calls | mean |\n|---|---|---|\n";
+  for (const auto& p : parts) {
+    md += "| `" + cell(p.key) + "` | ";
+    md += p.stats ? formatCount(static_cast<double>(p.stats->count)) + " | " +
+                        formatDuration(p.stats->mean_ns)
+                  : std::string("? | ?");
+    md += " |\n";
+  }
   md += "\n";
 }
 
@@ -294,6 +312,8 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     }
     statsTable(md, n, match, o);
   }
+  if (n.kind == NodeKind::Function) partsTable(md, "ran as", f.matched);
+  if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.implementations);
   if (n.estimate.provenance == Provenance::Inferred ||
       (!n.estimate.known() && !n.estimate.derivation.assumptions.empty())) {
     derivationBlock(md, n.estimate);

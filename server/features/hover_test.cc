@@ -45,6 +45,30 @@ TEST(FeaturesHover, ExporterLossesAreShownBesideTheCounts) {
                         "its service in this window: counts and rates may be low |"));
 }
 
+// A virtual call resolved from call-site data lists the implementations that ran, each with
+// its own numbers.
+TEST(FeaturesHover, AVirtualCallListsTheImplementationsThatRan) {
+  T4 t;
+  auto& n = t.snapshot.functions[0].nodes[t.stories];
+  Stats a;
+  a.count = 900;
+  a.mean_ns = 2e6;
+  Stats b;
+  b.count = 300;
+  b.mean_ns = 6e6;
+  n.callee_virtual = true;
+  n.implementations = {{"agile::SqlStore::stories()", a}, {"agile::CachedStore::stories()", b}};
+  const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown, HasSubstr("| implementations (overall) | calls | mean |\n|---|---|---|\n"
+                                     "| `agile::SqlStore::stories()` | 900 | 2 ms |\n"
+                                     "| `agile::CachedStore::stories()` | 300 | 6 ms |"));
+  n.implementations.resize(1);  // one implementation: the statistics above are its own
+  const auto one = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(one);
+  EXPECT_THAT(one->markdown, Not(HasSubstr("implementations")));
+}
+
 TEST(FeaturesHover, PredictionShowsDerivationAndDistribution) {
   const T4 t;
   const auto h = hover(t.snapshot, t.tasks_range.start, Options());

@@ -92,7 +92,19 @@ FetchResult FileSource::batchGet(const std::vector<std::string>& keys) {
       take(it->second);
       continue;
     }
-    // Name-level matching happens in the analysis; offer it every item of the same name.
+    // Name-level matching happens in the analysis; offer it every item of the same name (for a
+    // `virtual:` key every item of the same member signature: a dataset is small).
+    if (k.rfind(kVirtualKeyPrefix, 0) == 0) {
+      std::string m = memberSignature(normalizeFunctionKey(k.substr(kVirtualKeyPrefix.size())));
+      bool any = false;
+      for (size_t i = 0; i < items_.size() && !m.empty(); ++i)
+        if (memberSignature(items_[i].key) == m) {
+          take(i);
+          any = true;
+        }
+      if (!any) r.response.missing.push_back(k);
+      continue;
+    }
     auto [b, e] = by_name_.equal_range(qualifiedName(k));
     if (b == e) r.response.missing.push_back(k);
     for (auto it = b; it != e; ++it) take(it->second);

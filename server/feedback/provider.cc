@@ -97,6 +97,15 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
   // name-level matching in the analysis) the same qualified name.
   for (const auto& k : missing) {
     std::vector<FeedbackItem> for_key;
+    if (k.rfind(kVirtualKeyPrefix, 0) == 0) {
+      // The implementations of a virtual function: every item of the same member signature.
+      std::string m = memberSignature(normalizeFunctionKey(k.substr(kVirtualKeyPrefix.size())));
+      for (const auto& item : r.response.items)
+        if (!m.empty() && memberSignature(item.key) == m) for_key.push_back(item);
+      items.add(for_key);
+      cache_.put(k, std::move(for_key));
+      continue;
+    }
     std::string name = qualifiedName(k);
     bool exact = false;
     for (const auto& item : r.response.items) {
