@@ -86,8 +86,13 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   if (!root.measured || root.measured->count == 0) return;
   const Stats& st = *root.measured;
   const double m = detail::pick(st, o);
-  const double limit = std::max({o.regression_relative * m, o.regression_absolute_ns,
-                                 o.learn_thresholds ? noiseAllowance(st, o, m) : 0.0});
+  // The noise allowance guards against reading a change into a noisy measurement. Where the
+  // deployed body is known, the change is in the code itself (calls gone, calls new): only its
+  // size against the thresholds decides, and its uncertainty is the interval's.
+  const bool known_change = f.deployed == analysis::DeployedBody::Changed;
+  const double limit =
+      std::max({o.regression_relative * m, o.regression_absolute_ns,
+                o.learn_thresholds && !known_change ? noiseAllowance(st, o, m) : 0.0});
   const std::string fn = f.name + "()";
 
   // What inference added to the measured total (new) and what it left out (possibly new), each
