@@ -73,7 +73,18 @@ struct EngineScope {
 // for each kind of content: register_exit_flush_after, at most 12 registrations), and only
 // the first call does the work. It never throws: an exception escaping an exit handler terminates
 // the process.
+// A forked child has the parent's memory but only the forking thread: the background exporter
+// is gone, and a lock another thread held at fork() stays held forever. The child neither
+// records nor exports (its calls would be counted by nobody's exporter); it must not touch
+// those locks or that thread, at exit least of all.
+std::atomic<bool> g_forked_child{false};
+void on_fork_child() noexcept {
+  g_forked_child.store(true);
+  g_mode.store(kDisabled);
+}
+
 void exit_flush() noexcept {
+  if (g_forked_child.load()) return;
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return;
   try {
@@ -407,6 +418,8 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   bg_ = std::thread([this] { run_background(); });
   static bool atexit_registered = std::atexit(&exit_flush) == 0;
   (void)atexit_registered;
+  static bool atfork_registered = pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
+  (void)atfork_registered;
   g_mode.store(cfg.enabled ? kEnabled : kDisabled);
   return true;
 }
@@ -426,6 +439,7 @@ bool Engine::stop_background(bool final) {
 }
 
 void Engine::shutdown() {
+  if (g_forked_child.load()) return;  // on_fork_child: nothing of the parent's to flush here
   int prev = g_mode.exchange(kDisabled);
   const bool exported = stop_background(prev != kUninitialized);
   if (prev == kUninitialized) return;

@@ -4,9 +4,19 @@
 // (PERFHAT_BURST_AUTO, no macros). It never calls perfhat::shutdown() unless asked to.
 //
 //   burst_app OUTER [--shutdown] [--sleep-ms N] [--exit-from-thread] [--static-dtor-probes]
+//             [--fork-child]
+//
+// With --fork-child, after the burst a child is forked (the background exporter then runs in
+// the parent only, and may hold the library's locks), makes probed calls and exits normally; the
+// parent waits for it at most 20 s and exits with 3 when it hung.
 //
 // With --sleep-ms, the burst runs again after the sleep. Prints "calls hot=H outer=O" (the
 // true counts) before exiting.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,13 +71,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long outer_calls = std::strtol(argv[1], nullptr, 10);
-  bool do_shutdown = false, exit_from_thread = false, dtor_probes = false;
+  bool do_shutdown = false, exit_from_thread = false, dtor_probes = false, fork_child = false;
   long sleep_ms = 0;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--shutdown") do_shutdown = true;
     if (a == "--exit-from-thread") exit_from_thread = true;
     if (a == "--static-dtor-probes") dtor_probes = true;
+    if (a == "--fork-child") fork_child = true;
     if (a == "--sleep-ms" && i + 1 < argc) sleep_ms = std::strtol(argv[++i], nullptr, 10);
   }
   burst::g_early.enabled = dtor_probes;
@@ -82,6 +93,28 @@ int main(int argc, char** argv) {
   }
   std::printf("calls hot=%ld outer=%ld\n", burst::g_hot_calls, burst::g_outer_calls);
   std::fflush(stdout);
+  if (fork_child) {
+    const pid_t child = fork();
+    if (child == 0) {
+      for (long i = 0; i < outer_calls; ++i) burst::outer(static_cast<int>(i));
+      std::exit(0);  // atexit handlers and static destructors run, as in a test's death child
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (waitpid(child, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        std::fprintf(stderr, "burst_app: the forked child hung at exit\n");
+        return 3;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "burst_app: the forked child failed (status %d)\n", status);
+      return 4;
+    }
+  }
   if (do_shutdown) perfhat::shutdown();
   if (exit_from_thread) {
     std::thread([] {

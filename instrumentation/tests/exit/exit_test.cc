@@ -181,6 +181,33 @@ TEST_F(InstrExit, AutoInstrumentedProgramExitsCleanlyWithoutShutdown) {
 }
 
 // exit() from another thread than main: that thread's calls are flushed too.
+// A forked child (a test framework's death test, a pre-forking server) inherits the library's
+// state but not its background thread, and possibly locks that thread held: it must exit
+// without waiting for either, and the parent's data must still arrive.
+TEST_F(InstrExit, ForkedChildExitsWithoutHangingAndTheParentStillExports) {
+  for (const std::string& app : {kApp, kAutoApp}) {
+    for (const char* mode : {"spans", "aggregates"}) {
+      SCOPED_TRACE(app + " " + mode);
+      TempDir d("fork");
+      HandlerProcess h(
+          {"--mode", "deployed", "--store", d / "s.sqlite", "--allow-unauthenticated"});
+      auto e = env("full", mode);
+      e[0] = "PERFHAT_ENDPOINT=" + h.url();
+      AppRun r = run_app(app, e, {"200", "--sleep-ms", "300", "--fork-child"});
+      ASSERT_EQ(r.status, 0) << r.err;
+      ASSERT_EQ(r.hot, 4000);
+      httplib::Client c(h.url());
+      nlohmann::json q = {{"keys", {"burst::hot(int)"}}};
+      auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
+      ASSERT_TRUE(res && res->status == 200);
+      auto j = nlohmann::json::parse(res->body);
+      ASSERT_EQ(j["items"].size(), 1u) << res->body;
+      // The parent's calls, exactly: the child records nothing.
+      EXPECT_EQ(j["items"][0]["stats"]["count"].get<double>(), 4000) << res->body;
+    }
+  }
+}
+
 TEST_F(InstrExit, ExitFromAThread) {
   for (const std::string& app : {kApp, kAutoApp}) {
     SCOPED_TRACE(app);
