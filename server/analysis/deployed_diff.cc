@@ -1,0 +1,142 @@
+// Diff-aware prediction (DESIGN §10, "What production ran"): the code as written against the
+// body production ran, node by node, and the likely range of the result.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <vector>
+
+#include "common/function_key.h"
+#include "server/analysis/inference_parts.h"
+
+namespace perfhat::analysis {
+
+using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
+
+Estimate::Interval Inference::intervalOf(const Node& root,
+                                         const std::vector<AddedCost>& costs) const {
+  const Distribution& m = root.estimate.dist;
+  double rel = 0;
+  if (root.measured)
+    rel = relativeError(root.measured->mean_ns, root.measured->p50_ns, root.measured->p90_ns,
+                        root.measured->count, options_.interval_z);
+  Distribution lo = scaleDist(m, 1 - rel), hi = scaleDist(m, 1 + rel);
+  for (const AddedCost& a : costs) {
+    if (a.status == AddedCost::Status::New) {
+      lo = addDist(lo, a.total_lo);
+      hi = addDist(hi, a.total_hi);
+    } else if (a.status == AddedCost::Status::Removed) {
+      lo = subtractDist(lo, a.total_hi);
+      hi = subtractDist(hi, a.total_lo);
+    }
+  }
+  return {lo, hi};
+}
+
+void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {
+  // The deployed body with production data attached: what each of its calls cost there.
+  analysing_deployed_ = true;
+  FunctionInfo old = analyzeFunction(deployed);
+  analysing_deployed_ = false;
+  in_progress_.insert(fn.key);  // the nested analysis of the same key released it
+
+  const std::vector<std::string> now_path = nodePaths(fn), old_path = nodePaths(old);
+  std::unordered_map<std::string, std::vector<int>> old_calls;
+  for (const Node& o : old.nodes)
+    if (o.kind == NodeKind::Call) old_calls[old_path[o.id]].push_back(o.id);
+  std::unordered_map<std::string, size_t> paired;
+  std::vector<bool> kept(old.nodes.size(), false);
+  int unknown_new = 0;
+  for (const Node& n : fn.nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    const std::vector<int>& same = old_calls[now_path[n.id]];
+    size_t& used = paired[now_path[n.id]];
+    if (used < same.size()) {
+      kept[same[used++]] = true;
+      continue;
+    }
+    if (!n.estimate.known()) {
+      // The standard library's calls without data (operator->, insert) are the code's own CPU
+      // work, as for every measured function: not an unknown part.
+      if (!isLeaf(n.estimate) && !n.callee_system) ++unknown_new;
+      continue;
+    }
+    if (n.estimate.dist.mean_ns <= 0) continue;
+    AddedCost a;
+    a.status = AddedCost::Status::New;
+    a.node = n.id;
+    a.per_execution = n.estimate.dist;
+    a.factors = executionFactors(fn, n);
+    a.executions = product(a.factors, false);
+    a.total = scaleDist(a.per_execution, a.executions);
+    setRange(a, n.estimate);
+    a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
+    fn.added.push_back(std::move(a));
+  }
+  for (const Node& o : old.nodes) {
+    if (o.kind != NodeKind::Call || kept[o.id]) continue;
+    if (!o.estimate.known() || o.estimate.dist.mean_ns <= 0) continue;
+    AddedCost a;
+    a.status = AddedCost::Status::Removed;
+    a.removed_name = displayName(o);
+    a.removed_line = o.range.start.line;
+    a.per_execution = o.estimate.dist;
+    // Production counted this very call: its count per call of the function is what goes away.
+    if (o.production_calls > 0)
+      a.factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false,
+                    o.production_calls, o.production_calls}};
+    else
+      a.factors = executionFactors(old, o);
+    for (CostFactor& f : a.factors) f.from = -1;  // nodes of the deployed text
+    a.executions = product(a.factors, false);
+    a.total = scaleDist(a.per_execution, a.executions);
+    setRange(a, o.estimate);
+    a.floor_ns = o.estimate.floor_mean_ns * product(a.factors, true);
+    fn.added.push_back(std::move(a));
+  }
+  if (fn.added.empty() && unknown_new == 0) return;
+
+  Node& root = fn.nodes[0];
+  Distribution added, removed;
+  std::vector<std::string> inputs;
+  for (const AddedCost& a : fn.added) {
+    std::string path;
+    for (const CostFactor& f : a.factors) path += fmtNumber(f.value) + " × ";
+    if (a.status == AddedCost::Status::Removed) {
+      removed = addDist(removed, a.total);
+      inputs.push_back("removed call " + a.removed_name + ": −" + path +
+                       formatDuration(a.per_execution.mean_ns));
+    } else {
+      added = addDist(added, a.total);
+      inputs.push_back("new call " + displayName(fn.nodes[a.node]) + ": " + path +
+                       formatDuration(a.per_execution.mean_ns));
+    }
+  }
+  fn.changed = true;
+  Estimate e;
+  e.provenance = Provenance::Inferred;
+  const Distribution& m = root.estimate.dist;
+  e.dist = subtractDist(addDist(m, added), removed);
+  e.dist.samples = m.samples;
+  e.interval = intervalOf(root, fn.added);
+  e.floor_mean_ns = e.dist.mean_ns;
+  e.unknown_parts = unknown_new;
+  e.derivation.model = "diff";
+  e.derivation.summary = "measured " + formatDuration(m.mean_ns) + " − removed " +
+                         formatDuration(removed.mean_ns) + " + new " +
+                         formatDuration(added.mean_ns);
+  e.derivation.inputs.push_back("measured total: " + formatDuration(m.mean_ns));
+  for (auto& i : inputs) e.derivation.inputs.push_back(i);
+  e.derivation.assumptions = root.estimate.derivation.assumptions;
+  e.derivation.assumptions.push_back("compared with the body production ran (revision " +
+                                     deployed_revision_ + ")");
+  if (m.mean_ns + added.mean_ns < removed.mean_ns)
+    e.derivation.assumptions.push_back(
+        "the removed calls cost more than the measured total: the prediction is clamped at 0");
+  if (unknown_new > 0)
+    e.derivation.assumptions.push_back(std::to_string(unknown_new) +
+                                       " new call(s) without data not counted");
+  root.estimate = e;
+}
+
+}  // namespace perfhat::analysis

@@ -1,0 +1,173 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "common/function_key.h"
+#include "server/analysis/inference_parts.h"
+
+namespace perfhat::analysis::inference_detail {
+namespace {
+
+// Callers as the runtime spelled them, normalized once per analysis (hot: every call node).
+const std::string& canonicalCaller(const std::string& caller,
+                                   std::unordered_map<std::string, std::string>& cache) {
+  auto it = cache.find(caller);
+  if (it == cache.end()) it = cache.emplace(caller, normalizeFunctionKey(caller)).first;
+  return it->second;
+}
+
+}  // namespace
+
+Distribution fromCallSite(const CallSiteStats& c) {
+  return Distribution{c.mean_ns, c.p50_ns > 0 ? c.p50_ns : c.mean_ns,
+                      c.p90_ns > 0 ? c.p90_ns : c.mean_ns, c.p99_ns > 0 ? c.p99_ns : c.mean_ns,
+                      c.count};
+}
+
+// The relative half-width of a z-range around a mean measured over `count` calls: z·SE/mean, with
+// σ from the spread as (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median).
+double relativeError(double mean, double p50, double p90, uint64_t count, double z) {
+  if (count == 0 || mean <= 0 || !(p90 > p50)) return 0;
+  const double sigma = (p90 - p50) / 1.2816;
+  return std::min(1.0, z * sigma / std::sqrt(static_cast<double>(count)) / mean);
+}
+
+void setSpread(Estimate& e, double rel) {
+  e.spread_lo = 1 - rel;
+  e.spread_hi = 1 + rel;
+}
+
+// The range of one cost: its per-execution spread times its factors' ranges.
+void setRange(AddedCost& a, const Estimate& per) {
+  double lo = per.spread_lo, hi = per.spread_hi;
+  for (const CostFactor& f : a.factors) {
+    lo *= f.lo;
+    hi *= f.hi;
+  }
+  a.total_lo = scaleDist(a.per_execution, lo);
+  a.total_hi = scaleDist(a.per_execution, hi);
+}
+
+std::string displayName(const Node& n) {
+  return n.callee_name.empty() ? n.callee_key : n.callee_name + "()";
+}
+
+void attach(Node& n, const FeedbackItem& item) {
+  n.measured = item.stats;
+  n.baseline = item.baseline;
+  n.versions = item.versions;
+  n.hosts = item.hosts;
+  n.dropped_calls = item.dropped_calls;
+}
+
+const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,
+                                  std::unordered_map<std::string, std::string>& cache) {
+  for (const auto& c : callee.callsites) {
+    if (c.caller == caller.key || (!caller.mangled.empty() && c.caller == caller.mangled) ||
+        canonicalCaller(c.caller, cache) == caller.key)
+      return &c;
+  }
+  return nullptr;
+}
+
+// Weighted least squares y = X·β (normal equations, Gaussian elimination with pivoting).
+// Returns false when the system is singular (e.g. every site has the same workload).
+bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
+                  const std::vector<double>& w, std::vector<double>& beta) {
+  size_t k = X.empty() ? 0 : X[0].size();
+  if (k == 0 || X.size() < k) return false;
+  std::vector<std::vector<double>> A(k, std::vector<double>(k + 1, 0));
+  for (size_t r = 0; r < X.size(); ++r)
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t j = 0; j < k; ++j) A[i][j] += w[r] * X[r][i] * X[r][j];
+      A[i][k] += w[r] * X[r][i] * y[r];
+    }
+  for (size_t c = 0; c < k; ++c) {
+    size_t piv = c;
+    for (size_t r = c + 1; r < k; ++r)
+      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
+    double scale = 0;
+    for (size_t j = 0; j < k; ++j) scale = std::max(scale, std::abs(A[c][j]));
+    if (std::abs(A[piv][c]) <= 1e-12 * std::max(scale, 1.0)) return false;
+    std::swap(A[c], A[piv]);
+    for (size_t r = 0; r < k; ++r) {
+      if (r == c) continue;
+      double f = A[r][c] / A[c][c];
+      for (size_t j = c; j <= k; ++j) A[r][j] -= f * A[c][j];
+    }
+  }
+  beta.assign(k, 0);
+  for (size_t i = 0; i < k; ++i) beta[i] = A[i][k] / A[i][i];
+  return true;
+}
+
+std::string fmtNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
+// count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
+// (at most 1), the analysis's stated expectation for the arm, and the warning names it.
+double product(const std::vector<CostFactor>& factors, bool data_only) {
+  double k = 1;
+  for (const CostFactor& f : factors) {
+    const bool dropped = data_only && f.assumed && f.kind != CostFactor::Kind::Branch;
+    k *= dropped ? 0 : f.value;
+  }
+  return k;
+}
+
+bool isLeaf(const Estimate& e) { return !e.known() && e.derivation.model == "leaf"; }
+
+// The estimate of a part made only of bodies without calls or loops: negligible, stated, and
+// shown as "no data" rather than as a figure of 0.
+Estimate negligibleEstimate(const std::string& what) {
+  Estimate e;
+  e.derivation.model = "leaf";
+  e.derivation.summary = "no production data; makes no calls and has no loops: negligible";
+  e.derivation.assumptions.push_back("no production data for " + what +
+                                     "; it makes no calls and has no loops of unknown count, so "
+                                     "its cost is taken as negligible");
+  return e;
+}
+
+// Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
+// of its parent. Two versions of a function share a node exactly when they share its path, so a
+// call moved into a loop or behind a guard is one call gone and one call new.
+std::vector<std::string> nodePaths(const FunctionInfo& f) {
+  std::vector<std::string> path(f.nodes.size());
+  for (const Node& n : f.nodes) {  // pre-order: a parent precedes its children
+    std::string own;
+    switch (n.kind) {
+      case NodeKind::Function:
+        own = "F";
+        break;
+      case NodeKind::Call:
+        own = "C:" + (n.callee_key.empty() ? n.callee_name : n.callee_key);
+        break;
+      case NodeKind::Loop:
+        own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
+              n.range_var_name;
+        break;
+      case NodeKind::Branch:
+        own = "B" + std::to_string(n.branch_arms);
+        break;
+    }
+    own += "@" + std::to_string(n.arm);
+    path[n.id] = n.parent >= 0 && n.parent < n.id ? path[n.parent] + "/" + own : own;
+  }
+  return path;
+}
+
+Distribution subtractDist(const Distribution& a, const Distribution& b) {
+  Distribution d = a;
+  d.mean_ns = std::max(0.0, a.mean_ns - b.mean_ns);
+  d.p50_ns = std::max(0.0, a.p50_ns - b.p50_ns);
+  d.p90_ns = std::max(0.0, a.p90_ns - b.p90_ns);
+  d.p99_ns = std::max(0.0, a.p99_ns - b.p99_ns);
+  return d;
+}
+
+}  // namespace perfhat::analysis::inference_detail

@@ -1,0 +1,99 @@
+// Pieces the inference's units share (inference.cc, callsite_inference.cc,
+// loop_branch_inference.cc, deployed_diff.cc): not part of the analysis's interface.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/analysis/inference.h"
+
+namespace perfhat::analysis::inference_detail {
+
+Distribution fromCallSite(const CallSiteStats& c);
+// The relative half-width of a z-range around a mean measured over `count` calls: z·SE/mean, with
+// σ from the spread as (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median).
+double relativeError(double mean, double p50, double p90, uint64_t count, double z);
+void setSpread(Estimate& e, double rel);
+// The range of one cost: its per-execution spread times its factors' ranges.
+void setRange(AddedCost& a, const Estimate& per);
+std::string displayName(const Node& n);
+void attach(Node& n, const FeedbackItem& item);
+// The call site of `callee`'s data whose caller is `caller` (spelled as the runtime spelled it,
+// normalized once per analysis through `cache`), or nullptr.
+const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,
+                                  std::unordered_map<std::string, std::string>& cache);
+// Weighted least squares y = X·β (normal equations, Gaussian elimination with pivoting).
+// Returns false when the system is singular (e.g. every site has the same workload).
+bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
+                  const std::vector<double>& w, std::vector<double>& beta);
+std::string fmtNumber(double v);
+// `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
+// count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
+// (at most 1), the analysis's stated expectation for the arm, and the warning names it.
+double product(const std::vector<CostFactor>& factors, bool data_only);
+bool isLeaf(const Estimate& e);
+// The estimate of a part made only of bodies without calls or loops: negligible, stated, and
+// shown as "no data" rather than as a figure of 0.
+Estimate negligibleEstimate(const std::string& what);
+Distribution subtractDist(const Distribution& a, const Distribution& b);
+// Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
+// of its parent. Two versions of a function share a node exactly when they share its path, so a
+// call moved into a loop or behind a guard is one call gone and one call new.
+std::vector<std::string> nodePaths(const FunctionInfo& f);
+
+struct Sum {
+  Distribution dist;
+  bool any_known = false;
+  bool all_measured = true;
+  double floor = 0;
+  int unknown_parts = 0;  // unknown children plus the unknown parts of known ones
+  std::vector<std::string> inputs;
+  std::vector<std::string> unknown;
+  std::vector<std::string> negligible;
+  void add(const Node& n) {
+    if (isLeaf(n.estimate)) {  // no calls or loops: negligible (stated), not unknown
+      negligible.push_back(displayName(n));
+      all_measured = false;
+      return;
+    }
+    if (!n.estimate.known()) {
+      unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : "a nested block");
+      all_measured = false;
+      ++unknown_parts;
+      return;
+    }
+    dist = any_known ? addDist(dist, n.estimate.dist) : n.estimate.dist;
+    any_known = true;
+    floor += n.estimate.floor_mean_ns;
+    unknown_parts += n.estimate.unknown_parts;
+    if (n.estimate.provenance != Provenance::Measured) all_measured = false;
+    std::string what = n.kind == NodeKind::Call ? displayName(n)
+                       : n.kind == NodeKind::Loop
+                           ? "loop at line " + std::to_string(n.range.start.line + 1)
+                           : "branch at line " + std::to_string(n.range.start.line + 1);
+    inputs.push_back(what + ": " + formatDuration(n.estimate.dist.mean_ns));
+  }
+  void noteUnknown(Derivation& d) const {
+    if (!negligible.empty()) {
+      std::string list;
+      for (size_t i = 0; i < negligible.size() && i < 5; ++i)
+        list += (i ? ", " : "") + negligible[i];
+      if (negligible.size() > 5) list += ", …";
+      d.assumptions.push_back(
+          "taken as negligible (no production data; their bodies make no "
+          "calls and have no loops): " +
+          list);
+    }
+    if (unknown.empty()) return;
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
+    if (unknown.size() > 5) list += ", …";
+    d.assumptions.push_back(std::to_string(unknown.size()) +
+                            " part(s) without data not counted: " + list);
+  }
+  // Nothing but negligible parts: the whole is negligible too (a "leaf"), not unknown.
+  bool onlyNegligible() const { return !any_known && unknown.empty() && !negligible.empty(); }
+};
+
+}  // namespace perfhat::analysis::inference_detail

@@ -1,0 +1,302 @@
+// Loops (iteration sources, iterations × body) and branches (production shares, static priors,
+// equal arms or the worst arm), and how often a node runs per call of its function.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <vector>
+
+#include "common/function_key.h"
+#include "server/analysis/inference_parts.h"
+
+namespace perfhat::analysis {
+
+using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
+
+void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self) {
+  node.iterations.reset();
+  node.fill_sites.clear();
+  if (self.item)
+    for (const auto& l : self.item->loops)
+      if (l.ordinal == node.loop_ordinal && l.iterations_mean > 0) {
+        node.iterations = l.iterations_mean;
+        node.iteration_source = IterationSource::Production;
+        node.iteration_note = "production loop data (" + std::to_string(l.count) + " executions)";
+        return;
+      }
+  if (!node.producer_key.empty()) {
+    MatchResult producer = matcher_.match(node.producer_key, node.producer_mangled);
+    if (producer.item && producer.item->result_size && producer.item->result_size->mean > 0) {
+      node.iterations = producer.item->result_size->mean;
+      node.iteration_source = IterationSource::ProducerSize;
+      node.iteration_note = "recorded result size of " + node.producer_key;
+      return;
+    }
+  }
+  if (node.constant_trip) {
+    node.iterations = *node.constant_trip;
+    node.iteration_source = IterationSource::ConstantTrip;
+    node.iteration_note = "constant trip count";
+    return;
+  }
+  if (node.annotated_iterations) {
+    node.iterations = *node.annotated_iterations;
+    node.iteration_source = IterationSource::Annotation;
+    node.iteration_note = "developer estimate (perfhat: iterations)";
+    return;
+  }
+  // A local container the function fills itself holds at most as many elements as it inserts
+  // before the loop: the insertions' executions per call, from the counts of their own loops.
+  if (!node.range_var.empty()) {
+    double inserted = 0;
+    for (const Node& c : fn.nodes) {
+      if (c.id >= node.id || c.kind != NodeKind::Call || c.fills_var != node.range_var) continue;
+      const double k = product(executionFactors(fn, c), false);
+      node.fill_sites.emplace_back(c.id, k);
+      inserted += k;
+    }
+    if (inserted > 0) {
+      node.iterations = inserted;
+      node.iteration_source = IterationSource::DataFlow;
+      node.iteration_note = "at most the " + fmtNumber(inserted) + " insertion(s) into " +
+                            node.range_var_name + " above";
+      return;
+    }
+  }
+  node.iterations = options_.default_loop_iterations;
+  node.iteration_source = IterationSource::Default;
+  node.iteration_note = "default";
+}
+
+Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
+  std::vector<std::string> assumptions;
+  const std::string& iteration_note = node.iteration_note;
+  if (node.iteration_source == IterationSource::Annotation)
+    assumptions.push_back("iterations estimated by the developer");
+  if (node.iteration_source == IterationSource::DataFlow) {
+    bool assumed = false;
+    for (const auto& [id, k] : node.fill_sites)
+      for (const CostFactor& f : executionFactors(fn, fn.nodes[id])) assumed |= f.assumed;
+    assumptions.push_back("iterations bounded by the insertions into " + node.range_var_name +
+                          (assumed ? " (their own count rests on assumptions)" : "") +
+                          ": an upper bound when it drops duplicates");
+  }
+  if (node.iteration_source == IterationSource::Default)
+    assumptions.push_back("default " + fmtNumber(options_.default_loop_iterations) +
+                          " iterations: no loop data, producer size, trip count or annotation");
+  double n = *node.iterations;
+  Sum once, body;
+  for (int c : node.children) {
+    const Node& child = fn.nodes[c];
+    (child.arm == -1 ? once : body).add(child);
+  }
+  Estimate e;
+  e.derivation.model = "loop";
+  e.derivation.inputs.push_back("iterations " + fmtNumber(n) + " (" + iteration_note + ")");
+  e.derivation.assumptions = assumptions;
+  body.noteUnknown(e.derivation);
+  once.noteUnknown(e.derivation);
+  const bool assumed_count = node.iteration_source == IterationSource::Default;
+  if (body.onlyNegligible() && !once.any_known && once.unknown.empty() && !assumed_count)
+    return negligibleEstimate("this loop");
+  if (body.onlyNegligible() && once.any_known) {
+    // A body of negligible parts: the loop costs what runs once (the range expression, the
+    // init); with an assumed count the iterations are an unknown part.
+    e.provenance = Provenance::Inferred;
+    e.dist = once.dist;
+    e.floor_mean_ns = once.floor;
+    e.unknown_parts = once.unknown_parts + (assumed_count ? 1 : 0);
+    e.derivation.summary = fmtNumber(n) + " × negligible";
+    for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+    return e;
+  }
+  if (!body.any_known) {
+    e.derivation.summary = fmtNumber(n) + " × ?";
+    return e;  // nothing known about an iteration: Unknown, not 0
+  }
+  e.dist = scaleDist(body.dist, n);
+  if (once.any_known) e.dist = addDist(e.dist, once.dist);
+  e.dist.samples = body.dist.samples;
+  e.floor_mean_ns = (assumed_count ? 0 : n * body.floor) + once.floor;
+  e.unknown_parts = body.unknown_parts + once.unknown_parts;
+  bool measured = node.iteration_source == IterationSource::Production && body.all_measured &&
+                  once.all_measured;
+  e.provenance = measured ? Provenance::Measured : Provenance::Inferred;
+  e.derivation.summary = fmtNumber(n) + " × " + formatDuration(body.dist.mean_ns);
+  for (auto& i : body.inputs) e.derivation.inputs.push_back("per iteration: " + i);
+  for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+  if (n > 1) e.derivation.assumptions.push_back("percentiles scaled by the iteration count");
+  return e;
+}
+
+std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, const Node& n) const {
+  std::vector<CostFactor> out;  // innermost first until reversed
+  for (const Node* cur = &n; cur->parent >= 0; cur = &fn.nodes[cur->parent]) {
+    const Node& p = fn.nodes[cur->parent];
+    // A loop's range expression / init runs as often as the loop itself: same block as p.
+    const bool own_block = !(p.kind == NodeKind::Loop && cur->arm == -1);
+    if (own_block) {
+      // A measured call in the same block runs exactly as often: its production call count
+      // per call of the function is the block's execution count.
+      bool found = false;
+      for (int c : p.children) {
+        const Node& s = fn.nodes[c];
+        if (s.id == cur->id || s.arm != cur->arm || s.production_calls <= 0) continue;
+        const double k = s.production_calls;
+        out.push_back({CostFactor::Kind::ProductionCalls, k, s.id, false, k, k});
+        found = true;
+        break;
+      }
+      if (found) break;
+    }
+    if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
+      const double v = *p.iterations;
+      CostFactor f{CostFactor::Kind::Iterations,
+                   v,
+                   p.id,
+                   p.iteration_source == IterationSource::Default ||
+                       p.iteration_source == IterationSource::None,
+                   v,
+                   v};
+      if (f.assumed) {
+        f.lo = v * options_.default_iterations_low;
+        f.hi = v * options_.default_iterations_high;
+      } else if (p.iteration_source == IterationSource::DataFlow) {
+        f.lo = v * options_.dataflow_low;
+      } else if (p.iteration_source == IterationSource::ProducerSize) {
+        // The recorded mean over every caller; this one's collections may be as large as the
+        // p90, or as much below the mean as the p90 is above it.
+        MatchResult producer = matcher_.match(p.producer_key, p.producer_mangled);
+        if (producer.item && producer.item->result_size && producer.item->result_size->p90 > v) {
+          f.hi = producer.item->result_size->p90;
+          f.lo = v * v / f.hi;
+        }
+      }
+      out.push_back(f);
+    } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
+      // Branch weights come from priors or equal arms (the data has no branch counts).
+      const double v = *p.armProbability(cur->arm);
+      if (p.branch_measured)
+        out.push_back({CostFactor::Kind::Branch, v, p.id, false, v, v});
+      else
+        out.push_back({CostFactor::Kind::Branch, v, p.id, true, v * options_.branch_prior_low,
+                       std::min(1.0, v * options_.branch_prior_high)});
+    }
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
+  int arms = std::max(node.branch_arms, 1);
+  Sum cond;
+  std::vector<Sum> arm(arms);
+  for (int c : node.children) {
+    const Node& child = fn.nodes[c];
+    if (child.arm < 0 || child.arm >= arms)
+      cond.add(child);
+    else
+      arm[child.arm].add(child);
+  }
+  // Set before anything can return: continue-guards and the function total use it even when
+  // nothing inside the branch is known.
+  // Without branch counts in the data (the feedback contract has none), a two-arm branch uses
+  // the static prior the AST builder derived from the code as written, if any; else equal arms.
+  // The worst case ignores priors: every arm may be the one taken.
+  // Production shows the share where an arm begins with a call it measured from this function:
+  // that call's count per call of the function over the branch's own executions (known from
+  // data alone), which replaces the prior.
+  node.branch_measured = false;
+  node.branch_evidence = -1;
+  if (options_.branch_mode != BranchMode::Worst && arms == 2) {
+    const std::vector<CostFactor> runs = executionFactors(fn, node);
+    const bool data =
+        std::none_of(runs.begin(), runs.end(), [](const CostFactor& f) { return f.assumed; });
+    const double executions = product(runs, false);
+    for (int c : node.children) {
+      const Node& child = fn.nodes[c];
+      if (!data || executions <= 0 || child.kind != NodeKind::Call || child.arm < 0 ||
+          child.arm > 1 || child.production_calls <= 0)
+        continue;
+      const double p = std::clamp(child.production_calls / executions, 0.0, 1.0);
+      node.arm_probabilities =
+          child.arm == 0 ? std::vector<double>{p, 1 - p} : std::vector<double>{1 - p, p};
+      node.branch_measured = true;
+      node.branch_evidence = child.id;
+      break;
+    }
+  }
+  const bool prior = !node.branch_measured && options_.branch_mode != BranchMode::Worst &&
+                     arms == 2 && node.branch_prior;
+  if (!node.branch_measured) node.arm_probabilities.clear();
+  if (prior) node.arm_probabilities = {*node.branch_prior, 1 - *node.branch_prior};
+  node.branch_probability = options_.branch_mode == BranchMode::Worst ? 1.0
+                            : node.branch_measured                    ? node.arm_probabilities[0]
+                            : prior                                   ? *node.branch_prior
+                                                                      : 1.0 / arms;
+  Estimate e;
+  e.derivation.model = "branch";
+  bool any = cond.any_known;
+  for (auto& a : arm) any |= a.any_known;
+  for (auto& a : arm) a.noteUnknown(e.derivation);
+  cond.noteUnknown(e.derivation);
+  if (!any) {
+    bool negligible = cond.unknown.empty();
+    for (auto& a : arm) negligible &= a.unknown.empty();
+    bool some = !cond.negligible.empty();
+    for (auto& a : arm) some |= !a.negligible.empty();
+    if (negligible && some) return negligibleEstimate("this branch");
+    e.derivation.summary = "?";
+    return e;
+  }
+  // The cheapest arm is the part that runs whichever way the branch goes.
+  double cheapest = arm.empty() ? 0 : arm[0].floor;
+  for (auto& a : arm) cheapest = std::min(cheapest, a.floor);
+  e.floor_mean_ns = cond.floor + cheapest;
+  e.unknown_parts = cond.unknown_parts;
+  for (auto& a : arm) e.unknown_parts += a.unknown_parts;
+  Distribution d = cond.dist;
+  if (options_.branch_mode == BranchMode::Worst) {
+    const Sum* worst = nullptr;
+    for (auto& a : arm)
+      if (a.any_known && (!worst || a.dist.mean_ns > worst->dist.mean_ns)) worst = &a;
+    if (worst) d = addDist(d, worst->dist);
+    node.branch_probability = 1.0;
+    e.derivation.summary = "worst arm " + formatDuration(worst ? worst->dist.mean_ns : 0);
+    e.derivation.assumptions.push_back("worst case: the most expensive arm is taken");
+  } else if (node.branch_measured) {
+    for (int i = 0; i < arms; ++i)
+      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
+    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
+    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
+    e.derivation.summary = "arms weighted " + p0 + " / " + p1 + " (production)";
+    e.derivation.inputs.push_back(
+        "branch data from production: " + displayName(fn.nodes[node.branch_evidence]) + " ran " +
+        fmtNumber(fn.nodes[node.branch_evidence].production_calls) + "× per call of " + fn.name +
+        "() at the top of arm " + std::to_string(fn.nodes[node.branch_evidence].arm));
+  } else if (prior) {
+    for (int i = 0; i < arms; ++i)
+      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
+    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
+    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
+    e.derivation.summary = "arms weighted " + p0 + " / " + p1;
+    e.derivation.assumptions.push_back("no branch data: static prior (" + node.branch_prior_reason +
+                                       "): taken p = " + p0 + ", not taken p = " + p1);
+  } else {
+    double p = 1.0 / arms;
+    for (auto& a : arm)
+      if (a.any_known) d = addDist(d, scaleDist(a.dist, p));
+    e.derivation.summary = "arms weighted " + fmtNumber(p) + " each";
+    e.derivation.assumptions.push_back("no branch data: " + std::to_string(arms) +
+                                       " arms assumed equally likely (p = " + fmtNumber(p) + ")");
+  }
+  for (size_t i = 0; i < arm.size(); ++i)
+    for (auto& in : arm[i].inputs)
+      e.derivation.inputs.push_back("arm " + std::to_string(i) + ": " + in);
+  for (auto& in : cond.inputs) e.derivation.inputs.push_back("condition: " + in);
+  e.dist = d;
+  e.provenance = Provenance::Inferred;
+  return e;
+}
+
+}  // namespace perfhat::analysis
