@@ -164,7 +164,7 @@ TimeWindow Store::scanCallRows(const std::string& service, const std::string& ve
                                const std::function<void(std::string_view)>& known) {
   const store_detail::Window w =
       store_detail::resolveWindow(range, options_.now_ns(), options_.default_range_minutes);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Impl& im = *impl_;
   sql::Transaction snapshot(im.db, /*write=*/false);
   // " AND service = ?N AND version = ?M" for the dimensions given, numbered from `first`.
