@@ -247,7 +247,7 @@ while IFS=$'\t' read -r change set_of patch_file file function key category <&3;
   read -r predicted_p50 predicted_lo predicted_hi <<<"${predicted[0]}"
   read -r predicted_mean _ _ <<<"${predicted[1]}"
   regression=$(grep -q "warning perfhat.regression" "$TMP/check-p50.txt" && echo yes || echo no)
-  improvement=$(grep -q "information perfhat.improvement" "$TMP/check-p50.txt" && echo yes || echo no)
+  improvement=$(grep -qE "(info|information) perfhat.improvement" "$TMP/check-p50.txt" && echo yes || echo no)
   case "$regression/$improvement" in
     yes/no) flagged=regression ;; no/yes) flagged=improvement ;; yes/yes) flagged=both ;; *) flagged=no ;;
   esac

@@ -24,6 +24,7 @@ def parse(line):
     unit = m.group(2)
     value = float(m.group(1)) * UNIT[unit]
     rest = line[m.end():]
+    rest = re.sub(r"^\s*\+\s*\?", "", rest)  # "12 ms + ?": a lower bound, its interval follows
     i = re.match(r"\s*\(\s*([0-9]+(?:\.[0-9]+)?)\s*" + U + r"?\s*(?:–|—|-|…|\.\.|to)\s*"
                  r"([0-9]+(?:\.[0-9]+)?)\s*" + U + r"?\s*\)", rest)
     if not i:
@@ -52,6 +53,7 @@ def main():
             "void A::f() {   ~⏱ 24 ms (18–31)": (24, 18, 31),
             "void A::f() {   ~⏱ 900 µs (0.5 ms - 1.2 ms)": (0.9, 0.5, 1.2),
             "void A::f() {   ~⏱ 2.1 s (1.5…3 s) ⚠": (2100, 1500, 3000),
+            "void A::f() {   ~⏱ 485 µs + ? (325–645 µs) (prod 3.44 ms)": (0.485, 0.325, 0.645),
         }
         for line, want in cases.items():
             got = parse(line)
