@@ -27,9 +27,8 @@ Distribution fromCallSite(const CallSiteStats& c) {
 // The relative half-width of a z-range around a mean measured over `count` calls: z·SE/mean, with
 // σ from the spread as (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median).
 double relativeError(double mean, double p50, double p90, uint64_t count, double z) {
-  if (count == 0 || mean <= 0 || !(p90 > p50)) return 0;
-  const double sigma = (p90 - p50) / 1.2816;
-  return std::min(1.0, z * sigma / std::sqrt(static_cast<double>(count)) / mean);
+  if (mean <= 0) return 0;
+  return std::min(1.0, z * standardErrorOfMean(p50, p90, count) / mean);
 }
 
 void setSpread(Estimate& e, double rel) {

@@ -6,6 +6,7 @@
 // text the snapshot was built from; the protocol layer converts to the client's encoding.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,15 @@ struct Distribution {
   double p99_ns = 0;
   uint64_t samples = 0;
 };
+
+// The standard error of a mean measured over `count` calls, with σ taken from the spread as
+// (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median); 0 without a spread.
+// Inference sizes intervals with it, the diagnostics their noise allowance.
+inline double standardErrorOfMean(double p50_ns, double p90_ns, uint64_t count) {
+  if (count == 0 || !(p90_ns > p50_ns)) return 0;
+  constexpr double kP90Z = 1.2816;
+  return (p90_ns - p50_ns) / kP90Z / std::sqrt(static_cast<double>(count));
+}
 
 enum class Provenance {
   Unknown,   // no data and nothing to infer from: shown as "?", never as 0

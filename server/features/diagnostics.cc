@@ -40,12 +40,9 @@ Range anchorOf(const Node& n) {
 
 // z · standard error of the baseline statistic m (see the header), at most learned_relative_max·m.
 double noiseAllowance(const Stats& st, const Options& o, double m) {
-  if (st.count == 0 || !(st.p90_ns > st.p50_ns)) return 0;
   constexpr double kZ = 2.0;            // two-sided ≈ 95 %
-  constexpr double kP90Z = 1.2816;      // normal quantile of p90
   constexpr double kMedianSe = 1.2533;  // SE(median) / SE(mean) = √(π/2)
-  const double sigma = (st.p90_ns - st.p50_ns) / kP90Z;
-  double se = sigma / std::sqrt(static_cast<double>(st.count));
+  double se = analysis::standardErrorOfMean(st.p50_ns, st.p90_ns, st.count);
   if (o.main_statistic != "mean") se *= kMedianSe;  // p50 (p90/p99: at least as uncertain)
   return std::min(kZ * se, o.learned_relative_max * m);
 }

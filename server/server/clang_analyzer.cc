@@ -126,7 +126,9 @@ const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& pa
   }
   auto it = deployed_units_.find(path);
   if (it != deployed_units_.end() && it->second.revision == revision && it->second.args == args)
-    return &it->second;
+    return it->second.found ? &it->second : nullptr;
+  Deployed& d = deployed_units_[path];
+  d = Deployed{revision, args, {}, false};
   std::string error;
   std::optional<std::string> text = deployed_source_.textAt(path, revision, &error);
   if (!text) return nullptr;  // a file new since that revision: every function is new
@@ -137,8 +139,9 @@ const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& pa
                        error);
     return nullptr;
   }
-  Deployed d{revision, args, analysis::buildAst(*tu, options_)};
-  return &(deployed_units_[path] = std::move(d));
+  d.unit = analysis::buildAst(*tu, options_);
+  d.found = true;
+  return &d;
 }
 
 }  // namespace perfhat::server

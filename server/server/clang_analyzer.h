@@ -37,11 +37,14 @@ class ClangAnalyzer : public Analyzer {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
   };
-  // The deployed text of a document, parsed once per revision and flags.
+  // The deployed text of a document, parsed once per revision and flags. A file the revision
+  // does not have, or whose text does not parse, is remembered too (`found` false): git is asked
+  // once per revision, not at every keystroke.
   struct Deployed {
     std::string revision;
     std::vector<std::string> args;
     analysis::ParsedUnit unit;
+    bool found = false;
   };
   // The parsed deployed text of `path` at the revision the feedback names, or nullptr.
   const Deployed* deployedUnit(const std::string& path, const std::vector<std::string>& args,

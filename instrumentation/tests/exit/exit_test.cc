@@ -26,6 +26,15 @@ struct AppRun {
 };
 
 // Runs `app args...` with `env` added to the environment; captures stdout and stderr.
+// POST /v1/feedback:batchGet to the handler at `url`; fails the test unless it answers 200.
+void batchGet(const std::string& url, const std::vector<std::string>& keys, nlohmann::json& out) {
+  httplib::Client c(url);
+  auto res =
+      c.Post("/v1/feedback:batchGet", nlohmann::json{{"keys", keys}}.dump(), "application/json");
+  ASSERT_TRUE(res && res->status == 200);
+  out = nlohmann::json::parse(res->body);
+}
+
 AppRun run_app(const std::string& app, const std::vector<std::string>& env,
                std::vector<std::string> args) {
   int out[2], err[2];
@@ -121,12 +130,9 @@ TEST_F(InstrExit, BurstUnderFullSamplerIsExact) {
     AppRun r = run_app(kApp, e, {"2000"});
     ASSERT_EQ(r.status, 0) << r.err;
     ASSERT_EQ(r.hot, 20000);
-    httplib::Client c(h.url());
-    nlohmann::json q = {{"keys", {"burst::hot(int)", "burst::outer(int)"}}};
-    auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
-    ASSERT_TRUE(res && res->status == 200);
-    auto j = nlohmann::json::parse(res->body);
-    ASSERT_EQ(j["items"].size(), 2u) << res->body;
+    nlohmann::json j;
+    ASSERT_NO_FATAL_FAILURE(batchGet(h.url(), {"burst::hot(int)", "burst::outer(int)"}, j));
+    ASSERT_EQ(j["items"].size(), 2u) << j.dump();
     for (const auto& it : j["items"]) {
       EXPECT_EQ(it["stats"]["count"].get<double>(), it["key"] == "burst::hot(int)" ? 20000 : 2000)
           << it["key"];
@@ -145,12 +151,9 @@ TEST_F(InstrExit, BurstUnderSamplingIsUnbiased) {
     e[0] = "PERFHAT_ENDPOINT=" + h.url();
     AppRun r = run_app(kApp, e, {"2000"});
     ASSERT_EQ(r.status, 0) << r.err;
-    httplib::Client c(h.url());
-    nlohmann::json q = {{"keys", {"burst::hot(int)"}}};
-    auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
-    ASSERT_TRUE(res && res->status == 200);
-    auto j = nlohmann::json::parse(res->body);
-    ASSERT_EQ(j["items"].size(), 1u) << res->body;
+    nlohmann::json j;
+    ASSERT_NO_FATAL_FAILURE(batchGet(h.url(), {"burst::hot(int)"}, j));
+    ASSERT_EQ(j["items"].size(), 1u) << j.dump();
     EXPECT_NEAR(j["items"][0]["stats"]["count"].get<double>(), 20000, 6 * 141.5);
   }
 }
@@ -170,12 +173,9 @@ TEST_F(InstrExit, AutoInstrumentedProgramExitsCleanlyWithoutShutdown) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
     ASSERT_EQ(r.hot, 4000);
-    httplib::Client c(h.url());
-    nlohmann::json q = {{"keys", {"burst::hot(int)"}}};
-    auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
-    ASSERT_TRUE(res && res->status == 200);
-    auto j = nlohmann::json::parse(res->body);
-    ASSERT_EQ(j["items"].size(), 1u) << res->body;
+    nlohmann::json j;
+    ASSERT_NO_FATAL_FAILURE(batchGet(h.url(), {"burst::hot(int)"}, j));
+    ASSERT_EQ(j["items"].size(), 1u) << j.dump();
     EXPECT_EQ(j["items"][0]["stats"]["count"].get<double>(), 4000);
   }
 }
@@ -196,14 +196,11 @@ TEST_F(InstrExit, ForkedChildExitsWithoutHangingAndTheParentStillExports) {
       AppRun r = run_app(app, e, {"200", "--sleep-ms", "300", "--fork-child"});
       ASSERT_EQ(r.status, 0) << r.err;
       ASSERT_EQ(r.hot, 4000);
-      httplib::Client c(h.url());
-      nlohmann::json q = {{"keys", {"burst::hot(int)"}}};
-      auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
-      ASSERT_TRUE(res && res->status == 200);
-      auto j = nlohmann::json::parse(res->body);
-      ASSERT_EQ(j["items"].size(), 1u) << res->body;
+      nlohmann::json j;
+      ASSERT_NO_FATAL_FAILURE(batchGet(h.url(), {"burst::hot(int)"}, j));
+      ASSERT_EQ(j["items"].size(), 1u) << j.dump();
       // The parent's calls, exactly: the child records nothing.
-      EXPECT_EQ(j["items"][0]["stats"]["count"].get<double>(), 4000) << res->body;
+      EXPECT_EQ(j["items"][0]["stats"]["count"].get<double>(), 4000) << j.dump();
     }
   }
 }
@@ -218,12 +215,9 @@ TEST_F(InstrExit, ExitFromAThread) {
     AppRun r = run_app(app, e, {"100", "--sleep-ms", "500", "--exit-from-thread"});
     ASSERT_EQ(r.status, 0) << r.err;
     ASSERT_EQ(r.outer, 200);
-    httplib::Client c(h.url());
-    nlohmann::json q = {{"keys", {"burst::outer(int)"}}};
-    auto res = c.Post("/v1/feedback:batchGet", q.dump(), "application/json");
-    ASSERT_TRUE(res && res->status == 200);
-    auto j = nlohmann::json::parse(res->body);
-    ASSERT_EQ(j["items"].size(), 1u) << res->body;
+    nlohmann::json j;
+    ASSERT_NO_FATAL_FAILURE(batchGet(h.url(), {"burst::outer(int)"}, j));
+    ASSERT_EQ(j["items"].size(), 1u) << j.dump();
     EXPECT_EQ(j["items"][0]["stats"]["count"].get<double>(), 201);  // + the thread's one call
   }
 }
