@@ -163,6 +163,12 @@ class Engine {
   // and moves what histograms_ gathered since the last export into `b` as rows.
   void fold_calls() PERFHAT_REQUIRES(mu_);
   void harvest_histograms(ExportBatch& b, uint64_t now_tick) PERFHAT_REQUIRES(mu_);
+  // export_pending's two halves under mu_: the interval's aggregate rows (phase 1 and the
+  // histograms), and one queued span as a batch's SpanData.
+  void collect_aggregates(std::vector<AggregateData>& aggregates, ExportBatch& proto)
+      PERFHAT_REQUIRES(mu_);
+  struct QueuedSpan;
+  void fill_span(SpanData& s, const QueuedSpan& q) PERFHAT_REQUIRES(mu_);
   // One CallRecord into histograms_ (fold_calls, and spans that find the export queue full).
   void fold_record(ThreadState* ts, const CallRecord& r, double ns_per_tick, const double* bounds)
       PERFHAT_REQUIRES(mu_);

@@ -1,0 +1,127 @@
+// Configuration from the environment (Config::from_env), and the public API of perfhat.hpp,
+// each call a thin wrapper over the Engine.
+#include "engine_internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace perfhat {
+namespace detail {
+
+double parse_double_env(const char* name, double def) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return def;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(d)) {
+    std::fprintf(stderr, "perfhat: ignoring %s=%s (not a number)\n", name, v);
+    return def;
+  }
+  return d;
+}
+
+std::string env_or(const char* name, const std::string& def) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : def;
+}
+
+}  // namespace detail
+
+// ---- Public API -----------------------------------------------------------------------------
+
+Config Config::from_env() {
+  Config c;
+  using detail::env_or;
+  using detail::parse_double_env;
+  const char* en = std::getenv("PERFHAT_ENABLED");
+  if (en && (std::strcmp(en, "0") == 0 || std::strcmp(en, "false") == 0)) c.enabled = false;
+  c.service_name = env_or("OTEL_SERVICE_NAME", c.service_name);
+  c.service_version = env_or("PERFHAT_SERVICE_VERSION", env_or("OTEL_SERVICE_VERSION", ""));
+  c.endpoint = env_or("PERFHAT_ENDPOINT", env_or("OTEL_EXPORTER_OTLP_ENDPOINT", ""));
+  c.headers = env_or("OTEL_EXPORTER_OTLP_HEADERS", "");
+  c.token = env_or("PERFHAT_TOKEN", "");
+  c.protocol = env_or("OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol);
+  c.compression = env_or("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+                         env_or("OTEL_EXPORTER_OTLP_COMPRESSION", c.compression));
+  c.filter = env_or("PERFHAT_FILTER", "");
+  const char* comp = std::getenv("PERFHAT_COMPENSATE");
+  if (comp && (std::strcmp(comp, "0") == 0 || std::strcmp(comp, "false") == 0)) {
+    c.compensate_overhead = false;
+  }
+  const char* om = std::getenv("PERFHAT_OTLP_METRICS");
+  c.otlp_metrics = om && (std::strcmp(om, "1") == 0 || std::strcmp(om, "true") == 0);
+  c.scope = env_or("PERFHAT_SCOPE", "");
+  c.static_metrics_file = env_or("PERFHAT_STATIC_METRICS", "");
+  c.sampler = env_or("PERFHAT_SAMPLER", c.sampler);
+  c.export_mode = env_or("PERFHAT_EXPORT", c.export_mode);
+  c.sampling_rate =
+      std::clamp(parse_double_env("PERFHAT_SAMPLING_RATE", c.sampling_rate), 0.0, 1.0);
+  c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);
+  if (c.cycle_s <= 0) c.cycle_s = 120;
+  c.export_interval_s = parse_double_env("PERFHAT_EXPORT_INTERVAL_S", c.export_interval_s);
+  double period = parse_double_env("PERFHAT_TIMING_PERIOD", c.timing_period);
+  if (period >= 1 && period <= 1e6 && period == std::floor(period)) {
+    c.timing_period = static_cast<uint32_t>(period);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_TIMING_PERIOD (an integer in [1, 1e6])\n");
+  }
+  // Export path sizes (issue #5): spans per POST and per-thread ring capacity.
+  auto count_env = [](const char* name, uint32_t def, uint32_t hi) {
+    double v = parse_double_env(name, def);
+    if (v >= 1 && v <= hi && v == std::floor(v)) return static_cast<uint32_t>(v);
+    std::fprintf(stderr, "perfhat: ignoring %s (an integer in [1, %u])\n", name, hi);
+    return def;
+  };
+  c.batch_size = count_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1u << 16);
+  c.span_ring_per_thread = count_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1u << 20);
+  return c;
+}
+
+bool init() { return init(Config::from_env()); }
+bool init(const Config& config) {
+  detail::EngineScope in_engine;
+  return detail::Engine::get().init(config, nullptr);
+}
+bool init(const Config& config, std::shared_ptr<Exporter> exporter) {
+  detail::EngineScope in_engine;
+  return detail::Engine::get().init(config, std::move(exporter));
+}
+void shutdown() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().shutdown();
+}
+void flush() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().flush();
+}
+std::string last_error() { return detail::Engine::get().last_error(); }
+void set_sampling_rate(double r) { detail::Engine::get().set_sampling_rate(r); }
+double sampling_rate() { return detail::Engine::get().sampling_rate(); }
+void set_analysis_cycle(double s) { detail::Engine::get().set_cycle(s); }
+void set_enabled(bool on) {
+  if (detail::g_mode.load() == detail::kUninitialized) detail::ensure_initialized();
+  detail::g_mode.store(on ? detail::kEnabled : detail::kDisabled);
+}
+bool set_filter(const std::string& f) { return detail::Engine::get().set_filter(f); }
+void analyze_now() {
+  detail::EngineScope in_engine;
+  detail::Engine::get().analyze_now();
+}
+Counters counters() {
+  detail::EngineScope in_engine;
+  return detail::Engine::get().counters();
+}
+
+void set_session(const char* session_id) {
+  detail::Hot* h = detail::t_hot;
+  if (h == nullptr) return;
+  uint64_t x = 1469598103934665603ull;  // FNV-1a
+  for (const char* p = session_id; p && *p; ++p)
+    x = (x ^ static_cast<uint8_t>(*p)) * 1099511628211ull;
+  h->session_hash = session_id ? (x == 0 ? 1 : x) : 0;
+}
+
+}  // namespace perfhat
