@@ -1,0 +1,253 @@
+// The AST walk at a branch (if / switch / ?:): arms, `continue` guards, and the static branch
+// priors (Ball & Larus heuristics) inference states as assumptions.
+#include "server/analysis/ast_walker.h"
+
+#include <cctype>
+#include <optional>
+
+namespace perfhat::analysis::ast_walk {
+
+namespace {
+
+// `continue;` or `{ continue; }`.
+bool isContinue(CXCursor stmt) {
+  if (stmt.kind == CXCursor_ContinueStmt) return true;
+  if (stmt.kind != CXCursor_CompoundStmt) return false;
+  std::vector<CXCursor> body = children(stmt);
+  return body.size() == 1 && body[0].kind == CXCursor_ContinueStmt;
+}
+
+CXTypeKind typeKind(CXCursor e) { return clang_getCanonicalType(clang_getCursorType(e)).kind; }
+
+bool isPointerType(CXTypeKind k) {
+  return k == CXType_Pointer || k == CXType_MemberPointer || k == CXType_NullPtr ||
+         k == CXType_BlockPointer;
+}
+
+bool isIntegerType(CXTypeKind k) {
+  return (k >= CXType_Char_U && k <= CXType_UInt128 && k != CXType_Bool) ||
+         (k >= CXType_Char_S && k <= CXType_Int128);
+}
+
+bool isFloatType(CXTypeKind k) { return k >= CXType_Float && k <= CXType_LongDouble; }
+
+// The integer value of a constant expression (a literal, an enumerator, a constexpr).
+std::optional<long long> intConstant(CXCursor e) {
+  CXEvalResult r = clang_Cursor_Evaluate(e);
+  if (!r) return std::nullopt;
+  std::optional<long long> v;
+  if (clang_EvalResult_getKind(r) == CXEval_Int) v = clang_EvalResult_getAsLongLong(r);
+  clang_EvalResult_dispose(r);
+  return v;
+}
+
+// How a statement leaves: 't' throws, 'r' returns, 'b' breaks, 0 falls through (a block as
+// its last statement does).
+char exitOf(CXCursor stmt) {
+  if (stmt.kind == CXCursor_CompoundStmt) {
+    std::vector<CXCursor> body = children(stmt);
+    return body.empty() ? 0 : exitOf(body.back());
+  }
+  if (stmt.kind == CXCursor_ReturnStmt) return 'r';
+  if (stmt.kind == CXCursor_BreakStmt) return 'b';
+  if (stripConversions(stmt).kind == CXCursor_CXXThrowExpr) return 't';
+  return 0;
+}
+
+}  // namespace
+
+// True when the text after `pos` (skipping blanks, one `;` and comments) starts with `else`.
+bool Builder::elseFollows(Position pos) {
+  int line = pos.line;
+  size_t col = static_cast<size_t>(pos.column);
+  bool semicolon = false;
+  while (line < static_cast<int>(lines_.size())) {
+    std::string_view l = lines_[line];
+    while (col < l.size()) {
+      char ch = l[col];
+      if (ch == ' ' || ch == '\t' || ch == '\r') {
+        ++col;
+      } else if (ch == ';' && !semicolon) {
+        semicolon = true;
+        ++col;
+      } else if (l.substr(col, 2) == "//") {
+        col = l.size();
+      } else {
+        return l.substr(col, 4) == "else" &&
+               (col + 4 >= l.size() ||
+                !(std::isalnum(static_cast<unsigned char>(l[col + 4])) || l[col + 4] == '_'));
+      }
+    }
+    ++line;
+    col = 0;
+  }
+  return false;
+}
+
+// Whether the first token of `c` is `t`, without tokenizing the whole extent.
+bool Builder::firstTokenIs(CXCursor c, std::string_view t) {
+  CXSourceLocation start = clang_getRangeStart(clang_getCursorExtent(c));
+  CXToken* tok = clang_getToken(tu_.raw(), start);
+  if (!tok) return false;
+  bool is = toString(clang_getTokenSpelling(tu_.raw(), *tok)) == t;
+  clang_disposeTokens(tu_.raw(), tok, 1);
+  return is;
+}
+
+// Pointer, zero and opcode heuristics on the condition as written.
+void Builder::conditionPrior(CXCursor cond, Prior& out) {
+  if (cond.kind == CXCursor_VarDecl) {  // `if (auto* p = find())`: the variable is tested
+    const CXTypeKind k = clang_getCanonicalType(clang_getCursorType(cond)).kind;
+    if (isPointerType(k) || k == CXType_Record) out.add(kLikely, "pointer heuristic: non-null");
+    return;
+  }
+  // `!!!…x`: peel the negations in a loop (a generated chain of them is no deeper here).
+  CXCursor e = stripConversions(cond);
+  std::vector<CXCursor> k = children(e);
+  int negations = 0;
+  while (e.kind == CXCursor_UnaryOperator && k.size() == 1 && firstTokenIs(e, "!")) {
+    ++negations;
+    e = stripConversions(k[0]);
+    k = children(e);
+  }
+  if (negations > 0) {
+    if (e.kind == CXCursor_VarDecl) return;
+    Prior inner;
+    conditionPrior(e, inner);
+    if (inner.any) {
+      const bool odd = negations % 2 == 1;
+      out.add(odd ? 1 - inner.taken : inner.taken, (odd ? "negated " : "") + inner.reason);
+    }
+    return;
+  }
+  if (e.kind == CXCursor_BinaryOperator && k.size() == 2) {
+    std::vector<std::string> op =
+        tokens(clang_getRange(clang_getRangeEnd(clang_getCursorExtent(k[0])),
+                              clang_getRangeStart(clang_getCursorExtent(k[1]))));
+    // The range starts at the end of the left operand: its last token may come first.
+    std::string o;
+    for (const std::string& t : op)
+      if (t == "==" || t == "!=" || t == "<" || t == "<=") o = t;
+    if (o.empty()) return;
+    CXCursor l = stripConversions(k[0]), r = stripConversions(k[1]);
+    const CXTypeKind lk = typeKind(l), rk = typeKind(r);
+    const bool eq = o == "==";
+    if (o == "==" || o == "!=") {
+      if (isPointerType(lk) || isPointerType(rk)) {
+        out.add(eq ? 1 - kLikely : kLikely,
+                eq ? "pointer heuristic: p == q unlikely" : "pointer heuristic: p != q likely");
+      } else if (isFloatType(lk) || isFloatType(rk)) {
+        out.add(eq ? 1 - kLikely : kLikely, "float heuristic: x == y unlikely");
+      } else if (intConstant(r) || intConstant(l)) {
+        out.add(eq ? 1 - kLikely : kLikely,
+                eq ? "opcode heuristic: x == C unlikely" : "opcode heuristic: x != C likely");
+      }
+    } else if (isIntegerType(lk) && intConstant(r) == 0) {
+      out.add(1 - kLikely, "opcode heuristic: x < 0 unlikely");
+    }
+    return;
+  }
+  const CXTypeKind t = typeKind(e);
+  if (isPointerType(t)) out.add(kLikely, "pointer heuristic: non-null");
+  // A class tested for truth converts through `operator bool`: a smart pointer, an optional,
+  // an expected — a null/empty check, as for a raw pointer.
+  else if (t == CXType_Record)
+    out.add(kLikely, "pointer heuristic: non-empty handle");
+  else if (isIntegerType(t))
+    out.add(kLikely, "zero heuristic: x != 0 likely");
+}
+
+// Return / loop-exit / error-path heuristics: the arm that leaves is the unlikely one.
+void Builder::exitPrior(char then_exit, char else_exit, Prior& out) {
+  if (then_exit == else_exit) return;
+  auto unlikely = [](char x) -> std::pair<double, const char*> {
+    if (x == 't') return {4.0 / 128, "error heuristic: an arm that throws, 4:124"};
+    if (x == 'r') return {0.28, "return heuristic: an arm that returns early, 28 %"};
+    if (x == 'b') return {0.20, "loop exit heuristic: an arm that breaks out, 20 %"};
+    return {0.5, ""};
+  };
+  // Rank: throw < break < return < fall through; the lower-ranked arm is the unlikely one.
+  auto rank = [](char x) { return x == 't' ? 0 : x == 'b' ? 1 : x == 'r' ? 2 : 3; };
+  if (rank(then_exit) < rank(else_exit)) {
+    auto [p, why] = unlikely(then_exit);
+    out.add(p, why);
+  } else {
+    auto [p, why] = unlikely(else_exit);
+    out.add(1 - p, std::string(why) + " (the else arm)");
+  }
+}
+
+void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
+                         std::vector<FunctionInfo>& lambdas) {
+  std::vector<CXCursor> kids = children(c);
+  if (kids.empty()) return;
+  Node n;
+  n.kind = NodeKind::Branch;
+  n.range = toRange(clang_getCursorExtent(c));
+  std::vector<int> arms(kids.size(), -1);
+  bool guard = false;
+  if (c.kind == CXCursor_IfStmt) {
+    n.branch_arms = 2;
+    size_t k = kids.size();
+    bool has_else =
+        k >= 3 && elseFollows(toPosition(clang_getRangeEnd(clang_getCursorExtent(kids[k - 2]))));
+    if (has_else) {
+      arms[k - 2] = 0;
+      arms[k - 1] = 1;
+    } else {
+      arms[k - 1] = 0;
+      // `if (c) continue; rest…` in a loop body is `if (c) continue; else { rest… }`: the
+      // statements after the guard become its second arm (walkChildren), so they are
+      // weighted by the probability the guard is not taken, like any other arm.
+      if (isContinue(kids[k - 1]) && parent >= 0 && ctx.fn.nodes[parent].kind == NodeKind::Loop &&
+          arm == 0)
+        guard = true;
+    }
+    n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(kids[has_else ? k - 2 : k - 1])));
+    const size_t then_at = has_else ? k - 2 : k - 1;
+    Prior prior;
+    if (then_at >= 1) conditionPrior(kids[then_at - 1], prior);
+    exitPrior(exitOf(kids[then_at]), has_else ? exitOf(kids[k - 1]) : 0, prior);
+    if (prior.any) {
+      n.branch_prior = prior.taken;
+      n.branch_prior_reason = prior.reason;
+    }
+  } else if (c.kind == CXCursor_ConditionalOperator) {
+    n.branch_arms = 2;
+    if (kids.size() == 3) {
+      arms[1] = 0;
+      arms[2] = 1;
+      Prior prior;
+      conditionPrior(kids[0], prior);
+      if (prior.any) {
+        n.branch_prior = prior.taken;
+        n.branch_prior_reason = prior.reason;
+      }
+    }
+    n.hint = n.range.end;
+  } else {  // switch: the arms are inside the body
+    n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(kids.back())));
+  }
+  int id = addNode(ctx, std::move(n), parent, arm);
+  if (c.kind == CXCursor_SwitchStmt) {
+    for (size_t i = 0; i + 1 < kids.size(); ++i) walk(kids[i], ctx, id, -1, lambdas);
+    int label = -1;
+    bool has_default = false;
+    CXCursor body = kids.back();
+    std::vector<CXCursor> stmts =
+        body.kind == CXCursor_CompoundStmt ? children(body) : std::vector<CXCursor>{body};
+    for (CXCursor s : stmts) {
+      if (s.kind == CXCursor_CaseStmt || s.kind == CXCursor_DefaultStmt) {
+        ++label;
+        has_default |= s.kind == CXCursor_DefaultStmt;
+      }
+      walk(s, ctx, id, label, lambdas);
+    }
+    ctx.fn.nodes[id].branch_arms = label + 1 + (has_default ? 0 : 1);
+    return;
+  }
+  for (size_t i = 0; i < kids.size(); ++i) walk(kids[i], ctx, id, arms[i], lambdas);
+  if (guard) ctx.guard = id;  // after the walks above, which reset it
+}
+
+}  // namespace perfhat::analysis::ast_walk
