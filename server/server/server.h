@@ -77,10 +77,26 @@ class Server {
     Compute compute;
   };
 
-  // Dispatch.
+  // Dispatch: method → typed handler (server.cc). A request handler gets the params parsed into
+  // its own parameter type (typed()); notifications whose handler is null need nothing done.
   void onRequest(const lsp::Message& m);
   void onNotification(const lsp::Message& m);
   void onResponse(const lsp::Message& m);
+  using RequestHandler = std::function<void(Server&, const json& id, const json& params)>;
+  using NotificationHandler = void (Server::*)(const json& params);
+  static const std::map<std::string, RequestHandler, std::less<>>& requestTable();
+  static const std::map<std::string, NotificationHandler, std::less<>>& notificationTable();
+  template <class P>
+  static RequestHandler typed(void (Server::*handler)(const json& id, const P& params));
+
+  // Request handlers (server_requests.cc).
+  void onInitialize(const json& id, const json& params);
+  void onShutdown(const json& id, const json& params);
+  void onInlayHint(const json& id, const lsp::InlayHintParams& p);
+  void onHover(const json& id, const lsp::TextDocumentPositionParams& p);
+  void onCodeLens(const json& id, const lsp::DocumentParams& p);
+  void onCodeAction(const json& id, const lsp::CodeActionParams& p);
+  void onExecuteCommand(const json& id, const json& params);
   json initialize(const json& params);
   void didOpen(const json& params);
   void didChange(const json& params);

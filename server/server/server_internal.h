@@ -1,0 +1,19 @@
+// What the Server's translation units share (server.cc, server_requests.cc, server_configure.cc,
+// server_documents.cc, server_worker.cc): the clock and the commands the server offers.
+#pragma once
+
+#include <chrono>
+
+namespace perfhat::server {
+
+using Clock = std::chrono::steady_clock;
+
+// workspace/executeCommand: what initialize announces and executeCommand answers.
+inline constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
+                                            "perfhat.showData"};
+
+inline double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace perfhat::server

@@ -1,0 +1,212 @@
+// The feature requests (inlay hints, hover, code lens, code actions) and workspace commands:
+// each answers from the document's current snapshot, or once the worker has built it.
+#include "server/server/server.h"
+
+#include "server/analysis/annotation.h"
+#include "server/features/features.h"
+#include "server/lsp/render.h"
+#include "server/server/server_internal.h"
+
+namespace perfhat::server {
+
+void Server::onInitialize(const json& id, const json& params) {
+  if (initialized_) throw lsp::RpcError(lsp::kInvalidRequest, "initialize sent twice");
+  reply(id, initialize(params));
+}
+
+void Server::onShutdown(const json& id, const json& /*params*/) {
+  shutdown_requested_ = true;
+  reply(id, nullptr);
+}
+
+void Server::onInlayHint(const json& id, const lsp::InlayHintParams& p) {
+  PositionEncoding enc = encoding();
+  features::Options o = config().features;
+  withSnapshot(id, p.text_document.uri,
+               [p, enc, o](const analysis::Snapshot& s, const Document& d) {
+                 analysis::Range r{d.toByte(p.range.start, enc), d.toByte(p.range.end, enc)};
+                 json out = json::array();
+                 auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+                 for (const auto& h : features::inlayHints(s, r, o)) {
+                   out.push_back(lsp::render(h, conv));
+                 }
+                 return out;
+               });
+}
+
+void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
+  PositionEncoding enc = encoding();
+  features::Options o = config().features;
+  bool markdown = caps_.hover_markdown;
+  withSnapshot(id, p.text_document.uri,
+               [p, enc, o, markdown](const analysis::Snapshot& s, const Document& d) -> json {
+                 auto h = features::hover(s, d.toByte(p.position, enc), o);
+                 if (!h) return nullptr;
+                 auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+                 return lsp::render(*h, conv, markdown);
+               });
+}
+
+void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
+  PositionEncoding enc = encoding();
+  features::Options o = config().features;
+  withSnapshot(id, p.text_document.uri, [enc, o](const analysis::Snapshot& s, const Document& d) {
+    json out = json::array();
+    auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+    for (const auto& l : features::codeLenses(s, o)) {
+      out.push_back(lsp::render(l, conv));
+    }
+    return out;
+  });
+}
+
+void Server::onCodeAction(const json& id, const lsp::CodeActionParams& p) {
+  PositionEncoding enc = encoding();
+  features::Options o = config().features;
+  withSnapshot(id, p.text_document.uri,
+               [p, enc, o](const analysis::Snapshot& s, const Document& d) {
+                 analysis::Range r{d.toByte(p.range.start, enc), d.toByte(p.range.end, enc)};
+                 json out = json::array();
+                 auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+                 for (const auto& a : features::codeActions(s, r, o, d.text())) {
+                   out.push_back(lsp::render(a, d.uri(), conv));
+                 }
+                 return out;
+               });
+}
+
+void Server::onExecuteCommand(const json& id, const json& params) {
+  bool deferred = false;
+  json result = executeCommand(id, params, deferred);
+  if (!deferred) reply(id, std::move(result));
+}
+void Server::withSnapshot(const json& id, const std::string& uri, Compute compute) {
+  analysis::SnapshotPtr snap;
+  std::shared_ptr<const Document> doc;
+  {
+    MutexLock lock(mu_);
+    auto it = docs_.find(uri);
+    if (it == docs_.end()) {
+      throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
+    }
+    const DocState& st = it->second;
+    if (st.snapshot && st.built_doc && st.built_doc->version() == st.doc->version() && !st.dirty) {
+      snap = st.snapshot;
+      doc = st.built_doc;
+    } else {
+      pending_.push_back(Pending{id, uri, std::move(compute)});
+      return;
+    }
+  }
+  reply(id, compute(*snap, *doc));
+}
+
+json Server::executeCommand(const json& id, const json& params, bool& deferred) {
+  auto p = params.get<lsp::ExecuteCommandParams>();
+  const json& args = p.arguments;
+  if (p.command == "perfhat.refresh") {
+    post([this] {
+      std::shared_ptr<feedback::FileSource> file;
+      std::shared_ptr<feedback::FeedbackProvider> provider;
+      {
+        MutexLock lock(mu_);
+        file = file_source_;
+        provider = provider_;
+        shown_.clear();  // report an unreachable handler again if it still is
+      }
+      if (file) {
+        if (auto err = file->load()) log_.warn(*err);
+      }
+      if (provider) provider->expireAll();
+      markAllDirty(true);
+    });
+    return nullptr;
+  }
+  if (p.command == "perfhat.showData") {
+    if (args.empty() || !args[0].is_string()) {
+      throw lsp::RpcError(lsp::kInvalidParams, "perfhat.showData needs a function key argument");
+    }
+    std::string key = args[0].get<std::string>();
+    deferred = true;  // the lookup may go to the handler: answer from the worker
+    post([this, id, key, args] {
+      std::shared_ptr<feedback::FeedbackProvider> provider;
+      {
+        MutexLock lock(mu_);
+        provider = provider_;
+      }
+      if (!provider) {
+        replyError(id, lsp::kRequestFailed, "no feedback source configured");
+        return;
+      }
+      // While a fetch waits on a slow handler, answer from the cache rather than queue a second
+      // request behind it on the worker.
+      feedback::Lookup l = provider->cached({key});
+      bool in_flight = false;
+      {
+        MutexLock lock(mu_);
+        in_flight = fetch_job_ && !fetch_job_->done;
+      }
+      if (l.requested_keys > 0 && !in_flight) l = provider->get({key});
+      const FeedbackItem* item = nullptr;
+      for (const auto& it : l.items) {
+        if (it.key == key || it.mangled == key) item = &it;
+      }
+      if (!item && !l.items.empty()) item = &l.items.front();
+      if (!item) {
+        replyError(id, lsp::kRequestFailed,
+                   "no production data for " + key + (l.error.empty() ? "" : " (" + l.error + ")"));
+        return;
+      }
+      json j = *item;
+      if (args.size() >= 3 && args[1] == "loop" && args[2].is_string()) {
+        int ordinal = std::atoi(args[2].get<std::string>().c_str());
+        for (const auto& loop : item->loops) {
+          if (loop.ordinal == ordinal) j = {{"key", item->key}, {"loop", loop}};
+        }
+      }
+      j["stale"] = l.stale;
+      reply(id, j);
+    });
+    return nullptr;
+  }
+  if (p.command == "perfhat.setIterations") {
+    // Arguments: [uri, loop header line (0-based), iterations].
+    if (args.size() < 3 || !args[0].is_string() || !args[1].is_number_integer() ||
+        !args[2].is_number() || !(args[2].get<double>() > 0 && args[2].get<double>() < 1e12)) {
+      throw lsp::RpcError(lsp::kInvalidParams,
+                          "perfhat.setIterations needs [uri, line, 0 < iterations < 1e12]");
+    }
+    std::string uri = args[0].get<std::string>();
+    int line = args[1].get<int>();
+    long n = std::lround(args[2].get<double>());
+    std::shared_ptr<const Document> doc;
+    {
+      MutexLock lock(mu_);
+      auto it = docs_.find(uri);
+      if (it == docs_.end()) throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
+      doc = it->second.doc;
+    }
+    if (line < 0 || static_cast<size_t>(line) >= doc->lines().lineCount()) {
+      throw lsp::RpcError(lsp::kInvalidParams, "line out of range");
+    }
+    std::string_view header = doc->lines().line(doc->text(), line);
+    std::string indent(header.substr(0, header.find_first_not_of(" \t")));
+    std::string comment = indent + analysis::iterationsAnnotationText(n);
+    lsp::TextEdit edit{{{line, 0}, {line, 0}}, comment + "\n"};
+    if (line > 0) {
+      std::string above(doc->lines().line(doc->text(), line - 1));
+      const auto annotation = analysis::parseIterationsAnnotation(above);
+      if (annotation && annotation->alone) {  // the analysis reads it for this loop: replace it
+        lsp::Position end = doc->toLsp({line - 1, static_cast<int>(above.size())}, encoding());
+        edit = {{{line - 1, 0}, end}, comment};
+      }
+    }
+    json workspace_edit = {{"changes", {{uri, json::array({edit})}}}};
+    request("workspace/applyEdit",
+            {{"label", "perfhat: set expected iterations"}, {"edit", workspace_edit}}, nullptr);
+    return nullptr;
+  }
+  throw lsp::RpcError(lsp::kInvalidParams, "unknown command: " + p.command);
+}
+
+}  // namespace perfhat::server

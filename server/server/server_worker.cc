@@ -1,0 +1,390 @@
+// The worker thread, the server's scheduler: configures the analyzer, runs posted tasks, rebuilds
+// the dirty document due first (debounced), polls for feedback changes, fetches feedback in the
+// background, and answers the requests that waited for a snapshot.
+#include "server/server/server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "common/function_key.h"
+#include "server/features/features.h"
+#include "server/lsp/render.h"
+#include "server/server/server_internal.h"
+
+namespace perfhat::server {
+
+namespace {
+
+// An empty snapshot carrying one problem, when the analysis itself failed.
+analysis::SnapshotPtr failedSnapshot(const AnalysisInput& in, const std::string& message) {
+  auto s = std::make_shared<analysis::Snapshot>();
+  s->path = in.path;
+  s->version = in.version;
+  s->problems.push_back({{{0, 0}, {0, 0}}, "perfhat: analysis failed: " + message, true});
+  return s;
+}
+
+}  // namespace
+
+void Server::post(std::function<void()> task) {
+  {
+    MutexLock lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notifyAll();
+}
+
+void Server::markAllDirty(bool refresh_after) {
+  {
+    MutexLock lock(mu_);
+    for (auto& [uri, st] : docs_) {
+      st.dirty = true;
+      st.due = Clock::now();
+    }
+    if (refresh_after) refresh_after_build_ = true;
+  }
+  cv_.notifyAll();
+}
+
+void Server::sendRefresh() {
+  lsp::ClientCapabilities caps;
+  {
+    MutexLock lock(mu_);
+    caps = caps_;
+  }
+  if (caps.inlay_hint_refresh) request("workspace/inlayHint/refresh", nullptr, nullptr);
+  if (caps.code_lens_refresh) request("workspace/codeLens/refresh", nullptr, nullptr);
+}
+
+bool Server::waitIdle(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  MutexLock lock(mu_);
+  for (;;) {
+    bool idle =
+        !busy_ && tasks_.empty() &&
+        std::none_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
+    if (idle) return true;
+    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) return false;
+  }
+}
+
+void Server::workerLoop() {
+  MutexLock lock(mu_);
+  while (!stopping_) {
+    if (analyzer_config_dirty_) {
+      analyzer_config_dirty_ = false;
+      Config cfg = cfg_;
+      std::string root = root_;
+      busy_ = true;
+      lock.unlock();
+      analyzer_->configure(cfg, root);
+      lock.lock();
+      busy_ = false;
+      continue;
+    }
+    if (!closed_paths_.empty()) {
+      std::vector<std::string> closed;
+      closed.swap(closed_paths_);
+      busy_ = true;
+      lock.unlock();
+      for (const auto& p : closed) analyzer_->close(p);
+      lock.lock();
+      busy_ = false;
+      continue;
+    }
+    if (!tasks_.empty()) {
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      task();
+      lock.lock();
+      busy_ = false;
+      cv_.notifyAll();
+      continue;
+    }
+    // The dirty document due first.
+    std::string uri;
+    Clock::time_point due = Clock::time_point::max();
+    for (const auto& [u, st] : docs_) {
+      if (st.dirty && st.due < due) {
+        due = st.due;
+        uri = u;
+      }
+    }
+    auto now = Clock::now();
+    if (!uri.empty() && due <= now) {
+      DocState& st = docs_[uri];
+      st.dirty = false;
+      auto doc = st.doc;
+      busy_ = true;
+      lock.unlock();
+      rebuild(uri, doc);
+      lock.lock();
+      busy_ = false;
+      bool any_dirty =
+          std::any_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
+      if (!any_dirty && refresh_after_build_) {
+        refresh_after_build_ = false;
+        lock.unlock();
+        sendRefresh();
+        lock.lock();
+      }
+      cv_.notifyAll();
+      continue;
+    }
+    bool polling = provider_ && !watcher_ && cfg_.changes_poll_s > 0 && !docs_.empty();
+    if (polling && next_poll_ <= now) {
+      next_poll_ = now + std::chrono::seconds(cfg_.changes_poll_s);
+      busy_ = true;
+      lock.unlock();
+      pollChanges();
+      lock.lock();
+      busy_ = false;
+      continue;
+    }
+    Clock::time_point wake = due;
+    if (polling) wake = std::min(wake, next_poll_);
+    cv_.notifyAll();  // waitIdle() observers
+    if (wake == Clock::time_point::max()) {
+      cv_.wait(lock);
+    } else {
+      cv_.waitUntil(lock, wake);
+    }
+  }
+}
+
+void Server::pollChanges() {
+  std::shared_ptr<feedback::FeedbackProvider> provider;
+  {
+    MutexLock lock(mu_);
+    provider = provider_;
+  }
+  if (!provider) return;
+  feedback::ChangesResult r = provider->poll();
+  if (r.status != feedback::FetchStatus::Ok) {
+    log_.debug(std::string("change poll failed: ") + r.error);
+    return;
+  }
+  if (r.all || !r.keys.empty()) onFeedbackChanged(r);
+}
+
+void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
+  // A document used a change if it asked for a changed key, for a cache entry the change
+  // dropped, or for a function of the same qualified name (keys recorded without parameters).
+  std::set<std::string> touched(r.keys.begin(), r.keys.end());
+  touched.insert(r.invalidated.begin(), r.invalidated.end());
+  std::set<std::string> touched_names;
+  for (const auto& k : r.keys) touched_names.insert(qualifiedName(k));
+  size_t rebuilt = 0;
+  {
+    MutexLock lock(mu_);
+    for (auto& [uri, st] : docs_) {
+      auto hit = [&](const std::string& k) {
+        return touched.count(k) > 0 || touched_names.count(qualifiedName(k)) > 0;
+      };
+      bool used = r.all || !st.snapshot ||
+                  std::any_of(st.feedback_keys.begin(), st.feedback_keys.end(), hit);
+      if (!used) continue;
+      st.dirty = true;
+      st.due = Clock::now();
+      ++rebuilt;
+    }
+    if (rebuilt) refresh_after_build_ = true;
+  }
+  log_.info(fmt::format("feedback changed ({} keys); re-analysing {} open document(s)",
+                        r.all ? std::string("all") : std::to_string(r.keys.size()), rebuilt));
+  if (rebuilt) cv_.notifyAll();
+}
+
+std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<std::string>& keys) {
+  std::shared_ptr<feedback::FeedbackProvider> provider;
+  bool progress = false;
+  int wait_ms = 0;
+  {
+    MutexLock lock(mu_);
+    provider = provider_;
+    progress = caps_.work_done_progress;
+    wait_ms = cfg_.fetch_wait_ms;
+  }
+  if (!provider) return std::make_shared<analysis::InMemoryFeedback>();
+  feedback::Lookup cached = provider->cached(keys);
+  if (cached.requested_keys == 0) {
+    return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), false);
+  }
+  auto job = std::make_shared<FetchJob>();
+  job->keys = keys;
+  job->provider = provider;
+  {
+    MutexLock lock(mu_);
+    if (stopping_)
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    if (fetch_job_ && !fetch_job_->done) {
+      // The handler has not answered the previous fetch yet: do not queue behind it. This build
+      // shows the cache; the documents are rebuilt when that fetch lands.
+      fetch_job_->refresh_when_done = true;
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    }
+    fetch_job_ = job;
+  }
+  if (fetch_thread_.joinable()) fetch_thread_.join();  // its job is done
+  fetch_thread_ = std::thread([this, job, progress] { runFetch(job, progress); });
+  {
+    MutexLock lock(mu_);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(wait_ms, 0));
+    while (!job->done && !stopping_) {
+      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+    }
+    if (!job->done) {
+      job->refresh_when_done = true;
+      lock.unlock();
+      const std::string text = "perfhat: feedback " + provider->source().describe() +
+                               " has not answered within " + std::to_string(wait_ms) +
+                               " ms. Hints show the cache, marked stale, until it does.";
+      log_.info(text);
+      // The same key as a failure: one message for one outage, whether it ends slow or failed.
+      showMessageOnce("source-failure", lsp::MessageType::Warning, text);
+      return std::make_shared<analysis::InMemoryFeedback>(std::move(cached.items), true);
+    }
+  }
+  return std::make_shared<analysis::InMemoryFeedback>(job->result.items, job->result.stale);
+}
+
+void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
+  const std::vector<std::string>& keys = job->keys;
+  feedback::FeedbackProvider& provider = *job->provider;
+  // $/progress around the bulk fetch. The token must be created by the client first; wait
+  // (bounded) for its answer so a slow client never stalls the fetch for long.
+  std::string token;
+  if (progress) {
+    token = "perfhat-fetch-" + std::to_string(Clock::now().time_since_epoch().count());
+    auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
+    request("window/workDoneProgress/create", {{"token", token}},
+            [this, created](const lsp::Message& m) {
+              created->store(m.error ? 2 : 1);
+              cv_.notifyAll();
+            });
+    MutexLock lock(mu_);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+    while (created->load() == 0 && !stopping_) {
+      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+    }
+    if (created->load() != 1) token.clear();
+  }
+  if (!token.empty()) {
+    notify("$/progress",
+           {{"token", token},
+            {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::Begin,
+                                            "perfhat: fetching production data",
+                                            std::to_string(keys.size()) + " functions", 0}}});
+  }
+  feedback::Lookup l = provider.get(keys);
+  if (!token.empty()) {
+    std::string msg = l.error.empty() ? std::to_string(l.items.size()) + " with data" : l.error;
+    notify("$/progress", {{"token", token},
+                          {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::End, "", msg,
+                                                          std::nullopt}}});
+  }
+  if (l.fetched) {
+    log_.info(fmt::format("fetched feedback for {} keys ({} cached) in {:f} ms: {}",
+                          l.requested_keys, l.cache_hits, l.fetch_ms,
+                          l.error.empty() ? "ok" : l.error));
+  }
+  if (l.status == feedback::FetchStatus::Ok && l.fetched) {
+    MutexLock lock(mu_);
+    shown_.erase("source-failure");  // recovered: tell the user again at the next outage
+  } else if (l.status != feedback::FetchStatus::Ok) {
+    std::string what = provider.source().describe();
+    std::string text = l.status == feedback::FetchStatus::Unreachable
+                           ? "perfhat: feedback " + what + " is unreachable (" + l.error +
+                                 "). Hints keep working from the cache and are marked stale."
+                           : "perfhat: feedback " + what + " failed: " + l.error +
+                                 ". Hints keep working from the cache and are marked stale.";
+    log_.warn(text);
+    showMessageOnce("source-failure", lsp::MessageType::Warning, text);
+  }
+  bool refresh = false;
+  {
+    MutexLock lock(mu_);
+    refresh = job->refresh_when_done && l.status == feedback::FetchStatus::Ok && !stopping_;
+    job->result = std::move(l);
+    job->done = true;
+  }
+  cv_.notifyAll();
+  // New data for builds that showed the cache meanwhile: rebuild, then refresh the editor.
+  if (refresh) markAllDirty(true);
+}
+
+void Server::rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc) {
+  AnalysisInput in{doc->path(), doc->text(), doc->version()};
+  std::vector<std::string> warnings;
+  std::vector<std::string> used_keys;  // every key this build asked feedback for
+  auto t0 = Clock::now();
+  analysis::SnapshotPtr snap;
+  try {
+    snap = analyzer_->analyze(
+        in,
+        [&](const std::vector<std::string>& keys) {
+          used_keys.insert(used_keys.end(), keys.begin(), keys.end());
+          return fetch(keys);
+        },
+        warnings);
+  } catch (const std::exception& e) {
+    log_.error("analysis of " + doc->path() + " failed: " + e.what());
+    snap = failedSnapshot(in, e.what());
+  }
+  if (!snap) snap = failedSnapshot(in, "no result");
+  double ms = msSince(t0);
+  for (const auto& w : warnings) {
+    log_.warn(doc->path() + ": " + w);
+    showMessageOnce("warning:" + w, lsp::MessageType::Warning, "perfhat: " + w);
+  }
+  log_.info(fmt::format("built {} v{} in {:f} ms (parse {:f}, fetch {:f}, analysis {:f})",
+                        doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
+                        snap->analysis_ms));
+
+  std::vector<Pending> ready;
+  {
+    MutexLock lock(mu_);
+    last_build_ms_ = ms;
+    auto it = docs_.find(uri);
+    if (it == docs_.end()) return;  // closed meanwhile
+    it->second.snapshot = snap;
+    it->second.built_doc = doc;
+    std::sort(used_keys.begin(), used_keys.end());
+    used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
+    it->second.feedback_keys = std::move(used_keys);
+    // Requests waiting for this document are answered once the snapshot matches the latest
+    // text; if another edit arrived during the build they wait for the next one (at most one
+    // debounce away), so their positions always refer to the text they were computed on.
+    auto keep = std::stable_partition(pending_.begin(), pending_.end(),
+                                      [&](const Pending& q) { return q.uri != uri; });
+    if (!it->second.dirty) {
+      ready.assign(std::make_move_iterator(keep), std::make_move_iterator(pending_.end()));
+      pending_.erase(keep, pending_.end());
+    }
+  }
+  for (auto& q : ready) {
+    try {
+      reply(q.id, q.compute(*snap, *doc));
+    } catch (const std::exception& e) {
+      replyError(q.id, lsp::kInternalError, std::string("internal error: ") + e.what());
+    }
+  }
+  publishDiagnostics(uri, *snap, *doc);
+}
+
+void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot& s,
+                                const Document& d) {
+  features::Options o = config().features;
+  PositionEncoding enc = encoding();
+  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+  lsp::PublishDiagnosticsParams p{uri, d.version(), {}};
+  for (const auto& diag : features::diagnostics(s, o))
+    p.diagnostics.push_back(lsp::render(diag, conv));
+  notify("textDocument/publishDiagnostics", p);
+}
+
+}  // namespace perfhat::server
