@@ -4,7 +4,7 @@
 
 #include "server/analysis/annotation.h"
 #include "server/features/features.h"
-#include "server/lsp/render.h"
+#include "server/presentation/render.h"
 #include "server/server/server_internal.h"
 
 namespace perfhat::server {
@@ -28,7 +28,7 @@ void Server::onInlayHint(const json& id, const lsp::InlayHintParams& p) {
                  json out = json::array();
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                  for (const auto& h : features::inlayHints(s, r, o)) {
-                   out.push_back(lsp::render(h, conv));
+                   out.push_back(presentation::render(h, conv));
                  }
                  return out;
                });
@@ -43,7 +43,7 @@ void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
                  auto h = features::hover(s, d.toByte(p.position, enc), o);
                  if (!h) return nullptr;
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-                 return lsp::render(*h, conv, markdown);
+                 return presentation::render(*h, conv, markdown);
                });
 }
 
@@ -54,7 +54,7 @@ void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
     json out = json::array();
     auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
     for (const auto& l : features::codeLenses(s, o)) {
-      out.push_back(lsp::render(l, conv));
+      out.push_back(presentation::render(l, conv));
     }
     return out;
   });
@@ -69,7 +69,7 @@ void Server::onCodeAction(const json& id, const lsp::CodeActionParams& p) {
                  json out = json::array();
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                  for (const auto& a : features::codeActions(s, r, o, d.text())) {
-                   out.push_back(lsp::render(a, d.uri(), conv));
+                   out.push_back(presentation::render(a, d.uri(), conv));
                  }
                  return out;
                });

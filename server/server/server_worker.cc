@@ -10,7 +10,7 @@
 
 #include "common/function_key.h"
 #include "server/features/features.h"
-#include "server/lsp/render.h"
+#include "server/presentation/render.h"
 #include "server/server/server_internal.h"
 
 namespace perfhat::server {
@@ -383,7 +383,7 @@ void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot
   auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
   lsp::PublishDiagnosticsParams p{uri, d.version(), {}};
   for (const auto& diag : features::diagnostics(s, o))
-    p.diagnostics.push_back(lsp::render(diag, conv));
+    p.diagnostics.push_back(presentation::render(diag, conv));
   notify("textDocument/publishDiagnostics", p);
 }
 

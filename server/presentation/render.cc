@@ -1,6 +1,6 @@
-#include "server/lsp/render.h"
+#include "server/presentation/render.h"
 
-namespace perfhat::lsp {
+namespace perfhat::presentation {
 namespace {
 
 json stringArgs(const std::vector<std::string>& args) {
@@ -68,4 +68,4 @@ CodeAction render(const features::CodeAction& a, const std::string& uri, const T
   return out;
 }
 
-}  // namespace perfhat::lsp
+}  // namespace perfhat::presentation

@@ -1,6 +1,7 @@
-// Renders feature results (server/features/features.h, byte positions) as LSP protocol types
-// (positions in the client's encoding). The position conversion is passed in so this layer
-// does not depend on the document store.
+// The presentation layer: feature results (server/features/features.h, byte positions) as LSP
+// protocol types (positions in the client's encoding). It sits between the features and the
+// protocol so that server/lsp knows no feature. The position conversion is passed in so this
+// layer does not depend on the document store.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,9 @@
 #include "server/features/features.h"
 #include "server/lsp/protocol.h"
 
-namespace perfhat::lsp {
+namespace perfhat::presentation {
+
+using namespace perfhat::lsp;  // the protocol types every render() returns
 
 using ToLsp = std::function<Position(const analysis::Position&)>;
 
@@ -21,4 +24,4 @@ Diagnostic render(const features::Diagnostic& d, const ToLsp& conv);
 CodeAction render(const features::CodeAction& a, const std::string& uri, const ToLsp& conv);
 Range render(const analysis::Range& r, const ToLsp& conv);
 
-}  // namespace perfhat::lsp
+}  // namespace perfhat::presentation
