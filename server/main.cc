@@ -16,6 +16,7 @@
 #include "common/cli.h"
 #include "server/analysis/feedback_view.h"
 #include "server/features/annotate.h"
+#include "server/features/names.h"
 #include "server/feedback/provider.h"
 #include "server/lsp/transport.h"
 #include "server/server/clang_analyzer.h"
@@ -115,9 +116,11 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   for (const auto& f : snap.functions) {
     json items = json::array();
     for (const auto& part : f.matched) items.push_back(part.key);
-    json line = {{"file", snap.path},     {"key", f.key},   {"mangled", f.mangled},
-                 {"match", f.match},      {"items", items}, {"line", f.range.start.line + 1},
-                 {"implicit", f.implicit}};
+    json line = {
+        {"file", snap.path},     {"key", f.key},
+        {"mangled", f.mangled},  {"match", std::string(perfhat::features::matchKindName(f.match))},
+        {"items", items},        {"line", f.range.start.line + 1},
+        {"implicit", f.implicit}};
     out << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
   int regressions = 0, possibly_new = 0, virtual_calls = 0, virtual_resolved = 0;

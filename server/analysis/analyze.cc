@@ -25,7 +25,7 @@ SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
   for (const auto& fn : unit.functions) {
     FunctionInfo analysed = inference.analyzeFunction(fn);
     // A compiler-defined member is shown only where production ran it (ast_builder.cc).
-    if (analysed.implicit && analysed.match.empty()) continue;
+    if (analysed.implicit && analysed.match == MatchKind::None) continue;
     snap->functions.push_back(std::move(analysed));
   }
   snap->analysis_ms =

@@ -16,7 +16,7 @@ using namespace inference_detail;  // NOLINT(google-build-using-namespace): the 
 Estimate Inference::bodyEstimate(const std::string& key) {
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   Estimate e;
-  e.derivation.model = "workspace-body";
+  e.derivation.model = Model::WorkspaceBody;
   const FunctionInfo* body = findBody(key);
   if (!body) {
     e.derivation.summary = "body not available";
@@ -134,7 +134,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.dist.mean_ns = predicted;
       e.dist.samples = samples;
       e.floor_mean_ns = predicted;
-      e.derivation.model = "callsite-regression";
+      e.derivation.model = Model::CallsiteRegression;
       e.derivation.summary =
           formatDuration(predicted) + " at " + fmtNumber(rate) + " calls/s of " + fn.name + "()";
       e.derivation.inputs.push_back(std::to_string(sites.size()) + " call site(s) of " +
@@ -177,7 +177,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.spread_lo = std::min(1.0, overall.p50_ns / overall.mean_ns);
       e.spread_hi = std::max(1.0, overall.p90_ns / overall.mean_ns);
     }
-    e.derivation.model = "callee-overall";
+    e.derivation.model = Model::CalleeOverall;
     e.derivation.summary = formatDuration(overall.mean_ns) + " (" + displayName(node) +
                            " overall, " + std::to_string(overall.count) + " calls)";
     e.derivation.inputs.push_back(displayName(node) + ": mean " + formatDuration(overall.mean_ns) +
@@ -195,7 +195,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.spread_lo = body.spread_lo;
       e.spread_hi = body.spread_hi;
       e.unknown_parts = body.unknown_parts;
-      e.derivation.model = "workspace-body";
+      e.derivation.model = Model::WorkspaceBody;
       e.derivation.summary =
           formatDuration(body.dist.mean_ns) + " from the body of " + displayName(node);
       e.derivation.inputs.push_back(node.callee_key + ": " + body.derivation.summary);
@@ -207,12 +207,12 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     }
     e.derivation = body.derivation;
     // A body without calls or loops keeps its model: it is negligible, not an unknown part.
-    if (e.derivation.model != "leaf") e.derivation.model = "workspace-body";
+    if (e.derivation.model != Model::Leaf) e.derivation.model = Model::WorkspaceBody;
     if (e.derivation.summary.empty())
       e.derivation.summary = "no production data; the body's cost is unknown";
     return e;
   }
-  e.derivation.model = "none";
+  e.derivation.model = Model::None;
   e.derivation.summary = "no production data for " + displayName(node);
   return e;
 }

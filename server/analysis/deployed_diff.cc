@@ -121,7 +121,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   e.interval = intervalOf(root, fn.added);
   e.floor_mean_ns = e.dist.mean_ns;
   e.unknown_parts = unknown_new;
-  e.derivation.model = "diff";
+  e.derivation.model = Model::Diff;
   e.derivation.summary = "measured " + formatDuration(m.mean_ns) + " − removed " +
                          formatDuration(removed.mean_ns) + " + new " +
                          formatDuration(added.mean_ns);

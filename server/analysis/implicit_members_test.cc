@@ -58,18 +58,19 @@ struct Declared {
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* dtor = findFunction(*snap, "ns::Widget::~Widget()");
   ASSERT_NE(dtor, nullptr);
-  EXPECT_EQ(dtor->match, "exact");
+  EXPECT_EQ(dtor->match, analysis::MatchKind::Exact);
   ASSERT_TRUE(dtor->root().measured.has_value());
   EXPECT_EQ(dtor->root().measured->count, 7u);
   EXPECT_EQ(dtor->name, "~Widget (implicit)");
   EXPECT_EQ(dtor->name_range.start.line, 2);  // the class's name
   const FunctionInfo* copy = findFunction(*snap, "ns::Widget::Widget(const ns::Widget &)");
   ASSERT_NE(copy, nullptr);
-  EXPECT_EQ(copy->match, "exact");
+  EXPECT_EQ(copy->match, analysis::MatchKind::Exact);
   // Members production did not run are not shown.
   EXPECT_EQ(findFunction(*snap, "ns::Widget::Widget()"), nullptr);
   EXPECT_EQ(findFunction(*snap, "ns::Widget::operator=(ns::Widget &&)"), nullptr);
-  for (const auto& f : snap->functions) EXPECT_TRUE(!f.implicit || !f.match.empty()) << f.key;
+  for (const auto& f : snap->functions)
+    EXPECT_TRUE(!f.implicit || f.match != analysis::MatchKind::None) << f.key;
 }
 
 TEST(ImplicitMembersTest, MembersOfALocalClassAreFunctionsOfTheirOwn) {
@@ -105,7 +106,7 @@ int outer(int n) {
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* f = findFunction(*snap, "outer(int)::Counter::add(int)");
   ASSERT_NE(f, nullptr);
-  EXPECT_FALSE(f->match.empty());
+  EXPECT_NE(f->match, analysis::MatchKind::None);
 }
 
 TEST(ImplicitMembersTest, ATemplateDefinitionListsTheInstantiationsThatRan) {
@@ -125,7 +126,7 @@ template <typename E> class Queue {
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* f = findFunction(*snap, "ns::Queue<E>::Enqueue(const E &)");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->match, "overloads");
+  EXPECT_EQ(f->match, analysis::MatchKind::Overloads);
   ASSERT_EQ(f->matched.size(), 2u);
   std::vector<std::string> keys{f->matched[0].key, f->matched[1].key};
   std::sort(keys.begin(), keys.end());

@@ -79,7 +79,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   FunctionInfo fn = input;
   MatchResult self = matcher_.matchDefinition(fn);
   Node& root = fn.nodes[0];
-  fn.match = self ? self.how : "";
+  fn.match = self ? self.how : MatchKind::None;
   for (const FeedbackItem* part : self.parts) fn.matched.push_back({part->key, part->stats});
   if (self) attach(root, *self.item);
   bool function_measured = self && self.item->stats.has_value();
@@ -87,10 +87,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     root.estimate.provenance = Provenance::Measured;
     root.estimate.dist = fromStats(*self.item->stats);
     root.estimate.floor_mean_ns = root.estimate.dist.mean_ns;
-    root.estimate.derivation.model = "measured";
+    root.estimate.derivation.model = Model::Measured;
     root.estimate.derivation.summary =
         "production: mean " + formatDuration(root.estimate.dist.mean_ns);
-    if (self.how == "overloads")
+    if (self.how == MatchKind::Overloads)
       root.estimate.derivation.assumptions.push_back(
           "aggregated across overloads / instantiations of " + qualifiedName(fn.key));
   }
@@ -129,12 +129,13 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
           setSpread(n.estimate, relativeError(site->mean_ns, site->p50_ns, site->p90_ns,
                                               site->count, options_.interval_z));
-          n.estimate.derivation.model = "measured";
+          n.estimate.derivation.model = Model::Measured;
           n.estimate.derivation.summary =
               "production call site " + fn.name + "() → " + displayName(n);
           // Only data of this very callee counts its calls: a site matched across overloads
           // (`operator<<` for another argument type) counts the other overloads' calls.
-          if (function_measured && calls_of[n.callee_key] == 1 && callee[id].how != "overloads")
+          if (function_measured && calls_of[n.callee_key] == 1 &&
+              callee[id].how != MatchKind::Overloads)
             n.production_calls = site->calls_per_parent;
           measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {
@@ -146,13 +147,13 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           setSpread(n.estimate,
                     relativeError(item->stats->mean_ns, item->stats->p50_ns, item->stats->p90_ns,
                                   item->stats->count, options_.interval_z));
-          n.estimate.derivation.model = "measured";
+          n.estimate.derivation.model = Model::Measured;
           n.estimate.derivation.summary =
               "production: " + displayName(n) + " mean " + formatDuration(item->stats->mean_ns);
         } else {
           to_infer.push_back(id);
         }
-        if (n.estimate.known() && callee[id].how == "overloads")
+        if (n.estimate.known() && callee[id].how == MatchKind::Overloads)
           n.estimate.derivation.assumptions.push_back("aggregated across overloads of " +
                                                       qualifiedName(n.callee_key));
         break;
@@ -188,7 +189,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         Sum s;
         for (int c : n.children) s.add(fn.nodes[c]);
         Estimate e;
-        e.derivation.model = "sum";
+        e.derivation.model = Model::Sum;
         s.noteUnknown(e.derivation);
         if (fn.unresolved_calls == 0 && (n.children.empty() || s.onlyNegligible())) {
           // A body with no calls, loops or branches (an accessor, arithmetic), or calling only
@@ -334,7 +335,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     e.dist.samples = root.estimate.dist.samples;
     e.interval = intervalOf(root, fn.added);
     e.floor_mean_ns = root.estimate.dist.mean_ns;
-    e.derivation.model = "sum";
+    e.derivation.model = Model::Sum;
     e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +
                            formatDuration(added.mean_ns);
     e.derivation.inputs.push_back("measured total: " + formatDuration(root.estimate.dist.mean_ns));

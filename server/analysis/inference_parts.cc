@@ -118,13 +118,13 @@ double product(const std::vector<CostFactor>& factors, bool data_only) {
   return k;
 }
 
-bool isLeaf(const Estimate& e) { return !e.known() && e.derivation.model == "leaf"; }
+bool isLeaf(const Estimate& e) { return !e.known() && e.derivation.model == Model::Leaf; }
 
 // The estimate of a part made only of bodies without calls or loops: negligible, stated, and
 // shown as "no data" rather than as a figure of 0.
 Estimate negligibleEstimate(const std::string& what) {
   Estimate e;
-  e.derivation.model = "leaf";
+  e.derivation.model = Model::Leaf;
   e.derivation.summary = "no production data; makes no calls and has no loops: negligible";
   e.derivation.assumptions.push_back("no production data for " + what +
                                      "; it makes no calls and has no loops of unknown count, so "

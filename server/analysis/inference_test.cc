@@ -69,12 +69,12 @@ int estimate(const Backlog& b) {
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "estimate(const Backlog &)");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->match, "exact");
+  EXPECT_EQ(f->match, analysis::MatchKind::Exact);
   auto calls = nodesOfKind(*f, NodeKind::Call);
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0]->estimate.provenance, Provenance::Inferred);
   EXPECT_DOUBLE_EQ(calls[0]->estimate.dist.mean_ns, 2 * kMs);
-  EXPECT_EQ(calls[0]->estimate.derivation.model, "callsite-regression");
+  EXPECT_EQ(calls[0]->estimate.derivation.model, analysis::Model::CallsiteRegression);
   ASSERT_TRUE(calls[0]->measured);  // the callee's stats, for the hover
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 2u);
@@ -135,7 +135,7 @@ int fresh(const Db& d) { return d.query(2); }
   InMemoryFeedback view({q, h});
   SnapshotPtr s = t.analyze(view);
   const Node* call = nodesOfKind(*findFunction(*s, "handler(const Db &)"), NodeKind::Call)[0];
-  EXPECT_EQ(call->estimate.derivation.model, "callsite-regression");
+  EXPECT_EQ(call->estimate.derivation.model, analysis::Model::CallsiteRegression);
   EXPECT_NEAR(call->estimate.dist.mean_ns, 25 * kMs, 1);
   EXPECT_NEAR(call->estimate.dist.p99_ns, 4 * 20 * kMs * 1.25, 1);  // callee shape, rescaled
   EXPECT_EQ(call->estimate.dist.samples, 300u);
@@ -154,12 +154,12 @@ TEST(InferenceTest, CalleeOverallWhenCallSitesCarryNoWorkload) {
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "f()");
   const Node* call = nodesOfKind(*f, NodeKind::Call)[0];
-  EXPECT_EQ(call->estimate.derivation.model, "callee-overall");
+  EXPECT_EQ(call->estimate.derivation.model, analysis::Model::CalleeOverall);
   EXPECT_DOUBLE_EQ(call->estimate.dist.mean_ns, 7 * kMs);
   EXPECT_DOUBLE_EQ(call->estimate.dist.p99_ns, 28 * kMs);
   // f has no data: its total is the sum of its parts, a prediction.
   EXPECT_EQ(f->root().estimate.provenance, Provenance::Inferred);
-  EXPECT_EQ(f->root().estimate.derivation.model, "sum");
+  EXPECT_EQ(f->root().estimate.derivation.model, analysis::Model::Sum);
   EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 7 * kMs);
   EXPECT_TRUE(f->changed);
 }
@@ -185,7 +185,7 @@ int top(const Db& d) { return helper(d); }
   ASSERT_NE(top, nullptr);
   const Node* call = nodesOfKind(*top, NodeKind::Call)[0];
   EXPECT_TRUE(call->callee_in_workspace);
-  EXPECT_EQ(call->estimate.derivation.model, "workspace-body");
+  EXPECT_EQ(call->estimate.derivation.model, analysis::Model::WorkspaceBody);
   EXPECT_DOUBLE_EQ(call->estimate.dist.mean_ns, 20 * kMs);
   EXPECT_DOUBLE_EQ(top->root().estimate.dist.mean_ns, 20 * kMs);
   // a → b → a: the recursive edge is unknown, the rest is still inferred (no endless loop).
@@ -215,7 +215,7 @@ int u(const Ext& e) {
   EXPECT_EQ(*loop->iterations, 5);  // still known, for the hint `5 × ?`
   EXPECT_EQ(loop->estimate.derivation.summary, "5 × ?");
   EXPECT_FALSE(f->changed);
-  EXPECT_EQ(f->match, "");
+  EXPECT_EQ(f->match, analysis::MatchKind::None);
 }
 
 TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
@@ -256,7 +256,7 @@ TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
     if (c->callee_key == "Task::state() const") state = c;
   ASSERT_NE(state, nullptr);
   EXPECT_FALSE(state->estimate.known());
-  EXPECT_EQ(state->estimate.derivation.model, "leaf");
+  EXPECT_EQ(state->estimate.derivation.model, analysis::Model::Leaf);
   EXPECT_TRUE(anyContains(state->estimate.derivation.assumptions, "negligible"));
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 2u);
@@ -310,7 +310,7 @@ int iter(const Svc& s, int n) {
   EXPECT_EQ(loops[4]->iteration_source, IterationSource::Default);
   EXPECT_EQ(*loops[4]->iterations, 10);
   EXPECT_TRUE(anyContains(loops[4]->estimate.derivation.assumptions, "default 10 iterations"));
-  for (auto* l : loops) EXPECT_FALSE(l->estimate.derivation.model.empty());
+  for (auto* l : loops) EXPECT_NE(l->estimate.derivation.model, analysis::Model::Unstated);
 }
 
 // Without branch counts a two-arm branch is weighted by the static prior of its condition
@@ -612,7 +612,7 @@ TEST(InferenceTest, CallSiteRegressionShrinksWeakFitsAndDoesNotExtrapolate) {
   q.callsites = {site("a()", 10 * kMs, 1), site("b()", 30 * kMs, 3)};
   SnapshotPtr s = t.analyze(InMemoryFeedback({q, h}));
   const Node* call = nodesOfKind(*findFunction(*s, "handler(const Db &)"), NodeKind::Call)[0];
-  EXPECT_EQ(call->estimate.derivation.model, "callsite-regression");
+  EXPECT_EQ(call->estimate.derivation.model, analysis::Model::CallsiteRegression);
   EXPECT_NEAR(call->estimate.dist.mean_ns, 20 * kMs, 1);  // was 100 ms on the line through both
   EXPECT_TRUE(anyContains(call->estimate.derivation.assumptions, "weak fit"));
 
@@ -655,13 +655,13 @@ int byMangled() { return 4; }
                          item("api::Api::load(char) const", 1 * kMs), line, mangled});
   t.options.rules = {{"GET /tasks", "api::Api::listTasks(...)", ""}};
   SnapshotPtr s = t.analyze(view);
-  EXPECT_EQ(findFunction(*s, "api::Api::listTasks(int) const")->match, "rule");
-  EXPECT_EQ(findFunction(*s, "api::Api::load(int) const")->match, "overloads");
+  EXPECT_EQ(findFunction(*s, "api::Api::listTasks(int) const")->match, analysis::MatchKind::Rule);
+  EXPECT_EQ(findFunction(*s, "api::Api::load(int) const")->match, analysis::MatchKind::Overloads);
   EXPECT_TRUE(anyContains(
       findFunction(*s, "api::Api::load(int) const")->root().estimate.derivation.assumptions,
       "aggregated"));
-  EXPECT_EQ(findFunction(*s, "api::byLine()")->match, "file-line");
-  EXPECT_EQ(findFunction(*s, "api::byMangled()")->match, "mangled");
+  EXPECT_EQ(findFunction(*s, "api::byLine()")->match, analysis::MatchKind::FileLine);
+  EXPECT_EQ(findFunction(*s, "api::byMangled()")->match, analysis::MatchKind::Mangled);
   EXPECT_GT(s->analysis_ms, 0);
   EXPECT_GT(s->parse_ms, 0);
 }

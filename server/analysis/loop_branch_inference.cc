@@ -91,7 +91,7 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
     (child.arm == -1 ? once : body).add(child);
   }
   Estimate e;
-  e.derivation.model = "loop";
+  e.derivation.model = Model::Loop;
   e.derivation.inputs.push_back("iterations " + fmtNumber(n) + " (" + iteration_note + ")");
   e.derivation.assumptions = assumptions;
   body.noteUnknown(e.derivation);
@@ -235,7 +235,7 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
                             : prior                                   ? *node.branch_prior
                                                                       : 1.0 / arms;
   Estimate e;
-  e.derivation.model = "branch";
+  e.derivation.model = Model::Branch;
   bool any = cond.any_known;
   for (auto& a : arm) any |= a.any_known;
   for (auto& a : arm) a.noteUnknown(e.derivation);

@@ -91,7 +91,7 @@ Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
 }
 
 namespace {
-MatchResult single(const FeedbackItem* item, const char* how) {
+MatchResult single(const FeedbackItem* item, MatchKind how) {
   MatchResult r{item, nullptr, how};
   r.parts.push_back(item);
   return r;
@@ -109,11 +109,11 @@ MatchResult Matcher::byRules(const std::string& key) const {
       hit = normalizeFunctionKey(f) == key;
     }
     if (hit)
-      if (const FeedbackItem* item = view_.find(r.span)) return single(item, "rule");
+      if (const FeedbackItem* item = view_.find(r.span)) return single(item, MatchKind::Rule);
   }
   for (const auto& [rule, re] : regex_rules_) {
     if (re2::RE2::FullMatch(key, *re))
-      if (const FeedbackItem* item = view_.find(rule->span)) return single(item, "rule");
+      if (const FeedbackItem* item = view_.find(rule->span)) return single(item, MatchKind::Rule);
   }
   return {};
 }
@@ -121,18 +121,18 @@ MatchResult Matcher::byRules(const std::string& key) const {
 MatchResult Matcher::match(const std::string& key, const std::string& mangled) const {
   if (key.empty() && mangled.empty()) return {};
   if (!key.empty())
-    if (const FeedbackItem* item = view_.find(key)) return single(item, "exact");
+    if (const FeedbackItem* item = view_.find(key)) return single(item, MatchKind::Exact);
   if (!mangled.empty())
-    if (const FeedbackItem* item = view_.find(mangled)) return single(item, "mangled");
+    if (const FeedbackItem* item = view_.find(mangled)) return single(item, MatchKind::Mangled);
   if (key.empty()) return {};
   if (MatchResult r = byRules(key)) return r;
   auto q = qualified_cache_.find(key);
   if (q == qualified_cache_.end()) q = qualified_cache_.emplace(key, qualifiedName(key)).first;
   auto overloads = view_.findByName(q->second);
-  if (overloads.size() == 1) return single(overloads.front(), "name");
+  if (overloads.size() == 1) return single(overloads.front(), MatchKind::Name);
   if (overloads.size() > 1) {
     auto owned = std::make_shared<FeedbackItem>(aggregateItems(overloads));
-    MatchResult r{owned.get(), owned, "overloads"};
+    MatchResult r{owned.get(), owned, MatchKind::Overloads};
     r.parts = std::move(overloads);
     return r;
   }
@@ -160,7 +160,7 @@ std::string withoutTemplateArguments(std::string_view key) {
 
 MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
   MatchResult r = match(fn.key, fn.mangled);
-  if (!r || (r.how != "name" && r.how != "overloads")) return r;
+  if (!r || (r.how != MatchKind::Name && r.how != MatchKind::Overloads)) return r;
   // By name, an implicit member would take its siblings' data (the default constructor the copy
   // constructor's): only the same member, of any instantiation of the class, counts.
   const std::string erased = withoutTemplateArguments(fn.key);
@@ -168,9 +168,9 @@ MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
   for (const FeedbackItem* part : r.parts)
     if (withoutTemplateArguments(normalizeFunctionKey(part->key)) == erased) same.push_back(part);
   if (same.empty()) return {};
-  if (same.size() == 1) return single(same.front(), "name");
+  if (same.size() == 1) return single(same.front(), MatchKind::Name);
   auto owned = std::make_shared<FeedbackItem>(aggregateItems(same));
-  MatchResult out{owned.get(), owned, "overloads"};
+  MatchResult out{owned.get(), owned, MatchKind::Overloads};
   out.parts = std::move(same);
   return out;
 }
@@ -209,7 +209,7 @@ MatchResult Matcher::matchVirtual(const std::string& caller, const std::string& 
   auto owned = std::make_shared<FeedbackItem>(aggregateItems(ran));
   owned->key = callee;
   owned->callsites = {site};
-  MatchResult r{owned.get(), owned, "virtual"};
+  MatchResult r{owned.get(), owned, MatchKind::Virtual};
   r.parts = std::move(ran);
   return r;
 }
@@ -231,7 +231,7 @@ MatchResult Matcher::matchDefinition(const FunctionInfo& fn) const {
       best_distance = d;
     }
   }
-  if (best) return single(best, "file-line");
+  if (best) return single(best, MatchKind::FileLine);
   return {};
 }
 

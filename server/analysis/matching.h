@@ -16,10 +16,9 @@
 namespace perfhat::analysis {
 
 struct MatchResult {
-  const FeedbackItem* item = nullptr;      // into the view, or into `owned` when aggregated
-  std::shared_ptr<FeedbackItem> owned;     // set for "overloads"
-  std::string how;                         // "exact", "mangled", "rule", "name", "overloads",
-                                           // "file-line"; "" when nothing matched
+  const FeedbackItem* item = nullptr;   // into the view, or into `owned` when aggregated
+  std::shared_ptr<FeedbackItem> owned;  // set for "overloads"
+  MatchKind how = MatchKind::None;
   std::vector<const FeedbackItem*> parts;  // the view's items behind `item` (one unless merged)
   explicit operator bool() const { return item != nullptr; }
 };

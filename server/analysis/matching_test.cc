@@ -27,7 +27,7 @@ TEST(MatcherTest, ExactKeyEvenWhenTheDatasetSpellsItDifferently) {
   AnalysisOptions o;
   MatchResult m = Matcher(view, o).match("agile::Svc::load(int) const", "");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m.how, "exact");
+  EXPECT_EQ(m.how, analysis::MatchKind::Exact);
 }
 
 TEST(MatcherTest, MangledName) {
@@ -37,7 +37,7 @@ TEST(MatcherTest, MangledName) {
   AnalysisOptions o;
   MatchResult m = Matcher(view, o).match("load(int)", "_Z4loadi");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m.how, "mangled");
+  EXPECT_EQ(m.how, analysis::MatchKind::Mangled);
   EXPECT_EQ(m.item->key, "legacy::load(int)");
 }
 
@@ -47,7 +47,7 @@ TEST(MatcherTest, UserRulesBySignatureWildcardAndRegex) {
   o.rules = {{"GET /tasks", "agile::Api::listTasks(...)", ""},
              {"nightly-batch", "", "batch::.*::run\\(.*"}};
   Matcher m(view, o);
-  EXPECT_EQ(m.match("agile::Api::listTasks(int, bool) const", "").how, "rule");
+  EXPECT_EQ(m.match("agile::Api::listTasks(int, bool) const", "").how, analysis::MatchKind::Rule);
   EXPECT_EQ(m.match("agile::Api::listTasks(int, bool) const", "").item->key, "GET /tasks");
   EXPECT_EQ(m.match("batch::Reports::run(int)", "").item->key, "nightly-batch");
   EXPECT_FALSE(m.match("agile::Api::other()", ""));
@@ -56,7 +56,7 @@ TEST(MatcherTest, UserRulesBySignatureWildcardAndRegex) {
   EXPECT_FALSE(m.match("batch::Reports::runner", ""));
   // RE2 matches in linear time without recursion: a key far too long for std::regex is matched.
   const std::string huge = "batch::" + std::string(200000, 'x') + "::run(int)";
-  EXPECT_EQ(m.match(huge, "").how, "rule");
+  EXPECT_EQ(m.match(huge, "").how, analysis::MatchKind::Rule);
 }
 
 TEST(MatcherTest, NameWhenTheOverloadSetHasOneMemberElseAggregated) {
@@ -64,13 +64,13 @@ TEST(MatcherTest, NameWhenTheOverloadSetHasOneMemberElseAggregated) {
   AnalysisOptions o;
   MatchResult m = Matcher(single, o).match("agile::Svc::load(int)", "");
   ASSERT_TRUE(m);
-  EXPECT_EQ(m.how, "name");
+  EXPECT_EQ(m.how, analysis::MatchKind::Name);
 
   InMemoryFeedback two(
       {item("agile::Svc::load(long)", 2e6, 100), item("agile::Svc::load(double)", 6e6, 300)});
   MatchResult agg = Matcher(two, o).match("agile::Svc::load(int)", "");
   ASSERT_TRUE(agg);
-  EXPECT_EQ(agg.how, "overloads");
+  EXPECT_EQ(agg.how, analysis::MatchKind::Overloads);
   ASSERT_TRUE(agg.item->stats);
   EXPECT_EQ(agg.item->stats->count, 400u);
   EXPECT_DOUBLE_EQ(agg.item->stats->mean_ns, (100 * 2e6 + 300 * 6e6) / 400);
@@ -80,7 +80,7 @@ TEST(MatcherTest, NameWhenTheOverloadSetHasOneMemberElseAggregated) {
   // Template instantiations aggregate under the primary template's name.
   InMemoryFeedback inst({item("T agile::maxOf(T, T) [with T = int]", 1e3),
                          item("int agile::maxOf<long>(long, long)", 3e3)});
-  EXPECT_EQ(Matcher(inst, o).match("agile::maxOf<>(T, T)", "").how, "overloads");
+  EXPECT_EQ(Matcher(inst, o).match("agile::maxOf<>(T, T)", "").how, analysis::MatchKind::Overloads);
 }
 
 TEST(MatcherTest, DefinitionFileAndLine) {
@@ -98,7 +98,7 @@ TEST(MatcherTest, DefinitionFileAndLine) {
   fn.range = {{9, 0}, {20, 1}};  // lines 10..21, 1-based
   MatchResult m = Matcher(view, o).matchDefinition(fn);
   ASSERT_TRUE(m);
-  EXPECT_EQ(m.how, "file-line");
+  EXPECT_EQ(m.how, analysis::MatchKind::FileLine);
   EXPECT_EQ(m.item->key, "GET /x handler");
   fn.file = "/home/me/proj/src/other_svc.cc";
   EXPECT_FALSE(Matcher(view, o).matchDefinition(fn));
@@ -109,7 +109,7 @@ TEST(MatcherTest, NothingMatches) {
   AnalysisOptions o;
   MatchResult m = Matcher(view, o).match("b()", "_Z1bv");
   EXPECT_FALSE(m);
-  EXPECT_EQ(m.how, "");
+  EXPECT_EQ(m.how, analysis::MatchKind::None);
 }
 
 TEST(SameSourceFileTest, SuffixAtPathBoundary) {

@@ -57,10 +57,36 @@ enum class Provenance {
   Inferred,  // predicted by an inference rule
 };
 
+// The inference model behind an estimate (server/features/names.h gives each its name).
+enum class Model {
+  Unstated,            // nothing said (a value built without a model)
+  None,                // no data and nothing to infer from
+  Measured,            // production data of this node
+  Leaf,                // a body without calls or loops: negligible
+  CallsiteRegression,  // latency regressed on the call sites' arguments
+  CalleeOverall,       // the callee's overall distribution (no data for this call site)
+  WorkspaceBody,       // the callee's body in the workspace, analysed
+  Loop,                // iterations × body cost
+  Branch,              // arms weighted by their probabilities
+  Sum,                 // a body's parts added up (or measured − removed + added)
+  Diff,                // a call gone since the deployed revision
+};
+
+// How a function's production data was found (matching.cc); names in server/features/names.h.
+enum class MatchKind {
+  None,       // nothing matched
+  Exact,      // the canonical key
+  Mangled,    // the Itanium mangled name
+  Rule,       // a project rule (.perfhat.json)
+  Name,       // the qualified name, one overload
+  Overloads,  // the qualified name, aggregated across overloads
+  FileLine,   // the definition's file and line
+  Virtual,    // the implementations a virtual call reached from here (call-site data)
+};
+
 // How a value came about, for the hover. Every inferred value carries one.
 struct Derivation {
-  std::string model;                // e.g. "measured", "callsite-regression", "callee-overall",
-                                    // "workspace-body", "loop", "branch", "sum"
+  Model model = Model::Unstated;
   std::string summary;              // one line, e.g. "100 × 12.4 ms"
   std::vector<std::string> inputs;  // the values it used, human-readable
   std::vector<std::string>
@@ -258,9 +284,8 @@ struct FunctionInfo {
   Range range;              // whole definition
   Range name_range;         // the declarator name (code lens / diagnostic anchor)
   std::vector<Node> nodes;  // nodes[0] is the function node
-  // How the function's measured data was matched ("exact", "mangled", "name", "overloads",
-  // "file-line", "rule", or "" when nothing matched).
-  std::string match;
+  // How the function's measured data was matched (None when nothing matched).
+  MatchKind match = MatchKind::None;
   std::vector<MatchedPart> matched;  // the item(s) behind `match`; several when aggregated
   // A special member the compiler defines (no definition in the source): ranges are the class's.
   // The analysis keeps it only when production data matched it.

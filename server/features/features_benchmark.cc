@@ -40,7 +40,7 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
     f.range = {{base, 0}, {base + 22, 1}};
     f.name_range = {{base, 14}, {base, 14 + static_cast<int>(f.name.size())}};
     f.changed = i % 4 == 0;
-    f.match = "exact";
+    f.match = analysis::MatchKind::Exact;
     Node root;
     root.kind = NodeKind::Function;
     root.range = f.range;
@@ -49,7 +49,7 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
     // Changed functions are predicted well above production (p50 20 ms) so they warn.
     root.estimate.dist = f.changed ? Distribution{50e6, 45e6, 60e6, 120e6, 0}
                                    : Distribution{30e6, 28e6, 40e6, 90e6, 0};
-    root.estimate.derivation = {"sum", "loop + 2 calls", {"loop 25 ms"}, {}};
+    root.estimate.derivation = {analysis::Model::Sum, "loop + 2 calls", {"loop 25 ms"}, {}};
     Stats st;
     st.count = 12000;
     st.p50_ns = 20e6;
@@ -86,7 +86,7 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
       } else if (k % 3 == 0) {
         c.estimate.provenance = analysis::Provenance::Inferred;
         c.estimate.dist = {1.1e6, 1e6, 1.5e6, 3e6, 40};
-        c.estimate.derivation = {"callsite-regression",
+        c.estimate.derivation = {analysis::Model::CallsiteRegression,
                                  "fit over 4 callers",
                                  {"4 call sites", "caller rate 3.5/s"},
                                  {"linear in caller rate"}};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/features/feature_util.h"
+#include "server/features/names.h"
 
 namespace perfhat::features {
 namespace {
@@ -16,17 +17,6 @@ using analysis::NodeKind;
 using analysis::Provenance;
 using detail::pick;
 using detail::statLabel;
-
-std::string matchText(const std::string& m) {
-  if (m == "exact") return "exact key";
-  if (m == "mangled") return "mangled name";
-  if (m == "name") return "qualified name (single overload)";
-  if (m == "overloads") return "qualified name, aggregated across overloads";
-  if (m == "file-line") return "definition file and line";
-  if (m == "rule") return "project rule (.perfhat.json)";
-  if (m == "virtual") return "implementations called from here (call-site data)";
-  return m;
-}
 
 std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
   std::string out;
@@ -46,7 +36,7 @@ std::string windowText(const TimeWindow& w) {
   return (w.from.empty() ? "…" : w.from) + " → " + (w.to.empty() ? "now" : w.to);
 }
 
-void statsTable(std::string& md, const Node& n, const std::string& match, const Options& o) {
+void statsTable(std::string& md, const Node& n, analysis::MatchKind match, const Options& o) {
   const Stats& st = *n.measured;
   // A predicted call carries the callee's overall data (other callers): say so, so it is not
   // read as data for this call site.
@@ -85,7 +75,8 @@ void statsTable(std::string& md, const Node& n, const std::string& match, const 
   }
   if (!n.versions.empty()) md += "| versions | " + cell(join(n.versions)) + " |\n";
   if (!n.hosts.empty()) md += "| hosts | " + cell(join(n.hosts)) + " |\n";
-  if (!match.empty()) md += "| matched by | " + cell(matchText(match)) + " |\n";
+  if (match != analysis::MatchKind::None)
+    md += "| matched by | " + cell(std::string(matchKindText(match))) + " |\n";
   md += "\n";
 }
 
@@ -109,7 +100,8 @@ void partsTable(std::string& md, const std::string& title,
 void derivationBlock(std::string& md, const analysis::Estimate& e) {
   const analysis::Derivation& d = e.derivation;
   md += "**Prediction**";
-  if (!d.model.empty()) md += " — model `" + d.model + "`";
+  if (d.model != analysis::Model::Unstated)
+    md += " — model `" + std::string(modelName(d.model)) + "`";
   if (!d.summary.empty()) md += ": " + d.summary;
   md += "\n\n";
   if (!d.inputs.empty()) {
@@ -304,7 +296,7 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
   }
 
   if (n.measured && n.measured->count > 0) {
-    std::string match;
+    analysis::MatchKind match = analysis::MatchKind::None;
     if (n.kind == NodeKind::Function) {
       match = f.match;
     } else if (const FunctionInfo* callee = findFunction(s, n.callee_key)) {

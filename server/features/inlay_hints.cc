@@ -6,6 +6,7 @@
 
 #include "server/features/feature_util.h"
 #include "server/features/hint_text.h"
+#include "server/features/names.h"
 
 namespace perfhat::features {
 namespace detail {
@@ -37,7 +38,8 @@ std::string valueText(const NodeValue& v) {
 // Second tooltip line for predicted values: the model and what it assumed.
 std::string predictionNote(const analysis::Estimate& e) {
   std::string out = "predicted";
-  if (!e.derivation.model.empty()) out += " (" + e.derivation.model + ")";
+  if (e.derivation.model != analysis::Model::Unstated)
+    out += " (" + std::string(modelName(e.derivation.model)) + ")";
   if (!e.derivation.summary.empty()) out += ": " + e.derivation.summary;
   const std::string assumed = joinAssumptions(e.derivation);
   if (!assumed.empty()) out += "\nassumes " + assumed;
@@ -145,7 +147,8 @@ bool carriesInformation(const analysis::Node& n) {
     return false;
   if (n.kind == NodeKind::Branch && !e.known()) return false;
   // Calls, loops and branches made only of bodies without calls or loops: negligible, no data.
-  if (n.kind != NodeKind::Function && !e.known() && e.derivation.model == "leaf") return false;
+  if (n.kind != NodeKind::Function && !e.known() && e.derivation.model == analysis::Model::Leaf)
+    return false;
   if (n.kind == NodeKind::Call && !e.known() && n.callee_system) return false;
   return true;
 }

@@ -75,7 +75,8 @@ TEST(FeaturesInlayHints, HintsThatSayNothingAreLeftOutInEveryProfile) {
   const int push = b.call(0, "push_back", find(src, 1, "v.push_back(1)"), unknown());
   b.node(push).callee_system = true;
   const int branch = b.branch(0, {{2, 2}, {2, 22}}, find(src, 2, "a.ok())").end, 0.5, unknown());
-  b.call(branch, "ok", find(src, 2, "a.ok()"), inferred(0, "leaf", "no calls or loops"));
+  b.call(branch, "ok", find(src, 2, "a.ok()"),
+         inferred(0, analysis::Model::Leaf, "no calls or loops"));
   b.call(0, "mine", find(src, 3, "mine()"), unknown());
   Snapshot s;
   s.functions.push_back(b.build());
@@ -115,7 +116,8 @@ TEST(FeaturesInlayHints, AssumedIterationsAreMarked) {
   analysis::Node& inner = t.snapshot.functions[0].nodes[t.inner];
   inner.iterations = 10;
   inner.iteration_source = IterationSource::Default;
-  inner.estimate = inferred(124e6, "loop", "10 × 12.4 ms", {}, {"default 10 iterations"});
+  inner.estimate =
+      inferred(124e6, analysis::Model::Loop, "10 × 12.4 ms", {}, {"default 10 iterations"});
   const std::vector<InlayHint> hints = inlayHints(t.snapshot, {{6, 0}, {6, 200}}, Options());
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_EQ(hints[0].label, "≈ 124 ms (~10 × 12.4 ms)");
@@ -138,9 +140,10 @@ TEST(FeaturesInlayHints, MainStatisticAndStaleData) {
 TEST(FeaturesInlayHints, BranchesShowTheirProbability) {
   const std::string_view src = "void f(bool x) {\n  if (x) { g(); }\n}\n";
   FunctionBuilder b("f", "f(bool)", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 14});
-  b.total(inferred(3e6, "sum", "branch"));
-  const int br = b.branch(0, {{1, 2}, {1, 17}}, find(src, 1, "if (x)").end, 0.25,
-                          inferred(3e6, "branch", "25 % × 12 ms", {}, {"branch taken 25 %"}));
+  b.total(inferred(3e6, analysis::Model::Sum, "branch"));
+  const int br =
+      b.branch(0, {{1, 2}, {1, 17}}, find(src, 1, "if (x)").end, 0.25,
+               inferred(3e6, analysis::Model::Branch, "25 % × 12 ms", {}, {"branch taken 25 %"}));
   b.call(br, "g", find(src, 1, "g()"), measured(stats(10, 12e6, 13e6, 14e6)));
   Snapshot s;
   s.functions.push_back(b.build());

@@ -53,17 +53,17 @@ inline Estimate measured(const Stats& s) {
   Estimate e;
   e.provenance = Provenance::Measured;
   e.dist = {s.mean_ns, s.p50_ns, s.p90_ns, s.p99_ns, s.count};
-  e.derivation.model = "measured";
+  e.derivation.model = analysis::Model::Measured;
   return e;
 }
 
-inline Estimate inferred(double p50, std::string model, std::string summary,
+inline Estimate inferred(double p50, analysis::Model model, std::string summary,
                          std::vector<std::string> inputs = {},
                          std::vector<std::string> assumptions = {}, uint64_t samples = 0) {
   Estimate e;
   e.provenance = Provenance::Inferred;
   e.dist = {p50 * 1.1, p50, p50 * 1.5, p50 * 3, samples};
-  e.derivation = {std::move(model), std::move(summary), std::move(inputs), std::move(assumptions)};
+  e.derivation = {model, std::move(summary), std::move(inputs), std::move(assumptions)};
   return e;
 }
 
@@ -86,8 +86,8 @@ class FunctionBuilder {
     root.hint = hint;
     f_.nodes.push_back(root);
   }
-  FunctionBuilder& match(std::string m) {
-    f_.match = std::move(m);
+  FunctionBuilder& match(analysis::MatchKind m) {
+    f_.match = m;
     return *this;
   }
   FunctionBuilder& changed(bool c = true) {
@@ -210,16 +210,17 @@ struct T4 {
     const Range sig = find(t, 2, "int BacklogService::listStories(const Backlog& backlog)");
     FunctionBuilder b("listStories", "agile::BacklogService::listStories(const agile::Backlog &)",
                       {{2, 0}, {11, 1}}, find(t, 2, "listStories"), sig.end);
-    b.match("exact").changed().total(
-        inferred(kTotal, "sum", "measured 410 ms + new 3.72 s",
-                 {"measured total: 410 ms", "new call getTasks(): 100 × 3 × 12.4 ms"}),
-        stats(1200, kMeasured, 500e6, 900e6, 20));
+    b.match(analysis::MatchKind::Exact)
+        .changed()
+        .total(inferred(kTotal, analysis::Model::Sum, "measured 410 ms + new 3.72 s",
+                        {"measured total: 410 ms", "new call getTasks(): 100 × 3 × 12.4 ms"}),
+               stats(1200, kMeasured, 500e6, 900e6, 20));
     // As the analysis builds them: the hint of a loop or branch is where its body starts, and
     // the range expression is a child of the loop evaluated once (arm -1).
     outer_header = {{4, 2}, find(t, 4, "{").start};
     outer = b.loop(0, LoopKind::RangeFor, {{4, 2}, {9, 3}}, outer_header.end, 100,
                    IterationSource::Production,
-                   inferred(kStories + kOuter, "loop", "3 ms + 100 × 38.7 ms",
+                   inferred(kStories + kOuter, analysis::Model::Loop, "3 ms + 100 × 38.7 ms",
                             {"100 iterations (loop data)"}));
     stories_range = find(t, 4, "backlog.stories()");
     stories = b.call(outer, "stories", stories_range, measured(stats(1200, kStories, 4e6, 9e6, 20)),
@@ -228,10 +229,11 @@ struct T4 {
     points = b.call(outer, "storyPoints", find(t, 5, "storyPoints(s)"),
                     measured(stats(5000, kPoints, 2e6, 4e6)), stats(5000, kPoints, 2e6, 4e6));
     inner = b.loop(outer, LoopKind::For, {{6, 4}, {8, 5}}, find(t, 6, "{").start, 3,
-                   IterationSource::ConstantTrip, inferred(kInner, "loop", "3 × 12.4 ms"));
+                   IterationSource::ConstantTrip,
+                   inferred(kInner, analysis::Model::Loop, "3 × 12.4 ms"));
     tasks_range = find(t, 7, "s.getTasks()");
     tasks = b.call(inner, "getTasks", tasks_range,
-                   inferred(kTasks, "callee-overall", "callee's overall distribution",
+                   inferred(kTasks, analysis::Model::CalleeOverall, "callee's overall distribution",
                             {"getTasks() p50 12.4 ms over 300 calls in other callers"},
                             {"no call-site data for listStories() → getTasks()"}, 300));
     b.added(tasks, {{analysis::CostFactor::Kind::Iterations, 100, outer, false},

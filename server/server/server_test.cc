@@ -45,7 +45,7 @@ class GatedAnalyzer : public Analyzer {
       root.estimate.provenance = analysis::Provenance::Measured;
       root.estimate.dist = {item->stats->mean_ns, item->stats->p50_ns, item->stats->p90_ns,
                             item->stats->p99_ns, item->stats->count};
-      f.match = "exact";
+      f.match = analysis::MatchKind::Exact;
     }
     f.nodes.push_back(root);
     s->functions.push_back(f);
