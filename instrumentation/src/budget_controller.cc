@@ -72,6 +72,7 @@ constexpr std::size_t kMaxCachedPcs = 1 << 16;
 constexpr std::size_t kGroupRefreshWindows = 10;
 constexpr std::size_t kMaxPinLines = 1000;
 constexpr std::size_t kMaxStatusRows = 200;
+constexpr std::size_t kExportWindows = 30;
 
 }  // namespace
 
@@ -167,6 +168,8 @@ bool Controller::configure(const Settings& s, std::string* error) {
   windows_ = 0;
   calibrated_ = false;
   export_per_call_s_ = -1;
+  fixed_per_s_ = 0;
+  export_windows_.clear();
   clear();
   if (!s.error.empty()) {
     if (error) *error = s.error;
@@ -365,11 +368,31 @@ void Controller::tick() {
   last_wall_ = wall;
   last_process_ = process;
   last_thread_ = thread;
-  // The exporter's CPU per recorded call, smoothed: the export half of a report.
-  if (d_recorded >= 100) {
-    const double x = cost.collector_cpu_s / d_recorded;
-    export_per_call_s_ = export_per_call_s_ < 0 ? x : 0.7 * export_per_call_s_ + 0.3 * x;
+  // The collector's CPU = fixed + per call × recorded calls, fitted over recent windows (least
+  // squares; the plan's own changes vary the recorded count). Without spread in the counts the
+  // ratio stands in, with no fixed part.
+  export_windows_.push_back({d_recorded, cost.collector_cpu_s, cost.wall_s});
+  while (export_windows_.size() > kExportWindows) export_windows_.pop_front();
+  {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, wall_sum = 0;
+    for (const auto& [x, y, w] : export_windows_) {
+      n += 1;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+      wall_sum += w;
+    }
+    const double var = sxx - sx * sx / n;
+    double slope = var > 0 && n >= 3 ? (sxy - sx * sy / n) / var : -1;
+    if (slope <= 0 && sx >= 100) slope = sy / sx;
+    if (slope > 0) {
+      export_per_call_s_ = slope;
+      const double intercept = std::max(0.0, (sy - slope * sx) / n);  // per window
+      fixed_per_s_ = wall_sum > 0 ? intercept * n / wall_sum : 0;
+    }
   }
+  cost.fixed_cpu_s = fixed_per_s_ * cost.wall_s;
   costs_.report_s = inprobe_report_s_ + std::max(0.0, export_per_call_s_);
   cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_;
   const Plan& plan = planner_.observe(window, cost, costs_);
@@ -436,6 +459,7 @@ std::string Controller::status_json_locked() const {
   std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
   o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9);
+  o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
   o += ",\"max_f\":" + num(p.max_f) + ",\"probing_hz\":" + num(p.probing_hz);
   o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
   o += ",\"measured_overhead\":" + num(p.measured_overhead) + ",\"governor\":" + num(p.governor);

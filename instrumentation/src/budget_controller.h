@@ -10,6 +10,8 @@
 // changes), PERFHAT_BUDGET_STATUS (JSON written each window).
 #pragma once
 
+#include <array>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -86,6 +88,9 @@ class Controller {
   Costs costs_ PERFHAT_GUARDED_BY(mu_);
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double export_per_call_s_ PERFHAT_GUARDED_BY(mu_) = -1;  // < 0: not measured yet
+  double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // collector CPU no plan changes, per second
+  // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
+  std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
   std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);
   std::vector<double> class_weights_ PERFHAT_GUARDED_BY(mu_);

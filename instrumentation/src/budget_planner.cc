@@ -73,7 +73,43 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   }
   rest_f = std::max(0.0, rest_f);
   if (probing) {
+    // The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget
+    // past it is worth more spent on tracing. The solver's best plans and the greedy prefixes
+    // by weight (trace each class that still fits) are compared under the capped value.
     plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
+    std::vector<std::vector<bool>> candidates;
+    candidates.push_back(r.best.traced);
+    for (const plan::ProbePlan& a : r.alternatives) candidates.push_back(a.traced);
+    std::vector<std::size_t> order(solver.size());
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return solver[a].weight > solver[b].weight;
+    });
+    std::vector<bool> prefix(solver.size(), false);
+    double prefix_f = 0;
+    for (std::size_t j : order) {
+      if (prefix_f + solver[j].frequency_hz > rest_f) continue;
+      prefix_f += solver[j].frequency_hz;
+      prefix[j] = true;
+      candidates.push_back(prefix);
+    }
+    auto capped = [&](const std::vector<bool>& t) {
+      double f = 0, fw = 0, rw = 0;
+      for (std::size_t j = 0; j < solver.size(); ++j) {
+        if (j < t.size() && t[j]) {
+          f += solver[j].frequency_hz;
+          fw += solver[j].frequency_hz * solver[j].weight;
+        } else {
+          rw += solver[j].duty_ratio * solver[j].weight;
+        }
+      }
+      if (f > rest_f * (1 + 1e-9)) return -1.0;
+      return fw + std::min(rest_f - f, max_probe_hz) * rw;
+    };
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < candidates.size(); ++c)
+      if (capped(candidates[c]) > capped(candidates[best])) best = c;
+    r.best = plan::evaluateProbePlan(solver, rest_f, candidates[best]);
     for (std::size_t j = 0; j < index.size(); ++j) {
       ClassPlan& k = p.classes[index[j]];
       k.traced = j < r.best.traced.size() && r.best.traced[j];
@@ -118,10 +154,15 @@ void Planner::updateGovernor(const WindowCost& c) {
   if (c.process_cpu_s <= 0) return;
   const double measured = (c.collector_cpu_s + c.probe_cost_s) / c.process_cpu_s;
   plan_.measured_overhead = measured;
-  const double b = opt_.budget_share;
-  if (measured > b) {
-    governor_ *= std::clamp(b / measured, 0.5, 0.95);
-  } else if (measured < 0.8 * b) {
+  if (c.wall_s <= 0 || c.process_cpu_s / c.wall_s < opt_.idle_cpu_per_s) return;
+  // Only what the plan controls is governed: the collector's fixed part is taken off both sides
+  // (when it alone exceeds the budget, the plan says over_budget; scaling cannot help).
+  const double fixed = std::min(c.fixed_cpu_s, c.collector_cpu_s) / c.process_cpu_s;
+  const double b = opt_.budget_share - fixed, m = measured - fixed;
+  if (b <= 0) return;
+  if (m > b) {
+    governor_ *= std::clamp(b / m, 0.5, 0.95);
+  } else if (m < 0.8 * b) {
     governor_ = std::min(1.0, governor_ * 1.1);
   }
   governor_ = std::max(governor_, opt_.governor_floor);
@@ -149,11 +190,13 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   while (costs_.size() > opt_.windows) costs_.pop_front();
   updateGovernor(cost);
 
-  double wall = 0, process = 0;
+  double wall = 0, process = 0, fixed = 0;
   for (const WindowCost& c : costs_) {
     wall += c.wall_s;
     process += c.process_cpu_s;
+    fixed += c.fixed_cpu_s;
   }
+  const double fixed_per_s = wall > 0 ? fixed / wall : 0;
   const double process_per_s = wall > 0 ? process / wall : 0;
   std::vector<ClassPlan> classes;
   for (std::size_t i = 0; i < names_.size(); ++i) {
@@ -174,7 +217,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
     k.pinned = ws.back().pinned;
     classes.push_back(std::move(k));
   }
-  const double allowed = opt_.budget_share * process_per_s * governor_;
+  const double allowed = std::max(0.0, opt_.budget_share * process_per_s * governor_ - fixed_per_s);
   Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
                              opt_.max_probe_hz, opt_.min_fraction);
   candidate.governor = governor_;

@@ -29,6 +29,9 @@ struct PlannerOptions {
   // weights 1/fraction still estimate its count and percentiles without bias. 0 allows classes
   // the plan drops entirely (then only phase 1 counts them).
   double min_fraction = 0.001;
+  // A window in which the process used less CPU than this (CPU-s per second) is idle: the
+  // collector's own wakes are then most of it, and the governor leaves its factor alone.
+  double idle_cpu_per_s = 0.05;
 };
 
 // What one class did in one window.
@@ -52,6 +55,9 @@ struct WindowCost {
   double process_cpu_s = 0;    // the whole process
   double collector_cpu_s = 0;  // the exporter and sampler threads' own CPU time
   double probe_cost_s = 0;     // estimated: calls × detect + recorded × report
+  // The part of collector_cpu_s that no plan changes (waking, phase-1 export), estimated by the
+  // controller; the plans share what the budget leaves after it.
+  double fixed_cpu_s = 0;
 };
 
 struct ClassPlan {

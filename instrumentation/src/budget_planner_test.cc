@@ -49,6 +49,17 @@ TEST(BudgetPlanner, PaperUseCaseThroughTheCpuBudget) {
   EXPECT_NEAR(p.value, 1256.48, 1e-6);
 }
 
+// MaxF far above the stack sampler's ceiling: the unlimited probe of the paper's model would take
+// it all, the capped one cannot, so the budget past the ceiling goes to tracing.
+TEST(BudgetPlanner, ProbeCeilingSendsSpareBudgetToTracing) {
+  std::vector<ClassPlan> classes = {{"hot", 430000, 0.77, 1}, {"cold", 4300, 0.10, 5}};
+  Plan p = solvePlan(classes, 45660 * 1e-6, 1.0, {0, 1e-6}, true, 1000);
+  EXPECT_FALSE(find(p, "hot").traced);
+  EXPECT_TRUE(find(p, "cold").traced);
+  EXPECT_DOUBLE_EQ(p.probing_hz, 1000);
+  EXPECT_NEAR(p.value, 4300 * 5 + 1000 * 0.77, 1e-6);
+}
+
 TEST(BudgetPlanner, DetectionIsPaidFirstAndRatesFillTheRest) {
   std::vector<ClassPlan> classes = {{"a", 1000, 0.1, 2}, {"b", 100000, 0.1, 1}};
   // 0.01 CPU-s/s allowed; detection takes 101000 × 20 ns = 2.02 ms; 7.98 ms left = 7980 reports.
