@@ -158,6 +158,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   settings_ = s;
   planner_ = Planner(s.planner);
   sites_.clear();
+  named_below_ = 1;
   class_names_.clear();
   class_weights_.clear();
   class_pinned_.clear();
@@ -230,7 +231,7 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
     std::vector<tigris::EventMetrics> events;
     for (const detail::SiteActivity& a : sites) {
       tigris::EventMetrics e;
-      e.name = a.function;
+      e.name = sites_[a.id].qualified;
       e.metrics[std::string(tigris::metric::kInvocationFrequency)] = static_cast<double>(a.count);
       e.metrics[std::string(tigris::metric::kExecutionTime)] =
           a.timed ? static_cast<double>(a.sum_ticks) * ns_per_tick / static_cast<double>(a.timed)
@@ -256,8 +257,12 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
     SiteState& st = sites_[a.id];
     if (st.klass != -2) continue;
     SiteFacts f;
-    f.qualified = qualifiedName(a.function.empty() ? a.name : a.function);
-    f.kind = a.kind;
+    if (a.id >= named_below_ || st.qualified.empty()) {
+      st.qualified = qualifiedName(a.function.empty() ? a.name : a.function);
+      st.kind = a.kind;
+    }
+    f.qualified = st.qualified;
+    f.kind = st.kind;
     long k = -1;
     for (const std::string& glob : pins_.always) {
       if (tigris::glob_match(glob, f.qualified)) {
@@ -274,7 +279,6 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
                  : class_index(namespaceOf(f.qualified), 1, false);
     }
     st.klass = k;
-    st.qualified = f.qualified;
     if (st.symbol == nullptr && a.addr != nullptr) st.symbol = symbolize::resolve(a.addr).start;
   }
 }
@@ -308,9 +312,11 @@ void Controller::tick() {
   detail::Engine& engine = detail::Engine::get();
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
-  const double nspt = engine.budget_snapshot(sites, recorded);
+  const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
   if (!calibrated_) {
-    costs_ = calibrateProbeCosts(nspt);
+    uint32_t free_site = 1;
+    for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
+    costs_ = calibrateProbeCosts(nspt, free_site);
     inprobe_report_s_ = costs_.report_s;
     calibrated_ = true;
   }
@@ -319,6 +325,7 @@ void Controller::tick() {
   ++windows_;
   reload_pins();
   classify(sites, nspt);
+  for (const detail::SiteActivity& a : sites) named_below_ = std::max(named_below_, a.id + 1);
   if (last_wall_ < 0) {  // the first window starts here
     for (const detail::SiteActivity& a : sites) {
       SiteState& s = sites_[a.id];

@@ -71,6 +71,7 @@ class Controller {
     long klass = -2;                               // -2 = not classified yet
     const void* symbol = nullptr;                  // function start, for stack samples
     std::string qualified;
+    int kind = 0;
   };
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
@@ -97,6 +98,7 @@ class Controller {
   std::vector<bool> class_pinned_ PERFHAT_GUARDED_BY(mu_);
   std::unordered_map<uint32_t, SiteState> sites_ PERFHAT_GUARDED_BY(mu_);
   uint64_t recorded_ PERFHAT_GUARDED_BY(mu_) = 0;
+  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;  // sites whose names are in sites_
   double last_wall_ PERFHAT_GUARDED_BY(mu_) = -1, last_process_ PERFHAT_GUARDED_BY(mu_) = 0,
                     last_thread_ PERFHAT_GUARDED_BY(mu_) = 0;
   std::size_t windows_ PERFHAT_GUARDED_BY(mu_) = 0;

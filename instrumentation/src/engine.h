@@ -143,8 +143,9 @@ class Engine {
   double now_s();
   uint64_t to_unix_ns(uint64_t tick);
   // The collection budget's view (engine_budget.cc): every site's totals, the calls recorded so
-  // far; returns ns per tick.
-  double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded);
+  // far; returns ns per tick. Names and addresses only for site ids >= named_below (the budget
+  // asks once per site: copying every name every second was most of its own cost).
+  double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below);
 
  private:
   Engine() = default;

@@ -5,7 +5,8 @@
 
 namespace perfhat::detail {
 
-double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded) {
+double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded,
+                               uint32_t named_below) {
   Lock l(mu_);
   out.clear();
   auto t = totals();
@@ -16,11 +17,13 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
     if (si.site->id.load(std::memory_order_relaxed) == kExcludedSite) continue;
     SiteActivity a;
     a.id = id;
-    a.name = si.name;
-    a.function = si.function;
-    a.mangled = si.mangled;
     a.kind = si.kind;
-    a.addr = si.addr;
+    if (id >= named_below) {  // the caller keeps what it was told about the others
+      a.name = si.name;
+      a.function = si.function;
+      a.mangled = si.mangled;
+      a.addr = si.addr;
+    }
     a.count = t[id].count;
     a.timed = t[id].timed;
     a.sum_ticks = t[id].sum_ticks;
