@@ -53,9 +53,11 @@ for c in configs:
         if k is None or k not in active or not p50[key].get("p50_ns"):
             continue
         kind = "traced" if fraction.get(k, 0) >= 1 else "sampled"
-        errors[kind].append((abs(p50[key]["p50_ns"] / ref["p50_ns"] - 1), key))
+        errors[kind].append((abs(p50[key]["p50_ns"] / ref["p50_ns"] - 1), key,
+                             p50[key]["p50_ns"] / ref["p50_ns"] - 1,
+                             p50[key].get("count", 0) / ref["count"] - 1))
     traced = sum(1 for k in status["classes"] if k["traced"])
-    ok = lambda kind, lim: f"{sum(e <= lim for e, _ in errors[kind])}/{len(errors[kind])}"
+    ok = lambda kind, lim: f"{sum(e[0] <= lim for e in errors[kind])}/{len(errors[kind])}"
     worst = lambda kind: f"{100 * max(errors[kind])[0]:.1f} %" if errors[kind] else "—"
     print(f"| {c} ({status['mode']}) | {share[0]} % ({share[1]} samples) | "
           f"{100 * status['measured_overhead']:.2f} % (predicted {100 * status['predicted_overhead']:.2f} %) | "
@@ -63,5 +65,6 @@ for c in configs:
           f"{len(errors['traced']) + len(errors['sampled'])} | {ok('traced', 0.10)} | "
           f"{ok('sampled', 0.25)} | {worst('traced')} / {worst('sampled')} |")
     for kind in ("traced", "sampled"):
-        for e, key in sorted(errors[kind], reverse=True)[:3]:
-            print(f"    {c} {kind} worst: {100 * e:.1f} %  {key}", file=sys.stderr)
+        for _, key, signed, count in sorted(errors[kind], reverse=True):
+            print(f"    {c} {kind}: p50 {100 * signed:+.1f} %, weighted count {100 * count:+.1f} %"
+                  f"  {key}", file=sys.stderr)

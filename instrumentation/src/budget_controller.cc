@@ -218,6 +218,15 @@ void Controller::reload_pins() {
   for (auto& [id, s] : sites_) s.klass = -2;  // re-classify under the new pins
 }
 
+long Controller::class_index(const std::string& name, double weight, bool pinned) {
+  for (std::size_t i = 0; i < class_names_.size(); ++i)
+    if (class_names_[i] == name) return static_cast<long>(i);
+  class_names_.push_back(name);
+  class_weights_.push_back(weight);
+  class_pinned_.push_back(pinned);
+  return static_cast<long>(class_names_.size() - 1);
+}
+
 void Controller::classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick) {
   bool has_groups = false;
   for (const ClassRule& r : rules_.rules) has_groups |= r.kind == ClassRule::Kind::kGroup;
@@ -244,14 +253,6 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
           tigris::classify(*rules_.rules[r].group, events, tigris::Bindings::defaults()).relevant;
     }
   }
-  auto class_index = [&](const std::string& name, double weight, bool pinned) -> long {
-    for (std::size_t i = 0; i < class_names_.size(); ++i)
-      if (class_names_[i] == name) return static_cast<long>(i);
-    class_names_.push_back(name);
-    class_weights_.push_back(weight);
-    class_pinned_.push_back(pinned);
-    return static_cast<long>(class_names_.size() - 1);
-  };
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const detail::SiteActivity& a = sites[i];
     SiteState& st = sites_[a.id];
@@ -284,18 +285,22 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
 }
 
 void Controller::drain_samples() {
-  sampling::StackSampler::get().drain([&](void* const* pcs, uint32_t depth) {
+  // Copied out first: the ring's callback runs outside this object's lock analysis.
+  std::vector<std::vector<void*>> stacks;
+  sampling::StackSampler::get().drain(
+      [&](void* const* pcs, uint32_t depth) { stacks.emplace_back(pcs, pcs + depth); });
+  for (const std::vector<void*>& pcs : stacks) {
     std::set<const void*> seen;
-    for (uint32_t i = 0; i < depth; ++i) {
+    for (std::size_t i = 0; i < pcs.size(); ++i) {
       // A return address points after its call: look up the byte before it.
       const void* pc = static_cast<const char*>(pcs[i]) - (i == 0 ? 0 : 1);
       auto it = pc_function_.find(pc);
       if (it == pc_function_.end()) {
         if (pc_function_.size() >= kMaxCachedPcs) pc_function_.clear();
-        symbolize::Symbol s = symbolize::resolve(pc);
-        it = pc_function_.emplace(pc, s.start).first;
-        if (s.start != nullptr && !sampled_.count(s.start))
-          sampled_[s.start].function = s.demangled.empty() ? s.mangled : s.demangled;
+        symbolize::Symbol sym = symbolize::resolve(pc);
+        it = pc_function_.emplace(pc, sym.start).first;
+        if (sym.start != nullptr && !sampled_.count(sym.start))
+          sampled_[sym.start].function = sym.demangled.empty() ? sym.mangled : sym.demangled;
       }
       const void* fn = it->second;
       if (fn == nullptr) continue;
@@ -303,7 +308,7 @@ void Controller::drain_samples() {
       if (i == 0) ++f.self;
       if (seen.insert(fn).second) ++f.samples;
     }
-  });
+  }
 }
 
 void Controller::tick() {

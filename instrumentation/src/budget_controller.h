@@ -76,6 +76,7 @@ class Controller {
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
+  long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
   void drain_samples() PERFHAT_REQUIRES(mu_);
   void write_status() PERFHAT_REQUIRES(mu_);
   std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
