@@ -236,8 +236,9 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       k.pinned = classes[i].pinned;
     }
     // Within the hysteresis of the budget: a window's noise is not a reason to re-plan.
-    const bool fits =
-        planCost(current, costs) <= allowed * (1 + opt_.hysteresis) || candidate.over_budget;
+    // (A candidate over budget is the least the budget allows: adopted whenever the running plan
+    // does not fit either.)
+    const bool fits = planCost(current, costs) <= allowed * (1 + opt_.hysteresis);
     if (!fits) adopt = true;
     if (!adopt && opt_.probing) {
       double value = 0, untraced_rw = 0, traced_f = 0;
@@ -273,7 +274,11 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       return plan_;
     }
   }
-  candidate.changes = plan_.changes + 1;
+  bool same = candidate.classes.size() == plan_.classes.size();
+  for (std::size_t i = 0; same && i < candidate.classes.size(); ++i)
+    same = candidate.classes[i].fraction == plan_.classes[i].fraction &&
+           candidate.classes[i].traced == plan_.classes[i].traced;
+  candidate.changes = plan_.changes + (same ? 0 : 1);
   plan_ = std::move(candidate);
   return plan_;
 }

@@ -150,6 +150,21 @@ TEST(BudgetPlanner, GovernorScalesDownWhenTheMeasuredCostIsOverBudget) {
   EXPECT_GE(measured, o.budget_share * 0.75);  // and not starved either
 }
 
+// Detection alone grows over the budget: the running plan's traced classes are dropped at once
+// (the candidate is the least the budget allows), not kept because the candidate is over too.
+TEST(BudgetPlanner, OverBudgetDropsTheRunningPlan) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::vector<ClassWindow> w = {{"a", 1000, 0.01, 5, false}, {"b", 10000, 0.01, 1, false}};
+  planner.observe(w, second(), kCosts);
+  EXPECT_DOUBLE_EQ(find(planner.plan(), "a").fraction, 1.0);
+  w[1].calls = 1e6;  // 1e6 calls × 20 ns = 2 % of the CPU: detection alone is over 1 %
+  for (int i = 0; i < 10; ++i) planner.observe(w, second(), kCosts);
+  EXPECT_TRUE(planner.plan().over_budget);
+  EXPECT_LT(find(planner.plan(), "a").fraction, 0.01);
+}
+
 TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {
   Planner planner;
   std::mt19937 rng(5);
