@@ -27,6 +27,7 @@ install(FILES README.md docs/configuration.md DESTINATION ${CMAKE_INSTALL_DATADI
 install(FILES editors/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/perfhat
         RENAME editors.md COMPONENT tools)
 install(FILES instrumentation/README.md docs/auto-instrumentation.md docs/aggregate-export.md
+              docs/collection-budget.md
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/libperfhat-dev COMPONENT dev)
 
 # ---- CPack: cpack -G DEB (run in the build folder after building everything) ----------------

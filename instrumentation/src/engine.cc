@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "budget_controller.h"
+#include "budget_runtime.h"
 #include "engine_internal.h"
 
 // Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
@@ -173,6 +175,8 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   (void)atexit_registered;
   static bool atfork_registered = pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
   (void)atfork_registered;
+  if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
+    std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
   g_mode.store(cfg.enabled ? kEnabled : kDisabled);
   return true;
 }
@@ -195,6 +199,7 @@ void Engine::shutdown() {
   if (g_forked_child.load()) return;  // on_fork_child: nothing of the parent's to flush here
   int prev = g_mode.exchange(kDisabled);
   const bool exported = stop_background(prev != kUninitialized);
+  budget::Controller::get().stop();
   if (prev == kUninitialized) return;
   if (!exported) export_pending(true);
   std::shared_ptr<Exporter> ex;
@@ -241,6 +246,7 @@ void Engine::run_background() {
       auto* s = sampler_.load();
       s->tick(now);
       update_threshold(s->rate());
+      budget::Controller::get().tick();
       calibrate_clock(false);
       last_tick = now;
     }

@@ -16,6 +16,7 @@
 #include "adaptive_sampler.h"
 #include "histogram.h"
 #include "perfhat/exporter.hpp"
+#include "site_activity.h"
 #include "thread_annotations.h"
 #include "tigris.h"
 
@@ -141,6 +142,10 @@ class Engine {
 
   double now_s();
   uint64_t to_unix_ns(uint64_t tick);
+  // The collection budget's view (engine_budget.cc): every site's totals, the calls recorded so
+  // far; returns ns per tick. Names and addresses only for site ids >= named_below (the budget
+  // asks once per site: copying every name every second was most of its own cost).
+  double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below);
 
  private:
   Engine() = default;

@@ -9,6 +9,8 @@
 #include <exception>
 #include <mutex>
 
+#include "budget_runtime.h"
+
 namespace perfhat::detail {
 
 void Engine::begin_request(Hot* h, const Site& site) {
@@ -36,10 +38,11 @@ void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end)
 }
 
 // Sampling weight of a recorded call: 1 / the probability it was recorded with.
-static double call_weight(const Hot* h) {
-  if (h->in_request) return h->request_weight;
+static double call_weight(const Hot* h, uint32_t site) {
+  if (h->in_request) return h->request_weight * budget::weight(site);
   uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
-  return thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr);
+  return (thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr)) *
+         budget::weight(site);
 }
 
 void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
@@ -52,7 +55,7 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
       own_call ? pack_caller_call(caller_call, ts->agg_invocation) : caller_call;
   ts->agg_site = caller;
   ts->agg_invocation = caller_call;
-  const auto w = static_cast<float>(call_weight(h));
+  const auto w = static_cast<float>(call_weight(h, site));
   uint64_t head = ts->calls_head.load(std::memory_order_relaxed);
   const uint64_t first_head = head;
   uint64_t dropped = 0;
@@ -131,7 +134,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   r.result_size = p.result_size_value();
   r.loop_iterations = p.loop_iterations_value();
   r.loop_line = p.loop_line();
-  r.weight = call_weight(h);
+  r.weight = call_weight(h, r.site);
   r.nattr = 0;
   int level = ts->recording_depth - 1;
   if (level >= 0 && level < ThreadState::kMaxRecordingDepth) {
@@ -241,6 +244,15 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   if (site_->kind == kRequest) {
     begin_request(h, *site_);
     record = relevant(static_cast<uint32_t>(slot_ - h->slots)) && h->request_sampled;
+  }
+  // The collection budget's per-class rate (budget_runtime): a call it leaves out that is
+  // neither timed nor a request root needs no exit work at all.
+  if (record && !budget::keep(static_cast<uint32_t>(slot_ - h->slots), h)) {
+    record = false;
+    if (!measure && site_->kind != kRequest) {
+      flags_ = 0;
+      return;
+    }
   }
   uint8_t f = kClock;
   if (measure) {

@@ -1,4 +1,4 @@
-#include "plan/budget.h"
+#include "hybrid_budget.h"
 
 #include <algorithm>
 #include <bit>

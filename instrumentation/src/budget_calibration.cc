@@ -1,0 +1,86 @@
+#include "budget_calibration.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "budget_runtime.h"
+#include "engine.h"
+#include "probe_calibration.h"
+
+namespace perfhat::budget {
+namespace {
+
+using autoinstrument::ProbeKind;
+
+uint64_t ticks() { return detail::now_ticks(); }
+
+// The probe's own site on private slots (an id no real site has yet) and a thread state no
+// export ever drains.
+class MacroCalibration final : public autoinstrument::CalibrationTarget {
+ public:
+  explicit MacroCalibration(uint32_t id) : id_(id), slots_(id + 1) {
+    ts_.hot.slots = slots_.data();
+    ts_.hot.capacity = id + 1;
+    ts_.hot.owner = &ts_;
+    ts_.hot.rng = 0x9E3779B97F4A7C15ull;
+    ts_.hot.eh_uncaught = &kZero;
+    ts_.hot.in_request = true;  // the request's decision chooses: counted or recorded
+    ts_.ring.reset(new detail::SpanRecord[16]);
+    ts_.ring_mask = 15;
+    ts_.calls = calls_;
+    ts_.calls_mask = 15;
+    site_.id.store(id);
+  }
+  // kCounted: the sampler does not record; kClocked stands for "the budget leaves it out" (the
+  // sampler would record); kRecorded: recorded.
+  void run_pair(ProbeKind kind) override {
+    if (kind == autoinstrument::kSkipped || kind == autoinstrument::kProbeKinds) return;
+    slots_[id_].countdown = 1u << 30;  // never a timing sample: only the decision under test
+    ts_.hot.request_sampled = kind != autoinstrument::kCounted;
+    keep_[id_] = kind == autoinstrument::kRecorded ? 1.0 : 0.0;
+    if (kind != last_) publish(keep_);
+    last_ = kind;
+    ts_.hot.request_weight = 1;
+    { detail::Probe p(site_); }
+    ts_.head.store(0, std::memory_order_relaxed);  // every recorded call in the same entries
+    ts_.tail.store(0, std::memory_order_relaxed);
+    ts_.calls_head.store(0, std::memory_order_relaxed);
+    ts_.calls_tail.store(0, std::memory_order_relaxed);
+    ts_.calls_tail_seen = 0;
+  }
+  detail::Hot* hot() { return &ts_.hot; }
+
+ private:
+  static constexpr unsigned kZero = 0;
+  uint32_t id_;
+  std::vector<detail::Slot> slots_;
+  std::vector<double> keep_ = std::vector<double>(id_ + 1, 1.0);
+  ProbeKind last_ = autoinstrument::kProbeKinds;
+  detail::CallRecord calls_[16] = {};
+  detail::ThreadState ts_;
+  detail::Site site_{"perfhat.budget.calibration", "", "", 0, detail::kFunction};
+};
+
+}  // namespace
+
+Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site) {
+  if (detail::g_mode.load() != detail::kEnabled) return {};
+  auto cal = std::make_unique<MacroCalibration>(std::max<uint32_t>(free_site, 1));
+  detail::Hot* saved = detail::t_hot;
+  detail::t_hot = cal->hot();
+  autoinstrument::ProbeCosts c = autoinstrument::calibrate(*cal, &ticks);
+  detail::t_hot = saved;
+  clear();  // back to "keep every call" until the first plan
+  auto seconds = [&](uint64_t fixed) {
+    return static_cast<double>(fixed) / (1 << autoinstrument::kCostShift) * ns_per_tick * 1e-9;
+  };
+  Costs out;
+  out.detect_s = std::max(seconds(c.pair[autoinstrument::kCounted]),
+                          seconds(c.pair[autoinstrument::kClocked]));
+  const double recorded = seconds(c.pair[autoinstrument::kRecorded]);
+  out.report_s = recorded > out.detect_s ? recorded - out.detect_s : 0;
+  return out;
+}
+
+}  // namespace perfhat::budget

@@ -1,0 +1,20 @@
+// Start-up micro-calibration of the collection budget's per-event costs with the real probe
+// code: detection (a call counted, not recorded) and report (a call recorded as a span or an
+// aggregate record), on a thread state and slots of its own so nothing it does is counted or
+// exported. The export side of a report is measured online (the exporter thread's CPU per
+// recorded call, budget_controller).
+#pragma once
+
+#include <cstdint>
+
+#include "budget_planner.h"
+
+namespace perfhat::budget {
+
+// Probes must be enabled (the real code runs); otherwise {0, 0}. Detection is the dearer of a
+// call the sampler does not record and one the budget leaves out (with PERFHAT_SAMPLER=full every
+// call asks the budget). `free_site`: a site id above every registered one; the calibration's
+// own probe uses it, and a budget table that leaves it out is published while it runs.
+Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site);
+
+}  // namespace perfhat::budget

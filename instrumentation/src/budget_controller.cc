@@ -1,0 +1,524 @@
+#include "budget_controller.h"
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "budget_calibration.h"
+#include "budget_runtime.h"
+#include "engine.h"
+#include "stack_sampler.h"
+#include "symbolize.h"
+#include "tigris.h"
+
+namespace perfhat::budget {
+namespace {
+
+double clock_s(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+constexpr std::size_t kMaxCachedPcs = 1 << 16;
+constexpr std::size_t kGroupRefreshWindows = 10;
+constexpr std::size_t kMaxPinLines = 1000;
+constexpr std::size_t kMaxStatusRows = 200;
+constexpr std::size_t kExportWindows = 30;
+
+}  // namespace
+
+Settings Settings::from_env() {
+  Settings s;
+  const std::string share = env("PERFHAT_BUDGET");
+  if (share.empty()) return s;
+  char* end = nullptr;
+  double v = std::strtod(share.c_str(), &end);
+  if (*end != '\0' || !(v > 0) || !(v < 1)) {
+    s.error = "PERFHAT_BUDGET '" + share + "' is not a CPU share in (0, 1) (0.01 for 1 %)";
+    return s;
+  }
+  s.enabled = true;
+  s.planner.budget_share = v;
+  const std::string mode = env("PERFHAT_BUDGET_MODE");
+  if (mode == "probing") {
+    s.planner.probing = true;
+  } else if (!mode.empty() && mode != "rates") {
+    s.error = "PERFHAT_BUDGET_MODE '" + mode + "' is rates or probing";
+    s.enabled = false;
+    return s;
+  }
+  const std::string windows = env("PERFHAT_BUDGET_WINDOWS");
+  if (!windows.empty()) {
+    long n = std::strtol(windows.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || n > 3600) {
+      s.error = "PERFHAT_BUDGET_WINDOWS '" + windows + "' is a count of 1 s windows in [1, 3600]";
+      s.enabled = false;
+      return s;
+    }
+    s.planner.windows = static_cast<std::size_t>(n);
+  }
+  s.classes = env("PERFHAT_BUDGET_CLASSES");
+  s.pins_file = env("PERFHAT_BUDGET_PINS");
+  s.status_file = env("PERFHAT_BUDGET_STATUS");
+  return s;
+}
+
+Pins Pins::parse(std::string_view text) {
+  Pins p;
+  std::size_t line_no = 0;
+  while (!text.empty() && line_no < kMaxPinLines) {
+    std::size_t nl = text.find('\n');
+    std::string line(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    if (std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream in(line);
+    std::string verb;
+    if (!(in >> verb)) continue;
+    if (verb == "always") {
+      std::string glob;
+      std::getline(in >> std::ws, glob);
+      while (!glob.empty() && (glob.back() == ' ' || glob.back() == '\r')) glob.pop_back();
+      if (glob.empty()) {
+        p.error = "line " + std::to_string(line_no) + ": always needs a function pattern";
+        continue;
+      }
+      p.always.push_back(glob);
+    } else if (verb == "weight") {
+      std::string klass;
+      double w = -1;
+      if (!(in >> klass >> w) || !(w >= 0) || w > 1e9) {
+        p.error = "line " + std::to_string(line_no) + ": weight CLASS W, W in [0, 1e9]";
+        continue;
+      }
+      p.weights[klass] = w;
+    } else {
+      p.error = "line " + std::to_string(line_no) + ": '" + verb + "' is always or weight";
+    }
+  }
+  return p;
+}
+
+Controller& Controller::get() {
+  static auto* c = new Controller();  // used by the background thread until exit
+  return *c;
+}
+
+bool Controller::configure(const Settings& s, std::string* error) {
+  detail::Lock l(mu_);
+  settings_ = s;
+  planner_ = Planner(s.planner);
+  sites_.clear();
+  named_below_ = 1;
+  class_names_.clear();
+  class_weights_.clear();
+  class_pinned_.clear();
+  sampled_.clear();
+  pins_ = {};
+  pins_mtime_ = -1;
+  last_wall_ = -1;
+  windows_ = 0;
+  calibrated_ = false;
+  export_per_call_s_ = -1;
+  fixed_per_s_ = 0;
+  export_windows_.clear();
+  clear();
+  if (!s.error.empty()) {
+    if (error) *error = s.error;
+    settings_.enabled = false;
+    return false;
+  }
+  rules_ = ClassRules::parse(s.classes);
+  if (!rules_.error.empty()) {
+    if (error) *error = "PERFHAT_BUDGET_CLASSES: " + rules_.error;
+    settings_.enabled = false;
+    return false;
+  }
+  return true;
+}
+
+bool Controller::enabled() const {
+  detail::Lock l(mu_);
+  return settings_.enabled;
+}
+
+void Controller::stop() {
+  sampling::StackSampler::get().stop();
+  clear();
+}
+
+void Controller::reload_pins() {
+  if (settings_.pins_file.empty()) return;
+  struct stat st {};
+  long mtime = ::stat(settings_.pins_file.c_str(), &st) == 0
+                   ? static_cast<long>(st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000)
+                   : 0;
+  if (mtime == pins_mtime_) return;
+  pins_mtime_ = mtime;
+  std::string text;
+  if (mtime != 0) {
+    std::ifstream in(settings_.pins_file, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str().substr(0, 1 << 20);
+  }
+  pins_ = Pins::parse(text);
+  if (!pins_.error.empty())
+    std::fprintf(stderr, "perfhat: PERFHAT_BUDGET_PINS %s: %s\n", settings_.pins_file.c_str(),
+                 pins_.error.c_str());
+  for (auto& [id, s] : sites_) s.klass = -2;  // re-classify under the new pins
+}
+
+long Controller::class_index(const std::string& name, double weight, bool pinned) {
+  for (std::size_t i = 0; i < class_names_.size(); ++i)
+    if (class_names_[i] == name) return static_cast<long>(i);
+  class_names_.push_back(name);
+  class_weights_.push_back(weight);
+  class_pinned_.push_back(pinned);
+  return static_cast<long>(class_names_.size() - 1);
+}
+
+void Controller::classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick) {
+  bool has_groups = false;
+  for (const ClassRule& r : rules_.rules) has_groups |= r.kind == ClassRule::Kind::kGroup;
+  if (has_groups && windows_ % kGroupRefreshWindows == 1)
+    for (auto& [id, s] : sites_) s.klass = -2;
+  std::vector<std::vector<bool>> members(rules_.rules.size());
+  bool need = false;
+  for (const detail::SiteActivity& a : sites) need |= sites_[a.id].klass == -2;
+  if (!need) return;
+  if (has_groups) {  // the Tigris groups over the sites' phase-1 metrics
+    std::vector<tigris::EventMetrics> events;
+    for (const detail::SiteActivity& a : sites) {
+      tigris::EventMetrics e;
+      e.name = sites_[a.id].qualified;
+      e.metrics[std::string(tigris::metric::kInvocationFrequency)] = static_cast<double>(a.count);
+      e.metrics[std::string(tigris::metric::kExecutionTime)] =
+          a.timed ? static_cast<double>(a.sum_ticks) * ns_per_tick / static_cast<double>(a.timed)
+                  : 0;
+      events.push_back(std::move(e));
+    }
+    for (std::size_t r = 0; r < rules_.rules.size(); ++r) {
+      if (rules_.rules[r].kind != ClassRule::Kind::kGroup) continue;
+      members[r] =
+          tigris::classify(*rules_.rules[r].group, events, tigris::Bindings::defaults()).relevant;
+    }
+  }
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const detail::SiteActivity& a = sites[i];
+    SiteState& st = sites_[a.id];
+    if (st.klass != -2) continue;
+    SiteFacts f;
+    if (a.id >= named_below_ || st.qualified.empty()) {
+      st.qualified = qualifiedName(a.function.empty() ? a.name : a.function);
+      st.kind = a.kind;
+    }
+    f.qualified = st.qualified;
+    f.kind = st.kind;
+    long k = -1;
+    for (const std::string& glob : pins_.always) {
+      if (tigris::glob_match(glob, f.qualified)) {
+        k = class_index("always:" + glob, 1, true);
+        break;
+      }
+    }
+    if (k < 0) {
+      std::vector<bool> in_group(rules_.rules.size(), false);
+      for (std::size_t r = 0; r < rules_.rules.size(); ++r)
+        in_group[r] = i < members[r].size() && members[r][i];
+      long r = matchRule(rules_, f, in_group);
+      k = r >= 0 ? class_index(rules_.rules[r].name, rules_.rules[r].weight, false)
+                 : class_index(namespaceOf(f.qualified), 1, false);
+    }
+    st.klass = k;
+    if (st.symbol == nullptr && a.addr != nullptr) st.symbol = symbolize::resolve(a.addr).start;
+  }
+}
+
+void Controller::drain_samples() {
+  // Copied out first: the ring's callback runs outside this object's lock analysis.
+  std::vector<std::vector<void*>> stacks;
+  sampling::StackSampler::get().drain(
+      [&](void* const* pcs, uint32_t depth) { stacks.emplace_back(pcs, pcs + depth); });
+  for (const std::vector<void*>& pcs : stacks) {
+    std::set<const void*> seen;
+    for (std::size_t i = 0; i < pcs.size(); ++i) {
+      // A return address points after its call: look up the byte before it.
+      const void* pc = static_cast<const char*>(pcs[i]) - (i == 0 ? 0 : 1);
+      auto it = pc_function_.find(pc);
+      if (it == pc_function_.end()) {
+        if (pc_function_.size() >= kMaxCachedPcs) pc_function_.clear();
+        symbolize::Symbol sym = symbolize::resolve(pc);
+        it = pc_function_.emplace(pc, sym.start).first;
+        if (sym.start != nullptr && !sampled_.count(sym.start))
+          sampled_[sym.start].function = sym.demangled.empty() ? sym.mangled : sym.demangled;
+      }
+      const void* fn = it->second;
+      if (fn == nullptr) continue;
+      SampledFunction& f = sampled_[fn];
+      if (i == 0) ++f.self;
+      if (seen.insert(fn).second) ++f.samples;
+    }
+  }
+}
+
+void Controller::tick() {
+  detail::Lock l(mu_);
+  if (!settings_.enabled) return;
+  detail::Engine& engine = detail::Engine::get();
+  std::vector<detail::SiteActivity> sites;
+  uint64_t recorded = 0;
+  const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
+  if (!calibrated_) {
+    uint32_t free_site = 1;
+    for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
+    costs_ = calibrateProbeCosts(nspt, free_site);
+    inprobe_report_s_ = costs_.report_s;
+    calibrated_ = true;
+  }
+  const double wall = clock_s(CLOCK_MONOTONIC), process = clock_s(CLOCK_PROCESS_CPUTIME_ID),
+               thread = clock_s(CLOCK_THREAD_CPUTIME_ID);
+  ++windows_;
+  reload_pins();
+  classify(sites, nspt);
+  for (const detail::SiteActivity& a : sites) named_below_ = std::max(named_below_, a.id + 1);
+  if (last_wall_ < 0) {  // the first window starts here
+    for (const detail::SiteActivity& a : sites) {
+      SiteState& s = sites_[a.id];
+      s.count = a.count;
+      s.timed = a.timed;
+      s.sum_ticks = a.sum_ticks;
+    }
+    recorded_ = recorded;
+    last_wall_ = wall;
+    last_process_ = process;
+    last_thread_ = thread;
+    return;
+  }
+  for (std::size_t i = 0; i < class_names_.size(); ++i) {
+    auto w = pins_.weights.find(class_names_[i]);
+    if (w != pins_.weights.end()) class_weights_[i] = w->second;
+  }
+  std::vector<ClassWindow> window(class_names_.size());
+  for (std::size_t i = 0; i < class_names_.size(); ++i)
+    window[i] = {class_names_[i], 0, 0, class_weights_[i], class_pinned_[i]};
+  double calls_all = 0;
+  for (const detail::SiteActivity& a : sites) {
+    SiteState& s = sites_[a.id];
+    const double calls = static_cast<double>(a.count - std::min(a.count, s.count));
+    const uint64_t dt = a.timed - std::min(a.timed, s.timed);
+    const uint64_t dticks = a.sum_ticks - std::min(a.sum_ticks, s.sum_ticks);
+    // Mean duration: this window's timed calls, else every timed call so far.
+    double mean_ns = dt > 0 ? static_cast<double>(dticks) * nspt / static_cast<double>(dt)
+                     : a.timed > 0
+                         ? static_cast<double>(a.sum_ticks) * nspt / static_cast<double>(a.timed)
+                         : 0;
+    s.count = a.count;
+    s.timed = a.timed;
+    s.sum_ticks = a.sum_ticks;
+    calls_all += calls;
+    if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
+      window[s.klass].calls += calls;
+      window[s.klass].busy_s += calls * mean_ns * 1e-9;
+    }
+  }
+  const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
+  recorded_ = recorded;
+  WindowCost cost;
+  cost.wall_s = wall - last_wall_;
+  cost.process_cpu_s = process - last_process_;
+  cost.collector_cpu_s = thread - last_thread_;
+  last_wall_ = wall;
+  last_process_ = process;
+  last_thread_ = thread;
+  // The collector's CPU = fixed + per call × recorded calls, fitted over recent windows (least
+  // squares; the plan's own changes vary the recorded count). Without spread in the counts the
+  // ratio stands in, with no fixed part.
+  export_windows_.push_back({d_recorded, cost.collector_cpu_s, cost.wall_s});
+  while (export_windows_.size() > kExportWindows) export_windows_.pop_front();
+  {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, wall_sum = 0;
+    for (const auto& [x, y, w] : export_windows_) {
+      n += 1;
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+      wall_sum += w;
+    }
+    const double var = sxx - sx * sx / n;
+    double slope = var > 0 && n >= 3 ? (sxy - sx * sy / n) / var : -1;
+    if (slope <= 0 && sx >= 100) slope = sy / sx;
+    if (slope > 0) {
+      export_per_call_s_ = slope;
+      const double intercept = std::max(0.0, (sy - slope * sx) / n);  // per window
+      fixed_per_s_ = wall_sum > 0 ? intercept * n / wall_sum : 0;
+    }
+  }
+  cost.fixed_cpu_s = fixed_per_s_ * cost.wall_s;
+  costs_.report_s = inprobe_report_s_ + std::max(0.0, export_per_call_s_);
+  cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_;
+  const Plan& plan = planner_.observe(window, cost, costs_);
+
+  // Per-site recording probabilities.
+  uint32_t max_id = 0;
+  for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
+  std::vector<double> probability(max_id + 1, 1.0);
+  for (const detail::SiteActivity& a : sites) {
+    long k = sites_[a.id].klass;
+    if (k < 0) continue;
+    for (const ClassPlan& c : plan.classes)
+      if (c.name == class_names_[k]) probability[a.id] = c.fraction;
+  }
+  publish(probability);
+  if (settings_.planner.probing) {
+    auto& sampler = sampling::StackSampler::get();
+    const double hz = plan.probing_hz;
+    if (std::abs(hz - sampler.rate()) > 0.1 * std::max(hz, 1.0)) {
+      std::string e;
+      if (!sampler.set_rate(hz, &e) && sampler_error_ != e) {
+        sampler_error_ = e;
+        std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
+      }
+    }
+    drain_samples();
+  }
+  write_status();
+}
+
+Plan Controller::plan() const {
+  detail::Lock l(mu_);
+  return planner_.plan();
+}
+
+Costs Controller::costs() const {
+  detail::Lock l(mu_);
+  return costs_;
+}
+
+std::vector<SampledFunction> Controller::sampled() const {
+  detail::Lock l(mu_);
+  std::vector<SampledFunction> out;
+  for (const auto& [fn, f] : sampled_) out.push_back(f);
+  std::sort(out.begin(), out.end(), [](const SampledFunction& a, const SampledFunction& b) {
+    return a.samples > b.samples;
+  });
+  return out;
+}
+
+std::string Controller::status_json() const {
+  detail::Lock l(mu_);
+  return status_json_locked();
+}
+
+std::string Controller::status_json_locked() const {
+  const Plan& p = planner_.plan();
+  const Costs& c = costs_;
+  std::vector<SampledFunction> functions;
+  for (const auto& [fn, f] : sampled_) functions.push_back(f);
+  std::sort(
+      functions.begin(), functions.end(),
+      [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
+  std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
+  o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
+  o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9);
+  o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
+  o += ",\"max_f\":" + num(p.max_f) + ",\"probing_hz\":" + num(p.probing_hz);
+  o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
+  o += ",\"measured_overhead\":" + num(p.measured_overhead) + ",\"governor\":" + num(p.governor);
+  o += ",\"over_budget\":" + std::string(p.over_budget ? "true" : "false");
+  o += ",\"plan_changes\":" + std::to_string(p.changes) + ",\"classes\":[";
+  for (std::size_t i = 0; i < p.classes.size(); ++i) {
+    const ClassPlan& k = p.classes[i];
+    if (i) o += ',';
+    o += "{\"name\":" + json_string(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
+         ",\"duty_ratio\":" + num(k.duty_ratio) + ",\"weight\":" + num(k.weight) +
+         ",\"pinned\":" + (k.pinned ? "true" : "false") +
+         ",\"traced\":" + (k.traced ? "true" : "false") + ",\"fraction\":" + num(k.fraction) +
+         ",\"overhead\":" + num(k.overhead) + "}";
+  }
+  // Each stack sample stands for 1 / probing_hz seconds of process CPU.
+  o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);
+  o += ",\"sampled_functions\":[";
+  for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
+    if (i) o += ',';
+    o += "{\"function\":" + json_string(functions[i].function) +
+         ",\"samples\":" + std::to_string(functions[i].samples) +
+         ",\"self\":" + std::to_string(functions[i].self) + "}";
+  }
+  o += "],\"functions\":[";  // which class each probed function is in (the editor's lens)
+  std::size_t n = 0;
+  for (const auto& [id, st] : sites_) {
+    (void)id;
+    if (st.klass < 0 || static_cast<std::size_t>(st.klass) >= class_names_.size()) continue;
+    if (n == kMaxStatusRows * 10) break;
+    if (n++) o += ',';
+    o += "{\"function\":" + json_string(st.qualified) +
+         ",\"class\":" + json_string(class_names_[st.klass]) + "}";
+  }
+  o += "]}";
+  return o;
+}
+
+void Controller::write_status() {
+  if (settings_.status_file.empty()) return;
+  const std::string json = status_json_locked();
+  const std::string tmp = settings_.status_file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << json << '\n';
+    if (!out) return;
+  }
+  std::rename(tmp.c_str(), settings_.status_file.c_str());
+}
+
+}  // namespace perfhat::budget

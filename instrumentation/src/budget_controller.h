@@ -1,0 +1,111 @@
+// libperfhat keeps to a collection budget (opt-in: PERFHAT_BUDGET=0.01 allows the collector 1 %
+// of the process's CPU). Driven by the engine's background thread once a second:
+//   calibrate detection and report costs at the first tick (budget_calibration);
+//   each window: the sites' phase-1 totals grouped into classes (budget_classes), the collector's
+//   own CPU (its thread's CPU clock) and the process's; the planner re-solves (budget_planner);
+//   the per-site recording probabilities are published (budget_runtime); in probing mode the
+//   stack sampler runs at the plan's probe rate and its samples are symbolised here.
+// Settings (docs/collection-budget.md): PERFHAT_BUDGET, PERFHAT_BUDGET_MODE=rates|probing,
+// PERFHAT_BUDGET_CLASSES, PERFHAT_BUDGET_WINDOWS, PERFHAT_BUDGET_PINS (file re-read when it
+// changes), PERFHAT_BUDGET_STATUS (JSON written each window).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "budget_classes.h"
+#include "budget_planner.h"
+#include "site_activity.h"
+#include "thread_annotations.h"
+
+namespace perfhat::budget {
+
+struct Settings {
+  bool enabled = false;
+  PlannerOptions planner;
+  std::string classes, pins_file, status_file;
+  std::string error;  // a refused setting (the budget stays off)
+  static Settings from_env();
+};
+
+// Pins file: "always GLOB" (functions matching GLOB are traced whatever the plan) and
+// "weight CLASS W" lines; '#' starts a comment.
+struct Pins {
+  std::vector<std::string> always;
+  std::map<std::string, double> weights;
+  std::string error;
+  static Pins parse(std::string_view text);
+};
+
+// Stack samples gathered so far, per function.
+struct SampledFunction {
+  std::string function;  // demangled
+  uint64_t samples = 0;  // inclusive: the function anywhere on the stack
+  uint64_t self = 0;     // the leaf
+};
+
+class Controller {
+ public:
+  static Controller& get();
+  // At engine init: reads the settings. False + error when they are refused.
+  bool configure(const Settings& s, std::string* error);
+  // Background thread, about once a second.
+  void tick();
+  // Engine shutdown: sampler off, every call kept again.
+  void stop();
+
+  bool enabled() const;
+  Plan plan() const;
+  Costs costs() const;
+  std::vector<SampledFunction> sampled() const;
+  std::string status_json() const;
+
+ private:
+  struct SiteState {
+    uint64_t count = 0, timed = 0, sum_ticks = 0;  // last window's totals
+    long klass = -2;                               // -2 = not classified yet
+    const void* symbol = nullptr;                  // function start, for stack samples
+    std::string qualified;
+    int kind = 0;
+  };
+  void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
+      PERFHAT_REQUIRES(mu_);
+  void reload_pins() PERFHAT_REQUIRES(mu_);
+  long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
+  void drain_samples() PERFHAT_REQUIRES(mu_);
+  void write_status() PERFHAT_REQUIRES(mu_);
+  std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
+
+  mutable detail::Mutex mu_;
+  Settings settings_ PERFHAT_GUARDED_BY(mu_);
+  ClassRules rules_ PERFHAT_GUARDED_BY(mu_);
+  Pins pins_ PERFHAT_GUARDED_BY(mu_);
+  long pins_mtime_ PERFHAT_GUARDED_BY(mu_) = -1;
+  Planner planner_ PERFHAT_GUARDED_BY(mu_);
+  Costs costs_ PERFHAT_GUARDED_BY(mu_);
+  double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
+  double export_per_call_s_ PERFHAT_GUARDED_BY(mu_) = -1;  // < 0: not measured yet
+  double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // collector CPU no plan changes, per second
+  // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
+  std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
+  bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
+  std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);
+  std::vector<double> class_weights_ PERFHAT_GUARDED_BY(mu_);
+  std::vector<bool> class_pinned_ PERFHAT_GUARDED_BY(mu_);
+  std::unordered_map<uint32_t, SiteState> sites_ PERFHAT_GUARDED_BY(mu_);
+  uint64_t recorded_ PERFHAT_GUARDED_BY(mu_) = 0;
+  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;  // sites whose names are in sites_
+  double last_wall_ PERFHAT_GUARDED_BY(mu_) = -1, last_process_ PERFHAT_GUARDED_BY(mu_) = 0,
+                    last_thread_ PERFHAT_GUARDED_BY(mu_) = 0;
+  std::size_t windows_ PERFHAT_GUARDED_BY(mu_) = 0;
+  std::unordered_map<const void*, const void*> pc_function_ PERFHAT_GUARDED_BY(mu_);
+  std::unordered_map<const void*, SampledFunction> sampled_ PERFHAT_GUARDED_BY(mu_);
+  std::string sampler_error_ PERFHAT_GUARDED_BY(mu_);
+};
+
+}  // namespace perfhat::budget

@@ -1,0 +1,162 @@
+// The collection budget in the running engine: real probes, the real background thread, the
+// in-memory exporter. A hot class is sampled down to fit 3 % of the CPU, a light, important
+// class is traced in full, and the exported weights still count every call.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "budget_controller.h"
+#include "perfhat/memory_exporter.hpp"
+#include "perfhat/perfhat.hpp"
+
+namespace budgettest {
+double spin_ns(double ns) {
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile double x = 0;
+  do {
+    for (int i = 0; i < 20; ++i) x = x + 1;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < ns);
+  return x;
+}
+namespace hot {
+[[gnu::noinline]] void tick() {
+  PERFHAT_FUNCTION();
+  spin_ns(1500);
+}
+}  // namespace hot
+namespace cold {
+[[gnu::noinline]] void step() {
+  PERFHAT_FUNCTION();
+  spin_ns(20000);
+}
+}  // namespace cold
+}  // namespace budgettest
+
+namespace {
+
+double seconds_now() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
+TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
+  const std::string status = ::testing::TempDir() + "/budget_status.json";
+  ::setenv("PERFHAT_BUDGET", "0.03", 1);
+  ::setenv("PERFHAT_BUDGET_CLASSES", "hot=ns:budgettest::hot::*;cold=ns:budgettest::cold::*@5", 1);
+  ::setenv("PERFHAT_BUDGET_WINDOWS", "2", 1);
+  ::setenv("PERFHAT_BUDGET_STATUS", status.c_str(), 1);
+  perfhat::Config c;
+  c.sampler = "full";
+  c.export_interval_s = 0.5;
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  uint64_t hot_calls = 0, cold_calls = 0;
+  const double until = seconds_now() + 4.0;
+  while (seconds_now() < until) {
+    for (int i = 0; i < 100; ++i, ++hot_calls) budgettest::hot::tick();
+    budgettest::cold::step();
+    ++cold_calls;
+  }
+  const perfhat::budget::Plan plan = perfhat::budget::Controller::get().plan();
+  const std::string plan_json = perfhat::budget::Controller::get().status_json();
+  perfhat::shutdown();
+  const perfhat::Counters counters = perfhat::counters();
+  SCOPED_TRACE(plan_json);
+  SCOPED_TRACE("recorded " + std::to_string(counters.spans_recorded) + " exported " +
+               std::to_string(counters.spans_exported) + " to aggregates " +
+               std::to_string(counters.spans_to_aggregates) + " dropped " +
+               std::to_string(counters.spans_dropped_export));
+  ::unsetenv("PERFHAT_BUDGET");
+  ::unsetenv("PERFHAT_BUDGET_CLASSES");
+  ::unsetenv("PERFHAT_BUDGET_WINDOWS");
+  ::unsetenv("PERFHAT_BUDGET_STATUS");
+
+  ASSERT_EQ(plan.classes.size(), 2u);
+  std::map<std::string, perfhat::budget::ClassPlan> by_name;
+  for (const auto& k : plan.classes) by_name[k.name] = k;
+  EXPECT_TRUE(by_name["cold"].traced);
+  EXPECT_LT(by_name["hot"].fraction, 0.9);
+  EXPECT_GT(by_name["hot"].fraction, 0);
+  EXPECT_GT(by_name["hot"].frequency_hz, 1000);
+  EXPECT_GT(plan.changes, 0u);
+
+  std::map<std::string, double> weighted;
+  std::map<std::string, uint64_t> spans;
+  for (const auto& s : ex->spans()) {
+    const std::string key = s.function.find("hot::tick") != std::string::npos ? "hot" : "cold";
+    weighted[key] += s.weight;
+    ++spans[key];
+  }
+  // Calls recorded while a span ring was full went to the aggregates, with their weights.
+  for (const auto& h : ex->histograms()) {
+    if (h.data.kind != perfhat::HistogramData::kFunction) continue;
+    weighted[h.site.function.find("hot::tick") != std::string::npos ? "hot" : "cold"] +=
+        h.data.count();
+  }
+  // Fewer spans than calls, yet the weights add up to the calls (Horvitz-Thompson).
+  EXPECT_LT(spans["hot"], hot_calls * 0.9);
+  EXPECT_NEAR(weighted["hot"] / static_cast<double>(hot_calls), 1.0, 0.1)
+      << spans["hot"] << " spans for " << hot_calls << " calls";
+  EXPECT_NEAR(weighted["cold"] / static_cast<double>(cold_calls), 1.0, 0.02);
+
+  std::ifstream in(status);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"name\":\"hot\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"function\":\"budgettest::cold::step\",\"class\":\"cold\""),
+            std::string::npos)
+      << text.str();
+}
+
+TEST(BudgetEngine, ProbingModeCoversUntracedClassesWithStackSamples) {
+  ::setenv("PERFHAT_BUDGET", "0.03", 1);
+  ::setenv("PERFHAT_BUDGET_MODE", "probing", 1);
+  ::setenv("PERFHAT_BUDGET_CLASSES", "hot=ns:budgettest::hot::*;cold=ns:budgettest::cold::*@5", 1);
+  ::setenv("PERFHAT_BUDGET_WINDOWS", "2", 1);
+  perfhat::Config c;
+  c.sampler = "full";
+  c.export_interval_s = 0.5;
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  const double until = seconds_now() + 3.5;
+  while (seconds_now() < until) {
+    for (int i = 0; i < 100; ++i) budgettest::hot::tick();
+    budgettest::cold::step();
+  }
+  auto& controller = perfhat::budget::Controller::get();
+  const perfhat::budget::Plan plan = controller.plan();
+  const auto sampled = controller.sampled();
+  const std::string json = controller.status_json();
+  perfhat::shutdown();
+  for (const char* v : {"PERFHAT_BUDGET", "PERFHAT_BUDGET_MODE", "PERFHAT_BUDGET_CLASSES",
+                        "PERFHAT_BUDGET_WINDOWS"})
+    ::unsetenv(v);
+  SCOPED_TRACE(json);
+  ASSERT_EQ(plan.classes.size(), 2u);
+  EXPECT_TRUE(plan.probing);
+  const auto& hot = plan.classes[0].name == "hot" ? plan.classes[0] : plan.classes[1];
+  const auto& cold = plan.classes[0].name == "hot" ? plan.classes[1] : plan.classes[0];
+  EXPECT_FALSE(hot.traced);  // 150,000 calls/s do not fit in 3 %
+  EXPECT_TRUE(cold.traced);
+  EXPECT_GT(plan.probing_hz, 0);
+  // The untraced hot class shows up in the symbolised stack samples, under its own name.
+  uint64_t hot_samples = 0;
+  for (const auto& f : sampled)
+    if (f.function.find("budgettest::hot::tick") != std::string::npos) hot_samples = f.samples;
+  EXPECT_GT(hot_samples, 0u);
+  // The leaf of a sample is the interrupted function, not the signal machinery.
+  uint64_t self_in_test = 0;
+  for (const auto& f : sampled)
+    if (f.function.find("budgettest::") != std::string::npos) self_in_test += f.self;
+  EXPECT_GT(self_in_test, 0u);
+}
+
+}  // namespace

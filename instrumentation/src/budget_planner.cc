@@ -1,0 +1,286 @@
+#include "budget_planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hybrid_budget.h"
+
+namespace perfhat::budget {
+namespace {
+
+constexpr double kNoReportCost = 1e-12;  // a report cost of 0 would make MaxF infinite
+
+// CPU seconds per second the plan costs: every call detected, the recorded share reported, and
+// each stack sample reported.
+double planCost(const Plan& p, const Costs& c) {
+  double cost = p.probing_hz * c.report_s;
+  for (const ClassPlan& k : p.classes)
+    cost += k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+  return cost;
+}
+
+void fillOverheads(Plan& p, const Costs& c, double process_cpu_per_s) {
+  const double per = process_cpu_per_s > 0 ? 1.0 / process_cpu_per_s : 0;
+  for (ClassPlan& k : p.classes)
+    k.overhead = k.frequency_hz * (c.detect_s + k.fraction * c.report_s) * per;
+  p.predicted_overhead = planCost(p, c) * per;
+}
+
+}  // namespace
+
+Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cpu_per_s,
+               const Costs& costs, bool probing, double max_probe_hz, double min_fraction) {
+  Plan p;
+  p.probing = probing;
+  p.classes = std::move(classes);
+  const double report = std::max(costs.report_s, kNoReportCost);
+  double detect_all = 0, pinned_f = 0;
+  for (const ClassPlan& k : p.classes) {
+    detect_all += k.frequency_hz * costs.detect_s;
+    if (k.pinned) pinned_f += k.frequency_hz;
+  }
+  const double spare = allowed - detect_all;
+  p.over_budget = spare < 0;
+  p.max_f = std::max(0.0, spare) / report;
+  if (pinned_f > p.max_f) {  // pins win over the budget; the plan says it is over
+    p.over_budget = true;
+    p.max_f = pinned_f;
+  }
+  // Classes that did nothing yet are traced (their first calls are kept; the next window knows
+  // their rate). Pinned ones are outside the solver in probing mode, floors in the base case.
+  std::vector<plan::EventClass> solver;
+  std::vector<std::size_t> index;
+  double rest_f = p.max_f;
+  for (std::size_t i = 0; i < p.classes.size(); ++i) {
+    ClassPlan& k = p.classes[i];
+    if (k.frequency_hz <= 0) {
+      k.traced = true;
+      k.fraction = 1;
+      continue;
+    }
+    if (probing && k.pinned) {
+      k.traced = true;
+      k.fraction = 1;
+      rest_f -= k.frequency_hz;
+      p.value += k.frequency_hz * k.weight;
+      continue;
+    }
+    solver.push_back({k.name, k.frequency_hz, std::clamp(k.duty_ratio, 0.0, 1.0), k.weight,
+                      probing    ? 0.0
+                      : k.pinned ? k.frequency_hz
+                                 : k.frequency_hz * std::clamp(min_fraction, 0.0, 1.0)});
+    index.push_back(i);
+  }
+  rest_f = std::max(0.0, rest_f);
+  if (probing) {
+    // The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget
+    // past it is worth more spent on tracing. The solver's best plans and the greedy prefixes
+    // by weight (trace each class that still fits) are compared under the capped value.
+    plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
+    std::vector<std::vector<bool>> candidates;
+    candidates.push_back(r.best.traced);
+    for (const plan::ProbePlan& a : r.alternatives) candidates.push_back(a.traced);
+    std::vector<std::size_t> order(solver.size());
+    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return solver[a].weight > solver[b].weight;
+    });
+    std::vector<bool> prefix(solver.size(), false);
+    double prefix_f = 0;
+    for (std::size_t j : order) {
+      if (prefix_f + solver[j].frequency_hz > rest_f) continue;
+      prefix_f += solver[j].frequency_hz;
+      prefix[j] = true;
+      candidates.push_back(prefix);
+    }
+    auto capped = [&](const std::vector<bool>& t) {
+      double f = 0, fw = 0, rw = 0;
+      for (std::size_t j = 0; j < solver.size(); ++j) {
+        if (j < t.size() && t[j]) {
+          f += solver[j].frequency_hz;
+          fw += solver[j].frequency_hz * solver[j].weight;
+        } else {
+          rw += solver[j].duty_ratio * solver[j].weight;
+        }
+      }
+      if (f > rest_f * (1 + 1e-9)) return -1.0;
+      return fw + std::min(rest_f - f, max_probe_hz) * rw;
+    };
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < candidates.size(); ++c)
+      if (capped(candidates[c]) > capped(candidates[best])) best = c;
+    r.best = plan::evaluateProbePlan(solver, rest_f, candidates[best]);
+    for (std::size_t j = 0; j < index.size(); ++j) {
+      ClassPlan& k = p.classes[index[j]];
+      k.traced = j < r.best.traced.size() && r.best.traced[j];
+      k.fraction = k.traced ? 1 : 0;
+    }
+    // The sampler's ceiling may leave part of MaxF unused: the value is the one it achieves.
+    p.probing_hz = std::min(std::max(0.0, r.best.probing_hz), max_probe_hz);
+    double untraced_rw = 0;
+    for (std::size_t j = 0; j < index.size(); ++j) {
+      const ClassPlan& k = p.classes[index[j]];
+      if (k.traced) {
+        p.value += k.frequency_hz * k.weight;
+      } else {
+        untraced_rw += k.duty_ratio * k.weight;
+      }
+    }
+    p.value += p.probing_hz * untraced_rw;
+  } else {
+    plan::RatePlan r;
+    if (!plan::solveRates(solver, rest_f, r)) {  // floors over MaxF: pins in full, the floors
+      p.over_budget = true;
+      r.fraction.assign(solver.size(), 0);
+      r.value = 0;
+      for (std::size_t j = 0; j < solver.size(); ++j) {
+        const bool pin = p.classes[index[j]].pinned;
+        r.fraction[j] = pin ? 1 : std::clamp(min_fraction, 0.0, 1.0);
+        r.value += r.fraction[j] * solver[j].frequency_hz * solver[j].weight;
+      }
+    }
+    for (std::size_t j = 0; j < index.size(); ++j) {
+      ClassPlan& k = p.classes[index[j]];
+      k.fraction = r.fraction[j];
+      k.traced = k.fraction >= 1;
+    }
+    p.value += r.value;
+  }
+  fillOverheads(p, costs, process_cpu_per_s);
+  return p;
+}
+
+void Planner::updateGovernor(const WindowCost& c) {
+  if (c.process_cpu_s <= 0) return;
+  const double measured = (c.collector_cpu_s + c.probe_cost_s) / c.process_cpu_s;
+  plan_.measured_overhead = measured;
+  if (c.wall_s <= 0 || c.process_cpu_s / c.wall_s < opt_.idle_cpu_per_s) return;
+  // Only what the plan controls is governed: the collector's fixed part is taken off both sides
+  // (when it alone exceeds the budget, the plan says over_budget; scaling cannot help).
+  const double fixed = std::min(c.fixed_cpu_s, c.collector_cpu_s) / c.process_cpu_s;
+  const double b = opt_.budget_share - fixed, m = measured - fixed;
+  if (b <= 0) return;
+  if (m > b) {
+    governor_ *= std::clamp(b / m, 0.5, 0.95);
+  } else if (m < 0.8 * b) {
+    governor_ = std::min(1.0, governor_ * 1.1);
+  }
+  governor_ = std::max(governor_, opt_.governor_floor);
+}
+
+const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
+                             const Costs& costs) {
+  // Slide every known class; a class absent from this window did nothing in it.
+  bool new_class = false;
+  for (const ClassWindow& w : window) {
+    if (std::find(names_.begin(), names_.end(), w.name) == names_.end()) {
+      names_.push_back(w.name);
+      history_.emplace_back();
+      new_class = true;
+    }
+  }
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    ClassWindow w{names_[i]};
+    for (const ClassWindow& x : window)
+      if (x.name == names_[i]) w = x;
+    history_[i].windows.push_back(w);
+    while (history_[i].windows.size() > opt_.windows) history_[i].windows.pop_front();
+  }
+  costs_.push_back(cost);
+  while (costs_.size() > opt_.windows) costs_.pop_front();
+  updateGovernor(cost);
+
+  double wall = 0, process = 0, fixed = 0;
+  for (const WindowCost& c : costs_) {
+    wall += c.wall_s;
+    process += c.process_cpu_s;
+    fixed += c.fixed_cpu_s;
+  }
+  const double fixed_per_s = wall > 0 ? fixed / wall : 0;
+  const double process_per_s = wall > 0 ? process / wall : 0;
+  std::vector<ClassPlan> classes;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    ClassPlan k;
+    k.name = names_[i];
+    double calls = 0, busy = 0;
+    // The class's windows are the last ones of costs_ (a newer class has fewer).
+    const auto& ws = history_[i].windows;
+    double class_wall = 0;
+    for (std::size_t j = 0; j < ws.size(); ++j) {
+      calls += ws[j].calls;
+      busy += ws[j].busy_s;
+      class_wall += costs_[costs_.size() - ws.size() + j].wall_s;
+    }
+    k.frequency_hz = class_wall > 0 ? calls / class_wall : 0;
+    k.duty_ratio = class_wall > 0 ? std::min(1.0, busy / class_wall) : 0;
+    k.weight = ws.back().weight;
+    k.pinned = ws.back().pinned;
+    classes.push_back(std::move(k));
+  }
+  const double allowed = std::max(0.0, opt_.budget_share * process_per_s * governor_ - fixed_per_s);
+  Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
+                             opt_.max_probe_hz, opt_.min_fraction);
+  candidate.governor = governor_;
+  candidate.measured_overhead = plan_.measured_overhead;
+
+  bool adopt = plan_.classes.empty() || new_class;
+  if (!adopt) {
+    // The running plan under the new rates: same traced set / fractions, same probe rate.
+    Plan current = plan_;
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      ClassPlan& k = current.classes[i];
+      k.frequency_hz = classes[i].frequency_hz;
+      k.duty_ratio = classes[i].duty_ratio;
+      k.weight = classes[i].weight;
+      if (k.pinned != classes[i].pinned) adopt = true;
+      k.pinned = classes[i].pinned;
+    }
+    // Within the hysteresis of the budget: a window's noise is not a reason to re-plan.
+    // (A candidate over budget is the least the budget allows: adopted whenever the running plan
+    // does not fit either.)
+    const bool fits = planCost(current, costs) <= allowed * (1 + opt_.hysteresis);
+    if (!fits) adopt = true;
+    if (!adopt && opt_.probing) {
+      double value = 0, untraced_rw = 0, traced_f = 0;
+      for (const ClassPlan& k : current.classes) {
+        if (k.traced) {
+          value += k.frequency_hz * k.weight;
+          traced_f += k.frequency_hz;
+        } else {
+          untraced_rw += k.duty_ratio * k.weight;
+        }
+      }
+      value += std::max(0.0, std::min(candidate.max_f - traced_f, opt_.max_probe_hz)) * untraced_rw;
+      adopt = candidate.value > value * (1 + opt_.hysteresis);
+    } else if (!adopt) {
+      for (std::size_t i = 0; i < classes.size() && !adopt; ++i) {
+        const double f_old = current.classes[i].fraction, f_new = candidate.classes[i].fraction;
+        adopt = std::abs(f_new - f_old) > opt_.min_rate_change * std::max(f_old, 0.01);
+      }
+    }
+    if (!adopt) {
+      current.max_f = candidate.max_f;
+      current.governor = governor_;
+      current.measured_overhead = plan_.measured_overhead;
+      current.over_budget = candidate.over_budget;
+      if (opt_.probing) {  // the probe takes whatever the traced set leaves
+        double traced_f = 0;
+        for (const ClassPlan& k : current.classes)
+          if (k.traced) traced_f += k.frequency_hz;
+        current.probing_hz = std::clamp(current.max_f - traced_f, 0.0, opt_.max_probe_hz);
+      }
+      fillOverheads(current, costs, process_per_s);
+      plan_ = std::move(current);
+      return plan_;
+    }
+  }
+  bool same = candidate.classes.size() == plan_.classes.size();
+  for (std::size_t i = 0; same && i < candidate.classes.size(); ++i)
+    same = candidate.classes[i].fraction == plan_.classes[i].fraction &&
+           candidate.classes[i].traced == plan_.classes[i].traced;
+  candidate.changes = plan_.changes + (same ? 0 : 1);
+  plan_ = std::move(candidate);
+  return plan_;
+}
+
+}  // namespace perfhat::budget

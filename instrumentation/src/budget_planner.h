@@ -1,0 +1,116 @@
+// The online half of the hybrid trace/sample budget (seed 002): each planning window it takes
+// what every event class did (calls, time inside it) and what the collector itself cost, keeps
+// sliding-window rates, and re-solves the plan with the solver perfhat-plan uses. Pure logic, no
+// clocks or threads: the controller (budget_controller) feeds it, tests drive it directly.
+//
+// Stability: the rates are means over the last `windows` windows (smoothing); a new plan replaces
+// the running one only when the running one no longer fits the budget or the new one's value is
+// better by more than `hysteresis` (probing), or a class's rate moves by more than
+// `min_rate_change` of itself (rates). A governor scales the budget down when the measured
+// collector cost exceeds it and recovers slowly when it is well below.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace perfhat::budget {
+
+struct PlannerOptions {
+  double budget_share = 0.01;    // collector CPU allowed, as a share of the process's CPU
+  bool probing = false;          // untraced classes covered by the stack sampler
+  std::size_t windows = 10;      // sliding window length, in planning windows
+  double hysteresis = 0.05;      // probing: relative value gain needed to change the traced set
+  double min_rate_change = 0.1;  // rates: relative change needed to move a class's rate
+  double max_probe_hz = 1000;    // the stack sampler's ceiling
+  double governor_floor = 0.05;  // the governor never scales the budget below this factor
+  // Rates: every class keeps at least this share of its calls (a floor in the solver), so the
+  // weights 1/fraction still estimate its count and percentiles without bias. 0 allows classes
+  // the plan drops entirely (then only phase 1 counts them).
+  double min_fraction = 0.001;
+  // A window in which the process used less CPU than this (CPU-s per second) is idle: the
+  // collector's own wakes are then most of it, and the governor leaves its factor alone.
+  double idle_cpu_per_s = 0.05;
+};
+
+// What one class did in one window.
+struct ClassWindow {
+  std::string name;
+  double calls = 0;     // every call (phase 1 counts them all)
+  double busy_s = 0;    // calls × their mean duration: time spent inside the class
+  double weight = 1;    // importance
+  bool pinned = false;  // "always trace"
+};
+
+// Per event: detection (every call) and report (a recorded call or a stack sample), seconds.
+struct Costs {
+  double detect_s = 0;
+  double report_s = 0;
+};
+
+// The collector's cost over one window, as measured.
+struct WindowCost {
+  double wall_s = 0;
+  double process_cpu_s = 0;    // the whole process
+  double collector_cpu_s = 0;  // the exporter and sampler threads' own CPU time
+  double probe_cost_s = 0;     // estimated: calls × detect + recorded × report
+  // The part of collector_cpu_s that no plan changes (waking, phase-1 export), estimated by the
+  // controller; the plans share what the budget leaves after it.
+  double fixed_cpu_s = 0;
+};
+
+struct ClassPlan {
+  std::string name;
+  double frequency_hz = 0, duty_ratio = 0, weight = 1;
+  bool pinned = false;
+  bool traced = false;  // recorded in full (fraction 1)
+  double fraction = 0;  // share of calls recorded
+  double overhead = 0;  // predicted CPU share this class costs (detect + report)
+};
+
+struct Plan {
+  std::vector<ClassPlan> classes;
+  bool probing = false;
+  double max_f = 0;               // reported events per second allowed
+  double probing_hz = 0;          // stack samples per second (probing)
+  double value = 0;               // the solver's information value
+  double predicted_overhead = 0;  // share of the process CPU
+  double measured_overhead = 0;   // last window, share of the process CPU
+  double governor = 1;            // factor on the budget
+  bool over_budget = false;       // detection alone exceeds the budget
+  std::size_t changes = 0;        // plans adopted so far (hysteresis keeps this low)
+};
+
+class Planner {
+ public:
+  explicit Planner(PlannerOptions o = {}) : opt_(o) {}
+  // One window: the classes' activity (same names each time or not), the collector's cost and
+  // the current per-event costs. Returns the plan to apply.
+  const Plan& observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
+                      const Costs& costs);
+  const Plan& plan() const { return plan_; }
+  const PlannerOptions& options() const { return opt_; }
+
+ private:
+  struct History {
+    std::deque<ClassWindow> windows;
+    bool seen = false;
+  };
+  void updateGovernor(const WindowCost& cost);
+
+  PlannerOptions opt_;
+  std::vector<std::string> names_;  // class order of the plan
+  std::vector<History> history_;    // same order
+  std::deque<WindowCost> costs_;    // sliding
+  Plan plan_;
+  double governor_ = 1;
+};
+
+// Solves one plan from class rates without history (the planner each window; the editor's
+// "what if"). allowed_cpu_per_s: collector CPU seconds allowed per second; process_cpu_per_s
+// turns predicted costs into shares. Pinned classes are traced first, whatever they cost.
+Plan solvePlan(std::vector<ClassPlan> classes, double allowed_cpu_per_s, double process_cpu_per_s,
+               const Costs& costs, bool probing, double max_probe_hz, double min_fraction = 0);
+
+}  // namespace perfhat::budget

@@ -1,0 +1,180 @@
+// The online planner: the solver's answers through the CPU-budget conversion, smoothing and
+// hysteresis (no oscillation on stationary input), pins and the governor.
+#include "budget_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace perfhat::budget {
+namespace {
+
+// One process CPU second per wall second; detection 20 ns, report 1 µs.
+constexpr Costs kCosts{20e-9, 1e-6};
+
+std::vector<ClassWindow> stationary(double noise, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(1 - noise, 1 + noise);
+  return {{"db", 20000 * u(rng), 0.30 * u(rng), 2, false},
+          {"http", 500 * u(rng), 0.50 * u(rng), 1, false},
+          {"util", 200000 * u(rng), 0.10 * u(rng), 1, false},
+          {"render", 3000 * u(rng), 0.05 * u(rng), 3, false}};
+}
+
+WindowCost second(double collector = 0) { return {1.0, 1.0, collector, 0}; }
+
+const ClassPlan& find(const Plan& p, const std::string& name) {
+  for (const ClassPlan& c : p.classes)
+    if (c.name == name) return c;
+  throw std::runtime_error("no class " + name);
+}
+
+TEST(BudgetPlanner, PaperUseCaseThroughTheCpuBudget) {
+  // MaxF = 925 events/s with report cost 1 ms and no detection cost: 0.925 CPU-s per second.
+  std::vector<ClassPlan> classes = {{"file", 359, 0.30, 1},
+                                    {"window", 189, 0.23, 1},
+                                    {"kernel", 153, 0.09, 1},
+                                    {"font", 334, 0.11, 1},
+                                    {"others", 630, 0.27, 1}};
+  // The extract's table (seed 002 §4.2); the solver's own tests check every variation.
+  Plan p = solvePlan(classes, 0.925, 1.0, {0, 1e-3}, true, 1e9);
+  EXPECT_NEAR(p.max_f, 925, 1e-6);
+  for (const ClassPlan& c : p.classes) EXPECT_FALSE(c.traced) << c.name;
+  EXPECT_NEAR(p.probing_hz, 925, 1e-6);
+  EXPECT_NEAR(p.value, 925.0, 1e-6);
+  classes[0].weight = 2;
+  p = solvePlan(classes, 0.925, 1.0, {0, 1e-3}, true, 1e9);
+  EXPECT_TRUE(find(p, "file").traced);
+  EXPECT_TRUE(find(p, "window").traced);
+  EXPECT_TRUE(find(p, "font").traced);
+  EXPECT_NEAR(p.value, 1256.48, 1e-6);
+}
+
+// MaxF far above the stack sampler's ceiling: the unlimited probe of the paper's model would take
+// it all, the capped one cannot, so the budget past the ceiling goes to tracing.
+TEST(BudgetPlanner, ProbeCeilingSendsSpareBudgetToTracing) {
+  std::vector<ClassPlan> classes = {{"hot", 430000, 0.77, 1}, {"cold", 4300, 0.10, 5}};
+  Plan p = solvePlan(classes, 45660 * 1e-6, 1.0, {0, 1e-6}, true, 1000);
+  EXPECT_FALSE(find(p, "hot").traced);
+  EXPECT_TRUE(find(p, "cold").traced);
+  EXPECT_DOUBLE_EQ(p.probing_hz, 1000);
+  EXPECT_NEAR(p.value, 4300 * 5 + 1000 * 0.77, 1e-6);
+}
+
+TEST(BudgetPlanner, DetectionIsPaidFirstAndRatesFillTheRest) {
+  std::vector<ClassPlan> classes = {{"a", 1000, 0.1, 2}, {"b", 100000, 0.1, 1}};
+  // 0.01 CPU-s/s allowed; detection takes 101000 × 20 ns = 2.02 ms; 7.98 ms left = 7980 reports.
+  Plan p = solvePlan(classes, 0.01, 1.0, kCosts, false, 1000);
+  EXPECT_NEAR(p.max_f, 7980, 1e-6);
+  EXPECT_DOUBLE_EQ(find(p, "a").fraction, 1.0);  // heavier weight first
+  EXPECT_NEAR(find(p, "b").fraction, 6980.0 / 100000, 1e-12);
+  EXPECT_NEAR(p.predicted_overhead, 0.01, 1e-9);
+  EXPECT_FALSE(p.over_budget);
+}
+
+TEST(BudgetPlanner, PinnedClassIsTracedWhateverItsWeight) {
+  std::vector<ClassPlan> classes = {{"a", 1000, 0.1, 5}, {"b", 5000, 0.1, 0.1}};
+  classes[1].pinned = true;
+  for (bool probing : {false, true}) {
+    Plan p = solvePlan(classes, 0.006, 1.0, {0, 1e-6}, probing, 1000);
+    EXPECT_TRUE(find(p, "b").traced) << probing;
+    EXPECT_DOUBLE_EQ(find(p, "b").fraction, 1.0);
+    EXPECT_NEAR(find(p, "a").fraction, probing ? 1.0 : 1.0, 1e-12);  // 6000 fit exactly
+  }
+  // Over the budget: the pin still wins and the plan says so.
+  Plan p = solvePlan(classes, 0.001, 1.0, {0, 1e-6}, false, 1000);
+  EXPECT_DOUBLE_EQ(find(p, "b").fraction, 1.0);
+  EXPECT_DOUBLE_EQ(find(p, "a").fraction, 0.0);
+  EXPECT_TRUE(p.over_budget);
+}
+
+TEST(BudgetPlanner, StationaryInputSettlesOnOnePlan) {
+  for (bool probing : {false, true}) {
+    PlannerOptions o;
+    o.budget_share = 0.01;
+    o.probing = probing;
+    Planner planner(o);
+    std::mt19937 rng(1);
+    Plan first;
+    for (int w = 0; w < 100; ++w) {
+      const Plan& p = planner.observe(stationary(0, rng), second(), kCosts);
+      if (w == static_cast<int>(o.windows)) first = p;
+      if (w > static_cast<int>(o.windows)) {
+        for (std::size_t i = 0; i < p.classes.size(); ++i) {
+          ASSERT_EQ(p.classes[i].fraction, first.classes[i].fraction) << w;
+          ASSERT_EQ(p.classes[i].traced, first.classes[i].traced) << w;
+        }
+      }
+    }
+    EXPECT_EQ(planner.plan().changes, 1u) << probing;  // the first plan is never replaced
+  }
+}
+
+// Noise of ±5 % around a stationary workload: without hysteresis the plan follows the noise; with
+// it the plan changes a handful of times at most in 300 windows.
+TEST(BudgetPlanner, HysteresisStopsOscillationUnderNoise) {
+  for (bool probing : {false, true}) {
+    auto run = [&](bool hysteresis) {
+      PlannerOptions o;
+      o.budget_share = 0.01;
+      o.probing = probing;
+      if (!hysteresis) {
+        o.hysteresis = 0;
+        o.min_rate_change = 0;
+      }
+      Planner planner(o);
+      std::mt19937 rng(7);
+      for (int w = 0; w < 300; ++w) planner.observe(stationary(0.05, rng), second(), kCosts);
+      return planner.plan().changes;
+    };
+    const std::size_t with = run(true), without = run(false);
+    EXPECT_LE(with, 5u) << probing;
+    if (!probing) {
+      EXPECT_GE(without, 100u);  // rates follow every wobble without it
+    }
+  }
+}
+
+TEST(BudgetPlanner, GovernorScalesDownWhenTheMeasuredCostIsOverBudget) {
+  // The collector really costs twice what the model predicts (say, export is dearer).
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  double measured = 0;
+  for (int w = 0; w < 40; ++w) {
+    const Plan& p = planner.observe(stationary(0, rng), second(measured), kCosts);
+    measured = 2 * p.predicted_overhead;  // next window's measurement
+  }
+  EXPECT_LT(planner.plan().governor, 0.6);
+  EXPECT_LE(measured, o.budget_share * 1.001);
+  EXPECT_GE(measured, o.budget_share * 0.75);  // and not starved either
+}
+
+// Detection alone grows over the budget: the running plan's traced classes are dropped at once
+// (the candidate is the least the budget allows), not kept because the candidate is over too.
+TEST(BudgetPlanner, OverBudgetDropsTheRunningPlan) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::vector<ClassWindow> w = {{"a", 1000, 0.01, 5, false}, {"b", 10000, 0.01, 1, false}};
+  planner.observe(w, second(), kCosts);
+  EXPECT_DOUBLE_EQ(find(planner.plan(), "a").fraction, 1.0);
+  w[1].calls = 1e6;  // 1e6 calls × 20 ns = 2 % of the CPU: detection alone is over 1 %
+  for (int i = 0; i < 10; ++i) planner.observe(w, second(), kCosts);
+  EXPECT_TRUE(planner.plan().over_budget);
+  EXPECT_LT(find(planner.plan(), "a").fraction, 0.01);
+}
+
+TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {
+  Planner planner;
+  std::mt19937 rng(5);
+  planner.observe(stationary(0, rng), second(), kCosts);
+  auto w = stationary(0, rng);
+  w.push_back({"late", 100, 0.01, 1, true});
+  const Plan& p = planner.observe(w, second(), kCosts);
+  EXPECT_TRUE(find(p, "late").traced);
+  EXPECT_EQ(p.changes, 2u);
+}
+
+}  // namespace
+}  // namespace perfhat::budget

@@ -1,0 +1,35 @@
+// The engine's side of the collection budget: a snapshot of every site's totals for the planner.
+#include <vector>
+
+#include "engine.h"
+
+namespace perfhat::detail {
+
+double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded,
+                               uint32_t named_below) {
+  Lock l(mu_);
+  out.clear();
+  auto t = totals();
+  recorded = recorded_retired_.load();
+  for (ThreadState* ts : threads_) recorded += ts->recorded.load(std::memory_order_relaxed);
+  for (uint32_t id = 1; id < sites_.size(); ++id) {
+    SiteInfo& si = sites_[id];
+    if (si.site->id.load(std::memory_order_relaxed) == kExcludedSite) continue;
+    SiteActivity a;
+    a.id = id;
+    a.kind = si.kind;
+    if (id >= named_below) {  // the caller keeps what it was told about the others
+      a.name = si.name;
+      a.function = si.function;
+      a.mangled = si.mangled;
+      a.addr = si.addr;
+    }
+    a.count = t[id].count;
+    a.timed = t[id].timed;
+    a.sum_ticks = t[id].sum_ticks;
+    out.push_back(std::move(a));
+  }
+  return ns_per_tick_.load();
+}
+
+}  // namespace perfhat::detail
