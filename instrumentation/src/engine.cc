@@ -358,6 +358,8 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   if (err.empty() && cfg.export_mode != "spans" && cfg.export_mode != "aggregates") {
     err = "PERFHAT_EXPORT: unknown export mode '" + cfg.export_mode + "' (spans, aggregates)";
   }
+  std::unique_ptr<VariantMask> mask;
+  if (err.empty()) err = load_variant_mask(cfg, mask);
   if (err.empty() && !exporter && !cfg.endpoint.empty()) {
     if (perfhat_otlp_create == nullptr) {
       err = "an endpoint is configured but perfhat::otlp is not linked; spans are not exported";
@@ -382,16 +384,19 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     cfg_ = cfg;
     filter_ = std::move(filter);
     scope_ = tigris::Scope::parse(cfg.scope);
+    mask_ = std::move(mask);
     static_ = std::move(sm);
     exporter_ = std::move(exporter);
     resource_.service_name = cfg.service_name;
     resource_.service_version = cfg.service_version;
     char host[256] = {};
     if (::gethostname(host, sizeof(host) - 1) == 0) resource_.host_name = host;
+    set_variant_resource(mask_.get(), resource_);
     last_agg_tick_ = now_ticks();
     // Sites registered under an earlier configuration are re-checked against the new scope.
     for (size_t id = 1; id < sites_.size(); ++id) {
-      bool admit = scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name);
+      bool admit = (scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name)) &&
+                   in_variant(mask_.get(), sites_[id]);
       sites_[id].site->id.store(admit ? static_cast<uint32_t>(id) : kExcludedSite);
     }
     sampler_.store(sampler.get());
@@ -534,7 +539,8 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
       info.mangled = site.mangled;
       info.resolved = true;
     }
-    bool admit = scope_.admits(info.function) || scope_.admits(info.name);
+    bool admit =
+        (scope_.admits(info.function) || scope_.admits(info.name)) && in_variant(mask_.get(), info);
     id = static_cast<uint32_t>(sites_.size());
     sites_.push_back(std::move(info));
     site.id.store(admit ? id : kExcludedSite, std::memory_order_relaxed);
@@ -1534,6 +1540,7 @@ Config Config::from_env() {
   };
   c.batch_size = count_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1u << 16);
   c.span_ring_per_thread = count_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1u << 20);
+  detail::read_variant_env(c);
   return c;
 }
 
