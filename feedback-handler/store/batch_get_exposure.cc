@@ -28,9 +28,10 @@ void BatchGetReader::addExposure(BatchGetResponse& out) {
   for (size_t i = 0; i < items_.size(); ++i) {
     if (!has_data_[i]) continue;
     FeedbackItem& item = items_[i];
-    if (auto e = exposureOf(item.key, item.services, traffic, catalog)) {
-      normalizeByExposure(item, std::move(*e));
-    }
+    // Data for a function no variant probes came from probes no mask governs (request roots,
+    // processes without a variant): it is the whole traffic's, and no exposure is claimed.
+    auto e = exposureOf(item.key, item.services, traffic, catalog);
+    if (e && e->replicas_probed > 0) normalizeByExposure(item, std::move(*e));
   }
   // Requested keys without data that no variant probes: "not probed", not "no data". Their
   // service is unknown, so every service's releases count.

@@ -187,12 +187,21 @@ TEST(VariantExposure, BatchGetNormalizesCountsAndNamesWhatNoVariantProbed) {
                             "svc", "1", "", ""}];
     v.x1 = t.requests;
   }
+
+  // A request root (always probed, never in a variant) with data: no exposure is claimed.
+  const char* kRoot = "svc::Api::getTasks()";
+  AggValue& root = b.aggregates[AggKey{AggKind::kFunction, kRoot, "", bucket, "svc", "1", "", ""}];
+  for (int i = 0; i < 1000; ++i) root.sketch.add(2e6, 1);
+  b.functions[kRoot].last_seen_ns = bucket * kBucketNs;
   s.write(b);
 
   BatchGetRequest req;
-  req.keys = {kHot, kNever, kCold};
+  req.keys = {kHot, kNever, kCold, kRoot};
   BatchGetResponse r = s.batchGet(req);
-  ASSERT_EQ(r.items.size(), 1u);
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[1].key, kRoot);
+  EXPECT_EQ(r.items[1].stats->count, 1000u);
+  EXPECT_FALSE(r.items[1].exposure);
   const FeedbackItem& item = r.items[0];
   EXPECT_EQ(item.stats->count, 1000u);
   ASSERT_TRUE(item.exposure);
