@@ -157,6 +157,24 @@ void from_json(const json& j, SizeStats& v) {
   readOpt(j, "count", v.count);
 }
 
+void to_json(json& j, const Exposure& v) { j = described(v); }
+void from_json(const json& j, Exposure& v) {
+  requireObject(j, "exposure");
+  readOpt(j, "releases", v.releases);
+  readOpt(j, "replicas", v.replicas);
+  readOpt(j, "replicas_probed", v.replicas_probed);
+  readOpt(j, "traffic_share", v.traffic_share);
+  readOpt(j, "traffic_basis", v.traffic_basis);
+  readOpt(j, "observed_count", v.observed_count);
+}
+
+void to_json(json& j, const UnprobedKey& v) { j = described(v); }
+void from_json(const json& j, UnprobedKey& v) {
+  requireObject(j, "unprobed");
+  readOpt(j, "key", v.key);
+  readOpt(j, "exposure", v.exposure);
+}
+
 void to_json(json& j, const FeedbackItem& v) { j = described(v); }
 void from_json(const json& j, FeedbackItem& v) {
   requireObject(j, "item");
@@ -178,6 +196,7 @@ void from_json(const json& j, FeedbackItem& v) {
   readOpt(j, "line", v.line);
   readOpt(j, "last_seen", v.last_seen);
   readOpt(j, "dropped_calls", v.dropped_calls);
+  readOpt(j, "exposure", v.exposure);
 }
 
 void to_json(json& j, const BatchGetRequest& v) {
@@ -199,6 +218,7 @@ void from_json(const json& j, BatchGetRequest& v) {
 void to_json(json& j, const BatchGetResponse& v) {
   j = json{{"items", v.items}, {"missing", v.missing}};
   if (!v.cursor.empty()) j["cursor"] = v.cursor;
+  if (!v.unprobed.empty()) j["unprobed"] = v.unprobed;
 }
 void from_json(const json& j, BatchGetResponse& v) {
   if (j.is_array()) {  // a bare list of items is accepted as a dataset
@@ -213,6 +233,7 @@ void from_json(const json& j, BatchGetResponse& v) {
   v.items = items->get<std::vector<FeedbackItem>>();
   readOpt(j, "missing", v.missing);
   readOpt(j, "cursor", v.cursor);
+  readOpt(j, "unprobed", v.unprobed);
 }
 
 BatchGetResponse parseBatchGetResponse(std::string_view text) {

@@ -75,6 +75,26 @@ struct SizeStats {
   bool operator==(const SizeStats&) const = default;
 };
 
+// Probe distribution across deployed variants (docs/plan.md "Exposure"): when the window's
+// releases ran variants, a function's data comes from the replicas whose variant probed it.
+struct Exposure {
+  std::vector<std::string> releases;  // releases with traffic in the window
+  uint64_t replicas = 0;              // their replicas (manifest assignments)
+  uint64_t replicas_probed = 0;       // ... whose variant probes this function
+  double traffic_share = 0;           // share of the releases' traffic those replicas served
+  std::string traffic_basis;          // "requests" (request roots counted per variant) or
+                                      // "replicas" (no requests counted: share of replicas)
+  uint64_t observed_count = 0;        // calls observed; stats.count = observed / traffic_share
+  bool operator==(const Exposure&) const = default;
+};
+
+// A requested key that no variant of the window's releases probes: "not probed", not "no data".
+struct UnprobedKey {
+  std::string key;
+  Exposure exposure;  // replicas_probed = 0, traffic_share = 0
+  bool operator==(const UnprobedKey&) const = default;
+};
+
 // Everything known about one function key.
 struct FeedbackItem {
   std::string key;                       // canonical signature (DESIGN §3)
@@ -93,6 +113,7 @@ struct FeedbackItem {
   // Weighted calls that the exporters of this function's services reported lost in the window
   // (docs/aggregate-export.md `dropped`): its counts may be low by up to this many calls.
   double dropped_calls = 0;
+  std::optional<Exposure> exposure;  // only when the window's releases ran variants
   bool operator==(const FeedbackItem&) const = default;
 };
 
@@ -105,8 +126,9 @@ struct BatchGetRequest {
 
 struct BatchGetResponse {
   std::vector<FeedbackItem> items;
-  std::vector<std::string> missing;  // requested keys with no data
-  std::string cursor;                // change cursor at the time of the read ("" if not tracked)
+  std::vector<std::string> missing;   // requested keys with no data
+  std::vector<UnprobedKey> unprobed;  // of those, the ones no variant probes (also in missing)
+  std::string cursor;                 // change cursor at the time of the read ("" if not tracked)
   bool operator==(const BatchGetResponse&) const = default;
 };
 
@@ -120,6 +142,10 @@ void to_json(nlohmann::json& j, const LoopStats& v);
 void from_json(const nlohmann::json& j, LoopStats& v);
 void to_json(nlohmann::json& j, const SizeStats& v);
 void from_json(const nlohmann::json& j, SizeStats& v);
+void to_json(nlohmann::json& j, const Exposure& v);
+void from_json(const nlohmann::json& j, Exposure& v);
+void to_json(nlohmann::json& j, const UnprobedKey& v);
+void from_json(const nlohmann::json& j, UnprobedKey& v);
 void to_json(nlohmann::json& j, const FeedbackItem& v);
 void from_json(const nlohmann::json& j, FeedbackItem& v);
 void to_json(nlohmann::json& j, const BatchGetRequest& v);

@@ -66,10 +66,27 @@ void describe(const SizeStats& v, Out& out) {
 }
 
 template <typename Out>
+void describe(const Exposure& v, Out& out) {
+  out.field("observed_count", v.observed_count);
+  out.list("releases", v.releases);
+  out.field("replicas", v.replicas);
+  out.field("replicas_probed", v.replicas_probed);
+  out.field("traffic_basis", v.traffic_basis);
+  out.field("traffic_share", v.traffic_share);
+}
+
+template <typename Out>
+void describe(const UnprobedKey& v, Out& out) {
+  out.object("exposure", v.exposure);
+  out.field("key", v.key);
+}
+
+template <typename Out>
 void describe(const FeedbackItem& v, Out& out) {
   if (v.baseline) out.object("baseline", *v.baseline);
   out.list("callsites", v.callsites);
   if (v.dropped_calls > 0) out.field("dropped_calls", v.dropped_calls);
+  if (v.exposure) out.object("exposure", *v.exposure);
   if (!v.file.empty()) out.field("file", v.file);
   if (!v.hosts.empty()) out.list("hosts", v.hosts);
   out.field("key", v.key);

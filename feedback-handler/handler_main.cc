@@ -25,6 +25,7 @@
 #include "feedback-handler/http/server.h"
 #include "feedback-handler/store/store.h"
 #include "feedback-handler/sync/syncer.h"
+#include "feedback-handler/variants/release_catalog.h"
 
 #ifndef PERFHAT_VERSION
 #define PERFHAT_VERSION "0.0.0"
@@ -57,6 +58,7 @@ struct Args {
   double keep_alive_ms = 5000;
   size_t max_change_waiters = 64;
   double retention_days = 30;
+  std::string releases;  // --releases DIR
   double range_hours = 24;
   size_t max_body = 16u << 20;
   double rate_limit = 0;
@@ -93,6 +95,10 @@ void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
   app.add_option("--listen", a.listen,
                  "HOST:PORT, default 127.0.0.1:4318 (deployed) / 127.0.0.1:4319 (local); port 0 "
                  "picks a free port; the real one is printed as \"listening on H:P\"");
+  app.add_option("--releases", a.releases,
+                 "DIR: release manifests of perfhat-plan variants (its --history DIR, files "
+                 "release-<id>.json); reads then weigh counts by the exposure of each function "
+                 "(docs/plan.md \"Exposure\")");
   app.add_option("--store", a.store,
                  "PATH|URL: SQLite file (created if absent), or postgresql://USER@HOST/DB to share "
                  "one PostgreSQL among deployed replicas (password from PGPASSWORD or ~/.pgpass)");
@@ -296,6 +302,7 @@ int main(int argc, char** argv) {
     so.retention_minutes = static_cast<int64_t>(args.retention_days * 24 * 60);
     so.default_range_minutes = std::max<int64_t>(1, static_cast<int64_t>(args.range_hours * 60));
     so.read_threads = args.read_threads;
+    if (!args.releases.empty()) so.releases = std::make_shared<ReleaseCatalog>(args.releases);
     store = std::make_unique<Store>(so);
     store->purge();
   } catch (const StoreError& e) {

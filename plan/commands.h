@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace perfhat::plan {
 
@@ -38,7 +39,19 @@ struct SimulateOptions {
   std::optional<std::uint64_t> seed;
 };
 
+struct CalibrateOptions {
+  std::string units_path;
+  double target_overhead = 0;   // extra CPU share, e.g. 0.05 for 5 %
+  std::size_t repetitions = 3;  // runs per measurement; the median counts
+  double timeout_s = 600;       // per run
+  std::optional<std::uint64_t> seed;
+  std::string work_dir;                       // where the trial manifest is written (default /tmp)
+  std::vector<std::string> command;           // the benchmark, linked with libperfhat
+  std::vector<std::string> baseline_command;  // optional: a build without probes
+};
+
 int runBudget(const BudgetOptions& options);
+int runCalibrate(const CalibrateOptions& options);
 int runVariants(const VariantsOptions& options);
 int runSimulate(const SimulateOptions& options);
 

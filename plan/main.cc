@@ -79,6 +79,26 @@ int main(int argc, char** argv) {
       "Dynamic: uniform skip in [0, N] records between samples (default 99, the paper's)");
   s->add_option("--seed", simulate.seed, "random seed of the Dynamic sampling");
 
+  CalibrateOptions calibrate;
+  CLI::App* c = app.add_subcommand(
+      "calibrate",
+      "Find the h_bound that meets a target overhead: run the benchmark command without probes, "
+      "then with k random units probed (PERFHAT_VARIANT_MANIFEST), bisecting k. Prints JSON.");
+  c->set_version_flag("--version", version);
+  c->add_option("--units", calibrate.units_path, "one function key a line ('#' comments)")
+      ->required();
+  c->add_option("--target-overhead", calibrate.target_overhead,
+                "extra CPU share allowed, e.g. 0.05 for 5 %")
+      ->required();
+  c->add_option("--repetitions", calibrate.repetitions,
+                "runs per measurement, the median counts (default 3)");
+  c->add_option("--timeout", calibrate.timeout_s, "seconds per run (default 600)");
+  c->add_option("--seed", calibrate.seed, "random seed of the units drawn");
+  c->add_option("--work-dir", calibrate.work_dir, "where the trial manifest goes (default /tmp)");
+  c->add_option("--baseline", calibrate.baseline_command,
+                "the benchmark built without probes (default: the command with PERFHAT_ENABLED=0)");
+  c->add_option("command", calibrate.command, "the benchmark command (after --)")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -93,5 +113,6 @@ int main(int argc, char** argv) {
   }
   if (b->parsed()) return runBudget(budget);
   if (s->parsed()) return runSimulate(simulate);
+  if (c->parsed()) return runCalibrate(calibrate);
   return runVariants(variants);
 }

@@ -26,6 +26,10 @@
 #   PERFHAT_DEMO_KEEP=1     keep the temp dir (logs, SQLite stores) for inspection
 #   PERFHAT_DEMO_EXPORT     how the service exports: spans (default; one OTLP span per call) or
 #                           aggregates (in-process histograms, docs/aggregate-export.md)
+#   PERFHAT_DEMO_VARIANTS=N probe distribution (docs/plan.md): N service processes, each running
+#                           one of the N variants of a release planned by `perfhat-plan variants`
+#                           (every function in 2 of them), the load split among them; the
+#                           handlers read the release (--releases) and the editor shows exposure
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -35,6 +39,8 @@ LOAD_S=${PERFHAT_DEMO_LOAD_S:-60}
 EXPORT=${PERFHAT_DEMO_EXPORT:-spans}
 case "$EXPORT" in spans|aggregates) ;; *) echo "PERFHAT_DEMO_EXPORT must be spans or aggregates" >&2; exit 2 ;; esac
 RATE=${PERFHAT_DEMO_RATE:-25}
+VARIANTS=${PERFHAT_DEMO_VARIANTS:-0}
+case "$VARIANTS" in ''|*[!0-9]*) echo "PERFHAT_DEMO_VARIANTS must be a number" >&2; exit 2 ;; esac
 # Not the shipped dataset by default: running the demo should not modify the checkout.
 DATASET=${PERFHAT_DEMO_DATASET-$BUILD/demo/agile.feedback.json}
 TARGET_FILE=samples/agile/iteration_service.cc
@@ -48,7 +54,7 @@ if [ "${PERFHAT_DEMO_SKIP_BUILD:-0}" != 1 ]; then
   PERFHAT_SKIP_EDITOR_DEPS=${PERFHAT_SKIP_EDITOR_DEPS:-1} bash scripts/install-deps.sh
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$BUILD" -j"$(nproc)" \
-    --target perfhat-handler perfhat-lsp agile-service agile-userdir agile-workload
+    --target perfhat-handler perfhat-lsp perfhat-plan agile-service agile-userdir agile-workload
 fi
 for bin in feedback-handler/perfhat-handler server/perfhat-lsp samples/agile-service \
            samples/agile-userdir samples/agile-workload; do
@@ -76,9 +82,30 @@ stop() {  # stop PID: SIGTERM and wait (the service flushes its spans on the way
 
 # ---- 2. production side -------------------------------------------------------------------
 TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+RELEASES=()  # handler flags when the service runs variants
+if [ "$VARIANTS" -gt 1 ]; then
+  # The release: the functions of the shipped dataset without the request roots (api.cc,
+  # report_api.cc; libperfhat always probes those), N variants, each function in 2 of them.
+  say "Planning release 'demo': $VARIANTS variants of the sample service (perfhat-plan variants)"
+  [ -x "$BUILD/plan/perfhat-plan" ] || die "missing $BUILD/plan/perfhat-plan"
+  python3 - "$ROOT/samples/datasets/agile.feedback.json" "$TMP/units.txt" <<'PY'
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+keys = sorted(i["key"] for i in items
+              if "(" in i["key"] and not i.get("file", "").endswith(("api.cc", "report_api.cc")))
+open(sys.argv[2], "w").write("".join(k + "\n" for k in keys))
+PY
+  units=$(wc -l < "$TMP/units.txt")
+  mkdir -p "$TMP/releases"
+  "$BUILD/plan/perfhat-plan" variants --units "$TMP/units.txt" --variants "$VARIANTS" \
+    --h-bound $(( (2 * units + VARIANTS - 1) / VARIANTS )) --strategy rb --seed 1 \
+    --history "$TMP/releases" --release demo >/dev/null
+  echo "release demo: $units functions, $VARIANTS variants of $(( (2 * units + VARIANTS - 1) / VARIANTS )) probes"
+  RELEASES=(--releases "$TMP/releases")
+fi
 say "Starting the deployed feedback handler, the user directory and the sample service"
 start deployed-handler "$HANDLER" --mode deployed --listen 127.0.0.1:0 \
-  --store "$TMP/deployed.sqlite" --token "$TOKEN"
+  --store "$TMP/deployed.sqlite" --token "$TOKEN" "${RELEASES[@]}"
 DEPLOYED=$ADDR
 echo "deployed handler   http://$DEPLOYED  (store $TMP/deployed.sqlite)"
 start userdir "$BUILD/samples/agile-userdir" --listen 127.0.0.1:0
@@ -90,6 +117,24 @@ PERFHAT_ENDPOINT=http://$DEPLOYED PERFHAT_TOKEN=$TOKEN PERFHAT_SAMPLER=full PERF
   --db "$TMP/agile.sqlite" --userdir "http://$USERDIR"
 SERVICE=$ADDR
 SERVICE_PID=${PIDS[-1]}
+REPLICAS=("$SERVICE")
+REPLICA_PIDS=("$SERVICE_PID")
+if [ "$VARIANTS" -gt 1 ]; then  # the first process becomes replica 0 of the release
+  stop "$SERVICE_PID"
+  REPLICAS=()
+  REPLICA_PIDS=()
+  for i in $(seq 0 $((VARIANTS - 1))); do
+    start "service$i" /usr/bin/env PERFHAT_ENDPOINT="http://$DEPLOYED" PERFHAT_TOKEN="$TOKEN" \
+      PERFHAT_SAMPLER=full PERFHAT_EXPORT="$EXPORT" PERFHAT_EXPORT_INTERVAL_S=2 \
+      OTEL_SERVICE_NAME=agile-service OTEL_SERVICE_VERSION=1.0.0 \
+      PERFHAT_VARIANT_MANIFEST="$TMP/releases/release-demo.json" PERFHAT_REPLICA="$i" \
+      "$BUILD/samples/agile-service" --listen 127.0.0.1:0 --db "$TMP/agile-$i.sqlite" \
+      --userdir "http://$USERDIR"
+    REPLICAS+=("$ADDR")
+    REPLICA_PIDS+=("$LAST_PID")
+  done
+  echo "sample service     ${#REPLICAS[@]} replicas (${REPLICAS[*]}), replica i runs variant i"
+fi
 if [ "$EXPORT" = spans ]; then
   echo "sample service     http://$SERVICE  (exporting every call to the deployed handler)"
 else
@@ -99,16 +144,21 @@ fi
 # ---- 3. load ------------------------------------------------------------------------------
 say "Driving the service for ${LOAD_S}s (seasonal load around ${RATE} req/s; planners, developers, managers)"
 period=$(( LOAD_S > 4 ? LOAD_S / 2 : 2 ))
-"$BUILD/samples/agile-workload" --target "http://$SERVICE" --shape seasonal --rate "$RATE" \
-  --period "$period" --duration "$LOAD_S" --workers 4 --report "$TMP/workload.json" \
-  || die "the workload failed (service log: $TMP/service.log)"
+LOADS=()
+for i in "${!REPLICAS[@]}"; do  # one generator per replica, the rate split among them
+  "$BUILD/samples/agile-workload" --target "http://${REPLICAS[$i]}" --shape seasonal \
+    --rate "$(python3 -c "print($RATE / ${#REPLICAS[@]})")" --seed $((7 + i)) \
+    --period "$period" --duration "$LOAD_S" --workers 4 --report "$TMP/workload$i.json" &
+  LOADS+=($!)
+done
+for l in "${LOADS[@]}"; do wait "$l" || die "the workload failed (service logs in $TMP)"; done
 say "Stopping the service (it flushes its last spans to the handler)"
-stop "$SERVICE_PID"
+for p in "${REPLICA_PIDS[@]}"; do stop "$p"; done
 
 # ---- 4. workstation side ------------------------------------------------------------------
 say "Starting a local feedback handler that pulls from the deployed one"
 start local-handler "$HANDLER" --mode local --listen 127.0.0.1:0 --store "$TMP/local.sqlite" \
-  --upstream "http://$DEPLOYED,$TOKEN" --sync-interval 5
+  --upstream "http://$DEPLOYED,$TOKEN" --sync-interval 5 "${RELEASES[@]}"
 LOCAL=$ADDR
 echo "local handler      http://$LOCAL  (store $TMP/local.sqlite)"
 keys=0

@@ -4,6 +4,8 @@
 // as mean, median and 95% CI. Configurations:
 //   no probe      the SUT compiled without the macro
 //   disabled      probe compiled in, perfhat::set_enabled(false)
+//   masked        this replica's variant (PERFHAT_VARIANT_MANIFEST) does not probe monitored()
+//   scope excluded  PERFHAT_SCOPE leaves monitored() out
 //   phase 1 only  filter configured, nothing relevant yet: per-function estimators only
 //                 (every call counted, 1 in Config::timing_period = 16 calls timed)
 //   phase 1 N=1   the same with every call timed (timing_period = 1): two clock reads per call
@@ -33,6 +35,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "perfhat/exporter.hpp"
 #include "perfhat/otlp_exporter.hpp"
@@ -191,6 +195,41 @@ int main(int argc, char** argv) {
     row("disabled", run_chains(monitored, chains, depth), base);
     perfhat::set_enabled(true);
     perfhat::shutdown();
+  }
+
+  // masked: this replica's variant (a perfhat-plan manifest) probes another function, not
+  // monitored(); scope excluded: PERFHAT_SCOPE leaves monitored() out. Both take the same path.
+  if (want("masked") || want("scope excluded")) {
+    cfg.sampler = "full";
+    if (want("masked")) {
+      std::string path = "/tmp/perfhat_moobench_manifest_" + std::to_string(::getpid()) + ".json";
+      if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fputs(
+            "{\"release\":\"moo\",\"variants\":[{\"id\":0,\"units\":[\"(anonymous "
+            "namespace)::other_hot_function()\"]},{\"id\":1,\"units\":[\"(anonymous "
+            "namespace)::monitored(int)\"]}],\"assignment\":[0,1]}",
+            f);
+        std::fclose(f);
+      }
+      cfg.variant_manifest = path;
+      cfg.replica = 0;
+      perfhat::init(cfg, sink);
+      row("masked", run_chains(monitored, chains, depth), base,
+          perfhat::last_error().empty() ? "variant 0 of 2 probes another function"
+                                        : "CHECK manifest");
+      perfhat::shutdown();
+      std::remove(path.c_str());
+      cfg.variant_manifest.clear();
+      cfg.replica = -1;
+    }
+    if (want("scope excluded")) {
+      cfg.scope = "-*monitored*";
+      perfhat::init(cfg, sink);
+      row("scope excluded", run_chains(monitored, chains, depth), base, "PERFHAT_SCOPE");
+      perfhat::shutdown();
+      cfg.scope.clear();
+    }
+    cfg.sampler = "none";
   }
 
   // phase 1 only: a filter, no cycle has run yet -> empty relevant set

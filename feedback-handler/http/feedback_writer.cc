@@ -268,6 +268,7 @@ std::vector<std::string> writePieces(const BatchGetResponse& r, size_t threads, 
     Writer w(tail);
     w.close(']');
     w.strings("missing", r.missing);
+    if (!r.unprobed.empty()) StreamFields(w).list("unprobed", r.unprobed);
     w.close('}');
   }
   return pieces;

@@ -11,6 +11,7 @@
 #include "common/json_parse.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/span_key.h"
+#include "feedback-handler/ingest/variant_traffic.h"
 
 namespace perfhat::handler {
 namespace {
@@ -111,7 +112,8 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
   if (const json* r = member(root, "resource")) {
     if (!r->is_object()) fail("resource must be an object");
     for (const char* k : {"service.name", "service.version", "deployment.environment",
-                          "deployment.environment.name", "host.name"}) {
+                          "deployment.environment.name", "host.name", "perfhat.release",
+                          "perfhat.variant", "perfhat.replica"}) {
       std::string v = optString(*r, k, "resource", IntakeLimits::kMaxDimensionBytes);
       if (!v.empty()) resource.emplace_back(k, std::move(v));
     }
@@ -213,6 +215,8 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     if (k == AggKind::kFunction) v.x1 = errors;
     if (k == AggKind::kCallSite) v.x1 = parents;
     if (k == AggKind::kLoop) v.line = line;
+    // A variant's records, per minute (no request roots are told apart in this format).
+    if (k == AggKind::kFunction) addTraffic(local, dims, minute, 0, v.sketch.count());
     auto [it, inserted] = local.aggregates.try_emplace(std::move(key));
     if (inserted) {
       it->second = std::move(v);

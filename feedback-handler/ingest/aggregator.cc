@@ -8,6 +8,7 @@
 
 #include "feedback-handler/ingest/intake_limits.h"
 #include "feedback-handler/ingest/span_key.h"
+#include "feedback-handler/ingest/variant_traffic.h"
 
 namespace perfhat::handler {
 namespace {
@@ -25,6 +26,10 @@ ResourceDims resourceDims(const otlp::Attributes& r) {
   if (d.env.empty()) d.env = attrString(r, "deployment.environment");
   d.host = attrString(r, "host.name");
   for (std::string* v : {&d.service, &d.version, &d.env, &d.host}) *v = sanitizeUtf8(std::move(*v));
+  // Checked where they are used (trafficSub): a bad one means no traffic row, nothing else.
+  d.release = attrString(r, "perfhat.release");
+  d.variant = attrString(r, "perfhat.variant");
+  d.replica = attrString(r, "perfhat.replica");
   return d;
 }
 
@@ -125,6 +130,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
 
   std::unordered_map<LocalKey, AggValue, LocalKeyHash> local;
   local.reserve(keys.size() * 3);
+  TrafficCounter traffic;
   std::unordered_set<EdgeParent, EdgeParentHash> edge_parents;
   std::vector<FunctionInfo> infos(keys.size());
   std::unordered_map<uint64_t, int64_t> hosts;  // (key id, resource) → last seen
@@ -186,6 +192,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     }
     if (is_loop[i]) continue;  // a loop-site record, not a call of the function
 
+    traffic.add(r, bucket, s.kind == 2 /* SERVER: a request root */, w);
     AggValue& fv = local[{AggKind::kFunction, kid, 0, bucket, r}];
     fv.sketch.add(dur, w);
     if (s.status == otlp::StatusCode::kError) AggValue::addCount(fv.x1, w);
@@ -284,6 +291,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
         .sketch.add(std::max(0.0, dur - children_ns[i]), weight(i));
   }
 
+  traffic.into(batch, res);
   for (auto& [k, v] : local) {
     const ResourceDims& d = res[k.resource];
     std::string sub = k.kind == AggKind::kCallSite ? std::string(keys[static_cast<size_t>(k.sub)])

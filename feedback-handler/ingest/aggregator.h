@@ -31,6 +31,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch,
 // service.version, deployment.environment[.name], host.name), sanitized to UTF-8.
 struct ResourceDims {
   std::string service, version, env, host;
+  std::string release, variant, replica;  // perfhat.release/.variant/.replica (docs/plan.md)
 };
 ResourceDims resourceDims(const otlp::Attributes& resource);
 

@@ -29,6 +29,9 @@ enum class AggKind : char {
   kDropped = 'd',     // what a service's exporters lost (docs/aggregate-export.md `dropped`):
                       // key and sub empty, sketch empty; x1 = weighted calls, x2 = spans,
                       // x3 = rows. Read per service beside the counts they make low.
+  kTraffic = 'v',     // what one release variant served (variants/exposure.h): key empty, sub
+                      // "release|variant|replica", sketch empty; x1 = weighted request roots,
+                      // x2 = weighted records
 };
 
 struct AggKey {

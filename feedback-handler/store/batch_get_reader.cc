@@ -124,6 +124,7 @@ BatchGetResponse BatchGetReader::read(Store::Impl& store) {
   readRows();
   rateCallSites();
   addDroppedCalls();
+  addExposure(out);
   snapshot.commit();
   return inRequestOrder(std::move(out));
 }

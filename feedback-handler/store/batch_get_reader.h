@@ -48,6 +48,9 @@ class BatchGetReader {
   void forgetChunk(size_t begin, size_t end);
   void rateCallSites();
   void addDroppedCalls();
+  // Step 4b (variants/exposure.h): counts divided by the traffic share that probed them; the
+  // requested keys no variant probes into `out.unprobed`.
+  void addExposure(BatchGetResponse& out);
   BatchGetResponse inRequestOrder(BatchGetResponse out);
 
   bool known(size_t i, std::string_view stored_key);

@@ -34,6 +34,7 @@ namespace perfhat::handler {
 
 class BatchGetReader;
 class ChunkTeam;
+class ReleaseCatalog;  // variants/release_catalog.h
 
 struct StoreOptions {
   std::string path;                          // SQLite file, or postgresql://USER@HOST[:PORT]/DB
@@ -50,6 +51,9 @@ struct StoreOptions {
   int read_threads = 0;
   // Clock (ns since the epoch); injectable for tests.
   std::function<int64_t()> now_ns;
+  // Release manifests (perfhat-handler --releases DIR): reads then weigh counts by exposure
+  // (variants/exposure.h). nullptr: no release is known, counts are as observed.
+  std::shared_ptr<ReleaseCatalog> releases;
 };
 
 enum class WriteMode {

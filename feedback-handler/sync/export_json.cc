@@ -14,7 +14,19 @@ using nlohmann::json;
 std::string serializeExport(const ExportPage& page) {
   json aggs = json::array();
   json dropped = json::array();  // its own member: handlers that predate it ignore it
+  json traffic = json::array();  // the same (variant traffic, variants/exposure.h)
   for (const auto& [k, v] : page.rows.aggregates) {
+    if (k.kind == AggKind::kTraffic) {
+      traffic.push_back({{"bucket", k.bucket},
+                         {"service", k.service},
+                         {"version", k.version},
+                         {"env", k.env},
+                         {"origin", k.origin},
+                         {"sub", k.sub},
+                         {"requests", v.x1},
+                         {"records", v.x2}});
+      continue;
+    }
     if (k.kind == AggKind::kDropped) {
       dropped.push_back({{"bucket", k.bucket},
                          {"service", k.service},
@@ -57,7 +69,8 @@ std::string serializeExport(const ExportPage& page) {
               {"aggregates", std::move(aggs)},
               {"functions", std::move(fns)},
               {"hosts", std::move(hosts)},
-              {"dropped", std::move(dropped)}}
+              {"dropped", std::move(dropped)},
+              {"traffic", std::move(traffic)}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -147,6 +160,23 @@ ExportPage parseExport(std::string_view text) {
       v.x1 = AggValue::clampExtra(d.value("calls", 0.0), DDSketch::kMaxCount);
       v.x2 = AggValue::clampExtra(d.value("spans", 0.0), DDSketch::kMaxCount);
       v.x3 = AggValue::clampExtra(d.value("rows", 0.0), DDSketch::kMaxCount);
+      page.rows.aggregates[std::move(k)] = std::move(v);
+    }
+    for (const auto& d : arrayAt(doc, "traffic")) {
+      AggKey k;
+      k.kind = AggKind::kTraffic;
+      if (!boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
+          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
+          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
+          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin) ||
+          !boundedString(d, "sub", L::kMaxDimensionBytes, k.sub)) {
+        ++page.rejected;
+        continue;
+      }
+      k.bucket = integerFrom<int64_t>(d.at("bucket"));
+      AggValue v;
+      v.x1 = AggValue::clampExtra(d.value("requests", 0.0), DDSketch::kMaxCount);
+      v.x2 = AggValue::clampExtra(d.value("records", 0.0), DDSketch::kMaxCount);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
     for (const auto& f : arrayAt(doc, "functions")) {

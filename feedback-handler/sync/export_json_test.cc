@@ -124,6 +124,29 @@ TEST(ExportJson, ExporterLossesRoundTripInTheirOwnMember) {
   EXPECT_EQ(v.x3, 3);
 }
 
+// Variant traffic (exposure, issue 23) travels in a member of its own: a local handler that
+// predates it ignores it instead of refusing the page for an unknown aggregate kind.
+TEST(ExportJson, VariantTrafficRoundTripsInItsOwnMember) {
+  ExportPage page;
+  page.cursor = 9;
+  AggValue served;
+  served.x1 = 300;
+  served.x2 = 4500;
+  page.rows.aggregates[AggKey{AggKind::kTraffic, "", "r1|2|5", 29'395'000, "svc", "1", "", ""}] =
+      served;
+  const std::string text = serializeExport(page);
+  const json doc = json::parse(text);
+  EXPECT_TRUE(doc["aggregates"].empty()) << text;
+  ASSERT_EQ(doc["traffic"].size(), 1u) << text;
+  const ExportPage back = parseExport(text);
+  ASSERT_EQ(back.rows.aggregates.size(), 1u);
+  const auto& [k, v] = *back.rows.aggregates.begin();
+  EXPECT_EQ(k.kind, AggKind::kTraffic);
+  EXPECT_EQ(k.sub, "r1|2|5");
+  EXPECT_EQ(v.x1, 300);
+  EXPECT_EQ(v.x2, 4500);
+}
+
 // Self-time rows (kind t, dynamic metrics) travel to local handlers like the others; an unknown
 // kind is still refused.
 TEST(ExportJson, SelfTimeRowsAreCarried) {

@@ -130,11 +130,22 @@ class Pb {
   size_t len_ = 0, cap_ = 0;
 };
 
+// The release and variant a process runs (docs/plan.md), when it runs one: resource attributes of
+// every export, spans, metrics and aggregates alike.
+std::vector<std::pair<const char*, const std::string*>> variant_attributes(const Resource& r) {
+  std::vector<std::pair<const char*, const std::string*>> out;
+  if (!r.release.empty()) out.emplace_back("perfhat.release", &r.release);
+  if (!r.variant.empty()) out.emplace_back("perfhat.variant", &r.variant);
+  if (!r.replica.empty()) out.emplace_back("perfhat.replica", &r.replica);
+  return out;
+}
+
 Pb resource_pb(const Resource& r) {
   Pb res;
   res.kv_string(1, "service.name", r.service_name);
   if (!r.service_version.empty()) res.kv_string(1, "service.version", r.service_version);
   if (!r.host_name.empty()) res.kv_string(1, "host.name", r.host_name);
+  for (const auto& [k, v] : variant_attributes(r)) res.kv_string(1, k, *v);
   res.kv_string(1, "telemetry.sdk.name", "perfhat");
   res.kv_string(1, "telemetry.sdk.language", "cpp");
   return res;
@@ -176,6 +187,7 @@ std::string resource_json(const Resource& r) {
   std::string out = "{\"attributes\":[" + jkv_string("service.name", r.service_name);
   if (!r.service_version.empty()) out += "," + jkv_string("service.version", r.service_version);
   if (!r.host_name.empty()) out += "," + jkv_string("host.name", r.host_name);
+  for (const auto& [k, v] : variant_attributes(r)) out += "," + jkv_string(k, *v);
   out += "," + jkv_string("telemetry.sdk.name", "perfhat") + "," +
          jkv_string("telemetry.sdk.language", "cpp") + "]}";
   return out;
@@ -529,6 +541,9 @@ std::string aggregates_json(const ExportBatch& b) {
     out += ",\"service.version\":" + jstr(b.resource.service_version);
   }
   if (!b.resource.host_name.empty()) out += ",\"host.name\":" + jstr(b.resource.host_name);
+  for (const auto& [k, v] : variant_attributes(b.resource)) {
+    out += ",\"" + std::string(k) + "\":" + jstr(*v);
+  }
   out += "},\"time_unix_nano\":\"" + std::to_string(b.histograms_end_unix_ns) + "\",\"sites\":[";
   for (size_t i = 0; i < b.sites.size(); ++i) {
     const SiteIdentity& s = b.sites[i];

@@ -529,3 +529,38 @@ TEST(InstrOtlpExporter, ReceiverWithoutAggregatesIsAskedOnce) {
   EXPECT_EQ(aggregate_posts.load(), 1);
   EXPECT_GE(perfhat::counters().histogram_rows_dropped - before, 2u);
 }
+
+namespace {
+
+// A process running a variant (docs/plan.md) labels every export with its release, variant and
+// replica: OTLP resource attributes (JSON and protobuf) and the aggregate body's resource.
+TEST(InstrOtlpEncode, VariantTravelsWithEveryEncoding) {
+  perfhat::ExportBatch b;
+  b.resource.service_name = "svc";
+  b.resource.release = "r7";
+  b.resource.variant = "3";
+  b.resource.replica = "11";
+  auto j = nlohmann::json::parse(perfhat::otlp::traces_json(b));
+  std::map<std::string, std::string> attrs;
+  for (const auto& a : j["resourceSpans"][0]["resource"]["attributes"]) {
+    attrs[a["key"]] = a["value"]["stringValue"];
+  }
+  EXPECT_EQ(attrs["perfhat.release"], "r7");
+  EXPECT_EQ(attrs["perfhat.variant"], "3");
+  EXPECT_EQ(attrs["perfhat.replica"], "11");
+  std::string pb = perfhat::otlp::traces_protobuf(b);
+  for (const char* s : {"perfhat.release", "r7", "perfhat.variant", "perfhat.replica", "11"}) {
+    EXPECT_NE(pb.find(s), std::string::npos) << s;
+  }
+  auto agg = nlohmann::json::parse(perfhat::otlp::aggregates_json(b));
+  EXPECT_EQ(agg["resource"]["perfhat.release"], "r7");
+  EXPECT_EQ(agg["resource"]["perfhat.variant"], "3");
+  EXPECT_EQ(agg["resource"]["perfhat.replica"], "11");
+  b.resource.release.clear();  // no variant: no attribute at all
+  b.resource.variant.clear();
+  b.resource.replica.clear();
+  EXPECT_EQ(perfhat::otlp::traces_json(b).find("perfhat.release"), std::string::npos);
+  EXPECT_EQ(perfhat::otlp::aggregates_json(b).find("perfhat.variant"), std::string::npos);
+}
+
+}  // namespace

@@ -77,6 +77,7 @@ Config Config::from_env() {
   };
   c.batch_size = count_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1u << 16);
   c.span_ring_per_thread = count_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1u << 20);
+  detail::read_variant_env(c);
   return c;
 }
 

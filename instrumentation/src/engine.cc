@@ -113,6 +113,8 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   if (err.empty() && cfg.export_mode != "spans" && cfg.export_mode != "aggregates") {
     err = "PERFHAT_EXPORT: unknown export mode '" + cfg.export_mode + "' (spans, aggregates)";
   }
+  std::unique_ptr<VariantMask> mask;
+  if (err.empty()) err = load_variant_mask(cfg, mask);
   if (err.empty() && !exporter && !cfg.endpoint.empty()) {
     if (perfhat_otlp_create == nullptr) {
       err = "an endpoint is configured but perfhat::otlp is not linked; spans are not exported";
@@ -137,16 +139,19 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     cfg_ = cfg;
     filter_ = std::move(filter);
     scope_ = tigris::Scope::parse(cfg.scope);
+    mask_ = std::move(mask);
     static_ = std::move(sm);
     exporter_ = std::move(exporter);
     resource_.service_name = cfg.service_name;
     resource_.service_version = cfg.service_version;
     char host[256] = {};
     if (::gethostname(host, sizeof(host) - 1) == 0) resource_.host_name = host;
+    set_variant_resource(mask_.get(), resource_);
     last_agg_tick_ = now_ticks();
     // Sites registered under an earlier configuration are re-checked against the new scope.
     for (size_t id = 1; id < sites_.size(); ++id) {
-      bool admit = scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name);
+      bool admit = (scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name)) &&
+                   in_variant(mask_.get(), sites_[id]);
       sites_[id].site->id.store(admit ? static_cast<uint32_t>(id) : kExcludedSite);
     }
     sampler_.store(sampler.get());

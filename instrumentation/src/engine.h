@@ -19,6 +19,7 @@
 #include "site_activity.h"
 #include "thread_annotations.h"
 #include "tigris.h"
+#include "variant_mask.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -198,6 +199,7 @@ class Engine {
   std::vector<SiteHistograms> histograms_ PERFHAT_GUARDED_BY(mu_);  // by site id
   std::unique_ptr<tigris::Node> filter_ PERFHAT_GUARDED_BY(mu_);
   tigris::Scope scope_ PERFHAT_GUARDED_BY(mu_);
+  std::unique_ptr<VariantMask> mask_ PERFHAT_GUARDED_BY(mu_);  // nullptr = every probe on
   tigris::StaticMetrics static_ PERFHAT_GUARDED_BY(mu_);
   tigris::Bindings bindings_ PERFHAT_GUARDED_BY(mu_) = tigris::Bindings::defaults();
   std::vector<std::unique_ptr<uint64_t[]>> relevant_sets_ PERFHAT_GUARDED_BY(mu_);

@@ -136,7 +136,8 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
       info.mangled = site.mangled;
       info.resolved = true;
     }
-    bool admit = scope_.admits(info.function) || scope_.admits(info.name);
+    bool admit =
+        (scope_.admits(info.function) || scope_.admits(info.name)) && in_variant(mask_.get(), info);
     id = static_cast<uint32_t>(sites_.size());
     sites_.push_back(std::move(info));
     site.id.store(admit ? id : kExcludedSite, std::memory_order_relaxed);

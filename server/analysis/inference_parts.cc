@@ -57,6 +57,7 @@ void attach(Node& n, const FeedbackItem& item) {
   n.versions = item.versions;
   n.hosts = item.hosts;
   n.dropped_calls = item.dropped_calls;
+  n.exposure = item.exposure;
 }
 
 const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,

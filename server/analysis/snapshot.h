@@ -222,6 +222,9 @@ struct Node {
   std::vector<std::string> hosts;
   // Calls its services' exporters reported lost in the window: `measured` counts may be low.
   double dropped_calls = 0;
+  // Probe distribution: the share of the fleet `measured` comes from (counts already scaled),
+  // or, with no data, that no variant probed it.
+  std::optional<Exposure> exposure;
   // Calls: production's count of this call per call of the function, from the call site (0 when
   // production has no call-site data for it, or the callee is called from several places here).
   double production_calls = 0;

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "server/features/exposure_text.h"
 #include "server/features/feature_util.h"
 #include "server/features/hint_text.h"
 
@@ -20,7 +21,10 @@ std::vector<CodeLens> codeLenses(const Snapshot& s, const Options& o) {
     CodeLens lens{f.name_range, "", "perfhat.showData", args};
     if (measured) {
       lens.title = "prod " + detail::statsSummary(*root.measured, o);
+      if (root.exposure) lens.title += " · " + exposureSummary(*root.exposure);
       if (s.stale) lens.title += " · cached";
+    } else if (root.exposure && unprobed(*root.exposure)) {
+      lens.title = "perfhat: " + unprobedText(*root.exposure);
     } else if (v.ns) {
       lens.title = "predicted " + detail::statLabel(o) + " ~" +
                    detail::valueWithUnknown(*v.ns, root.estimate) + " · no production data";

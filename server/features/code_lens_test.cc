@@ -48,6 +48,30 @@ TEST(FeaturesCodeLens, UnchangedPredictedUnknownAndStale) {
   EXPECT_EQ(codeLenses(s, mean).front().title, "prod mean 2.2 ms · p99 12 ms · 100 calls · cached");
 }
 
+TEST(FeaturesCodeLens, ExposureAndFunctionsNoVariantProbed) {
+  const std::string_view src = "void a() {}\nvoid c() {}\n";
+  Snapshot s;
+  FunctionBuilder a("a", "a()", {{0, 0}, {0, 11}}, find(src, 0, "a"), {0, 8});
+  a.total(measured(stats(100, 2e6, 3e6, 12e6)), stats(100, 2e6, 3e6, 12e6));
+  FunctionBuilder c("c", "c()", {{1, 0}, {1, 11}}, find(src, 1, "c"), {1, 8});
+  s.functions = {a.build(), c.build()};
+  Exposure e;
+  e.releases = {"r7"};
+  e.replicas = 36;
+  e.replicas_probed = 9;
+  e.traffic_share = 0.2449;
+  e.traffic_basis = "requests";
+  s.functions[0].nodes[0].exposure = e;
+  e.replicas_probed = 0;
+  e.traffic_share = 0;
+  s.functions[1].nodes[0].exposure = e;
+  EXPECT_THAT(titles(codeLenses(s, Options())),
+              ElementsAre("prod p50 2 ms · p99 12 ms · 100 calls · observed on 9 of 36 replicas, "
+                          "24 % of traffic",
+                          "perfhat: not probed in release r7: no variant of its 36 replicas "
+                          "carries this probe"));
+}
+
 TEST(FeaturesCodeLens, ChangedButUnpredictableSaysQuestionMark) {
   T4 t;
   t.snapshot.functions[0].nodes[0].estimate = unknown();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/features/exposure_text.h"
 #include "server/features/feature_util.h"
 #include "server/features/names.h"
 
@@ -56,6 +57,7 @@ void statsTable(std::string& md, const Node& n, analysis::MatchKind match, const
     md += "| lost in export | ≥ " + formatCount(n.dropped_calls) +
           " calls of its service in this window: counts and rates may be low |\n";
   }
+  if (n.exposure) md += exposureRows(*n.exposure);
   if (st.rate_per_s > 0) md += "| rate | " + formatCount(st.rate_per_s * 60) + " calls/min |\n";
   md += "| mean | " + formatDuration(st.mean_ns) + " |\n";
   md += "| p50 · p90 · p95 · p99 | " + formatDuration(st.p50_ns) + " · " +
@@ -236,10 +238,15 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
                            : n.kind == NodeKind::Loop   ? " for the whole loop"
                            : n.kind == NodeKind::Branch ? " (weighted by probability)"
                                                         : " per call";
-  if (!v.ns) {
+  if (!v.ns && n.exposure && unprobed(*n.exposure)) {
+    md += "**⏱ ?** — " + unprobedText(*n.exposure) + ". Shown as `?`, never counted as 0.\n\n";
+  } else if (!v.ns) {
     md +=
         "**⏱ ?** — no production data and nothing to infer from. Shown as `?`, never counted "
         "as 0.\n\n";
+  } else if (n.exposure && unprobed(*n.exposure)) {
+    md += "**~⏱ " + statLabel(o) + " " + detail::valueWithUnknown(*v.ns, n.estimate) + "**" + what +
+          " — predicted; " + unprobedText(*n.exposure) + "\n\n";
   } else if (v.kind == HintKind::Measured) {
     md += "**⏱ " + statLabel(o) + " " + formatDuration(*v.ns) + "**" + what +
           " — measured in production\n\n";

@@ -45,6 +45,37 @@ TEST(FeaturesHover, ExporterLossesAreShownBesideTheCounts) {
                         "its service in this window: counts and rates may be low |"));
 }
 
+// Probe distribution (issue 23): the counts come from part of the fleet, and the hover says
+// which; a call no variant probed says "not probed", not "no data".
+TEST(FeaturesHover, ExposureIsShownBesideTheCountsAndUnprobedIsNotNoData) {
+  T4 t;
+  Exposure e;
+  e.releases = {"r7"};
+  e.replicas = 36;
+  e.replicas_probed = 9;
+  e.traffic_share = 0.24;
+  e.traffic_basis = "requests";
+  e.observed_count = 288;
+  t.snapshot.functions[0].nodes[t.stories].exposure = e;
+  const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown,
+              HasSubstr("| exposure | observed on 9 of 36 replicas, 24 % of traffic (release r7); "
+                        "counts scaled to all traffic from 288 observed |"));
+
+  Node& fn = t.snapshot.functions[0].nodes[0];
+  fn.measured.reset();
+  fn.estimate = unknown();
+  e.replicas_probed = 0;
+  e.traffic_share = 0;
+  fn.exposure = e;
+  const auto f = hover(t.snapshot, t.fn().name_range.start, Options());
+  ASSERT_TRUE(f);
+  EXPECT_THAT(f->markdown, HasSubstr("**⏱ ?** — not probed in release r7: no variant of its 36 "
+                                     "replicas carries this probe."));
+  EXPECT_THAT(f->markdown, Not(HasSubstr("no production data")));
+}
+
 // A virtual call resolved from call-site data lists the implementations that ran, each with
 // its own numbers.
 TEST(FeaturesHover, AVirtualCallListsTheImplementationsThatRan) {

@@ -119,6 +119,18 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
         if (qualifiedName(item.key) == name) for_key.push_back(item);
       }
     }
+    if (for_key.empty()) {
+      // No variant of the deployed release probes it (issue 23): an item without stats that
+      // says so, so the editor shows "not probed" where it would show "no data".
+      for (const auto& u : r.response.unprobed) {
+        if (u.key != k) continue;
+        FeedbackItem item;
+        item.key = k;
+        item.exposure = u.exposure;
+        for_key.push_back(std::move(item));
+        break;
+      }
+    }
     items.add(for_key);
     cache_.put(k, std::move(for_key));
   }

@@ -59,6 +59,37 @@ TEST(LspFeedbackProvider, NameLevelKeysGetEveryOverload) {
   EXPECT_EQ(r.items.size(), 2u);
 }
 
+// A key the handler names as probed by no variant (issue 23) becomes an item without stats that
+// says so, cached like any answer; a key merely missing stays without an item.
+class UnprobedSource : public FeedbackSource {
+ public:
+  FetchResult batchGet(const std::vector<std::string>&) override {
+    FetchResult r{FetchStatus::Ok, "", {}};
+    r.response.missing = {"never()", "zzz()"};
+    UnprobedKey u;
+    u.key = "never()";
+    u.exposure.releases = {"r7"};
+    u.exposure.replicas = 6;
+    r.response.unprobed = {u};
+    return r;
+  }
+  ChangesResult changes(const std::string&) override { return {}; }
+  std::string describe() const override { return "unprobed"; }
+};
+
+TEST(LspFeedbackProvider, UnprobedKeysBecomeItemsThatSaySo) {
+  ManualClock clock;
+  FeedbackProvider p(std::make_shared<UnprobedSource>(), {100, 600s}, clock);
+  auto r = p.get({"never()", "zzz()"});
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].key, "never()");
+  EXPECT_FALSE(r.items[0].stats);
+  ASSERT_TRUE(r.items[0].exposure);
+  EXPECT_EQ(r.items[0].exposure->replicas, 6u);
+  EXPECT_EQ(r.items[0].exposure->replicas_probed, 0u);
+  EXPECT_EQ(p.cached({"never()"}).items.size(), 1u);
+}
+
 TEST(LspFeedbackProvider, TtlExpiryRefetches) {
   ManualClock clock;
   auto src = std::make_shared<CountingSource>();

@@ -67,6 +67,8 @@ struct AggregateData {
 
 struct Resource {
   std::string service_name, service_version, host_name;
+  // The release and variant this process runs (Config::variant_manifest); empty without one.
+  std::string release, variant, replica;
 };
 
 // Identity of a probe site, as its spans would carry it (code.* attributes).

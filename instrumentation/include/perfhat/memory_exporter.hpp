@@ -19,6 +19,7 @@ class MemoryExporter final : public Exporter {
           {h, batch.sites.at(h.site),
            h.kind == HistogramData::kCallSite ? batch.sites.at(h.caller) : SiteIdentity{}});
     }
+    resource_ = batch.resource;
     ++batches_;
     return ExportResult::kSuccess;
   }
@@ -38,6 +39,11 @@ class MemoryExporter final : public Exporter {
     std::lock_guard<std::mutex> l(mu_);
     return histograms_;
   }
+  // The resource of the last batch (every batch carries the same one).
+  Resource resource() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return resource_;
+  }
   size_t batches() const {
     std::lock_guard<std::mutex> l(mu_);
     return batches_;
@@ -55,6 +61,7 @@ class MemoryExporter final : public Exporter {
   std::vector<SpanData> spans_;
   std::vector<AggregateData> aggregates_;
   std::vector<Histogram> histograms_;
+  Resource resource_;
   size_t batches_ = 0;
 };
 

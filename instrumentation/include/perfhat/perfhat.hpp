@@ -81,6 +81,13 @@ struct Config {
   bool compensate_overhead = true;
   uint32_t max_retries = 3;      // per batch, exponential backoff
   double retry_backoff_s = 0.2;  // first backoff; doubles each retry
+  // Probe distribution across variants (docs/plan.md "Running a variant"): with a release
+  // manifest of `perfhat-plan variants`, only the chosen variant's functions are probed; the
+  // others cost what a probe outside PERFHAT_SCOPE costs. The variant is `variant` (>= 0) or the
+  // manifest's assignment of `replica`. Release, variant and replica go with every record.
+  std::string variant_manifest;  // PERFHAT_VARIANT_MANIFEST: path; empty = every probe on
+  int64_t replica = -1;          // PERFHAT_REPLICA: this process's replica number
+  int64_t variant = -1;          // PERFHAT_VARIANT: variant id (wins over the replica's)
 
   // Reads the environment over the defaults above. Unparseable numbers keep the default and are
   // reported on stderr once.
@@ -317,8 +324,11 @@ class Probe {
     // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare. g_mode is
     // not read again: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
     // enter()), and it never returns there.
-    if (h == nullptr || id - 1u >= h->capacity - 1u) PERFHAT_UNLIKELY
-    return enter(site);
+    if (h == nullptr || id - 1u >= h->capacity - 1u) PERFHAT_UNLIKELY {
+        // Out of PERFHAT_SCOPE or of this replica's variant: done here, without the call.
+        if (id == kExcludedSite) return;
+        return enter(site);
+      }
     decide(h, id, site);
   }
   // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid

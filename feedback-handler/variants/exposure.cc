@@ -1,0 +1,102 @@
+#include "feedback-handler/variants/exposure.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace perfhat::handler {
+namespace {
+
+bool validRelease(std::string_view r) {
+  if (r.empty() || r.size() > 64) return false;
+  return std::all_of(r.begin(), r.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+// A variant or replica number: digits only, at most 1,000,000 (perfhat-plan's bound).
+bool index(std::string_view s, int64_t& out) {
+  if (s.empty() || s.size() > 7) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size() && out >= 0 && out <= 1'000'000;
+}
+
+}  // namespace
+
+std::string trafficSub(std::string_view release, std::string_view variant,
+                       std::string_view replica) {
+  int64_t v = 0, r = 0;
+  if (!validRelease(release) || !index(variant, v)) return "";
+  if (!replica.empty() && !index(replica, r)) replica = {};
+  return std::string(release) + "|" + std::to_string(v) + "|" +
+         (replica.empty() ? std::string() : std::to_string(r));
+}
+
+bool parseTrafficSub(std::string_view sub, VariantTraffic& out) {
+  const size_t a = sub.find('|');
+  if (a == std::string_view::npos) return false;
+  const size_t b = sub.find('|', a + 1);
+  if (b == std::string_view::npos) return false;
+  const std::string_view release = sub.substr(0, a), variant = sub.substr(a + 1, b - a - 1),
+                         replica = sub.substr(b + 1);
+  if (!validRelease(release) || !index(variant, out.variant)) return false;
+  out.release = std::string(release);
+  out.replica = -1;
+  return replica.empty() || index(replica, out.replica);
+}
+
+std::optional<Exposure> exposureOf(std::string_view key, const std::vector<std::string>& services,
+                                   const std::vector<VariantTraffic>& traffic,
+                                   ReleaseCatalog& catalog) {
+  // Requests per release and variant, in the services asked about.
+  std::map<std::string, std::map<int64_t, double>> requests;
+  for (const VariantTraffic& t : traffic) {
+    if (!services.empty() &&
+        std::find(services.begin(), services.end(), t.service) == services.end()) {
+      continue;
+    }
+    requests[t.release][t.variant] += t.requests;
+  }
+  Exposure e;
+  double total = 0, probed = 0;
+  for (const auto& [release, by_variant] : requests) {
+    auto manifest = catalog.find(release);
+    if (!manifest) continue;
+    e.releases.push_back(release);
+    e.replicas += manifest->assignment.size();
+    e.replicas_probed += manifest->replicasProbing(key);
+    for (const auto& [variant, n] : by_variant) {
+      total += n;
+      if (manifest->probes(variant, key)) probed += n;
+    }
+  }
+  if (e.releases.empty()) return std::nullopt;
+  if (total > 0) {
+    e.traffic_basis = "requests";
+    e.traffic_share = probed / total;
+  } else {
+    e.traffic_basis = "replicas";
+    e.traffic_share = e.replicas > 0
+                          ? static_cast<double>(e.replicas_probed) / static_cast<double>(e.replicas)
+                          : 0;
+  }
+  return e;
+}
+
+void normalizeByExposure(FeedbackItem& item, Exposure exposure) {
+  if (item.stats) {
+    exposure.observed_count = item.stats->count;
+    const double share = exposure.traffic_share;
+    if (share > 0 && share < 1) {
+      Stats& s = *item.stats;
+      s.count = static_cast<uint64_t>(std::llround(static_cast<double>(s.count) / share));
+      s.errors = static_cast<uint64_t>(std::llround(static_cast<double>(s.errors) / share));
+      s.rate_per_s /= share;
+    }
+  }
+  item.exposure = std::move(exposure);
+}
+
+}  // namespace perfhat::handler
