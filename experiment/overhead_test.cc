@@ -49,15 +49,21 @@ TEST(ExperimentOverhead, MeasuresEveryScenarioThroughTheRealServer) {
   o.compile_commands = dir.string();
   o.server = {PERFHAT_LSP_BIN};
   o.repeat = 2;
+  o.full_repeat = 1;
   std::ostringstream progress;
   const auto r = measureOverhead(o, progress);
   EXPECT_EQ(r["files"], 1);
-  for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
-    ASSERT_EQ(r["seconds"][k].size(), 2u) << k;
+  EXPECT_EQ(r["full_repeat"], 1);
+  const auto scenarios = overheadScenarios(true);
+  ASSERT_EQ(scenarios.size(), 8u);
+  for (const auto& k : scenarios) {
+    const size_t n = k.rfind("full", 0) == 0 ? 1u : 2u;
+    ASSERT_EQ(r["seconds"][k].size(), n) << k;
     for (const auto& v : r["seconds"][k]) EXPECT_GT(v.get<double>(), 0) << k;
     EXPECT_LE(r["summary"][k]["min"].get<double>(), r["summary"][k]["median"].get<double>());
   }
-  EXPECT_NE(progress.str().find("[one file 2/2]"), std::string::npos);
+  EXPECT_NE(progress.str().find("[one file 2/2, no cache] single cold"), std::string::npos);
+  EXPECT_EQ(overheadScenarios(false).size(), 4u);
   fs::remove_all(dir);
 }
 
