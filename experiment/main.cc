@@ -110,9 +110,8 @@ int main(int argc, char** argv) {
       ->required();
   o->add_option("--file", overhead.file, "the single file (default: the database's first)");
   o->add_option("--repeat", overhead.repeat, "repetitions")->default_val(10);
-  o->add_option(
-      "--full-repeat", overhead.full_repeat,
-      "full-project repetitions (default: as --repeat; a large code base may need fewer)");
+  o->add_option("--full-repeat", overhead.full_repeat,
+                "full-project repetitions (default: as --repeat; 0: single file only)");
   o->add_flag("!--cache-only", overhead.with_no_cache,
               "skip the scenarios without the feedback cache (PERFHAT_CACHE_MAX_ENTRIES=0)");
   o->add_option("--name", overhead.name, "name of the code base in the output");
