@@ -142,7 +142,20 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
     std::snprintf(b, sizeof b, "%.3f s", v);
     return std::string(b);
   };
+  auto resultJson = [&] {
+    json out{{"name", o.name},           {"files", files.size()},      {"single_file", single},
+             {"repeat", o.repeat},       {"full_repeat", full_repeat}, {"seconds", seconds},
+             {"summary", json::object()}};
+    for (const auto& [k, v] : seconds) {
+      if (!v.empty()) out["summary"][k] = summary(v);
+    }
+    return out;
+  };
   for (int i = 1; i <= std::max(o.repeat, full_repeat); ++i) {
+    if (i > 1 && !o.out_dir.empty()) {  // what is measured so far survives an interruption
+      fs::create_directories(o.out_dir);
+      std::ofstream(fs::path(o.out_dir) / "overhead.json") << resultJson().dump(2) << "\n";
+    }
     for (const bool cache : modes) {
       const std::string suffix = cache ? "" : "_nocache";
       std::string line;
@@ -176,13 +189,7 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
                << (cache ? "cache" : "no cache") << "]" << line << std::endl;
     }
   }
-  json out{{"name", o.name},           {"files", files.size()},      {"single_file", single},
-           {"repeat", o.repeat},       {"full_repeat", full_repeat}, {"seconds", seconds},
-           {"summary", json::object()}};
-  for (const auto& [k, v] : seconds) {
-    if (!v.empty()) out["summary"][k] = summary(v);
-  }
-  return out;
+  return resultJson();
 }
 
 int runOverhead(const OverheadOptions& o, std::ostream& out) {
