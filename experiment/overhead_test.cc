@@ -50,6 +50,7 @@ TEST(ExperimentOverhead, MeasuresEveryScenarioThroughTheRealServer) {
   o.server = {PERFHAT_LSP_BIN};
   o.repeat = 2;
   o.full_repeat = 1;
+  o.out_dir = (dir / "out").string();
   std::ostringstream progress;
   const auto r = measureOverhead(o, progress);
   EXPECT_EQ(r["files"], 1);
@@ -64,6 +65,10 @@ TEST(ExperimentOverhead, MeasuresEveryScenarioThroughTheRealServer) {
   }
   EXPECT_NE(progress.str().find("[one file 2/2, no cache] single cold"), std::string::npos);
   EXPECT_EQ(overheadScenarios(false).size(), 4u);
+  // After the first repetition the measurements so far were written (an interrupted study keeps
+  // them): repetition 1 of every scenario.
+  const auto partial = json::parse(readBoundedFile((dir / "out" / "overhead.json").string()));
+  EXPECT_EQ(partial["seconds"]["single_cold_nocache"].size(), 1u);
   fs::remove_all(dir);
 }
 
