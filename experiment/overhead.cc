@@ -133,8 +133,8 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
       o.file.empty() ? files.front() : fs::absolute(o.file).lexically_normal().string();
   const std::string root = fs::path(files.front()).parent_path().string();
   const int full_repeat = o.full_repeat < 0 ? o.repeat : o.full_repeat;
-  std::map<std::string, std::vector<double>> seconds;
-  for (const std::string& k : overheadScenarios(o.with_no_cache)) seconds[k];
+  std::map<std::string, std::vector<double>> seconds, cpu;
+  for (const std::string& k : overheadScenarios(o.with_no_cache)) seconds[k], cpu[k];
   std::vector<bool> modes{true};
   if (o.with_no_cache) modes.push_back(false);
   auto fmt = [](double v) {
@@ -143,11 +143,14 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
     return std::string(b);
   };
   auto resultJson = [&] {
-    json out{{"name", o.name},           {"files", files.size()},      {"single_file", single},
-             {"repeat", o.repeat},       {"full_repeat", full_repeat}, {"seconds", seconds},
-             {"summary", json::object()}};
+    json out{{"name", o.name},     {"files", files.size()},      {"single_file", single},
+             {"repeat", o.repeat}, {"full_repeat", full_repeat}, {"seconds", seconds},
+             {"cpu_seconds", cpu}, {"summary", json::object()},  {"cpu_summary", json::object()}};
     for (const auto& [k, v] : seconds) {
       if (!v.empty()) out["summary"][k] = summary(v);
+    }
+    for (const auto& [k, v] : cpu) {
+      if (!v.empty()) out["cpu_summary"][k] = summary(v);
     }
     return out;
   };
@@ -167,23 +170,34 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
         auto s = startServer(o, root, cache);
         analyse(*s, files, 1, false);
         seconds["full_cold" + suffix].push_back(secondsSince(t0));
+        double c0 = s->cpuSeconds();
+        cpu["full_cold" + suffix].push_back(c0);
         closeAll(*s, files);
         t0 = Clock::now();
+        c0 = s->cpuSeconds();
         analyse(*s, files, 2, false);
         seconds["full_warm" + suffix].push_back(secondsSince(t0));
-        line += " full cold " + fmt(seconds["full_cold" + suffix].back()) + ", warm " +
-                fmt(seconds["full_warm" + suffix].back()) + ";";
+        cpu["full_warm" + suffix].push_back(s->cpuSeconds() - c0);
+        line += " full cold " + fmt(seconds["full_cold" + suffix].back()) + " (cpu " +
+                fmt(cpu["full_cold" + suffix].back()) + "), warm " +
+                fmt(seconds["full_warm" + suffix].back()) + " (cpu " +
+                fmt(cpu["full_warm" + suffix].back()) + ");";
       }
       if (i <= o.repeat) {
         auto t0 = Clock::now();
         auto s = startServer(o, root, cache);
         analyse(*s, {single}, 1, false);
         seconds["single_cold" + suffix].push_back(secondsSince(t0));
+        const double c0 = s->cpuSeconds();
+        cpu["single_cold" + suffix].push_back(c0);
         t0 = Clock::now();
         analyse(*s, {single}, 2, true);
         seconds["single_warm" + suffix].push_back(secondsSince(t0));
-        line += " single cold " + fmt(seconds["single_cold" + suffix].back()) + ", warm " +
-                fmt(seconds["single_warm" + suffix].back());
+        cpu["single_warm" + suffix].push_back(s->cpuSeconds() - c0);
+        line += " single cold " + fmt(seconds["single_cold" + suffix].back()) + " (cpu " +
+                fmt(cpu["single_cold" + suffix].back()) + "), warm " +
+                fmt(seconds["single_warm" + suffix].back()) + " (cpu " +
+                fmt(cpu["single_warm" + suffix].back()) + ")";
       }
       progress << "[" << o.name << " " << i << "/" << std::max(o.repeat, full_repeat) << ", "
                << (cache ? "cache" : "no cache") << "]" << line << std::endl;
@@ -202,21 +216,27 @@ int runOverhead(const OverheadOptions& o, std::ostream& out) {
   std::vector<BoxCategory> cats;
   for (const auto& k : scenarios) {
     if (result["summary"].contains(k)) {
-      cats.push_back({k, {result["seconds"][k].get<std::vector<double>>()}});
+      cats.push_back({k,
+                      {result["seconds"][k].get<std::vector<double>>(),
+                       result["cpu_seconds"][k].get<std::vector<double>>()}});
     }
   }
   std::ofstream(fs::path(o.out_dir) / "overhead.svg")
-      << boxPlotSvg("perfhat-lsp analysis time: " + o.name, {{"seconds", "#1f77b4"}}, cats);
+      << boxPlotSvg("perfhat-lsp analysis time: " + o.name,
+                    {{"wall seconds", "#1f77b4"}, {"server CPU seconds", "#ff7f0e"}}, cats);
   out << "| " << o.name << " (" << result["files"]
-      << " files) | n | median | q1 | q3 | min | max |\n"
-      << "|---|---:|---:|---:|---:|---:|---:|\n";
-  char line[240];
+      << " files) | n | wall median | q1 | q3 | min | max | CPU median | CPU q1 | CPU q3 |\n"
+      << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  char line[320];
   for (const auto& k : scenarios) {
     if (!result["summary"].contains(k)) continue;
     const json& s = result["summary"][k];
-    std::snprintf(line, sizeof line, "| %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f |\n", k.c_str(),
-                  result["seconds"][k].size(), s["median"].get<double>(), s["q1"].get<double>(),
-                  s["q3"].get<double>(), s["min"].get<double>(), s["max"].get<double>());
+    const json& c = result["cpu_summary"][k];
+    std::snprintf(
+        line, sizeof line, "| %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+        k.c_str(), result["seconds"][k].size(), s["median"].get<double>(), s["q1"].get<double>(),
+        s["q3"].get<double>(), s["min"].get<double>(), s["max"].get<double>(),
+        c["median"].get<double>(), c["q1"].get<double>(), c["q3"].get<double>());
     out << line;
   }
   out << "(seconds; " << (fs::path(o.out_dir) / "overhead.json").string() << ", overhead.svg)\n";
