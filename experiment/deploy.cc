@@ -478,7 +478,25 @@ int runDeploy(const DeployOptions& in, std::ostream& out) {
     std::tie(o.task, o.copy) = taskCopy(o);
   }
   if (o.task.empty()) o.task = "sample";
-  const json report = deploySample(o, std::cerr);
+  // Each deploy goes into the session's log too (raw data of the study: when and how often a
+  // participant tested a change). It counts for no measure.
+  const std::string log =
+      o.session_dir.empty() ? "" : (fs::path(o.session_dir) / "events.jsonl").string();
+  auto record = [&](json detail) {
+    if (!log.empty() && fs::exists(log)) {
+      appendEvent(log, Event{nowMs(), "deployed", o.task, "deploy", std::move(detail)});
+    }
+  };
+  json report;
+  try {
+    report = deploySample(o, std::cerr);
+  } catch (const DeployBuildError&) {
+    record({{"ok", false}, {"reason", "build failed"}});
+    throw;
+  }
+  record({{"ok", report.value("ok", 0) > 0},
+          {"requests", report.value("sent", 0)},
+          {"errors", report.value("errors", 0)}});
   const fs::path saved = includeRootOf(fs::absolute(o.copy)) / ".deploy" / "response-times.json";
   std::ofstream(saved) << report.dump(2) << "\n";
   char line[256];

@@ -103,6 +103,10 @@ TEST(ExperimentDeploy, BuildsTheParticipantsCopyRunsTheWorkloadAndPrintsResponse
   EXPECT_NE(failed.find("error"), std::string::npos) << failed;  // the compiler's message
   EXPECT_EQ(failed.find("starting the changed service"), std::string::npos) << failed;
   EXPECT_EQ(slurp(out).find("Response times"), std::string::npos);
+  // Both deploys are in the session's log (raw data), the failed one marked as such.
+  const std::string log = slurp(session / "events.jsonl");
+  EXPECT_NE(log.find(R"("ok":true)"), std::string::npos) << log;
+  EXPECT_NE(log.find(R"("reason":"build failed")"), std::string::npos) << log;
 }
 
 TEST(ExperimentDeploy, RefusesACopyOutsideTheSamplesPath) {
