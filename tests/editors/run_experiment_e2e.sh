@@ -29,7 +29,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-experiment-e2e.XXXXXX")
 runner_pid=
 cleanup() {
   [ -n "$runner_pid" ] && kill "$runner_pid" 2>/dev/null
-  [ "${PERFHAT_E2E_KEEP:-0}" = 1 ] && echo "kept $tmp" || rm -rf "$tmp"
+  if [ "${PERFHAT_E2E_KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
