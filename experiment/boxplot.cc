@@ -91,8 +91,15 @@ BoxStats boxStats(std::vector<double> xs) {
 std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& series,
                        const std::vector<BoxCategory>& categories) {
   const double box_w = 28, gap = 8, cat_pad = 30, left = 64, top = 48, plot_h = 260;
-  const double cat_w = static_cast<double>(series.size()) * (box_w + gap) - gap + cat_pad;
-  const double width = left + static_cast<double>(categories.size()) * cat_w + 20;
+  // Wide enough for the title and the legend (approximate glyph widths), the categories spread
+  // over it: with few categories the title would be clipped otherwise.
+  double legend_w = 0;
+  for (const auto& se : series) legend_w += 24 + 7.0 * static_cast<double>(se.name.size());
+  const double min_plot_w = std::max(8.5 * static_cast<double>(title.size()), legend_w);
+  const double n_cat = static_cast<double>(std::max<size_t>(categories.size(), 1));
+  const double cat_w = std::max(static_cast<double>(series.size()) * (box_w + gap) - gap + cat_pad,
+                                min_plot_w / n_cat);
+  const double width = left + n_cat * cat_w + 20;
   const double height = top + plot_h + 50;
   double max = 0;
   for (const auto& c : categories) {

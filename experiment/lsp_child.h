@@ -32,6 +32,9 @@ class LspChild {
   // when the server has exited.
   std::optional<nlohmann::json> take(const std::function<bool(const nlohmann::json&)>& pred,
                                      std::chrono::milliseconds timeout);
+  // CPU seconds (user + system, all threads) the server has used so far, from /proc; a measure
+  // that load from other processes on a shared machine does not inflate as it does wall time.
+  double cpuSeconds() const;
 
  private:
   void send(const nlohmann::json& m);

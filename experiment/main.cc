@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiment/commands.h"
+#include "experiment/deploy.h"
 #include "experiment/lsp_proxy.h"
 #include "experiment/measurements.h"
 #include "experiment/overhead.h"
@@ -75,6 +76,31 @@ int main(int argc, char** argv) {
       ->required();
   x->add_option("server", proxy_command, "-- perfhat-lsp ARGS...")->required();
 
+  ex::DeployOptions deploy;
+  auto* h = app.add_subcommand(
+      "deploy",
+      "Hot-deploy and run the performance test (both groups): build the participant's changed "
+      "sample, run it instrumented under the sample workload, print response times");
+  h->add_option("--session", deploy.session_dir,
+                "the participant's session folder (the task's copy is found in its log)");
+  h->add_option("--task", deploy.task, "task id (default: the task running in the session)");
+  h->add_option("--copy", deploy.copy,
+                "the changed sample (…/samples/agile) instead of the session's copy");
+  h->add_option("--build", deploy.build_dir,
+                "the study's perfhat build folder (Ninja; agile-userdir and agile-workload built)")
+      ->required();
+  h->add_option("--handler", deploy.handler, "OTLP endpoint of the study's handler (else none)")
+      ->envname("PERFHAT_ENDPOINT");
+  h->add_option("--token", deploy.token, "bearer token for the handler")->envname("PERFHAT_TOKEN");
+  h->add_option("--service-version", deploy.version,
+                "service.version of the copy (default deploy-TASK)");
+  h->add_option("--rate", deploy.rate, "workload requests per second")->default_val(20);
+  h->add_option("--duration", deploy.duration_s, "workload seconds")->default_val(30);
+  h->add_option("--requests", deploy.requests, "stop after this many requests (0: no limit)")
+      ->default_val(0);
+  h->add_option("--workers", deploy.workers, "concurrent workload sessions")->default_val(4);
+  h->add_option("--jobs", deploy.jobs, "compiler processes at once")->default_val(2);
+
   ex::OverheadOptions overhead;
   auto* o = app.add_subcommand("overhead",
                                "IDE-overhead study (paper VI): perfhat-lsp analysis "
@@ -84,6 +110,10 @@ int main(int argc, char** argv) {
       ->required();
   o->add_option("--file", overhead.file, "the single file (default: the database's first)");
   o->add_option("--repeat", overhead.repeat, "repetitions")->default_val(10);
+  o->add_option("--full-repeat", overhead.full_repeat,
+                "full-project repetitions (default: as --repeat; 0: single file only)");
+  o->add_flag("!--cache-only", overhead.with_no_cache,
+              "skip the scenarios without the feedback cache (PERFHAT_CACHE_MAX_ENTRIES=0)");
   o->add_option("--name", overhead.name, "name of the code base in the output");
   o->add_option("--out", overhead.out_dir, "output folder (overhead.json, overhead.svg)")
       ->default_val("overhead");
@@ -104,6 +134,7 @@ int main(int argc, char** argv) {
     if (u->parsed()) return ex::runRun(run, std::cout);
     if (x->parsed()) return ex::runLspProxy(proxy_session, proxy_command);
     if (o->parsed()) return ex::runOverhead(overhead, std::cout);
+    if (h->parsed()) return ex::runDeploy(deploy, std::cout);
   } catch (const ex::InputError& e) {
     std::cerr << "perfhat-experiment: " << e.what() << "\n";
     return 2;

@@ -33,9 +33,14 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// A started and initialized server, its workspace the compile database's folder.
-std::unique_ptr<LspChild> startServer(const OverheadOptions& o, const std::string& root) {
-  auto s = std::make_unique<LspChild>(o.server, "");
+// A started and initialized server, its workspace the compile database's folder. Without the
+// cache the server is started through env(1) with a cache of zero entries (the LRU then stores
+// nothing, so every lookup asks the source).
+std::unique_ptr<LspChild> startServer(const OverheadOptions& o, const std::string& root,
+                                      bool cache) {
+  std::vector<std::string> command = o.server;
+  if (!cache) command.insert(command.begin(), {"env", "PERFHAT_CACHE_MAX_ENTRIES=0"});
+  auto s = std::make_unique<LspChild>(command, "");
   const int id = s->request(
       "initialize",
       {{"processId", nullptr}, {"rootUri", uriOf(root)}, {"capabilities", json::object()}});
@@ -90,6 +95,17 @@ json summary(std::vector<double> xs) {
 
 }  // namespace
 
+std::vector<std::string> overheadScenarios(bool with_no_cache) {
+  std::vector<std::string> out;
+  for (const char* suffix : {"", "_nocache"}) {
+    if (*suffix && !with_no_cache) break;
+    for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
+      out.push_back(k + std::string(suffix));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> compileDatabaseFiles(const std::string& path) {
   fs::path db = path;
   if (fs::is_directory(db)) db /= "compile_commands.json";
@@ -116,57 +132,111 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
   const std::string single =
       o.file.empty() ? files.front() : fs::absolute(o.file).lexically_normal().string();
   const std::string root = fs::path(files.front()).parent_path().string();
-  std::map<std::string, std::vector<double>> seconds;
-  for (int i = 1; i <= o.repeat; ++i) {
-    {
-      auto t0 = Clock::now();
-      auto s = startServer(o, root);
-      analyse(*s, files, 1, false);
-      seconds["full_cold"].push_back(secondsSince(t0));
-      closeAll(*s, files);
-      t0 = Clock::now();
-      analyse(*s, files, 2, false);
-      seconds["full_warm"].push_back(secondsSince(t0));
+  const int full_repeat = o.full_repeat < 0 ? o.repeat : o.full_repeat;
+  std::map<std::string, std::vector<double>> seconds, cpu;
+  for (const std::string& k : overheadScenarios(o.with_no_cache)) seconds[k], cpu[k];
+  std::vector<bool> modes{true};
+  if (o.with_no_cache) modes.push_back(false);
+  auto fmt = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f s", v);
+    return std::string(b);
+  };
+  auto resultJson = [&] {
+    json out{{"name", o.name},     {"files", files.size()},      {"single_file", single},
+             {"repeat", o.repeat}, {"full_repeat", full_repeat}, {"seconds", seconds},
+             {"cpu_seconds", cpu}, {"summary", json::object()},  {"cpu_summary", json::object()}};
+    for (const auto& [k, v] : seconds) {
+      if (!v.empty()) out["summary"][k] = summary(v);
     }
-    {
-      auto t0 = Clock::now();
-      auto s = startServer(o, root);
-      analyse(*s, {single}, 1, false);
-      seconds["single_cold"].push_back(secondsSince(t0));
-      t0 = Clock::now();
-      analyse(*s, {single}, 2, true);
-      seconds["single_warm"].push_back(secondsSince(t0));
+    for (const auto& [k, v] : cpu) {
+      if (!v.empty()) out["cpu_summary"][k] = summary(v);
     }
-    progress << "[" << o.name << " " << i << "/" << o.repeat << "] full cold "
-             << seconds["full_cold"].back() << " s, warm " << seconds["full_warm"].back()
-             << " s; single cold " << seconds["single_cold"].back() << " s, warm "
-             << seconds["single_warm"].back() << " s" << std::endl;
+    return out;
+  };
+  for (int i = 1; i <= std::max(o.repeat, full_repeat); ++i) {
+    if (i > 1 && !o.out_dir.empty()) {  // what is measured so far survives an interruption
+      fs::create_directories(o.out_dir);
+      std::ofstream(fs::path(o.out_dir) / "overhead.json") << resultJson().dump(2) << "\n";
+    }
+    for (const bool cache : modes) {
+      const std::string suffix = cache ? "" : "_nocache";
+      std::string line;
+      if (i <= full_repeat) {
+        progress << "[" << o.name << " " << i << "/" << full_repeat << "] full project, "
+                 << (cache ? "cache" : "no cache") << ": " << files.size() << " files..."
+                 << std::endl;
+        auto t0 = Clock::now();
+        auto s = startServer(o, root, cache);
+        analyse(*s, files, 1, false);
+        seconds["full_cold" + suffix].push_back(secondsSince(t0));
+        double c0 = s->cpuSeconds();
+        cpu["full_cold" + suffix].push_back(c0);
+        closeAll(*s, files);
+        t0 = Clock::now();
+        c0 = s->cpuSeconds();
+        analyse(*s, files, 2, false);
+        seconds["full_warm" + suffix].push_back(secondsSince(t0));
+        cpu["full_warm" + suffix].push_back(s->cpuSeconds() - c0);
+        line += " full cold " + fmt(seconds["full_cold" + suffix].back()) + " (cpu " +
+                fmt(cpu["full_cold" + suffix].back()) + "), warm " +
+                fmt(seconds["full_warm" + suffix].back()) + " (cpu " +
+                fmt(cpu["full_warm" + suffix].back()) + ");";
+      }
+      if (i <= o.repeat) {
+        auto t0 = Clock::now();
+        auto s = startServer(o, root, cache);
+        analyse(*s, {single}, 1, false);
+        seconds["single_cold" + suffix].push_back(secondsSince(t0));
+        const double c0 = s->cpuSeconds();
+        cpu["single_cold" + suffix].push_back(c0);
+        t0 = Clock::now();
+        analyse(*s, {single}, 2, true);
+        seconds["single_warm" + suffix].push_back(secondsSince(t0));
+        cpu["single_warm" + suffix].push_back(s->cpuSeconds() - c0);
+        line += " single cold " + fmt(seconds["single_cold" + suffix].back()) + " (cpu " +
+                fmt(cpu["single_cold" + suffix].back()) + "), warm " +
+                fmt(seconds["single_warm" + suffix].back()) + " (cpu " +
+                fmt(cpu["single_warm" + suffix].back()) + ")";
+      }
+      progress << "[" << o.name << " " << i << "/" << std::max(o.repeat, full_repeat) << ", "
+               << (cache ? "cache" : "no cache") << "]" << line << std::endl;
+    }
   }
-  json out{{"name", o.name},     {"files", files.size()}, {"single_file", single},
-           {"repeat", o.repeat}, {"seconds", seconds},    {"summary", json::object()}};
-  for (const auto& [k, v] : seconds) out["summary"][k] = summary(v);
-  return out;
+  return resultJson();
 }
 
 int runOverhead(const OverheadOptions& o, std::ostream& out) {
   if (o.repeat < 1) throw InputError("--repeat must be at least 1");
+  if (o.full_repeat < -1) throw InputError("--full-repeat must be 0 (skip) or more");
   const json result = measureOverhead(o, std::cerr);
   fs::create_directories(o.out_dir);
   std::ofstream(fs::path(o.out_dir) / "overhead.json") << result.dump(2) << "\n";
+  const auto scenarios = overheadScenarios(o.with_no_cache);
   std::vector<BoxCategory> cats;
-  for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
-    cats.push_back({k, {result["seconds"][k].get<std::vector<double>>()}});
+  for (const auto& k : scenarios) {
+    if (result["summary"].contains(k)) {
+      cats.push_back({k,
+                      {result["seconds"][k].get<std::vector<double>>(),
+                       result["cpu_seconds"][k].get<std::vector<double>>()}});
+    }
   }
   std::ofstream(fs::path(o.out_dir) / "overhead.svg")
-      << boxPlotSvg("perfhat-lsp analysis time: " + o.name, {{"seconds", "#1f77b4"}}, cats);
-  out << "| " << o.name << " (" << result["files"] << " files) | median | q1 | q3 | min | max |\n"
-      << "|---|---:|---:|---:|---:|---:|\n";
-  char line[200];
-  for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
+      << boxPlotSvg("perfhat-lsp analysis time: " + o.name,
+                    {{"wall seconds", "#1f77b4"}, {"server CPU seconds", "#ff7f0e"}}, cats);
+  out << "| " << o.name << " (" << result["files"]
+      << " files) | n | wall median | q1 | q3 | min | max | CPU median | CPU q1 | CPU q3 |\n"
+      << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  char line[320];
+  for (const auto& k : scenarios) {
+    if (!result["summary"].contains(k)) continue;
     const json& s = result["summary"][k];
-    std::snprintf(line, sizeof line, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", k,
-                  s["median"].get<double>(), s["q1"].get<double>(), s["q3"].get<double>(),
-                  s["min"].get<double>(), s["max"].get<double>());
+    const json& c = result["cpu_summary"][k];
+    std::snprintf(
+        line, sizeof line, "| %s | %zu | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+        k.c_str(), result["seconds"][k].size(), s["median"].get<double>(), s["q1"].get<double>(),
+        s["q3"].get<double>(), s["min"].get<double>(), s["max"].get<double>(),
+        c["median"].get<double>(), c["q1"].get<double>(), c["q3"].get<double>());
     out << line;
   }
   out << "(seconds; " << (fs::path(o.out_dir) / "overhead.json").string() << ", overhead.svg)\n";

@@ -4,8 +4,9 @@
 //   full    every file of a compile database           single  one file
 //   cold    a freshly started server (and so a cold feedback cache: it lives in the process)
 //   warm    the same server again (full: close and re-open every file; single: an edit)
-// repeated N times. The paper's second dimension, a cold feedback cache in a warm IDE, has no
-// counterpart here: perfhat-lsp has no command to drop its cache, so it is not measured.
+// each with and without perfhat-lsp's feedback cache (the paper's "with or without cache": the
+// server started with PERFHAT_CACHE_MAX_ENTRIES=0 keeps nothing, so every lookup goes to the
+// source), repeated N times.
 #pragma once
 
 #include <string>
@@ -20,15 +21,20 @@ struct OverheadOptions {
   std::string compile_commands;     // folder or compile_commands.json
   std::string file;                 // the single file (default: the first of the database)
   std::vector<std::string> server;  // perfhat-lsp and its arguments
-  int repeat = 10;
+  int repeat = 10;            // single-file repetitions (and full-project ones unless full_repeat)
+  int full_repeat = -1;       // full-project repetitions; < 0: as `repeat`
+  bool with_no_cache = true;  // also measure every scenario without the feedback cache
   std::string out_dir = "overhead";
 };
 
 // Files of a compile database (absolute, existing, de-duplicated, in database order).
 std::vector<std::string> compileDatabaseFiles(const std::string& path);
 
-// {"name","files","repeat","seconds":{"full_cold":[…],"full_warm":[…],"single_cold":[…],
-//  "single_warm":[…]},"summary":{scenario:{"median","q1","q3","min","max"}}}
+// Scenario names: {full,single}_{cold,warm} with the cache, the same with a `_nocache` suffix.
+std::vector<std::string> overheadScenarios(bool with_no_cache);
+
+// {"name","files","repeat","full_repeat","seconds":{"full_cold":[…],"full_warm":[…],…,
+//  "single_warm_nocache":[…]},"summary":{scenario:{"median","q1","q3","min","max"}}}
 nlohmann::json measureOverhead(const OverheadOptions& o, std::ostream& progress);
 
 }  // namespace perfhat::experiment

@@ -49,15 +49,30 @@ TEST(ExperimentOverhead, MeasuresEveryScenarioThroughTheRealServer) {
   o.compile_commands = dir.string();
   o.server = {PERFHAT_LSP_BIN};
   o.repeat = 2;
+  o.full_repeat = 1;
+  o.out_dir = (dir / "out").string();
   std::ostringstream progress;
   const auto r = measureOverhead(o, progress);
   EXPECT_EQ(r["files"], 1);
-  for (const char* k : {"full_cold", "full_warm", "single_cold", "single_warm"}) {
-    ASSERT_EQ(r["seconds"][k].size(), 2u) << k;
+  EXPECT_EQ(r["full_repeat"], 1);
+  const auto scenarios = overheadScenarios(true);
+  ASSERT_EQ(scenarios.size(), 8u);
+  for (const auto& k : scenarios) {
+    const size_t n = k.rfind("full", 0) == 0 ? 1u : 2u;
+    ASSERT_EQ(r["seconds"][k].size(), n) << k;
+    ASSERT_EQ(r["cpu_seconds"][k].size(), n) << k;
+    for (const auto& v : r["cpu_seconds"][k]) EXPECT_GE(v.get<double>(), 0) << k;
     for (const auto& v : r["seconds"][k]) EXPECT_GT(v.get<double>(), 0) << k;
     EXPECT_LE(r["summary"][k]["min"].get<double>(), r["summary"][k]["median"].get<double>());
   }
-  EXPECT_NE(progress.str().find("[one file 2/2]"), std::string::npos);
+  EXPECT_NE(progress.str().find("[one file 2/2, no cache] single cold"), std::string::npos);
+  EXPECT_EQ(overheadScenarios(false).size(), 4u);
+  // A cold start parses the file: the server has used some CPU by then.
+  EXPECT_GT(r["cpu_summary"]["single_cold"]["max"].get<double>(), 0);
+  // After the first repetition the measurements so far were written (an interrupted study keeps
+  // them): repetition 1 of every scenario.
+  const auto partial = json::parse(readBoundedFile((dir / "out" / "overhead.json").string()));
+  EXPECT_EQ(partial["seconds"]["single_cold_nocache"].size(), 1u);
   fs::remove_all(dir);
 }
 
