@@ -30,7 +30,10 @@ Estimate::Interval Inference::intervalOf(const Node& root,
       hi = subtractDist(hi, a.total_lo);
     }
   }
-  return {lo, hi};
+  // The changed code is measured in another run than the one the prediction rests on: its value
+  // moves with that run's conditions as a whole (load, data), so the drift scales the result.
+  const double drift = driftShare(root, options_);
+  return {scaleDist(lo, 1 - drift), scaleDist(hi, 1 + drift)};
 }
 
 void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {

@@ -56,6 +56,10 @@ class Inference {
   Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs) const;
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
+  // A new call of a measured callee whose body holds a call with a bimodal production
+  // distribution (both outcomes seen): the slow outcome becomes the top of the call's range,
+  // with `context_extra_ns` and a stated assumption (callee_context.cc).
+  void addCalleeContext(const Node& call, Estimate& e);
   // How often `n` runs per call of the function, as factors (outermost first): the production
   // call count of a measured call in the same block when there is one (`calls_per_parent`, by
   // node id), else the enclosing loops' iterations × branch and guard probabilities.
@@ -66,6 +70,11 @@ class Inference {
   Matcher matcher_;
   std::unordered_map<std::string, const FunctionInfo*> bodies_;
   std::unordered_map<std::string, Estimate> memo_;
+  struct ContextOutcome {
+    double extra_ns = 0;
+    std::string note;
+  };
+  std::unordered_map<std::string, ContextOutcome> context_memo_;  // by callee key
   std::unordered_set<std::string> in_progress_;
   std::unordered_map<std::string, std::string> caller_cache_;
   std::unordered_map<std::string, const FunctionInfo*> deployed_;  // by key

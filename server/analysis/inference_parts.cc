@@ -36,6 +36,15 @@ void setSpread(Estimate& e, double rel) {
   e.spread_hi = 1 + rel;
 }
 
+double driftShare(const Node& root, const AnalysisOptions& options) {
+  double drift = options.drift_share;
+  if (root.measured && root.baseline && root.baseline->count > 0 && root.baseline->mean_ns > 0 &&
+      root.measured->count > 0 && root.baseline->window != root.measured->window)
+    drift = std::max(
+        drift, std::abs(root.measured->mean_ns - root.baseline->mean_ns) / root.baseline->mean_ns);
+  return std::min(1.0, drift);
+}
+
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per) {
   double lo = per.spread_lo, hi = per.spread_hi;

@@ -91,6 +91,12 @@ struct Estimate {
     Distribution hi;
   };
   std::optional<Interval> interval;
+  // A call of a measured callee whose cost depends on the caller's context: a call in its body
+  // has a bimodal production distribution (lazily loaded, cached), and production ran the
+  // callee only in the fast outcome's context. What one call costs more in the slow outcome,
+  // and which inner call it is (for the warning and the hover); 0 when not context-dependent.
+  double context_extra_ns = 0;
+  std::string context_note;
   bool known() const { return provenance != Provenance::Unknown; }
 };
 
