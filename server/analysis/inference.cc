@@ -333,7 +333,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     e.provenance = Provenance::Inferred;
     e.dist = addDist(root.estimate.dist, added);
     e.dist.samples = root.estimate.dist.samples;
-    e.interval = intervalOf(root, fn.added);
+    e.interval = intervalOf(root, fn.added, fn.nodes, 0);
     e.floor_mean_ns = root.estimate.dist.mean_ns;
     e.derivation.model = "sum";
     e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +

@@ -52,8 +52,11 @@ class Inference {
   // call that is gone, each with its executions per call of the function.
   void diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed);
   // The likely range of a measured function's prediction: the measurement's z-range, plus the
-  // new costs' ranges, less the removed ones'.
-  Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs) const;
+  // new costs' ranges, less the removed ones', widened by the run-to-run drift; open above
+  // (infinite) when a new part has no data (`unknown_new` calls, or a new call's own unknown
+  // parts).
+  Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs,
+                                const std::vector<Node>& fn_nodes, int unknown_new) const;
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
   // A new call of a measured callee whose body holds a call with a bimodal production

@@ -1,5 +1,7 @@
 // Honest intervals and context-dependent callee costs: real libclang parses of the code as written
 // and as production ran it, an in-memory feedback view, analyze(). Durations in nanoseconds.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "server/analysis/analyze.h"
@@ -22,6 +24,7 @@ struct Story {
 };
 int pointsOf(const Story& s);
 int taskCount(const Story& s);
+int mystery(const Story& s);  // no body here, no production data
 )src";
 
 FeedbackItem measured(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
@@ -175,6 +178,25 @@ TEST(IntervalTest, DriftSeenBetweenTheFeedbacksWindowsWidensBeyondTheDefault) {
   const auto& b = findFunction(*seen.snap, kFn)->root().estimate.interval;
   ASSERT_TRUE(a && b);
   EXPECT_NEAR(b->hi.mean_ns, a->hi.mean_ns * 1.25, 1e3);
+}
+
+// A new call nothing is known about: the prediction is a lower bound ("+ ?") and its range
+// claims no top.
+TEST(IntervalTest, NewCallWithoutDataLeavesTheRangeOpenAbove) {
+  const char* with_mystery = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int report(const Story& s) { return s.points() + mystery(s); }
+)src";
+  Both b = analyseAgainst(kDeployed, with_mystery, lazyData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->root().estimate.unknown_parts, 1);
+  ASSERT_TRUE(f->root().estimate.interval);
+  EXPECT_TRUE(std::isinf(f->root().estimate.interval->hi.p50_ns));
+  EXPECT_LE(f->root().estimate.interval->lo.p50_ns, 2 * kMs);
+  Both known = analyseAgainst(kDeployed, kWithHelper, lazyData());
+  EXPECT_TRUE(std::isfinite(findFunction(*known.snap, kFn)->root().estimate.interval->hi.p50_ns));
 }
 
 // A callee measured from one caller only: the one context says nothing of this caller's, so the

@@ -1,5 +1,7 @@
 // The warning on a new call of a callee whose cost depends on the caller's context: real libclang
 // parses of the code as written and as production ran it, the analysis, then diagnostics().
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -92,6 +94,11 @@ TEST(ContextWarning, SlowOutcomeOfALazilyLoadedInnerCallAboveTheThresholdWarns) 
 
 TEST(ContextWarning, OneOutcomeOnlyNeverWarns) {
   for (const Diagnostic& x : diagnose(0.02 * kMs)) EXPECT_NE(x.code, "perfhat.regression");
+}
+
+TEST(ContextWarning, RangeOpenAboveIsPrintedWithAQuestionMark) {
+  EXPECT_EQ(formatDurationRange(1.5 * kMs, std::numeric_limits<double>::infinity()), "1.5 ms–?");
+  EXPECT_EQ(formatDurationRange(1.5 * kMs, 2 * kMs), "1.5–2 ms");
 }
 
 }  // namespace

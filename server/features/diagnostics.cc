@@ -185,7 +185,7 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   // as such, never a warning.
   const auto& interval = f.root().estimate.interval;
   if (f.changed && !added.empty() && !(delta > limit) && !context_warns && interval &&
-      detail::pick(interval->hi, o) - m > limit) {
+      std::isfinite(detail::pick(interval->hi, o)) && detail::pick(interval->hi, o) - m > limit) {
     Diagnostic d;
     d.severity = Severity::Information;
     d.code = "perfhat.possible-regression";
