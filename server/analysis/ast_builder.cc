@@ -524,8 +524,9 @@ class Builder {
       if (n.callee_name.empty()) n.callee_name = spelling(ref);
       n.callee_in_workspace = info.in_workspace;
       n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
+      if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
       if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref)))
-        n.fills_var = receiverVar(c);
+        n.fills_var = n.receiver_var;
       n.callee_virtual =
           ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
       addNode(ctx, std::move(n), parent, arm);

@@ -12,19 +12,6 @@ namespace perfhat::analysis {
 
 using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
 
-namespace {
-
-// The slow outcome of a bimodal distribution: its p90 when that is `ratio` times the p50 (the
-// slow outcome is common), else its p99 (it is rare); 0 when neither shows a second outcome.
-double slowOutcome(const Stats& s, double ratio) {
-  if (!(s.p50_ns > 0)) return 0;
-  if (s.p90_ns >= ratio * s.p50_ns) return s.p90_ns;
-  if (s.p99_ns >= ratio * s.p50_ns) return s.p99_ns;
-  return 0;
-}
-
-}  // namespace
-
 void Inference::addCalleeContext(const Node& call, Estimate& e) {
   if (e.provenance != Provenance::Inferred || !(e.dist.mean_ns > 0)) return;
   // Only a measured callee (its cost learned from other callers) hides its context; a body

@@ -177,7 +177,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     switch (n.kind) {
       case NodeKind::Call:
         n.estimate = inferCall(n, fn, callee[id]);
-        addCalleeContext(n, n.estimate);
+        if (!takeRepeatedCallFast(n, fn, callee[id], n.estimate)) addCalleeContext(n, n.estimate);
         break;
       case NodeKind::Loop:
         n.estimate = inferLoop(n, fn);

@@ -63,6 +63,11 @@ class Inference {
   // distribution (both outcomes seen): the slow outcome becomes the top of the call's range,
   // with `context_extra_ns` and a stated assumption (callee_context.cc).
   void addCalleeContext(const Node& call, Estimate& e);
+  // A call of a two-outcome callee (lazily loaded, cached) on the same local object as an
+  // earlier call of it that surely ran in the same iteration: it finds the value loaded and is
+  // costed at the fast outcome (repeated_call.cc). Returns whether it applied.
+  bool takeRepeatedCallFast(const Node& call, const FunctionInfo& fn, const MatchResult& callee,
+                            Estimate& e) const;
   // How often `n` runs per call of the function, as factors (outermost first): the production
   // call count of a measured call in the same block when there is one (`calls_per_parent`, by
   // node id), else the enclosing loops' iterations × branch and guard probabilities.

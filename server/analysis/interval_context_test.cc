@@ -225,5 +225,69 @@ int report(const Story& s) { return s.points(); }
   EXPECT_NEAR(call->estimate.spread_hi, 3.0 / 1.5, 1e-9);
 }
 
+// story.tasks() in a loop header and again in its body: the second call finds the tasks loaded.
+TEST(RepeatedCallTest, SecondCallOfALazilyLoadedValueOnTheSameObjectCostsTheFastOutcome) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    n += static_cast<int>(story.tasks().size());
+    if (n > 3) n += static_cast<int>(story.tasks().size());
+  }
+  return n;
+}
+)src";
+  // Most calls load (p50 0.4 ms); the fastest call, with the tasks loaded, took 2 µs.
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  InMemoryFeedback view({tasks});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // loads
+  EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
+  EXPECT_NEAR(calls[2]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // in an arm, after it
+  EXPECT_EQ(calls[1]->receiver_var, calls[0]->receiver_var);
+  EXPECT_FALSE(calls[1]->receiver_var.empty());
+}
+
+// The same callee on another object, or one without two outcomes, is costed in full.
+TEST(RepeatedCallTest, OtherObjectsAndSingleOutcomeCalleesKeepTheirCost) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const Story& a, const Story& b) {
+  const Story& x = a;
+  const Story& y = b;
+  return static_cast<int>(x.tasks().size() + y.tasks().size()) + x.points() + x.points();
+}
+)src";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  FeedbackItem points = measured("Story::points() const", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  points.stats->min_ns = 0.8 * kMs;
+  points.callsites = {siteOf("elsewhere()", 1 * kMs, 1)};
+  InMemoryFeedback view({tasks, points});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const Story &, const Story &)");
+  ASSERT_NE(f, nullptr);
+  for (const Node& n : f->nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    if (n.callee_name == "tasks") EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
+    if (n.callee_name == "points") EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::analysis

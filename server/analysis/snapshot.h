@@ -156,6 +156,8 @@ struct Node {
   std::string range_var;
   std::string range_var_name;
   std::string fills_var;
+  // A member call on a local variable of the function (`story.tasks()`): that variable's USR.
+  std::string receiver_var;
   // DataFlow iterations: the insertions that bound the count, as (call node id, executions per
   // call of the function), in source order.
   std::vector<std::pair<int, double>> fill_sites;
