@@ -6,7 +6,8 @@
 The hint sits on the definition's first line (qualified name, as the sample's .cc files define
 functions) or on one of the next two (a signature's continuation). Accepted forms, leniently:
 `⏱ 24.1 ms`, `~⏱ 24.1 ms (18.0–31.2 ms)`, `(18–31 ms)`, `(18 ms – 31.2 ms)`, `(18-31)` (no unit:
-the value's unit), `(18…31 ms)`, `(18 to 31 ms)`. 'nan' for what the listing does not show.
+the value's unit), `(18…31 ms)`, `(18 to 31 ms)`, `(18 ms–?)` (open above: 'inf'). 'nan' for what the listing does
+not show.
 """
 import re
 import sys
@@ -28,6 +29,10 @@ def parse(line):
     i = re.match(r"\s*\(\s*([0-9]+(?:\.[0-9]+)?)\s*" + U + r"?\s*(?:–|—|-|…|\.\.|to)\s*"
                  r"([0-9]+(?:\.[0-9]+)?)\s*" + U + r"?\s*\)", rest)
     if not i:
+        # "(290 µs–?)": a part has no data, the range is open above.
+        o = re.match(r"\s*\(\s*([0-9]+(?:\.[0-9]+)?)\s*" + U + r"?\s*(?:–|—|-)\s*\?\s*\)", rest)
+        if o:
+            return value, float(o.group(1)) * UNIT[o.group(2) or unit], float("inf")
         return value, float("nan"), float("nan")
     high_unit = i.group(4) or unit
     low_unit = i.group(2) or high_unit
@@ -54,11 +59,12 @@ def main():
             "void A::f() {   ~⏱ 900 µs (0.5 ms - 1.2 ms)": (0.9, 0.5, 1.2),
             "void A::f() {   ~⏱ 2.1 s (1.5…3 s) ⚠": (2100, 1500, 3000),
             "void A::f() {   ~⏱ 485 µs + ? (325–645 µs) (prod 3.44 ms)": (0.485, 0.325, 0.645),
+            "void A::f() {   ~⏱ 485 µs + ? (290 µs–?) (prod 3.44 ms)": (0.485, 0.29, float("inf")),
         }
         for line, want in cases.items():
             got = parse(line)
             for g, w in zip(got, want):
-                ok = (w is None and g != g) or (w is not None and abs(g - w) < 1e-9)
+                ok = (w is None and g != g) or (w is not None and (g == w or abs(g - w) < 1e-9))
                 if not ok:
                     sys.exit(f"hint.py self-test: {line!r} -> {got}, expected {want}")
         print("hint.py self-test: ok")

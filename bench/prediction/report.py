@@ -6,7 +6,8 @@
 ROWS.tsv, one change per line, tab-separated: change, function, before p50, before mean,
 predicted p50, predicted mean, measured p50, measured mean, calls, flagged (regression /
 improvement / both / no), set, category, predicted interval low, high (ms; nan when the hint
-shows none). Older rows without the last four columns are read as set '-', no interval.
+shows none; high 'inf' when the range is open above: a part without data). Older rows without
+the last four columns are read as set '-', no interval.
 
 Per change: the absolute percentage error (APE) of the predicted p50 and mean against the
 measured ones; the expected flag from the measured change of the p50 (regression or improvement
@@ -90,7 +91,7 @@ def table(rows):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         interval = "n/a" if math.isnan(r["lo"]) or math.isnan(r["hi"]) else \
-            "%s–%s" % (f2(r["lo"]), f2(r["hi"]))
+            "%s–%s" % (f2(r["lo"]), "?" if math.isinf(r["hi"]) else f2(r["hi"]))
         delta = "n/a" if math.isnan(r["delta"]) else "%+.2f" % r["delta"]
         right = "—" if r["flag_ok"] is None else yes_no(r["flag_ok"])
         print(f"| {r['change']} | {r['category']} | {r['function']} "
@@ -111,7 +112,10 @@ def summary_row(name, rows):
     right = sum(r["flag_ok"] for r in moved)
     false = sum(not r["flag_ok"] for r in still)
     inside = sum(r["inside"] for r in with_interval)
+    open_above = sum(math.isinf(r["hi"]) for r in with_interval)
     coverage = (f"{inside}/{len(with_interval)}" if with_interval else "n/a")
+    if open_above:  # a part without data: the range claims no top
+        coverage += f" ({open_above} open above)"
     print(f"| {name} | {len(rows)} | {median('ape_p50')} | {median('ape_mean')} "
           f"| {right}/{len(moved)} | {false}/{len(still)} | {coverage} |")
 

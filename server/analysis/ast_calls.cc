@@ -143,7 +143,8 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     if (n.callee_name.empty()) n.callee_name = spelling(ref);
     n.callee_in_workspace = info.in_workspace;
     n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
-    if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = receiverVar(c);
+    if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
+    if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = n.receiver_var;
     n.callee_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
     addNode(ctx, std::move(n), parent, arm);

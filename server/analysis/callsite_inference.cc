@@ -129,6 +129,24 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
         e.spread_lo = lo / predicted;
         e.spread_hi = hi / predicted;
       }
+      // One context observed (or all alike) says nothing of how another caller's context moves
+      // the cost: its mean may lie anywhere in the bulk of the calls seen, p50 to p90 of the
+      // site's own distribution (of the callee's, where the site records no percentiles).
+      if (predicted > 0 && !(hi > lo)) {
+        const CallSiteStats& only = *sites.front();
+        const bool own = sites.size() == 1 && only.p50_ns > 0 && only.p90_ns > 0;
+        const double p50 = own ? only.p50_ns : overall.p50_ns * ratio;
+        const double p90 = own ? only.p90_ns : overall.p90_ns * ratio;
+        if (p50 > 0 && p90 > 0) {
+          e.spread_lo = std::min(1.0, p50 / predicted);
+          e.spread_hi = std::max(1.0, p90 / predicted);
+          if (e.spread_lo < 1 || e.spread_hi > 1)
+            e.derivation.assumptions.push_back(
+                "one calling context observed: this caller's may lie anywhere from its p50 to "
+                "its p90 (" +
+                formatDuration(p50) + "–" + formatDuration(p90) + ")");
+        }
+      }
       e.provenance = Provenance::Inferred;
       e.dist = scaleDist(fromStats(overall), ratio);
       e.dist.mean_ns = predicted;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "common/function_key.h"
@@ -13,8 +14,8 @@ namespace perfhat::analysis {
 
 using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
 
-Estimate::Interval Inference::intervalOf(const Node& root,
-                                         const std::vector<AddedCost>& costs) const {
+Estimate::Interval Inference::intervalOf(const Node& root, const std::vector<AddedCost>& costs,
+                                         const std::vector<Node>& fn_nodes, int unknown_new) const {
   const Distribution& m = root.estimate.dist;
   double rel = 0;
   if (root.measured)
@@ -30,7 +31,23 @@ Estimate::Interval Inference::intervalOf(const Node& root,
       hi = subtractDist(hi, a.total_lo);
     }
   }
-  return {lo, hi};
+  // The changed code is measured in another run than the one the prediction rests on: its value
+  // moves with that run's conditions as a whole (load, data), so the drift scales the result.
+  const double drift = driftShare(root, options_);
+  hi = scaleDist(hi, 1 + drift);
+  // A part without data (a new call nothing is known about, or one whose own estimate leaves
+  // parts out) has no top: the range is open above rather than claiming one.
+  bool open_above = unknown_new > 0;
+  for (const AddedCost& a : costs)
+    if (a.status == AddedCost::Status::New && a.node >= 0 &&
+        static_cast<size_t>(a.node) < fn_nodes.size() &&
+        fn_nodes[a.node].estimate.unknown_parts > 0)
+      open_above = true;
+  if (open_above) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    hi.mean_ns = hi.p50_ns = hi.p90_ns = hi.p99_ns = kInf;
+  }
+  return {scaleDist(lo, 1 - drift), hi};
 }
 
 void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {
@@ -118,7 +135,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   const Distribution& m = root.estimate.dist;
   e.dist = subtractDist(addDist(m, added), removed);
   e.dist.samples = m.samples;
-  e.interval = intervalOf(root, fn.added);
+  e.interval = intervalOf(root, fn.added, fn.nodes, unknown_new);
   e.floor_mean_ns = e.dist.mean_ns;
   e.unknown_parts = unknown_new;
   e.derivation.model = Model::Diff;

@@ -178,6 +178,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     switch (n.kind) {
       case NodeKind::Call:
         n.estimate = inferCall(n, fn, callee[id]);
+        if (!takeRepeatedCallFast(n, fn, callee[id], n.estimate)) addCalleeContext(n, n.estimate);
         break;
       case NodeKind::Loop:
         n.estimate = inferLoop(n, fn);
@@ -333,7 +334,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     e.provenance = Provenance::Inferred;
     e.dist = addDist(root.estimate.dist, added);
     e.dist.samples = root.estimate.dist.samples;
-    e.interval = intervalOf(root, fn.added);
+    e.interval = intervalOf(root, fn.added, fn.nodes, 0);
     e.floor_mean_ns = root.estimate.dist.mean_ns;
     e.derivation.model = Model::Sum;
     e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +

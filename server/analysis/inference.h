@@ -52,10 +52,22 @@ class Inference {
   // call that is gone, each with its executions per call of the function.
   void diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed);
   // The likely range of a measured function's prediction: the measurement's z-range, plus the
-  // new costs' ranges, less the removed ones'.
-  Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs) const;
+  // new costs' ranges, less the removed ones', widened by the run-to-run drift; open above
+  // (infinite) when a new part has no data (`unknown_new` calls, or a new call's own unknown
+  // parts).
+  Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs,
+                                const std::vector<Node>& fn_nodes, int unknown_new) const;
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
+  // A new call of a measured callee whose body holds a call with a bimodal production
+  // distribution (both outcomes seen): the slow outcome becomes the top of the call's range,
+  // with `context_extra_ns` and a stated assumption (callee_context.cc).
+  void addCalleeContext(const Node& call, Estimate& e);
+  // A call of a two-outcome callee (lazily loaded, cached) on the same local object as an
+  // earlier call of it that surely ran in the same iteration: it finds the value loaded and is
+  // costed at the fast outcome (repeated_call.cc). Returns whether it applied.
+  bool takeRepeatedCallFast(const Node& call, const FunctionInfo& fn, const MatchResult& callee,
+                            Estimate& e) const;
   // How often `n` runs per call of the function, as factors (outermost first): the production
   // call count of a measured call in the same block when there is one (`calls_per_parent`, by
   // node id), else the enclosing loops' iterations × branch and guard probabilities.
@@ -66,6 +78,11 @@ class Inference {
   Matcher matcher_;
   std::unordered_map<std::string, const FunctionInfo*> bodies_;
   std::unordered_map<std::string, Estimate> memo_;
+  struct ContextOutcome {
+    double extra_ns = 0;
+    std::string note;
+  };
+  std::unordered_map<std::string, ContextOutcome> context_memo_;  // by callee key
   std::unordered_set<std::string> in_progress_;
   std::unordered_map<std::string, std::string> caller_cache_;
   std::unordered_map<std::string, const FunctionInfo*> deployed_;  // by key

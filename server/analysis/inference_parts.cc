@@ -36,6 +36,28 @@ void setSpread(Estimate& e, double rel) {
   e.spread_hi = 1 + rel;
 }
 
+double driftShare(const Node& root, const AnalysisOptions& options) {
+  double drift = options.drift_share;
+  if (root.measured && root.baseline && root.baseline->count > 0 && root.baseline->mean_ns > 0 &&
+      root.measured->count > 0 && root.baseline->window != root.measured->window)
+    drift = std::max(
+        drift, std::abs(root.measured->mean_ns - root.baseline->mean_ns) / root.baseline->mean_ns);
+  return std::min(1.0, drift);
+}
+
+double slowOutcome(const Stats& s, double ratio) {
+  if (!(s.p50_ns > 0)) return 0;
+  if (s.p90_ns >= ratio * s.p50_ns) return s.p90_ns;
+  if (s.p99_ns >= ratio * s.p50_ns) return s.p99_ns;
+  return 0;
+}
+
+double fastOutcome(const Stats& s, double ratio) {
+  if (slowOutcome(s, ratio) > 0) return s.p50_ns;
+  if (s.min_ns > 0 && s.p50_ns >= ratio * s.min_ns) return s.min_ns;
+  return 0;
+}
+
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per) {
   double lo = per.spread_lo, hi = per.spread_hi;

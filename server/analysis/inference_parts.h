@@ -15,6 +15,17 @@ Distribution fromCallSite(const CallSiteStats& c);
 // σ from the spread as (p90 − p50) / 1.2816 (the normal p90 lies 1.2816 σ above the median).
 double relativeError(double mean, double p50, double p90, uint64_t count, double z);
 void setSpread(Estimate& e, double rel);
+// The share by which a function's measured value may move between two runs of the same code:
+// the configured drift, or the move between the baseline window and the current one when the
+// feedback holds both and it is larger (at most 1).
+double driftShare(const Node& root, const AnalysisOptions& options);
+// Two outcomes in one production distribution (a lazily loaded or cached value: fast when
+// loaded, slow when it loads), told apart by `ratio` between them. The slow outcome: the p90 when
+// it is `ratio` × the p50 (the slow outcome is common), else the p99 (it is rare); 0 when neither
+// shows one. The fast outcome: the p50 when the slow one is the tail, else the minimum when the
+// p50 is `ratio` × above it (most calls load); 0 when the distribution shows one outcome.
+double slowOutcome(const Stats& s, double ratio);
+double fastOutcome(const Stats& s, double ratio);
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per);
 std::string displayName(const Node& n);

@@ -64,7 +64,9 @@ void to_json(nlohmann::json& j, const AnalysisOptions& v) {
                        {"branch_prior_low", v.branch_prior_low},
                        {"branch_prior_high", v.branch_prior_high},
                        {"dataflow_low", v.dataflow_low},
-                       {"z", v.interval_z}}}};
+                       {"z", v.interval_z},
+                       {"drift", v.drift_share},
+                       {"context_bimodal_ratio", v.context_bimodal_ratio}}}};
 }
 
 void from_json(const nlohmann::json& j, AnalysisOptions& v) {
@@ -92,6 +94,8 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
     factor("branch_prior_high", v.branch_prior_high, 1, 1e6);
     factor("dataflow_low", v.dataflow_low, 0, 1);
     factor("z", v.interval_z, 0, 10);
+    factor("drift", v.drift_share, 0, 1);
+    factor("context_bimodal_ratio", v.context_bimodal_ratio, 1, 1e6);
   }
   if (j.contains("branch_mode")) {
     const auto& m = j["branch_mode"];

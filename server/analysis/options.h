@@ -83,6 +83,18 @@ struct AnalysisOptions {
   double branch_prior_high = 2;
   double dataflow_low = 0.5;
   double interval_z = 1.2816;
+  // Run-to-run drift: how far a function's measured value may move between two deployments of
+  // the same code (machine load, data, neighbours), as a share of the prediction; the interval is
+  // widened by it on both sides. The feedback shows it directly when it holds a baseline window
+  // of the function (the share by which its mean moved between the windows, used when larger).
+  // Default 0.10: on the accuracy study's development set, unchanged functions measured in two
+  // runs moved by 2–11 % at the p50 on a shared, loaded machine.
+  double drift_share = 0.10;
+  // A callee's cost depends on the caller's context when a call in its body has a bimodal
+  // production distribution (a lazily loaded or cached value: fast when loaded, slow when it
+  // loads): its p90 (or p99) at least this many times its p50. A new call of such a callee gets
+  // the slow outcome as the top of its range.
+  double context_bimodal_ratio = 10;
   bool operator==(const AnalysisOptions&) const = default;
 };
 

@@ -117,6 +117,12 @@ struct Estimate {
     Distribution hi;
   };
   std::optional<Interval> interval;
+  // A call of a measured callee whose cost depends on the caller's context: a call in its body
+  // has a bimodal production distribution (lazily loaded, cached), and production ran the
+  // callee only in the fast outcome's context. What one call costs more in the slow outcome,
+  // and which inner call it is (for the warning and the hover); 0 when not context-dependent.
+  double context_extra_ns = 0;
+  std::string context_note;
   bool known() const { return provenance != Provenance::Unknown; }
 };
 
@@ -176,6 +182,8 @@ struct Node {
   std::string range_var;
   std::string range_var_name;
   std::string fills_var;
+  // A member call on a local variable of the function (`story.tasks()`): that variable's USR.
+  std::string receiver_var;
   // DataFlow iterations: the insertions that bound the count, as (call node id, executions per
   // call of the function), in source order.
   std::vector<std::pair<int, double>> fill_sites;

@@ -152,11 +152,40 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
       out.push_back(more);
     }
   }
+  // A new call of a callee whose cost depends on the caller's context (an inner call with two
+  // production outcomes, e.g. a lazily loaded collection): production's callers ran it in the
+  // fast outcome, this caller's context is not known. When the slow outcome crosses the
+  // threshold, that is a warning, said as depending on the context.
+  double context_up = 0;
+  const analysis::AddedCost* context_cost = nullptr;
+  for (const auto& [a, cost] : added) {
+    if (a->node < 0 || a->node >= static_cast<int>(f.nodes.size())) continue;
+    const double up = f.nodes[a->node].estimate.context_extra_ns * a->executions;
+    if (up > 0 && (!context_cost || up > context_up)) context_cost = a;
+    context_up += up;
+  }
+  const bool context_warns =
+      f.changed && context_cost && !(delta > limit) && delta + context_up > limit;
+  if (context_warns) {
+    const analysis::Estimate& e = f.nodes[context_cost->node].estimate;
+    Diagnostic d;
+    d.severity = Severity::Warning;
+    d.code = "perfhat.regression";
+    d.range = anchorOf(f, *context_cost);
+    d.message = "Context-dependent regression: predicted " + std::string(delta >= 0 ? "+" : "−") +
+                formatDuration(std::abs(delta)) + " per call of " + fn + " where " +
+                detail::displayName(f, f.nodes[context_cost->node]) +
+                " finds its state as production's callers did, up to +" +
+                formatDuration(delta + context_up) + " where it takes the slow outcome of " +
+                e.context_note + " — " + detail::statLabel(o) + " " + formatDuration(m) +
+                " in production (warns above +" + formatDuration(limit) + ")";
+    out.push_back(d);
+  }
   // Only the upper part of the likely range crosses the threshold: a possible regression, said
   // as such, never a warning.
   const auto& interval = f.root().estimate.interval;
-  if (f.changed && !added.empty() && !(delta > limit) && interval &&
-      detail::pick(interval->hi, o) - m > limit) {
+  if (f.changed && !added.empty() && !(delta > limit) && !context_warns && interval &&
+      std::isfinite(detail::pick(interval->hi, o)) && detail::pick(interval->hi, o) - m > limit) {
     Diagnostic d;
     d.severity = Severity::Information;
     d.code = "perfhat.possible-regression";

@@ -56,6 +56,7 @@ std::string formatDuration(double ns) {
 }
 
 std::string formatDurationRange(double lo_ns, double hi_ns) {
+  if (std::isinf(hi_ns)) return formatDuration(lo_ns) + "–?";  // open above: a part has no data
   const std::string lo = formatDuration(lo_ns), hi = formatDuration(hi_ns);
   const size_t lo_space = lo.rfind(' '), hi_space = hi.rfind(' ');
   if (lo_space != std::string::npos && hi_space != std::string::npos &&

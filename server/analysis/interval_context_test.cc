@@ -1,0 +1,293 @@
+// Honest intervals and context-dependent callee costs: real libclang parses of the code as written
+// and as production ran it, an in-memory feedback view, analyze(). Durations in nanoseconds.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "server/analysis/analyze.h"
+#include "server/analysis/inference.h"
+#include "server/analysis/testing/test_tu.h"
+
+namespace perfhat::analysis {
+namespace {
+
+using testing::findFunction;
+using testing::TestTU;
+
+constexpr double kMs = 1e6;
+
+const char* kHeader = R"src(
+#include <vector>
+struct Story {
+  const std::vector<int>& tasks() const;  // lazily loaded: a query the first time only
+  int points() const;
+};
+int pointsOf(const Story& s);
+int taskCount(const Story& s);
+int mystery(const Story& s);  // no body here, no production data
+)src";
+
+FeedbackItem measured(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
+                      uint64_t count = 1000) {
+  FeedbackItem it;
+  it.key = key;
+  Stats s;
+  s.count = count;
+  s.mean_ns = s.p50_ns = p50_ns;
+  s.p90_ns = p90_ns;
+  s.p99_ns = p99_ns;
+  it.stats = s;
+  return it;
+}
+
+CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent,
+                     double p90_ns = 0) {
+  CallSiteStats c;
+  c.caller = caller;
+  c.count = 1000;
+  c.mean_ns = c.p50_ns = mean_ns;
+  c.p90_ns = p90_ns;
+  c.calls_per_parent = calls_per_parent;
+  return c;
+}
+
+const std::string kFn = "report(const Story &)";
+const std::string kHelper = "taskCount(const Story &)";
+
+// The helper counts a story's tasks. Production called it only from summary(), always after
+// summary() had loaded the tasks: from there tasks() took 10 µs. From loader() it took 4 ms: the
+// collection's two outcomes are both in tasks()'s own distribution (p50 10 µs, p90 4 ms).
+std::vector<FeedbackItem> lazyItems() {
+  FeedbackItem tasks = measured("Story::tasks() const", 0.01 * kMs, 4 * kMs, 5 * kMs);
+  tasks.callsites = {siteOf(kHelper, 0.01 * kMs, 1), siteOf("loader()", 4 * kMs, 1)};
+  FeedbackItem helper = measured(kHelper, 0.02 * kMs, 0.03 * kMs, 0.05 * kMs);
+  helper.callsites = {siteOf("summary()", 0.02 * kMs, 1)};
+  FeedbackItem points = measured("Story::points() const", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  points.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  FeedbackItem report = measured(kFn, 2 * kMs, 2.4 * kMs, 3 * kMs);
+  report.versions = {"abc1234"};
+  return {tasks, helper, points, report};
+}
+
+InMemoryFeedback lazyData() { return InMemoryFeedback(lazyItems()); }
+
+const char* kDeployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int report(const Story& s) { return s.points(); }
+)src";
+
+const char* kWithHelper = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int report(const Story& s) { return s.points() + taskCount(s); }
+)src";
+
+struct Both {
+  std::unique_ptr<TestTU::Built> now, deployed;
+  SnapshotPtr snap;
+};
+
+Both analyseAgainst(const std::string& deployed_code, const std::string& code,
+                    const FeedbackView& view, const AnalysisOptions& options = {}) {
+  TestTU was, is;
+  was.code = deployed_code;
+  is.code = code;
+  was.headers = is.headers = {{"repo.h", kHeader}};
+  is.options = options;
+  Both b;
+  b.deployed = was.build();
+  b.now = is.build();
+  b.snap = analyze(b.now->unit, view, is.options, 0, DeployedUnit{&b.deployed->unit, "abc1234"});
+  return b;
+}
+
+const Node* callOf(const FunctionInfo& f, const std::string& name) {
+  for (const Node& n : f.nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == name) return &n;
+  return nullptr;
+}
+
+TEST(CalleeContextTest, HelperWithABimodalInnerCallGetsTheSlowOutcomeAsItsRangesTop) {
+  Both b = analyseAgainst(kDeployed, kWithHelper, lazyData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->deployed, DeployedBody::Changed);
+  const Node* call = callOf(*f, "taskCount");
+  ASSERT_NE(call, nullptr);
+  // Costed as production's caller ran it (the fast outcome) ...
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 0.02 * kMs, 1);
+  // ... with the slow outcome of tasks() as what it may cost more here.
+  EXPECT_NEAR(call->estimate.context_extra_ns, (4 - 0.01) * kMs, 1);
+  EXPECT_NE(call->estimate.context_note.find("tasks()"), std::string::npos);
+  bool stated = false;
+  for (const std::string& a : call->estimate.derivation.assumptions)
+    stated |= a.find("caller's context") != std::string::npos;
+  EXPECT_TRUE(stated);
+  // The function's range reaches the slow outcome; its p50 stays the fast one.
+  ASSERT_TRUE(f->root().estimate.interval);
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, 2.02 * kMs, 1);
+  EXPECT_GE(f->root().estimate.interval->hi.mean_ns, (2 + 4) * kMs);
+  EXPECT_LE(f->root().estimate.interval->lo.mean_ns, 2.02 * kMs);
+}
+
+TEST(CalleeContextTest, UnimodalInnerCallsLeaveTheRangeAlone) {
+  std::vector<FeedbackItem> items = lazyItems();
+  FeedbackItem& tasks = items[0];  // tasks() as a steady call: one outcome
+  tasks.stats->p90_ns = 0.02 * kMs;
+  tasks.stats->p99_ns = 0.05 * kMs;
+  InMemoryFeedback view(items);
+  Both b = analyseAgainst(kDeployed, kWithHelper, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  const Node* call = callOf(*f, "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->estimate.context_extra_ns, 0);
+  ASSERT_TRUE(f->root().estimate.interval);
+  EXPECT_LT(f->root().estimate.interval->hi.mean_ns, 3 * kMs);
+}
+
+TEST(IntervalTest, RunToRunDriftWidensTheRangeOfAChangedFunction) {
+  AnalysisOptions none;
+  none.drift_share = 0;
+  Both tight = analyseAgainst(kDeployed, kWithHelper, lazyData(), none);
+  Both drifting = analyseAgainst(kDeployed, kWithHelper, lazyData());  // default drift
+  const auto& a = findFunction(*tight.snap, kFn)->root().estimate.interval;
+  const auto& b = findFunction(*drifting.snap, kFn)->root().estimate.interval;
+  ASSERT_TRUE(a && b);
+  const double d = AnalysisOptions{}.drift_share;
+  ASSERT_GT(d, 0);
+  EXPECT_NEAR(b->lo.mean_ns, a->lo.mean_ns * (1 - d), 1);
+  EXPECT_NEAR(b->hi.mean_ns, a->hi.mean_ns * (1 + d), 1);
+}
+
+TEST(IntervalTest, DriftSeenBetweenTheFeedbacksWindowsWidensBeyondTheDefault) {
+  std::vector<FeedbackItem> items = lazyItems();
+  FeedbackItem& report = items[3];
+  report.stats->window = {"2026-11-25T10:00:00Z", "2026-11-25T11:00:00Z"};
+  Stats earlier = *report.stats;
+  earlier.window = {"2026-11-24T10:00:00Z", "2026-11-24T11:00:00Z"};
+  earlier.mean_ns = 1.6 * kMs;  // the same code measured 25 % faster a day before
+  report.baseline = earlier;
+  InMemoryFeedback view(items);
+  AnalysisOptions none;
+  none.drift_share = 0;
+  Both tight = analyseAgainst(kDeployed, kWithHelper, lazyData(), none);
+  Both seen = analyseAgainst(kDeployed, kWithHelper, view, none);
+  const auto& a = findFunction(*tight.snap, kFn)->root().estimate.interval;
+  const auto& b = findFunction(*seen.snap, kFn)->root().estimate.interval;
+  ASSERT_TRUE(a && b);
+  EXPECT_NEAR(b->hi.mean_ns, a->hi.mean_ns * 1.25, 1e3);
+}
+
+// A new call nothing is known about: the prediction is a lower bound ("+ ?") and its range
+// claims no top.
+TEST(IntervalTest, NewCallWithoutDataLeavesTheRangeOpenAbove) {
+  const char* with_mystery = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int report(const Story& s) { return s.points() + mystery(s); }
+)src";
+  Both b = analyseAgainst(kDeployed, with_mystery, lazyData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->root().estimate.unknown_parts, 1);
+  ASSERT_TRUE(f->root().estimate.interval);
+  EXPECT_TRUE(std::isinf(f->root().estimate.interval->hi.p50_ns));
+  EXPECT_LE(f->root().estimate.interval->lo.p50_ns, 2 * kMs);
+  Both known = analyseAgainst(kDeployed, kWithHelper, lazyData());
+  EXPECT_TRUE(std::isfinite(findFunction(*known.snap, kFn)->root().estimate.interval->hi.p50_ns));
+}
+
+// A callee measured from one caller only: the one context says nothing of this caller's, so the
+// new call's range is the site's own p50–p90, never a single point.
+TEST(IntervalTest, SingleCallSiteRegressionHasARange) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const Story& s) { return s.points(); }
+)src";
+  FeedbackItem points = measured("Story::points() const", 1 * kMs, 3 * kMs, 4 * kMs);
+  CallSiteStats only = siteOf("elsewhere()", 1.5 * kMs, 1, 3 * kMs);
+  only.p50_ns = 1 * kMs;
+  only.caller_rate_per_s = 5;
+  points.callsites = {only};
+  InMemoryFeedback view({points});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, kFn);
+  ASSERT_NE(f, nullptr);
+  const Node* call = callOf(*f, "points");
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->estimate.derivation.model, "callsite-regression");
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 1.5 * kMs, 1);
+  EXPECT_NEAR(call->estimate.spread_lo, 1.0 / 1.5, 1e-9);
+  EXPECT_NEAR(call->estimate.spread_hi, 3.0 / 1.5, 1e-9);
+}
+
+// story.tasks() in a loop header and again in its body: the second call finds the tasks loaded.
+TEST(RepeatedCallTest, SecondCallOfALazilyLoadedValueOnTheSameObjectCostsTheFastOutcome) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    n += static_cast<int>(story.tasks().size());
+    if (n > 3) n += static_cast<int>(story.tasks().size());
+  }
+  return n;
+}
+)src";
+  // Most calls load (p50 0.4 ms); the fastest call, with the tasks loaded, took 2 µs.
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  InMemoryFeedback view({tasks});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // loads
+  EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
+  EXPECT_NEAR(calls[2]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // in an arm, after it
+  EXPECT_EQ(calls[1]->receiver_var, calls[0]->receiver_var);
+  EXPECT_FALSE(calls[1]->receiver_var.empty());
+}
+
+// The same callee on another object, or one without two outcomes, is costed in full.
+TEST(RepeatedCallTest, OtherObjectsAndSingleOutcomeCalleesKeepTheirCost) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const Story& a, const Story& b) {
+  const Story& x = a;
+  const Story& y = b;
+  return static_cast<int>(x.tasks().size() + y.tasks().size()) + x.points() + x.points();
+}
+)src";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  FeedbackItem points = measured("Story::points() const", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  points.stats->min_ns = 0.8 * kMs;
+  points.callsites = {siteOf("elsewhere()", 1 * kMs, 1)};
+  InMemoryFeedback view({tasks, points});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const Story &, const Story &)");
+  ASSERT_NE(f, nullptr);
+  for (const Node& n : f->nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    if (n.callee_name == "tasks") EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
+    if (n.callee_name == "points") EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
+  }
+}
+
+}  // namespace
+}  // namespace perfhat::analysis

@@ -1,0 +1,68 @@
+// A lazily loaded value is loaded once per object: a second call of a two-outcome callee on the
+// same local object, after a call of it that surely ran in the same iteration, finds the value
+// loaded and costs the fast outcome (`story.tasks()` in a loop header and again in the body).
+#include "server/analysis/inference_parts.h"
+
+namespace perfhat::analysis {
+
+using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
+
+namespace {
+
+// The node whose every execution runs `n` once: the nearest loop `n` sits in the body of (a loop's
+// range expression or init runs once per execution of the loop, so it belongs to the loop's own
+// scope), or the function. With `certain`, -1 when a branch arm lies in between: `n` may not run.
+int loopScope(const FunctionInfo& fn, const Node& n, bool certain) {
+  const Node* p = &n;
+  while (p->parent >= 0 && p->parent < static_cast<int>(fn.nodes.size())) {
+    const Node& up = fn.nodes[p->parent];
+    if (up.kind == NodeKind::Loop && p->arm != -1) return up.id;
+    if (certain && up.kind == NodeKind::Branch && p->arm != -1) return -1;
+    p = &up;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
+                                     const MatchResult& callee, Estimate& e) const {
+  if (!e.known() || call.receiver_var.empty() || call.callee_key.empty()) return false;
+  if (!callee.item || !callee.item->stats) return false;
+  const double fast = fastOutcome(*callee.item->stats, options_.context_bimodal_ratio);
+  if (!(fast > 0) || !(fast < e.dist.mean_ns)) return false;
+  // The later call may sit in an arm; the earlier one must surely have run in the same scope.
+  const int scope = loopScope(fn, call, false);
+  const Node* earlier = nullptr;
+  for (const Node& m : fn.nodes) {
+    if (m.id >= call.id) break;  // pre-order: earlier in the source
+    if (m.kind == NodeKind::Call && m.callee_key == call.callee_key &&
+        m.receiver_var == call.receiver_var && loopScope(fn, m, true) == scope) {
+      earlier = &m;
+      break;
+    }
+  }
+  if (!earlier) return false;
+  const Stats& s = *callee.item->stats;
+  const double slow = e.dist.mean_ns;
+  e.dist.mean_ns = e.dist.p50_ns = e.dist.p90_ns = e.dist.p99_ns = fast;
+  e.floor_mean_ns = fast;
+  e.spread_lo = e.spread_hi = 1;
+  e.context_extra_ns = 0;
+  e.derivation.summary = formatDuration(fast) + ": " + displayName(call) +
+                         " already ran on the same object above (line " +
+                         std::to_string(earlier->range.start.line + 1) + ")";
+  e.derivation.assumptions.push_back(
+      displayName(call) + " has two outcomes in production (p50 " + formatDuration(s.p50_ns) +
+      ", " + (slowOutcome(s, options_.context_bimodal_ratio) > 0 ? "slow " : "fastest ") +
+      formatDuration(slowOutcome(s, options_.context_bimodal_ratio) > 0
+                         ? slowOutcome(s, options_.context_bimodal_ratio)
+                         : s.min_ns) +
+      "): called again on the same object after line " +
+      std::to_string(earlier->range.start.line + 1) +
+      ", it finds its value loaded and is costed at the fast outcome instead of " +
+      formatDuration(slow));
+  return true;
+}
+
+}  // namespace perfhat::analysis
