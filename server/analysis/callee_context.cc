@@ -16,7 +16,8 @@ void Inference::addCalleeContext(const Node& call, Estimate& e) {
   if (e.provenance != Provenance::Inferred || !(e.dist.mean_ns > 0)) return;
   // Only a measured callee (its cost learned from other callers) hides its context; a body
   // analysed without data already sums its parts' own distributions.
-  if (e.derivation.model != "callsite-regression" && e.derivation.model != "callee-overall") return;
+  if (e.derivation.model != Model::CallsiteRegression && e.derivation.model != Model::CalleeOverall)
+    return;
   if (!call.callee_in_workspace || call.callee_key.empty()) return;
   const std::string& key = call.callee_key;
   auto memo = context_memo_.find(key);
