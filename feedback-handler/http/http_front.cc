@@ -234,7 +234,7 @@ void HttpFront::stopServing() {
 }
 
 bool HttpFront::admit(const std::string& peer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (open_ >= options_.max_connections) return false;
   size_t& mine = per_peer_[peer];
   if (options_.max_connections_per_peer && mine >= options_.max_connections_per_peer) {
@@ -247,7 +247,7 @@ bool HttpFront::admit(const std::string& peer) {
 }
 
 void HttpFront::release(const std::string& peer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   --open_;
   auto it = per_peer_.find(peer);
   if (it != per_peer_.end() && --it->second == 0) per_peer_.erase(it);
@@ -331,7 +331,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
 std::vector<MetricSample> HttpFront::samples() const {
   size_t open;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     open = open_;
   }
   return {

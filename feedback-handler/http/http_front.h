@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "feedback-handler/ingest/pipeline.h"  // MetricSample
 
 namespace perfhat::handler {
@@ -80,16 +81,16 @@ class HttpFront : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override;
   void answerHeadersTooLarge(httplib::Stream& strm) const;
-  bool admit(const std::string& peer);
-  void release(const std::string& peer);
+  bool admit(const std::string& peer) EXCLUDES(mu_);
+  void release(const std::string& peer) EXCLUDES(mu_);
   void refuse(socket_t sock);
 
   const FrontOptions options_;
   int stop_fd_ = -1;  // eventfd: readable once stopping
   std::atomic<bool> stopping_{false};
-  mutable std::mutex mu_;
-  size_t open_ = 0;                                   // guarded by mu_
-  std::unordered_map<std::string, size_t> per_peer_;  // guarded by mu_
+  mutable Mutex mu_;
+  size_t open_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, size_t> per_peer_ GUARDED_BY(mu_);
   std::atomic<uint64_t> refused_{0}, timed_out_{0}, accepted_{0};
 };
 

@@ -58,16 +58,16 @@ void Syncer::start() {
 
 void Syncer::stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
-  cancel_cv_.notify_all();
+  cv_.notifyAll();
+  cancel_cv_.notifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void Syncer::loop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     int64_t now = steadyNow();
     std::vector<size_t> due;
@@ -76,7 +76,7 @@ void Syncer::loop() {
     }
     lock.unlock();
     {
-      std::lock_guard round(pull_mu_);
+      MutexLock round(pull_mu_);
       for (size_t i : due) {
         if (isStopping()) break;
         pull(i);
@@ -86,7 +86,9 @@ void Syncer::loop() {
     int64_t wake = INT64_MAX;
     for (int64_t t : next_attempt_ns_) wake = std::min(wake, t);
     auto wait = std::chrono::nanoseconds(std::max<int64_t>(wake - steadyNow(), 1'000'000));
-    cv_.wait_for(lock, wait, [this] { return stopping_; });
+    const auto until = std::chrono::steady_clock::now() + wait;
+    while (!stopping_ && cv_.waitUntil(lock, until) != std::cv_status::timeout) {
+    }
   }
 }
 
@@ -94,7 +96,7 @@ void Syncer::pull(size_t i) {
   const Upstream& up = upstreams_[i];
   uint64_t cursor;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cursor = status_[i].cursor;
   }
   std::string error;
@@ -110,26 +112,30 @@ void Syncer::pull(size_t i) {
   bool done = false;  // guarded by mu_
   std::atomic<bool> expired{false};
   std::thread watchdog([&] {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     while (!done) {
       if (stopping_ || std::chrono::steady_clock::now() >= deadline) {
         expired = true;
         lock.unlock();
         cli.stop();
         lock.lock();
-        cancel_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return done; });
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+        while (!done && cancel_cv_.waitUntil(lock, until) != std::cv_status::timeout) {
+        }
       } else {
-        cancel_cv_.wait_until(lock, deadline, [&] { return done || stopping_; });
+        while (!done && !stopping_ &&
+               cancel_cv_.waitUntil(lock, deadline) != std::cv_status::timeout) {
+        }
       }
     }
   });
   // Ends the watchdog before `cli` goes, however this function is left.
   auto stopWatchdog = [&](void*) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done = true;
     }
-    cancel_cv_.notify_all();
+    cancel_cv_.notifyAll();
     watchdog.join();
   };
   std::unique_ptr<void, decltype(stopWatchdog)> disarm(&done, stopWatchdog);
@@ -183,12 +189,12 @@ void Syncer::pull(size_t i) {
       rows += b.aggregates.size();
       store_.write(b, WriteMode::kReplace);
       {
-        std::lock_guard hook(hook_mu_);
+        MutexLock hook(hook_mu_);
         if (on_commit_) on_commit_();  // e.g. wake /v1/changes long-polls
       }
       cursor = p.cursor;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         status_[i].cursor = cursor;
       }
       if (!p.more) break;
@@ -197,7 +203,7 @@ void Syncer::pull(size_t i) {
     error = e.what();
   }
   disarm.reset();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   UpstreamStatus& st = status_[i];
   st.rows_pulled += rows;
   if (error.empty()) {
@@ -217,30 +223,30 @@ void Syncer::pull(size_t i) {
 }
 
 bool Syncer::isStopping() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopping_;
 }
 
 std::vector<UpstreamStatus> Syncer::syncNow() {
   {
-    std::lock_guard round(pull_mu_);
+    MutexLock round(pull_mu_);
     for (size_t i = 0; i < upstreams_.size() && !isStopping(); ++i) pull(i);
   }
   return status();
 }
 
 std::vector<UpstreamStatus> Syncer::status() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return status_;
 }
 
 void Syncer::setOnCommit(std::function<void()> hook) {
-  std::lock_guard lock(hook_mu_);
+  MutexLock lock(hook_mu_);
   on_commit_ = std::move(hook);
 }
 
 double Syncer::dataAgeSeconds() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (status_.empty()) return 0;
   int64_t oldest = INT64_MAX;
   for (const auto& s : status_) oldest = std::min(oldest, s.last_success_ns);

@@ -11,14 +11,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "feedback-handler/store/store.h"
 
 namespace perfhat::handler {
@@ -68,23 +67,23 @@ class Syncer {
   void setOnCommit(std::function<void()> hook);
 
  private:
-  void pull(size_t i);
-  void loop();
-  bool isStopping() const;
+  void pull(size_t i) REQUIRES(pull_mu_) EXCLUDES(mu_);
+  void loop() EXCLUDES(mu_, pull_mu_);
+  bool isStopping() const EXCLUDES(mu_);
 
   Store& store_;
   std::vector<Upstream> upstreams_;
   SyncOptions options_;
-  mutable std::mutex mu_;
-  std::mutex pull_mu_;  // one pull round at a time
-  std::vector<UpstreamStatus> status_;
-  std::vector<int64_t> next_attempt_ns_;
-  std::condition_variable cv_;         // the loop's wait
-  std::condition_variable cancel_cv_;  // pull watchdogs' wait
-  bool stopping_ = false;              // guarded by mu_
+  mutable Mutex mu_;
+  Mutex pull_mu_ ACQUIRED_BEFORE(mu_);  // one pull round at a time
+  std::vector<UpstreamStatus> status_ GUARDED_BY(mu_);
+  std::vector<int64_t> next_attempt_ns_ GUARDED_BY(mu_);
+  CondVar cv_;         // the loop's wait
+  CondVar cancel_cv_;  // pull watchdogs' wait
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
-  std::mutex hook_mu_;  // held while the hook runs, so removing it waits for a running call
-  std::function<void()> on_commit_;
+  Mutex hook_mu_;  // held while the hook runs, so removing it waits for a running call
+  std::function<void()> on_commit_ GUARDED_BY(hook_mu_);
 };
 
 }  // namespace perfhat::handler
