@@ -132,6 +132,13 @@ TEST(LspDynamicRead, CachedUntilTtlAndServedStaleWhenTheHandlerIsDown) {
   EXPECT_FALSE(down.unsupported);
   EXPECT_TRUE(down.stale);
   EXPECT_EQ(down.metrics.size(), 2u);  // expired entries as the fallback
+  // The next rebuild does not knock again at once (a hanging handler would cost a timeout).
+  DynamicLookup resting = p->dynamic({"a()", "b()"});
+  EXPECT_EQ(resting.requests, 0u);
+  EXPECT_TRUE(resting.stale);
+  EXPECT_EQ(resting.metrics.size(), 2u);
+  clock.advance(11s);
+  EXPECT_EQ(p->dynamic({"a()", "b()"}).requests, 1u);
 }
 
 TEST(LspDynamicRead, ChangedKeysAreDroppedByPoll) {

@@ -69,9 +69,9 @@ class FeedbackProvider {
 
   // Dynamic metrics of `keys` (at most `max_keys` of them, in order): from the cache while
   // fresh, else one read per key from the source. The first failure ends the reads (the rest
-  // come from expired entries, if any); a source without dynamic metrics is asked again only
-  // after the cache's TTL. Cached like batchGet (size + TTL), and dropped by poll() for the
-  // keys that changed.
+  // come from expired entries, if any) and rests the source for 10 s; a source without dynamic
+  // metrics is asked again only after the cache's TTL. Cached like batchGet (size + TTL), and
+  // dropped by poll() for the keys that changed.
   DynamicLookup dynamic(const std::vector<std::string>& keys, size_t max_keys = 200);
   // The call graph around `key` as dot (not cached: asked for by a command).
   DynamicResult dynamicGraph(const std::string& key, int depth) {
@@ -94,6 +94,9 @@ class FeedbackProvider {
   // When the source last said it has no dynamic metrics (an older handler); asked again after
   // the TTL, so upgrading the handler brings the lenses back without a restart.
   std::optional<Clock::time_point> dynamic_unsupported_at_ GUARDED_BY(mu_);
+  // When a dynamic read last failed: the source is not asked again for kDynamicRetryAfter (the
+  // reads run on the analysis worker; a hanging handler must not cost every rebuild a timeout).
+  std::optional<Clock::time_point> dynamic_failed_at_ GUARDED_BY(mu_);
   ProviderCounters counters_ GUARDED_BY(mu_);
 };
 

@@ -5,6 +5,11 @@
 #include "server/feedback/provider.h"
 
 namespace perfhat::feedback {
+namespace {
+
+constexpr std::chrono::seconds kDynamicRetryAfter{10};
+
+}  // namespace
 
 DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, size_t max_keys) {
   DynamicLookup out;
@@ -23,9 +28,12 @@ DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, si
       out.unsupported = true;
       return out;
     }
+    const bool resting =
+        dynamic_failed_at_ && clock_.now() - *dynamic_failed_at_ < kDynamicRetryAfter;
     for (const auto& k : wanted) {
       auto hit = dynamic_.get(k);
-      if (!hit.value || hit.expired) missing.push_back(k);
+      if (!resting && (!hit.value || hit.expired)) missing.push_back(k);
+      if (resting && (!hit.value || hit.expired)) out.stale = true;
     }
   }
   // The source is asked without the lock: the cache keeps serving other threads meanwhile.
@@ -48,6 +56,8 @@ DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, si
     return out;
   }
   dynamic_unsupported_at_.reset();
+  if (out.status != FetchStatus::Ok) dynamic_failed_at_ = clock_.now();
+  if (out.status == FetchStatus::Ok && out.requests > 0) dynamic_failed_at_.reset();
   for (auto& [k, r] : answers) {
     if (r.ok()) dynamic_.put(k, std::move(r.metrics));
   }

@@ -7,6 +7,7 @@
 
 #include "common/function_key.h"
 #include "server/analysis/annotation.h"
+#include "server/features/dynamic_text.h"
 #include "server/features/features.h"
 #include "server/lsp/render.h"
 #include "server/server/sources.h"
@@ -20,8 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                     "perfhat.showData"};
+constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations", "perfhat.showData",
+                                     features::kShowCallGraphCommand};
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -206,23 +207,32 @@ void Server::onRequest(const lsp::Message& m) {
       PositionEncoding enc = encoding();
       features::Options o = config().features;
       bool markdown = caps_.hover_markdown;
-      withSnapshot(m.id, p.text_document.uri,
-                   [p, enc, o, markdown](const analysis::Snapshot& s, const Document& d) -> json {
-                     auto h = features::hover(s, d.toByte(p.position, enc), o);
-                     if (!h) return nullptr;
-                     auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-                     return lsp::render(*h, conv, markdown);
-                   });
+      withSnapshot(
+          m.id, p.text_document.uri,
+          [this, p, enc, o, markdown](const analysis::Snapshot& s, const Document& d) -> json {
+            auto h = features::hover(s, d.toByte(p.position, enc), o);
+            appendDynamicHover(h, s, d.toByte(p.position, enc), dynamicOf(p.text_document.uri),
+                               markdown);
+            if (!h) return nullptr;
+            auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+            return lsp::render(*h, conv, markdown);
+          });
     } else if (m.method == "textDocument/codeLens") {
       auto p = params.get<lsp::DocumentParams>();
       PositionEncoding enc = encoding();
       features::Options o = config().features;
       withSnapshot(m.id, p.text_document.uri,
-                   [enc, o](const analysis::Snapshot& s, const Document& d) {
+                   [this, uri = p.text_document.uri, enc, o](const analysis::Snapshot& s,
+                                                             const Document& d) {
                      json out = json::array();
                      auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                      for (const auto& l : features::codeLenses(s, o)) {
                        out.push_back(lsp::render(l, conv));
+                     }
+                     if (auto view = dynamicOf(uri)) {
+                       for (const auto& l : features::dynamicLenses(s, *view)) {
+                         out.push_back(lsp::render(features::toCodeLens(l), conv));
+                       }
                      }
                      return out;
                    });
@@ -579,6 +589,11 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       j["stale"] = l.stale;
       reply(id, j);
     });
+    return nullptr;
+  }
+  if (p.command == features::kShowCallGraphCommand) {
+    deferred = true;  // asks the handler and runs Graphviz: answered from the worker
+    post([this, id, args] { showCallGraph(id, args); });
     return nullptr;
   }
   if (p.command == "perfhat.setIterations") {
@@ -940,6 +955,8 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
                         doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
                         snap->analysis_ms));
 
+  DynamicRead dynamic = readDynamic(*snap);
+
   std::vector<Pending> ready;
   {
     MutexLock lock(mu_);
@@ -947,6 +964,7 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     auto it = docs_.find(uri);
     if (it == docs_.end()) return;  // closed meanwhile
     it->second.snapshot = snap;
+    it->second.dynamic = dynamic.view;
     it->second.built_doc = doc;
     std::sort(used_keys.begin(), used_keys.end());
     used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
@@ -979,6 +997,10 @@ void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot
   lsp::PublishDiagnosticsParams p{uri, d.version(), {}};
   for (const auto& diag : features::diagnostics(s, o))
     p.diagnostics.push_back(lsp::render(diag, conv));
+  if (auto view = dynamicOf(uri)) {
+    for (const auto& n : features::neverCalled(s, *view))
+      p.diagnostics.push_back(lsp::render(features::toDiagnostic(n), conv));
+  }
   notify("textDocument/publishDiagnostics", p);
 }
 
