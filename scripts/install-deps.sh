@@ -17,6 +17,7 @@ pkgs=(
   clang-format clang-tidy python3 curl patch
   binutils  # gprof: counts of the dynamic-metrics test (tests/integration/dynamic_gprof_test.cc)
   python3-scipy  # experiment_scipy_compare: every statistic checked against SciPy
+  graphviz  # dot: perfhat.showCallGraph renders the call graph as SVG (dot text without it)
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
 )
 if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then

@@ -293,7 +293,7 @@ async function checkCallGraph(page) {
     (await page.locator('.monaco-editor .squiggly-info').count()) > 0);
   log('PASS: never-called information squiggle');
 
-  const token = page.locator('.view-line', { hasText: 'double Catalog::price(int id) const' })
+  const token = page.locator('.view-line', { hasText: 'Catalog::price' })
     .locator('span > span', { hasText: /^price$/ }).first();
   const hover = await waitFor('the hover with the callers', HOVER_WAIT_MS, async () => {
     await page.mouse.move(5, 5);
@@ -310,6 +310,17 @@ async function checkCallGraph(page) {
     .map((a) => a.getAttribute('data-href') || a.getAttribute('href') || ''));
   if (!links.some((h) => h.includes('catalog.cc#L38'))) fail(`no link to total()'s definition: ${links}`);
   log('PASS: hover lists the caller with its count and a link to its definition');
+  // The section sits below the analysis' hover: scroll the hover down to it for the screenshot.
+  // Keyboard: the cursor on the name, "Show Hover" twice focuses the hover, End scrolls it.
+  await page.mouse.move(5, 5);
+  await token.click();
+  for (let i = 0; i < 2; ++i) {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    await sleep(800);
+  }
+  await page.keyboard.press('End');
+  await sleep(500);
   await page.screenshot({ path: path.join(artifacts, 'vscode-callgraph-hover.png') });
 }
 
