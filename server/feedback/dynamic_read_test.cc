@@ -119,6 +119,14 @@ TEST(LspDynamicRead, CachedUntilTtlAndServedStaleWhenTheHandlerIsDown) {
     ASSERT_EQ(l.metrics.size(), 2u);  // nobody() is not probed: no metrics, no error
     EXPECT_EQ(l.metrics[0].key, "a()");
     EXPECT_FALSE(l.stale);
+    // While a batchGet waits on the handler: the cache only, expired entries marked stale.
+    clock.advance(601s);
+    DynamicLookup busy = p->dynamic({"a()", "b()"}, 200, /*cache_only=*/true);
+    EXPECT_EQ(busy.requests, 0u);
+    EXPECT_TRUE(busy.stale);
+    EXPECT_EQ(busy.metrics.size(), 2u);
+    EXPECT_EQ(h.reads, 3);
+    clock.advance(-601s);
     DynamicLookup again = p->dynamic({"a()", "nobody()", "b()"});
     EXPECT_EQ(again.requests, 0u);
     EXPECT_EQ(again.metrics.size(), 2u);

@@ -146,6 +146,7 @@ HttpSource::HttpSource(const std::string& url, HttpOptions options)
   client_ = makeClient();
   if (!client_->is_valid()) throw std::invalid_argument("unsupported handler URL: " + url);
   watch_client_ = makeClient();
+  dynamic_client_ = makeClient();
 }
 
 std::unique_ptr<httplib::Client> HttpSource::makeClient() const {
@@ -284,7 +285,10 @@ void HttpSource::cancelWait() NO_THREAD_SAFETY_ANALYSIS {
   watch_client_->stop();
 }
 
-void HttpSource::cancelFetch() NO_THREAD_SAFETY_ANALYSIS { client_->stop(); }
+void HttpSource::cancelFetch() NO_THREAD_SAFETY_ANALYSIS {
+  client_->stop();
+  dynamic_client_->stop();
+}
 
 ChangesResult parseChangesResponse(std::string_view body) {
   JsonParse parsed = parseJson(body);
@@ -343,8 +347,8 @@ DynamicResult HttpSource::dynamicMetrics(const std::string& key) {
   DynamicResult r;
   Exchange ex;
   {
-    MutexLock lock(mu_);
-    ex = send(*client_,
+    MutexLock lock(dynamic_mu_);
+    ex = send(*dynamic_client_,
               getRequest(prefix_ + "/v1/dynamic?key=" + encodeQuery(key) +
                          "&limit=" + std::to_string(options_.dynamic_neighbours)),
               options_.dynamic_timeout_ms);
@@ -368,11 +372,11 @@ DynamicResult HttpSource::dynamicGraph(const std::string& key, int depth) {
   DynamicResult r;
   Exchange ex;
   {
-    MutexLock lock(mu_);
-    ex = send(*client_,
+    MutexLock lock(dynamic_mu_);
+    ex = send(*dynamic_client_,
               getRequest(prefix_ + "/v1/dynamic/graph?format=dot&key=" + encodeQuery(key) +
                          "&depth=" + std::to_string(depth)),
-              options_.total_timeout_ms);
+              5 * options_.dynamic_timeout_ms);
   }
   if (missingRoute(ex)) {
     r.unsupported = true;

@@ -47,8 +47,9 @@ class HttpSource : public FeedbackSource {
   // holds up batchGet; `waited` is set when the handler answers with X-Perfhat-Wait-Ms.
   ChangesResult waitChanges(const std::string& cursor, int wait_ms) override;
   bool canWait() const override { return true; }
-  // GET /v1/dynamic?key=K&limit=N and GET /v1/dynamic/graph?format=dot&key=K&depth=D, each
-  // bounded by dynamic_timeout_ms; a 404 "no such endpoint" (an older handler) is `unsupported`.
+  // GET /v1/dynamic?key=K&limit=N (bounded by dynamic_timeout_ms) and GET /v1/dynamic/graph?
+  // format=dot&key=K&depth=D (5 × that), on a connection of their own; a 404 "no such endpoint"
+  // (an older handler) is `unsupported`.
   DynamicResult dynamicMetrics(const std::string& key) override;
   DynamicResult dynamicGraph(const std::string& key, int depth) override;
   void cancelWait() override;
@@ -68,6 +69,10 @@ class HttpSource : public FeedbackSource {
   Mutex mu_;  // httplib::Client is not safe for concurrent requests
   std::unique_ptr<httplib::Client> client_ PT_GUARDED_BY(mu_);
   std::string host_port_;
+  // The dynamic-metrics reads, on their own connection: they run on the analysis worker and
+  // must never wait behind a batchGet a slow handler holds.
+  Mutex dynamic_mu_;
+  std::unique_ptr<httplib::Client> dynamic_client_ PT_GUARDED_BY(dynamic_mu_);
   Mutex watch_mu_;  // the long-poll connection, one request at a time
   std::unique_ptr<httplib::Client> watch_client_ PT_GUARDED_BY(watch_mu_);
 };

@@ -72,7 +72,10 @@ class FeedbackProvider {
   // come from expired entries, if any) and rests the source for 10 s; a source without dynamic
   // metrics is asked again only after the cache's TTL. Cached like batchGet (size + TTL), and
   // dropped by poll() for the keys that changed.
-  DynamicLookup dynamic(const std::vector<std::string>& keys, size_t max_keys = 200);
+  // `cache_only`: answer from the cache (expired entries included, marked stale) without asking
+  // the source, while a batchGet to it is still in flight.
+  DynamicLookup dynamic(const std::vector<std::string>& keys, size_t max_keys = 200,
+                        bool cache_only = false);
   // The call graph around `key` as dot (not cached: asked for by a command).
   DynamicResult dynamicGraph(const std::string& key, int depth) {
     return source_->dynamicGraph(key, depth);

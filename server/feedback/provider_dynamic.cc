@@ -11,7 +11,8 @@ constexpr std::chrono::seconds kDynamicRetryAfter{10};
 
 }  // namespace
 
-DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, size_t max_keys) {
+DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, size_t max_keys,
+                                        bool cache_only) {
   DynamicLookup out;
   std::vector<std::string> wanted;
   {
@@ -28,8 +29,8 @@ DynamicLookup FeedbackProvider::dynamic(const std::vector<std::string>& keys, si
       out.unsupported = true;
       return out;
     }
-    const bool resting =
-        dynamic_failed_at_ && clock_.now() - *dynamic_failed_at_ < kDynamicRetryAfter;
+    const bool resting = cache_only || (dynamic_failed_at_ &&
+                                        clock_.now() - *dynamic_failed_at_ < kDynamicRetryAfter);
     for (const auto& k : wanted) {
       auto hit = dynamic_.get(k);
       if (!resting && (!hit.value || hit.expired)) missing.push_back(k);

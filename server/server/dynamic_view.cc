@@ -36,8 +36,8 @@ std::optional<std::string> workspaceFile(const std::string& file, const std::str
 }  // namespace
 
 DynamicRead readDynamicView(feedback::FeedbackProvider* provider, const analysis::Snapshot& s,
-                            const std::vector<analysis::SnapshotPtr>& open,
-                            const std::string& root) {
+                            const std::vector<analysis::SnapshotPtr>& open, const std::string& root,
+                            bool busy, const ItemLookup& lookup) {
   DynamicRead out;
   auto view = std::make_shared<features::DynamicView>();
   out.view = view;
@@ -47,7 +47,7 @@ DynamicRead readDynamicView(feedback::FeedbackProvider* provider, const analysis
     for (auto& k : features::dynamicKeys(f)) keys.push_back(std::move(k));
   }
   if (keys.empty()) return out;
-  feedback::DynamicLookup l = provider->dynamic(keys, kMaxDynamicFunctions);
+  feedback::DynamicLookup l = provider->dynamic(keys, kMaxDynamicFunctions, busy);
   if (l.unsupported) return out;
   out.status = l.status;
   out.error = l.error;
@@ -75,11 +75,13 @@ DynamicRead readDynamicView(feedback::FeedbackProvider* provider, const analysis
     if (!view->definitions.count(k)) rest.push_back(k);
   }
   if (rest.empty()) return out;
-  // From the cache when it has them; one batchGet otherwise, unless the handler just failed.
-  feedback::Lookup items = provider->cached(rest);
-  if (items.requested_keys > 0 && out.status == feedback::FetchStatus::Ok)
-    items = provider->get(rest);
-  for (const auto& item : items.items) {
+  // From the cache when it has them; through `lookup` otherwise, unless the handler just failed.
+  feedback::Lookup cached = provider->cached(rest);
+  std::vector<FeedbackItem> items = std::move(cached.items);
+  if (cached.requested_keys > 0 && out.status == feedback::FetchStatus::Ok && !busy && lookup) {
+    items = lookup(rest);
+  }
+  for (const auto& item : items) {
     if (!wanted.count(item.key) || view->definitions.count(item.key)) continue;
     if (auto file = workspaceFile(item.file, root)) {
       view->definitions.emplace(item.key,

@@ -4,6 +4,7 @@
 // (no lens, no diagnostic) rather than an error.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,9 +28,13 @@ inline constexpr size_t kMaxDynamicFunctions = 200;
 // `open` are the snapshots of the open documents (their functions are definitions the
 // workspace has); `root` the workspace folder, against which relative code.file.path values
 // reported by the runtime are resolved.
+// `busy`: a batchGet to the source is in flight (a slow handler): read the cache only.
+// `lookup` answers the callers' and callees' feedback items (for their code.file.path); the
+// server passes its bounded background fetch, so the worker never waits long on the handler.
+using ItemLookup = std::function<std::vector<FeedbackItem>(const std::vector<std::string>&)>;
 DynamicRead readDynamicView(feedback::FeedbackProvider* provider, const analysis::Snapshot& s,
-                            const std::vector<analysis::SnapshotPtr>& open,
-                            const std::string& root);
+                            const std::vector<analysis::SnapshotPtr>& open, const std::string& root,
+                            bool busy, const ItemLookup& lookup);
 
 // Adds the callers/callees section for a hover on a function's name: below the hover the
 // analysis gave, or as the whole hover when it gave none. Links are file URIs with "#L<line>".

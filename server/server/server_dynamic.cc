@@ -12,15 +12,27 @@ DynamicRead Server::readDynamic(const analysis::Snapshot& s) {
   std::shared_ptr<feedback::FeedbackProvider> provider;
   std::vector<analysis::SnapshotPtr> open;
   std::string root;
+  bool busy = false;
   {
     MutexLock lock(mu_);
     provider = provider_;
     root = root_;
+    // A fetch still waiting on the handler: do not knock again from the worker (see fetch());
+    // this build shows the cache, and the documents are rebuilt when that fetch lands.
+    busy = fetch_job_ && !fetch_job_->done;
+    if (busy) fetch_job_->refresh_when_done = true;
     for (const auto& [uri, st] : docs_) open.push_back(st.snapshot);
   }
   // The snapshot being built is not in docs_ yet: its own functions are definitions too.
   open.push_back(std::shared_ptr<const analysis::Snapshot>(&s, [](const analysis::Snapshot*) {}));
-  DynamicRead r = readDynamicView(provider.get(), s, open, root);
+  DynamicRead r = readDynamicView(provider.get(), s, open, root, busy,
+                                  [this](const std::vector<std::string>& k) {
+                                    std::vector<FeedbackItem> items;
+                                    const auto view = fetch(k);  // alive while copied
+                                    for (const FeedbackItem* item : view->all())
+                                      items.push_back(*item);
+                                    return items;
+                                  });
   if (r.status != feedback::FetchStatus::Ok) {
     // The batchGet path reports an outage to the user; the call graph only logs it.
     log_.info("dynamic metrics: " + r.error + " (call-graph lenses show the cache)");
