@@ -3,8 +3,6 @@
 namespace perfhat::features {
 namespace {
 
-bool contains(const Range& r, Position p) { return !(p < r.start) && !(r.end < p); }
-
 std::vector<NeighbourLink> links(const std::vector<DynamicNeighbour>& v, const DynamicView& view,
                                  size_t top) {
   std::vector<NeighbourLink> out;
@@ -49,7 +47,7 @@ std::vector<DynamicLens> dynamicLenses(const Snapshot& s, const DynamicView& v) 
 std::optional<DynamicHover> dynamicHover(const Snapshot& s, Position p, const DynamicView& v,
                                          size_t top) {
   for (const auto& f : s.functions) {
-    if (!contains(f.name_range, p)) continue;
+    if (!f.name_range.contains(p)) continue;
     const DynamicMetrics* m = dynamicFor(f, v);
     if (!m) return std::nullopt;
     return DynamicHover{m->key,

@@ -108,7 +108,7 @@ void appendDynamicHover(std::optional<features::HoverResult>& hover, const analy
     return;
   }
   for (const auto& f : s.functions) {
-    if (!(p < f.name_range.start) && !(f.name_range.end < p)) {
+    if (f.name_range.contains(p)) {
       hover = features::HoverResult{f.name_range, text};
       return;
     }
