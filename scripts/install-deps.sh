@@ -18,6 +18,7 @@ pkgs=(
   binutils  # gprof: counts of the dynamic-metrics test (tests/integration/dynamic_gprof_test.cc)
   python3-scipy  # experiment_scipy_compare: every statistic checked against SciPy
   valgrind  # instr_mask_cost_test: instruction counts of a masked probe (callgrind)
+  graphviz  # dot: perfhat.showCallGraph renders the call graph as SVG (dot text without it)
   file  # cpack -G DEB: dpkg-shlibdeps (dpkg-dev, from build-essential) is run on what `file` calls ELF
 )
 if [ "${PERFHAT_SKIP_EDITOR_DEPS:-0}" != 1 ]; then

@@ -5,7 +5,13 @@
 # or one exit, as jzprof's records: 2 per call).
 #
 #   bench/instrumentation/recorder_cost.sh [BUILD_DIR=build] [ROUNDS=5] [REPS=20]
+#   WORKLOAD=indent bench/instrumentation/recorder_cost.sh [BUILD_DIR] [ROUNDS=7] [COPIES=32]
+#     GNU indent (a real C program, Debian's source package, built here) instead of
+#     nlohmann::json: recorder_cost_indent.sh.
 set -euo pipefail
+if [ "${WORKLOAD:-json}" = indent ]; then
+  exec bash "$(dirname "$0")/recorder_cost_indent.sh" "${1:-build}" "${2:-7}" "${3:-32}"
+fi
 build=${1:-build}
 rounds=${2:-5}
 reps=${3:-20}

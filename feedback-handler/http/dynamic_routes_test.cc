@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "feedback-handler/http/server.h"
@@ -236,6 +239,68 @@ TEST_F(DynamicHttp, BadRequestsAuthAndUnknownKeys) {
   EXPECT_EQ(anon->status, 401);
   // Rows are listed for the windows that hold data: a fine step over a long range stays small.
   get("/v1/dynamic/graph?format=csv&service=shop&step_minutes=1&from=2000-01-01T00:00:00Z", 200);
+}
+
+// Per-call Bernoulli sampling (libperfhat's uniform sampler outside requests): each call is
+// recorded with probability r and carries perfhat.sampling.weight = 1/r; a call whose caller was
+// not recorded hangs under its nearest recorded ancestor. Visit counts must be the
+// Horvitz-Thompson estimate Σ 1/r over recorded calls, an unbiased estimate of the true count
+// (checked within 4 standard deviations for a fixed seed), not the number of recorded spans.
+TEST_F(DynamicHttp, SampledCallsCountWithTheirWeight) {
+  constexpr int kRequests = 400;  // each: get → load ×2 → query each
+  constexpr double kRate = 0.25;
+  std::mt19937_64 rng(20261125);
+  std::bernoulli_distribution keep(kRate);
+  otlp::ExportRequest r;
+  r.resources.push_back({{"service.name", std::string("shop")}, {"service.version", "1.0"}});
+  std::map<std::string, int> recorded;
+  uint32_t next_id = 1;
+  auto id8 = [](uint32_t v) {
+    std::string s(8, 'S');
+    for (int i = 0; i < 4; ++i) s[4 + i] = static_cast<char>(1 + ((v >> (7 * i)) & 0x7f));
+    return s;
+  };
+  const uint64_t t0 = nowNs() - 5'000'000'000ULL;
+  for (int t = 0; t < kRequests; ++t) {
+    std::string trace(16, 'T');
+    trace[14] = static_cast<char>(1 + t % 120);
+    trace[15] = static_cast<char>(1 + t / 120);
+    // Returns the span id when recorded, else the parent's (the nearest recorded ancestor).
+    auto call = [&](const std::string& parent, const char* fn, uint64_t start, uint64_t dur_us) {
+      if (!keep(rng)) return parent;
+      otlp::Span s;
+      s.trace_id = trace;
+      s.span_id = id8(next_id++);
+      s.parent_span_id = parent;
+      s.name = fn;
+      s.start_unix_nano = start;
+      s.end_unix_nano = start + dur_us * 1000;
+      s.attributes = {{"code.function.name", std::string(fn)},
+                      {"perfhat.sampling.weight", 1 / kRate}};
+      r.spans.push_back(std::move(s));
+      ++recorded[fn];
+      return r.spans.back().span_id;
+    };
+    const uint64_t at = t0 + static_cast<uint64_t>(t) * 2'000'000;
+    const std::string get = call("", "shop::Api::get", at, 1000);
+    for (int i = 0; i < 2; ++i) {
+      const std::string load = call(get, "shop::Repo::load", at + 100'000 + i * 300'000, 200);
+      call(load, "shop::Db::query", at + 110'000 + i * 300'000, 50);
+    }
+  }
+  auto res = client().Post("/v1/traces", otlp::encodeJson(r), "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  for (const auto& [fn, truth] : std::map<std::string, int>{{"shop::Api::get", kRequests},
+                                                            {"shop::Repo::load", 2 * kRequests},
+                                                            {"shop::Db::query", 2 * kRequests}}) {
+    const json j = get("/v1/dynamic?service=shop&key=" + q(key(fn.c_str())));
+    const double visits = j["visits"].get<double>();
+    EXPECT_DOUBLE_EQ(visits, recorded[fn] / kRate) << fn;  // each recorded call counts 1/r
+    const double sd = std::sqrt(truth * (1 - kRate) / kRate);
+    EXPECT_NEAR(visits, truth, 4 * sd) << fn << ": " << recorded[fn] << " recorded";
+    EXPECT_GT(std::fabs(visits - recorded[fn]), 4 * sd) << fn << ": unscaled";
+  }
 }
 
 }  // namespace

@@ -146,6 +146,7 @@ HttpSource::HttpSource(const std::string& url, HttpOptions options)
   client_ = makeClient();
   if (!client_->is_valid()) throw std::invalid_argument("unsupported handler URL: " + url);
   watch_client_ = makeClient();
+  dynamic_client_ = makeClient();
 }
 
 std::unique_ptr<httplib::Client> HttpSource::makeClient() const {
@@ -284,7 +285,10 @@ void HttpSource::cancelWait() NO_THREAD_SAFETY_ANALYSIS {
   watch_client_->stop();
 }
 
-void HttpSource::cancelFetch() NO_THREAD_SAFETY_ANALYSIS { client_->stop(); }
+void HttpSource::cancelFetch() NO_THREAD_SAFETY_ANALYSIS {
+  client_->stop();
+  dynamic_client_->stop();
+}
 
 ChangesResult parseChangesResponse(std::string_view body) {
   JsonParse parsed = parseJson(body);
@@ -318,6 +322,68 @@ ChangesResult parseChangesResponse(std::string_view body) {
       }
     }
   }
+  return r;
+}
+
+}  // namespace perfhat::feedback
+
+namespace perfhat::feedback {
+namespace {
+
+// 404 from a handler that has the route means "no such key"; from one without it, "no such
+// endpoint" (or a non-JSON page from something else): the dynamic reads are unsupported there.
+bool missingRoute(const HttpSource::Exchange& ex) {
+  if (ex.status != 404) return false;
+  JsonParse parsed = parseJson(ex.body);
+  if (!parsed.ok() || !parsed.value.is_object()) return true;
+  const json& e = parsed.value.value("error", json());
+  const json m = e.is_object() ? e.value("message", json()) : json();
+  return !m.is_string() || m.get<std::string>().rfind("no such endpoint", 0) == 0;
+}
+
+}  // namespace
+
+DynamicResult HttpSource::dynamicMetrics(const std::string& key) {
+  DynamicResult r;
+  Exchange ex;
+  {
+    MutexLock lock(dynamic_mu_);
+    ex = send(*dynamic_client_,
+              getRequest(prefix_ + "/v1/dynamic?key=" + encodeQuery(key) +
+                         "&limit=" + std::to_string(options_.dynamic_neighbours)),
+              options_.dynamic_timeout_ms);
+  }
+  if (missingRoute(ex)) {
+    r.unsupported = true;
+    return r;
+  }
+  if (ex.status == 404) return r;  // the handler has no probe of this key
+  if (!classify(ex, "dynamic", options_.max_response_bytes, r)) return r;
+  try {
+    r.metrics = parseDynamicMetrics(ex.body);
+  } catch (const std::exception& e) {
+    r.status = FetchStatus::BadResponse;
+    r.error = std::string("dynamic: malformed response: ") + e.what();
+  }
+  return r;
+}
+
+DynamicResult HttpSource::dynamicGraph(const std::string& key, int depth) {
+  DynamicResult r;
+  Exchange ex;
+  {
+    MutexLock lock(dynamic_mu_);
+    ex = send(*dynamic_client_,
+              getRequest(prefix_ + "/v1/dynamic/graph?format=dot&key=" + encodeQuery(key) +
+                         "&depth=" + std::to_string(depth)),
+              5 * options_.dynamic_timeout_ms);
+  }
+  if (missingRoute(ex)) {
+    r.unsupported = true;
+    return r;
+  }
+  if (!classify(ex, "dynamic graph", options_.max_response_bytes, r)) return r;
+  r.dot = std::move(ex.body);
   return r;
 }
 

@@ -28,6 +28,10 @@ struct HttpOptions {
   // Response bodies, after decompression (a gzip bomb stops here). A batchGet for 10,000 keys
   // with call sites and loops is a few MB.
   size_t max_response_bytes = 64u << 20;
+  // One dynamic-metrics read (a file's functions are read one by one on the analysis worker, so
+  // a slow handler must give up much sooner than a batchGet does).
+  int dynamic_timeout_ms = 2'000;
+  size_t dynamic_neighbours = 20;  // callers / callees asked per function (the hover's list)
 };
 
 class HttpSource : public FeedbackSource {
@@ -43,6 +47,11 @@ class HttpSource : public FeedbackSource {
   // holds up batchGet; `waited` is set when the handler answers with X-Perfhat-Wait-Ms.
   ChangesResult waitChanges(const std::string& cursor, int wait_ms) override;
   bool canWait() const override { return true; }
+  // GET /v1/dynamic?key=K&limit=N (bounded by dynamic_timeout_ms) and GET /v1/dynamic/graph?
+  // format=dot&key=K&depth=D (5 × that), on a connection of their own; a 404 "no such endpoint"
+  // (an older handler) is `unsupported`.
+  DynamicResult dynamicMetrics(const std::string& key) override;
+  DynamicResult dynamicGraph(const std::string& key, int depth) override;
   void cancelWait() override;
   void cancelFetch() override;
   std::string describe() const override { return "handler " + url_; }
@@ -60,6 +69,10 @@ class HttpSource : public FeedbackSource {
   Mutex mu_;  // httplib::Client is not safe for concurrent requests
   std::unique_ptr<httplib::Client> client_ PT_GUARDED_BY(mu_);
   std::string host_port_;
+  // The dynamic-metrics reads, on their own connection: they run on the analysis worker and
+  // must never wait behind a batchGet a slow handler holds.
+  Mutex dynamic_mu_;
+  std::unique_ptr<httplib::Client> dynamic_client_ PT_GUARDED_BY(dynamic_mu_);
   Mutex watch_mu_;  // the long-poll connection, one request at a time
   std::unique_ptr<httplib::Client> watch_client_ PT_GUARDED_BY(watch_mu_);
 };

@@ -33,7 +33,7 @@ void forEachDistinctKey(const std::vector<std::string>& keys, Fn&& fn) {
 
 FeedbackProvider::FeedbackProvider(std::shared_ptr<FeedbackSource> source, CacheOptions options,
                                    const Clock& clock)
-    : source_(std::move(source)), cache_(options, clock) {}
+    : source_(std::move(source)), cache_(options, clock), clock_(clock), dynamic_(options, clock) {}
 
 Lookup FeedbackProvider::cached(const std::vector<std::string>& keys) {
   MutexLock lock(mu_);
@@ -148,6 +148,7 @@ ChangesResult FeedbackProvider::poll(int wait_ms) {
   MutexLock lock(mu_);
   if (r.all) {
     cache_.expireAll();
+    dynamic_.expireAll();
   } else if (!r.keys.empty()) {
     // Entries are keyed by the requested spelling (canonical, mangled or name): drop every
     // entry that is, or holds, a changed key, and entries of the same qualified name (a key
@@ -165,6 +166,11 @@ ChangesResult FeedbackProvider::poll(int wait_ms) {
       if (drop) r.invalidated.push_back(k);
       return drop;
     });
+    // A function's dynamic metrics change with its own calls (its callers' and callees' rows
+    // are its call sites): drop the changed keys' entries.
+    dynamic_.eraseIf([&](const std::string& k, const std::optional<DynamicMetrics>&) {
+      return changed.count(k) > 0;
+    });
   }
   if (!r.cursor.empty()) cursor_ = r.cursor;
   return r;
@@ -173,11 +179,14 @@ ChangesResult FeedbackProvider::poll(int wait_ms) {
 void FeedbackProvider::expireAll() {
   MutexLock lock(mu_);
   cache_.expireAll();
+  dynamic_.expireAll();
+  dynamic_unsupported_at_.reset();
 }
 
 void FeedbackProvider::setCacheOptions(CacheOptions options) {
   MutexLock lock(mu_);
   cache_.setOptions(options);
+  dynamic_.setOptions(options);
 }
 
 ProviderCounters FeedbackProvider::counters() const {

@@ -27,6 +27,16 @@ struct Lookup {
   double fetch_ms = 0;
 };
 
+// Dynamic metrics of several functions (FeedbackProvider::dynamic).
+struct DynamicLookup {
+  std::vector<DynamicMetrics> metrics;  // the functions the handler knows (probed), in key order
+  bool unsupported = false;             // the source has none: show nothing, report nothing
+  bool stale = false;                   // some came from expired entries (the source failed)
+  size_t requests = 0;                  // reads sent to the source
+  FetchStatus status = FetchStatus::Ok;
+  std::string error;
+};
+
 struct ProviderCounters {
   size_t lookups = 0;
   size_t hits = 0;
@@ -57,6 +67,20 @@ class FeedbackProvider {
   void expireAll();
   void setCacheOptions(CacheOptions options);
 
+  // Dynamic metrics of `keys` (at most `max_keys` of them, in order): from the cache while
+  // fresh, else one read per key from the source. The first failure ends the reads (the rest
+  // come from expired entries, if any) and rests the source for 10 s; a source without dynamic
+  // metrics is asked again only after the cache's TTL. Cached like batchGet (size + TTL), and
+  // dropped by poll() for the keys that changed.
+  // `cache_only`: answer from the cache (expired entries included, marked stale) without asking
+  // the source, while a batchGet to it is still in flight.
+  DynamicLookup dynamic(const std::vector<std::string>& keys, size_t max_keys = 200,
+                        bool cache_only = false);
+  // The call graph around `key` as dot (not cached: asked for by a command).
+  DynamicResult dynamicGraph(const std::string& key, int depth) {
+    return source_->dynamicGraph(key, depth);
+  }
+
   ProviderCounters counters() const;
   size_t cacheSize() const;
   const FeedbackSource& source() const { return *source_; }
@@ -67,6 +91,15 @@ class FeedbackProvider {
   // Requested key -> the items the source returned for it (empty: known to have no data).
   LruCache<std::vector<FeedbackItem>> cache_ GUARDED_BY(mu_);
   std::string cursor_ GUARDED_BY(mu_);
+  const Clock& clock_;
+  // Requested key -> its dynamic metrics (empty: the handler has never seen the function).
+  LruCache<std::optional<DynamicMetrics>> dynamic_ GUARDED_BY(mu_);
+  // When the source last said it has no dynamic metrics (an older handler); asked again after
+  // the TTL, so upgrading the handler brings the lenses back without a restart.
+  std::optional<Clock::time_point> dynamic_unsupported_at_ GUARDED_BY(mu_);
+  // When a dynamic read last failed: the source is not asked again for kDynamicRetryAfter (the
+  // reads run on the analysis worker; a hanging handler must not cost every rebuild a timeout).
+  std::optional<Clock::time_point> dynamic_failed_at_ GUARDED_BY(mu_);
   ProviderCounters counters_ GUARDED_BY(mu_);
 };
 

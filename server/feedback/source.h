@@ -2,9 +2,11 @@
 // over HTTP (--handler). Both answer bulk requests in the batchGet shape (DESIGN §5, §12).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/dynamic_metrics.h"
 #include "common/feedback.h"
 
 namespace perfhat::feedback {
@@ -37,6 +39,18 @@ struct ChangesResult {
   std::vector<std::string> invalidated;
 };
 
+// One function's dynamic metrics (`GET /v1/dynamic?key=`), or the call graph around it as dot
+// (`GET /v1/dynamic/graph`).
+struct DynamicResult {
+  FetchStatus status = FetchStatus::Ok;
+  std::string error;
+  // The source has no dynamic metrics (a file, or a handler older than them): no lens, no error.
+  bool unsupported = false;
+  std::optional<DynamicMetrics> metrics;  // Ok without metrics: the handler has never seen the key
+  std::string dot;                        // for dynamicGraph
+  bool ok() const { return status == FetchStatus::Ok && !unsupported; }
+};
+
 class FeedbackSource {
  public:
   virtual ~FeedbackSource() = default;
@@ -55,6 +69,18 @@ class FeedbackSource {
   virtual void cancelWait() {}
   // Makes a batchGet() in flight in another thread fail soon (thread-safe; for shutdown).
   virtual void cancelFetch() {}
+  // Dynamic metrics of one function (docs/dynamic-metrics.md); sources without them say so.
+  virtual DynamicResult dynamicMetrics(const std::string& /*key*/) {
+    DynamicResult r;
+    r.unsupported = true;
+    return r;
+  }
+  // The call graph around `key`, `depth` arcs each way, as Graphviz dot.
+  virtual DynamicResult dynamicGraph(const std::string& /*key*/, int /*depth*/) {
+    DynamicResult r;
+    r.unsupported = true;
+    return r;
+  }
   // For logs and messages ("file /x/y.json", "handler http://127.0.0.1:4319").
   virtual std::string describe() const = 0;
 };

@@ -113,6 +113,7 @@ void from_json(const json& j, ClientCapabilities& v) {
   v.inlay_hint_refresh = flag(j, {"workspace", "inlayHint", "refreshSupport"});
   v.code_lens_refresh = flag(j, {"workspace", "codeLens", "refreshSupport"});
   v.work_done_progress = flag(j, {"window", "workDoneProgress"});
+  v.show_document = flag(j, {"window", "showDocument", "support"});
   if (const json* formats = path(j, {"textDocument", "hover", "contentFormat"})) {
     v.hover_markdown = false;
     if (formats->is_array()) {

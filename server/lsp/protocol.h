@@ -117,6 +117,7 @@ struct ClientCapabilities {
   bool hover_markdown = true;
   bool utf8_positions = false;  // client offered "utf-8" in general.positionEncodings
   bool show_message = true;
+  bool show_document = false;  // window/showDocument
 };
 void from_json(const json& j, ClientCapabilities& v);
 

@@ -30,6 +30,7 @@
 #include "server/server/analyzer.h"
 #include "server/server/config.h"
 #include "server/server/document.h"
+#include "server/server/dynamic_view.h"
 #include "server/server/large_stack_thread.h"
 #include "server/server/log.h"
 
@@ -68,6 +69,8 @@ class Server {
     bool dirty = false;
     std::chrono::steady_clock::time_point due;
     std::vector<std::string> feedback_keys;  // asked of the provider by the last build (sorted)
+    // Production's call graph for `snapshot`'s functions (server_dynamic.cc); null before.
+    std::shared_ptr<const features::DynamicView> dynamic;
   };
   // Computes a result from a snapshot and the document text it was built from.
   using Compute = std::function<json(const analysis::Snapshot&, const Document&)>;
@@ -104,6 +107,11 @@ class Server {
   void didChangeConfiguration(const json& params);
   void cancel(const json& params);
   json executeCommand(const json& id, const json& params, bool& deferred);
+  // Call graph (server_dynamic.cc): the dynamic metrics of a built snapshot (worker), the view
+  // of an open document (any thread, not under mu_), and perfhat.showCallGraph.
+  DynamicRead readDynamic(const analysis::Snapshot& s);
+  std::shared_ptr<const features::DynamicView> dynamicOf(const std::string& uri);
+  void showCallGraph(const json& id, const json& args);
   // Answers now if the document's snapshot is current, else when the worker has built it.
   void withSnapshot(const json& id, const std::string& uri, Compute compute);
 

@@ -4,13 +4,15 @@
 
 #include <chrono>
 
+#include "server/features/dynamic_text.h"
+
 namespace perfhat::server {
 
 using Clock = std::chrono::steady_clock;
 
 // workspace/executeCommand: what initialize announces and executeCommand answers.
 inline constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                            "perfhat.showData"};
+                                            "perfhat.showData", features::kShowCallGraphCommand};
 
 inline double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

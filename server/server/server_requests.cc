@@ -39,8 +39,10 @@ void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
   features::Options o = config().features;
   bool markdown = caps_.hover_markdown;
   withSnapshot(id, p.text_document.uri,
-               [p, enc, o, markdown](const analysis::Snapshot& s, const Document& d) -> json {
+               [this, p, enc, o, markdown](const analysis::Snapshot& s, const Document& d) -> json {
                  auto h = features::hover(s, d.toByte(p.position, enc), o);
+                 appendDynamicHover(h, s, d.toByte(p.position, enc), dynamicOf(p.text_document.uri),
+                                    markdown);
                  if (!h) return nullptr;
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                  return presentation::render(*h, conv, markdown);
@@ -50,14 +52,21 @@ void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
 void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
   PositionEncoding enc = encoding();
   features::Options o = config().features;
-  withSnapshot(id, p.text_document.uri, [enc, o](const analysis::Snapshot& s, const Document& d) {
-    json out = json::array();
-    auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-    for (const auto& l : features::codeLenses(s, o)) {
-      out.push_back(presentation::render(l, conv));
-    }
-    return out;
-  });
+  withSnapshot(
+      id, p.text_document.uri,
+      [this, uri = p.text_document.uri, enc, o](const analysis::Snapshot& s, const Document& d) {
+        json out = json::array();
+        auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+        for (const auto& l : features::codeLenses(s, o)) {
+          out.push_back(presentation::render(l, conv));
+        }
+        if (auto view = dynamicOf(uri)) {
+          for (const auto& l : features::dynamicLenses(s, *view)) {
+            out.push_back(presentation::render(features::toCodeLens(l), conv));
+          }
+        }
+        return out;
+      });
 }
 
 void Server::onCodeAction(const json& id, const lsp::CodeActionParams& p) {
@@ -167,6 +176,11 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       j["stale"] = l.stale;
       reply(id, j);
     });
+    return nullptr;
+  }
+  if (p.command == features::kShowCallGraphCommand) {
+    deferred = true;  // asks the handler and runs Graphviz: answered from the worker
+    post([this, id, args] { showCallGraph(id, args); });
     return nullptr;
   }
   if (p.command == "perfhat.setIterations") {

@@ -345,6 +345,8 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
                         doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
                         snap->analysis_ms));
 
+  DynamicRead dynamic = readDynamic(*snap);
+
   std::vector<Pending> ready;
   {
     MutexLock lock(mu_);
@@ -352,6 +354,7 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     auto it = docs_.find(uri);
     if (it == docs_.end()) return;  // closed meanwhile
     it->second.snapshot = snap;
+    it->second.dynamic = dynamic.view;
     it->second.built_doc = doc;
     std::sort(used_keys.begin(), used_keys.end());
     used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
@@ -384,6 +387,10 @@ void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot
   lsp::PublishDiagnosticsParams p{uri, d.version(), {}};
   for (const auto& diag : features::diagnostics(s, o))
     p.diagnostics.push_back(presentation::render(diag, conv));
+  if (auto view = dynamicOf(uri)) {
+    for (const auto& n : features::neverCalled(s, *view))
+      p.diagnostics.push_back(presentation::render(features::toDiagnostic(n), conv));
+  }
   notify("textDocument/publishDiagnostics", p);
 }
 

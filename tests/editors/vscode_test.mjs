@@ -35,8 +35,10 @@ if (process.env.PERFHAT_SKIP_EDITOR_TESTS === '1') {
 }
 
 const server = arg('--server');
-// hints (default): the full check; missing-server: perfhat.serverPath points nowhere.
+// hints (default): the full check; missing-server: perfhat.serverPath points nowhere;
+// dynamic: production's call graph from the handler at --handler (run_dynamic_test.sh).
 const scenario = arg('--scenario', 'hints');
+const handlerUrl = arg('--handler');
 const vsix = arg('--vsix');
 const cache = process.env.PERFHAT_EDITORS_CACHE || path.join(repo, '.cache', 'editors');
 const codeServer = path.join(cache, 'code-server', 'node_modules', '.bin', 'code-server');
@@ -128,7 +130,8 @@ async function main() {
     'workbench.panel.defaultLocation': 'right',
     'chat.commandCenter.enabled': false,
     'perfhat.serverPath': scenario === 'missing-server' ? path.join(root, 'missing', 'perfhat-lsp') : server,
-    'perfhat.feedbackFile': path.join(ws, 'feedback.json'),
+    ...(scenario === 'dynamic' ? { 'perfhat.handlerUrl': handlerUrl }
+      : { 'perfhat.feedbackFile': path.join(ws, 'feedback.json') }),
   }, null, 2));
   const env = {
     ...process.env,
@@ -180,6 +183,7 @@ async function main() {
     await page.goto(url);
 
     if (scenario === 'missing-server') await checkMissingServer(page);
+    else if (scenario === 'dynamic') await checkCallGraph(page);
     else await checkFeedback(page, t0);
     log(`screenshots in ${artifacts}`);
     log('ALL PASSED');
@@ -268,6 +272,56 @@ async function checkFeedback(page, t0) {
   });
   log(`PASS: warning squiggle and hint after the edit: "${edited.trim()}"`);
   await page.screenshot({ path: path.join(artifacts, 'vscode-regression.png') });
+}
+
+// Production's call graph (issue #24): the lens over Catalog::price, the hover on its name with
+// its caller and the call count, the never-called squiggle on Catalog::audit.
+async function checkCallGraph(page) {
+  const lens = await waitFor('the call-graph code lens', HINT_WAIT_MS, async () => {
+    const lenses = await page.evaluate(() => [...document.querySelectorAll('.codelens-decoration')]
+      .map((e) => (e.textContent || '').replace(/\u00a0/g, ' ')));
+    return lenses.find((t) => t.includes('calls/h') && t.includes('1 caller / 0 callees'));
+  });
+  for (const needle of ['self p50 1.2 ms', 'demand #1']) {
+    if (!lens.includes(needle)) fail(`lens lacks "${needle}": ${lens}`);
+  }
+  log(`PASS: call-graph lens: "${lens.trim()}"`);
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'vscode-callgraph-lens.png') });
+
+  await waitFor('the never-called squiggle on audit()', HINT_WAIT_MS, async () =>
+    (await page.locator('.monaco-editor .squiggly-info').count()) > 0);
+  log('PASS: never-called information squiggle');
+
+  const token = page.locator('.view-line', { hasText: 'Catalog::price' })
+    .locator('span > span', { hasText: /^price$/ }).first();
+  const hover = await waitFor('the hover with the callers', HOVER_WAIT_MS, async () => {
+    await page.mouse.move(5, 5);
+    await token.hover();
+    await sleep(800);
+    const h = await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')]
+      .map((e) => (e.textContent || '').replace(/\u00a0/g, ' ')).join('\n'));
+    return h.includes('Callers') ? h : null;
+  });
+  for (const needle of ['shop::OrderService::total(const shop::Order &) const', '180 calls']) {
+    if (!hover.includes(needle)) fail(`hover lacks "${needle}": ${hover}`);
+  }
+  const links = await page.evaluate(() => [...document.querySelectorAll('.monaco-hover a')]
+    .map((a) => a.getAttribute('data-href') || a.getAttribute('href') || ''));
+  if (!links.some((h) => h.includes('catalog.cc#L38'))) fail(`no link to total()'s definition: ${links}`);
+  log('PASS: hover lists the caller with its count and a link to its definition');
+  // The section sits below the analysis' hover: scroll the hover down to it for the screenshot.
+  // Keyboard: the cursor on the name, "Show Hover" twice focuses the hover, End scrolls it.
+  await page.mouse.move(5, 5);
+  await token.click();
+  for (let i = 0; i < 2; ++i) {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    await sleep(800);
+  }
+  await page.keyboard.press('End');
+  await sleep(500);
+  await page.screenshot({ path: path.join(artifacts, 'vscode-callgraph-hover.png') });
 }
 
 // perfhat.serverPath points nowhere: the user gets an error that names the fix, and the status

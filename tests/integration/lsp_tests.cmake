@@ -33,3 +33,13 @@ if(TARGET perfhat_lsp_server)
   perfhat_add_fuzzer(feedback_json_fuzz SOURCES ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_fuzz.cc
                      LIBS perfhat_lsp_server CORPUS ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_corpus)
 endif()
+
+# Production's call graph in the editor (issue #24): real handler + real LSP.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
+  perfhat_add_test(lsp_dynamic_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_dynamic_test.cc
+                   LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
+                   LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_dynamic_test PRIVATE
+    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(lsp_dynamic_test perfhat-lsp perfhat-handler)
+endif()
