@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The design of Diep, Elbaum, Cohen (seed 000) on a recorded full-trace corpus: perfhat-plan
 variants + simulate over techniques x h_bound (1.8, 3.6, 12.5, 35.8 % of |U|) x 10 seeds at
-n = 36 (RQ1a), RB with n in {1, 6, 12, 18, 24, 30, 36} (RQ1b), GRB vs RB (RQ2). Prints Markdown
+n = 36 (RQ1a), RB with n in {1, 6, 12, 18, 24, 30, 36} (RQ1b), GRB vs RB (RQ2), RBM vs RBML
+with beta users (RQ3: beta users at a higher bound first, then field users at 1.8 %). Prints Markdown
 tables of means, the paper's values beside. Not in CI.
   bench/plan/paper_design.py BUILD CORPUS.tsv"""
 import collections, json, os, subprocess, sys, tempfile
@@ -64,3 +65,43 @@ print("|---|---|---|")
 for i, f in enumerate(FRACTIONS):
     print(f"| {f} % (h = {bounds[i]}) | " + " | ".join(
         f"{res[t][i][0]:.0f} / {res[t][i][1]:.0f} / {res[t][i][2]:.1f}" for t in ("rb", "grb")) + " |")
+
+
+# RQ3: beta users (3, 11 or 18 of the 36 sites) run release "b" at the beta bound, the others
+# release "f" at the field bound (1.8 %); RBM allocates "f" continuing the per-unit counts of "b"
+# (--history), RBML afresh. Both releases' masks are simulated together over the 36 sites.
+def rq3(strategy, beta, hb, hf, seed):
+    hist = tempfile.mkdtemp(prefix="perfhat-rq3-", dir=tmp)
+    def variants(h, n, strat, release):
+        args = [plan, "variants", "--units", f"{tmp}/units.txt", "--h-bound", str(h), "--variants",
+                str(n), "--strategy", strat, "--seed", str(seed), "--history", hist, "--release",
+                release]
+        return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    b = variants(hb, beta, "rbml", "b")
+    f = variants(hf, 36 - beta, strategy, "f")
+    merged = {"release": "bf", "units": U,
+              "variants": [{"id": i, "units": v["units"]} for i, v in enumerate(b["variants"] + f["variants"])],
+              "assignment": list(range(36))}
+    open(f"{tmp}/m.json", "w").write(json.dumps(merged))
+    out = subprocess.run([plan, "simulate", "--manifest", f"{tmp}/m.json", "--trace", corpus,
+                          "--seed", str(seed)], check=True, capture_output=True, text=True).stdout
+    v = json.loads(out)["techniques"][0]
+    return v["coverage"], v["top_hotspots"], v["overhead"]
+
+
+PAPER_RQ3 = {(10, 1): (31, 34, 47, 54), (30, 1): (34, 41, 50, 58), (50, 1): (39, 47, 56, 62),
+             (10, 2): (39, 48, 56, 65), (30, 2): (59, 59, 69, 69), (50, 2): (62, 62, 74, 73),
+             (10, 3): (58, 59, 72, 71), (30, 3): (72, 72, 76, 77), (50, 3): (75, 76, 78, 78)}
+print("\nRQ3, beta users then field users at h = %d: coverage / top-5 %%, RBML vs RBM, "
+      "ours (paper Tables 19, 21)\n" % bounds[0])
+print("| beta % (users) | beta h | RBML | RBM |")
+print("|---|---|---|---|")
+for bi, hb in enumerate(bounds[1:], start=1):
+    for ratio, beta in ((10, 3), (30, 11), (50, 18)):
+        cells = []
+        for strat in ("rbml", "rbm"):
+            r = [rq3(strat, beta, hb, bounds[0], sd) for sd in SEEDS]
+            cells.append((sum(x[0] for x in r) / len(r), sum(x[1] for x in r) / len(r)))
+        pc = PAPER_RQ3[(ratio, bi)]
+        print(f"| {ratio} ({beta}) | {hb} ({FRACTIONS[bi]} %) | {cells[0][0]:.0f} / {cells[0][1]:.0f} "
+              f"({pc[0]} / {pc[2]}) | {cells[1][0]:.0f} / {cells[1][1]:.0f} ({pc[1]} / {pc[3]}) |")
