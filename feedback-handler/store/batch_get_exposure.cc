@@ -9,11 +9,12 @@ namespace perfhat::handler {
 
 void BatchGetReader::addExposure(BatchGetResponse& out) {
   if (!options_.releases) return;
-  // The traffic of every release variant in the window, per service.
+  // The traffic of every release variant in the window, per service (at most 100,000 service ×
+  // release variant × replica combinations: a bound on the read, far above real fleets).
   std::vector<VariantTraffic> traffic;
   sql::Stmt q(im_->db,
               "SELECT service, sub, SUM(x1), SUM(x2) FROM aggregates WHERE key = '' AND "
-              "bucket >= ?1 AND bucket <= ?2 AND kind = 'v' GROUP BY service, sub");
+              "bucket >= ?1 AND bucket <= ?2 AND kind = 'v' GROUP BY service, sub LIMIT 100000");
   q.bind(1, cur_.first_bucket()).bind(2, cur_.last_bucket());
   while (q.step()) {
     VariantTraffic t;
@@ -24,13 +25,14 @@ void BatchGetReader::addExposure(BatchGetResponse& out) {
     traffic.push_back(std::move(t));
   }
   if (traffic.empty()) return;
+  const TrafficIndex index = TrafficIndex::of(traffic);
   ReleaseCatalog& catalog = *options_.releases;
   for (size_t i = 0; i < items_.size(); ++i) {
     if (!has_data_[i]) continue;
     FeedbackItem& item = items_[i];
     // Data for a function no variant probes came from probes no mask governs (request roots,
     // processes without a variant): it is the whole traffic's, and no exposure is claimed.
-    auto e = exposureOf(item.key, item.services, traffic, catalog);
+    auto e = exposureOf(item.key, item.services, index, catalog);
     if (e && e->replicas_probed > 0) normalizeByExposure(item, std::move(*e));
   }
   // Requested keys without data that no variant probes: "not probed", not "no data". Their
@@ -41,7 +43,7 @@ void BatchGetReader::addExposure(BatchGetResponse& out) {
     if (idx != kNone && has_data_[idx]) continue;
     const std::string& key = request_.keys[i];
     if (!seen.insert(key).second) continue;
-    auto e = exposureOf(key, {}, traffic, catalog);
+    auto e = exposureOf(key, {}, index, catalog);
     if (e && e->replicas_probed == 0) out.unprobed.push_back({key, std::move(*e)});
   }
 }

@@ -47,21 +47,33 @@ bool parseTrafficSub(std::string_view sub, VariantTraffic& out) {
   return replica.empty() || index(replica, out.replica);
 }
 
+TrafficIndex TrafficIndex::of(const std::vector<VariantTraffic>& traffic) {
+  TrafficIndex t;
+  for (const VariantTraffic& v : traffic) {
+    t.by_service[v.service][v.release][v.variant] += v.requests;
+    t.all[v.release][v.variant] += v.requests;
+  }
+  return t;
+}
+
 std::optional<Exposure> exposureOf(std::string_view key, const std::vector<std::string>& services,
-                                   const std::vector<VariantTraffic>& traffic,
-                                   ReleaseCatalog& catalog) {
+                                   const TrafficIndex& traffic, ReleaseCatalog& catalog) {
   // Requests per release and variant, in the services asked about.
-  std::map<std::string, std::map<int64_t, double>> requests;
-  for (const VariantTraffic& t : traffic) {
-    if (!services.empty() &&
-        std::find(services.begin(), services.end(), t.service) == services.end()) {
-      continue;
+  TrafficIndex::ByRelease merged;
+  const TrafficIndex::ByRelease* requests = &traffic.all;
+  if (!services.empty()) {
+    for (const std::string& service : services) {
+      auto it = traffic.by_service.find(service);
+      if (it == traffic.by_service.end()) continue;
+      for (const auto& [release, by_variant] : it->second) {
+        for (const auto& [variant, n] : by_variant) merged[release][variant] += n;
+      }
     }
-    requests[t.release][t.variant] += t.requests;
+    requests = &merged;
   }
   Exposure e;
   double total = 0, probed = 0;
-  for (const auto& [release, by_variant] : requests) {
+  for (const auto& [release, by_variant] : *requests) {
     auto manifest = catalog.find(release);
     if (!manifest) continue;
     e.releases.push_back(release);

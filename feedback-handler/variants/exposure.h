@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,11 +35,20 @@ std::string trafficSub(std::string_view release, std::string_view variant,
 // Its inverse; false for a sub-key trafficSub cannot have written.
 bool parseTrafficSub(std::string_view sub, VariantTraffic& out);
 
+// A read window's traffic, grouped once per read: release → variant → requests, per service and
+// for every service together.
+struct TrafficIndex {
+  using ByRelease = std::map<std::string, std::map<int64_t, double>>;
+  std::map<std::string, ByRelease> by_service;
+  ByRelease all;
+  static TrafficIndex of(const std::vector<VariantTraffic>& traffic);
+};
+
 // The exposure of `key` under the window's traffic of `services` (every service when empty);
-// nullopt when no release with a known manifest had traffic there.
+// nullopt when no release with a known manifest had traffic there. Time: the releases and
+// variants of those services, not the rows read.
 std::optional<Exposure> exposureOf(std::string_view key, const std::vector<std::string>& services,
-                                   const std::vector<VariantTraffic>& traffic,
-                                   ReleaseCatalog& catalog);
+                                   const TrafficIndex& traffic, ReleaseCatalog& catalog);
 
 // Counts of `item` divided by the exposure's traffic share (the observed count is kept in it).
 void normalizeByExposure(FeedbackItem& item, Exposure exposure);

@@ -33,12 +33,13 @@ const char* kManifest = R"json({"release":"r1","strategy":"rb","h_bound":1,
 
 // Requests served per variant in the window: 300, 200, 100, 400 (1,000 in all). kHot's
 // variants served 300 + 100 = 400: a traffic share of 40 %; 400 observed calls stand for 1,000.
-std::vector<VariantTraffic> handTraffic() {
+std::vector<VariantTraffic> handRows() {
   std::vector<VariantTraffic> t;
   const double requests[] = {300, 200, 100, 400};
   for (int v = 0; v < 4; ++v) t.push_back({"svc", "r1", v, -1, requests[v], 0});
   return t;
 }
+TrafficIndex handTraffic() { return TrafficIndex::of(handRows()); }
 
 std::unique_ptr<ReleaseCatalog> catalogWithR1() {
   auto c = std::make_unique<ReleaseCatalog>("");
@@ -78,14 +79,14 @@ TEST(VariantExposure, HandComputedShareOfReplicasAndOfTraffic) {
 
   // Another service's traffic, or an unknown release, claims nothing.
   EXPECT_FALSE(exposureOf(kHot, {"other"}, handTraffic(), c));
-  auto unknown = handTraffic();
+  auto unknown = handRows();
   for (auto& t : unknown) t.release = "r9";
-  EXPECT_FALSE(exposureOf(kHot, {}, unknown, c));
+  EXPECT_FALSE(exposureOf(kHot, {}, TrafficIndex::of(unknown), c));
 
   // Without request roots counted, the share of replicas stands in: 3 of 6.
-  auto no_requests = handTraffic();
+  auto no_requests = handRows();
   for (auto& t : no_requests) t.requests = 0;
-  auto by_replicas = exposureOf(kHot, {}, no_requests, c);
+  auto by_replicas = exposureOf(kHot, {}, TrafficIndex::of(no_requests), c);
   EXPECT_EQ(by_replicas->traffic_basis, "replicas");
   EXPECT_DOUBLE_EQ(by_replicas->traffic_share, 0.5);
 }
@@ -181,7 +182,7 @@ TEST(VariantExposure, BatchGetNormalizesCountsAndNamesWhatNoVariantProbed) {
   AggValue& hot = b.aggregates[AggKey{AggKind::kFunction, kHot, "", bucket, "svc", "1", "", ""}];
   for (int i = 0; i < 400; ++i) hot.sketch.add(1e6, 1);
   b.functions[kHot].last_seen_ns = bucket * kBucketNs;
-  for (const auto& t : handTraffic()) {
+  for (const auto& t : handRows()) {
     AggValue& v =
         b.aggregates[AggKey{AggKind::kTraffic, "", "r1|" + std::to_string(t.variant) + "|", bucket,
                             "svc", "1", "", ""}];

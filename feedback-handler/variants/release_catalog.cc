@@ -18,7 +18,7 @@ bool ReleaseManifest::probes(int64_t variant, std::string_view key) const {
 
 uint64_t ReleaseManifest::replicasProbing(std::string_view key) const {
   uint64_t n = 0;
-  for (int64_t v : assignment) n += probes(v, key);
+  for (const auto& [v, replicas] : replicas_of) n += probes(v, key) ? replicas : 0;
   return n;
 }
 
@@ -74,6 +74,7 @@ ReleaseManifest parseReleaseManifest(std::string_view text) {
   } else {
     for (const auto& [id, keys] : out.variants) out.assignment.push_back(id);  // one replica each
   }
+  for (int64_t v : out.assignment) ++out.replicas_of[v];
   return out;
 }
 

@@ -22,6 +22,7 @@ struct ReleaseManifest {
   std::string id;
   std::vector<int64_t> assignment;                              // variant of replica r
   std::map<int64_t, std::unordered_set<std::string>> variants;  // variant id → canonical keys
+  std::map<int64_t, uint64_t> replicas_of;  // variant id → replicas running it (from assignment)
 
   bool probes(int64_t variant, std::string_view key) const;
   // Replicas whose variant probes `key`.
