@@ -29,6 +29,9 @@ enum class AggKind : char {
   kDropped = 'd',     // what a service's exporters lost (docs/aggregate-export.md `dropped`):
                       // key and sub empty, sketch empty; x1 = weighted calls, x2 = spans,
                       // x3 = rows. Read per service beside the counts they make low.
+  kSampled = 'e',     // the function's calls recorded by sampling (a weight other than 1), sub
+                      // empty, sketch empty; x1 = their weighted count, x2 = records. Marks the
+                      // function's counts and percentiles as estimated (docs/collection-budget.md).
 };
 
 struct AggKey {

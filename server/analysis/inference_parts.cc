@@ -57,6 +57,8 @@ void attach(Node& n, const FeedbackItem& item) {
   n.versions = item.versions;
   n.hosts = item.hosts;
   n.dropped_calls = item.dropped_calls;
+  n.sampled_calls = item.sampled_calls;
+  n.sampled_records = item.sampled_records;
 }
 
 const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/features/feature_util.h"
+#include "server/features/sampled_text.h"
 
 namespace perfhat::features {
 namespace {
@@ -66,6 +67,7 @@ void statsTable(std::string& md, const Node& n, const std::string& match, const 
     md += "| lost in export | ≥ " + formatCount(n.dropped_calls) +
           " calls of its service in this window: counts and rates may be low |\n";
   }
+  md += detail::sampledHoverRow(n);
   if (st.rate_per_s > 0) md += "| rate | " + formatCount(st.rate_per_s * 60) + " calls/min |\n";
   md += "| mean | " + formatDuration(st.mean_ns) + " |\n";
   md += "| p50 · p90 · p95 · p99 | " + formatDuration(st.p50_ns) + " · " +
