@@ -445,6 +445,8 @@ TEST(InstrOtlpAggregates, HistogramsArePostedToAggregatesAsJson) {
       ++function_rows;
       EXPECT_EQ(row["errors"], 0);
       EXPECT_GT(row["sum"].get<double>(), 0);
+      // Every call recorded (full sampler): nothing is marked estimated from samples.
+      EXPECT_FALSE(row.contains("sampled_calls")) << row.dump();
     }
     if (row["kind"] == "size") {
       ++size_rows;

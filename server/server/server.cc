@@ -9,6 +9,7 @@
 #include "server/analysis/annotation.h"
 #include "server/features/features.h"
 #include "server/lsp/render.h"
+#include "server/server/budget_command.h"
 #include "server/server/sources.h"
 
 #ifndef PERFHAT_VERSION
@@ -20,8 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                     "perfhat.showData"};
+constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations", "perfhat.showData",
+                                     kCollectionBudgetCommand};
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -217,12 +218,17 @@ void Server::onRequest(const lsp::Message& m) {
       auto p = params.get<lsp::DocumentParams>();
       PositionEncoding enc = encoding();
       features::Options o = config().features;
+      const std::string budget_status = config().budget_status;
       withSnapshot(m.id, p.text_document.uri,
-                   [enc, o](const analysis::Snapshot& s, const Document& d) {
+                   [enc, o, budget_status](const analysis::Snapshot& s, const Document& d) {
                      json out = json::array();
                      auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                      for (const auto& l : features::codeLenses(s, o)) {
                        out.push_back(lsp::render(l, conv));
+                     }
+                     if (auto st = loadBudgetStatus(budget_status, nullptr)) {
+                       for (const auto& l : budgetLenses(s, *st))
+                         out.push_back(lsp::render(l, conv));
                      }
                      return out;
                    });
@@ -533,6 +539,22 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       markAllDirty(true);
     });
     return nullptr;
+  }
+  if (p.command == kCollectionBudgetCommand) {
+    const Config cfg = config();
+    json result;
+    try {
+      result = collectionBudgetCommand({cfg.budget_status, cfg.budget_pins}, args);
+    } catch (const std::invalid_argument& e) {
+      throw lsp::RpcError(lsp::kInvalidParams, e.what());
+    } catch (const std::exception& e) {
+      throw lsp::RpcError(lsp::kRequestFailed, e.what());
+    }
+    if (result.contains("message")) {
+      notify("window/showMessage",
+             lsp::ShowMessageParams{lsp::MessageType::Info, result["message"].get<std::string>()});
+    }
+    return result;
   }
   if (p.command == "perfhat.showData") {
     if (args.empty() || !args[0].is_string()) {
