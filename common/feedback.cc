@@ -197,6 +197,8 @@ void from_json(const json& j, FeedbackItem& v) {
   readOpt(j, "last_seen", v.last_seen);
   readOpt(j, "dropped_calls", v.dropped_calls);
   readOpt(j, "exposure", v.exposure);
+  readOpt(j, "sampled_calls", v.sampled_calls);
+  readOpt(j, "sampled_records", v.sampled_records);
 }
 
 void to_json(json& j, const BatchGetRequest& v) {

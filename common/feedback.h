@@ -114,6 +114,12 @@ struct FeedbackItem {
   // (docs/aggregate-export.md `dropped`): its counts may be low by up to this many calls.
   double dropped_calls = 0;
   std::optional<Exposure> exposure;  // only when the window's releases ran variants
+  // Of the current window's calls, the weighted number that were recorded by sampling (a weight
+  // other than 1: the request sampler or libperfhat's collection budget) and how many records
+  // carried them. sampled_calls > 0: count and percentiles are estimated from samples
+  // (docs/collection-budget.md). Both 0 when every call was recorded, or the handler is older.
+  double sampled_calls = 0;
+  double sampled_records = 0;
   bool operator==(const FeedbackItem&) const = default;
 };
 

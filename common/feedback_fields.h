@@ -95,6 +95,8 @@ void describe(const FeedbackItem& v, Out& out) {
   out.list("loops", v.loops);
   if (!v.mangled.empty()) out.field("mangled", v.mangled);
   if (v.result_size) out.object("result_size", *v.result_size);
+  if (v.sampled_calls > 0) out.field("sampled_calls", v.sampled_calls);
+  if (v.sampled_calls > 0) out.field("sampled_records", v.sampled_records);
   if (!v.services.empty()) out.list("services", v.services);
   if (v.stats) out.object("stats", *v.stats);
   out.list("versions", v.versions);

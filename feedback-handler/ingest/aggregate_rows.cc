@@ -10,6 +10,7 @@
 
 #include "common/json_parse.h"
 #include "feedback-handler/ingest/aggregator.h"
+#include "feedback-handler/ingest/sampled_rows.h"
 #include "feedback-handler/ingest/span_key.h"
 #include "feedback-handler/ingest/variant_traffic.h"
 
@@ -181,6 +182,10 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     const double sum = optAmount(r, "sum", where, DDSketch::kMaxSum);
     const double errors = optAmount(r, "errors", where, DDSketch::kMaxCount);
     const double parents = optAmount(r, "parents", where, DDSketch::kMaxCount);
+    // Function rows: of the row's calls, those recorded at a rate below 1 (weighted) and their
+    // records; absent from libperfhat before the collection budget.
+    const double sampled_calls = optAmount(r, "sampled_calls", where, DDSketch::kMaxCount);
+    const double sampled_records = optAmount(r, "sampled_records", where, DDSketch::kMaxCount);
     std::vector<std::pair<int, double>> bins;
     if (const json* b = member(r, "bins")) {
       if (!b->is_array()) fail(where + ".bins must be an array");
@@ -222,6 +227,10 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
       it->second = std::move(v);
     } else {
       it->second.merge(v);
+    }
+    if (k == AggKind::kFunction && sampled_calls > 0) {
+      AggKey sk{AggKind::kSampled, id.key, "", minute, dims.service, dims.version, dims.env, ""};
+      noteSampled(local.aggregates[std::move(sk)], sampled_calls, sampled_records);
     }
     used[site] = true;
     ++st.rows;

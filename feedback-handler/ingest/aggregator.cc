@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "feedback-handler/ingest/intake_limits.h"
+#include "feedback-handler/ingest/sampled_rows.h"
 #include "feedback-handler/ingest/span_key.h"
 #include "feedback-handler/ingest/variant_traffic.h"
 
@@ -196,6 +197,7 @@ IngestStats aggregate(const otlp::ExportRequest& request, Batch& batch, SpanInde
     AggValue& fv = local[{AggKind::kFunction, kid, 0, bucket, r}];
     fv.sketch.add(dur, w);
     if (s.status == otlp::StatusCode::kError) AggValue::addCount(fv.x1, w);
+    if (w != 1) noteSampled(local[{AggKind::kSampled, kid, 0, bucket, r}], w, 1);
 
     double size = 0;
     if (attrNumber(s.attributes, "perfhat.result.size", size)) {

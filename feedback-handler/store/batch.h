@@ -32,6 +32,9 @@ enum class AggKind : char {
   kTraffic = 'v',     // what one release variant served (variants/exposure.h): key empty, sub
                       // "release|variant|replica", sketch empty; x1 = weighted request roots,
                       // x2 = weighted records
+  kSampled = 'e',     // the function's calls recorded by sampling (a weight other than 1), sub
+                      // empty, sketch empty; x1 = their weighted count, x2 = records. Marks the
+                      // function's counts and percentiles as estimated (docs/collection-budget.md).
 };
 
 struct AggKey {

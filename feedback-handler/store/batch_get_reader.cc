@@ -369,6 +369,9 @@ bool BatchGetReader::readAggregates(sql::Db& db, size_t begin, size_t end, const
         acc.loop(ordinal).add(sketch, 0, 0, 0, static_cast<int>(q.i64(10)), bucket);
       } else if (kind == "s") {
         acc.sizes.add(sketch, 0, 0, 0, 0, bucket);
+      } else if (kind == "e") {
+        acc.sampled_calls += storedCount(q.f64(7));
+        acc.sampled_records += storedCount(q.f64(8));
       }
     } catch (const DDSketchError&) {
     }
@@ -382,6 +385,10 @@ void BatchGetReader::finishItem(size_t idx, KeyAcc& acc, std::vector<CallerFix>&
   done_[idx] = 1;
   FeedbackItem& item = items_[idx];
   if (!acc.fn_cur.sketch.empty()) item.stats = toStats(acc.fn_cur, cur_, cur_text_);
+  if (item.stats && acc.sampled_calls > 0) {
+    item.sampled_calls = acc.sampled_calls;
+    item.sampled_records = acc.sampled_records;
+  }
   if (base_ && !acc.fn_base.sketch.empty()) {
     item.baseline = toStats(acc.fn_base, *base_, base_text_);
   }

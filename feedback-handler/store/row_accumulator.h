@@ -104,6 +104,8 @@ struct KeyAcc {
     Acc acc;
   };
   Acc fn_cur, fn_base, sizes;
+  // The current window's AggKind::kSampled rows: weighted calls recorded by sampling, records.
+  double sampled_calls = 0, sampled_records = 0;
   std::vector<Caller> callers;  // the first n_callers are this key's
   size_t n_callers = 0;
   std::unordered_map<std::string, size_t> caller_index;  // only for keys with many callers
@@ -117,6 +119,7 @@ struct KeyAcc {
     fn_cur.clear();
     fn_base.clear();
     sizes.clear();
+    sampled_calls = sampled_records = 0;
     for (size_t i = 0; i < n_callers; ++i) callers[i].acc.clear();
     for (size_t i = 0; i < n_loops; ++i) loops[i].acc.clear();
     n_callers = n_loops = n_versions = n_services = 0;

@@ -15,6 +15,7 @@ std::string serializeExport(const ExportPage& page) {
   json aggs = json::array();
   json dropped = json::array();  // its own member: handlers that predate it ignore it
   json traffic = json::array();  // the same (variant traffic, variants/exposure.h)
+  json sampled = json::array();  // likewise
   for (const auto& [k, v] : page.rows.aggregates) {
     if (k.kind == AggKind::kTraffic) {
       traffic.push_back({{"bucket", k.bucket},
@@ -36,6 +37,17 @@ std::string serializeExport(const ExportPage& page) {
                          {"calls", v.x1},
                          {"spans", v.x2},
                          {"rows", v.x3}});
+      continue;
+    }
+    if (k.kind == AggKind::kSampled) {
+      sampled.push_back({{"key", k.key},
+                         {"bucket", k.bucket},
+                         {"service", k.service},
+                         {"version", k.version},
+                         {"env", k.env},
+                         {"origin", k.origin},
+                         {"calls", v.x1},
+                         {"records", v.x2}});
       continue;
     }
     aggs.push_back({{"kind", std::string(1, static_cast<char>(k.kind))},
@@ -70,7 +82,8 @@ std::string serializeExport(const ExportPage& page) {
               {"functions", std::move(fns)},
               {"hosts", std::move(hosts)},
               {"dropped", std::move(dropped)},
-              {"traffic", std::move(traffic)}}
+              {"traffic", std::move(traffic)},
+              {"sampled", std::move(sampled)}}
       .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -177,6 +190,23 @@ ExportPage parseExport(std::string_view text) {
       AggValue v;
       v.x1 = AggValue::clampExtra(d.value("requests", 0.0), DDSketch::kMaxCount);
       v.x2 = AggValue::clampExtra(d.value("records", 0.0), DDSketch::kMaxCount);
+      page.rows.aggregates[std::move(k)] = std::move(v);
+    }
+    for (const auto& d : arrayAt(doc, "sampled")) {
+      AggKey k;
+      k.kind = AggKind::kSampled;
+      if (!boundedString(d, "key", L::kMaxKeyBytes, k.key, true) ||
+          !boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
+          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
+          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
+          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin)) {
+        ++page.rejected;
+        continue;
+      }
+      k.bucket = integerFrom<int64_t>(d.at("bucket"));
+      AggValue v;
+      v.x1 = AggValue::clampExtra(d.value("calls", 0.0), DDSketch::kMaxCount);
+      v.x2 = AggValue::clampExtra(d.value("records", 0.0), DDSketch::kMaxSum);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
     for (const auto& f : arrayAt(doc, "functions")) {

@@ -147,6 +147,29 @@ TEST(ExportJson, VariantTrafficRoundTripsInItsOwnMember) {
   EXPECT_EQ(v.x2, 4500);
 }
 
+// "Estimated from samples" rows travel in their own member, which older handlers ignore (an
+// unknown aggregate kind would stop their sync).
+TEST(ExportJson, SampledRowsRoundTripInTheirOwnMember) {
+  ExportPage page;
+  page.cursor = 9;
+  AggValue v;
+  v.x1 = 5000;
+  v.x2 = 500;
+  page.rows.aggregates[AggKey{AggKind::kSampled, "f()", "", 29'395'000, "svc", "1", "", ""}] = v;
+  const std::string text = serializeExport(page);
+  const json doc = json::parse(text);
+  EXPECT_TRUE(doc["aggregates"].empty()) << text;
+  ASSERT_EQ(doc["sampled"].size(), 1u) << text;
+  const ExportPage back = parseExport(text);
+  ASSERT_EQ(back.rows.aggregates.size(), 1u);
+  const auto& [k, b] = *back.rows.aggregates.begin();
+  EXPECT_EQ(k.kind, AggKind::kSampled);
+  EXPECT_EQ(k.key, "f()");
+  EXPECT_EQ(k.bucket, 29'395'000);
+  EXPECT_EQ(b.x1, 5000);
+  EXPECT_EQ(b.x2, 500);
+}
+
 // Self-time rows (kind t, dynamic metrics) travel to local handlers like the others; an unknown
 // kind is still refused.
 TEST(ExportJson, SelfTimeRowsAreCarried) {

@@ -571,6 +571,10 @@ std::string aggregates_json(const ExportBatch& b) {
     out += ",\"minute\":" + std::to_string(h.minute) + ",\"zero\":" + jnum(h.zero) +
            ",\"sum\":" + jnum(h.sum);
     if (h.kind == HistogramData::kFunction) out += ",\"errors\":" + jnum(h.errors);
+    if (h.kind == HistogramData::kFunction && h.sampled_calls > 0) {
+      out += ",\"sampled_calls\":" + jnum(h.sampled_calls) +
+             ",\"sampled_records\":" + jnum(h.sampled_records);
+    }
     if (h.kind == HistogramData::kCallSite) out += ",\"parents\":" + jnum(h.parents);
     out += ",\"bins\":[";
     for (size_t k = 0; k < h.bins.size(); ++k) {

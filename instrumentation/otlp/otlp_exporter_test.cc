@@ -445,6 +445,8 @@ TEST(InstrOtlpAggregates, HistogramsArePostedToAggregatesAsJson) {
       ++function_rows;
       EXPECT_EQ(row["errors"], 0);
       EXPECT_GT(row["sum"].get<double>(), 0);
+      // Every call recorded (full sampler): nothing is marked estimated from samples.
+      EXPECT_FALSE(row.contains("sampled_calls")) << row.dump();
     }
     if (row["kind"] == "size") {
       ++size_rows;
@@ -454,6 +456,38 @@ TEST(InstrOtlpAggregates, HistogramsArePostedToAggregatesAsJson) {
   }
   EXPECT_EQ(function_rows, 1);
   EXPECT_EQ(size_rows, 1);
+}
+
+// Calls recorded at a rate of ¼: the function row's weighted bins count every call, and the row
+// says which part is estimated (sampled_calls) and from how many records (sampled_records).
+TEST(InstrOtlpAggregates, SampledCallsAreMarkedInTheFunctionRow) {
+  Server srv;
+  perfhat::Config c;
+  c.sampler = "uniform";
+  c.sampling_rate = 0.25;
+  c.endpoint = srv.url();
+  c.export_mode = "aggregates";
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+  constexpr int kCalls = 20000;
+  for (int i = 0; i < kCalls; ++i) otlpns::compute(i);
+  perfhat::shutdown();
+  std::lock_guard<std::mutex> l(srv.rx.mu);
+  double count = 0, sampled_calls = 0, sampled_records = 0;
+  for (const auto& body : srv.rx.aggregates) {
+    auto j = nlohmann::json::parse(body);
+    for (const auto& row : j["rows"]) {
+      const auto& site = j["sites"].at(row["site"].get<size_t>());
+      if (site["function"] != "int otlpns::compute(int)" || row["kind"] != "function") continue;
+      count += row["zero"].get<double>();
+      for (const auto& b : row["bins"]) count += b[1].get<double>();
+      sampled_calls += row.value("sampled_calls", 0.0);
+      sampled_records += row.value("sampled_records", 0.0);
+    }
+  }
+  EXPECT_NEAR(count / kCalls, 1.0, 0.1);   // Horvitz-Thompson: ~5000 records × 4
+  EXPECT_DOUBLE_EQ(sampled_calls, count);  // every record had weight 4
+  EXPECT_DOUBLE_EQ(sampled_records * 4, sampled_calls);
+  EXPECT_LT(sampled_records, kCalls * 0.4);
 }
 
 }  // namespace

@@ -38,6 +38,10 @@ void Engine::fold_record(ThreadState* ts, const CallRecord& r, double nspt, cons
       Histogram& hist = SiteHistograms::of(site.latency, r.sub);
       hist.add(static_cast<double>(r.value) * nspt, w, bounds);
       if (r.error) hist.errors += w;
+      if (w != 1) {  // recorded at a rate below 1: the handler marks its data as estimated
+        hist.sampled_calls += w;
+        hist.sampled_records += 1;
+      }
       if (ts == nullptr) break;
       fold_self_time(*ts, r, nspt, bounds);
       if (r.sub == 0) break;
@@ -152,6 +156,8 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
         HistogramData& f = row(HistogramData::kFunction, sid, 0);
         add(f, hist);
         f.errors += hist.errors;
+        f.sampled_calls += hist.sampled_calls;
+        f.sampled_records += hist.sampled_records;
       }
       const bool self_edge = caller != 0 && (twin == caller || twin_of(caller) == sid);
       if (caller != 0 && !self_edge) {

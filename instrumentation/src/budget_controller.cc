@@ -472,6 +472,10 @@ std::string Controller::status_json_locked() const {
   o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9);
   o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
+  o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
+       ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +
+       ",\"max_probe_hz\":" + num(settings_.planner.max_probe_hz) +
+       ",\"min_fraction\":" + num(settings_.planner.min_fraction);
   o += ",\"max_f\":" + num(p.max_f) + ",\"probing_hz\":" + num(p.probing_hz);
   o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
   o += ",\"measured_overhead\":" + num(p.measured_overhead) + ",\"governor\":" + num(p.governor);

@@ -87,6 +87,9 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   EXPECT_GT(by_name["hot"].fraction, 0);
   EXPECT_GT(by_name["hot"].frequency_hz, 1000);
   EXPECT_GT(plan.changes, 0u);
+  // What the editor re-solves the plan with (server/budget/collection_budget.cc).
+  EXPECT_GT(plan.allowed_cpu_per_s, 0);
+  EXPECT_GT(plan.process_cpu_per_s, plan.allowed_cpu_per_s);
 
   std::map<std::string, double> weighted;
   std::map<std::string, uint64_t> spans;
@@ -98,8 +101,11 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   // Calls recorded while a span ring was full went to the aggregates, with their weights.
   for (const auto& h : ex->histograms()) {
     if (h.data.kind != perfhat::HistogramData::kFunction) continue;
-    weighted[h.site.function.find("hot::tick") != std::string::npos ? "hot" : "cold"] +=
-        h.data.count();
+    const bool is_hot = h.site.function.find("hot::tick") != std::string::npos;
+    weighted[is_hot ? "hot" : "cold"] += h.data.count();
+    // A row says how much of it was sampled: the handler marks it estimated.
+    EXPECT_LE(h.data.sampled_calls, h.data.count() * (1 + 1e-9));
+    EXPECT_LE(h.data.sampled_records, h.data.sampled_calls * (1 + 1e-9));
   }
   // Fewer spans than calls, yet the weights add up to the calls (Horvitz-Thompson).
   EXPECT_LT(spans["hot"], hot_calls * 0.9);
@@ -111,6 +117,7 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(text.str().find("\"name\":\"hot\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"allowed_cpu_per_s\":"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("\"function\":\"budgettest::cold::step\",\"class\":\"cold\""),
             std::string::npos)
       << text.str();

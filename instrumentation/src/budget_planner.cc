@@ -32,6 +32,8 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
                const Costs& costs, bool probing, double max_probe_hz, double min_fraction) {
   Plan p;
   p.probing = probing;
+  p.allowed_cpu_per_s = allowed;
+  p.process_cpu_per_s = process_cpu_per_s;
   p.classes = std::move(classes);
   const double report = std::max(costs.report_s, kNoReportCost);
   double detect_all = 0, pinned_f = 0;
@@ -263,6 +265,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       current.governor = governor_;
       current.measured_overhead = plan_.measured_overhead;
       current.over_budget = candidate.over_budget;
+      current.allowed_cpu_per_s = allowed;
+      current.process_cpu_per_s = process_per_s;
       if (opt_.probing) {  // the probe takes whatever the traced set leaves
         double traced_f = 0;
         for (const ClassPlan& k : current.classes)

@@ -80,6 +80,9 @@ struct Plan {
   double governor = 1;            // factor on the budget
   bool over_budget = false;       // detection alone exceeds the budget
   std::size_t changes = 0;        // plans adopted so far (hysteresis keeps this low)
+  // What the plan was solved with (the editor re-solves the plan with solvePlan on these):
+  double allowed_cpu_per_s = 0;  // CPU seconds per second the plan may cost
+  double process_cpu_per_s = 0;  // the process's CPU seconds per second
 };
 
 class Planner {

@@ -98,6 +98,9 @@ struct Histogram {
   double parents = 0;        // kLatency: weighted distinct caller invocations
   int lo = 0;                // bins[i] counts bin lo + i
   std::vector<double> bins;  // grown to cover the values seen
+  // kLatency: weighted calls recorded at a rate below 1, and their records.
+  double sampled_calls = 0;
+  double sampled_records = 0;
 
   void add(double v, double w, const double* bounds) {
     if (!(v >= 1)) {
@@ -117,10 +120,12 @@ struct Histogram {
     }
     sum += v * w;
   }
-  bool empty() const { return zero == 0 && bins.empty() && errors == 0 && parents == 0; }
+  bool empty() const {
+    return zero == 0 && bins.empty() && errors == 0 && parents == 0 && sampled_calls == 0;
+  }
   // Empty again, keeping the bins' storage for the next interval.
   void clear() {
-    zero = sum = errors = parents = 0;
+    zero = sum = errors = parents = sampled_calls = sampled_records = 0;
     bins.clear();
   }
 };

@@ -80,6 +80,8 @@ void attach(Node& n, const FeedbackItem& item) {
   n.hosts = item.hosts;
   n.dropped_calls = item.dropped_calls;
   n.exposure = item.exposure;
+  n.sampled_calls = item.sampled_calls;
+  n.sampled_records = item.sampled_records;
 }
 
 const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,

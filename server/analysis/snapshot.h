@@ -233,6 +233,12 @@ struct Node {
   // Probe distribution: the share of the fleet `measured` comes from (counts already scaled),
   // or, with no data, that no variant probed it.
   std::optional<Exposure> exposure;
+  // Of `measured`'s calls, the weighted number recorded by sampling (the request sampler or
+  // libperfhat's collection budget) and the records that carried them: when sampled_calls > 0
+  // its counts and percentiles are estimated from samples.
+  double sampled_calls = 0;
+  double sampled_records = 0;
+  bool estimatedFromSamples() const { return measured && sampled_calls > 0; }
   // Calls: production's count of this call per call of the function, from the call site (0 when
   // production has no call-site data for it, or the callee is called from several places here).
   double production_calls = 0;

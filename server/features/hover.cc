@@ -8,6 +8,7 @@
 #include "server/features/exposure_text.h"
 #include "server/features/feature_util.h"
 #include "server/features/names.h"
+#include "server/features/sampled_text.h"
 
 namespace perfhat::features {
 namespace {
@@ -58,6 +59,7 @@ void statsTable(std::string& md, const Node& n, analysis::MatchKind match, const
           " calls of its service in this window: counts and rates may be low |\n";
   }
   if (n.exposure) md += exposureRows(*n.exposure);
+  md += detail::sampledHoverRow(n);
   if (st.rate_per_s > 0) md += "| rate | " + formatCount(st.rate_per_s * 60) + " calls/min |\n";
   md += "| mean | " + formatDuration(st.mean_ns) + " |\n";
   md += "| p50 · p90 · p95 · p99 | " + formatDuration(st.p50_ns) + " · " +

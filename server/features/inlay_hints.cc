@@ -7,6 +7,7 @@
 #include "server/features/feature_util.h"
 #include "server/features/hint_text.h"
 #include "server/features/names.h"
+#include "server/features/sampled_text.h"
 
 namespace perfhat::features {
 namespace detail {
@@ -127,6 +128,8 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
     } else {
       h.tooltip += statLabel(o) + " " + formatDuration(*v.ns) + " (production)";
     }
+    h.label += sampledLabelSuffix(n);
+    h.tooltip += sampledTooltipLine(n);
   } else {
     h.tooltip = name + ": " + valueWithUnknown(*v.ns, n.estimate) + " " + statLabel(o) + ", " +
                 predictionNote(n.estimate);

@@ -51,6 +51,8 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
   read(j, "handler", cfg.handler_url, warnings, "");
   read(j, "token", cfg.token, warnings, "");
   read(j, "compileCommands", cfg.compile_commands, warnings, "");
+  read(j, "budgetStatus", cfg.budget_status, warnings, "");
+  read(j, "budgetPins", cfg.budget_pins, warnings, "");
   if (auto f = j.find("features"); f != j.end() && !f->is_null()) {
     try {
       features::Options o = cfg.features;
@@ -112,6 +114,8 @@ json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
   str("PERFHAT_TOKEN", "token");
   str("PERFHAT_PROFILE", "profile");
   str("PERFHAT_COMPILE_COMMANDS", "compileCommands");
+  str("PERFHAT_BUDGET_STATUS", "budgetStatus");
+  str("PERFHAT_BUDGET_PINS", "budgetPins");
   auto num = [&](const char* var, const char* section, const char* key) {
     const char* v = getenv_fn(var);
     if (!v || !*v) return;

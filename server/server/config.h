@@ -34,6 +34,10 @@ struct Config {
   std::string handler_url;       // --handler
   std::string token;             // --token
   std::string compile_commands;  // --compile-commands (dir or file); "" = search upward
+  // libperfhat's collection-budget status JSON and pins file (docs/collection-budget.md):
+  // "budgetStatus"/"budgetPins", or the library's own PERFHAT_BUDGET_STATUS/PERFHAT_BUDGET_PINS.
+  std::string budget_status;
+  std::string budget_pins;
   features::Options features;
   feedback::CacheOptions cache;  // 10,000 entries, 10 min (PerformanceHat's values)
   int connect_timeout_ms = 1000;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "server/features/dynamic_text.h"
+#include "server/server/budget_command.h"
 
 namespace perfhat::server {
 
@@ -12,7 +13,8 @@ using Clock = std::chrono::steady_clock;
 
 // workspace/executeCommand: what initialize announces and executeCommand answers.
 inline constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                            "perfhat.showData", features::kShowCallGraphCommand};
+                                            "perfhat.showData", features::kShowCallGraphCommand,
+                                            kCollectionBudgetCommand};
 
 inline double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

@@ -52,21 +52,26 @@ void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
 void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
   PositionEncoding enc = encoding();
   features::Options o = config().features;
-  withSnapshot(
-      id, p.text_document.uri,
-      [this, uri = p.text_document.uri, enc, o](const analysis::Snapshot& s, const Document& d) {
-        json out = json::array();
-        auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-        for (const auto& l : features::codeLenses(s, o)) {
-          out.push_back(presentation::render(l, conv));
-        }
-        if (auto view = dynamicOf(uri)) {
-          for (const auto& l : features::dynamicLenses(s, *view)) {
-            out.push_back(presentation::render(features::toCodeLens(l), conv));
-          }
-        }
-        return out;
-      });
+  const std::string budget_status = config().budget_status;
+  withSnapshot(id, p.text_document.uri,
+               [this, uri = p.text_document.uri, enc, o, budget_status](const analysis::Snapshot& s,
+                                                                        const Document& d) {
+                 json out = json::array();
+                 auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+                 for (const auto& l : features::codeLenses(s, o)) {
+                   out.push_back(presentation::render(l, conv));
+                 }
+                 if (auto view = dynamicOf(uri)) {
+                   for (const auto& l : features::dynamicLenses(s, *view)) {
+                     out.push_back(presentation::render(features::toCodeLens(l), conv));
+                   }
+                 }
+                 if (auto st = loadBudgetStatus(budget_status, nullptr)) {
+                   for (const auto& l : budgetLenses(s, *st))
+                     out.push_back(presentation::render(l, conv));
+                 }
+                 return out;
+               });
 }
 
 void Server::onCodeAction(const json& id, const lsp::CodeActionParams& p) {
@@ -130,6 +135,22 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
       markAllDirty(true);
     });
     return nullptr;
+  }
+  if (p.command == kCollectionBudgetCommand) {
+    const Config cfg = config();
+    json result;
+    try {
+      result = collectionBudgetCommand({cfg.budget_status, cfg.budget_pins}, args);
+    } catch (const std::invalid_argument& e) {
+      throw lsp::RpcError(lsp::kInvalidParams, e.what());
+    } catch (const std::exception& e) {
+      throw lsp::RpcError(lsp::kRequestFailed, e.what());
+    }
+    if (result.contains("message")) {
+      notify("window/showMessage",
+             lsp::ShowMessageParams{lsp::MessageType::Info, result["message"].get<std::string>()});
+    }
+    return result;
   }
   if (p.command == "perfhat.showData") {
     if (args.empty() || !args[0].is_string()) {

@@ -399,5 +399,49 @@ TEST_F(LspServerTest, ShutdownThenExit) {
   EXPECT_EQ(server_->exitCode(), 0);
 }
 
+// The collection budget view end to end in the server: advertised, a lens on a function the
+// library's status lists, the command re-solving the plan at once and writing the pins file.
+TEST_F(LspServerTest, CollectionBudgetLensAndCommandReplanAndWriteThePin) {
+  const std::string dir = "/tmp/perfhat-budget-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/status.json") << R"js({"budget_share":0.001,"mode":"rates",
+    "detect_ns":4,"report_ns":1000,"allowed_cpu_per_s":0.001,"process_cpu_per_s":1,
+    "predicted_overhead":0.001,"classes":[
+      {"name":"lib","frequency_hz":900,"duty_ratio":0.1,"traced":true,"fraction":1},
+      {"name":"app","frequency_hz":300,"duty_ratio":0.05,"fraction":0.317,"overhead":1e-4}],
+    "functions":[{"function":"app::f","class":"app"}]})js";
+  start(json{{"budgetStatus", dir + "/status.json"}, {"budgetPins", dir + "/pins"}});
+  EXPECT_THAT((*sink_.reply(1))["result"]["capabilities"]["executeCommandProvider"]["commands"]
+                  .get<std::vector<std::string>>(),
+              ::testing::Contains("perfhat.collectionBudget"));
+  open("int f();\n");
+  auto lens = lensRequest(2);
+  json budget_lens;
+  for (const auto& l : lens["result"])
+    if (l["command"]["command"] == "perfhat.collectionBudget") budget_lens = l;
+  ASSERT_FALSE(budget_lens.is_null()) << lens.dump();
+  EXPECT_THAT(budget_lens["command"]["title"].get<std::string>(),
+              ::testing::HasSubstr("app sampled at 31.7 %"));
+  send(3, "workspace/executeCommand",
+       {{"command", "perfhat.collectionBudget"},
+        {"arguments", budget_lens["command"]["arguments"]}});
+  auto r = sink_.reply(3);
+  ASSERT_TRUE(r && r->contains("result")) << r->dump();
+  EXPECT_EQ((*r)["result"]["plan"]["classes"][1]["traced"], true);
+  auto shown = sink_.waitFor([](const json& m) {
+    return m.value("method", "") == "window/showMessage" &&
+           m["params"]["message"].get<std::string>().find("Always trace app::f") !=
+               std::string::npos;
+  });
+  ASSERT_TRUE(shown);
+  std::ifstream in(dir + "/pins");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, ::testing::HasSubstr("always app::f\n"));
+  send(4, "workspace/executeCommand",
+       {{"command", "perfhat.collectionBudget"}, {"arguments", {"app::missing"}}});
+  EXPECT_EQ(errorCode(sink_.reply(4)), lsp::kInvalidParams);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace perfhat::server

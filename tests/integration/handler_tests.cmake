@@ -3,7 +3,7 @@
 if(PERFHAT_BUILD_TESTS)
   set(_handler_it_libs perfhat_handler_otlp perfhat_common perfhat_httplib)
   foreach(_t handler_ingest_test handler_durability_test handler_sync_test handler_otel_js_test
-             handler_changes_test handler_hostile_process_test)
+             handler_changes_test handler_hostile_process_test handler_sampled_test)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc)
       perfhat_add_test(${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc LIBS ${_handler_it_libs}
                        ZLIB::ZLIB LABELS integration)

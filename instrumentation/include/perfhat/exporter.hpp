@@ -97,6 +97,10 @@ struct HistogramData {
   double errors = 0;                             // kFunction: weighted failed calls
   double parents = 0;                            // kCallSite: weighted distinct caller invocations
   std::vector<std::pair<int32_t, double>> bins;  // (index, weighted count), ascending
+  // kFunction: of the calls, those recorded at a rate below 1 (weighted) and their records; the
+  // handler marks the function's data as estimated from samples when sampled_calls > 0.
+  double sampled_calls = 0;
+  double sampled_records = 0;
 
   double count() const {
     double n = zero;
