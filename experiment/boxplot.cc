@@ -97,8 +97,11 @@ std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& s
   for (const auto& se : series) legend_w += 24 + 7.0 * static_cast<double>(se.name.size());
   const double min_plot_w = std::max(8.5 * static_cast<double>(title.size()), legend_w);
   const double n_cat = static_cast<double>(std::max<size_t>(categories.size(), 1));
-  const double cat_w = std::max(static_cast<double>(series.size()) * (box_w + gap) - gap + cat_pad,
-                                min_plot_w / n_cat);
+  size_t longest_label = 0;
+  for (const auto& c : categories) longest_label = std::max(longest_label, c.label.size());
+  const double boxes_w = static_cast<double>(series.size()) * (box_w + gap) - gap;
+  const double cat_w = std::max(
+      {boxes_w + cat_pad, min_plot_w / n_cat, 7.0 * static_cast<double>(longest_label) + 12});
   const double width = left + n_cat * cat_w + 20;
   const double height = top + plot_h + 50;
   double max = 0;
@@ -134,7 +137,7 @@ std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& s
   s += "<text transform=\"translate(14," + num(top + plot_h / 2) +
        ") rotate(-90)\" text-anchor=\"middle\">seconds</text>\n";
   for (size_t c = 0; c < categories.size(); ++c) {
-    const double x0 = left + cat_pad / 2 + static_cast<double>(c) * cat_w;
+    const double x0 = left + static_cast<double>(c) * cat_w + (cat_w - boxes_w) / 2;
     for (size_t g = 0; g < categories[c].groups.size() && g < series.size(); ++g) {
       if (categories[c].groups[g].empty()) continue;
       const BoxStats b = boxStats(categories[c].groups[g]);
@@ -162,7 +165,7 @@ std::string boxPlotSvg(const std::string& title, const std::vector<BoxSeries>& s
       }
       s += "</g>\n";
     }
-    s += "<text x=\"" + num(x0 + (cat_w - cat_pad) / 2) + "\" y=\"" + num(top + plot_h + 20) +
+    s += "<text x=\"" + num(x0 + boxes_w / 2) + "\" y=\"" + num(top + plot_h + 20) +
          "\" text-anchor=\"middle\">" + escapeXml(categories[c].label) + "</text>\n";
   }
   s += "<line x1=\"" + num(left) + "\" x2=\"" + num(left) + "\" y1=\"" + num(top) + "\" y2=\"" +
