@@ -219,7 +219,7 @@ int report(const Story& s) { return s.points(); }
   ASSERT_NE(f, nullptr);
   const Node* call = callOf(*f, "points");
   ASSERT_NE(call, nullptr);
-  EXPECT_EQ(call->estimate.derivation.model, "callsite-regression");
+  EXPECT_EQ(call->estimate.derivation.model, Model::CallsiteRegression);
   EXPECT_NEAR(call->estimate.dist.mean_ns, 1.5 * kMs, 1);
   EXPECT_NEAR(call->estimate.spread_lo, 1.0 / 1.5, 1e-9);
   EXPECT_NEAR(call->estimate.spread_hi, 3.0 / 1.5, 1e-9);
