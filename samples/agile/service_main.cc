@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_option("--userdir", userdir,
                  "URL of the agile-userdir service (owner names); omitted = ids only");
   app.add_option("--db-latency-us", latency, "simulated database round trip per statement (us)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   app.add_option("--threads", threads, "worker threads and database connections")
       ->check(perfhat::cli::positiveInteger())
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   app.add_option("--report-max-age-s", report_max_age,
                  "reports' read model is reloaded when older than N s (benchmarks raise it so "
                  "reloads do not land in some runs and not others)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
   const auto listen = agile::cli::parseHostPort(listen_text);

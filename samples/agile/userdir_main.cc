@@ -30,10 +30,10 @@ int main(int argc, char** argv) {
                  "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
       ->capture_default_str();
   app.add_option("--latency-us", latency, "delay before each answer (us)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   app.add_option("--users", users, "number of users in the directory")
-      ->check(CLI::NonNegativeNumber)
+      ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
   const auto listen = agile::cli::parseHostPort(listen_text);

@@ -62,20 +62,20 @@ int main(int argc, char** argv) {
   app.add_option("--shape", shape_text, "load shape: stationary, seasonal or bursts")
       ->capture_default_str();
   app.add_option("--rate", rate, "base request rate (req/s)")
-      ->check(CLI::PositiveNumber)
+      ->check(perfhat::cli::positiveNumber())
       ->capture_default_str();
   app.add_option("--duration", duration, "run for at most S seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(perfhat::cli::positiveInteger())
       ->capture_default_str();
   app.add_option("--requests", requests, "stop after N requests (0 = unbounded)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   app.add_option("--workers", workers, "concurrent client workers")
       ->check(CLI::Range(1L, 256L))
       ->capture_default_str();
   app.add_option("--seed", seed, "random seed")->capture_default_str();
   app.add_option("--period", period, "period of the seasonal shape (s)")
-      ->check(CLI::PositiveNumber)
+      ->check(perfhat::cli::positiveNumber())
       ->capture_default_str();
   app.add_option("--report", report_path, "write the summary as JSON to FILE");
   app.add_flag("--quiet", quiet, "no progress lines");
