@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/cli.h"
 #include "tests/integration/lsp_client.h"
 
 using nlohmann::json;
@@ -94,11 +95,16 @@ void print(const char* what, const Summary& s, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PERFHAT_LSP [iterations]\n", argv[0]);
-    return 2;
-  }
-  int iterations = argc > 2 ? std::atoi(argv[2]) : 200;
+  CLI::App app("Latency of perfhat-lsp's requests on a generated 2,200-line file, over pipes.",
+               "lsp_latency");
+  perfhat::cli::configure(app, "0.1.0");
+  std::string lsp_binary;
+  int iterations = 200;
+  app.add_option("PERFHAT_LSP", lsp_binary, "the perfhat-lsp binary to measure")->required();
+  app.add_option("iterations", iterations, "requests per measured row")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  perfhat::cli::parse(app, argc, argv);
   char tmpl[] = "/tmp/perfhat-lsp-latency-XXXXXX";
   std::string dir = mkdtemp(tmpl);
   Generated g = generate(40, 7);  // 40 × (7 decl + 7 × 7 def + 4) ≈ 2,200 lines
@@ -110,7 +116,7 @@ int main(int argc, char** argv) {
              .dump();
   int lines = static_cast<int>(std::count(g.text.begin(), g.text.end(), '\n'));
 
-  LspProcess p(argv[1], {"--feedback-file", dir + "/feedback.json"}, dir + "/server.log");
+  LspProcess p(lsp_binary, {"--feedback-file", dir + "/feedback.json"}, dir + "/server.log");
   std::string uri = "file://" + src;
   p.call("initialize", {{"rootUri", "file://" + dir},
                         {"initializationOptions", {{"debounce", {{"minMs", 0}, {"maxMs", 0}}}}},

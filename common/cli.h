@@ -36,6 +36,14 @@ inline CLI::Validator positiveInteger() {
       },
       "N>0");
 }
+inline CLI::Validator positiveNumber() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        const Result<double> x = parseNonNegative(v);
+        return x.ok() && x.value > 0 ? "" : "expects a positive number, got '" + v + "'";
+      },
+      "X>0");
+}
 inline CLI::Validator nonNegativeNumber() {
   return CLI::Validator([](std::string& v) { return parseNonNegative(v).error; }, "X>=0");
 }

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/feedback.h"
 #include "feedback-handler/otlp/otlp.h"
 #include "feedback-handler/otlp/otlp_encode.h"
@@ -190,25 +191,32 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string f = argv[i], v = argv[i + 1];
-    if (f == "--handler")
-      o.handler = v;
-    else if (f == "--exporters")
-      o.exporters = std::stoi(v);
-    else if (f == "--slow")
-      o.slow = std::stoi(v);
-    else if (f == "--requests")
-      o.requests = std::stoi(v);
-    else if (f == "--exporter-gap-ms")
-      o.exporter_gap_ms = std::stoi(v);
-    else if (f == "--timeout-s")
-      o.timeout_s = std::stoi(v);
-  }
-  if (o.handler.empty()) {
-    std::fprintf(stderr, "usage: handler_load --handler PATH [--exporters N] [--slow N] ...\n");
-    return 2;
-  }
+  CLI::App app(
+      "Reader and health-check latency of a perfhat-handler while other clients hold its\n"
+      "connections (keep-alive exporters, slow senders); loopback only.",
+      "handler_load");
+  perfhat::cli::configure(app, "0.1.0");
+  app.add_option("--handler", o.handler, "the perfhat-handler binary to start")->required();
+  app.add_option("--exporters", o.exporters, "keep-alive exporters posting OTLP batches")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--slow", o.slow, "connections sending their headers one byte at a time")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--requests", o.requests, "measured requests per row")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("--exporter-gap-ms", o.exporter_gap_ms, "each exporter's pause between posts")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--timeout-s", o.timeout_s, "client timeout per request")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("--row-seconds", o.row_seconds,
+                 "a row ends after this long even if requests are left")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  perfhat::cli::parse(app, argc, argv);
   Handler h(o.handler);
   const int port = h.port();
   const std::string batch = otlp::encodeProtobuf(spans(200, 1));

@@ -38,6 +38,7 @@
 
 #include <unistd.h>
 
+#include "common/cli.h"
 #include "perfhat/exporter.hpp"
 #include "perfhat/otlp_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -160,9 +161,21 @@ void row(const char* name, const Stats& s, const Stats& base, const char* note =
 }  // namespace
 
 int main(int argc, char** argv) {
-  size_t chains = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
-  int depth = argc > 2 ? std::atoi(argv[2]) : 10;
-  g_only = argc > 3 ? argv[3] : nullptr;
+  CLI::App app("MooBench-style probe overhead: ns per monitored call in each configuration.",
+               "instr_moobench");
+  perfhat::cli::configure(app, "0.1.0");
+  size_t chains = 1000000;
+  int depth = 10;
+  std::string only;
+  app.add_option("chains", chains, "call chains per configuration")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("depth", depth, "calls per chain")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("only", only, "run only the configurations whose row name starts with this");
+  perfhat::cli::parse(app, argc, argv);
+  g_only = only.empty() ? nullptr : only.c_str();
   std::printf(
       "MooBench-style run: %zu chains x depth %d, warm-up half discarded; ns per call "
       "(mean* and CI over the middle 98%%)\n",

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "representativeness_study.h"
 #include "stats.h"
 
@@ -30,22 +31,6 @@ constexpr int kModes = static_cast<int>(std::size(repstudy::kAllModes));
 constexpr int kRows = kModes + 1;
 constexpr int kAdp = 3, kUni = 4, kInv = 5, kUniMatched = 6;
 Mode row_mode(int row) { return row < kModes ? repstudy::kAllModes[row] : Mode::kUniformMatched; }
-
-[[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr,
-               "instr_representativeness: %s\n"
-               "usage: instr_representativeness [--reps N] [--segment-seconds S] [--quick]\n",
-               msg);
-  std::exit(2);
-}
-
-double parse_positive(const char* flag, const char* v) {
-  char* end = nullptr;
-  double d = v ? std::strtod(v, &end) : 0;
-  if (!v || *end != '\0' || !(d > 0))
-    usage((std::string(flag) + " needs a positive number").c_str());
-  return d;
-}
 
 // "median [min-max]" of f over the repetitions of one mode.
 std::string spread(const std::vector<RunResult>& runs,
@@ -70,18 +55,23 @@ bool samples(Mode m) { return m != Mode::kNom && m != Mode::kNone; }
 int main(int argc, char** argv) {
   repstudy::Options o;
   int reps = 3;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--reps") {
-      reps = static_cast<int>(parse_positive("--reps", i + 1 < argc ? argv[++i] : nullptr));
-    } else if (a == "--segment-seconds") {
-      o.segment_s = parse_positive("--segment-seconds", i + 1 < argc ? argv[++i] : nullptr);
-    } else if (a == "--quick") {
-      reps = 1;
-      o.segment_s = 0.5;
-    } else {
-      usage(("unknown argument " + a).c_str());
-    }
+  bool quick = false;
+  CLI::App app(
+      "Representativeness study: how closely each sampling configuration's recorded calls\n"
+      "follow the real workload (stationary, seasonal and burst segments).",
+      "instr_representativeness");
+  perfhat::cli::configure(app, "0.1.0");
+  app.add_option("--reps", reps, "repetitions of every configuration")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("--segment-seconds", o.segment_s, "length of each load segment (s)")
+      ->check(perfhat::cli::positiveNumber())
+      ->capture_default_str();
+  app.add_flag("--quick", quick, "one repetition of 0.5 s segments (overrides the two above)");
+  perfhat::cli::parse(app, argc, argv);
+  if (quick) {
+    reps = 1;
+    o.segment_s = 0.5;
   }
   std::printf(
       "Representativeness study: %d repetition(s) x %d configurations x 3 segments of %.1f s "

@@ -17,11 +17,11 @@ GroupCommitter::GroupCommitter(Store& store, GroupCommitOptions options, IntakeL
 
 GroupCommitter::~GroupCommitter() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
-  done_cv_.notify_all();  // queued submitters and readers stop waiting
+  work_cv_.notifyAll();
+  done_cv_.notifyAll();  // queued submitters and readers stop waiting
   thread_.join();
 }
 
@@ -31,8 +31,8 @@ uint64_t GroupCommitter::commit(Batch batch) {
 
 uint64_t GroupCommitter::commit(Fill fill, std::string_view body, int format) {
   Waiter w{std::move(fill), body, format};
-  std::unique_lock lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_.size() < options_.max_pending || stopping_; });
+  MutexLock lock(mu_);
+  while (pending_.size() >= options_.max_pending && !stopping_) done_cv_.wait(lock);
   if (stopping_) throw StoreError("store: handler is shutting down");
   if (checkpoint_error_ && counters_.dirty_rows >= options_.max_dirty_rows) {
     // Memory holds what the failing checkpoints could not write; do not let it grow unbounded.
@@ -40,32 +40,32 @@ uint64_t GroupCommitter::commit(Fill fill, std::string_view body, int format) {
                      " rows are waiting; not accepting more");
   }
   pending_.push_back(&w);
-  work_cv_.notify_one();
-  done_cv_.wait(lock, [&] { return w.done; });
+  work_cv_.notifyOne();
+  while (!w.done) done_cv_.wait(lock);
   if (w.error) std::rethrow_exception(w.error);
   return w.id;
 }
 
 bool GroupCommitter::flush() {
   if (!write_behind_) return true;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t target = appended_;  // every group acknowledged so far
   if (checkpointed_ >= target) return true;
   if (checkpoint_error_) return false;  // failing now: do not wait for the next retry
   ++flush_waiters_;
-  work_cv_.notify_one();
-  done_cv_.wait(lock, [&] { return checkpointed_ >= target || checkpoint_error_ || stopping_; });
+  work_cv_.notifyOne();
+  while (checkpointed_ < target && !checkpoint_error_ && !stopping_) done_cv_.wait(lock);
   --flush_waiters_;
   return checkpointed_ >= target;
 }
 
 void GroupCommitter::setOnCheckpoint(std::function<void()> hook) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   on_checkpoint_ = std::move(hook);
 }
 
 GroupCommitter::Counters GroupCommitter::counters() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return counters_;
 }
 
@@ -80,7 +80,7 @@ bool GroupCommitter::checkpointDue(Clock::time_point now) const {
 }
 
 void GroupCommitter::run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     // Sleep until requests arrive, a checkpoint falls due, or we stop.
     while (pending_.empty() && !stopping_ && !checkpointDue(Clock::now())) {
@@ -94,38 +94,40 @@ void GroupCommitter::run() {
       } else if (flush_waiters_ > 0) {
         due = std::min(due, last_checkpoint_ + options_.min_checkpoint_gap);
       }
-      work_cv_.wait_until(lock, due);
+      work_cv_.waitUntil(lock, due);
     }
     if (!pending_.empty()) {
       if (options_.max_batch_delay.count() > 0 && !stopping_) {
-        work_cv_.wait_for(lock, options_.max_batch_delay,
-                          [&] { return pending_.size() >= options_.max_pending || stopping_; });
+        const Clock::time_point until = Clock::now() + options_.max_batch_delay;
+        while (pending_.size() < options_.max_pending && !stopping_ &&
+               work_cv_.waitUntil(lock, until) == std::cv_status::no_timeout) {
+        }
       }
       // Take a group; write outside the lock so submitters keep queueing meanwhile.
       std::vector<Waiter*> group(pending_.begin(), pending_.end());
       pending_.clear();
-      done_cv_.notify_all();  // room in the queue
+      done_cv_.notifyAll();  // room in the queue
       if (write_behind_) {
         // Batches without a body (none come from HTTP) cannot be replayed: write them through.
         auto first_through = std::stable_partition(
             group.begin(), group.end(), [](const Waiter* w) { return !w->body.empty(); });
         std::vector<Waiter*> through(first_through, group.end());
         group.erase(first_through, group.end());
-        if (!group.empty()) appendToIntake(group, lock);
-        if (!through.empty()) writeThrough(through, lock);
+        if (!group.empty()) appendToIntake(group);
+        if (!through.empty()) writeThrough(through);
       } else {
-        writeThrough(group, lock);
+        writeThrough(group);
       }
     } else if (stopping_ && !checkpointDue(Clock::now())) {
       return;  // drained (a failed final checkpoint leaves its requests in the intake log)
     }
-    if (checkpointDue(Clock::now())) checkpoint(lock);
+    if (checkpointDue(Clock::now())) checkpoint();
     if (stopping_ && pending_.empty() && (dirty_.empty() || checkpoint_error_)) return;
   }
 }
 
-void GroupCommitter::writeThrough(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock) {
-  lock.unlock();
+void GroupCommitter::writeThrough(std::vector<Waiter*>& group) {
+  mu_.unlock();
   uint64_t cursor = 0;
   std::exception_ptr error;
   try {
@@ -136,8 +138,8 @@ void GroupCommitter::writeThrough(std::vector<Waiter*>& group, std::unique_lock<
   } catch (...) {
     error = std::current_exception();
   }
-  lock.lock();
-  if (!error && cursor != 0) runHook(lock);  // before the waiters return
+  mu_.lock();
+  if (!error && cursor != 0) runHook();  // before the waiters return
   for (Waiter* w : group) {
     w->done = true;
     w->id = cursor;
@@ -145,20 +147,19 @@ void GroupCommitter::writeThrough(std::vector<Waiter*>& group, std::unique_lock<
   }
   ++counters_.commits;
   counters_.batches += group.size();
-  done_cv_.notify_all();
+  done_cv_.notifyAll();
 }
 
-void GroupCommitter::runHook(std::unique_lock<std::mutex>& lock) {
+void GroupCommitter::runHook() {
   if (!on_checkpoint_) return;
   std::function<void()> hook = on_checkpoint_;
-  lock.unlock();  // the hook takes its own locks (e.g. the change notifier's)
+  mu_.unlock();  // the hook takes its own locks (e.g. the change notifier's)
   hook();
-  lock.lock();
+  mu_.lock();
 }
 
-void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
-                                    std::unique_lock<std::mutex>& lock) {
-  lock.unlock();
+void GroupCommitter::appendToIntake(std::vector<Waiter*>& group) {
+  mu_.unlock();
   int64_t last_id = 0;
   std::exception_ptr error;
   try {
@@ -174,7 +175,7 @@ void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
   } catch (...) {
     error = std::current_exception();
   }
-  lock.lock();
+  mu_.lock();
   int64_t id = last_id - static_cast<int64_t>(group.size());
   for (Waiter* w : group) {
     w->done = true;
@@ -194,7 +195,7 @@ void GroupCommitter::appendToIntake(std::vector<Waiter*>& group,
       counters_.dirty_requests = 0;
     }
   }
-  done_cv_.notify_all();
+  done_cv_.notifyAll();
 }
 
 void GroupCommitter::fillAll(std::vector<Waiter*>& group, Batch& into) {
@@ -208,9 +209,9 @@ void GroupCommitter::fillAll(std::vector<Waiter*>& group, Batch& into) {
   }
 }
 
-void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
+void GroupCommitter::checkpoint() {
   const uint64_t covers = appended_;
-  lock.unlock();
+  mu_.unlock();
   std::exception_ptr error;
   try {
     store_.write(dirty_);
@@ -226,8 +227,8 @@ void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
       std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
     }
   }
-  lock.lock();
-  if (!error) runHook(lock);  // before flush() returns to readers
+  mu_.lock();
+  if (!error) runHook();  // before flush() returns to readers
   last_checkpoint_ = Clock::now();
   checkpoint_error_ = error;
   if (error) {
@@ -239,7 +240,7 @@ void GroupCommitter::checkpoint(std::unique_lock<std::mutex>& lock) {
     counters_.dirty_rows = 0;
     counters_.dirty_requests = 0;
   }
-  done_cv_.notify_all();
+  done_cv_.notifyAll();
 }
 
 }  // namespace perfhat::handler

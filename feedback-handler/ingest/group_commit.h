@@ -23,16 +23,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "feedback-handler/ingest/intake_log.h"
 #include "feedback-handler/store/batch.h"
 #include "feedback-handler/store/store.h"
@@ -105,6 +104,11 @@ class GroupCommitter {
   Counters counters() const;
 
  private:
+  // A submitter's request, on its stack while commit() waits. fill/body/format are written
+  // before it is queued and read by the committer after it took it from pending_ (under mu_);
+  // done/id/error are read and written only under mu_ once queued (error also by fillAll on the
+  // committer, before done is set under mu_). The analysis cannot name the committer's mu_ from
+  // this nested struct, so these fields carry no GUARDED_BY.
   struct Waiter {
     Fill fill;
     std::string_view body;
@@ -113,36 +117,41 @@ class GroupCommitter {
     uint64_t id = 0;
     std::exception_ptr error;
   };
-  void run();
-  void writeThrough(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock);
+  // The committer thread. The helpers below are entered with mu_ held and return with it held;
+  // they release it around the slow work (store writes, the intake append, the hook).
+  void run() EXCLUDES(mu_);
+  void writeThrough(std::vector<Waiter*>& group) REQUIRES(mu_);
   // Runs every fill of `group` into `into`; a fill that throws fails its own request only.
   static void fillAll(std::vector<Waiter*>& group, Batch& into);
-  void appendToIntake(std::vector<Waiter*>& group, std::unique_lock<std::mutex>& lock);
-  void checkpoint(std::unique_lock<std::mutex>& lock);
-  // Calls on_checkpoint_ (if set) without holding `lock`.
-  void runHook(std::unique_lock<std::mutex>& lock);
-  bool checkpointDue(std::chrono::steady_clock::time_point now) const;
+  void appendToIntake(std::vector<Waiter*>& group) REQUIRES(mu_);
+  void checkpoint() REQUIRES(mu_);
+  // Calls on_checkpoint_ (if set) with mu_ released.
+  void runHook() REQUIRES(mu_);
+  bool checkpointDue(std::chrono::steady_clock::time_point now) const REQUIRES(mu_);
 
   Store& store_;
   const GroupCommitOptions options_;
   IntakeLog* const log_;
   const bool write_behind_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // committer: requests pending, flush asked, or stopping
-  std::condition_variable done_cv_;  // submitters and readers: a commit or checkpoint finished
-  std::deque<Waiter*> pending_;
-  bool stopping_ = false;
-  Counters counters_;
-  std::function<void()> on_checkpoint_;
+  mutable Mutex mu_;
+  CondVar work_cv_;  // committer: requests pending, flush asked, or stopping
+  CondVar done_cv_;  // submitters and readers: a commit or checkpoint finished
+  std::deque<Waiter*> pending_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  Counters counters_ GUARDED_BY(mu_);
+  std::function<void()> on_checkpoint_ GUARDED_BY(mu_);
 
-  // Write-behind state. `dirty_` is touched only by the committer thread.
+  // Write-behind state. `dirty_` and `dirty_since_` belong to the committer thread alone (it
+  // fills and writes dirty_ with mu_ released), so no mutex guards them: no other thread may
+  // touch them.
   Batch dirty_;
   std::chrono::steady_clock::time_point dirty_since_{};
-  std::chrono::steady_clock::time_point last_checkpoint_{};
-  uint64_t appended_ = 0;      // groups absorbed into dirty_ so far
-  uint64_t checkpointed_ = 0;  // value of appended_ covered by the last successful checkpoint
-  int flush_waiters_ = 0;
-  std::exception_ptr checkpoint_error_;  // of the last checkpoint (null: it succeeded)
+  std::chrono::steady_clock::time_point last_checkpoint_ GUARDED_BY(mu_){};
+  uint64_t appended_ GUARDED_BY(mu_) = 0;      // groups absorbed into dirty_ so far
+  uint64_t checkpointed_ GUARDED_BY(mu_) = 0;  // appended_ covered by the last good checkpoint
+  int flush_waiters_ GUARDED_BY(mu_) = 0;
+  // Of the last checkpoint (null: it succeeded).
+  std::exception_ptr checkpoint_error_ GUARDED_BY(mu_);
 
   std::thread thread_;
 };

@@ -109,6 +109,16 @@ class ChunkTeam {
   template <typename Pred>
   bool spinUntil(Pred pred) const;
 
+  // No thread-safety annotations here, by design: the step's state is handed over through
+  // atomics, not under a lock. run() writes job_ and chunks_ (under mu_, but that is not what
+  // protects them) and then bumps generation_ with release order; a worker reads them without
+  // mu_ once it saw the new generation_ with acquire order, which happens while it spins and
+  // never touches mu_. The workers' pending_ decrement (acq_rel) hands the step back.
+  // GUARDED_BY(mu_) on job_/chunks_ would be false (the spinning reads are correct and
+  // unlocked), so mu_ guards no data: it only orders sleeping against waking (a worker checks
+  // generation_/stop_ under mu_ before it waits; run() and ~ChunkTeam change them under mu_
+  // before they notify), so no wake-up is lost. ThreadSanitizer checks this hand-over instead
+  // (handler_util_test in scripts/test.sh's tsan step).
   const std::chrono::microseconds spin_;
   std::mutex mu_;
   std::condition_variable wake_, done_;

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cli.h"
 #include "samples/agile/api.h"
 #include "samples/agile/cli.h"
 #include "samples/agile/database.h"
@@ -23,50 +24,44 @@
 #include "samples/agile/seed.h"
 #include "samples/agile/user_directory.h"
 
-namespace {
-
-constexpr const char* kUsage =
-    "usage: agile-service --listen HOST:PORT --db PATH [--userdir URL] [--db-latency-us N]\n"
-    "                     [--threads N] [--tcp-nodelay] [--report-max-age-s N]\n"
-    "  The Agilefant-style sample service, instrumented with libperfhat (export settings come\n"
-    "  from PERFHAT_ENDPOINT, PERFHAT_TOKEN, PERFHAT_SAMPLER, OTEL_SERVICE_NAME).\n"
-    "  --listen HOST:PORT  address to serve on; port 0 picks a free one (printed on stdout)\n"
-    "  --db PATH           SQLite file; created and seeded with the demo dataset if empty\n"
-    "  --userdir URL       the agile-userdir service (owner names); omitted = ids only\n"
-    "  --db-latency-us N   simulated database round trip per statement (default 300)\n"
-    "  --threads N         worker threads and database connections (default 8)\n"
-    "  --tcp-nodelay       send responses without Nagle's delay (off by default: the\n"
-    "                      headers-then-body writes then wait for the client's delayed ACK)\n"
-    "  --report-max-age-s N  reports' read model is reloaded when older than N s (default 5;\n"
-    "                      benchmarks raise it so reloads do not land in some runs and not "
-    "others)\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  agile::cli::Args args(argc, argv);
-  if (args.flag("--help")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args.flag("--version")) {
-    std::cout << "agile-service 0.1.0\n";
-    return 0;
-  }
-  const auto listen = agile::cli::parseHostPort(args.value("--listen", "127.0.0.1:0"));
-  const std::string db_path = args.value("--db", "");
-  const std::string userdir = args.value("--userdir", "");
-  const auto latency = agile::cli::parseInt(args.value("--db-latency-us", "300"));
-  const auto threads = agile::cli::parseInt(args.value("--threads", "8"));
-  const bool tcp_nodelay = args.flag("--tcp-nodelay");
-  const auto report_max_age = agile::cli::parseInt(args.value("--report-max-age-s", "5"));
-  if (!listen || db_path.empty() || !latency || *latency < 0 || !threads || *threads < 1 ||
-      !report_max_age || *report_max_age < 0 || !args.unknown().empty()) {
-    for (const auto& a : args.unknown())
-      std::cerr << "agile-service: unknown argument " << a << "\n";
-    std::cerr << kUsage;
-    return 2;
-  }
+  CLI::App app(
+      "The Agilefant-style sample service, instrumented with libperfhat (export settings come\n"
+      "from PERFHAT_ENDPOINT, PERFHAT_TOKEN, PERFHAT_SAMPLER, OTEL_SERVICE_NAME).",
+      "agile-service");
+  perfhat::cli::configure(app, "0.1.0");
+  std::string listen_text = "127.0.0.1:0";
+  std::string db_path;
+  std::string userdir;
+  long latency = 300;
+  long threads = 8;
+  bool tcp_nodelay = false;
+  long report_max_age = 5;
+  app.add_option("--listen", listen_text,
+                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
+      ->capture_default_str();
+  app.add_option("--db", db_path, "SQLite file; created and seeded with the demo dataset if empty")
+      ->required();
+  app.add_option("--userdir", userdir,
+                 "URL of the agile-userdir service (owner names); omitted = ids only");
+  app.add_option("--db-latency-us", latency, "simulated database round trip per statement (us)")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--threads", threads, "worker threads and database connections")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_flag("--tcp-nodelay", tcp_nodelay,
+               "send responses without Nagle's delay (off by default: the headers-then-body "
+               "writes then wait for the client's delayed ACK)");
+  app.add_option("--report-max-age-s", report_max_age,
+                 "reports' read model is reloaded when older than N s (benchmarks raise it so "
+                 "reloads do not land in some runs and not others)")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  perfhat::cli::parse(app, argc, argv);
+  const auto listen = agile::cli::parseHostPort(listen_text);
+  if (!listen)
+    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
 
   // Stop on SIGINT/SIGTERM from a dedicated thread: blocked everywhere else, so no handler
   // runs inside the server's code.
@@ -77,7 +72,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   try {
-    agile::Database db({db_path, std::chrono::microseconds(*latency), int(*threads)});
+    agile::Database db({db_path, std::chrono::microseconds(latency), int(threads)});
     agile::createSchema(db);
     const agile::SeedSummary seeded = agile::seedDataset(db);
     if (seeded.products > 0) {
@@ -91,10 +86,10 @@ int main(int argc, char** argv) {
     agile::Api api(repository, directory);
 
     httplib::Server server;
-    server.new_task_queue = [n = *threads] { return new httplib::ThreadPool(n); };
+    server.new_task_queue = [n = threads] { return new httplib::ThreadPool(n); };
     server.set_tcp_nodelay(tcp_nodelay);
     api.registerRoutes(server);
-    agile::ReportService reports(db, std::chrono::seconds(*report_max_age));
+    agile::ReportService reports(db, std::chrono::seconds(report_max_age));
     agile::ReportApi report_api(reports);
     report_api.registerRoutes(server);
     const int port = listen->port == 0

@@ -13,35 +13,32 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/cli.h"
 #include "samples/agile/cli.h"
 #include "samples/agile/user_directory.h"
 
-namespace {
-
-constexpr const char* kUsage =
-    "usage: agile-userdir --listen HOST:PORT [--latency-us N] [--users N]\n"
-    "  GET /users/{id} -> {id, login, name, team} after N microseconds (default 800);\n"
-    "  ids 1..users exist (default 40). Port 0 picks a free port (printed on stdout).\n";
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  agile::cli::Args args(argc, argv);
-  if (args.flag("--help")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args.flag("--version")) {
-    std::cout << "agile-userdir 0.1.0\n";
-    return 0;
-  }
-  const auto listen = agile::cli::parseHostPort(args.value("--listen", "127.0.0.1:0"));
-  const auto latency = agile::cli::parseInt(args.value("--latency-us", "800"));
-  const auto users = agile::cli::parseInt(args.value("--users", "40"));
-  if (!listen || !latency || *latency < 0 || !users || *users < 0 || !args.unknown().empty()) {
-    std::cerr << kUsage;
-    return 2;
-  }
+  CLI::App app(
+      "The user directory the sample service calls: GET /users/{id} -> {id, login, name, team}\n"
+      "after a fixed delay; ids 1..users exist.",
+      "agile-userdir");
+  perfhat::cli::configure(app, "0.1.0");
+  std::string listen_text = "127.0.0.1:0";
+  long latency = 800;
+  long users = 40;
+  app.add_option("--listen", listen_text,
+                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
+      ->capture_default_str();
+  app.add_option("--latency-us", latency, "delay before each answer (us)")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--users", users, "number of users in the directory")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  perfhat::cli::parse(app, argc, argv);
+  const auto listen = agile::cli::parseHostPort(listen_text);
+  if (!listen)
+    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -49,8 +46,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   httplib::Server server;
-  const std::chrono::microseconds delay(*latency);
-  const long max_user = *users;
+  const std::chrono::microseconds delay(latency);
+  const long max_user = users;
   server.Get(R"(/users/(\d+))", [&](const httplib::Request& request, httplib::Response& response) {
     std::this_thread::sleep_for(delay);
     long id = 0;

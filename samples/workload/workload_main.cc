@@ -8,21 +8,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/cli.h"
 #include "samples/agile/cli.h"
 #include "samples/workload/workload.h"
 
 namespace {
-
-constexpr const char* kUsage =
-    "usage: agile-workload --target URL [--shape stationary|seasonal|bursts] [--rate R]\n"
-    "                      [--duration S] [--requests N] [--workers W] [--seed N]\n"
-    "                      [--mix planner:3,developer:5,manager:2[,analyst:N] | --cpu-bound]\n"
-    "                      [--period S] [--report FILE.json] [--quiet]\n"
-    "  Sends user sessions (planner, developer, manager navigation patterns) to the sample\n"
-    "  service at a rate following the shape, for at most S seconds (default 60) and N requests\n"
-    "  (default unbounded). Prints progress each second and a per-route summary at the end.\n"
-    "  --cpu-bound  only analyst sessions (burndown and velocity reports, computed in memory):\n"
-    "               the CPU-bound mix, same as --mix planner:0,developer:0,manager:0,analyst:1\n";
 
 bool parseMix(const std::string& text, agile::workload::PatternMix& mix) {
   std::stringstream stream(text);
@@ -50,51 +40,73 @@ bool parseMix(const std::string& text, agile::workload::PatternMix& mix) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  agile::cli::Args args(argc, argv);
-  if (args.flag("--help")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args.flag("--version")) {
-    std::cout << "agile-workload 0.1.0\n";
-    return 0;
-  }
+  CLI::App app(
+      "Sends user sessions (planner, developer, manager navigation patterns) to the sample\n"
+      "service at a rate following the shape, for at most --duration seconds and --requests\n"
+      "requests. Prints progress each second and a per-route summary at the end.",
+      "agile-workload");
+  perfhat::cli::configure(app, "0.1.0");
   agile::workload::RunConfig config;
-  config.target = args.value("--target", "");
-  const auto shape = agile::workload::parseShape(args.value("--shape", "seasonal"));
-  const auto rate = agile::cli::parseDouble(args.value("--rate", "20"));
-  const auto duration = agile::cli::parseInt(args.value("--duration", "60"));
-  const auto requests = agile::cli::parseInt(args.value("--requests", "0"));
-  const auto workers = agile::cli::parseInt(args.value("--workers", "4"));
-  const auto seed = agile::cli::parseInt(args.value("--seed", "7"));
-  const auto period = agile::cli::parseDouble(args.value("--period", "30"));
-  const std::string report_path = args.value("--report", "");
-  config.progress = !args.flag("--quiet");
-  const bool cpu_bound = args.flag("--cpu-bound");
-  const std::string mix = args.value("--mix", "");
-  if (cpu_bound && !mix.empty()) std::cerr << "agile-workload: give either --mix or --cpu-bound\n";
-  const bool mix_ok =
-      cpu_bound ? mix.empty() && parseMix("planner:0,developer:0,manager:0,analyst:1", config.mix)
-                : parseMix(mix.empty() ? "planner:3,developer:5,manager:2" : mix, config.mix);
-  if (config.target.empty() || !shape || !rate || *rate <= 0 || !duration || *duration <= 0 ||
-      !requests || *requests < 0 || !workers || *workers < 1 || *workers > 256 || !seed ||
-      !period || *period <= 0 || !mix_ok || !args.unknown().empty()) {
-    for (const auto& a : args.unknown())
-      std::cerr << "agile-workload: unknown argument " << a << "\n";
-    std::cerr << kUsage;
-    return 2;
-  }
+  std::string shape_text = "seasonal";
+  double rate = 20;
+  long duration = 60;
+  long requests = 0;
+  long workers = 4;
+  long seed = 7;
+  double period = 30;
+  std::string report_path;
+  bool quiet = false;
+  bool cpu_bound = false;
+  std::string mix;
+  app.add_option("--target", config.target, "URL of the sample service")->required();
+  app.add_option("--shape", shape_text, "load shape: stationary, seasonal or bursts")
+      ->capture_default_str();
+  app.add_option("--rate", rate, "base request rate (req/s)")
+      ->check(perfhat::cli::positiveNumber())
+      ->capture_default_str();
+  app.add_option("--duration", duration, "run for at most S seconds")
+      ->check(perfhat::cli::positiveInteger())
+      ->capture_default_str();
+  app.add_option("--requests", requests, "stop after N requests (0 = unbounded)")
+      ->check(perfhat::cli::nonNegativeNumber())
+      ->capture_default_str();
+  app.add_option("--workers", workers, "concurrent client workers")
+      ->check(CLI::Range(1L, 256L))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "random seed")->capture_default_str();
+  app.add_option("--period", period, "period of the seasonal shape (s)")
+      ->check(perfhat::cli::positiveNumber())
+      ->capture_default_str();
+  app.add_option("--report", report_path, "write the summary as JSON to FILE");
+  app.add_flag("--quiet", quiet, "no progress lines");
+  CLI::Option* mix_option =
+      app.add_option("--mix", mix,
+                     "session weights, e.g. planner:3,developer:5,manager:2[,analyst:N] "
+                     "(default planner:3,developer:5,manager:2)");
+  app.add_flag("--cpu-bound", cpu_bound,
+               "only analyst sessions (burndown and velocity reports, computed in memory): the "
+               "CPU-bound mix, same as --mix planner:0,developer:0,manager:0,analyst:1")
+      ->excludes(mix_option);
+  perfhat::cli::parse(app, argc, argv);
+  const auto shape = agile::workload::parseShape(shape_text);
+  if (!shape) perfhat::cli::usageError(app, "--shape: unknown shape '" + shape_text + "'");
+  const bool mix_ok = parseMix(cpu_bound     ? "planner:0,developer:0,manager:0,analyst:1"
+                               : mix.empty() ? "planner:3,developer:5,manager:2"
+                                             : mix,
+                               config.mix);
+  if (!mix_ok) perfhat::cli::usageError(app, "--mix: expected NAME:WEIGHT,... got '" + mix + "'");
+  config.progress = !quiet;
   config.load.shape = *shape;
-  config.load.base_rate = *rate;
-  config.load.period_s = *period;
-  config.duration = std::chrono::seconds(*duration);
-  config.max_requests = uint64_t(*requests);
-  config.workers = int(*workers);
-  config.seed = uint32_t(*seed);
+  config.load.base_rate = rate;
+  config.load.period_s = period;
+  config.duration = std::chrono::seconds(duration);
+  config.max_requests = uint64_t(requests);
+  config.workers = int(workers);
+  config.seed = uint32_t(seed);
 
   try {
-    std::cerr << "[workload] " << toString(config.load.shape) << " load at " << *rate
-              << " req/s for at most " << *duration << " s against " << config.target << "\n";
+    std::cerr << "[workload] " << toString(config.load.shape) << " load at " << rate
+              << " req/s for at most " << duration << " s against " << config.target << "\n";
     const auto report =
         agile::workload::run(config, [](const std::string& line) { std::cerr << line << "\n"; });
     std::cerr << "[workload] done: " << report.ok << " ok, " << report.errors << " errors in "
