@@ -67,6 +67,7 @@ class Inference {
   std::unordered_map<std::string, const FunctionInfo*> bodies_;
   std::unordered_map<std::string, Estimate> memo_;
   std::unordered_set<std::string> in_progress_;
+  std::vector<std::string> recursion_cuts_;  // keys whose recursive call bodyEstimate cut
   std::unordered_map<std::string, std::string> caller_cache_;
   std::unordered_map<std::string, const FunctionInfo*> deployed_;  // by key
   std::string deployed_revision_;
