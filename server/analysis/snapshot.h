@@ -196,6 +196,9 @@ struct Node {
   std::vector<std::string> hosts;
   // Calls its services' exporters reported lost in the window: `measured` counts may be low.
   double dropped_calls = 0;
+  // Calls whose callee production measured but whose body (in another file, from the workspace
+  // index) differs from what production ran: why its measured values may be out of date.
+  std::string callee_changed;
   // Calls: production's count of this call per call of the function, from the call site (0 when
   // production has no call-site data for it, or the callee is called from several places here).
   double production_calls = 0;

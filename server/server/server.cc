@@ -21,7 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                     "perfhat.showData"};
+                                     "perfhat.showData", "perfhat.showCallers"};
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -48,6 +48,7 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
   MutexLock lock(mu_);
   applyConfigLocked();
   reconfigure(true);
+  analyzer_->setIndexProgress([this](const IndexEvent& e) { indexProgress(e); });
   worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
 }
 
@@ -581,6 +582,10 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     });
     return nullptr;
   }
+  if (p.command == "perfhat.showCallers") {
+    deferred = true;  // answered with the document's snapshot
+    return showCallers(id, args);
+  }
   if (p.command == "perfhat.setIterations") {
     // Arguments: [uri, loop header line (0-based), iterations].
     if (args.size() < 3 || !args[0].is_string() || !args[1].is_number_integer() ||
@@ -941,11 +946,13 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
                         snap->analysis_ms));
 
   std::vector<Pending> ready;
+  analysis::SnapshotPtr before;
   {
     MutexLock lock(mu_);
     last_build_ms_ = ms;
     auto it = docs_.find(uri);
     if (it == docs_.end()) return;  // closed meanwhile
+    before = it->second.snapshot;
     it->second.snapshot = snap;
     it->second.built_doc = doc;
     std::sort(used_keys.begin(), used_keys.end());
@@ -969,6 +976,7 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     }
   }
   publishDiagnostics(uri, *snap, *doc);
+  refreshDependents(uri, before, *snap);
 }
 
 void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot& s,

@@ -33,3 +33,11 @@ if(TARGET perfhat_lsp_server)
   perfhat_add_fuzzer(feedback_json_fuzz SOURCES ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_fuzz.cc
                      LIBS perfhat_lsp_server CORPUS ${PROJECT_SOURCE_DIR}/tests/fuzz/feedback_json_corpus)
 endif()
+
+# The workspace index (issue #25): cross-file prediction, refresh on edit, callers, restart.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
+  perfhat_add_test(lsp_index_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_index_test.cc
+                   LIBS perfhat_lsp_testing LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_index_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
+  add_dependencies(lsp_index_test perfhat-lsp)
+endif()
