@@ -5,10 +5,10 @@
 #pragma once
 
 #include <map>
-#include <set>
-#include <unordered_map>
 #include <memory>
+#include <set>
 #include <string>
+#include <unordered_map>
 
 #include "server/analysis/ast_builder.h"
 #include "server/analysis/options.h"
@@ -30,6 +30,9 @@ class ClangAnalyzer : public Analyzer {
   std::shared_ptr<index::WorkspaceIndex> workspaceIndex() const override { return index_; }
   void setIndexProgress(IndexProgressSink sink) override { index_sink_ = std::move(sink); }
 
+  // Off: no background pass (`--check`, which indexes with indexNow or not at all, so that its
+  // output does not depend on a thread's progress). Set before configure().
+  void setBackgroundIndex(bool on) { background_index_ = on; }
   // --check over several files: indexes every file of `database` now, on the calling thread,
   // through the same store as the server (docs/index.md).
   index::IndexStats indexNow(const std::string& database, const std::string& root);
@@ -75,6 +78,7 @@ class ClangAnalyzer : public Analyzer {
   IndexSettings index_settings_;
   std::string index_store_;
   std::unique_ptr<IndexSession> index_session_;
+  bool background_index_ = true;
   std::map<std::pair<std::string, std::string>, std::unordered_map<std::string, uint64_t>>
       deployed_hashes_;
   std::set<std::pair<std::string, std::string>> deployed_hashes_failed_;

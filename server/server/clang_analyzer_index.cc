@@ -35,7 +35,7 @@ std::string ClangAnalyzer::indexDatabase(const std::string& root) const {
 
 void ClangAnalyzer::startIndex(const Config& cfg, const std::string& root) {
   IndexSettings settings = indexSettingsFrom(cfg.analysis, config_warnings_);
-  std::string database = settings.enabled ? indexDatabase(root) : "";
+  std::string database = settings.enabled && background_index_ ? indexDatabase(root) : "";
   std::string store;
   if (!database.empty())
     store = !settings.path.empty()

@@ -3,6 +3,7 @@
 // from a loop in another file: the caller's prediction is the product, it follows edits of the
 // callee made in the editor, the callers command reports the impact, and a restart reuses the
 // index on disk.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -263,6 +264,53 @@ TEST_F(LspIndex, CorruptIndexFileIsReplaced) {
   EXPECT_THAT(summary, HasSubstr("2 files (2 parsed"));
   EXPECT_EQ(p->shutdownAndWait(), 0);
   EXPECT_THAT(log(), HasSubstr("replaced"));
+}
+
+// The CI mode: the whole compile database, one summary line per file, SARIF, exit status 3. The
+// regression exists only through the index: caller() was measured at 1 ms, and the code as
+// written calls work() — defined in the other file, 10 ms per call — five times.
+TEST_F(LspIndex, CheckOverTheCompileDatabaseReportsCrossFileRegressionsAsSarif) {
+  write("feedback_caller.json", R"js({"items":[
+  {"key":"leaf(int)",
+   "stats":{"count":1000,"errors":0,"mean_ns":1.0e6,"min_ns":1e6,"max_ns":1e6,"p50_ns":1.0e6,
+            "p90_ns":1.0e6,"p95_ns":1.0e6,"p99_ns":1.0e6}},
+  {"key":"caller()",
+   "stats":{"count":1000,"errors":0,"mean_ns":1.0e6,"min_ns":1e6,"max_ns":1e6,"p50_ns":1.0e6,
+            "p90_ns":1.0e6,"p95_ns":1.0e6,"p99_ns":1.0e6}}]})js");
+  std::string cmd = std::string(PERFHAT_LSP_BIN) + " --compile-db " + dir_ + " --feedback-file " +
+                    path("feedback_caller.json") + " --sarif " + path("out.sarif") + " > " +
+                    path("check.out") + " 2>> " + path("server.log");
+  int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << log();
+  std::ifstream in(path("check.out"));
+  std::string out((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(out, HasSubstr(path("a.cc") + ": 1 functions, 0 regressions"));
+  EXPECT_THAT(out, HasSubstr(path("b.cc") + ": 1 functions, 1 regressions"));
+  EXPECT_THAT(out, HasSubstr("--- perfhat-lsp --check: 2 files, 1 regressions"));
+  std::ifstream sin(path("out.sarif"));
+  json sarif = json::parse(sin);
+  EXPECT_EQ(sarif["version"], "2.1.0");
+  const json& results = sarif["runs"][0]["results"];
+  bool found = false;
+  for (const auto& r : results) {
+    if (r["ruleId"] != "perfhat.regression") continue;
+    found = true;
+    EXPECT_EQ(r["level"], "warning");
+    const json& loc = r["locations"][0]["physicalLocation"];
+    EXPECT_EQ(loc["artifactLocation"]["uri"], uri("b.cc"));
+    EXPECT_GE(loc["region"]["startLine"].get<int>(), 1);
+  }
+  EXPECT_TRUE(found) << sarif.dump(2);
+
+  // Without the other file the call is unknown: no regression, exit status 0.
+  write("compile_commands.json",
+        json::array(
+            {{{"directory", dir_}, {"file", path("b.cc")}, {"command", "c++ -std=c++20 -c b.cc"}}})
+            .dump());
+  status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
