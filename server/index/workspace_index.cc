@@ -176,6 +176,44 @@ size_t WorkspaceIndex::functionCount() const {
   return by_key_.size();
 }
 
+namespace {
+
+size_t bytesOf(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+size_t bytesOf(const FunctionInfo& f) {
+  size_t b = sizeof(FunctionInfo) + bytesOf(f.key) + bytesOf(f.mangled) + bytesOf(f.name) +
+             bytesOf(f.file) + f.nodes.capacity() * sizeof(analysis::Node);
+  for (const auto& n : f.nodes)
+    b += bytesOf(n.callee_key) + bytesOf(n.callee_mangled) + bytesOf(n.callee_name) +
+         bytesOf(n.producer_key) + bytesOf(n.producer_mangled) + bytesOf(n.range_var) +
+         bytesOf(n.range_var_name) + bytesOf(n.fills_var) + bytesOf(n.branch_prior_reason) +
+         bytesOf(n.constant_trip_source) + n.children.capacity() * sizeof(int);
+  return b;
+}
+
+}  // namespace
+
+size_t WorkspaceIndex::approxBytes() const {
+  MutexLock lock(mu_);
+  std::unordered_set<const FunctionInfo*> seen;
+  size_t b = 0;
+  auto count = [&](const std::map<std::string, std::vector<FunctionPtr>>& files) {
+    for (const auto& [file, fns] : files) {
+      b += bytesOf(file) + fns.capacity() * sizeof(FunctionPtr);
+      for (const auto& f : fns)
+        if (seen.insert(f.get()).second) b += bytesOf(*f) + 32;  // + the shared_ptr's block
+    }
+  };
+  count(indexed_);
+  count(open_);
+  b += by_key_.size() * (sizeof(std::string) + sizeof(FunctionPtr) + 32);
+  for (const auto& [key, callers] : callers_) {
+    b += bytesOf(key) + sizeof(std::string) + 64;
+    for (const auto& c : callers) b += bytesOf(c) + sizeof(std::string) + 32;
+  }
+  return b;
+}
+
 size_t WorkspaceIndex::fileCount() const {
   MutexLock lock(mu_);
   std::set<std::string> files;

@@ -48,6 +48,9 @@ class WorkspaceIndex {
   size_t augment(analysis::ParsedUnit& unit, size_t max_bodies = 4096) const;
 
   size_t functionCount() const;
+  // Heap bytes the summaries and the caller map hold (strings, nodes, containers), estimated
+  // from their sizes and capacities: what the index costs in memory.
+  size_t approxBytes() const;
   size_t fileCount() const;
 
  private:

@@ -313,5 +313,56 @@ TEST_F(LspIndex, CheckOverTheCompileDatabaseReportsCrossFileRegressionsAsSarif) 
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// Cross-file staleness: work() was measured by production at a commit; once its body in a.cc
+// differs from that commit's, the hover of its call in b.cc says the measurement is of the old
+// body. Before the change it does not.
+TEST_F(LspIndex, CalleeChangedSinceProductionIsMarkedInTheCallersHover) {
+  auto git = [&](const std::string& args) {
+    std::string cmd =
+        "git -C " + dir_ + " -c user.email=t@t -c user.name=t " + args + " >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(git("init -q"), 0);
+  ASSERT_EQ(git("add a.cc b.cc"), 0);
+  ASSERT_EQ(git("commit -q -m deployed"), 0);
+  std::string sha;
+  {
+    FILE* f = popen(("git -C " + dir_ + " rev-parse HEAD").c_str(), "r");
+    char buf[64] = {0};
+    if (f && fgets(buf, sizeof buf, f)) sha = buf;
+    if (f) pclose(f);
+    while (!sha.empty() && (sha.back() == '\n' || sha.back() == '\r')) sha.pop_back();
+  }
+  ASSERT_EQ(sha.size(), 40u);
+  write("feedback.json", R"js({"items":[
+  {"key":"work(int)","versions":[")js" +
+                             sha + R"js("],
+   "stats":{"count":1000,"errors":0,"mean_ns":1.0e7,"min_ns":1e7,"max_ns":1e7,"p50_ns":1.0e7,
+            "p90_ns":1.0e7,"p95_ns":1.0e7,"p99_ns":1.0e7}}]})js");
+  auto hoverWork = [&](LspProcess& p) {
+    open(p, "b.cc", kCaller);
+    auto h = p.call("textDocument/hover", {{"textDocument", {{"uri", uri("b.cc")}}},
+                                           {"position", pos(kWorkCallLine, 9)}});
+    return h ? h->dump() : std::string();
+  };
+  {
+    auto p = start(nullptr);
+    std::string h = hoverWork(*p);
+    EXPECT_THAT(h, HasSubstr("10 ms"));
+    EXPECT_THAT(h, ::testing::Not(HasSubstr("has changed since production ran")));
+    p->shutdownAndWait();
+  }
+  std::string edited = kCallee;
+  edited.replace(edited.find("i < 10"), 6, "i < 20");
+  write("a.cc", edited);
+  {
+    auto p = start(nullptr);
+    std::string h = hoverWork(*p);
+    EXPECT_THAT(h, HasSubstr("The body of work in a.cc has changed since production ran it (" +
+                             sha.substr(0, 12) + ")"));
+    p->shutdownAndWait();
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::testing
