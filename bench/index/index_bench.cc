@@ -222,6 +222,7 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "index" && argc >= 5)
     return runIndex(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "");
