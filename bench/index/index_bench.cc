@@ -98,8 +98,9 @@ int runIndex(const std::string& db, const std::string& root, const std::string& 
 
   auto idx2 = std::make_shared<index::WorkspaceIndex>();
   index::IndexStats warm = pass(db, root, store, idx2);
-  std::printf("restart (store read back): %.0f ms wall, %zu unchanged, %zu parsed\n", warm.wall_ms,
-              warm.reused, warm.parsed);
+  std::printf(
+      "restart (store read back): %.0f ms wall, %zu unchanged, %zu parsed; index memory %.2f MB\n",
+      warm.wall_ms, warm.reused, warm.parsed, idx2->approxBytes() / 1e6);
 
   if (!header.empty()) {
     auto original = index::readFile(header);
@@ -111,6 +112,21 @@ int runIndex(const std::string& db, const std::string& root, const std::string& 
                 fs::path(header).filename().c_str(), h.wall_ms, h.parsed, h.reused);
     pass(db, root, store, idx2);  // back to the original text
   }
+  return 0;
+}
+
+// The index's memory after a pass that reads STORE back (files unchanged since it was written).
+int runMemory(const std::string& db, const std::string& root, const std::string& store) {
+  malloc_trim(0);
+  long rss0 = rssKb();
+  auto idx = std::make_shared<index::WorkspaceIndex>();
+  index::IndexStats st = pass(db, root, store, idx);
+  malloc_trim(0);
+  std::printf(
+      "index memory: %.2f MB (estimated), process RSS +%.1f MB; %zu functions, %zu unchanged, "
+      "%zu parsed, %.0f ms\n",
+      idx->approxBytes() / 1e6, (rssKb() - rss0) / 1e3, st.functions, st.reused, st.parsed,
+      st.wall_ms);
   return 0;
 }
 
@@ -226,10 +242,12 @@ int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "index" && argc >= 5)
     return runIndex(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "");
+  if (mode == "memory" && argc >= 5) return runMemory(argv[2], argv[3], argv[4]);
   if (mode == "edit" && argc >= 7)
     return runEdit(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
   std::fprintf(stderr,
                "usage: index_bench index DB ROOT STORE [HEADER]\n"
+               "       index_bench memory DB ROOT STORE\n"
                "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n");
   return 2;
 }

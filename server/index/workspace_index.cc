@@ -1,27 +1,43 @@
 #include "server/index/workspace_index.h"
 
+#include <algorithm>
 #include <deque>
+#include <optional>
 #include <unordered_set>
+
+#include "server/index/summary_codec.h"
 
 namespace perfhat::index {
 
 using analysis::FunctionInfo;
 using analysis::NodeKind;
 
-namespace {
+WorkspaceIndex::StoredPtr WorkspaceIndex::store(const FunctionInfo& f) {
+  auto st = std::make_shared<Stored>();
+  st->key = f.key;
+  st->file = f.file;
+  st->body_hash = f.body_hash;
+  st->range = f.range;
+  st->summary = encodeSummary(f);
+  for (const auto& n : f.nodes)
+    if (n.kind == NodeKind::Call && !n.callee_key.empty()) st->callees.push_back(n.callee_key);
+  std::sort(st->callees.begin(), st->callees.end());
+  st->callees.erase(std::unique(st->callees.begin(), st->callees.end()), st->callees.end());
+  st->summary.shrink_to_fit();
+  return st;
+}
 
-std::vector<FunctionPtr> share(std::vector<FunctionInfo> functions) {
-  std::vector<FunctionPtr> out;
+std::vector<WorkspaceIndex::StoredPtr> WorkspaceIndex::storeAll(
+    const std::vector<FunctionInfo>& functions) {
+  std::vector<StoredPtr> out;
   out.reserve(functions.size());
-  for (auto& f : functions)
-    if (!f.key.empty() && !f.nodes.empty())
-      out.push_back(std::make_shared<const FunctionInfo>(std::move(f)));
+  for (const auto& f : functions)
+    if (!f.key.empty() && !f.nodes.empty()) out.push_back(store(f));
   return out;
 }
 
-}  // namespace
-
-const std::vector<FunctionPtr>* WorkspaceIndex::effective(const std::string& file) const {
+const std::vector<WorkspaceIndex::StoredPtr>* WorkspaceIndex::effective(
+    const std::string& file) const {
   if (auto it = open_.find(file); it != open_.end()) return &it->second;
   if (auto it = indexed_.find(file); it != indexed_.end()) return &it->second;
   return nullptr;
@@ -30,70 +46,73 @@ const std::vector<FunctionPtr>* WorkspaceIndex::effective(const std::string& fil
 void WorkspaceIndex::unlink(const std::string& file) {
   const auto* fns = effective(file);
   if (!fns) return;
-  for (const FunctionPtr& f : *fns) {
+  for (const StoredPtr& f : *fns) {
     auto it = by_key_.find(f->key);
     if (it != by_key_.end() && it->second == f) by_key_.erase(it);
-    for (const auto& n : f->nodes)
-      if (n.kind == NodeKind::Call && !n.callee_key.empty()) {
-        auto c = callers_.find(n.callee_key);
-        if (c == callers_.end()) continue;
-        c->second.erase(f->key);
-        if (c->second.empty()) callers_.erase(c);
-      }
+    for (const auto& callee : f->callees) {
+      auto c = callers_.find(callee);
+      if (c == callers_.end()) continue;
+      c->second.erase(f->key);
+      if (c->second.empty()) callers_.erase(c);
+    }
   }
 }
 
 void WorkspaceIndex::link(const std::string& file) {
   const auto* fns = effective(file);
   if (!fns) return;
-  for (const FunctionPtr& f : *fns) {
+  for (const StoredPtr& f : *fns) {
     // A body from the file itself beats one another TU saw in a header: same key, same code,
     // and the file's own copy is the one its edits update.
     auto [it, inserted] = by_key_.emplace(f->key, f);
     if (!inserted && f->file == file) it->second = f;
-    for (const auto& n : f->nodes)
-      if (n.kind == NodeKind::Call && !n.callee_key.empty()) callers_[n.callee_key].insert(f->key);
+    for (const auto& callee : f->callees) callers_[callee].insert(f->key);
   }
 }
 
 void WorkspaceIndex::setIndexed(const std::string& file, std::vector<FunctionInfo> functions) {
+  std::vector<StoredPtr> stored = storeAll(functions);  // encoded outside the lock
   MutexLock lock(mu_);
   unlink(file);
-  indexed_[file] = share(std::move(functions));
+  indexed_[file] = std::move(stored);
   link(file);
 }
 
 std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
                                                  const std::vector<FunctionInfo>& functions) {
-  MutexLock lock(mu_);
+  // Functions whose body and place are unchanged keep their encoded summary: an edit re-encodes
+  // only what it touched.
+  std::unordered_map<std::string, StoredPtr> previous;
   std::unordered_map<std::string, uint64_t> before;
-  if (const auto* fns = effective(file))
-    for (const auto& f : *fns) before[f->key] = f->body_hash;
-  unlink(file);
-  std::vector<FunctionInfo> copy;
-  copy.reserve(functions.size());
-  for (const auto& f : functions) {
-    FunctionInfo c = f;
-    // Summaries carry structure only: what inference attached is the open document's business.
-    for (auto& n : c.nodes) {
-      n.estimate = {};
-      n.measured.reset();
-      n.baseline.reset();
-      n.implementations.clear();
-    }
-    c.added.clear();
-    c.matched.clear();
-    copy.push_back(std::move(c));
+  {
+    MutexLock lock(mu_);
+    if (const auto* fns = effective(file))
+      for (const auto& f : *fns) before[f->key] = f->body_hash;
+    if (auto it = open_.find(file); it != open_.end())
+      for (const auto& f : it->second) previous[f->key] = f;
   }
-  open_[file] = share(std::move(copy));
-  link(file);
+  std::vector<StoredPtr> stored;
+  stored.reserve(functions.size());
+  for (const auto& f : functions) {
+    if (f.key.empty() || f.nodes.empty()) continue;
+    auto it = previous.find(f.key);
+    if (it != previous.end() && it->second->body_hash == f.body_hash &&
+        it->second->range == f.range)
+      stored.push_back(it->second);
+    else
+      stored.push_back(store(f));
+  }
   std::vector<std::string> changed;
-  for (const auto& f : open_[file]) {
+  for (const auto& f : stored) {
     auto it = before.find(f->key);
     if (it == before.end() || it->second != f->body_hash) changed.push_back(f->key);
     if (it != before.end()) before.erase(it);
   }
   for (const auto& [key, hash] : before) changed.push_back(key);
+  MutexLock lock(mu_);
+  unlink(file);
+  open_[file] = std::move(stored);
+  link(file);
   return changed;
 }
 
@@ -106,21 +125,32 @@ void WorkspaceIndex::closeOpen(const std::string& file) {
 }
 
 FunctionPtr WorkspaceIndex::find(const std::string& key) const {
-  MutexLock lock(mu_);
-  auto it = by_key_.find(key);
-  return it == by_key_.end() ? nullptr : it->second;
+  StoredPtr st;
+  {
+    MutexLock lock(mu_);
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) return nullptr;
+    st = it->second;
+  }
+  std::optional<FunctionInfo> f = decodeSummary(st->summary);
+  return f ? std::make_shared<const FunctionInfo>(std::move(*f)) : nullptr;
 }
 
 std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
-  MutexLock lock(mu_);
+  std::vector<StoredPtr> stored;
+  {
+    MutexLock lock(mu_);
+    auto it = callers_.find(key);
+    if (it == callers_.end()) return {};
+    for (const std::string& caller : it->second)
+      if (auto f = by_key_.find(caller); f != by_key_.end()) stored.push_back(f->second);
+  }
   std::vector<Caller> out;
-  auto it = callers_.find(key);
-  if (it == callers_.end()) return out;
-  for (const std::string& caller : it->second) {
-    auto f = by_key_.find(caller);
-    if (f == by_key_.end()) continue;
-    Caller c{f->second, {}};
-    for (const auto& n : f->second->nodes)
+  for (const auto& st : stored) {
+    std::optional<FunctionInfo> f = decodeSummary(st->summary);
+    if (!f) continue;
+    Caller c{std::make_shared<const FunctionInfo>(std::move(*f)), {}};
+    for (const auto& n : c.function->nodes)
       if (n.kind == NodeKind::Call && n.callee_key == key) c.call_nodes.push_back(n.id);
     if (!c.call_nodes.empty()) out.push_back(std::move(c));
   }
@@ -151,7 +181,9 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) co
       local.insert(key);
       auto it = by_key_.find(key);
       if (it == by_key_.end() || it->second->file == unit.path) continue;
-      FunctionInfo body = *it->second;
+      std::optional<FunctionInfo> decoded = decodeSummary(it->second->summary);
+      if (!decoded) continue;
+      FunctionInfo body = std::move(*decoded);
       want(body);
       added.insert(key);
       unit.workspace_bodies.emplace(key, std::move(body));
@@ -180,33 +212,26 @@ namespace {
 
 size_t bytesOf(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
 
-size_t bytesOf(const FunctionInfo& f) {
-  size_t b = sizeof(FunctionInfo) + bytesOf(f.key) + bytesOf(f.mangled) + bytesOf(f.name) +
-             bytesOf(f.file) + f.nodes.capacity() * sizeof(analysis::Node);
-  for (const auto& n : f.nodes)
-    b += bytesOf(n.callee_key) + bytesOf(n.callee_mangled) + bytesOf(n.callee_name) +
-         bytesOf(n.producer_key) + bytesOf(n.producer_mangled) + bytesOf(n.range_var) +
-         bytesOf(n.range_var_name) + bytesOf(n.fills_var) + bytesOf(n.branch_prior_reason) +
-         bytesOf(n.constant_trip_source) + n.children.capacity() * sizeof(int);
-  return b;
-}
-
 }  // namespace
 
 size_t WorkspaceIndex::approxBytes() const {
   MutexLock lock(mu_);
-  std::unordered_set<const FunctionInfo*> seen;
+  std::unordered_set<const Stored*> seen;
   size_t b = 0;
-  auto count = [&](const std::map<std::string, std::vector<FunctionPtr>>& files) {
+  auto count = [&](const std::map<std::string, std::vector<StoredPtr>>& files) {
     for (const auto& [file, fns] : files) {
-      b += bytesOf(file) + fns.capacity() * sizeof(FunctionPtr);
-      for (const auto& f : fns)
-        if (seen.insert(f.get()).second) b += bytesOf(*f) + 32;  // + the shared_ptr's block
+      b += bytesOf(file) + 64 + fns.capacity() * sizeof(StoredPtr);
+      for (const auto& f : fns) {
+        if (!seen.insert(f.get()).second) continue;
+        b += sizeof(Stored) + 32 + bytesOf(f->key) + bytesOf(f->file) + bytesOf(f->summary) +
+             f->callees.capacity() * sizeof(std::string);
+        for (const auto& c : f->callees) b += bytesOf(c);
+      }
     }
   };
   count(indexed_);
   count(open_);
-  b += by_key_.size() * (sizeof(std::string) + sizeof(FunctionPtr) + 32);
+  b += by_key_.size() * (sizeof(std::string) + sizeof(StoredPtr) + 32);
   for (const auto& [key, callers] : callers_) {
     b += bytesOf(key) + sizeof(std::string) + 64;
     for (const auto& c : callers) b += bytesOf(c) + sizeof(std::string) + 32;

@@ -54,15 +54,29 @@ class WorkspaceIndex {
   size_t fileCount() const;
 
  private:
-  // The functions a file contributes: the open text when there is one, else the indexed one.
-  const std::vector<FunctionPtr>* effective(const std::string& file) const REQUIRES(mu_);
+  // The functions a file contributes (effective()): the open text when there is one, else the
+  // indexed one.
   void unlink(const std::string& file) REQUIRES(mu_);
   void link(const std::string& file) REQUIRES(mu_);
 
+  // A function as the index keeps it: its summary encoded (summary_codec.h, about a fifth of
+  // the decoded tree's size), decoded when an analysis or a command needs the body.
+  struct Stored {
+    std::string key, file;
+    uint64_t body_hash = 0;
+    analysis::Range range;
+    std::string summary;
+    std::vector<std::string> callees;
+  };
+  using StoredPtr = std::shared_ptr<const Stored>;
+  static StoredPtr store(const analysis::FunctionInfo& f);
+  static std::vector<StoredPtr> storeAll(const std::vector<analysis::FunctionInfo>& functions);
+  const std::vector<StoredPtr>* effective(const std::string& file) const REQUIRES(mu_);
+
   mutable Mutex mu_;
-  std::map<std::string, std::vector<FunctionPtr>> indexed_ GUARDED_BY(mu_);
-  std::map<std::string, std::vector<FunctionPtr>> open_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, FunctionPtr> by_key_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<StoredPtr>> indexed_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<StoredPtr>> open_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, StoredPtr> by_key_ GUARDED_BY(mu_);
   // callee key → keys of the functions calling it.
   std::unordered_map<std::string, std::set<std::string>> callers_ GUARDED_BY(mu_);
 };
