@@ -20,8 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                     "perfhat.showData", "perfhat.showCallers"};
+constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations", "perfhat.showData",
+                                     "perfhat.showCallers"};
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
