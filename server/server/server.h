@@ -173,8 +173,10 @@ class Server {
   int next_outgoing_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
   std::shared_ptr<FetchJob> fetch_job_ GUARDED_BY(mu_);  // the latest background fetch
-  std::thread fetch_thread_;                 // started and joined by the worker, then by stop()
-  std::string index_token_ GUARDED_BY(mu_);  // the indexer's $/progress token while a pass runs
+  std::thread fetch_thread_;  // started and joined by the worker, then by stop()
+
+  // The indexer's $/progress token while a pass runs, and when it last reported.
+  std::string index_token_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point index_last_report_ GUARDED_BY(mu_);
 
   std::atomic<bool> initialized_{false};
