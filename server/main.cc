@@ -15,6 +15,7 @@
 
 #include "common/cli.h"
 #include "server/analysis/feedback_view.h"
+#include "server/check_many.h"
 #include "server/features/annotate.h"
 #include "server/features/names.h"
 #include "server/feedback/provider.h"
@@ -42,7 +43,11 @@ constexpr const char* kAbout = R"(perfhat-lsp — production performance feedbac
   perfhat-lsp --check FILE.cpp [options]     print FILE annotated with the editor's hints,
                                              plus parse / fetch / analysis timings; exit status
                                              1 if FILE cannot be read, 2 if the feedback source
-                                             failed (FILE is still printed, without its data))";
+                                             failed (FILE is still printed, without its data)
+  perfhat-lsp --check A.cc B.cc ... | --compile-db DIR [--sarif OUT]
+                                             CI mode: index the workspace, one summary line per
+                                             file; exit status 3 when any regression warning is
+                                             produced (1 unreadable file, 2 feedback failed))";
 constexpr const char* kFooter =
     R"(Configuration precedence: command line > environment (PERFHAT_HANDLER, PERFHAT_TOKEN,
 PERFHAT_FEEDBACK_FILE, PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES,
@@ -52,6 +57,9 @@ Logs go to stderr; stdout carries only the protocol.)";
 struct Args {
   json cli = json::object();
   std::string check_file;
+  std::vector<std::string> check_files;
+  std::string compile_db;
+  std::string sarif;
   std::string log_file;
   std::string match_report;
   bool verbose = false;
@@ -81,7 +89,11 @@ void parseArgs(int argc, char** argv, Args& a) {
         a.cli["profile"] = p;
       },
       "design|debug: few coarse hints, or everything (default: debug)");
-  app.add_option("--check", a.check_file, "FILE.cpp to print annotated (see above)");
+  app.add_option("--check", a.check_files,
+                 "FILE.cpp to print annotated; several files: one summary line each (see above)");
+  app.add_option("--compile-db", a.compile_db,
+                 "--check every file of this compile database (DIR or compile_commands.json)");
+  app.add_option("--sarif", a.sarif, "--check: also write the diagnostics as SARIF 2.1.0 to FILE");
   app.add_option("--match-report", a.match_report,
                  "--check: append one JSON line per function definition (key, how its production "
                  "data matched, the items it came from) and one per file (regression warnings), "
@@ -96,6 +108,8 @@ void parseArgs(int argc, char** argv, Args& a) {
   // What some clients pass by default; stdio is the only transport.
   app.add_flag("--stdio")->group("");
   perfhat::cli::parse(app, argc, argv);
+  if (a.check_files.size() == 1 && a.compile_db.empty() && a.sarif.empty())
+    a.check_file = a.check_files.front();  // the annotated single-file form
 }
 
 // The nearest directory at or above `dir` holding .perfhat.json, or `dir` itself.
@@ -174,6 +188,7 @@ int runCheck(const Args& a, Logger& log) {
     provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
 
   ClangAnalyzer analyzer;
+  analyzer.setBackgroundIndex(false);  // one file, analysed alone: the output never varies
   analyzer.configure(cfg, root);
   // The summary describes the cold run's lookup: the warm run is served from the cache (it
   // sends nothing to the source), so its numbers would say "0 keys requested".
@@ -242,6 +257,24 @@ int runCheck(const Args& a, Logger& log) {
   return 0;
 }
 
+int runCheckManyFromArgs(const Args& a, Logger& log) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path first = !a.check_files.empty() ? fs::absolute(a.check_files.front(), ec)
+                                          : fs::absolute(a.compile_db, ec) / "x";
+  std::string root = projectRoot(first.parent_path());
+  ConfigLayers layers;
+  std::optional<std::string> project_error;
+  layers.project = loadProjectFile(root, &project_error);
+  if (project_error) log.warn(*project_error);
+  layers.env = envLayer([](const char* k) { return std::getenv(k); });
+  layers.cli = a.cli;
+  std::vector<std::string> warnings;
+  Config cfg = layers.resolve(&warnings);
+  for (const auto& w : warnings) log.warn(w);
+  return runCheckMany({a.check_files, a.compile_db, a.sarif, PERFHAT_VERSION}, cfg, root, log);
+}
+
 int runServer(const Args& a, Logger& log) {
   ConfigLayers layers;
   layers.env = envLayer([](const char* k) { return std::getenv(k); });
@@ -280,6 +313,11 @@ int main(int argc, char** argv) {
     if (!args.check_file.empty()) {
       int rc = 1;
       runWithStack(analysisStackBytes(), [&] { rc = runCheck(args, log); });
+      return rc;
+    }
+    if (!args.check_files.empty() || !args.compile_db.empty()) {
+      int rc = 1;
+      runWithStack(analysisStackBytes(), [&] { rc = runCheckManyFromArgs(args, log); });
       return rc;
     }
     return runServer(args, log);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <vector>
 
 #include "common/function_key.h"
@@ -24,6 +25,7 @@ Estimate Inference::bodyEstimate(const std::string& key) {
   }
   if (in_progress_.count(key)) {
     e.derivation.summary = "recursive call: cost of the recursion unknown";
+    recursion_cuts_.push_back(key);
     return e;  // not memoized: the outer evaluation decides
   }
   // Each level analyses a body on the stack: a generated chain of thousands of functions calling
@@ -35,8 +37,19 @@ Estimate Inference::bodyEstimate(const std::string& key) {
         std::to_string(options_.max_body_depth) + " bodies";
     return e;
   }
+  const size_t cuts_before = recursion_cuts_.size();
   FunctionInfo analysed = analyzeFunction(*body);
   e = analysed.root().estimate;
+  // A cycle below this body (within a file or across files through the workspace index) was
+  // cut: say so where the estimate is shown, not only deep in a nested derivation.
+  if (recursion_cuts_.size() > cuts_before) {
+    std::string note = "recursion: the call back to " + recursion_cuts_[cuts_before] +
+                       " is not counted (cost of the recursion unknown)";
+    if (e.known())
+      e.derivation.assumptions.push_back(note);
+    else
+      e.derivation.summary = note;
+  }
   memo_[key] = e;
   return e;
 }
@@ -218,9 +231,15 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
           formatDuration(body.dist.mean_ns) + " from the body of " + displayName(node);
       e.derivation.inputs.push_back(node.callee_key + ": " + body.derivation.summary);
       e.derivation.assumptions = body.derivation.assumptions;
+      // A body from another file (a header, or the workspace index) is named: the estimate
+      // rests on that file as it is now.
+      const FunctionInfo* callee_body = findBody(node.callee_key);
+      std::string where;
+      if (callee_body && !callee_body->file.empty() && callee_body->file != fn.file)
+        where = " in " + std::filesystem::path(callee_body->file).filename().string();
       e.derivation.assumptions.insert(
           e.derivation.assumptions.begin(),
-          "no production data for " + displayName(node) + ": its body was analysed");
+          "no production data for " + displayName(node) + ": its body" + where + " was analysed");
       return e;
     }
     e.derivation = body.derivation;

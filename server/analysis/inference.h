@@ -84,6 +84,7 @@ class Inference {
   };
   std::unordered_map<std::string, ContextOutcome> context_memo_;  // by callee key
   std::unordered_set<std::string> in_progress_;
+  std::vector<std::string> recursion_cuts_;  // keys whose recursive call bodyEstimate cut
   std::unordered_map<std::string, std::string> caller_cache_;
   std::unordered_map<std::string, const FunctionInfo*> deployed_;  // by key
   std::string deployed_revision_;

@@ -239,6 +239,9 @@ struct Node {
   double sampled_calls = 0;
   double sampled_records = 0;
   bool estimatedFromSamples() const { return measured && sampled_calls > 0; }
+  // Calls whose callee production measured but whose body (in another file, from the workspace
+  // index) differs from what production ran: why its measured values may be out of date.
+  std::string callee_changed;
   // Calls: production's count of this call per call of the function, from the call site (0 when
   // production has no call-site data for it, or the callee is called from several places here).
   double production_calls = 0;

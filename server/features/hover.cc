@@ -313,6 +313,7 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     }
     statsTable(md, n, match, o);
   }
+  if (n.kind == NodeKind::Call && !n.callee_changed.empty()) md += "⚠ " + n.callee_changed + "\n\n";
   if (n.kind == NodeKind::Function) partsTable(md, "ran as", f.matched);
   if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.implementations);
   if (n.estimate.provenance == Provenance::Inferred ||

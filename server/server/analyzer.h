@@ -11,6 +11,11 @@
 #include "server/analysis/feedback_view.h"
 #include "server/analysis/snapshot.h"
 #include "server/server/config.h"
+#include "server/server/index_progress.h"
+
+namespace perfhat::index {
+class WorkspaceIndex;
+}
 
 namespace perfhat::server {
 
@@ -36,6 +41,11 @@ class Analyzer {
   virtual void close(const std::string& /*path*/) {}
   // New configuration (workspace root for the project's .perfhat.json and workspace bodies).
   virtual void configure(const Config& /*cfg*/, const std::string& /*root*/) {}
+  // The workspace index (issue #25), when this analyzer keeps one: the same object for the
+  // analyzer's lifetime, thread-safe. Progress of its background passes goes to `sink`, which
+  // is set before the first configure().
+  virtual std::shared_ptr<index::WorkspaceIndex> workspaceIndex() const { return nullptr; }
+  virtual void setIndexProgress(IndexProgressSink /*sink*/) {}
 };
 
 }  // namespace perfhat::server

@@ -46,12 +46,23 @@ void ClangAnalyzer::configure(const Config& cfg, const std::string& root) {
     deployed_units_.clear();
   }
   options_ = std::move(o);
+  startIndex(cfg, root);
 }
 
 analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const FeedbackFetch& fetch,
                                              std::vector<std::string>& warnings) {
   warnings.insert(warnings.end(), config_warnings_.begin(), config_warnings_.end());
   config_warnings_.clear();
+  // The file being edited comes first: the background indexer waits between its files.
+  struct Foreground {
+    IndexSession* s;
+    explicit Foreground(IndexSession* session) : s(session) {
+      if (s) s->indexer().foregroundBegin();
+    }
+    ~Foreground() {
+      if (s) s->indexer().foregroundEnd();
+    }
+  } foreground(index_session_.get());
   analysis::CompileCommand cc =
       analysis::compileCommandFor(in.path, options_.compile_commands, options_.fallback_flags);
   if (!cc.error.empty()) warnings.push_back("compile database: " + cc.error);
@@ -81,6 +92,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   }
 
   analysis::ParsedUnit unit = analysis::buildAst(*e.tu, options_);
+  index_->augment(unit);  // callees defined in other files, from the workspace index
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const analysis::FeedbackView> view = fetch(analysis::referencedKeys(unit));
   double fetch_ms = msSince(t0);
@@ -100,6 +112,8 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   analysis::SnapshotPtr result = analysis::analyze(unit, *view, options_, in.version, deployed);
   auto snap = std::make_shared<analysis::Snapshot>(*result);
   snap->fetch_ms = fetch_ms;
+  index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
+  markChangedCallees(*snap, *view);
   return snap;
 }
 

@@ -6,13 +6,16 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <unordered_map>
 
 #include "server/analysis/ast_builder.h"
 #include "server/analysis/options.h"
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
 #include "server/server/deployed_source.h"
+#include "server/server/index_session.h"
 
 namespace perfhat::server {
 
@@ -21,11 +24,22 @@ class ClangAnalyzer : public Analyzer {
   ClangAnalyzer() = default;
   analysis::SnapshotPtr analyze(const AnalysisInput& in, const FeedbackFetch& fetch,
                                 std::vector<std::string>& warnings) override;
-  void close(const std::string& path) override {
-    tus_.erase(path);
-    deployed_units_.erase(path);
-  }
+  ~ClangAnalyzer() override;
+  void close(const std::string& path) override;
   void configure(const Config& cfg, const std::string& root) override;
+  std::shared_ptr<index::WorkspaceIndex> workspaceIndex() const override { return index_; }
+  void setIndexProgress(IndexProgressSink sink) override { index_sink_ = std::move(sink); }
+
+  // Off: no background pass (`--check`, which indexes with indexNow or not at all, so that its
+  // output does not depend on a thread's progress). Set before configure().
+  void setBackgroundIndex(bool on) { background_index_ = on; }
+  // --check over several files: indexes every file of `database` now, on the calling thread,
+  // through the same store as the server (docs/index.md).
+  index::IndexStats indexNow(const std::string& database, const std::string& root);
+  // The compile database the index covers for `root`: analysis.compile_commands when set, else
+  // compile_commands.json at the root or in its build/ ("" when none; no upward search, so a
+  // workspace inside a larger checkout does not index the larger one).
+  std::string indexDatabase(const std::string& root) const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -50,6 +64,24 @@ class ClangAnalyzer : public Analyzer {
   const Deployed* deployedUnit(const std::string& path, const std::vector<std::string>& args,
                                const analysis::ParsedUnit& unit, const analysis::FeedbackView& view,
                                std::vector<std::string>& warnings);
+
+  // Workspace index (clang_analyzer_index.cc): bodies of other files for the inference, and
+  // callees whose body differs from what production ran.
+  void startIndex(const Config& cfg, const std::string& root);
+  void markChangedCallees(analysis::Snapshot& snap, const analysis::FeedbackView& view);
+  // Body hashes of `file` as of `revision`, parsed once (nullptr when git or libclang fails).
+  const std::unordered_map<std::string, uint64_t>* deployedHashes(const std::string& file,
+                                                                  const std::string& revision);
+
+  std::shared_ptr<index::WorkspaceIndex> index_ = std::make_shared<index::WorkspaceIndex>();
+  IndexProgressSink index_sink_;
+  IndexSettings index_settings_;
+  std::string index_store_;
+  std::unique_ptr<IndexSession> index_session_;
+  bool background_index_ = true;
+  std::map<std::pair<std::string, std::string>, std::unordered_map<std::string, uint64_t>>
+      deployed_hashes_;
+  std::set<std::pair<std::string, std::string>> deployed_hashes_failed_;
 
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;

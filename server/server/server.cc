@@ -22,6 +22,7 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
   MutexLock lock(mu_);
   applyConfigLocked();
   reconfigure(true);
+  analyzer_->setIndexProgress([this](const IndexEvent& e) { indexProgress(e); });
   worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
 }
 

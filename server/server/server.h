@@ -139,6 +139,14 @@ class Server {
   void sendRefresh();
   void publishDiagnostics(const std::string& uri, const analysis::Snapshot& s, const Document& d);
 
+  // Workspace index (server_index.cc): `$/progress` of the background indexer (called on its
+  // thread), re-analysis of the open documents calling a function an edit changed, and the
+  // "show callers with predicted impact" command (answered once the document's snapshot is).
+  void indexProgress(const IndexEvent& e);
+  void refreshDependents(const std::string& uri, const analysis::SnapshotPtr& before,
+                         const analysis::Snapshot& after);
+  json showCallers(const json& id, const json& args);
+
   // Feedback source from the current config (reader thread, under mu_).
   void reconfigure(bool source_changed) REQUIRES(mu_);
   void stopRetiredWatcher();  // not under mu_
@@ -190,6 +198,10 @@ class Server {
   bool stopping_ GUARDED_BY(mu_) = false;
   std::shared_ptr<FetchJob> fetch_job_ GUARDED_BY(mu_);  // the latest background fetch
   std::thread fetch_thread_;  // started and joined by the worker, then by stop()
+
+  // The indexer's $/progress token while a pass runs, and when it last reported.
+  std::string index_token_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point index_last_report_ GUARDED_BY(mu_);
 
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_requested_{false};

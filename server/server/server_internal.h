@@ -12,9 +12,10 @@ namespace perfhat::server {
 using Clock = std::chrono::steady_clock;
 
 // workspace/executeCommand: what initialize announces and executeCommand answers.
-inline constexpr const char* kCommands[] = {"perfhat.refresh", "perfhat.setIterations",
-                                            "perfhat.showData", features::kShowCallGraphCommand,
-                                            kCollectionBudgetCommand};
+inline constexpr const char* kCommands[] = {
+    "perfhat.refresh",        "perfhat.setIterations",
+    "perfhat.showData",       features::kShowCallGraphCommand,
+    kCollectionBudgetCommand, "perfhat.showCallers"};
 
 inline double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

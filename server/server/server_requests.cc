@@ -204,6 +204,10 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     post([this, id, args] { showCallGraph(id, args); });
     return nullptr;
   }
+  if (p.command == "perfhat.showCallers") {
+    deferred = true;  // answered with the document's snapshot
+    return showCallers(id, args);
+  }
   if (p.command == "perfhat.setIterations") {
     // Arguments: [uri, loop header line (0-based), iterations].
     if (args.size() < 3 || !args[0].is_string() || !args[1].is_number_integer() ||

@@ -348,11 +348,13 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
   DynamicRead dynamic = readDynamic(*snap);
 
   std::vector<Pending> ready;
+  analysis::SnapshotPtr before;
   {
     MutexLock lock(mu_);
     last_build_ms_ = ms;
     auto it = docs_.find(uri);
     if (it == docs_.end()) return;  // closed meanwhile
+    before = it->second.snapshot;
     it->second.snapshot = snap;
     it->second.dynamic = dynamic.view;
     it->second.built_doc = doc;
@@ -377,6 +379,7 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
     }
   }
   publishDiagnostics(uri, *snap, *doc);
+  refreshDependents(uri, before, *snap);
 }
 
 void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot& s,

@@ -43,3 +43,11 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
     PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
   add_dependencies(lsp_dynamic_test perfhat-lsp perfhat-handler)
 endif()
+
+# The workspace index (issue #25): cross-file prediction, refresh on edit, callers, restart.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
+  perfhat_add_test(lsp_index_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_index_test.cc
+                   LIBS perfhat_lsp_testing LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_index_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
+  add_dependencies(lsp_index_test perfhat-lsp)
+endif()

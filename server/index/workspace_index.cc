@@ -1,0 +1,250 @@
+#include "server/index/workspace_index.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <unordered_set>
+
+#include "server/index/summary_codec.h"
+
+namespace perfhat::index {
+
+using analysis::FunctionInfo;
+using analysis::NodeKind;
+
+WorkspaceIndex::StoredPtr WorkspaceIndex::store(const FunctionInfo& f) {
+  auto st = std::make_shared<Stored>();
+  st->key = f.key;
+  st->file = f.file;
+  st->body_hash = f.body_hash;
+  st->range = f.range;
+  st->summary = encodeSummary(f);
+  for (const auto& n : f.nodes)
+    if (n.kind == NodeKind::Call && !n.callee_key.empty()) st->callees.push_back(n.callee_key);
+  std::sort(st->callees.begin(), st->callees.end());
+  st->callees.erase(std::unique(st->callees.begin(), st->callees.end()), st->callees.end());
+  st->summary.shrink_to_fit();
+  return st;
+}
+
+std::vector<WorkspaceIndex::StoredPtr> WorkspaceIndex::storeAll(
+    const std::vector<FunctionInfo>& functions) {
+  std::vector<StoredPtr> out;
+  out.reserve(functions.size());
+  for (const auto& f : functions)
+    if (!f.key.empty() && !f.nodes.empty()) out.push_back(store(f));
+  return out;
+}
+
+const std::vector<WorkspaceIndex::StoredPtr>* WorkspaceIndex::effective(
+    const std::string& file) const {
+  if (auto it = open_.find(file); it != open_.end()) return &it->second;
+  if (auto it = indexed_.find(file); it != indexed_.end()) return &it->second;
+  return nullptr;
+}
+
+void WorkspaceIndex::unlink(const std::string& file) {
+  const auto* fns = effective(file);
+  if (!fns) return;
+  for (const StoredPtr& f : *fns) {
+    auto it = by_key_.find(f->key);
+    if (it != by_key_.end() && it->second == f) by_key_.erase(it);
+    for (const auto& callee : f->callees) {
+      auto c = callers_.find(callee);
+      if (c == callers_.end()) continue;
+      c->second.erase(f->key);
+      if (c->second.empty()) callers_.erase(c);
+    }
+  }
+}
+
+void WorkspaceIndex::link(const std::string& file) {
+  const auto* fns = effective(file);
+  if (!fns) return;
+  for (const StoredPtr& f : *fns) {
+    // A body from the file itself beats one another TU saw in a header: same key, same code,
+    // and the file's own copy is the one its edits update.
+    auto [it, inserted] = by_key_.emplace(f->key, f);
+    if (!inserted && f->file == file) it->second = f;
+    for (const auto& callee : f->callees) callers_[callee].insert(f->key);
+  }
+}
+
+void WorkspaceIndex::setIndexed(const std::string& file, std::vector<FunctionInfo> functions) {
+  std::vector<StoredPtr> stored = storeAll(functions);  // encoded outside the lock
+  MutexLock lock(mu_);
+  unlink(file);
+  indexed_[file] = std::move(stored);
+  link(file);
+}
+
+std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
+                                                 const std::vector<FunctionInfo>& functions) {
+  // Functions whose body and place are unchanged keep their encoded summary: an edit re-encodes
+  // only what it touched.
+  std::unordered_map<std::string, StoredPtr> previous;
+  std::unordered_map<std::string, uint64_t> before;
+  {
+    MutexLock lock(mu_);
+    if (const auto* fns = effective(file))
+      for (const auto& f : *fns) before[f->key] = f->body_hash;
+    if (auto it = open_.find(file); it != open_.end())
+      for (const auto& f : it->second) previous[f->key] = f;
+  }
+  std::vector<StoredPtr> stored;
+  stored.reserve(functions.size());
+  for (const auto& f : functions) {
+    if (f.key.empty() || f.nodes.empty()) continue;
+    auto it = previous.find(f.key);
+    if (it != previous.end() && it->second->body_hash == f.body_hash &&
+        it->second->range == f.range)
+      stored.push_back(it->second);
+    else
+      stored.push_back(store(f));
+  }
+  std::vector<std::string> changed;
+  for (const auto& f : stored) {
+    auto it = before.find(f->key);
+    if (it == before.end() || it->second != f->body_hash) changed.push_back(f->key);
+    if (it != before.end()) before.erase(it);
+  }
+  for (const auto& [key, hash] : before) changed.push_back(key);
+  MutexLock lock(mu_);
+  unlink(file);
+  open_[file] = std::move(stored);
+  link(file);
+  return changed;
+}
+
+void WorkspaceIndex::closeOpen(const std::string& file) {
+  MutexLock lock(mu_);
+  if (!open_.count(file)) return;
+  unlink(file);
+  open_.erase(file);
+  link(file);
+}
+
+FunctionPtr WorkspaceIndex::find(const std::string& key) const {
+  StoredPtr st;
+  {
+    MutexLock lock(mu_);
+    auto it = by_key_.find(key);
+    if (it == by_key_.end()) return nullptr;
+    st = it->second;
+  }
+  std::optional<FunctionInfo> f = decodeSummary(st->summary);
+  return f ? std::make_shared<const FunctionInfo>(std::move(*f)) : nullptr;
+}
+
+std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
+  std::vector<StoredPtr> stored;
+  {
+    MutexLock lock(mu_);
+    auto it = callers_.find(key);
+    if (it == callers_.end()) return {};
+    for (const std::string& caller : it->second)
+      if (auto f = by_key_.find(caller); f != by_key_.end()) stored.push_back(f->second);
+  }
+  std::vector<Caller> out;
+  for (const auto& st : stored) {
+    std::optional<FunctionInfo> f = decodeSummary(st->summary);
+    if (!f) continue;
+    Caller c{std::make_shared<const FunctionInfo>(std::move(*f)), {}};
+    for (const auto& n : c.function->nodes)
+      if (n.kind == NodeKind::Call && n.callee_key == key) c.call_nodes.push_back(n.id);
+    if (!c.call_nodes.empty()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) const {
+  std::unordered_set<std::string> local;  // keys with a body in the unit, and keys visited
+  for (const auto& f : unit.functions) local.insert(f.key);
+  for (const auto& [key, f] : unit.workspace_bodies) local.insert(key);
+  const std::unordered_set<std::string> own = local;
+  std::deque<std::string> todo;
+  auto want = [&](const FunctionInfo& f) {
+    for (const auto& n : f.nodes)
+      if (n.kind == NodeKind::Call && !n.callee_key.empty() && !n.callee_system &&
+          !local.count(n.callee_key))
+        todo.push_back(n.callee_key);
+  };
+  for (const auto& f : unit.functions) want(f);
+  for (const auto& [key, f] : unit.workspace_bodies) want(f);
+  std::unordered_set<std::string> added;
+  {
+    MutexLock lock(mu_);
+    while (!todo.empty() && added.size() < max_bodies) {
+      std::string key = std::move(todo.front());
+      todo.pop_front();
+      if (local.count(key)) continue;
+      local.insert(key);
+      auto it = by_key_.find(key);
+      if (it == by_key_.end() || it->second->file == unit.path) continue;
+      std::optional<FunctionInfo> decoded = decodeSummary(it->second->summary);
+      if (!decoded) continue;
+      FunctionInfo body = std::move(*decoded);
+      want(body);
+      added.insert(key);
+      unit.workspace_bodies.emplace(key, std::move(body));
+    }
+  }
+  if (added.empty()) return 0;
+  // Calls to an added body have one now; so do the added bodies' calls back into this unit
+  // (their own TU only saw a declaration): that is how a cycle across files is seen and cut.
+  auto mark = [&](FunctionInfo& f, bool from_index) {
+    for (auto& n : f.nodes)
+      if (n.kind == NodeKind::Call &&
+          (added.count(n.callee_key) || (from_index && own.count(n.callee_key))))
+        n.callee_in_workspace = true;
+  };
+  for (auto& f : unit.functions) mark(f, false);
+  for (auto& [key, f] : unit.workspace_bodies) mark(f, added.count(key) > 0);
+  return added.size();
+}
+
+size_t WorkspaceIndex::functionCount() const {
+  MutexLock lock(mu_);
+  return by_key_.size();
+}
+
+namespace {
+
+size_t bytesOf(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+
+}  // namespace
+
+size_t WorkspaceIndex::approxBytes() const {
+  MutexLock lock(mu_);
+  std::unordered_set<const Stored*> seen;
+  size_t b = 0;
+  auto count = [&](const std::map<std::string, std::vector<StoredPtr>>& files) {
+    for (const auto& [file, fns] : files) {
+      b += bytesOf(file) + 64 + fns.capacity() * sizeof(StoredPtr);
+      for (const auto& f : fns) {
+        if (!seen.insert(f.get()).second) continue;
+        b += sizeof(Stored) + 32 + bytesOf(f->key) + bytesOf(f->file) + bytesOf(f->summary) +
+             f->callees.capacity() * sizeof(std::string);
+        for (const auto& c : f->callees) b += bytesOf(c);
+      }
+    }
+  };
+  count(indexed_);
+  count(open_);
+  b += by_key_.size() * (sizeof(std::string) + sizeof(StoredPtr) + 32);
+  for (const auto& [key, callers] : callers_) {
+    b += bytesOf(key) + sizeof(std::string) + 64;
+    for (const auto& c : callers) b += bytesOf(c) + sizeof(std::string) + 32;
+  }
+  return b;
+}
+
+size_t WorkspaceIndex::fileCount() const {
+  MutexLock lock(mu_);
+  std::set<std::string> files;
+  for (const auto& [f, v] : indexed_) files.insert(f);
+  for (const auto& [f, v] : open_) files.insert(f);
+  return files.size();
+}
+
+}  // namespace perfhat::index

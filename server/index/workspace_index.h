@@ -1,0 +1,84 @@
+// The workspace index in memory (issue #25): every function definition of the workspace by key,
+// as a cost summary (the analysis' FunctionInfo without data), and who calls it. Filled by the
+// background indexer (indexer.h) and by the open documents: an open document's functions, as
+// last analysed, replace the indexed text of the same file until it is closed, so an edit to a
+// callee reaches its callers in other files before anything is saved.
+//
+// Thread-safe: the indexer thread writes, the analysis worker and the reader thread read.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/thread_annotations.h"
+#include "server/analysis/ast_builder.h"
+
+namespace perfhat::index {
+
+using FunctionPtr = std::shared_ptr<const analysis::FunctionInfo>;
+
+// One function calling another: its summary and the call nodes that call the callee.
+struct Caller {
+  FunctionPtr function;
+  std::vector<int> call_nodes;  // node ids in function->nodes
+};
+
+class WorkspaceIndex {
+ public:
+  // A file's summaries from the indexer (parsed or read back from the store).
+  void setIndexed(const std::string& file, std::vector<analysis::FunctionInfo> functions);
+  // An open document's functions, as just analysed. Returns the keys whose body changed (hash
+  // differs, added or removed) against what the index held for them before.
+  std::vector<std::string> setOpen(const std::string& file,
+                                   const std::vector<analysis::FunctionInfo>& functions);
+  void closeOpen(const std::string& file);
+
+  FunctionPtr find(const std::string& key) const;
+  std::vector<Caller> callersOf(const std::string& key) const;
+
+  // Adds to `unit.workspace_bodies` the summaries of the functions its code calls that are
+  // defined in other files, transitively (at most `max_bodies`), and marks the calls to them as
+  // having a body: the inference then costs them bottom-up like a body in a header. Returns how
+  // many were added.
+  size_t augment(analysis::ParsedUnit& unit, size_t max_bodies = 4096) const;
+
+  size_t functionCount() const;
+  // Heap bytes the summaries and the caller map hold (strings, nodes, containers), estimated
+  // from their sizes and capacities: what the index costs in memory.
+  size_t approxBytes() const;
+  size_t fileCount() const;
+
+ private:
+  // The functions a file contributes (effective()): the open text when there is one, else the
+  // indexed one.
+  void unlink(const std::string& file) REQUIRES(mu_);
+  void link(const std::string& file) REQUIRES(mu_);
+
+  // A function as the index keeps it: its summary encoded (summary_codec.h, about a fifth of
+  // the decoded tree's size), decoded when an analysis or a command needs the body.
+  struct Stored {
+    std::string key, file;
+    uint64_t body_hash = 0;
+    analysis::Range range;
+    std::string summary;
+    std::vector<std::string> callees;
+  };
+  using StoredPtr = std::shared_ptr<const Stored>;
+  static StoredPtr store(const analysis::FunctionInfo& f);
+  static std::vector<StoredPtr> storeAll(const std::vector<analysis::FunctionInfo>& functions);
+  const std::vector<StoredPtr>* effective(const std::string& file) const REQUIRES(mu_);
+
+  mutable Mutex mu_;
+  std::map<std::string, std::vector<StoredPtr>> indexed_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<StoredPtr>> open_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, StoredPtr> by_key_ GUARDED_BY(mu_);
+  // callee key → keys of the functions calling it.
+  std::unordered_map<std::string, std::set<std::string>> callers_ GUARDED_BY(mu_);
+};
+
+}  // namespace perfhat::index

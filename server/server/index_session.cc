@@ -1,0 +1,78 @@
+#include "server/server/index_session.h"
+
+#include <cstdio>
+
+namespace perfhat::server {
+
+IndexSettings indexSettingsFrom(const nlohmann::json& analysis,
+                                std::vector<std::string>& warnings) {
+  IndexSettings s;
+  if (!analysis.is_object() || !analysis.contains("index")) return s;
+  const auto& j = analysis["index"];
+  if (!j.is_object()) {
+    warnings.push_back("config: analysis.index: expected an object");
+    return s;
+  }
+  if (j.contains("enabled")) {
+    if (j["enabled"].is_boolean())
+      s.enabled = j["enabled"].get<bool>();
+    else
+      warnings.push_back("config: analysis.index.enabled: expected a boolean");
+  }
+  if (j.contains("path")) {
+    if (j["path"].is_string())
+      s.path = j["path"].get<std::string>();
+    else
+      warnings.push_back("config: analysis.index.path: expected a string");
+  }
+  if (j.contains("max_files")) {
+    const auto& n = j["max_files"];
+    if (n.is_number_integer() && n.get<int64_t>() >= 0 && n.get<int64_t>() <= 10'000'000)
+      s.max_files = static_cast<size_t>(n.get<int64_t>());
+    else
+      warnings.push_back(
+          "config: analysis.index.max_files: expected an integer from 0 to 10000000");
+  }
+  return s;
+}
+
+IndexSession::IndexSession(std::shared_ptr<index::WorkspaceIndex> index, std::string database,
+                           std::string store_path, analysis::AnalysisOptions options,
+                           size_t max_files, IndexProgressSink sink)
+    : database_(std::move(database)), index_(std::move(index)) {
+  std::shared_ptr<index::SummaryStore> store;
+  std::string store_note;
+  if (!store_path.empty()) {
+    std::string error;
+    store = index::SummaryStore::open(store_path, &error);
+    if (!store)
+      store_note = error + "; indexing without persistence";
+    else if (!store->rebuiltReason().empty())
+      store_note = "index file " + store_path + " replaced: " + store->rebuiltReason();
+  }
+  index::IndexerOptions o;
+  o.database = database_;
+  o.analysis = std::move(options);
+  o.max_files = max_files;
+  indexer_ = std::make_unique<index::Indexer>(index_, std::move(store), std::move(o));
+  index::Indexer* indexer = indexer_.get();
+  thread_ = LargeStackThread(analysisStackBytes(), [indexer, sink, store_note] {
+    if (sink) sink({IndexEvent::Kind::Begin, 0, 0, store_note});
+    index::IndexStats st = indexer->run([&](const index::IndexProgress& p) {
+      if (sink) sink({IndexEvent::Kind::Report, p.done, p.total, p.file});
+    });
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "%zu files (%zu parsed, %zu unchanged, %zu failed), %zu functions in %.0f ms%s",
+                  st.files, st.parsed, st.reused, st.failed, st.functions, st.wall_ms,
+                  st.cancelled ? ", cancelled" : "");
+    if (sink) sink({IndexEvent::Kind::End, st.parsed + st.reused + st.failed, st.files, msg});
+  });
+}
+
+IndexSession::~IndexSession() {
+  indexer_->cancel();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace perfhat::server

@@ -1,0 +1,153 @@
+// The server's side of the workspace index (issue #25, docs/index.md): `$/progress` for the
+// background indexer, "show callers with predicted impact", and refreshing the open callers of
+// a function whose body an edit changed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "server/index/callers_impact.h"
+#include "server/index/indexer.h"
+#include "server/server/server.h"
+
+namespace perfhat::server {
+
+using Clock = std::chrono::steady_clock;
+
+void Server::indexProgress(const IndexEvent& e) {
+  if (e.kind == IndexEvent::Kind::End) log_.info("workspace index: " + e.message);
+  if (e.kind == IndexEvent::Kind::Begin && !e.message.empty()) log_.warn(e.message);
+  if (!initialized_ || !caps_.work_done_progress) return;
+  if (e.kind == IndexEvent::Kind::Begin) {
+    std::string token = "perfhat-index-" + std::to_string(Clock::now().time_since_epoch().count());
+    auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
+    request("window/workDoneProgress/create", {{"token", token}},
+            [this, created](const lsp::Message& m) {
+              created->store(m.error ? 2 : 1);
+              cv_.notifyAll();
+            });
+    {
+      MutexLock lock(mu_);
+      const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+      while (created->load() == 0 && !stopping_)
+        if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+      index_token_ = created->load() == 1 ? token : "";
+      index_last_report_ = Clock::time_point();
+    }
+    if (created->load() == 1)
+      notify("$/progress",
+             {{"token", token},
+              {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::Begin,
+                                              "perfhat: indexing the workspace", "", 0}}});
+    return;
+  }
+  std::string token;
+  {
+    MutexLock lock(mu_);
+    token = index_token_;
+    if (token.empty()) return;
+    if (e.kind == IndexEvent::Kind::Report) {
+      // At most four reports a second: a cached pass finishes hundreds of files in one.
+      if (Clock::now() - index_last_report_ < std::chrono::milliseconds(250)) return;
+      index_last_report_ = Clock::now();
+    } else {
+      index_token_.clear();
+    }
+  }
+  if (e.kind == IndexEvent::Kind::Report) {
+    int pct = e.total ? static_cast<int>(100 * e.done / e.total) : 0;
+    notify("$/progress",
+           {{"token", token},
+            {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::Report, "",
+                                            fmt::format("{}/{} files", e.done, e.total), pct}}});
+  } else {
+    notify("$/progress", {{"token", token},
+                          {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::End, "",
+                                                          e.message, std::nullopt}}});
+  }
+}
+
+void Server::refreshDependents(const std::string& uri, const analysis::SnapshotPtr& before,
+                               const analysis::Snapshot& after) {
+  if (!before) return;  // first build: the index already held the saved text
+  std::map<std::string, uint64_t> old;
+  for (const auto& f : before->functions) old[f.key] = f.body_hash;
+  std::set<std::string> changed;
+  for (const auto& f : after.functions) {
+    auto it = old.find(f.key);
+    if (it == old.end() || it->second != f.body_hash) changed.insert(f.key);
+    if (it != old.end()) old.erase(it);
+  }
+  for (const auto& [key, hash] : old) changed.insert(key);
+  if (changed.empty()) return;
+  size_t marked = 0;
+  {
+    MutexLock lock(mu_);
+    for (auto& [other, st] : docs_) {
+      if (other == uri) continue;
+      bool uses = std::any_of(st.feedback_keys.begin(), st.feedback_keys.end(),
+                              [&](const std::string& k) { return changed.count(k) > 0; });
+      if (!uses) continue;
+      st.dirty = true;
+      st.due = Clock::now();
+      ++marked;
+    }
+    if (marked) refresh_after_build_ = true;
+  }
+  if (marked) {
+    log_.info(fmt::format("{} function(s) changed in {}; re-analysing {} open caller document(s)",
+                          changed.size(), uri, marked));
+    cv_.notifyAll();
+  }
+}
+
+json Server::showCallers(const json& id, const json& args) {
+  if (args.size() < 2 || !args[0].is_string() || !args[1].is_object())
+    throw lsp::RpcError(lsp::kInvalidParams, "perfhat.showCallers needs [uri, {line, character}]");
+  std::string uri = args[0].get<std::string>();
+  auto pos = args[1].get<lsp::Position>();
+  std::shared_ptr<index::WorkspaceIndex> idx = analyzer_->workspaceIndex();
+  PositionEncoding enc = encoding();
+  withSnapshot(id, uri, [uri, pos, idx, enc](const analysis::Snapshot& s, const Document& d) {
+    analysis::Position p = d.toByte(pos, enc);
+    const analysis::FunctionInfo* fn = nullptr;
+    for (const auto& f : s.functions)
+      if (f.range.contains(p) && (!fn || fn->range.contains(f.range.start))) fn = &f;
+    if (!fn) throw lsp::RpcError(lsp::kInvalidParams, "no function at this position");
+    if (!idx) throw lsp::RpcError(lsp::kRequestFailed, "no workspace index");
+    index::CallersReport r = index::callersWithImpact(*fn, *idx);
+    json callers = json::array();
+    json locations = json::array();
+    for (const auto& c : r.callers) {
+      // Positions in another file: converted with its text on disk (the saved text).
+      std::string text = index::readFile(c.file).value_or("");
+      LineTable lines(text);
+      auto conv = [&](const analysis::Position& bp) { return toLsp(text, lines, bp, enc); };
+      std::string curi = lsp::pathToUri(c.file);
+      json sites = json::array();
+      for (const auto& site : c.sites) {
+        json range = lsp::Range{conv(site.range.start), conv(site.range.end)};
+        sites.push_back(
+            {{"range", range}, {"executions", site.executions}, {"assumptions", site.assumptions}});
+        locations.push_back({{"uri", curi}, {"range", range}});
+      }
+      callers.push_back({{"key", c.key},
+                         {"name", c.name},
+                         {"uri", curi},
+                         {"range", lsp::Range{conv(c.range.start), conv(c.range.end)}},
+                         {"executions", c.executions},
+                         {"impact_ns", r.change_known ? json(c.impact_ns) : json(nullptr)},
+                         {"sites", sites}});
+    }
+    return json{{"key", r.key},
+                {"name", r.name},
+                {"change_ns", r.change_known ? json(r.change_ns) : json(nullptr)},
+                {"basis", r.basis},
+                {"callers", callers},
+                {"locations", locations},
+                {"markdown", index::callersMarkdown(r)}};
+  });
+  return nullptr;
+}
+
+}  // namespace perfhat::server
