@@ -107,6 +107,7 @@ class Server {
   void didChangeConfiguration(const json& params);
   void cancel(const json& params);
   json executeCommand(const json& id, const json& params, bool& deferred);
+  json collectionBudget(const json& args);  // perfhat.collectionBudget (server_requests.cc)
   // Call graph (server_dynamic.cc): the dynamic metrics of a built snapshot (worker), the view
   // of an open document (any thread, not under mu_), and perfhat.showCallGraph.
   DynamicRead readDynamic(const analysis::Snapshot& s);

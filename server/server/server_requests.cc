@@ -136,22 +136,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     });
     return nullptr;
   }
-  if (p.command == kCollectionBudgetCommand) {
-    const Config cfg = config();
-    json result;
-    try {
-      result = collectionBudgetCommand({cfg.budget_status, cfg.budget_pins}, args);
-    } catch (const std::invalid_argument& e) {
-      throw lsp::RpcError(lsp::kInvalidParams, e.what());
-    } catch (const std::exception& e) {
-      throw lsp::RpcError(lsp::kRequestFailed, e.what());
-    }
-    if (result.contains("message")) {
-      notify("window/showMessage",
-             lsp::ShowMessageParams{lsp::MessageType::Info, result["message"].get<std::string>()});
-    }
-    return result;
-  }
+  if (p.command == kCollectionBudgetCommand) return collectionBudget(args);
   if (p.command == "perfhat.showData") {
     if (args.empty() || !args[0].is_string()) {
       throw lsp::RpcError(lsp::kInvalidParams, "perfhat.showData needs a function key argument");
@@ -246,6 +231,25 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     return nullptr;
   }
   throw lsp::RpcError(lsp::kInvalidParams, "unknown command: " + p.command);
+}
+
+// perfhat.collectionBudget: the library's exported plan, or a re-plan for a pin or a class weight
+// (server/server/budget_command.*), its predicted overhead shown at once.
+json Server::collectionBudget(const json& args) {
+  const Config cfg = config();
+  json result;
+  try {
+    result = collectionBudgetCommand({cfg.budget_status, cfg.budget_pins}, args);
+  } catch (const std::invalid_argument& e) {
+    throw lsp::RpcError(lsp::kInvalidParams, e.what());
+  } catch (const std::exception& e) {
+    throw lsp::RpcError(lsp::kRequestFailed, e.what());
+  }
+  if (result.contains("message")) {
+    notify("window/showMessage",
+           lsp::ShowMessageParams{lsp::MessageType::Info, result["message"].get<std::string>()});
+  }
+  return result;
 }
 
 }  // namespace perfhat::server
