@@ -115,6 +115,51 @@ bool boundedString(const json& o, const char* name, size_t max, std::string& out
   return true;
 }
 
+// The export's members of counted rows without a sketch (dropped, traffic, sampled), each in a
+// member of its own so that handlers predating it ignore it: which key fields a row has, and the
+// names and bounds of its up to three extras.
+struct CountedMember {
+  const char* name;
+  AggKind kind;
+  bool has_key;  // the function key (required)
+  bool has_sub;  // a bounded dimension-like sub key
+  const char* x1;
+  const char* x2;
+  double x2_max;
+  const char* x3;  // nullptr: none
+};
+
+constexpr CountedMember kCountedMembers[] = {
+    {"dropped", AggKind::kDropped, false, false, "calls", "spans", DDSketch::kMaxCount, "rows"},
+    {"traffic", AggKind::kTraffic, false, true, "requests", "records", DDSketch::kMaxCount,
+     nullptr},
+    {"sampled", AggKind::kSampled, true, false, "calls", "records", DDSketch::kMaxSum, nullptr},
+};
+
+// One member's rows into `page` (rows over the intake limits are counted as rejected).
+void readCountedMember(const json& doc, const CountedMember& m, ExportPage& page) {
+  using L = IntakeLimits;
+  for (const auto& d : arrayAt(doc, m.name)) {
+    AggKey k;
+    k.kind = m.kind;
+    if ((m.has_key && !boundedString(d, "key", L::kMaxKeyBytes, k.key, true)) ||
+        !boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
+        !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
+        !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
+        !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin) ||
+        (m.has_sub && !boundedString(d, "sub", L::kMaxDimensionBytes, k.sub))) {
+      ++page.rejected;
+      continue;
+    }
+    k.bucket = integerFrom<int64_t>(d.at("bucket"));
+    AggValue v;
+    v.x1 = AggValue::clampExtra(d.value(m.x1, 0.0), DDSketch::kMaxCount);
+    v.x2 = AggValue::clampExtra(d.value(m.x2, 0.0), m.x2_max);
+    if (m.x3 != nullptr) v.x3 = AggValue::clampExtra(d.value(m.x3, 0.0), DDSketch::kMaxCount);
+    page.rows.aggregates[std::move(k)] = std::move(v);
+  }
+}
+
 }  // namespace
 
 ExportPage parseExport(std::string_view text) {
@@ -158,57 +203,7 @@ ExportPage parseExport(std::string_view text) {
       v.line = integerOr(a, "line", 0);
       page.rows.aggregates[std::move(k)] = std::move(v);
     }
-    for (const auto& d : arrayAt(doc, "dropped")) {
-      AggKey k;
-      k.kind = AggKind::kDropped;
-      if (!boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
-          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
-          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
-          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin)) {
-        ++page.rejected;
-        continue;
-      }
-      k.bucket = integerFrom<int64_t>(d.at("bucket"));
-      AggValue v;
-      v.x1 = AggValue::clampExtra(d.value("calls", 0.0), DDSketch::kMaxCount);
-      v.x2 = AggValue::clampExtra(d.value("spans", 0.0), DDSketch::kMaxCount);
-      v.x3 = AggValue::clampExtra(d.value("rows", 0.0), DDSketch::kMaxCount);
-      page.rows.aggregates[std::move(k)] = std::move(v);
-    }
-    for (const auto& d : arrayAt(doc, "traffic")) {
-      AggKey k;
-      k.kind = AggKind::kTraffic;
-      if (!boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
-          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
-          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
-          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin) ||
-          !boundedString(d, "sub", L::kMaxDimensionBytes, k.sub)) {
-        ++page.rejected;
-        continue;
-      }
-      k.bucket = integerFrom<int64_t>(d.at("bucket"));
-      AggValue v;
-      v.x1 = AggValue::clampExtra(d.value("requests", 0.0), DDSketch::kMaxCount);
-      v.x2 = AggValue::clampExtra(d.value("records", 0.0), DDSketch::kMaxCount);
-      page.rows.aggregates[std::move(k)] = std::move(v);
-    }
-    for (const auto& d : arrayAt(doc, "sampled")) {
-      AggKey k;
-      k.kind = AggKind::kSampled;
-      if (!boundedString(d, "key", L::kMaxKeyBytes, k.key, true) ||
-          !boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
-          !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
-          !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
-          !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin)) {
-        ++page.rejected;
-        continue;
-      }
-      k.bucket = integerFrom<int64_t>(d.at("bucket"));
-      AggValue v;
-      v.x1 = AggValue::clampExtra(d.value("calls", 0.0), DDSketch::kMaxCount);
-      v.x2 = AggValue::clampExtra(d.value("records", 0.0), DDSketch::kMaxSum);
-      page.rows.aggregates[std::move(k)] = std::move(v);
-    }
+    for (const auto& m : kCountedMembers) readCountedMember(doc, m, page);
     for (const auto& f : arrayAt(doc, "functions")) {
       std::string key;
       FunctionInfo info;
