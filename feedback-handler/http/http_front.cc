@@ -67,6 +67,7 @@ class DeadlineStream : public httplib::Stream {
     state_ = st;
     deadline_ = Clock::now() + o_.header_timeout;
     budget_ = o_.max_header_bytes;
+    sending_ = false;
   }
   void beginBody() {
     deadline_ = Clock::now() + o_.body_timeout;
@@ -109,16 +110,31 @@ class DeadlineStream : public httplib::Stream {
 
   ssize_t write(const char* ptr, size_t size) override {
     if (state_) state_->answered = true;
+    if (!sending_) {
+      sending_ = true;
+      send_start_ = Clock::now();
+      sent_ = 0;
+    }
     size_t done = 0;
     while (done < size) {
+      // The deadline grows with what is to be sent, so a large answer to a client reading at a
+      // reasonable rate is never cut, while a client that drips reads loses the connection.
+      const auto deadline = sendDeadline(sent_ + size - done);
+      const int wait = std::min(msUntil(deadline), static_cast<int>(o_.write_timeout.count()));
+      if (wait <= 0) return sendTimedOut();
       pollfd p{sock_, POLLOUT, 0};
-      const int r = ::poll(&p, 1, static_cast<int>(o_.write_timeout.count()));
+      const int r = ::poll(&p, 1, wait);
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL))) return -1;
-      const ssize_t n = ::send(sock_, ptr + done, size - done, MSG_NOSIGNAL);
+      if (r == 0) {
+        if (wait < o_.write_timeout.count()) continue;  // the total deadline: see above
+        return sendTimedOut();
+      }
+      if (r < 0 || (p.revents & (POLLERR | POLLHUP | POLLNVAL))) return -1;
+      const ssize_t n = ::send(sock_, ptr + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) return -1;
       done += static_cast<size_t>(n);
+      sent_ += static_cast<size_t>(n);
     }
     return static_cast<ssize_t>(done);
   }
@@ -149,8 +165,22 @@ class DeadlineStream : public httplib::Stream {
     }
   }
 
+  ssize_t sendTimedOut() {
+    if (state_) state_->send_timed_out = true;
+    return -1;
+  }
+  Clock::time_point sendDeadline(size_t bytes) const {
+    const size_t rate = std::max<size_t>(o_.min_send_bytes_per_second, 1);
+    const auto at_rate = std::chrono::milliseconds(static_cast<int64_t>(
+        std::min<size_t>(bytes / rate * 1000 + bytes % rate * 1000 / rate, size_t{1} << 40)));
+    return send_start_ + o_.send_grace + at_rate;
+  }
+
   const int sock_, stop_fd_;
   const FrontOptions& o_;
+  bool sending_ = false;  // the current response has begun
+  Clock::time_point send_start_{};
+  size_t sent_ = 0;  // bytes of the current response sent so far
   RequestState* state_ = nullptr;
   Clock::time_point deadline_ = Clock::now();
   size_t budget_ = 0;
@@ -291,7 +321,7 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   DeadlineStream strm(sock, stop_fd_, options_);
   RequestState state;
-  bool ok = true, linger = false;
+  bool ok = true, linger = false, abort = false;
   size_t drain_bytes = 0;
   for (size_t left = options_.keep_alive_max_requests; left > 0 && !stopping_; --left) {
     const bool first = left == options_.keep_alive_max_requests;
@@ -310,6 +340,11 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     t_request = nullptr;
     strm.endRequest();
     if (state.timed_out) ++timed_out_;
+    if (state.send_timed_out) {
+      ++send_timed_out_;
+      abort = true;
+      break;
+    }
     if (!ok || client_closes || state.close || state.timed_out || state.wire_limit) {
       linger = ok && state.has_body && !state.body_consumed && !state.timed_out;
       drain_bytes = state.drain_bytes;
@@ -317,7 +352,13 @@ bool HttpFront::process_and_close_socket(socket_t sock) {
     }
   }
   release(peer);
-  if (linger && drain_bytes > options_.linger_bytes) {
+  if (abort) {
+    // A reset drops what the kernel still holds for a client that would not read it; a
+    // graceful close would go on sending it at the client's pace.
+    const struct linger no_linger { 1, 0 };
+    ::setsockopt(sock, SOL_SOCKET, SO_LINGER, &no_linger, sizeof no_linger);
+    ::close(sock);
+  } else if (linger && drain_bytes > options_.linger_bytes) {
     lingeringClose(sock, options_.body_timeout, drain_bytes);
   } else if (linger) {
     lingeringClose(sock, options_.linger, options_.linger_bytes);
@@ -342,6 +383,9 @@ std::vector<MetricSample> HttpFront::samples() const {
       {"perfhat_handler_connections_refused_total",
        "HTTP connections refused with 503 (over the total or per-peer cap).", "counter",
        static_cast<double>(refused_.load())},
+      {"perfhat_handler_send_timeouts_total",
+       "Responses the client did not take within the send deadline (connection reset).", "counter",
+       static_cast<double>(send_timed_out_.load())},
       {"perfhat_handler_request_timeouts_total",
        "Requests whose headers or body did not arrive in time (408, connection closed).", "counter",
        static_cast<double>(timed_out_.load())},

@@ -7,6 +7,8 @@
 //   - a request's line and headers must arrive within `header_timeout` of its first byte and its
 //     body within `body_timeout` of the headers, however slowly the bytes drip; a connection
 //     idles at most `keep_alive_idle` between requests;
+//   - a response must make progress every `write_timeout` and be sent in full within
+//     `send_grace` plus its size at `min_send_bytes_per_second` (slowly reading clients);
 //   - header bytes and body bytes on the wire are capped (chunked bodies included);
 //   - a connection whose request body was not read to the end (refused before reading it) is
 //     closed after the response, with a short bounded drain so the client sees the answer;
@@ -33,10 +35,14 @@ struct FrontOptions {
   size_t min_threads = 8;                 // connection threads kept ready
   size_t max_connections = 512;           // open connections in total; more → 503 and close
   size_t max_connections_per_peer = 256;  // per client IP address; 0 = no per-peer cap
-  std::chrono::milliseconds header_timeout{10000};       // request line + headers, from first byte
-  std::chrono::milliseconds body_timeout{60000};         // whole request body, from end of headers
-  std::chrono::milliseconds keep_alive_idle{5000};       // idle between requests on one connection
-  std::chrono::milliseconds write_timeout{10000};        // response sending without progress
+  std::chrono::milliseconds header_timeout{10000};  // request line + headers, from first byte
+  std::chrono::milliseconds body_timeout{60000};    // whole request body, from end of headers
+  std::chrono::milliseconds keep_alive_idle{5000};  // idle between requests on one connection
+  std::chrono::milliseconds write_timeout{10000};   // response sending without progress
+  // A response must be sent within `send_grace` plus its size at `min_send_bytes_per_second`, so
+  // a client that reads a byte now and then cannot keep a connection thread indefinitely.
+  std::chrono::milliseconds send_grace{30000};
+  size_t min_send_bytes_per_second = 16u << 10;
   std::chrono::milliseconds idle_thread_timeout{30000};  // an idle thread above min exits
   size_t keep_alive_max_requests = 1000;
   size_t max_header_bytes = 64u << 10;  // request line + headers
@@ -59,10 +65,11 @@ struct RequestState {
   // our answer instead of a reset): up to this many bytes are drained before closing. Others
   // get a short bounded drain only (FrontOptions::linger_bytes).
   size_t drain_bytes = 0;
-  bool timed_out = false;     // a read deadline passed
-  bool wire_limit = false;    // the body exceeded max_body_wire_bytes on the wire
-  bool header_limit = false;  // the request line and headers exceeded max_header_bytes
-  bool answered = false;      // a response (or part of one) was written
+  bool timed_out = false;       // a read deadline passed
+  bool send_timed_out = false;  // the response was not taken in time: the connection is reset
+  bool wire_limit = false;      // the body exceeded max_body_wire_bytes on the wire
+  bool header_limit = false;    // the request line and headers exceeded max_header_bytes
+  bool answered = false;        // a response (or part of one) was written
 };
 // The state of the request this thread serves; nullptr outside HttpFront's connections.
 RequestState* currentRequest();
@@ -91,7 +98,7 @@ class HttpFront : public httplib::Server {
   mutable Mutex mu_;
   size_t open_ GUARDED_BY(mu_) = 0;
   std::unordered_map<std::string, size_t> per_peer_ GUARDED_BY(mu_);
-  std::atomic<uint64_t> refused_{0}, timed_out_{0}, accepted_{0};
+  std::atomic<uint64_t> refused_{0}, timed_out_{0}, send_timed_out_{0}, accepted_{0};
 };
 
 }  // namespace perfhat::handler

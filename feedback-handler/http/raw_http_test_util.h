@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <zlib.h>
 
@@ -34,8 +35,13 @@ struct RawResponse {
 
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  // `receive_buffer` > 0 shrinks the socket's receive buffer (and so the TCP window) before
+  // connecting, to play a client that reads slowly.
+  explicit RawConnection(int port, int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(static_cast<uint16_t>(port));
@@ -76,6 +82,30 @@ class RawConnection {
     buf_.erase(0, length);
     return r;
   }
+
+  // Reads at most `chunk` bytes every `pause` until the server closes the connection or
+  // `give_up` passes; returns the bytes read (the server closed when closedByServer() then holds).
+  size_t readSlowly(size_t chunk, std::chrono::milliseconds pause,
+                    std::chrono::milliseconds give_up) {
+    const auto end = std::chrono::steady_clock::now() + give_up;
+    size_t total = buf_.size();
+    buf_.clear();
+    std::string tmp(chunk, '\0');
+    while (!eof_ && std::chrono::steady_clock::now() < end) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(pause.count())) > 0) {
+        const ssize_t n = ::recv(fd_, tmp.data(), chunk, 0);
+        if (n <= 0) {
+          eof_ = true;
+          break;
+        }
+        total += static_cast<size_t>(n);
+      }
+      std::this_thread::sleep_for(pause);
+    }
+    return total;
+  }
+  bool closed() const { return eof_; }
 
   // True when the server closes the connection within `timeout` (after what it sent is read).
   bool closedByServer(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -193,6 +194,52 @@ TEST_F(HostileServer, DripFedHeadersMeetADeadlineAndIdleConnectionsAreClosed) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_TRUE(idle.closedByServer()) << "idle keep-alive connection not closed";
+}
+
+// A client that reads its answer a little at a time cannot keep a connection thread: the whole
+// response must be sent within a grace period plus its size at a minimum rate. A client reading
+// at a normal rate gets the same large answer in full.
+TEST_F(HostileServer, ASlowlyReadClientLosesItsConnectionAtTheSendDeadline) {
+  ServerOptions o;
+  o.front.send_grace = 200ms;
+  o.front.min_send_bytes_per_second = 4u << 20;
+  start(o);
+  nlohmann::json req;
+  req["keys"] = nlohmann::json::array();
+  const std::string long_name(900, 'n');  // long keys: a large answer from few lookups
+  for (int i = 0; i < 6000; ++i) {
+    req["keys"].push_back("perfhat::slow_reader::" + long_name + std::to_string(i));
+  }
+  const std::string body = req.dump();
+  const std::string request =
+      "POST /v1/feedback:batchGet HTTP/1.1\r\nHost: x\r\n"
+      "Authorization: Bearer ro\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+
+  RawConnection fast(port_);
+  ASSERT_TRUE(fast.send(request));
+  auto full = fast.read(60s);
+  ASSERT_TRUE(full) << "a client reading at full speed got no complete answer";
+  ASSERT_EQ(full->status, 200);
+  size_t wmem_max = 4u << 20;  // the kernel's default for tcp_wmem's upper bound
+  if (std::ifstream wmem("/proc/sys/net/ipv4/tcp_wmem"); wmem)
+    wmem >> wmem_max >> wmem_max >> wmem_max;
+  ASSERT_GT(full->body.size(), wmem_max) << "the answer must outgrow the kernel's socket buffers";
+
+  RawConnection slow(port_, 4096);
+  ASSERT_TRUE(slow.send(request));
+  const size_t got = slow.readSlowly(1024, 20ms, 60s);  // ~50 KB/s, far below 4 MiB/s
+  EXPECT_TRUE(slow.closed()) << "the slow reader kept its connection for a minute";
+  EXPECT_LT(got, full->body.size()) << "the slow reader got the whole answer";
+  auto metrics = client("").Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("perfhat_handler_send_timeouts_total 1"), std::string::npos)
+      << metrics->body;
+
+  auto health = client("").Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
 }
 
 TEST_F(HostileServer, ConnectionsBeyondTheCapsGetA503AndAreClosed) {
