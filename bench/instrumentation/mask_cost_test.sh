@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A probe outside this replica's variant (issue 23) must cost what an excluded probe costs.
-# Instruction counts of monitored() under callgrind are deterministic, so this compares them
-# exactly: masked (PERFHAT_VARIANT_MANIFEST) vs excluded by PERFHAT_SCOPE, and bounds the
-# difference to a globally disabled probe (set_enabled(false)) and to an enabled one (phase 1).
+# A probe outside this replica's variant (issue 23) must cost what a disabled probe costs: both
+# stop at the probe's one entry test, the site's `armed` byte (perfhat.hpp, site_arming.cc).
+# Instruction counts of monitored() under callgrind are deterministic, so this compares them per
+# call: masked (PERFHAT_VARIANT_MANIFEST) vs globally disabled (set_enabled(false)) vs excluded by
+# PERFHAT_SCOPE, all within 0.05 instruction per call (the only difference allowed is the first
+# call's registration, spread over the chains × depth calls), and cheaper than an enabled probe.
 # Usage: mask_cost_test.sh INSTR_MOOBENCH [chains=20000]. Exit 77 (skipped) without valgrind.
 set -euo pipefail
 bin=$1
@@ -26,8 +28,13 @@ phase1=$(ir_per_call "phase 1 only")
 echo "instructions per call of monitored(): disabled $disabled, masked $masked," \
   "scope excluded $excluded, phase 1 $phase1"
 awk -v d="$disabled" -v m="$masked" -v e="$excluded" -v p="$phase1" 'BEGIN {
-  if (m != e) { print "FAIL: a masked probe costs " m " instructions, an excluded one " e; exit 1 }
-  if (m - d > 8) { print "FAIL: masked costs " m - d " instructions more than disabled (> 8)"; exit 1 }
+  tol = 0.05
+  if (m - d > tol || d - m > tol) {
+    print "FAIL: a masked probe costs " m " instructions per call, a disabled one " d; exit 1
+  }
+  if (m - e > tol || e - m > tol) {
+    print "FAIL: a masked probe costs " m " instructions per call, an excluded one " e; exit 1
+  }
   if (m >= p) { print "FAIL: masked (" m ") is not cheaper than an enabled probe (" p ")"; exit 1 }
   print "ok"
 }'

@@ -7,6 +7,8 @@ tables of means, the paper's values beside. Not in CI.
   bench/plan/paper_design.py BUILD CORPUS.tsv"""
 import collections, json, os, subprocess, sys, tempfile
 
+from plan_sim import simulate
+
 build, corpus = sys.argv[1], sys.argv[2]
 plan = os.path.join(build, "plan", "perfhat-plan")
 tmp = tempfile.mkdtemp(prefix="perfhat-paper-")
@@ -22,16 +24,7 @@ SEEDS = range(1, 11)
 
 
 def run(strategy, h, n, seed):
-    args = [plan, "variants", "--units", f"{tmp}/units.txt", "--h-bound", str(h), "--variants",
-            str(n), "--replicas", "36", "--strategy", strategy, "--seed", str(seed)]
-    if strategy == "grb":
-        args += ["--groups", f"{tmp}/groups.json"]
-    m = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    open(f"{tmp}/m.json", "w").write(m)
-    s = subprocess.run([plan, "simulate", "--manifest", f"{tmp}/m.json", "--trace", corpus,
-                        "--seed", str(seed)], check=True, capture_output=True, text=True).stdout
-    v = json.loads(s)["techniques"][0]
-    return v["coverage"], v["top_hotspots"], v["overhead"]
+    return simulate(plan, tmp, corpus, strategy, h, n, seed)
 
 
 def mean(strategy, h, n):

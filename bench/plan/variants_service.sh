@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The sample service as N replicas (default 6) running the N variants of one release, feeding one
 # handler (issue 23), against the same N replicas with every probe on feeding another. Prints,
-# for the hottest functions, what a batchGet (the editor's numbers) answers in both runs.
+# for the hottest functions, what a batchGet answers in both runs, then what the editor shows:
+# perfhat-lsp's code lens and hover against each handler (bench/plan/variants_editor.py).
 #
 #   bench/plan/variants_service.sh [BUILD=build]
 #     PERFHAT_VARIANTS_N         replicas = variants (default 6)
 #     PERFHAT_VARIANTS_REQUESTS  requests per replica (default 400; the same in both runs)
 #     PERFHAT_VARIANTS_COVER     variants probing each unit: h_bound = ceil(COVER·|U|/N) (default 2)
+#     PERFHAT_VARIANTS_TOP       functions compared in the editor (default 6: the hottest and five)
 #     PERFHAT_VARIANTS_KEEP=1    keep the temp dir
-# Needs: perfhat-handler, perfhat-plan, agile-service, agile-userdir, agile-workload in BUILD.
+# Needs: perfhat-handler, perfhat-plan, perfhat-lsp, agile-service, agile-userdir, agile-workload
+# in BUILD (and BUILD/compile_commands.json for the editor's view).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-build}" && pwd)
@@ -123,3 +126,8 @@ for k in hot:
           f"| {v['p50_ns']/1e6:.3f} ms | {dp:+.1f} % | {ex} |")
 print(f"unprobed keys named by the variant handler: {len(var_doc.get('unprobed', []))}")
 PY
+
+# ---- 4. what the editor shows: perfhat-lsp (LSP over stdio) against each handler ---------------
+echo
+python3 "$ROOT/bench/plan/variants_editor.py" "$BUILD" "$TMP/full.json" "$TMP/units.txt" \
+  "$FULL" "$VAR" "${PERFHAT_VARIANTS_TOP:-6}"

@@ -104,7 +104,7 @@ double sampling_rate() { return detail::Engine::get().sampling_rate(); }
 void set_analysis_cycle(double s) { detail::Engine::get().set_cycle(s); }
 void set_enabled(bool on) {
   if (detail::g_mode.load() == detail::kUninitialized) detail::ensure_initialized();
-  detail::g_mode.store(on ? detail::kEnabled : detail::kDisabled);
+  detail::Engine::get().set_mode(on ? detail::kEnabled : detail::kDisabled);
 }
 bool set_filter(const std::string& f) { return detail::Engine::get().set_filter(f); }
 void analyze_now() {

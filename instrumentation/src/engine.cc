@@ -53,6 +53,7 @@ namespace {
 void on_fork_child() noexcept {
   g_forked_child.store(true);
   g_mode.store(kDisabled);
+  t_hot = nullptr;  // the sites stay armed: each one's next call disarms it (Engine::park)
 }
 
 void exit_flush() noexcept {
@@ -130,6 +131,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     Lock l(mu_);
     error_ = err;
     g_mode.store(kDisabled);
+    rearm_sites();
     return false;
   }
   calibrate_clock(true);
@@ -152,7 +154,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     for (size_t id = 1; id < sites_.size(); ++id) {
       bool admit = (scope_.admits(sites_[id].function) || scope_.admits(sites_[id].name)) &&
                    in_variant(mask_.get(), sites_[id]);
-      sites_[id].site->id.store(admit ? static_cast<uint32_t>(id) : kExcludedSite);
+      set_site_id(*sites_[id].site, admit ? static_cast<uint32_t>(id) : kExcludedSite);
     }
     sampler_.store(sampler.get());
     samplers_.push_back(std::move(sampler));
@@ -182,7 +184,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   (void)atfork_registered;
   if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
     std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
-  g_mode.store(cfg.enabled ? kEnabled : kDisabled);
+  set_mode(cfg.enabled ? kEnabled : kDisabled);
   return true;
 }
 
@@ -203,6 +205,10 @@ bool Engine::stop_background(bool final) {
 void Engine::shutdown() {
   if (g_forked_child.load()) return;  // on_fork_child: nothing of the parent's to flush here
   int prev = g_mode.exchange(kDisabled);
+  {
+    Lock l(mu_);
+    rearm_sites();
+  }
   const bool exported = stop_background(prev != kUninitialized);
   budget::Controller::get().stop();
   if (prev == kUninitialized) return;

@@ -130,6 +130,11 @@ class Engine {
   void set_cycle(double s);
 
   Hot* prepare(Site& site, const void* ret_addr);
+  // Probes on or off (g_mode), and every registered site's `armed` byte with it (site_arming.cc).
+  void set_mode(int mode) PERFHAT_EXCLUDES(mu_);
+  // A site met while probes are off: registered and disarmed, so later calls cost one test and
+  // turning probes on finds it (site_arming.cc).
+  void park(Site& site, const void* ret_addr) PERFHAT_EXCLUDES(mu_);
   void begin_request(Hot* h, const Site& site);
   void end_request(Hot* h, const Site& site, uint64_t start, uint64_t end);
   void record_span(Hot* h, const Site& site, uint64_t start, uint64_t end, const Probe& p,
@@ -163,6 +168,13 @@ class Engine {
   void update_threshold(double rate);
   void calibrate_clock(bool initial);
   std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
+  // Registers `site` if new (admitted by scope and variant, else kExcludedSite) and returns its
+  // id; the site is armed or not by then (registry.cc).
+  uint32_t register_site(Site& site, const void* ret_addr) PERFHAT_REQUIRES(mu_);
+  // Stores a registered site's id and its `armed` byte from g_mode (site_arming.cc).
+  void set_site_id(Site& site, uint32_t id) PERFHAT_REQUIRES(mu_);
+  // Every registered site's `armed` byte from g_mode and its id (site_arming.cc).
+  void rearm_sites() PERFHAT_REQUIRES(mu_);
   void reap_threads() PERFHAT_REQUIRES(mu_);
   void publish_relevant(std::unique_ptr<uint64_t[]> bits);
   // Aggregate mode: folds every thread's CallRecords into histograms_ (each background wake),

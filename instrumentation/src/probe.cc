@@ -216,7 +216,12 @@ int Probe::uncaught() noexcept { return std::uncaught_exceptions(); }
 void Probe::enter(Site& site) noexcept {
   if (t_in_engine) return;
   int mode = g_mode.load(std::memory_order_relaxed);
-  if (mode == kDisabled || (mode == kUninitialized && ensure_initialized() != kEnabled)) return;
+  if (mode == kDisabled || (mode == kUninitialized && ensure_initialized() != kEnabled)) {
+    // Off: the site's later calls stop at the probe's first test (Site::armed).
+    EngineScope in_engine;
+    Engine::get().park(site, __builtin_return_address(0));
+    return;
+  }
   uint32_t id = site.id.load(std::memory_order_relaxed);
   if (id == kExcludedSite) return;
   Hot* h = t_hot;

@@ -114,15 +114,12 @@ void SiteTotals::add(const SiteTotals& o) {
   overflow_errors += o.overflow_errors;
 }
 
-Hot* Engine::prepare(Site& site, const void* ret_addr) {
-  if (t_exiting) return nullptr;
-  Hot* h = t_hot;
-  Lock l(mu_);
+uint32_t Engine::register_site(Site& site, const void* ret_addr) {
   uint32_t id = site.id.load(std::memory_order_relaxed);
   if (id == 0) {
     if (sites_.size() >= kMaxSites) {
-      site.id.store(kExcludedSite);
-      return nullptr;
+      set_site_id(site, kExcludedSite);
+      return kExcludedSite;
     }
     SiteInfo info;
     info.site = &site;
@@ -140,10 +137,17 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
         (scope_.admits(info.function) || scope_.admits(info.name)) && in_variant(mask_.get(), info);
     id = static_cast<uint32_t>(sites_.size());
     sites_.push_back(std::move(info));
-    site.id.store(admit ? id : kExcludedSite, std::memory_order_relaxed);
-    if (!admit) return nullptr;
+    if (!admit) id = kExcludedSite;
+    set_site_id(site, id);
   }
-  if (id == kExcludedSite) return nullptr;
+  return id;
+}
+
+Hot* Engine::prepare(Site& site, const void* ret_addr) {
+  if (t_exiting) return nullptr;
+  Hot* h = t_hot;
+  Lock l(mu_);
+  if (register_site(site, ret_addr) == kExcludedSite) return nullptr;
   if (h == nullptr) {
     auto* ts = new ThreadState();
     ts->tid = next_tid_.fetch_add(1);

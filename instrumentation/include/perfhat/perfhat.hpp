@@ -147,6 +147,12 @@ struct Site {
   const char* file;
   uint32_t line;
   SiteKind kind;
+  // The probe's one entry test. 1: take the enabled path (first use, initialization, or
+  // recording); 0: do nothing -- probes are disabled, or this site is outside PERFHAT_SCOPE or
+  // this replica's variant. Folding the global switch and the site's admission into one byte of
+  // the site makes a masked probe run exactly the instructions of a disabled one (issue 23); the
+  // engine recomputes it for every registered site when either changes (site_arming.cc).
+  std::atomic<uint8_t> armed{1};
   std::atomic<uint32_t> id{0};    // 0 = not registered yet; kExcludedSite = out of scope
   const void* address = nullptr;  // function entry (-finstrument-functions); else resolved from
                                   // the registering call's return address
@@ -233,8 +239,9 @@ struct Attr {
   char s[40] = {};
 };
 
-// RAII probe. What the probed function runs when probes are disabled is one relaxed load of
-// g_mode and a branch at entry, a store and a test of slot_ at exit. Everything an enabled probe
+// RAII probe. What the probed function runs when probes are disabled, or when its site is
+// outside the scope or the replica's variant, is one relaxed load of the site's `armed` byte and
+// a branch at entry, a store and a test of slot_ at exit. Everything an enabled probe
 // does sits behind that one branch, laid out off the function's fast path (GCC moves
 // [[unlikely]] blocks out of line): the phase-1 fast path (count and countdown in the thread's
 // slot, the relevance/sampling test) inline there, everything rarer (first use, timed calls,
@@ -246,8 +253,9 @@ class Probe {
  public:
   [[gnu::always_inline]] explicit Probe(Site& site) noexcept {
     slot_ = nullptr;
-    // kUninitialized also goes this way: enter() initializes from the environment.
-    if (g_mode.load(std::memory_order_relaxed) != kDisabled) PERFHAT_UNLIKELY
+    // A site starts armed: its first call goes to enter(), which initializes from the
+    // environment, registers the site and disarms it when it is not to be probed.
+    if (site.armed.load(std::memory_order_relaxed) != 0) PERFHAT_UNLIKELY
     start(site);
   }
 
@@ -322,10 +330,10 @@ class Probe {
     Hot* h = t_hot;
     uint32_t id = site.id.load(std::memory_order_relaxed);
     // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare. g_mode is
-    // not read again: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
-    // enter()), and it never returns there.
+    // not read: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
+    // enter()), and a registered site is disarmed when probes are turned off.
     if (h == nullptr || id - 1u >= h->capacity - 1u) PERFHAT_UNLIKELY {
-        // Out of PERFHAT_SCOPE or of this replica's variant: done here, without the call.
+        // Excluded but still armed: only while the engine is re-arming its sites.
         if (id == kExcludedSite) return;
         return enter(site);
       }
