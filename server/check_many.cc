@@ -52,10 +52,7 @@ int runCheckMany(const CheckManyArgs& a, const Config& cfg, const std::string& r
   }
 
   SourceChoice choice = makeSource(cfg);
-  for (const auto& p : choice.problems) log.warn(p);
-  std::shared_ptr<feedback::FeedbackProvider> provider;
-  if (choice.source)
-    provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
+  std::shared_ptr<feedback::FeedbackProvider> provider = makeProvider(choice, cfg, log);
 
   ClangAnalyzer analyzer;
   analyzer.setBackgroundIndex(false);

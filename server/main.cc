@@ -157,6 +157,20 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
+// A `--check` run's settings: the project file of `root`, the environment, then the command line.
+Config resolveCheckConfig(const std::string& root, const Args& a, Logger& log) {
+  ConfigLayers layers;
+  std::optional<std::string> project_error;
+  layers.project = loadProjectFile(root, &project_error);
+  if (project_error) log.warn(*project_error);
+  layers.env = envLayer([](const char* k) { return std::getenv(k); });
+  layers.cli = a.cli;
+  std::vector<std::string> warnings;
+  Config cfg = layers.resolve(&warnings);
+  for (const auto& w : warnings) log.warn(w);
+  return cfg;
+}
+
 int runCheck(const Args& a, Logger& log) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -171,21 +185,10 @@ int runCheck(const Args& a, Logger& log) {
   std::string text = ss.str();
 
   std::string root = projectRoot(file.parent_path());
-  ConfigLayers layers;
-  std::optional<std::string> project_error;
-  layers.project = loadProjectFile(root, &project_error);
-  if (project_error) log.warn(*project_error);
-  layers.env = envLayer([](const char* k) { return std::getenv(k); });
-  layers.cli = a.cli;
-  std::vector<std::string> warnings;
-  Config cfg = layers.resolve(&warnings);
-  for (const auto& w : warnings) log.warn(w);
+  Config cfg = resolveCheckConfig(root, a, log);
 
   SourceChoice choice = makeSource(cfg);
-  for (const auto& p : choice.problems) log.warn(p);
-  std::shared_ptr<feedback::FeedbackProvider> provider;
-  if (choice.source)
-    provider = std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
+  std::shared_ptr<feedback::FeedbackProvider> provider = makeProvider(choice, cfg, log);
 
   ClangAnalyzer analyzer;
   analyzer.setBackgroundIndex(false);  // one file, analysed alone: the output never varies
@@ -263,15 +266,7 @@ int runCheckManyFromArgs(const Args& a, Logger& log) {
   fs::path first = !a.check_files.empty() ? fs::absolute(a.check_files.front(), ec)
                                           : fs::absolute(a.compile_db, ec) / "x";
   std::string root = projectRoot(first.parent_path());
-  ConfigLayers layers;
-  std::optional<std::string> project_error;
-  layers.project = loadProjectFile(root, &project_error);
-  if (project_error) log.warn(*project_error);
-  layers.env = envLayer([](const char* k) { return std::getenv(k); });
-  layers.cli = a.cli;
-  std::vector<std::string> warnings;
-  Config cfg = layers.resolve(&warnings);
-  for (const auto& w : warnings) log.warn(w);
+  Config cfg = resolveCheckConfig(root, a, log);
   return runCheckMany({a.check_files, a.compile_db, a.sarif, PERFHAT_VERSION}, cfg, root, log);
 }
 

@@ -126,6 +126,19 @@ double student_t_two_sided_p(double t, double df) {
   return std::isinf(t) ? 0.0 : incomplete_beta(df / 2, 0.5, x);
 }
 
+// t = diff / se and its two-sided p at r.df; a zero standard error gives t = ±inf (p = 0) or
+// 0 (p = 1) instead of a division by zero.
+static void finishTTest(double diff, double se, double alpha, TTestResult& r) {
+  if (se == 0) {
+    r.t = diff == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), diff);
+    r.p = diff == 0 ? 1 : 0;
+  } else {
+    r.t = diff / se;
+    r.p = student_t_two_sided_p(r.t, r.df);
+  }
+  r.equal = r.p > alpha;
+}
+
 TTestResult pooled_t_test(const std::vector<double>& a, const std::vector<double>& b,
                           double alpha) {
   TTestResult r;
@@ -138,14 +151,7 @@ TTestResult pooled_t_test(const std::vector<double>& a, const std::vector<double
   double sp2 = ((na - 1) * wa.variance() + (nb - 1) * wb.variance()) / r.df;
   double se = std::sqrt(sp2 * (1 / na + 1 / nb));
   double diff = wa.mean - wb.mean;
-  if (se == 0) {
-    r.t = diff == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), diff);
-    r.p = diff == 0 ? 1 : 0;
-  } else {
-    r.t = diff / se;
-    r.p = student_t_two_sided_p(r.t, r.df);
-  }
-  r.equal = r.p > alpha;
+  finishTTest(diff, se, alpha, r);
   return r;
 }
 
@@ -155,14 +161,7 @@ TTestResult one_sample_t_test(const Welford& sample, double mu0, double alpha) {
   r.df = static_cast<double>(sample.n - 1);
   double se = sample.stddev() / std::sqrt(static_cast<double>(sample.n));
   double diff = sample.mean - mu0;
-  if (se == 0) {
-    r.t = diff == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), diff);
-    r.p = diff == 0 ? 1 : 0;
-  } else {
-    r.t = diff / se;
-    r.p = student_t_two_sided_p(r.t, r.df);
-  }
-  r.equal = r.p > alpha;
+  finishTTest(diff, se, alpha, r);
   return r;
 }
 

@@ -33,4 +33,11 @@ SourceChoice makeSource(const Config& cfg) {
   return c;
 }
 
+std::shared_ptr<feedback::FeedbackProvider> makeProvider(const SourceChoice& choice,
+                                                         const Config& cfg, Logger& log) {
+  for (const auto& p : choice.problems) log.warn(p);
+  if (!choice.source) return nullptr;
+  return std::make_shared<feedback::FeedbackProvider>(choice.source, cfg.cache);
+}
+
 }  // namespace perfhat::server

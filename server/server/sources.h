@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "server/feedback/file_source.h"
+#include "server/feedback/provider.h"
 #include "server/feedback/source.h"
 #include "server/server/config.h"
+#include "server/server/log.h"
 
 namespace perfhat::server {
 
@@ -20,5 +22,10 @@ struct SourceChoice {
 };
 
 SourceChoice makeSource(const Config& cfg);
+
+// For a one-shot run (`--check`): the choice's problems go to the log, and its source comes
+// wrapped in a provider with the configured cache; null when no production data is configured.
+std::shared_ptr<feedback::FeedbackProvider> makeProvider(const SourceChoice& choice,
+                                                         const Config& cfg, Logger& log);
 
 }  // namespace perfhat::server
