@@ -222,6 +222,8 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
 // not only the frame work behind them.
 extern void (*g_hook_enter)(void* fn);
 extern void (*g_hook_exit)(void* fn);
+// An empty function called the same way (the calibration's harness).
+extern void (*volatile g_hook_none)(void* fn);
 
 // Measures the probe costs again on the calling thread, with the current tick source (tests).
 ProbeCosts recalibrate();
