@@ -36,12 +36,12 @@ PERFHAT_TEST_NOINSTR NestedTimings time_nested(void* parent_fn, Instrumented ins
                                                Plain plain, int reps) {
   std::vector<double> plain_ticks, reported;
   detail::Site* site = autoinstrument::site_for(parent_fn);
-  volatile int sink = 0;
+  volatile unsigned sink = 0;
   for (int i = 0; i < reps; ++i) {
     for (int j = 0; j < 2; ++j) {
       if (((i + j) & 1) == 0) {
         const uint64_t a = detail::now_ticks();
-        sink = sink + plain();
+        sink = sink + static_cast<unsigned>(plain());
         plain_ticks.push_back(static_cast<double>(detail::now_ticks() - a));
         continue;
       }
@@ -50,7 +50,7 @@ PERFHAT_TEST_NOINSTR NestedTimings time_nested(void* parent_fn, Instrumented ins
       detail::Slot* slot = h != nullptr && id != 0 && id < h->capacity ? &h->slots[id] : nullptr;
       const uint64_t timed = slot != nullptr ? slot->timed.load() : 0;
       const uint64_t sum = slot != nullptr ? slot->sum_ticks.load() : 0;
-      sink = sink + instrumented();
+      sink = sink + static_cast<unsigned>(instrumented());
       if (slot == nullptr) {  // the first call registers the site
         continue;
       }

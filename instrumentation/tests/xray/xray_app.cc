@@ -23,16 +23,16 @@ __attribute__((noinline)) int skipped(int x) { return x - 1; }
 // children four times as long (an XRay pair costs about three -finstrument-functions pairs).
 namespace xnest {
 #define XNEST_CHILD_BODY                                  \
-  int s = x;                                              \
+  unsigned s = static_cast<unsigned>(x);                  \
   for (int i = 0; i < 64; ++i) {                          \
     s = s * 31 + i;                                       \
     asm volatile("" : "+r"(s)); /* no folding the loop */ \
   }                                                       \
-  return s
-#define XNEST_PARENT_BODY(child)                  \
-  int s = 0;                                      \
-  for (int i = 0; i < 32; ++i) s += child(i + x); \
-  return s
+  return static_cast<int>(s & 0x7fffffffu)
+#define XNEST_PARENT_BODY(child)                                         \
+  unsigned s = 0;                                                        \
+  for (int i = 0; i < 32; ++i) s += static_cast<unsigned>(child(i + x)); \
+  return static_cast<int>(s & 0x7fffffffu)
 __attribute__((noinline)) int child(int x) { XNEST_CHILD_BODY; }
 __attribute__((noinline)) int parent(int x) { XNEST_PARENT_BODY(child); }
 }  // namespace xnest
