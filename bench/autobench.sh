@@ -4,6 +4,7 @@
 # -finstrument-functions) and builds the same program with clang++ twice more: plain and with
 # LLVM XRay (-fxray-instrument, perfhat::xray).
 #   bench/autobench.sh [build-dir=build] [reps=5] [ops=300000]
+#   THROUGHPUT=0: the latency table only; LAT_REPS, LAT_CALLS: its runs and calls per run.
 # OLD_AUTO=<binary> adds a row for an older instr_autobench_auto (the "before" figures).
 set -euo pipefail
 BUILD=${1:-build}
@@ -18,10 +19,12 @@ cmake --build "$BUILD" --target instr_autobench_plain instr_autobench_auto perfh
 mkdir -p "$OUT"
 FLAGS=(-std=c++17 -O2 -g -DNDEBUG -I"$SRC/instrumentation/include" -I"$SRC/instrumentation/src")
 "$CLANG" "${FLAGS[@]}" "$SRC/bench/instrumentation/autobench.cc" -o "$OUT/plain"
+# The latency mode's uninstrumented copy of the same functions: no sleds.
+"$CLANG" "${FLAGS[@]}" -c "$SRC/bench/instrumentation/autobench_plain_copy.cc" -o "$OUT/plain_copy.o"
 "$CLANG" "${FLAGS[@]}" -DAUTOBENCH_INSTRUMENTED -fxray-instrument \
   -fxray-instruction-threshold="$THRESHOLD" "$SRC/bench/instrumentation/autobench.cc" \
-  -o "$OUT/xray" -Wl,--undefined=perfhat_xray_anchor "$BUILD/instrumentation/libperfhat_xray.a" \
-  "$BUILD/instrumentation/libperfhat.a" -lpthread -ldl
+  "$OUT/plain_copy.o" -o "$OUT/xray" -Wl,--undefined=perfhat_xray_anchor \
+  "$BUILD/instrumentation/libperfhat_xray.a" "$BUILD/instrumentation/libperfhat.a" -lpthread -ldl
 
 # name | environment | binary
 CONFIGS=(
@@ -64,45 +67,49 @@ for c in "${CONFIGS[@]}"; do
 done
 fi
 
-# Reported latencies (phase-1 mean of each function, what the aggregates export, with the
-# default sampler and a Tigris filter) against the plain build's own timing of the same calls
-# (median per call, clock cost subtracted); each the median over $REPS runs.
+# Reported latencies against an uninstrumented timing of the same functions in the same run: the
+# instrumented binary's latency mode times an uninstrumented copy of each function call by call
+# interleaved with the instrumented calls, and reads what libperfhat reported for each call it
+# timed (phase 1, default sampler, Tigris filter selecting). Per-call medians (on a shared machine
+# a mean is dominated by preempted calls); each figure is the median over $LAT_REPS runs of that
+# run's reported median / uninstrumented median. Compensation: on (the start-up calibration); on
+# with the experimental in-context sampling (PERFHAT_COMPENSATE_IN_CONTEXT=1); off.
 LAT_REPS=${LAT_REPS:-$REPS}
+LAT_CALLS=${LAT_CALLS:-20000}
 FUNCS=(get put scan checksum)
+MODES=("1|" "1|PERFHAT_COMPENSATE_IN_CONTEXT=1" "0|")
 declare -A LAT
 for ((r = 0; r < LAT_REPS; ++r)); do
   for build in gcc clang; do
-    if [[ $build == gcc ]]; then plain=$BIN/instr_autobench_plain auto=$BIN/instr_autobench_auto
-    else plain=$OUT/plain auto=$OUT/xray; fi
-    out=$("$plain" latency 4000)
-    for f in "${FUNCS[@]}"; do
-      LAT[$build plain $f]+="$(grep "harness median" <<<"$out" | sed -E "s/.* $f ([0-9.]+) ns.*/\1/") "
-      LAT[$build mean $f]+="$(grep "harness mean" <<<"$out" | sed -E "s/.* $f ([0-9.]+) ns.*/\1/") "
-    done
-    for comp in 1 0; do
-      out=$(PERFHAT_SCOPE='kv::*' PERFHAT_FILTER='most expensive' PERFHAT_COMPENSATE=$comp \
-            "$auto" latency 4000)
+    auto=$BIN/instr_autobench_auto
+    [[ $build == clang ]] && auto=$OUT/xray
+    for mode in "${MODES[@]}"; do
+      IFS='|' read -r comp extra <<<"$mode"
+      out=$(env ${extra:+"$extra"} PERFHAT_SCOPE='kv::*' PERFHAT_FILTER='most expensive' \
+            PERFHAT_COMPENSATE=$comp "$auto" latency "$LAT_CALLS")
       for f in "${FUNCS[@]}"; do
-        v=$({ grep -E "^reported kv::(Db::)?$f\(" <<<"$out" || true; } | head -1 |
-            sed -E 's/.*phase-1 calls +[0-9]+ mean +([0-9.]+) ns.*/\1/')
-        LAT[$build comp$comp $f]+="${v:-nan} "
+        line=$({ grep -E "^latency $f " <<<"$out" || true; } | head -1)
+        plain=$(sed -E 's/.*uninstrumented median ([0-9.]+).*/\1/' <<<"$line")
+        rep=$(sed -nE 's/.*reported median ([0-9.]+).*/\1/p' <<<"$line")
+        LAT[$build plain $f]+="$plain "
+        LAT[$build $mode $f]+="$(awk -v r="${rep:-nan}" -v p="$plain" \
+          'BEGIN { if (r == "nan") print "nan"; else printf "%.1f", (r / p - 1) * 100 }') "
       done
     done
   done
 done
 echo
-# The reference is the median: on a shared machine the plain build's mean is dominated by
-# preempted calls. The reported figures are means (what phase 1 exports).
-echo "| function | build | uninstrumented, median (mean) ns | reported mean, compensated ns | reported mean, not compensated ns |"
-echo "|---|---|---|---|---|"
+echo "| function | build | uninstrumented, median ns | compensated | + in-context sampling | not compensated |"
+echo "|---|---|---|---|---|---|"
 for build in gcc clang; do
   for f in "${FUNCS[@]}"; do
-    med=$(median <<<"${LAT[$build plain $f]}")
-    p=$(median <<<"${LAT[$build mean $f]}")
-    c=$(median <<<"${LAT[$build comp1 $f]}")
-    u=$(median <<<"${LAT[$build comp0 $f]}")
-    awk -v f="$f" -v b="$build" -v m="$med" -v p="$p" -v c="$c" -v u="$u" 'BEGIN {
-      if (c == "nan" || c == "") { printf "| %s | %s | %.0f (%.0f) | (no sled) | (no sled) |\n", f, b, m, p; exit }
-      printf "| %s | %s | %.0f (%.0f) | %.0f (%+.0f %%) | %.0f (%+.0f %%) |\n", f, b, m, p, c, (c / m - 1) * 100, u, (u / m - 1) * 100 }'
+    row="| $f | $build | $(median <<<"${LAT[$build plain $f]}")"
+    for mode in "${MODES[@]}"; do
+      v=$(median <<<"${LAT[$build $mode $f]}")
+      if [[ $v == nan || -z $v ]]; then row+=" | (no sled)"; else
+        row+=" | $(printf '%+.0f %%' "$v") ($(tr -s ' ' <<<"${LAT[$build $mode $f]}" | sed 's/ $//'))"
+      fi
+    done
+    echo "$row |"
   done
 done

@@ -7,9 +7,11 @@
 // ("Automatic instrumentation") for the figures.
 //
 //   instr_autobench throughput [ops=2000000]   prints ops/s of a fixed mix of Put/Get/Scan
-//   instr_autobench latency [reps=20000]       prints the mean latency of three functions:
-//       the plain build times each call with the clock (clock floor subtracted), the
-//       instrumented build prints what libperfhat reported (spans and phase-1 aggregates).
+//   instr_autobench latency [reps=20000]       prints, for Db::get/put/scan and checksum, the
+//       median and mean of the harness's own timing of each call (clock cost subtracted); the
+//       instrumented build adds an uninstrumented copy of the same functions timed call by call
+//       in the same run (autobench_plain_copy.h), and what libperfhat reported for each call
+//       it timed (phase 1, compensated unless PERFHAT_COMPENSATE=0).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -21,194 +23,19 @@
 #include <string>
 #include <vector>
 
-#ifdef AUTOBENCH_INSTRUMENTED
-#include <map>
+#include <x86intrin.h>
 
+#ifdef AUTOBENCH_INSTRUMENTED
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 // Internal, for the calibration figures only (bench/CMakeLists.txt adds instrumentation/src).
+#include "autobench_plain_copy.h"
 #include "hook_stack.h"
 #endif
 
-namespace kv {
-
-class Arena {
- public:
-  char* allocate(size_t n) {
-    n = (n + 7) & ~size_t{7};
-    if (n > left_) refill(n);
-    char* p = cur_;
-    cur_ += n;
-    left_ -= n;
-    return p;
-  }
-
- private:
-  void refill(size_t n) {
-    size_t size = n > kBlock ? n : kBlock;
-    blocks_.emplace_back(new char[size]);
-    cur_ = blocks_.back().get();
-    left_ = size;
-  }
-  static constexpr size_t kBlock = 1 << 16;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  char* cur_ = nullptr;
-  size_t left_ = 0;
-};
-
-struct Slice {
-  const char* data = nullptr;
-  size_t size = 0;
-  int compare(const Slice& o) const {
-    size_t n = size < o.size ? size : o.size;
-    int r = std::memcmp(data, o.data, n);
-    if (r != 0) return r;
-    return size < o.size ? -1 : (size > o.size ? 1 : 0);
-  }
-};
-
-struct BytewiseComparator {
-  int operator()(const Slice& a, const Slice& b) const { return a.compare(b); }
-};
-
-template <typename Key, class Comparator>
-class SkipList {
- public:
-  static constexpr int kMaxHeight = 12;
-  SkipList(Comparator cmp, Arena* arena)
-      : cmp_(cmp), arena_(arena), head_(new_node(Key{}, kMaxHeight)) {
-    for (int i = 0; i < kMaxHeight; ++i) head_->set_next(i, nullptr);
-  }
-  void insert(const Key& key) {
-    Node* prev[kMaxHeight];
-    find_greater_or_equal(key, prev);
-    int height = random_height();
-    if (height > height_) {
-      for (int i = height_; i < height; ++i) prev[i] = head_;
-      height_ = height;
-    }
-    Node* x = new_node(key, height);
-    for (int i = 0; i < height; ++i) {
-      x->set_next(i, prev[i]->next(i));
-      prev[i]->set_next(i, x);
-    }
-  }
-  // First entry >= key, or nullptr.
-  const Key* seek(const Key& key) const {
-    Node* x = find_greater_or_equal(key, nullptr);
-    return x ? &x->key : nullptr;
-  }
-  template <typename Fn>
-  int scan(const Key& from, int n, Fn&& fn) const {
-    int seen = 0;
-    for (Node* x = find_greater_or_equal(from, nullptr); x && seen < n; x = x->next(0), ++seen) {
-      fn(x->key);
-    }
-    return seen;
-  }
-
- private:
-  struct Node {
-    Key key;
-    Node* next_[1];
-    Node* next(int level) const { return next_[level]; }
-    void set_next(int level, Node* n) { next_[level] = n; }
-  };
-  Node* new_node(const Key& key, int height) {
-    char* mem = arena_->allocate(sizeof(Node) + sizeof(Node*) * (height - 1));
-    Node* n = reinterpret_cast<Node*>(mem);
-    n->key = key;
-    return n;
-  }
-  int random_height() {
-    int h = 1;
-    while (h < kMaxHeight && next_random() % 4 == 0) ++h;
-    return h;
-  }
-  uint32_t next_random() {
-    rnd_ = rnd_ * 1103515245u + 12345u;
-    return rnd_ >> 8;
-  }
-  bool key_is_after_node(const Key& key, Node* n) const {
-    return n != nullptr && cmp_(n->key, key) < 0;
-  }
-  Node* find_greater_or_equal(const Key& key, Node** prev) const {
-    Node* x = head_;
-    int level = height_ - 1;
-    while (true) {
-      Node* next = x->next(level);
-      if (key_is_after_node(key, next)) {
-        x = next;
-      } else {
-        if (prev != nullptr) prev[level] = x;
-        if (level == 0) return next;
-        --level;
-      }
-    }
-  }
-
-  Comparator cmp_;
-  Arena* arena_;
-  Node* head_;
-  int height_ = 1;
-  uint32_t rnd_ = 0xdeadbeef;
-};
-
-uint32_t hash(const char* data, size_t n, uint32_t seed) {
-  uint32_t h = seed ^ static_cast<uint32_t>(n * 0xc6a4a793u);
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(data[i])) * 16777619u;
-  return h;
-}
-
-// One of the three timed functions: a leaf with a loop (no callees).
-uint32_t checksum(const std::vector<char>& block) {
-  uint32_t a = 1, b = 0;
-  for (char c : block) {
-    a = (a + static_cast<uint8_t>(c)) % 65521u;
-    b = (b + a) % 65521u;
-  }
-  return (b << 16) | a;
-}
-
-class Db {
- public:
-  Db() : list_(BytewiseComparator{}, &arena_) {}
-  void put(const std::string& key, const std::string& value) {
-    char* mem = arena_.allocate(key.size() + value.size());
-    std::memcpy(mem, key.data(), key.size());
-    std::memcpy(mem + key.size(), value.data(), value.size());
-    list_.insert(Slice{mem, key.size()});
-    bloom_ |= uint64_t{1} << (hash(key.data(), key.size(), 7) & 63);
-  }
-  // Timed: a skip-list search through many small calls.
-  bool get(const std::string& key) const {
-    if (!(bloom_ >> (hash(key.data(), key.size(), 7) & 63) & 1)) return false;
-    Slice k{key.data(), key.size()};
-    const Slice* found = list_.seek(k);
-    return found != nullptr && found->compare(k) == 0;
-  }
-  // Timed: a search and a walk of n entries.
-  uint64_t scan(const std::string& from, int n) const {
-    uint64_t sum = 0;
-    list_.scan(Slice{from.data(), from.size()}, n,
-               [&](const Slice& s) { sum += hash(s.data, s.size, 1); });
-    return sum;
-  }
-
- private:
-  Arena arena_;
-  SkipList<Slice, BytewiseComparator> list_;
-  uint64_t bloom_ = 0;
-};
-
-std::string key_of(uint64_t i) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "k%015llu",
-                static_cast<unsigned long long>(i * 2654435761u % 1000003));
-  return buf;
-}
-
-}  // namespace kv
+#define AUTOBENCH_KV kv
+#include "autobench_kv.inc"
+#undef AUTOBENCH_KV
 
 namespace {
 
@@ -226,9 +53,95 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+uint64_t ticks_now() { return __rdtsc(); }
+
+template <typename F>
+void* code_address(F f) {
+  void* p;  // a function pointer, or the Itanium ABI's non-virtual member pointer's first word
+  std::memcpy(&p, &f, sizeof p);
+  return p;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// One timed function: the harness's time of each call (instrumented build: probes included),
+// the uninstrumented copy's, and what libperfhat reported for each call it timed (the site's
+// phase-1 sums on this thread move by that call's own, compensated, duration).
+class Series {
+ public:
+  Series(const char* name, [[maybe_unused]] void* fn) : name_(name) {
+#ifdef AUTOBENCH_INSTRUMENTED
+    site_ = perfhat::autoinstrument::site_for(fn);
+#endif
+  }
+  template <typename F>
+  uint64_t run(F&& f) {
+    begin_reported();
+    const double a = now_s();
+    const auto r = f();
+    const double b = now_s();
+    end_reported();
+    harness_.push_back(b - a);
+    return static_cast<uint64_t>(r);
+  }
+  template <typename F>
+  uint64_t plain(F&& f) {
+    const double a = now_s();
+    const auto r = f();
+    const double b = now_s();
+    plain_.push_back(b - a);
+    return static_cast<uint64_t>(r);
+  }
+  void print(double clock_ns, double ns_per_tick) const {
+    auto ns = [&](const std::vector<double>& v, bool med) {
+      return (med ? median(v) : mean(v)) * 1e9 - clock_ns;
+    };
+    std::printf("latency %s harness median %.1f mean %.1f ns", name_, ns(harness_, true),
+                ns(harness_, false));
+    if (!plain_.empty()) {
+      std::printf(" | uninstrumented median %.1f mean %.1f ns", ns(plain_, true),
+                  ns(plain_, false));
+    }
+    if (!reported_.empty()) {
+      std::printf(" | reported median %.1f mean %.1f ns (%zu timed)",
+                  median(reported_) * ns_per_tick, mean(reported_) * ns_per_tick, reported_.size());
+    }
+    std::printf(" (clock %.1f ns subtracted)\n", clock_ns);
+  }
+
+ private:
+#ifdef AUTOBENCH_INSTRUMENTED
+  perfhat::detail::Slot* slot() const {
+    const perfhat::detail::Hot* h = perfhat::detail::t_hot;
+    const uint32_t id = site_->id.load();
+    return h != nullptr && id != 0 && id < h->capacity ? &h->slots[id] : nullptr;
+  }
+  void begin_reported() {
+    if (const auto* s = slot()) timed0_ = s->timed.load(), sum0_ = s->sum_ticks.load();
+  }
+  void end_reported() {
+    const auto* s = slot();
+    if (s != nullptr && s->timed.load() == timed0_ + 1) {
+      reported_.push_back(static_cast<double>(s->sum_ticks.load() - sum0_));
+    }
+  }
+  perfhat::detail::Site* site_;
+  uint64_t timed0_ = 0, sum0_ = 0;
+#else
+  void begin_reported() {}
+  void end_reported() {}
+#endif
+  const char* name_;
+  std::vector<double> harness_, plain_, reported_;  // seconds, seconds, ticks
+};
 
 // The fixed mix: 1 put, 8 gets, 1 scan of 16 per 10 operations, 1 checksum per 100.
 uint64_t run_mix(kv::Db& db, uint64_t ops, const std::vector<char>& block) {
@@ -285,80 +198,69 @@ int main(int argc, char** argv) {
 #endif
     return 0;
   }
-  // latency: the same calls in both builds; the harness times each with the clock (in the
-  // instrumented build that time includes the probes; the plain build's is the reference).
+  // latency: each function's calls timed by the harness with the clock (clock cost subtracted).
+  // The instrumented build also runs an uninstrumented copy of the same functions, call by call
+  // interleaved with the instrumented ones (same load, same caches), and reads what libperfhat
+  // reported for each timed call.
+  run_mix(db, 20000, block);  // warm-up, and with a filter the first Tigris cycle, as above
 #ifdef AUTOBENCH_INSTRUMENTED
-  perfhat::flush();  // the fill's calls are not part of what is compared
-  exporter->clear();
+  if (!cfg.filter.empty()) perfhat::analyze_now();
+  plain_copy::Db* copy = plain_copy::make_db();
+  for (int i = 0; i < 50000; ++i) plain_copy::put(copy, kv::key_of(i), "value");
+  // The warm-up's puts (run_mix: one in ten operations).
+  for (uint64_t i = 0; i < 20000; i += 10) plain_copy::put(copy, kv::key_of(i + 50000), "value");
 #endif
-  int reps = argc > 2 ? std::atoi(argv[2]) : 2000;
-  std::vector<double> t_get, t_put, t_scan, t_sum;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 20000;
+  Series get("get", code_address(&kv::Db::get)), put("put", code_address(&kv::Db::put)),
+      scan("scan", code_address(&kv::Db::scan)), sum("checksum", code_address(&kv::checksum));
   double floor = 0;
   uint64_t acc = 0;
+  const double wall0 = now_s();
+  const uint64_t tick0 = ticks_now();
   for (int i = 0; i < reps; ++i) {
-    std::string k = kv::key_of(static_cast<uint64_t>(i) * 7), s = kv::key_of(i);
-    std::string fresh = kv::key_of(static_cast<uint64_t>(i) + 60000);
-    double a = now_s();
-    acc += db.get(k);
-    double b = now_s();
-    db.put(fresh, "value");
-    double c = now_s();
-    acc += db.scan(s, 64);
-    double d = now_s();
-    acc += kv::checksum(block);
-    double e = now_s();
-    double f = now_s();
-    floor += f - e;
-    t_get.push_back(b - a);
-    t_put.push_back(c - b);
-    t_scan.push_back(d - c);
-    t_sum.push_back(e - d);
+    const std::string k = kv::key_of(static_cast<uint64_t>(i) * 7), from = kv::key_of(i);
+    const std::string fresh = kv::key_of(static_cast<uint64_t>(i) + 70000);
+    // Alternate which copy runs first, so neither always finds the other's cache misses.
+    for (int copy_first = 0; copy_first < 2; ++copy_first) {
+      const bool instrumented = (copy_first ^ (i & 1)) != 0;
+#ifdef AUTOBENCH_INSTRUMENTED
+      if (!instrumented) {
+        acc += get.plain([&] { return plain_copy::get(copy, k); });
+        acc += put.plain([&] {
+          plain_copy::put(copy, fresh, "value");
+          return 0;
+        });
+        acc += scan.plain([&] { return plain_copy::scan(copy, from, 64); });
+        acc += sum.plain([&] { return plain_copy::checksum(block); });
+        continue;
+      }
+#else
+      if (!instrumented) continue;
+#endif
+      acc += get.run([&] { return db.get(k); });
+      acc += put.run([&] {
+        db.put(fresh, "value");
+        return 0;
+      });
+      acc += scan.run([&] { return db.scan(from, 64); });
+      acc += sum.run([&] { return kv::checksum(block); });
+    }
+    const double e = now_s();
+    floor += now_s() - e;
   }
-  const double fl = floor / reps;
-  auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return v.empty() ? 0 : sum / static_cast<double>(v.size());
-  };
+  const double ns_per_tick = (now_s() - wall0) * 1e9 / static_cast<double>(ticks_now() - tick0);
+  const double clock_ns = floor / reps * 1e9;
   std::printf("acc %llu\n", static_cast<unsigned long long>(acc));
-  std::printf(
-      "harness median get %.1f ns  put %.1f ns  scan %.1f ns  checksum %.1f ns  (clock %.1f "
-      "ns subtracted)\n",
-      (median(t_get) - fl) * 1e9, (median(t_put) - fl) * 1e9, (median(t_scan) - fl) * 1e9,
-      (median(t_sum) - fl) * 1e9, fl * 1e9);
-  // Means too: what phase 1 reports is a mean, outliers (preemption) included.
-  std::printf("harness mean get %.1f ns  put %.1f ns  scan %.1f ns  checksum %.1f ns\n",
-              (mean(t_get) - fl) * 1e9, (mean(t_put) - fl) * 1e9, (mean(t_scan) - fl) * 1e9,
-              (mean(t_sum) - fl) * 1e9);
+  for (Series* f : {&get, &put, &scan, &sum}) f->print(clock_ns, ns_per_tick);
 #ifdef AUTOBENCH_INSTRUMENTED
   if (const auto* c = perfhat::autoinstrument::probe_costs()) {
-    std::printf(
-        "calibrated probe cost per call (ticks): skipped %.1f counted %.1f clocked %.1f "
-        "recorded %.1f; self clocked %.1f recorded %.1f\n",
-        c->pair[0] / 256.0, c->pair[1] / 256.0, c->pair[2] / 256.0, c->pair[3] / 256.0,
-        c->self[2] / 256.0, c->self[3] / 256.0);
-  }
-  perfhat::flush();
-  struct Acc {
-    std::vector<double> spans;
-    double an = 0, ans = 0;
-  };
-  std::map<std::string, Acc> by;
-  for (const auto& sp : exporter->spans()) {
-    by[sp.function].spans.push_back(static_cast<double>(sp.end_unix_ns - sp.start_unix_ns));
-  }
-  for (const auto& ag : exporter->aggregates()) {
-    Acc& x = by[ag.function];
-    x.an += static_cast<double>(ag.count);
-    x.ans += ag.sum_ns;
-  }
-  for (const char* f : {"kv::Db::get(", "kv::Db::put(", "kv::Db::scan(", "kv::checksum("}) {
-    for (auto& [name, x] : by) {
-      if (name.rfind(f, 0) != 0 || name.find("lambda") != std::string::npos) continue;
-      std::printf(
-          "reported %-16.16s spans %7zu median %8.1f ns | phase-1 calls %8.0f mean %8.1f ns\n",
-          name.c_str(), x.spans.size(), median(x.spans), x.an, x.an > 0 ? x.ans / x.an : 0);
+    const auto* ts = perfhat::autoinstrument::thread_stack();
+    std::printf("probe cost per call (ticks): calibrated / added in context:");
+    for (int k = 0; k < perfhat::autoinstrument::kProbeKinds; ++k) {
+      static const char* const kKinds[] = {"skipped", "counted", "clocked", "recorded"};
+      std::printf(" %s %.1f / %.1f", kKinds[k], c->pair[k] / 256.0, ts->extra[k] / 256.0);
     }
+    std::printf("; self clocked %.1f recorded %.1f\n", c->self[2] / 256.0, c->self[3] / 256.0);
   }
 #endif
   return 0;

@@ -8,6 +8,7 @@
 #include "hook_stack.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
+#include "tests/nested_workload.h"
 
 namespace autons {
 __attribute__((noinline)) int leaf(int x) { return x * 3; }
@@ -168,4 +169,68 @@ TEST(InstrAutoInstrument, SwitchingProbesMidCallKeepsLaterNesting) {
   // Nothing is left open: `closer`'s frame ended at its exit, probes off or not.
   EXPECT_EQ(perfhat::autoinstrument::thread_stack()->depth(), depth);
   perfhat::shutdown();
+}
+
+// A known nested workload with the real clock: a parent calling 32 tiny children, all in scope and
+// sampled out (counted, one in 16 timed), against an uninstrumented copy of the same code timed
+// call by call in the same run. The children's hooks cost about a third of the parent's own time:
+// reported without compensation, the parent is that much slower; compensated, it is its own time.
+namespace nestns {
+#define NESTNS_CHILD_BODY                                 \
+  unsigned s = static_cast<unsigned>(x);                  \
+  for (int i = 0; i < 16; ++i) {                          \
+    s = s * 31 + i;                                       \
+    asm volatile("" : "+r"(s)); /* no folding the loop */ \
+  }                                                       \
+  return static_cast<int>(s & 0x7fffffffu)
+#define NESTNS_PARENT_BODY(child)                                        \
+  unsigned s = 0;                                                        \
+  for (int i = 0; i < 32; ++i) s += static_cast<unsigned>(child(i + x)); \
+  return static_cast<int>(s & 0x7fffffffu)
+__attribute__((noinline)) int child(int x) { NESTNS_CHILD_BODY; }
+__attribute__((noinline)) int parent(int x) { NESTNS_PARENT_BODY(child); }
+}  // namespace nestns
+namespace plainns {
+__attribute__((noinline)) PERFHAT_TEST_NOINSTR int child(int x) { NESTNS_CHILD_BODY; }
+__attribute__((noinline)) PERFHAT_TEST_NOINSTR int parent(int x) { NESTNS_PARENT_BODY(child); }
+}  // namespace plainns
+
+namespace {
+// Reported / uninstrumented - 1, medians per call.
+double nested_error(bool compensate) {
+  perfhat::Config c;
+  c.sampler = "none";
+  c.scope = "nestns::*";
+  c.compensate_overhead = compensate;
+  EXPECT_TRUE(perfhat::init(c, std::make_shared<perfhat::MemoryExporter>()))
+      << perfhat::last_error();
+  int x = 0;
+  const auto t = perfhat::testing::time_nested(
+      reinterpret_cast<void*>(&nestns::parent), [&x] { return nestns::parent(++x); },
+      [&x] { return plainns::parent(++x); }, 6000);
+  perfhat::shutdown();
+  EXPECT_GT(t.reported_calls, 100u);
+  const double error = t.reported_median / t.plain_median - 1;
+  std::printf(
+      "nested workload, compensation %s: uninstrumented %.0f ticks, reported %.0f ticks "
+      "(%+.1f %%, %zu timed calls)\n",
+      compensate ? "on" : "off", t.plain_median, t.reported_median, error * 100, t.reported_calls);
+  return error;
+}
+}  // namespace
+
+TEST(InstrAutoInstrument, CompensatedNestedWorkloadReportsItsUninstrumentedTime) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Under a sanitizer the start-up calibration of a pair came out above what the pairs cost in
+  // this loop (the parent was reported as 0 ticks; not understood yet), so there is no
+  // uninstrumented time to compare with here. Release trees run this test.
+  GTEST_SKIP() << "timing comparison not meaningful under sanitizers (calibration over-estimates)";
+#endif
+  // Wide enough for a loaded machine (the calibration is measured once, at start-up); the
+  // uncompensated error is several times larger.
+  constexpr double kTolerance = 0.25;
+  const double off = nested_error(false);
+  const double on = nested_error(true);
+  EXPECT_GT(off, kTolerance) << "the workload must show its probes' cost uncompensated";
+  EXPECT_LT(std::abs(on), kTolerance);
 }

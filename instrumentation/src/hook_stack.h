@@ -3,13 +3,25 @@
 // (entry and exit are separate calls), and each frame sums the calibrated cost of the probes
 // nested in it, which its own measured duration then leaves out (overhead compensation).
 //
+// A call's probes cost more in a real program than in the start-up calibration's tight loop (the
+// hooks' data and branches are cold between the program's own work: 1.4-1.5x on the autobench's
+// skip list). Experimental, off unless PERFHAT_COMPENSATE_IN_CONTEXT=1 (hook_stack.cc): about
+// one hook pair in 64 also times its own work in place with the sampling clock; each thread
+// compares the median of those times with the calibration's (ProbeCosts::reference) and adds
+// the difference to every pair of that kind (ThreadStack::extra).
+//
 // The hooks' fast paths (disabled, never-enabled thread) are in autoinstrument.cc; this is the
 // rest, entered only when probes are enabled or a thread has frames open.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <new>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "perfhat/perfhat.hpp"
 #include "probe_calibration.h"
@@ -26,6 +38,7 @@ struct Frame {
   void* fn;
   uint64_t spent0;  // the thread's ThreadStack::spent when this call began
   ProbeKind kind;
+  uint32_t sampled_entry;  // a sampled call: its entry hook's own ticks (at least 1), else 0
   alignas(detail::Probe) unsigned char storage[sizeof(detail::Probe)];
   PERFHAT_NOINSTR detail::Probe* probe() {
     return std::launder(reinterpret_cast<detail::Probe*>(storage));
@@ -47,6 +60,16 @@ struct ThreadStack {
   // The costs compensation uses; the calibration's own stack counts with zero costs (the
   // bookkeeping runs, nothing is subtracted).
   const ProbeCosts* costs = &g_costs;
+  // In-context sampling: hooks until the next sampled call; the hooks' sampled ticks per kind
+  // since the last step (the calibration's stack keeps the last kSampleBatch); what this
+  // thread's pairs cost beyond the calibrated pair (fixed point).
+  uint32_t sample_countdown = 1;
+  uint32_t sample_rng = 0x9E3779B9u;
+  bool adapt = true;  // false on the calibration's stack: samples are its reference
+  static constexpr uint32_t kSampleBatch = 63;  // samples per kind whose median is one step
+  uint16_t samples[kProbeKinds][kSampleBatch] = {};
+  uint32_t sampled_n[kProbeKinds] = {};
+  int64_t extra[kProbeKinds] = {};  // may be negative: a context cheaper than the calibration's
   struct {
     void* fn;
     detail::Site* site;
@@ -89,25 +112,77 @@ PERFHAT_NOINSTR inline ProbeKind kind_of(const detail::Probe& p) noexcept {
   return !p.active() ? kSkipped : p.recording() ? kRecorded : p.clocked() ? kClocked : kCounted;
 }
 
+// The clock of in-context sampling: the TSC, whatever tick source the probes use (an injected
+// test clock must not see the sampling's reads). Without a TSC nothing is sampled.
+PERFHAT_NOINSTR inline uint64_t sample_clock() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  // Fenced: the program's own loads still in flight complete before the first read, and the
+  // hooks' before the second. Unfenced, the hooks' time includes stalls on the program's cache
+  // misses that the processor overlaps with them anyway (3-5x the real cost on the autobench).
+  _mm_lfence();
+  const uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+#else
+  return 0;
+#endif
+}
+// Whether this hook samples; if so, the next sample is drawn 32..95 hooks on (64 on average),
+// at random so that a periodic call pattern cannot keep sampling the same call. Drawn here, not
+// when the sample ends: a sampled call may never return (main). The calibration arms each of
+// its samples itself.
+PERFHAT_NOINSTR inline bool sample_now(ThreadStack& s) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (--s.sample_countdown != 0) [[likely]]
+    return false;
+  uint32_t x = s.sample_rng;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  s.sample_rng = x;
+  s.sample_countdown = s.adapt ? 32 + (x & 63) : UINT32_MAX;
+  return true;
+#else
+  (void)s;
+  return false;
+#endif
+}
+// A sampled pair of `kind` spent `ticks` in its hooks: the sampling's own cost goes to the
+// enclosing calls, the time to this thread's running estimate.
+void note_sample(ThreadStack& s, ProbeKind kind, uint64_t ticks) noexcept;
+// What one pair of `kind` adds to the calls enclosing it on this thread.
+PERFHAT_NOINSTR inline uint64_t pair_cost(const ThreadStack& s, ProbeKind kind) noexcept {
+  return static_cast<uint64_t>(static_cast<int64_t>(s.costs->pair[kind]) + s.extra[kind]);
+}
+
 // Entry of the instrumented function at `fn`, on stack `s`. Inline: the hooks' whole enabled
 // path is one function.
 PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
+  const bool sample = sample_now(s);
+  const uint64_t t0 = sample ? sample_clock() : 0;
   // From here on, hooks of the functions the library itself calls (instrumented copies of
   // inline functions from the user's code, symbolizing a new function) are ignored.
   s.in_hook = true;
   detail::Site* site = cached_site(s, fn);
   if (excluded(site) || s.top == s.frames + ThreadStack::kMaxDepth) [[unlikely]] {
     if (!excluded(site)) ++s.deep;
-    s.spent += s.costs->pair[kSkipped];
+    s.spent += pair_cost(s, kSkipped);
     s.in_hook = false;
+    if (sample) [[unlikely]]
+      note_sample(s, kSkipped, sample_clock() - t0);
     return;
   }
   Frame* f = s.top++;
   f->fn = fn;
   f->spent0 = s.spent;
   f->kind = kind_of(*new (f->storage) detail::Probe(*site));
+  f->sampled_entry = 0;
   s.in_hook = false;
+  if (sample) [[unlikely]] {
+    const uint64_t t = sample_clock() - t0;
+    f->sampled_entry = t == 0 ? 1 : t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t);
+  }
 }
 
 // Exit of the instrumented function at `fn`: the frame's probe ends, less the calibrated cost of
@@ -124,6 +199,8 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
   Frame* f = s.top - 1;
   // An exit whose entry made no frame (out of scope, or probes were off then).
   if (f->fn != fn) return;
+  const uint32_t sampled_entry = f->sampled_entry;
+  const uint64_t t0 = sampled_entry != 0 ? sample_clock() : 0;
   s.in_hook = true;
   detail::Probe* p = f->probe();
   const ProbeCosts& c = *s.costs;
@@ -132,9 +209,12 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
     p->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
   }
   p->~Probe();
-  s.spent = spent + c.pair[f->kind];
+  s.spent = spent + pair_cost(s, f->kind);
   s.top = f;
   s.in_hook = false;
+  if (sampled_entry != 0) [[unlikely]] {
+    note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+  }
 }
 
 // The compiler hooks themselves, set by the -finstrument-functions mode: the calibration then
@@ -142,6 +222,8 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
 // not only the frame work behind them.
 extern void (*g_hook_enter)(void* fn);
 extern void (*g_hook_exit)(void* fn);
+// An empty function called the same way (the calibration's harness).
+extern void (*volatile g_hook_none)(void* fn);
 
 // Measures the probe costs again on the calling thread, with the current tick source (tests).
 ProbeCosts recalibrate();

@@ -28,6 +28,11 @@ struct ProbeCosts {
   // Ticks of a clocked call's own probe inside its own measured interval (what an empty
   // function of that kind reports).
   uint64_t self[kProbeKinds] = {};
+  // In-context sampling (hook_stack.h): what a sampled call's two extra clock reads add to an
+  // enclosing call, and the hooks' own time as the sampling clock saw it in the calibration's
+  // tight loop (raw ticks), the reference a program's sampled calls are compared with.
+  uint64_t sampling[kProbeKinds] = {};
+  uint64_t reference[kProbeKinds] = {};
 };
 
 // Runs the calls to be measured. The calibration holds no state of its own: the unit test
@@ -37,6 +42,9 @@ class CalibrationTarget {
   virtual ~CalibrationTarget() = default;
   // One instrumented call of `kind` with an empty body (entry and exit hooks).
   virtual void run_pair(ProbeKind kind) = 0;
+  // run_pair's own work without the instrumented call (the dispatch, its set-up): measured the
+  // same way and taken off every kind, so only what the probes add remains.
+  virtual void run_harness() {}
   // Clears the measurements run_pair feeds to self_ticks.
   virtual void reset_self() {}
   // The mean duration the probes of `kind` measured for their own empty calls since reset_self,
@@ -45,8 +53,8 @@ class CalibrationTarget {
 };
 
 // Each kind: `trials` loops of `calls` calls, timed with `clock`; the cheapest loop counts (a
-// loop preempted or slowed by an interrupt only ever takes longer), less the cost of reading the
-// clock itself.
+// loop preempted or slowed by an interrupt only ever takes longer), less the cheapest loop of
+// run_harness (which includes the cost of reading the clock).
 ProbeCosts calibrate(CalibrationTarget& target, uint64_t (*clock)(), int calls = 200,
                      int trials = 9);
 

@@ -26,6 +26,8 @@ XRayPatchingStatus __xray_patch();
 XRayPatchingStatus __xray_unpatch_function(int32_t fid);
 uintptr_t __xray_function_address(int32_t fid);
 size_t __xray_max_function_id();
+void __xray_FunctionEntry();  // the runtime's trampolines (called by patched sleds)
+void __xray_FunctionExit();
 }
 
 #define PERFHAT_XRAY_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
@@ -34,12 +36,14 @@ namespace perfhat::autoinstrument {
 namespace {
 
 // Function id -> entry address, read by the handler (written once, before any sled is patched).
+// Two ids past the program's are the start-up calibration's (its timed and skipped keys).
 std::unique_ptr<void*[]> g_fns;
 size_t g_max_fid = 0;
+constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
 
 PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
-  if (fid <= 0 || static_cast<size_t>(fid) > g_max_fid) return;
+  if (fid <= 0 || static_cast<size_t>(fid) > g_max_fid + kCalibrationFids) return;
   void* fn = g_fns[fid];
   if (type == ENTRY || type == LOG_ARGS_ENTRY) {
     if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
@@ -62,15 +66,73 @@ PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
   if (s != nullptr) leave(*s, fn);
 }
 
+// The calibration's calls go through the runtime's trampolines as a patched sled's do (the
+// trampoline saves and restores the registers around the handler: most of an XRay pair's cost),
+// with the stack as a sled leaves it: 8 bytes off 16-byte alignment at a function's entry, on
+// it at the return. The red zone below the stack pointer is left alone.
+PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
+  for (size_t i = 1; i <= kCalibrationFids; ++i) {
+    void*& slot = g_fns[g_max_fid + i];
+    if (slot == fn || slot == nullptr) {
+      slot = fn;
+      return static_cast<int32_t>(g_max_fid + i);
+    }
+  }
+  return 0;  // ignored by the handler
+}
+#define PERFHAT_XRAY_CLOBBERS                                                                     \
+  "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "rbx", "xmm0", "xmm1", "xmm2",     \
+      "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", \
+      "xmm14", "xmm15", "memory", "cc"
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void calibration_enter(void* fn) {
+#if defined(__x86_64__)
+  const int32_t fid = calibration_fid(fn);
+  asm volatile(
+      "movl %0, %%r10d\n\t"  // first: the operand may be addressed from %rsp
+      "movq %%rsp, %%rbx\n\t"
+      "subq $128, %%rsp\n\t"
+      "andq $-16, %%rsp\n\t"
+      "subq $8, %%rsp\n\t"
+      "call __xray_FunctionEntry\n\t"
+      "movq %%rbx, %%rsp"
+      :
+      : "m"(fid)
+      : PERFHAT_XRAY_CLOBBERS);
+#else
+  (void)fn;
+#endif
+}
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void calibration_exit(void* fn) {
+#if defined(__x86_64__)
+  const int32_t fid = calibration_fid(fn);
+  asm volatile(
+      "movl %0, %%r10d\n\t"
+      "movq %%rsp, %%rbx\n\t"
+      "subq $128, %%rsp\n\t"
+      "andq $-16, %%rsp\n\t"
+      "call __xray_FunctionExit\n\t"
+      "movq %%rbx, %%rsp"
+      :
+      : "m"(fid)
+      : PERFHAT_XRAY_CLOBBERS);
+#else
+  (void)fn;
+#endif
+}
+
 // After the XRay runtime's own initialization (it runs from .preinit_array).
 [[gnu::constructor(65535)]] PERFHAT_XRAY_NOINSTR void start_xray() {
   if (detail::ensure_initialized() != detail::kEnabled) return;  // sleds stay no-ops
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
-  g_fns.reset(new void*[g_max_fid + 1]());
+  g_fns.reset(new void*[g_max_fid + 1 + kCalibrationFids]());
   for (size_t fid = 1; fid <= g_max_fid; ++fid) {
     g_fns[fid] = reinterpret_cast<void*>(__xray_function_address(static_cast<int32_t>(fid)));
   }
+#if defined(__x86_64__)
+  g_hook_enter = &calibration_enter;
+  g_hook_exit = &calibration_exit;
+#endif
   __xray_set_handler(&on_xray);
   if (__xray_patch() != SUCCESS) {
     std::fputs("perfhat: XRay could not patch the program's sleds; nothing is recorded\n", stderr);

@@ -6,6 +6,7 @@
 
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
+#include "tests/nested_workload.h"
 
 namespace perfhat::autoinstrument {
 size_t xray_unpatched();
@@ -18,7 +19,51 @@ __attribute__((noinline)) int middle(int x) { return leaf(x) + leaf(x + 1); }
 __attribute__((noinline)) int skipped(int x) { return x - 1; }
 }  // namespace xapp
 
-int main() {
+// The nested workload of InstrAutoInstrument.CompensatedNestedWorkload..., with XRay sleds and
+// children four times as long (an XRay pair costs about three -finstrument-functions pairs).
+namespace xnest {
+#define XNEST_CHILD_BODY                                  \
+  unsigned s = static_cast<unsigned>(x);                  \
+  for (int i = 0; i < 64; ++i) {                          \
+    s = s * 31 + i;                                       \
+    asm volatile("" : "+r"(s)); /* no folding the loop */ \
+  }                                                       \
+  return static_cast<int>(s & 0x7fffffffu)
+#define XNEST_PARENT_BODY(child)                                         \
+  unsigned s = 0;                                                        \
+  for (int i = 0; i < 32; ++i) s += static_cast<unsigned>(child(i + x)); \
+  return static_cast<int>(s & 0x7fffffffu)
+__attribute__((noinline)) int child(int x) { XNEST_CHILD_BODY; }
+__attribute__((noinline)) int parent(int x) { XNEST_PARENT_BODY(child); }
+}  // namespace xnest
+namespace xplain {
+__attribute__((noinline)) PERFHAT_TEST_NOINSTR int child(int x) { XNEST_CHILD_BODY; }
+__attribute__((noinline)) PERFHAT_TEST_NOINSTR int parent(int x) { XNEST_PARENT_BODY(child); }
+}  // namespace xplain
+
+// `xray_app nested`: the parent's reported median against its uninstrumented copy's, as the
+// error in percent (compensation as PERFHAT_COMPENSATE says).
+PERFHAT_TEST_NOINSTR int nested_main() {
+  perfhat::Config c = perfhat::Config::from_env();
+  c.endpoint.clear();
+  perfhat::init(c, std::make_shared<perfhat::MemoryExporter>());
+  int x = 0;
+  const auto t = perfhat::testing::time_nested(
+      reinterpret_cast<void*>(&xnest::parent), [&x] { return xnest::parent(++x); },
+      [&x] { return xplain::parent(++x); }, 6000);
+  if (const auto* costs = perfhat::autoinstrument::probe_costs()) {
+    std::printf("calibrated pair ticks: skipped %.1f counted %.1f clocked %.1f\n",
+                costs->pair[0] / 256.0, costs->pair[1] / 256.0, costs->pair[2] / 256.0);
+  }
+  perfhat::shutdown();
+  std::printf("nested error %.0f %% (uninstrumented %.0f ticks, reported %.0f ticks, %zu timed)\n",
+              (t.reported_median / t.plain_median - 1) * 100, t.plain_median, t.reported_median,
+              t.reported_calls);
+  return t.reported_calls > 100 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();
