@@ -32,11 +32,15 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.calls_mask = 15;
     site_.id.store(id);
   }
-  // kCounted: the sampler does not record; kClocked stands for "the budget leaves it out" (the
-  // sampler would record); kRecorded: recorded.
+  // kCounted: the sampler does not record (counted, not skipped); kClocked stands for "the
+  // budget passes over it" (inside a skip run); kRecorded: recorded.
   void run_pair(ProbeKind kind) override {
     if (kind == autoinstrument::kSkipped || kind == autoinstrument::kProbeKinds) return;
-    slots_[id_].countdown = 1u << 30;  // never a timing sample: only the decision under test
+    detail::Slot& slot = slots_[id_];
+    slot.countdown = 1u << 30;  // never a timing sample: only the decision under test
+    slot.budget_skip = kind == autoinstrument::kClocked ? 1u << 30 : 0;
+    slot.budget_run = 0;
+    slot.budget_table = 0;
     ts_.hot.request_sampled = kind != autoinstrument::kCounted;
     keep_[id_] = kind == autoinstrument::kRecorded ? 1.0 : 0.0;
     if (kind != last_) publish(keep_);
@@ -76,8 +80,8 @@ Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site) {
     return static_cast<double>(fixed) / (1 << autoinstrument::kCostShift) * ns_per_tick * 1e-9;
   };
   Costs out;
-  out.detect_s = std::max(seconds(c.pair[autoinstrument::kCounted]),
-                          seconds(c.pair[autoinstrument::kClocked]));
+  out.detect_s = seconds(c.pair[autoinstrument::kClocked]);
+  out.counted_s = std::max(out.detect_s, seconds(c.pair[autoinstrument::kCounted]));
   const double recorded = seconds(c.pair[autoinstrument::kRecorded]);
   out.report_s = recorded > out.detect_s ? recorded - out.detect_s : 0;
   return out;

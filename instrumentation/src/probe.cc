@@ -246,10 +246,19 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     record = relevant(static_cast<uint32_t>(slot_ - h->slots)) && h->request_sampled;
   }
   // The collection budget's per-class rate (budget_runtime): a call it leaves out that is
-  // neither timed nor a request root needs no exit work at all.
-  if (record && !budget::keep(static_cast<uint32_t>(slot_ - h->slots), h)) {
-    record = false;
-    if (!measure && site_->kind != kRequest) {
+  // neither timed nor a request root needs no exit work at all. A call it samples is also a
+  // phase-1 timing sample (a random subset of the calls: the mean stays unbiased).
+  const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
+  if (record && site_->kind == kRequest) {
+    record = budget::keep(site_index, h);
+  } else if (record) {
+    const budget::Take t = budget::take(site_index, h, *slot_);
+    record = t != budget::Take::kPass;
+    if (t == budget::Take::kKeepSampled) {
+      measure = true;
+      index = slot_->count.load(std::memory_order_relaxed) - 1;  // the run is counted now
+    }
+    if (!record && !measure) {
       flags_ = 0;
       return;
     }

@@ -162,8 +162,11 @@ struct Site {
 // and sum_ticks / timed is an unbiased estimate of the mean execution time.
 struct alignas(64) Slot {
   // What every active call touches, in one cache line.
-  std::atomic<uint64_t> count{0};       // every call
-  uint32_t countdown = 0;               // untimed calls before the next timed one (owner only)
+  std::atomic<uint64_t> count{0};  // every call
+  uint32_t countdown = 0;          // untimed calls before the next timed one (owner only)
+  // Collection budget (budget_runtime.h): calls still to pass over before the next taken one. A
+  // passed-over call does nothing else; the next taken call adds the run to `count`.
+  uint32_t budget_skip = 0;
   std::atomic<uint64_t> timed{0};       // calls whose duration is in sum_ticks
   std::atomic<uint64_t> sum_ticks{0};   // sum of the timed calls' durations
   std::atomic<uint64_t> errors{0};      // every call (exception or PERFHAT_ERROR)
@@ -178,6 +181,10 @@ struct alignas(64) Slot {
   // weighted duration and weighted errors, exported as the site's aggregate row so counts stay
   // exact whatever the burst (Engine::overflow_call).
   std::atomic<double> overflow_n{0}, overflow_ticks{0}, overflow_errors{0};
+  // Collection budget (owner only): the length of the current skip run, counted when it ends,
+  // and the rate table the run was drawn under.
+  uint32_t budget_run = 0;
+  uint32_t budget_table = 0;
 };
 
 struct ThreadState;
@@ -335,6 +342,11 @@ class Probe {
   // out so the common case (no request root, not recorded, untimed) runs straight through.
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
+    // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
+    if (uint32_t skip = s->budget_skip; __builtin_expect(skip != 0, 1)) {
+      s->budget_skip = skip - 1;
+      return;
+    }
     uint64_t n = s->count.load(std::memory_order_relaxed);
     s->count.store(n + 1, std::memory_order_relaxed);
     uint32_t cd = s->countdown;
