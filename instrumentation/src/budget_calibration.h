@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "budget_planner.h"
+#include "probe_calibration.h"
 
 namespace perfhat::budget {
 
@@ -17,5 +18,9 @@ namespace perfhat::budget {
 // `free_site`: a site id above every registered one; the calibration's own probe uses it, and a
 // budget table that leaves it out is published while it runs.
 Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site);
+// The same calibration's raw result: per kind, fixed-point ticks (probe_calibration.h). kSkipped
+// is a call the budget passes over. Publishes and then clears budget tables while it runs: only
+// before the first plan.
+autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site);
 
 }  // namespace perfhat::budget

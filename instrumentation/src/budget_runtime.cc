@@ -61,22 +61,26 @@ uint32_t skip_length(uint64_t x, double p) noexcept {
 }
 
 Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
-  if (s.budget_run != 0) {  // the run that just ended: its calls happened
-    s.count.store(s.count.load(std::memory_order_relaxed) + s.budget_run,
-                  std::memory_order_relaxed);
-    s.budget_run = 0;
+  // The run that just ended: its calls happened. The count first, then the run cleared: the
+  // budget's snapshot adds run - skip of a run in progress.
+  if (const uint32_t run = s.budget_run.load(std::memory_order_relaxed); run != 0) {
+    s.count.store(s.count.load(std::memory_order_relaxed) + run, std::memory_order_relaxed);
+    s.budget_run.store(0, std::memory_order_relaxed);
   }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
-  if (t == nullptr || site >= t[0]) return Take::kKeep;
-  const uint64_t thr = t[kTableHeader + site];
-  if (thr == ~uint64_t{0}) return Take::kKeep;
-  const auto serial = static_cast<uint32_t>(t[1]);
-  bool kept = true;
-  if (s.budget_table != serial) {
-    s.budget_table = serial;
-    kept = thr != 0 && next_random(h) < thr;
+  const uint64_t thr = t == nullptr || site >= t[0] ? ~uint64_t{0} : t[kTableHeader + site];
+  if (thr == ~uint64_t{0}) {
+    s.budget_p = 0;
+    return Take::kKeep;
   }
-  s.budget_run = s.budget_skip = skip_length(next_random(h), probability_of(thr));
+  // The end of a run is the call it was drawn to take (if the rate changed meanwhile, this one
+  // call is weighted at the new rate). Without a run in progress: a fresh draw.
+  const bool kept = s.budget_p > 0 || (thr != 0 && next_random(h) < thr);
+  const double p = probability_of(thr);
+  s.budget_p = static_cast<float>(p > 0 ? p : 1e-30);
+  const uint32_t k = skip_length(next_random(h), p);
+  s.budget_skip.store(k, std::memory_order_relaxed);
+  s.budget_run.store(k, std::memory_order_relaxed);
   return kept ? Take::kKeepSampled : Take::kPass;
 }
 
@@ -100,7 +104,7 @@ void publish(const std::vector<double>& probability) {
   for (std::size_t i = 0; i < probability.size(); ++i)
     table[kTableHeader + i] = threshold(probability[i]);
   std::lock_guard<std::mutex> l(g_tables_mu);
-  // Serial 0 is never used: a fresh slot (budget_table 0) always starts with a Bernoulli draw.
+  // Serial 0 is never used (a table read before any publication would look new).
   if (static_cast<uint32_t>(++g_serial) == 0) ++g_serial;
   table[1] = g_serial;
   g_keep.store(table.get(), std::memory_order_release);

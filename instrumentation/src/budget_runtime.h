@@ -28,8 +28,8 @@ bool keep(uint32_t site, detail::Hot* h) noexcept;
 // (Slot::budget_skip, counted down inline at one decrement each, no clock, no count), so calls
 // are still taken independently with the site's probability p, yet only taken calls pay for the
 // decision. The run's calls are added to the slot's count when it ends, so phase-1 counts stay
-// exact. A call at the end of a run is kept; the first call under a new table is a plain
-// Bernoulli draw (the run it ends was drawn under another rate).
+// exact. A call at the end of a run is kept; a call with no run in progress (the first, or the
+// first after a rate of 1) is a plain Bernoulli draw.
 enum class Take { kKeep, kKeepSampled, kPass };
 Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 // Calls to pass over before the next taken one for a draw x (uniform 64-bit): geometric with

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "budget_runtime.h"
+#include "macro_compensation.h"
 
 namespace perfhat::detail {
 
@@ -233,8 +234,8 @@ void Probe::enter(Site& site) noexcept {
 void Probe::leave() noexcept {
   if ((flags_ & kClock) == 0) return finish(0);
   const uint64_t end = now_ticks();  // the clock first: excludes finish's work
-  // Nested probes' cost (discount()): never more than the measured duration.
-  finish(end - std::min(discount_, end - start_));
+  // Nested probes' cost (discount(), macro_compensation.h): never more than the duration.
+  finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
 }
 
 // Rare entry work: request root, span start, the next countdown when this call is timed, and the
@@ -289,7 +290,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     loop_iterations_ = -1;
   }
   flags_ = f;
-  discount_ = 0;
+  discount_ = nested_probe_base(h, *site_);
   start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
 }
 
@@ -325,6 +326,9 @@ void Probe::finish(uint64_t end) noexcept {
     end_span_context(h, parent_);
   }
   if (site_->kind == kRequest) end_request(h, *site_, start_, end);
+  if (flags_ & kClock)
+    add_probe_cost(h, *site_,
+                   (flags_ & kRecording) ? autoinstrument::kRecorded : autoinstrument::kClocked);
 }
 
 namespace {

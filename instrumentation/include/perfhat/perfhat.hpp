@@ -166,7 +166,9 @@ struct alignas(64) Slot {
   uint32_t countdown = 0;          // untimed calls before the next timed one (owner only)
   // Collection budget (budget_runtime.h): calls still to pass over before the next taken one. A
   // passed-over call does nothing else; the next taken call adds the run to `count`.
-  uint32_t budget_skip = 0;
+  // Atomic only so the budget's snapshot may read it; the owner's relaxed load and store are plain
+  // moves.
+  std::atomic<uint32_t> budget_skip{0};
   std::atomic<uint64_t> timed{0};       // calls whose duration is in sum_ticks
   std::atomic<uint64_t> sum_ticks{0};   // sum of the timed calls' durations
   std::atomic<uint64_t> errors{0};      // every call (exception or PERFHAT_ERROR)
@@ -181,10 +183,11 @@ struct alignas(64) Slot {
   // weighted duration and weighted errors, exported as the site's aggregate row so counts stay
   // exact whatever the burst (Engine::overflow_call).
   std::atomic<double> overflow_n{0}, overflow_ticks{0}, overflow_errors{0};
-  // Collection budget (owner only): the length of the current skip run, counted when it ends,
-  // and the rate table the run was drawn under.
-  uint32_t budget_run = 0;
-  uint32_t budget_table = 0;
+  // Collection budget (written by the owner only): the length of the current skip run, counted
+  // when it ends, and the probability it was drawn with (0: no run, the next call is a fresh
+  // draw).
+  std::atomic<uint32_t> budget_run{0};
+  float budget_p = 0;
 };
 
 struct ThreadState;
@@ -343,8 +346,9 @@ class Probe {
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
     // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
-    if (uint32_t skip = s->budget_skip; __builtin_expect(skip != 0, 1)) {
-      s->budget_skip = skip - 1;
+    if (uint32_t skip = s->budget_skip.load(std::memory_order_relaxed);
+        __builtin_expect(skip != 0, 1)) {
+      s->budget_skip.store(skip - 1, std::memory_order_relaxed);
       return;
     }
     uint64_t n = s->count.load(std::memory_order_relaxed);
