@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "engine.h"
 #include "perfhat/perfhat.hpp"
 
 namespace perfhat::budget {
@@ -69,14 +70,20 @@ Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
   }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
   const uint64_t thr = t == nullptr || site >= t[0] ? ~uint64_t{0} : t[kTableHeader + site];
+  // The end of a run is the call it was drawn to take, worth 1 / the rate the run was drawn with
+  // (read by weight() when the call is recorded, at its exit). Without a run in progress: a fresh
+  // draw at the current rate.
+  const double p = probability_of(thr);
+  const bool run_ended = s.budget_p > 0;
+  const bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
+  if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0})) {
+    h->owner->budget_weight_site = site;
+    h->owner->budget_weight = 1.0f / (run_ended ? s.budget_p : static_cast<float>(p));
+  }
   if (thr == ~uint64_t{0}) {
     s.budget_p = 0;
-    return Take::kKeep;
+    return run_ended ? Take::kKeepSampled : Take::kKeep;
   }
-  // The end of a run is the call it was drawn to take (if the rate changed meanwhile, this one
-  // call is weighted at the new rate). Without a run in progress: a fresh draw.
-  const bool kept = s.budget_p > 0 || (thr != 0 && next_random(h) < thr);
-  const double p = probability_of(thr);
   s.budget_p = static_cast<float>(p > 0 ? p : 1e-30);
   const uint32_t k = skip_length(next_random(h), p);
   s.budget_skip.store(k, std::memory_order_relaxed);
@@ -84,7 +91,11 @@ Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
   return kept ? Take::kKeepSampled : Take::kPass;
 }
 
-double weight(uint32_t site) noexcept {
+double weight(uint32_t site, detail::Hot* h) noexcept {
+  if (detail::ThreadState* ts = h->owner; ts != nullptr && ts->budget_weight_site == site) {
+    ts->budget_weight_site = 0;
+    return ts->budget_weight;
+  }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
   if (t == nullptr || site >= t[0]) return 1;
   const uint64_t thr = t[kTableHeader + site];

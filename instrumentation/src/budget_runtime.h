@@ -36,8 +36,11 @@ Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 // success probability `probability`, capped below 2^32.
 uint32_t skip_length(uint64_t x, double probability) noexcept;
 
-// 1 / the probability `site`'s calls are kept with (1 without a budget).
-double weight(uint32_t site) noexcept;
+// A recorded call's weight: 1 / the probability it was taken with (1 without a budget). The
+// last call take() kept at `site` on this thread is worth 1 / the rate its run was drawn with
+// (one per thread: a run ending right after a rate change, nested in another, is weighted at
+// the new rate).
+double weight(uint32_t site, detail::Hot* h) noexcept;
 // The probability itself (1 without a budget).
 double probability(uint32_t site) noexcept;
 

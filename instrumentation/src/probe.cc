@@ -39,11 +39,11 @@ void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end)
 }
 
 // Sampling weight of a recorded call: 1 / the probability it was recorded with.
-static double call_weight(const Hot* h, uint32_t site) {
-  if (h->in_request) return h->request_weight * budget::weight(site);
+static double call_weight(Hot* h, uint32_t site) {
+  if (h->in_request) return h->request_weight * budget::weight(site, h);
   uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
   return (thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr)) *
-         budget::weight(site);
+         budget::weight(site, h);
 }
 
 void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
