@@ -75,9 +75,10 @@ struct Config {
   // export CPU per span than 512 on the sample service (fewer POSTs); far below the handler's
   // 16 MB body limit even with long names and four string attributes per span.
   uint32_t batch_size = 2048;
-  // PERFHAT_COMPENSATE=0 turns it off. Automatic instrumentation: a call's measured duration
-  // leaves out the probes of the instrumented calls nested in it (their cost per kind of probe
-  // is measured at start-up), so a function reports its own time, not its callees' probes.
+  // PERFHAT_COMPENSATE=0 turns it off. A call's measured duration leaves out the probes of the
+  // instrumented calls nested in it (their cost per kind of probe is measured at start-up), so
+  // a function reports its own time, not its callees' probes: automatic instrumentation and,
+  // for the probes that did exit work (timed or recorded), the probe macros.
   bool compensate_overhead = true;
   uint32_t max_retries = 3;      // per batch, exponential backoff
   double retry_backoff_s = 0.2;  // first backoff; doubles each retry
