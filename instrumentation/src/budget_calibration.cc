@@ -15,6 +15,8 @@ using autoinstrument::ProbeKind;
 
 uint64_t ticks() { return detail::now_ticks(); }
 
+constexpr uint32_t kSiteMargin = 256;
+
 // The probe's own site on private slots (an id no real site has yet) and a thread state no
 // export ever drains.
 class MacroCalibration final : public autoinstrument::CalibrationTarget {
@@ -32,12 +34,18 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.calls_mask = 15;
     site_.id.store(id);
   }
-  // kCounted: the sampler does not record; kClocked stands for "the budget leaves it out" (the
-  // sampler would record); kRecorded: recorded.
+  // kSkipped stands for "the budget passes over it" (inside a skip run); kCounted: the sampler
+  // does not record (counted, not skipped); kClocked: a phase-1 timing sample, not recorded;
+  // kRecorded: recorded.
   void run_pair(ProbeKind kind) override {
-    if (kind == autoinstrument::kSkipped || kind == autoinstrument::kProbeKinds) return;
-    slots_[id_].countdown = 1u << 30;  // never a timing sample: only the decision under test
-    ts_.hot.request_sampled = kind != autoinstrument::kCounted;
+    if (kind == autoinstrument::kProbeKinds) return;
+    detail::Slot& slot = slots_[id_];
+    // Timed only when that is the kind under test.
+    slot.countdown = kind == autoinstrument::kClocked ? 0 : 1u << 30;
+    slot.budget_skip.store(kind == autoinstrument::kSkipped ? 1u << 30 : 0);
+    slot.budget_run.store(0);
+    slot.budget_p = 0;
+    ts_.hot.request_sampled = kind == autoinstrument::kRecorded;
     keep_[id_] = kind == autoinstrument::kRecorded ? 1.0 : 0.0;
     if (kind != last_) publish(keep_);
     last_ = kind;
@@ -64,20 +72,28 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
 
 }  // namespace
 
-Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site) {
+autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site) {
   if (detail::g_mode.load() != detail::kEnabled) return {};
-  auto cal = std::make_unique<MacroCalibration>(std::max<uint32_t>(free_site, 1));
+  // Well above the registered sites: one registered meanwhile must not find its id in the
+  // calibration's tables (it would be passed over as the calibration's site is).
+  auto cal = std::make_unique<MacroCalibration>(std::max<uint32_t>(free_site, 1) + kSiteMargin);
   detail::Hot* saved = detail::t_hot;
   detail::t_hot = cal->hot();
   autoinstrument::ProbeCosts c = autoinstrument::calibrate(*cal, &ticks);
   detail::t_hot = saved;
   clear();  // back to "keep every call" until the first plan
+  return c;
+}
+
+Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site) {
+  if (detail::g_mode.load() != detail::kEnabled) return {};
+  const autoinstrument::ProbeCosts c = calibrateMacroProbe(free_site);
   auto seconds = [&](uint64_t fixed) {
     return static_cast<double>(fixed) / (1 << autoinstrument::kCostShift) * ns_per_tick * 1e-9;
   };
   Costs out;
-  out.detect_s = std::max(seconds(c.pair[autoinstrument::kCounted]),
-                          seconds(c.pair[autoinstrument::kClocked]));
+  out.detect_s = seconds(c.pair[autoinstrument::kSkipped]);
+  out.counted_s = std::max(out.detect_s, seconds(c.pair[autoinstrument::kCounted]));
   const double recorded = seconds(c.pair[autoinstrument::kRecorded]);
   out.report_s = recorded > out.detect_s ? recorded - out.detect_s : 0;
   return out;

@@ -8,13 +8,19 @@
 #include <cstdint>
 
 #include "budget_planner.h"
+#include "probe_calibration.h"
 
 namespace perfhat::budget {
 
-// Probes must be enabled (the real code runs); otherwise {0, 0}. Detection is the dearer of a
-// call the sampler does not record and one the budget leaves out (with PERFHAT_SAMPLER=full every
-// call asks the budget). `free_site`: a site id above every registered one; the calibration's
-// own probe uses it, and a budget table that leaves it out is published while it runs.
+// Probes must be enabled (the real code runs); otherwise {0, 0}. Detection is a call the budget
+// passes over (inside a skip run), the cost every call pays; report is what a recorded call costs
+// on top; counted is a call that is neither skipped nor recorded (the request sampler's).
+// `free_site`: a site id above every registered one; the calibration's own probe uses it, and a
+// budget table that leaves it out is published while it runs.
 Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site);
+// The same calibration's raw result: per kind, fixed-point ticks (probe_calibration.h). kSkipped
+// is a call the budget passes over. Publishes and then clears budget tables while it runs: only
+// before the first plan.
+autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site);
 
 }  // namespace perfhat::budget

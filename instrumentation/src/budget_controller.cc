@@ -73,6 +73,9 @@ constexpr std::size_t kGroupRefreshWindows = 10;
 constexpr std::size_t kMaxPinLines = 1000;
 constexpr std::size_t kMaxStatusRows = 200;
 constexpr std::size_t kExportWindows = 30;
+// The status file is rewritten when the plan changes and at least this often, in windows: on the
+// sample service, creating and renaming it every second was over half the collector's own CPU.
+constexpr std::size_t kStatusEveryWindows = 10;
 
 }  // namespace
 
@@ -167,6 +170,8 @@ bool Controller::configure(const Settings& s, std::string* error) {
   pins_mtime_ = -1;
   last_wall_ = -1;
   windows_ = 0;
+  status_window_ = 0;
+  status_changes_ = ~std::size_t{0};
   calibrated_ = false;
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
@@ -194,6 +199,8 @@ bool Controller::enabled() const {
 void Controller::stop() {
   sampling::StackSampler::get().stop();
   clear();
+  detail::Lock l(mu_);
+  if (settings_.enabled && windows_ > 1) write_status();  // the last plan, whatever its age
 }
 
 void Controller::reload_pins() {
@@ -351,7 +358,7 @@ void Controller::tick() {
   std::vector<ClassWindow> window(class_names_.size());
   for (std::size_t i = 0; i < class_names_.size(); ++i)
     window[i] = {class_names_[i], 0, 0, class_weights_[i], class_pinned_[i]};
-  double calls_all = 0;
+  double calls_all = 0, calls_unsampled = 0;
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
     const double calls = static_cast<double>(a.count - std::min(a.count, s.count));
@@ -366,6 +373,7 @@ void Controller::tick() {
     s.timed = a.timed;
     s.sum_ticks = a.sum_ticks;
     calls_all += calls;
+    if (s.probability >= 1) calls_unsampled += calls;
     if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
       window[s.klass].calls += calls;
       window[s.klass].busy_s += calls * mean_ns * 1e-9;
@@ -406,7 +414,12 @@ void Controller::tick() {
   }
   cost.fixed_cpu_s = fixed_per_s_ * cost.wall_s;
   costs_.report_s = inprobe_report_s_ + std::max(0.0, export_per_call_s_);
-  cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_;
+  // Every call pays at least the pass-over (detect); a recorded call its report on top; a call at
+  // a site the budget does not sample that is not recorded either (the request sampler's) pays
+  // the full counted path.
+  cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
+                      std::max(0.0, calls_unsampled - d_recorded) *
+                          std::max(0.0, costs_.counted_s - costs_.detect_s);
   const Plan& plan = planner_.observe(window, cost, costs_);
 
   // Per-site recording probabilities.
@@ -414,10 +427,13 @@ void Controller::tick() {
   for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
   std::vector<double> probability(max_id + 1, 1.0);
   for (const detail::SiteActivity& a : sites) {
-    long k = sites_[a.id].klass;
-    if (k < 0) continue;
-    for (const ClassPlan& c : plan.classes)
-      if (c.name == class_names_[k]) probability[a.id] = c.fraction;
+    SiteState& st = sites_[a.id];
+    long k = st.klass;
+    if (k >= 0) {
+      for (const ClassPlan& c : plan.classes)
+        if (c.name == class_names_[k]) probability[a.id] = c.fraction;
+    }
+    st.probability = probability[a.id];
   }
   publish(probability);
   if (settings_.planner.probing) {
@@ -432,7 +448,12 @@ void Controller::tick() {
     }
     drain_samples();
   }
-  write_status();
+  if (windows_ == 2 || plan.changes != status_changes_ ||
+      windows_ - status_window_ >= kStatusEveryWindows) {
+    write_status();
+    status_changes_ = plan.changes;
+    status_window_ = windows_;
+  }
 }
 
 Plan Controller::plan() const {
@@ -470,7 +491,8 @@ std::string Controller::status_json_locked() const {
       [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
   std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
   o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
-  o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9);
+  o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
+       ",\"counted_ns\":" + num(c.counted_s * 1e9);
   o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
   o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
        ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +

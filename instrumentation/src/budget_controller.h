@@ -72,6 +72,7 @@ class Controller {
     const void* symbol = nullptr;                  // function start, for stack samples
     std::string qualified;
     int kind = 0;
+    double probability = 1;  // the share of its calls the published plan records
   };
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
@@ -103,6 +104,8 @@ class Controller {
   double last_wall_ PERFHAT_GUARDED_BY(mu_) = -1, last_process_ PERFHAT_GUARDED_BY(mu_) = 0,
                     last_thread_ PERFHAT_GUARDED_BY(mu_) = 0;
   std::size_t windows_ PERFHAT_GUARDED_BY(mu_) = 0;
+  std::size_t status_window_ PERFHAT_GUARDED_BY(mu_) = 0;  // last written in this window
+  std::size_t status_changes_ PERFHAT_GUARDED_BY(mu_) = ~std::size_t{0};  // ... with this plan
   std::unordered_map<const void*, const void*> pc_function_ PERFHAT_GUARDED_BY(mu_);
   std::unordered_map<const void*, SampledFunction> sampled_ PERFHAT_GUARDED_BY(mu_);
   std::string sampler_error_ PERFHAT_GUARDED_BY(mu_);

@@ -9,18 +9,40 @@
 
 namespace perfhat::detail {
 struct Hot;
-}
+struct Slot;
+}  // namespace perfhat::detail
 
 namespace perfhat::budget {
 
-// Word 0: number of sites covered; then one threshold per site id: a call is kept when a uniform
-// 64-bit draw is below it (~0 = always, 0 = never). Sites past the end are kept.
+// Word 0: number of sites covered; word 1: the table's serial number; then one threshold per site
+// id: a call is kept when a uniform 64-bit draw is below it (~0 = always, 0 = never). Sites past
+// the end are kept.
 extern std::atomic<const uint64_t*> g_keep;
 
-// Bernoulli draw against the site's threshold, on the thread's xorshift state.
+// Bernoulli draw against the site's threshold, on the thread's xorshift state (request roots:
+// their decision opens or closes the request's context, so they are never skipped).
 bool keep(uint32_t site, detail::Hot* h) noexcept;
-// 1 / the probability `site`'s calls are kept with (1 without a budget).
-double weight(uint32_t site) noexcept;
+
+// The decision for a call of any other kind that reached the probe's slow path, made as a
+// geometric skip: after each taken call the slot draws how many calls to pass over
+// (Slot::budget_skip, counted down inline at one decrement each, no clock, no count), so calls
+// are still taken independently with the site's probability p, yet only taken calls pay for the
+// decision. The run's calls are added to the slot's count when it ends, so phase-1 counts stay
+// exact. A call at the end of a run is kept; a call with no run in progress (the first, or the
+// first after a rate of 1) is a plain Bernoulli draw.
+enum class Take { kKeep, kKeepSampled, kPass };
+Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
+// Calls to pass over before the next taken one for a draw x (uniform 64-bit): geometric with
+// success probability `probability`, capped below 2^32.
+uint32_t skip_length(uint64_t x, double probability) noexcept;
+
+// A recorded call's weight: 1 / the probability it was taken with (1 without a budget). The
+// last call take() kept at `site` on this thread is worth 1 / the rate its run was drawn with
+// (one per thread: a run ending right after a rate change, nested in another, is weighted at
+// the new rate).
+double weight(uint32_t site, detail::Hot* h) noexcept;
+// The probability itself (1 without a budget).
+double probability(uint32_t site) noexcept;
 
 // Probability -> threshold, exactly ~0 for 1 and 0 for 0.
 uint64_t threshold(double probability) noexcept;
@@ -32,5 +54,6 @@ void publish(const std::vector<double>& probability);
 // Back to "keep every call" (shutdown, tests).
 void clear();
 inline constexpr std::size_t kRetainedTables = 64;
+inline constexpr std::size_t kTableHeader = 2;
 
 }  // namespace perfhat::budget

@@ -12,6 +12,7 @@
 #include "budget_controller.h"
 #include "budget_runtime.h"
 #include "engine_internal.h"
+#include "macro_compensation.h"
 
 // Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
 // free of any HTTP dependency.
@@ -238,6 +239,7 @@ void Engine::run_background() {
   pthread_setname_np(pthread_self(), "perfhat-bg");
   t_in_engine = true;
   double last_tick = now_s(), last_analysis = last_tick, last_export = last_tick;
+  bool macro_costs_measured = false;  // at the first tick: probes are enabled by then
   double export_interval;
   {
     Lock g(mu_);
@@ -257,6 +259,7 @@ void Engine::run_background() {
       auto* s = sampler_.load();
       s->tick(now);
       update_threshold(s->rate());
+      if (!macro_costs_measured) macro_costs_measured = (calibrate_macro_compensation(), true);
       budget::Controller::get().tick();
       calibrate_clock(false);
       last_tick = now;

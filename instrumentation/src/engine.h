@@ -62,6 +62,11 @@ struct ThreadState {
   // Span context (owning thread only).
   uint64_t trace_hi = 0, trace_lo = 0, current_span = 0, span_counter = 0;
   int request_depth = 0;
+  uint64_t probe_fixed = 0;  // macro probes' cost so far, fixed point (macro_compensation.h)
+  // The collection budget's weight for the last call it took at this site (budget_runtime.h):
+  // a run drawn before a rate change ends at a call worth 1 / the rate it was drawn with.
+  uint32_t budget_weight_site = 0;
+  float budget_weight = 1;
   // Attributes of the recording spans open on this thread, innermost last.
   static constexpr int kMaxRecordingDepth = 64;
   int recording_depth = 0;

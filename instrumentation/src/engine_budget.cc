@@ -1,4 +1,5 @@
-// The engine's side of the collection budget: a snapshot of every site's totals for the planner.
+// The engine's side of the collection budget: a snapshot of every site's totals for the planner,
+// counting the calls of skip runs in progress (budget_runtime.h).
 #include <vector>
 
 #include "engine.h"
@@ -24,7 +25,14 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
       a.mangled = si.mangled;
       a.addr = si.addr;
     }
+    // Calls passed over in runs still in progress (their slot counts them when the run ends).
     a.count = t[id].count;
+    for (ThreadState* ts : threads_) {
+      const Slot& slot = ts->hot.slots[id];
+      const uint32_t run = slot.budget_run.load(std::memory_order_relaxed);
+      const uint32_t skip = slot.budget_skip.load(std::memory_order_relaxed);
+      if (run > skip) a.count += run - skip;
+    }
     a.timed = t[id].timed;
     a.sum_ticks = t[id].sum_ticks;
     out.push_back(std::move(a));

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "budget_runtime.h"
+#include "macro_compensation.h"
 
 namespace perfhat::detail {
 
@@ -38,11 +39,11 @@ void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end)
 }
 
 // Sampling weight of a recorded call: 1 / the probability it was recorded with.
-static double call_weight(const Hot* h, uint32_t site) {
-  if (h->in_request) return h->request_weight * budget::weight(site);
+static double call_weight(Hot* h, uint32_t site) {
+  if (h->in_request) return h->request_weight * budget::weight(site, h);
   uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
   return (thr == ~uint64_t{0} ? 1.0 : std::ldexp(1.0, 64) / static_cast<double>(thr)) *
-         budget::weight(site);
+         budget::weight(site, h);
 }
 
 void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end, const Probe& p,
@@ -238,8 +239,8 @@ void Probe::enter(Site& site) noexcept {
 void Probe::leave() noexcept {
   if ((flags_ & kClock) == 0) return finish(0);
   const uint64_t end = now_ticks();  // the clock first: excludes finish's work
-  // Nested probes' cost (discount()): never more than the measured duration.
-  finish(end - std::min(discount_, end - start_));
+  // Nested probes' cost (discount(), macro_compensation.h): never more than the duration.
+  finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
 }
 
 // Rare entry work: request root, span start, the next countdown when this call is timed, and the
@@ -251,10 +252,19 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     record = relevant(static_cast<uint32_t>(slot_ - h->slots)) && h->request_sampled;
   }
   // The collection budget's per-class rate (budget_runtime): a call it leaves out that is
-  // neither timed nor a request root needs no exit work at all.
-  if (record && !budget::keep(static_cast<uint32_t>(slot_ - h->slots), h)) {
-    record = false;
-    if (!measure && site_->kind != kRequest) {
+  // neither timed nor a request root needs no exit work at all. A call it samples is also a
+  // phase-1 timing sample (a random subset of the calls: the mean stays unbiased).
+  const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
+  if (record && site_->kind == kRequest) {
+    record = budget::keep(site_index, h);
+  } else if (record) {
+    const budget::Take t = budget::take(site_index, h, *slot_);
+    record = t != budget::Take::kPass;
+    if (t == budget::Take::kKeepSampled) {
+      measure = true;
+      index = slot_->count.load(std::memory_order_relaxed) - 1;  // the run is counted now
+    }
+    if (!record && !measure) {
       flags_ = 0;
       return;
     }
@@ -285,7 +295,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     loop_iterations_ = -1;
   }
   flags_ = f;
-  discount_ = 0;
+  discount_ = nested_probe_base(h, *site_);
   start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
 }
 
@@ -321,6 +331,9 @@ void Probe::finish(uint64_t end) noexcept {
     end_span_context(h, parent_);
   }
   if (site_->kind == kRequest) end_request(h, *site_, start_, end);
+  if (flags_ & kClock)
+    add_probe_cost(h, *site_,
+                   (flags_ & kRecording) ? autoinstrument::kRecorded : autoinstrument::kClocked);
 }
 
 namespace {

@@ -75,9 +75,10 @@ struct Config {
   // export CPU per span than 512 on the sample service (fewer POSTs); far below the handler's
   // 16 MB body limit even with long names and four string attributes per span.
   uint32_t batch_size = 2048;
-  // PERFHAT_COMPENSATE=0 turns it off. Automatic instrumentation: a call's measured duration
-  // leaves out the probes of the instrumented calls nested in it (their cost per kind of probe
-  // is measured at start-up), so a function reports its own time, not its callees' probes.
+  // PERFHAT_COMPENSATE=0 turns it off. A call's measured duration leaves out the probes of the
+  // instrumented calls nested in it (their cost per kind of probe is measured at start-up), so
+  // a function reports its own time, not its callees' probes: automatic instrumentation and,
+  // for the probes that did exit work (timed or recorded), the probe macros.
   bool compensate_overhead = true;
   uint32_t max_retries = 3;      // per batch, exponential backoff
   double retry_backoff_s = 0.2;  // first backoff; doubles each retry
@@ -168,8 +169,13 @@ struct Site {
 // and sum_ticks / timed is an unbiased estimate of the mean execution time.
 struct alignas(64) Slot {
   // What every active call touches, in one cache line.
-  std::atomic<uint64_t> count{0};       // every call
-  uint32_t countdown = 0;               // untimed calls before the next timed one (owner only)
+  std::atomic<uint64_t> count{0};  // every call
+  uint32_t countdown = 0;          // untimed calls before the next timed one (owner only)
+  // Collection budget (budget_runtime.h): calls still to pass over before the next taken one. A
+  // passed-over call does nothing else; the next taken call adds the run to `count`.
+  // Atomic only so the budget's snapshot may read it; the owner's relaxed load and store are plain
+  // moves.
+  std::atomic<uint32_t> budget_skip{0};
   std::atomic<uint64_t> timed{0};       // calls whose duration is in sum_ticks
   std::atomic<uint64_t> sum_ticks{0};   // sum of the timed calls' durations
   std::atomic<uint64_t> errors{0};      // every call (exception or PERFHAT_ERROR)
@@ -184,6 +190,11 @@ struct alignas(64) Slot {
   // weighted duration and weighted errors, exported as the site's aggregate row so counts stay
   // exact whatever the burst (Engine::overflow_call).
   std::atomic<double> overflow_n{0}, overflow_ticks{0}, overflow_errors{0};
+  // Collection budget (written by the owner only): the length of the current skip run, counted
+  // when it ends, and the probability it was drawn with (0: no run, the next call is a fresh
+  // draw).
+  std::atomic<uint32_t> budget_run{0};
+  float budget_p = 0;
 };
 
 struct ThreadState;
@@ -343,6 +354,12 @@ class Probe {
   // out so the common case (no request root, not recorded, untimed) runs straight through.
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
+    // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
+    if (uint32_t skip = s->budget_skip.load(std::memory_order_relaxed);
+        __builtin_expect(skip != 0, 1)) {
+      s->budget_skip.store(skip - 1, std::memory_order_relaxed);
+      return;
+    }
     uint64_t n = s->count.load(std::memory_order_relaxed);
     s->count.store(n + 1, std::memory_order_relaxed);
     uint32_t cd = s->countdown;
