@@ -6,9 +6,10 @@
 //     with HEADER, a comment is appended to it, the pass re-run (what an edit of a widely
 //     included header costs) and the header restored.
 //   index_bench edit PERFHAT_LSP DB ROOT FILE N
-//     edit → fresh diagnostics over LSP on FILE (N edits, debounce 0) beside libclang's bare
-//     reparse of the same edits (preamble reused), and hover latency while the index is built
-//     from cold vs once it is idle.
+//     hover latency on FILE in a server building its index from cold, alternating with a
+//     server whose index is off (same run, same load); then N edits → fresh diagnostics over
+//     LSP (debounce 0), each interleaved with libclang's bare reparse of the same text
+//     (preamble reused), in wall time and CPU time (the server's worker thread vs this thread).
 #include <malloc.h>
 #include <unistd.h>
 
@@ -144,6 +145,102 @@ int runMemory(const std::string& db, const std::string& root, const std::string&
   return 0;
 }
 
+// On-CPU time of the server's thread named `name` (/proc schedstat, ns), or -1.
+double threadCpuMs(pid_t pid, const std::string& name) {
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::string comm;
+    std::getline(std::ifstream(t.path() / "comm"), comm);
+    if (comm != name) continue;
+    double ns = -1;
+    std::ifstream(t.path() / "schedstat") >> ns;
+    return ns / 1e6;
+  }
+  return -1;
+}
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+std::string percentiles(const std::vector<double>& v, const char* unit = "ms") {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "p50 %.2f %s, p95 %.2f %s, p99 %.2f %s (n=%zu)", pct(v, 0.5), unit,
+                pct(v, 0.95), unit, pct(v, 0.99), unit, v.size());
+  return buf;
+}
+
+struct Server {
+  std::unique_ptr<perfhat::testing::LspProcess> p;
+  std::string log;
+};
+
+Server startServer(const std::string& lsp, const std::string& db, const std::string& root,
+                   const std::string& uri, const std::string& text, bool index) {
+  Server s;
+  s.log = "/tmp/perfhat-index-bench-" + std::to_string(getpid()) + (index ? "-index" : "-idle") +
+          ".log";
+  std::error_code ec;
+  fs::remove(s.log, ec);
+  s.p = std::make_unique<perfhat::testing::LspProcess>(lsp, std::vector<std::string>{}, s.log);
+  json analysis = {{"compile_commands", db}};
+  if (!index) analysis["index"] = {{"enabled", false}};
+  s.p->call("initialize", {{"rootUri", "file://" + root},
+                           {"initializationOptions",
+                            {{"debounce", {{"minMs", 0}, {"maxMs", 0}}},
+                             {"compileCommands", db},
+                             {"analysis", analysis}}},
+                           {"capabilities", json::object()}});
+  s.p->notify("initialized", json::object());
+  s.p->notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", text}}}});
+  return s;
+}
+
+bool waitDiagnostics(perfhat::testing::LspProcess& p, int version) {
+  return p
+      .waitFor(
+          [&](const json& m) {
+            return m.value("method", "") == "textDocument/publishDiagnostics" &&
+                   m["params"].value("version", -1) == version;
+          },
+          std::chrono::seconds(600))
+      .has_value();
+}
+
+bool logHas(const std::string& log, const std::string& what) {
+  std::ifstream in(log);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  return s.find(what) != std::string::npos;
+}
+
+// The server's own account of each build after the first: "built F vN in T ms (parse P, ...)".
+void printBuildSplit(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  std::vector<double> total, parse, rest;
+  while (std::getline(in, line)) {
+    auto b = line.find("built ");
+    auto v = line.find(" v", b);
+    if (b == std::string::npos || v == std::string::npos || line.compare(v, 3, " v1") == 0 ||
+        line.find(" in ", v) == std::string::npos)
+      continue;
+    double t = 0, pm = 0;
+    if (std::sscanf(line.c_str() + line.find(" in ", v), " in %lf ms (parse %lf", &t, &pm) != 2)
+      continue;
+    total.push_back(t);
+    parse.push_back(pm);
+    rest.push_back(t - pm);
+  }
+  std::printf("server's builds (wall): total %s\n", percentiles(total).c_str());
+  std::printf("  of which libclang reparse %s\n", percentiles(parse).c_str());
+  std::printf("  of which everything else (AST walk, index, inference) %s\n",
+              percentiles(rest).c_str());
+}
+
 int runEdit(const std::string& lsp, const std::string& db, const std::string& root,
             const std::string& file, int n) {
   auto text = index::readFile(file);
@@ -157,72 +254,53 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
   const std::string mark = "/*x*/";
   std::string with = *text;
   with.insert(line_start, mark);
-
-  auto cc = analysis::compileCommandFor(file, db, {});
-  auto tu = analysis::TranslationUnit::parse(file, *text, cc.args);
-  std::vector<double> bare;
-  for (int i = 1; i <= n; ++i) {
-    tu->reparse(i % 2 ? with : *text);
-    bare.push_back(tu->lastParseMs());
-  }
   std::printf("%s: %d lines\n", file.c_str(), lines);
-  std::printf("bare reparse (preamble reused): p50 %.1f ms, p95 %.1f ms (n=%d)\n", pct(bare, 0.5),
-              pct(bare, 0.95), n);
 
-  // The server, with its index built from cold (store deleted) while hovers are timed.
+  // Two servers on the same file, alive together: one with the index off (the idle baseline)
+  // and one building its index from cold. Hovers alternate between them, so both see the same
+  // machine load.
   std::error_code ec;
   fs::remove_all(fs::path(root) / ".cache" / "perfhat", ec);
-  std::string log = "/tmp/perfhat-index-bench-" + std::to_string(getpid()) + ".log";
-  perfhat::testing::LspProcess p(lsp, {}, log);
-  p.call("initialize", {{"rootUri", "file://" + root},
-                        {"initializationOptions",
-                         {{"debounce", {{"minMs", 0}, {"maxMs", 0}}},
-                          {"compileCommands", db},
-                          {"analysis", {{"compile_commands", db}}}}},
-                        {"capabilities", json::object()}});
-  p.notify("initialized", json::object());
   const std::string uri = "file://" + file;
-  p.notify(
-      "textDocument/didOpen",
-      {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", *text}}}});
-  auto diag = [&](int version) {
-    return p.waitFor(
-        [&](const json& m) {
-          return m.value("method", "") == "textDocument/publishDiagnostics" &&
-                 m["params"].value("version", -1) == version;
-        },
-        std::chrono::seconds(120));
-  };
-  diag(1);
-  auto indexDone = [&] {
-    std::ifstream in(log);
-    std::string s((std::istreambuf_iterator<char>(in)), {});
-    return s.find("workspace index: ") != std::string::npos;
-  };
+  Server idle = startServer(lsp, db, root, uri, *text, false);
+  Server busy = startServer(lsp, db, root, uri, *text, true);
+  if (!waitDiagnostics(*idle.p, 1) || !waitDiagnostics(*busy.p, 1)) {
+    std::fprintf(stderr, "no diagnostics for the opened file\n");
+    return 1;
+  }
   json hover = {{"textDocument", {{"uri", uri}}},
                 {"position", {{"line", edit_line}, {"character", 4}}}};
-  std::vector<double> during, idle;
-  while (!indexDone() && during.size() < 2000) {
+  std::vector<double> during, baseline;
+  auto timed = [&](perfhat::testing::LspProcess& p, std::vector<double>& into) {
     auto t0 = Clock::now();
     p.call("textDocument/hover", hover);
-    during.push_back(msSince(t0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    into.push_back(msSince(t0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  };
+  bool finished = false;
+  for (int i = 0; i < 3000 && !(finished = logHas(busy.log, "workspace index: ")); ++i) {
+    timed(*idle.p, baseline);
+    timed(*busy.p, during);
   }
-  for (int i = 0; i < 600 && !indexDone(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  for (int i = 0; i < 200; ++i) {
-    auto t0 = Clock::now();
-    p.call("textDocument/hover", hover);
-    idle.push_back(msSince(t0));
-  }
-  std::printf(
-      "hover while indexing: p50 %.2f ms, p95 %.2f ms (n=%zu); idle: p50 %.2f ms, p95 %.2f ms "
-      "(n=%zu)\n",
-      pct(during, 0.5), pct(during, 0.95), during.size(), pct(idle, 0.5), pct(idle, 0.95),
-      idle.size());
+  std::printf("hover, index building:  %s%s\n", percentiles(during).c_str(),
+              finished ? "" : " (index not finished when the hovers ended)");
+  std::printf("hover, index off (same run, alternating): %s\n", percentiles(baseline).c_str());
+  std::printf("hover ratio p50 %.2f, p95 %.2f, p99 %.2f\n", pct(during, 0.5) / pct(baseline, 0.5),
+              pct(during, 0.95) / pct(baseline, 0.95), pct(during, 0.99) / pct(baseline, 0.99));
+  idle.p->shutdownAndWait();
 
-  std::vector<double> lsp_ms;
+  // Edits, each beside libclang's bare reparse of the same text (a TU with a preamble, reparsed
+  // on this thread: its thread CPU time is the reparse's), interleaved.
+  setenv("LIBCLANG_NOTHREADS", "1", 1);
+  auto cc = analysis::compileCommandFor(file, db, {});
+  auto tu = analysis::TranslationUnit::parse(file, *text, cc.args);
+  std::vector<double> bare, bare_cpu, lsp_ms, lsp_cpu;
   for (int i = 1; i <= n; ++i) {
+    double c0 = threadCpuMs();
+    tu->reparse(i % 2 ? with : *text);
+    bare_cpu.push_back(threadCpuMs() - c0);
+    bare.push_back(tu->lastParseMs());
+
     json change = i % 2 ? json{{"range",
                                 {{"start", {{"line", edit_line}, {"character", 0}}},
                                  {"end", {{"line", edit_line}, {"character", 0}}}}},
@@ -231,21 +309,29 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
                                 {{"start", {{"line", edit_line}, {"character", 0}}},
                                  {"end", {{"line", edit_line}, {"character", 5}}}}},
                                {"text", ""}};
+    double w0 = threadCpuMs(busy.p->pid(), "perfhat-worker");
     auto t0 = Clock::now();
-    p.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", i + 1}}},
-                                        {"contentChanges", json::array({change})}});
-    if (!diag(i + 1)) {
+    busy.p->notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", i + 1}}},
+                                              {"contentChanges", json::array({change})}});
+    if (!waitDiagnostics(*busy.p, i + 1)) {
       std::fprintf(stderr, "no diagnostics for version %d\n", i + 1);
       return 1;
     }
     lsp_ms.push_back(msSince(t0));
+    lsp_cpu.push_back(threadCpuMs(busy.p->pid(), "perfhat-worker") - w0);
   }
-  std::printf("edit -> fresh diagnostics over LSP (index on): p50 %.1f ms, p95 %.1f ms (n=%d)\n",
-              pct(lsp_ms, 0.5), pct(lsp_ms, 0.95), n);
-  std::printf("ratio to bare reparse: p50 %.2f, p95 %.2f\n", pct(lsp_ms, 0.5) / pct(bare, 0.5),
+  std::printf("bare reparse (preamble reused), wall: %s\n", percentiles(bare).c_str());
+  std::printf("edit -> fresh diagnostics over LSP, wall: %s\n", percentiles(lsp_ms).c_str());
+  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_ms, 0.5) / pct(bare, 0.5),
               pct(lsp_ms, 0.95) / pct(bare, 0.95));
-  p.shutdownAndWait();
-  fs::remove(log, ec);
+  std::printf("bare reparse, CPU: %s\n", percentiles(bare_cpu).c_str());
+  std::printf("edit -> diagnostics, server worker CPU: %s\n", percentiles(lsp_cpu).c_str());
+  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_cpu, 0.5) / pct(bare_cpu, 0.5),
+              pct(lsp_cpu, 0.95) / pct(bare_cpu, 0.95));
+  busy.p->shutdownAndWait();
+  printBuildSplit(busy.log);
+  fs::remove(idle.log, ec);
+  fs::remove(busy.log, ec);
   return 0;
 }
 

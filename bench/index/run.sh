@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Workspace index measurements (issue #25; bench/README.md "Workspace index"), on two trees:
-#   self:  this repository's server/ sources (non-test .cc files of BUILD's compile database)
+#   self:  this repository's server/ sources (non-test .cc files of BUILD's compile database),
+#          copied to WORK/self
 #   gtest: googletest (/usr/src/googletest copied to WORK, configured with its tests and samples)
 # For each: index from cold vs bare libclang parse, the index's memory vs clangd's background
 # index of the same database (clangd from Debian, same run), restart, an edit of a widely
@@ -22,15 +23,29 @@ mkdir -p "$WORK"
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "== clangd: $($CLANGD --version | head -1)"
 
-# self: the server's own sources.
+# self: the server's own sources, from a copy of the checkout (so that the header edit below
+# touches neither the checkout nor its builds); the copy's database is BUILD's with the source
+# paths moved (generated headers stay in BUILD).
+rm -rf "$WORK/self"
 mkdir -p "$WORK/self"
-python3 - "$BUILD/compile_commands.json" "$WORK/self/compile_commands.json" <<'PY'
+tar -C "$SRC" --exclude=./build --exclude=./.git --exclude='./build-*' -cf - . | tar -C "$WORK/self" -xf -
+python3 - "$BUILD/compile_commands.json" "$WORK/self/compile_commands.json" "$SRC" "$WORK/self" "$BUILD" <<'PY'
 import json, sys
-db = json.load(open(sys.argv[1]))
+db_in, db_out, src, copy, build = sys.argv[1:6]
+import re
+def move(s):
+    s = s.replace(build, "\0BUILD\0")
+    s = re.sub(re.escape(src) + r"(?=/|\s|$)", copy, s)
+    return s.replace("\0BUILD\0", build)
+db = json.load(open(db_in))
 keep = [e for e in db if "/server/" in e["file"] and "/build" not in e["file"]
         and not e["file"].endswith("_test.cc") and "fuzz" not in e["file"]
         and "benchmark" not in e["file"]]
-json.dump(keep, open(sys.argv[2], "w"))
+for e in keep:
+    for k in ("file", "command", "directory"):
+        if k in e: e[k] = move(e[k])
+    if "arguments" in e: e["arguments"] = [move(a) for a in e["arguments"]]
+json.dump(keep, open(db_out, "w"))
 PY
 # gtest: a copy, so that the header edit and the index files stay out of /usr/src.
 rm -rf "$WORK/gtest"
@@ -59,5 +74,5 @@ run_tree() {
 
 run_tree gtest "$WORK/gtest/build/compile_commands.json" "$WORK/gtest" \
   "$WORK/gtest/googletest/include/gtest/internal/gtest-port.h"
-# No header edit here: it would touch the checkout (and every build of it).
-run_tree self "$WORK/self/compile_commands.json" "$SRC" ""
+# The most widely included header of the analysis: every server/ file reaches it.
+run_tree self "$WORK/self/compile_commands.json" "$WORK/self" "$WORK/self/server/analysis/snapshot.h"

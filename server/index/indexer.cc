@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <unordered_set>
 
 #include "server/analysis/ast_builder.h"
@@ -93,36 +94,39 @@ Indexer::Indexer(std::shared_ptr<WorkspaceIndex> index, std::shared_ptr<SummaryS
                  IndexerOptions options)
     : index_(std::move(index)), store_(std::move(store)), options_(std::move(options)) {}
 
-void Indexer::cancel() {
-  cancelled_ = true;
-  cv_.notifyAll();
-}
+void Indexer::cancel() { cancelled_ = true; }
 
-void Indexer::foregroundBegin() {
-  MutexLock lock(mu_);
-  ++foreground_;
-}
+void Indexer::foregroundBegin() { foreground_.fetch_add(1); }
 
 void Indexer::foregroundEnd() {
-  {
-    MutexLock lock(mu_);
-    if (foreground_ > 0) --foreground_;
-    foreground_ended_ = Clock::now();
+  foreground_ended_ns_.store(Clock::now().time_since_epoch().count());
+  int n = foreground_.load();
+  while (n > 0 && !foreground_.compare_exchange_weak(n, n - 1)) {
   }
-  cv_.notifyAll();
 }
 
+// Polls in short sleeps rather than waiting on a condition variable: a condition variable's
+// mutex would be shared with the worker that calls foregroundBegin/End.
 void Indexer::waitForForeground() {
-  MutexLock lock(mu_);
+  constexpr auto kPoll = std::chrono::milliseconds(20);
   while (!cancelled_) {
-    if (foreground_ > 0) {
-      cv_.waitFor(lock, std::chrono::milliseconds(100));
+    if (foreground_.load() > 0) {
+      std::this_thread::sleep_for(kPoll);
       continue;
     }
-    auto resume = foreground_ended_ + options_.foreground_grace;
-    if (Clock::now() >= resume) return;
-    cv_.waitUntil(lock, resume);
+    const Clock::time_point resume =
+        Clock::time_point(Clock::duration(foreground_ended_ns_.load())) + options_.foreground_grace;
+    const Clock::time_point now = Clock::now();
+    if (now >= resume) return;
+    std::this_thread::sleep_for(std::min<Clock::duration>(resume - now, kPoll));
   }
+}
+
+void Indexer::publish(std::function<void()> work) {
+  if (options_.publish)
+    options_.publish(std::move(work));
+  else
+    work();
 }
 
 uint64_t Indexer::headerHash(const std::string& path) {
@@ -153,7 +157,9 @@ bool Indexer::indexFile(const std::string& file, bool* reused, double* parse_ms)
   if (store_) {
     if (std::optional<FileStamp> stored = store_->stamp(file)) {
       if (currentStamp(file, *text, cc.args, stored->headers) == *stored) {
-        index_->setIndexed(file, store_->functions(file));
+        publish([idx = index_, file, fns = store_->functions(file)]() mutable {
+          idx->setIndexed(file, std::move(fns));
+        });
         if (reused) *reused = true;
         return true;
       }
@@ -179,7 +185,9 @@ bool Indexer::indexFile(const std::string& file, bool* reused, double* parse_ms)
   for (const auto& h : inclusions.files) stamp.headers.emplace_back(h, headerHash(h));
   std::vector<analysis::FunctionInfo> summaries = summariesOf(unit);
   if (store_) store_->put(file, stamp, summaries);
-  index_->setIndexed(file, std::move(summaries));
+  publish([idx = index_, file, fns = std::move(summaries)]() mutable {
+    idx->setIndexed(file, std::move(fns));
+  });
   return true;
 }
 
@@ -210,9 +218,10 @@ IndexStats Indexer::run(const std::function<void(const IndexProgress&)>& progres
     else
       ++stats.parsed;
     stats.parse_ms += parse_ms;
-    if (progress) progress({i + 1, files.size(), files[i]});
+    if (progress)
+      publish([progress, p = IndexProgress{i + 1, files.size(), files[i]}] { progress(p); });
   }
-  stats.functions = index_->functionCount();
+  if (!options_.publish) stats.functions = index_->functionCount();
   stats.wall_ms = msSince(t0);
   return stats;
 }

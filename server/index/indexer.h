@@ -6,7 +6,9 @@
 // It never delays the file being edited: the thread that runs a pass drops to the idle
 // scheduling class, and between files the pass waits while foreground analysis runs (the
 // server brackets each rebuild with foregroundBegin/End). cancel() ends a pass after the file
-// being parsed.
+// being parsed. A pass at idle priority takes no lock another thread takes (a preempted idle
+// thread holding one would stall that thread): foreground state is atomic, and summaries and
+// progress are applied through IndexerOptions::publish (the server's IdleHandoff).
 #pragma once
 
 #include <atomic>
@@ -16,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "common/thread_annotations.h"
 #include "server/analysis/options.h"
 #include "server/index/summary_store.h"
 #include "server/index/workspace_index.h"
@@ -30,6 +31,10 @@ struct IndexerOptions {
   bool idle_priority = true;  // lower the calling thread to SCHED_IDLE for the pass
   // After foreground analysis ends, wait this long before the next file: typing comes in bursts.
   std::chrono::milliseconds foreground_grace{150};
+  // Where summaries and progress reports are applied: the server passes an IdleHandoff, whose
+  // normal-priority thread takes the index's lock and the server's. Empty: at once, on the
+  // pass' own thread (--check and the bench, which do not run at idle priority).
+  std::function<void(std::function<void()>)> publish;
 };
 
 struct IndexProgress {
@@ -39,12 +44,12 @@ struct IndexProgress {
 };
 
 struct IndexStats {
-  size_t files = 0;   // in the database (up to max_files)
-  size_t parsed = 0;  // summaries computed
-  size_t reused = 0;  // read back from the store, stamp unchanged
-  size_t failed = 0;  // unreadable or unparsable
-  size_t functions = 0;
-  double parse_ms = 0;  // libclang alone, summed over the parsed files
+  size_t files = 0;      // in the database (up to max_files)
+  size_t parsed = 0;     // summaries computed
+  size_t reused = 0;     // read back from the store, stamp unchanged
+  size_t failed = 0;     // unreadable or unparsable
+  size_t functions = 0;  // in the index after the pass; 0 when results are published elsewhere
+  double parse_ms = 0;   // libclang alone, summed over the parsed files
   double wall_ms = 0;
   bool cancelled = false;
 };
@@ -67,6 +72,7 @@ class Indexer {
 
  private:
   void waitForForeground();
+  void publish(std::function<void()> work);
   // The stamp `file` would be indexed under now; headers from the stored stamp are re-hashed.
   FileStamp currentStamp(const std::string& file, const std::string& text,
                          const std::vector<std::string>& args,
@@ -77,10 +83,10 @@ class Indexer {
   std::shared_ptr<SummaryStore> store_;
   IndexerOptions options_;
   std::atomic<bool> cancelled_{false};
-  Mutex mu_;
-  CondVar cv_;
-  int foreground_ GUARDED_BY(mu_) = 0;
-  std::chrono::steady_clock::time_point foreground_ended_ GUARDED_BY(mu_);
+  // Foreground analyses running, and when the last one ended (steady clock, ns): atomics, so
+  // that the worker's foregroundBegin never waits for the idle thread.
+  std::atomic<int> foreground_{0};
+  std::atomic<int64_t> foreground_ended_ns_{0};
   // Header hashes of this pass (a header included by many TUs is read once per pass).
   std::unordered_map<std::string, uint64_t> header_hashes_;
 };

@@ -73,8 +73,10 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
 
   Entry& e = tus_[in.path];
   std::string error;
+  e.reparsed = false;
   if (e.tu && e.args == cc.args) {
-    if (!e.tu->reparse(in.text, &error)) e.tu.reset();  // libclang invalidated it: start over
+    e.reparsed = e.tu->reparse(in.text, &error);
+    if (!e.reparsed) e.tu.reset();  // libclang invalidated it: start over
   } else {
     e.tu.reset();
   }
@@ -115,6 +117,21 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
   markChangedCallees(*snap, *view);
   return snap;
+}
+
+ClangAnalyzer::ParseInfo ClangAnalyzer::lastParse(const std::string& path) const {
+  auto it = tus_.find(path);
+  if (it == tus_.end() || !it->second.tu || !it->second.tu->raw()) return {};
+  // A unit with a preamble reads its headers' AST from the preamble's mapped PCH buffers:
+  // libclang's resource usage shows them.
+  CXTUResourceUsage usage = clang_getCXTUResourceUsage(it->second.tu->raw());
+  unsigned long preamble_bytes = 0;
+  for (unsigned i = 0; i < usage.numEntries; ++i)
+    if (usage.entries[i].kind == CXTUResourceUsage_ExternalASTSource_Membuffer_MMap ||
+        usage.entries[i].kind == CXTUResourceUsage_ExternalASTSource_Membuffer_Malloc)
+      preamble_bytes += usage.entries[i].amount;
+  clang_disposeCXTUResourceUsage(usage);
+  return {it->second.reparsed, preamble_bytes > 0};
 }
 
 const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& path,

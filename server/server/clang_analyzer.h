@@ -41,6 +41,14 @@ class ClangAnalyzer : public Analyzer {
   // workspace inside a larger checkout does not index the larger one).
   std::string indexDatabase(const std::string& root) const;
 
+  // How libclang produced the last build of `path`: a reparse of its translation unit (not a
+  // fresh parse), with its headers read from the precompiled preamble.
+  struct ParseInfo {
+    bool reparsed = false;
+    bool preamble = false;
+  };
+  ParseInfo lastParse(const std::string& path) const;
+
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
   static analysis::AnalysisOptions optionsFrom(const Config& cfg, const std::string& root,
@@ -50,6 +58,7 @@ class ClangAnalyzer : public Analyzer {
   struct Entry {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
+    bool reparsed = false;  // the last build reparsed `tu`
   };
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked

@@ -1,5 +1,7 @@
 #include "server/server/index_session.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 
 namespace perfhat::server {
@@ -50,23 +52,36 @@ IndexSession::IndexSession(std::shared_ptr<index::WorkspaceIndex> index, std::st
     else if (!store->rebuiltReason().empty())
       store_note = "index file " + store_path + " replaced: " + store->rebuiltReason();
   }
+  handoff_ = std::make_unique<index::IdleHandoff>();
+  index::IdleHandoff* handoff = handoff_.get();
   index::IndexerOptions o;
   o.database = database_;
   o.analysis = std::move(options);
   o.max_files = max_files;
+  o.publish = [handoff](std::function<void()> work) { handoff->push(std::move(work)); };
   indexer_ = std::make_unique<index::Indexer>(index_, std::move(store), std::move(o));
   index::Indexer* indexer = indexer_.get();
-  thread_ = LargeStackThread(analysisStackBytes(), [indexer, sink, store_note] {
-    if (sink) sink({IndexEvent::Kind::Begin, 0, 0, store_note});
-    index::IndexStats st = indexer->run([&](const index::IndexProgress& p) {
-      if (sink) sink({IndexEvent::Kind::Report, p.done, p.total, p.file});
+  // Progress reaches the sink on the handoff's thread: the sink takes the server's locks.
+  auto send = [sink](const IndexEvent& e) {
+    if (sink) sink(e);
+  };
+  thread_ = LargeStackThread(analysisStackBytes(), [indexer, handoff, send, store_note,
+                                                    idx = index_] {
+    pthread_setname_np(pthread_self(), "perfhat-index");
+    handoff->push([send, store_note] { send({IndexEvent::Kind::Begin, 0, 0, store_note}); });
+    index::IndexStats st = indexer->run([send](const index::IndexProgress& p) {
+      send({IndexEvent::Kind::Report, p.done, p.total, p.file});
     });
-    char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "%zu files (%zu parsed, %zu unchanged, %zu failed), %zu functions in %.0f ms%s",
-                  st.files, st.parsed, st.reused, st.failed, st.functions, st.wall_ms,
-                  st.cancelled ? ", cancelled" : "");
-    if (sink) sink({IndexEvent::Kind::End, st.parsed + st.reused + st.failed, st.files, msg});
+    // After the last file's summaries, so the count includes them.
+    handoff->push([send, st, idx]() mutable {
+      st.functions = idx->functionCount();
+      char msg[256];
+      std::snprintf(msg, sizeof msg,
+                    "%zu files (%zu parsed, %zu unchanged, %zu failed), %zu functions in %.0f ms%s",
+                    st.files, st.parsed, st.reused, st.failed, st.functions, st.wall_ms,
+                    st.cancelled ? ", cancelled" : "");
+      send({IndexEvent::Kind::End, st.parsed + st.reused + st.failed, st.files, msg});
+    });
   });
 }
 

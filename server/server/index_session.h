@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/index/idle_handoff.h"
 #include "server/index/indexer.h"
 #include "server/index/summary_store.h"
 #include "server/index/workspace_index.h"
@@ -45,6 +46,9 @@ class IndexSession {
  private:
   std::string database_;
   std::shared_ptr<index::WorkspaceIndex> index_;
+  // Applies the pass' summaries and progress at normal priority (declared before the pass'
+  // thread: destroyed after it, so that it runs what the pass pushed last).
+  std::unique_ptr<index::IdleHandoff> handoff_;
   std::unique_ptr<index::Indexer> indexer_;
   LargeStackThread thread_;
 };

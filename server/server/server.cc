@@ -23,7 +23,10 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
   applyConfigLocked();
   reconfigure(true);
   analyzer_->setIndexProgress([this](const IndexEvent& e) { indexProgress(e); });
-  worker_ = LargeStackThread(analysisStackBytes(), [this] { workerLoop(); });
+  worker_ = LargeStackThread(analysisStackBytes(), [this] {
+    pthread_setname_np(pthread_self(), "perfhat-worker");  // bench/index reads its CPU time
+    workerLoop();
+  });
 }
 
 Server::~Server() { stop(); }

@@ -37,6 +37,10 @@ void Server::didChange(const json& params) {
       log_.warn("didChange for a document that is not open: " + p.text_document.uri);
       return;
     }
+    // The first edit after a settled build is analysed at once: only edits that arrive while a
+    // build is due or running wait for the debounce (they are a burst of typing).
+    const bool settled = !it->second.dirty && it->second.built_doc &&
+                         it->second.built_doc->version() == it->second.doc->version();
     auto updated = std::make_shared<Document>(*it->second.doc);
     if (auto err = updated->applyChanges(p.text_document.version, p.content_changes, encoding())) {
       log_.warn("didChange " + p.text_document.uri + ": " + *err + "; change ignored");
@@ -46,6 +50,7 @@ void Server::didChange(const json& params) {
     double delay =
         std::clamp(last_build_ms_ * cfg_.debounce_ratio, static_cast<double>(cfg_.debounce_min_ms),
                    static_cast<double>(cfg_.debounce_max_ms));
+    if (settled) delay = 0;
     it->second.dirty = true;
     it->second.due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(delay * 1000));
   }

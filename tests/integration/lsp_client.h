@@ -51,6 +51,7 @@ class LspProcess {
   // shutdown + exit; returns the exit status (or -1 if it had to be killed).
   int shutdownAndWait(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   bool running() const;
+  pid_t pid() const { return pid_; }
 
  private:
   void readLoop();
