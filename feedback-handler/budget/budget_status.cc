@@ -26,8 +26,7 @@ constexpr const char* kTopNumbers[] = {"budget_share",
                                        "plan_changes",
                                        "window_s",
                                        "sample_weight_s",
-                                       "sampling_wall_s",
-                                       "sent_unix_ns"};
+                                       "sampling_wall_s"};
 constexpr const char* kClassNumbers[] = {"frequency_hz", "duty_ratio", "weight", "fraction",
                                          "overhead"};
 constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
@@ -54,16 +53,20 @@ std::string label(const json& o, const char* name, const std::string& where, siz
   return s;
 }
 
+// The library's clock when it sent the status (ns since the epoch, beyond kMaxValue).
+constexpr double kMaxUnixNs = 9.2e18;
+
 void copyNumber(const json& in, json& out, const char* name, const std::string& where,
-                bool required = false) {
+                bool required = false, double max = L::kMaxValue) {
   const auto it = in.find(name);
   if (it == in.end()) {
     if (required) bad(where + name, "is missing");
     return;
   }
   const double v = it->is_number() ? it->get<double>() : -1;
-  if (!it->is_number() || !std::isfinite(v) || v < 0 || v > L::kMaxValue) {
-    bad(where + name, "must be a finite number in [0, 1e15]");
+  if (!it->is_number() || !std::isfinite(v) || v < 0 || v > max) {
+    bad(where + name, max == L::kMaxValue ? "must be a finite number in [0, 1e15]"
+                                          : "must be a time in ns since the epoch");
   }
   out[name] = *it;
 }
@@ -153,6 +156,7 @@ Status parseStatus(std::string_view body) {
   out["mode"] = mode.empty() ? "rates" : mode;
   for (const char* n : kTopNumbers) copyNumber(in, out, n, "");
   copyNumber(in, out, "predicted_overhead", "", true);
+  copyNumber(in, out, "sent_unix_ns", "", false, kMaxUnixNs);
   copyFlag(in, out, "over_budget", "");
   out["classes"] = classes(in);
   out["sampled_functions"] = sampledFunctions(in);

@@ -51,6 +51,11 @@ TEST(BudgetStatus, RefusalsNameTheField) {
   j["over_budget"] = "no";
   EXPECT_EQ(refusal(j), "over_budget: must be true or false");
   EXPECT_EQ(refusal(json::array()), "status must be a JSON object");
+  j = json::parse(kMinimal);
+  j["sent_unix_ns"] = 1'790'000'000'000'000'000;  // the library's clock: accepted
+  EXPECT_EQ(refusal(j), "accepted");
+  j["sent_unix_ns"] = -1;
+  EXPECT_EQ(refusal(j), "sent_unix_ns: must be a time in ns since the epoch");
 }
 
 }  // namespace

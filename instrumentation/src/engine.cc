@@ -252,6 +252,7 @@ void Engine::run_background() {
       s->tick(now);
       update_threshold(s->rate());
       budget::Controller::get().tick();
+      publish_budget();
       calibrate_clock(false);
       last_tick = now;
     }
