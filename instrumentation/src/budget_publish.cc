@@ -88,8 +88,10 @@ void Engine::publish_budget() {
                                           now, static_cast<int64_t>(to_unix_ns(now_ticks())));
   const ExportResult r = exporter->export_budget_status(body);
   publisher.sent(r, now, plan.changes);
-  static bool told = false;  // once: a handler without /v1/budget answers 404 to each try
-  if (r == ExportResult::kPermanentFailure && !told) {
+  // Said once: a handler without /v1/budget answers 404 to each try. An exporter with no place
+  // for the status (in-memory, custom) refuses without an error: nothing to say.
+  static bool told = false;
+  if (r == ExportResult::kPermanentFailure && !told && !exporter->last_error().empty()) {
     told = true;
     std::fprintf(stderr, "perfhat: collection-budget status not taken (%s); retried every %g s\n",
                  exporter->last_error().c_str(), budget::PublishTunables::kRefusedRetry);
