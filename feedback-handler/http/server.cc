@@ -41,6 +41,8 @@ const HandlerServer::Route HandlerServer::kRoutes[] = {
     // Answered by dynamic_routes.cc (registered after this table's routes).
     {"GET", "/v1/dynamic", RouteAccess::kRead, false, nullptr, nullptr},
     {"GET", "/v1/dynamic/graph", RouteAccess::kRead, false, nullptr, nullptr},
+    {"POST", "/v1/budget", RouteAccess::kWrite, false, &HandlerServer::postBudget},
+    {"GET", "/v1/budget", RouteAccess::kRead, false, nullptr, &HandlerServer::getBudget},
     {"POST", "/v1/sync", RouteAccess::kWrite, true, &HandlerServer::postSync},
     {"GET", "/healthz", RouteAccess::kOpen, false, nullptr, &HandlerServer::getHealthz},
     {"GET", "/metrics", RouteAccess::kOpen, false, nullptr, &HandlerServer::getMetrics},

@@ -102,6 +102,10 @@ class HandlerServer {
   void postBatchGet(const httplib::Request& req, httplib::Response& res,
                     const httplib::ContentReader& reader);
   void getFeedback(const httplib::Request& req, httplib::Response& res);
+  // libperfhat's collection-budget status (routes_budget.cc, issue #22).
+  void postBudget(const httplib::Request& req, httplib::Response& res,
+                  const httplib::ContentReader& reader);
+  void getBudget(const httplib::Request& req, httplib::Response& res);
   void getChanges(const httplib::Request& req, httplib::Response& res);
   void getExport(const httplib::Request& req, httplib::Response& res);
   // operations (routes_ops.cc)

@@ -57,6 +57,15 @@ ALTER TABLE aggregates_clustered RENAME TO aggregates;
 CREATE INDEX aggregates_seq ON aggregates(seq);
 CREATE INDEX aggregates_bucket ON aggregates(bucket);
 )SQL",
+    // 3. The latest collection-budget status of each (service, instance) of libperfhat
+    //    (POST /v1/budget, feedback-handler/budget/budget_status.h): the JSON as checked.
+    R"SQL(
+CREATE TABLE budget_status(
+  service TEXT NOT NULL, instance TEXT NOT NULL, version TEXT NOT NULL,
+  received_ns INTEGER NOT NULL, status TEXT NOT NULL,
+  PRIMARY KEY(service, instance));
+CREATE INDEX budget_status_received ON budget_status(received_ns);
+)SQL",
 };
 constexpr int kSchemaVersion = static_cast<int>(std::size(kMigrations));
 

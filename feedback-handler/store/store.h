@@ -105,6 +105,15 @@ class Store {
                           const std::optional<TimeWindow>& range,
                           const std::function<void(const CallRow&)>& row,
                           const std::function<void(std::string_view)>& known);
+  // libperfhat's collection-budget status (POST/GET /v1/budget; store/budget_store.cc): the
+  // latest per (service, instance), the oldest beyond the bounds of budget_status.h dropped.
+  struct BudgetRow {
+    std::string service, version, instance, status;
+    int64_t received_ns = 0;
+  };
+  void putBudgetStatus(const BudgetRow& row);
+  // The newest status of `service` (of any service when empty); nullopt when there is none.
+  std::optional<BudgetRow> budgetStatus(const std::string& service);
   // Rows changed since `since`; at most about max_rows (a sequence is never split).
   ExportPage exportSince(uint64_t since, size_t max_rows = 20000);
   uint64_t cursor();

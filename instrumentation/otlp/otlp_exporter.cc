@@ -195,10 +195,15 @@ ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view bo
   int st = res->status;
   impl_->last_status = st;
   if (st >= 200 && st < 300) return ExportResult::kSuccess;
-  impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st);
+  impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st) +
+                      (res->body.empty() ? "" : " " + res->body.substr(0, 200));
   // OTLP/HTTP: 429 and 5xx are transient; other statuses mean the payload will never be taken.
   if (st == 429 || st >= 500) return ExportResult::kRetryableFailure;
   return ExportResult::kPermanentFailure;
+}
+
+ExportResult OtlpHttpExporter::export_budget_status(const std::string& json) {
+  return post(impl_->prefix + "/v1/budget", json, kJson);
 }
 
 ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {

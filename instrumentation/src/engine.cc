@@ -261,6 +261,7 @@ void Engine::run_background() {
       update_threshold(s->rate());
       if (!macro_costs_measured) macro_costs_measured = (calibrate_macro_compensation(), true);
       budget::Controller::get().tick();
+      publish_budget();
       calibrate_clock(false);
       last_tick = now;
     }

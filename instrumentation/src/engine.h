@@ -157,6 +157,8 @@ class Engine {
   // far; returns ns per tick. Names and addresses only for site ids >= named_below (the budget
   // asks once per site: copying every name every second was most of its own cost).
   double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below);
+  // Sends the collection budget's status to the exporter when due (budget_publish.cc).
+  void publish_budget();
 
  private:
   Engine() = default;

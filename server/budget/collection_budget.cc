@@ -48,7 +48,51 @@ std::string targetOf(const std::string& line) {
   return verb + " " + target;
 }
 
+// Probing mode's stack samples. The handler's copy carries the library's estimates; a status
+// file carries the counts and the weight of one sample at the current probe rate.
+void readSampled(const json& j, Status& s) {
+  const double weight = number(j, "sample_weight_s", "status", 0);
+  s.sampling_wall_s = number(j, "sampling_wall_s", "status", 0);
+  auto f = j.find("sampled_functions");
+  if (f == j.end()) return;
+  if (!f->is_array()) throw StatusError("status.sampled_functions must be an array");
+  for (std::size_t i = 0; i < f->size(); ++i) {
+    const json& e = (*f)[i];
+    const std::string where = "status.sampled_functions[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw StatusError(where + " must be an object");
+    SampledEstimate x;
+    x.function = text(e, "function", where);
+    x.samples = number(e, "samples", where);
+    x.self = number(e, "self", where, 0);
+    x.cpu_s = number(e, "estimated_cpu_s", where, x.samples * weight);
+    x.self_cpu_s = number(e, "estimated_self_cpu_s", where, x.self * weight);
+    s.sampled.push_back(std::move(x));
+  }
+}
+
 }  // namespace
+
+const SampledEstimate* sampledOf(const Status& s, const std::string& function) {
+  const std::string name = qualifiedName(function);
+  for (const SampledEstimate& e : s.sampled)
+    if (e.function == function || qualifiedName(e.function) == name) return &e;
+  return nullptr;
+}
+
+json sampledJson(const Status& s) {
+  json rows = json::array();
+  for (const SampledEstimate& e : s.sampled) {
+    json r = {{"function", e.function},
+              {"samples", e.samples},
+              {"self", e.self},
+              {"estimated_cpu_s", e.cpu_s},
+              {"estimated_self_cpu_s", e.self_cpu_s},
+              {"estimated", "from stack samples"}};
+    if (s.sampling_wall_s > 0) r["cpu_per_s"] = e.cpu_s / s.sampling_wall_s;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
 
 Status parseStatus(const json& j) {
   if (!j.is_object()) throw StatusError("status must be a JSON object");
@@ -87,6 +131,7 @@ Status parseStatus(const json& j) {
     k.overhead = number(c, "overhead", where, 0);
     p.classes.push_back(std::move(k));
   }
+  readSampled(j, s);
   if (auto f = j.find("functions"); f != j.end() && f->is_array()) {
     for (const json& e : *f) {
       if (e.is_object() && e.contains("function") && e.contains("class") &&

@@ -22,13 +22,31 @@ class StatusError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// What probing mode's stack samples say of one function (its class is not traced): CPU time
+// estimated from samples, not measured calls. Sent by the library to the handler
+// (estimated_cpu_s); in a status file, samples × sample_weight_s.
+struct SampledEstimate {
+  std::string function;  // as the symboliser names it (a signature or a qualified name)
+  double samples = 0, self = 0;
+  double cpu_s = 0, self_cpu_s = 0;  // estimated process CPU seconds, inclusive and self
+};
+
 struct Status {
   budget::Plan plan;  // classes with their measured frequency, duty ratio, weight and share
   double budget_share = 0;
   double detect_ns = 0, report_ns = 0;
   double max_probe_hz = 1000, min_fraction = 0.001;
   std::vector<std::pair<std::string, std::string>> functions;  // qualified function → class
+  std::vector<SampledEstimate> sampled;                        // probing mode, most samples first
+  double sampling_wall_s = 0;  // wall time the estimates cover (0: unknown)
 };
+
+// The stack-sample estimate of `function` (a qualified name or a signature), or nullptr.
+const SampledEstimate* sampledOf(const Status& s, const std::string& function);
+
+// {"sampled_functions": [{"function","samples","estimated_cpu_s","estimated_self_cpu_s",
+// "cpu_per_s" (when the covered time is known),"estimated":"from stack samples"}]}.
+nlohmann::json sampledJson(const Status& s);
 
 // Reads libperfhat's status JSON (PERFHAT_BUDGET_STATUS). Throws StatusError.
 Status parseStatus(const nlohmann::json& j);

@@ -116,5 +116,30 @@ TEST(CollectionBudget, PinsFileKeepsOtherLinesAndReplacesTheSameTarget) {
   std::filesystem::remove_all(dir);
 }
 
+// A status file carries stack-sample counts and one sample's weight; the handler's copy carries
+// the library's estimates. Either way the view says they are estimated from samples.
+TEST(CollectionBudget, StackSamplesBecomeEstimatesByQualifiedName) {
+  json j = status();
+  j["sample_weight_s"] = 0.01;
+  j["sampled_functions"] = {{{"function", "int shop::C::run(int)"}, {"samples", 40}, {"self", 5}},
+                            {{"function", "shop::A::go()"},
+                             {"samples", 3},
+                             {"estimated_cpu_s", 0.5},
+                             {"estimated_self_cpu_s", 0.1}}};
+  j["sampling_wall_s"] = 10;
+  const Status s = parseStatus(j);
+  const SampledEstimate* run = sampledOf(s, "void shop::C::run(int) const");
+  ASSERT_NE(run, nullptr);
+  EXPECT_DOUBLE_EQ(run->cpu_s, 0.4);  // 40 samples × 10 ms
+  EXPECT_DOUBLE_EQ(run->self_cpu_s, 0.05);
+  EXPECT_DOUBLE_EQ(sampledOf(s, "shop::A::go")->cpu_s, 0.5);  // the library's own estimate
+  EXPECT_EQ(sampledOf(s, "shop::B::none"), nullptr);
+  const json rows = sampledJson(s);
+  EXPECT_EQ(rows[0]["estimated"], "from stack samples");
+  EXPECT_DOUBLE_EQ(rows[0]["cpu_per_s"].get<double>(), 0.04);
+  j["sampled_functions"][0]["samples"] = -1;
+  EXPECT_THROW(parseStatus(j), StatusError);
+}
+
 }  // namespace
 }  // namespace perfhat::collection_budget

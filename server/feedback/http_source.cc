@@ -387,4 +387,25 @@ DynamicResult HttpSource::dynamicGraph(const std::string& key, int depth) {
   return r;
 }
 
+BudgetResult HttpSource::budgetStatus(const std::string& service) {
+  BudgetResult r;
+  Exchange ex;
+  {
+    MutexLock lock(dynamic_mu_);
+    ex = send(*dynamic_client_, getRequest(prefix_ + "/v1/budget?service=" + encodeQuery(service)),
+              options_.dynamic_timeout_ms);
+  }
+  if (missingRoute(ex)) {
+    r.unsupported = true;
+    return r;
+  }
+  if (ex.status == 404) {
+    r.none = true;
+    return r;
+  }
+  if (!classify(ex, "budget", options_.max_response_bytes, r)) return r;
+  r.body = std::move(ex.body);
+  return r;
+}
+
 }  // namespace perfhat::feedback

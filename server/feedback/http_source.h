@@ -52,6 +52,9 @@ class HttpSource : public FeedbackSource {
   // (an older handler) is `unsupported`.
   DynamicResult dynamicMetrics(const std::string& key) override;
   DynamicResult dynamicGraph(const std::string& key, int depth) override;
+  // GET /v1/budget?service=S on the dynamic reads' connection (bounded alike); 404 "no such
+  // endpoint" is `unsupported`, another 404 is `none`.
+  BudgetResult budgetStatus(const std::string& service) override;
   void cancelWait() override;
   void cancelFetch() override;
   std::string describe() const override { return "handler " + url_; }

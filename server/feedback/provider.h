@@ -80,6 +80,7 @@ class FeedbackProvider {
   DynamicResult dynamicGraph(const std::string& key, int depth) {
     return source_->dynamicGraph(key, depth);
   }
+  BudgetResult budgetStatus(const std::string& service) { return source_->budgetStatus(service); }
 
   ProviderCounters counters() const;
   size_t cacheSize() const;

@@ -51,6 +51,16 @@ struct DynamicResult {
   bool ok() const { return status == FetchStatus::Ok && !unsupported; }
 };
 
+// A service's collection-budget status (`GET /v1/budget?service=`, docs/collection-budget.md).
+struct BudgetResult {
+  FetchStatus status = FetchStatus::Ok;
+  std::string error;
+  bool unsupported = false;  // a file, or a handler older than /v1/budget: no error
+  bool none = false;         // the handler has no status of that service yet: no error
+  std::string body;          // the handler's answer, when ok() and not none
+  bool ok() const { return status == FetchStatus::Ok && !unsupported; }
+};
+
 class FeedbackSource {
  public:
   virtual ~FeedbackSource() = default;
@@ -78,6 +88,12 @@ class FeedbackSource {
   // The call graph around `key`, `depth` arcs each way, as Graphviz dot.
   virtual DynamicResult dynamicGraph(const std::string& /*key*/, int /*depth*/) {
     DynamicResult r;
+    r.unsupported = true;
+    return r;
+  }
+  // The newest collection-budget status of `service` (of any service when empty).
+  virtual BudgetResult budgetStatus(const std::string& /*service*/) {
+    BudgetResult r;
     r.unsupported = true;
     return r;
   }

@@ -31,6 +31,20 @@ std::string classState(const budget::ClassPlan& k) {
   return "sampled at " + percent(k.fraction);
 }
 
+// " · ≈ 1.2 ms CPU/s estimated from stack samples" for a function of an untraced class that the
+// stack sampler saw ("" otherwise: its calls are measured).
+std::string sampledNote(const cb::Status& s, const budget::ClassPlan& k, const std::string& fn) {
+  const cb::SampledEstimate* e = k.traced ? nullptr : cb::sampledOf(s, fn);
+  if (e == nullptr || e->samples <= 0) return "";
+  char buf[96];
+  if (s.sampling_wall_s > 0) {
+    std::snprintf(buf, sizeof buf, " · ≈ %.3g ms CPU/s", e->cpu_s / s.sampling_wall_s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, " · ≈ %.3g ms CPU", e->cpu_s * 1e3);
+  }
+  return std::string(buf) + " estimated from stack samples";
+}
+
 }  // namespace
 
 std::optional<cb::Status> loadBudgetStatus(const std::string& path, std::string* error) {
@@ -62,7 +76,14 @@ json collectionBudgetCommand(const BudgetFiles& files, const json& args) {
   std::string error;
   const auto status = loadBudgetStatus(files.status, &error);
   if (!status) throw std::runtime_error(error);
-  if (!args.is_array() || args.empty()) return {{"plan", cb::planJson(status->plan)}};
+  return collectionBudgetCommand(*status, files.pins, args);
+}
+
+json collectionBudgetCommand(const cb::Status& st, const std::string& pins_file, const json& args) {
+  const cb::Status* status = &st;
+  if (!args.is_array() || args.empty()) {
+    return {{"plan", cb::planJson(status->plan)}, {"sampled_functions", cb::sampledJson(*status)}};
+  }
   const json& a = args[0];
   cb::Change change;
   if (a.is_string() || (a.is_object() && a.contains("always") && a["always"].is_string())) {
@@ -105,9 +126,9 @@ json collectionBudgetCommand(const BudgetFiles& files, const json& args) {
               {"plan", cb::planJson(plan)},
               {"pin", cb::pinLine(change)},
               {"message", message}};
-  if (!files.pins.empty()) {
-    cb::writePin(files.pins, change);
-    out["pins_file"] = files.pins;
+  if (!pins_file.empty()) {
+    cb::writePin(pins_file, change);
+    out["pins_file"] = pins_file;
   } else {
     out["pins_file"] = nullptr;  // the plan is shown; nothing tells the library yet
     out["message"] = message +
@@ -134,7 +155,8 @@ std::vector<features::CodeLens> budgetLenses(const analysis::Snapshot& s,
       lens.command.clear();  // nothing to raise
     } else {
       lens.title = "collection budget: " + klass + " " + classState(*k) + " · " +
-                   percent(k->overhead) + " CPU — always trace";
+                   percent(k->overhead) + " CPU" + sampledNote(status, *k, f.key) +
+                   " — always trace";
       lens.arguments = {name};
     }
     out.push_back(std::move(lens));

@@ -27,12 +27,18 @@ inline constexpr const char* kCollectionBudgetCommand = "perfhat.collectionBudge
 // "message"}. Throws std::invalid_argument for bad arguments, std::runtime_error when the
 // status cannot be read or the pins file written.
 nlohmann::json collectionBudgetCommand(const BudgetFiles& files, const nlohmann::json& args);
+// The same for a status already read (from the handler or the file; budget_status_source.h).
+// The no-argument answer also lists "sampled_functions": probing mode's per-function CPU time,
+// estimated from stack samples.
+nlohmann::json collectionBudgetCommand(const collection_budget::Status& status,
+                                       const std::string& pins_file, const nlohmann::json& args);
 
 // The status file, or nullopt (with `error`) when it is not configured, missing or malformed.
 std::optional<collection_budget::Status> loadBudgetStatus(const std::string& path,
                                                           std::string* error);
 
-// One lens per function the status lists: its class, traced or sampled, and the action.
+// One lens per function the status lists: its class, traced or sampled (with the stack
+// samples' CPU estimate for an untraced class in probing mode), and the action.
 std::vector<features::CodeLens> budgetLenses(const analysis::Snapshot& s,
                                              const collection_budget::Status& status);
 

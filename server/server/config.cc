@@ -53,6 +53,7 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
   read(j, "compileCommands", cfg.compile_commands, warnings, "");
   read(j, "budgetStatus", cfg.budget_status, warnings, "");
   read(j, "budgetPins", cfg.budget_pins, warnings, "");
+  read(j, "budgetService", cfg.budget_service, warnings, "");
   if (auto f = j.find("features"); f != j.end() && !f->is_null()) {
     try {
       features::Options o = cfg.features;
@@ -116,6 +117,7 @@ json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
   str("PERFHAT_COMPILE_COMMANDS", "compileCommands");
   str("PERFHAT_BUDGET_STATUS", "budgetStatus");
   str("PERFHAT_BUDGET_PINS", "budgetPins");
+  str("OTEL_SERVICE_NAME", "budgetService");
   auto num = [&](const char* var, const char* section, const char* key) {
     const char* v = getenv_fn(var);
     if (!v || !*v) return;

@@ -38,6 +38,9 @@ struct Config {
   // "budgetStatus"/"budgetPins", or the library's own PERFHAT_BUDGET_STATUS/PERFHAT_BUDGET_PINS.
   std::string budget_status;
   std::string budget_pins;
+  // The service whose status the handler is asked for (GET /v1/budget?service=): "budgetService",
+  // or the library's OTEL_SERVICE_NAME; empty: the newest status of any service.
+  std::string budget_service;
   features::Options features;
   feedback::CacheOptions cache;  // 10,000 entries, 10 min (PerformanceHat's values)
   int connect_timeout_ms = 1000;

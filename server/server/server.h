@@ -28,6 +28,7 @@
 #include "server/lsp/protocol.h"
 #include "server/lsp/transport.h"
 #include "server/server/analyzer.h"
+#include "server/server/budget_status_source.h"
 #include "server/server/config.h"
 #include "server/server/document.h"
 #include "server/server/dynamic_view.h"
@@ -107,7 +108,8 @@ class Server {
   void didChangeConfiguration(const json& params);
   void cancel(const json& params);
   json executeCommand(const json& id, const json& params, bool& deferred);
-  json collectionBudget(const json& args);  // perfhat.collectionBudget (server_requests.cc)
+  json collectionBudget(const json& args);  // perfhat.collectionBudget (server_budget.cc)
+  BudgetSources budgetSources() const;      // the settings and the feedback source (same)
   // Call graph (server_dynamic.cc): the dynamic metrics of a built snapshot (worker), the view
   // of an open document (any thread, not under mu_), and perfhat.showCallGraph.
   DynamicRead readDynamic(const analysis::Snapshot& s);

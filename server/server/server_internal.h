@@ -6,6 +6,7 @@
 
 #include "server/features/dynamic_text.h"
 #include "server/server/budget_command.h"
+#include "server/server/budget_status_source.h"
 
 namespace perfhat::server {
 

@@ -52,10 +52,9 @@ void Server::onHover(const json& id, const lsp::TextDocumentPositionParams& p) {
 void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
   PositionEncoding enc = encoding();
   features::Options o = config().features;
-  const std::string budget_status = config().budget_status;
   withSnapshot(id, p.text_document.uri,
-               [this, uri = p.text_document.uri, enc, o, budget_status](const analysis::Snapshot& s,
-                                                                        const Document& d) {
+               [this, uri = p.text_document.uri, enc, o, budget = budgetSources()](
+                   const analysis::Snapshot& s, const Document& d) {
                  json out = json::array();
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
                  for (const auto& l : features::codeLenses(s, o)) {
@@ -66,7 +65,7 @@ void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
                      out.push_back(presentation::render(features::toCodeLens(l), conv));
                    }
                  }
-                 if (auto st = loadBudgetStatus(budget_status, nullptr)) {
+                 if (auto st = loadBudget(budget).status) {
                    for (const auto& l : budgetLenses(s, *st))
                      out.push_back(presentation::render(l, conv));
                  }
@@ -231,25 +230,6 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     return nullptr;
   }
   throw lsp::RpcError(lsp::kInvalidParams, "unknown command: " + p.command);
-}
-
-// perfhat.collectionBudget: the library's exported plan, or a re-plan for a pin or a class weight
-// (server/server/budget_command.*), its predicted overhead shown at once.
-json Server::collectionBudget(const json& args) {
-  const Config cfg = config();
-  json result;
-  try {
-    result = collectionBudgetCommand({cfg.budget_status, cfg.budget_pins}, args);
-  } catch (const std::invalid_argument& e) {
-    throw lsp::RpcError(lsp::kInvalidParams, e.what());
-  } catch (const std::exception& e) {
-    throw lsp::RpcError(lsp::kRequestFailed, e.what());
-  }
-  if (result.contains("message")) {
-    notify("window/showMessage",
-           lsp::ShowMessageParams{lsp::MessageType::Info, result["message"].get<std::string>()});
-  }
-  return result;
 }
 
 }  // namespace perfhat::server

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # CTest driver of the call-graph editor tests (issue #24): a fresh sample workspace, a real
 # perfhat-handler seeded by dynamic_handler.sh, then the editor's check against it.
-# Usage: run_dynamic_test.sh /path/to/perfhat-lsp /path/to/perfhat-handler nvim|vscode
+# Usage: run_dynamic_test.sh /path/to/perfhat-lsp /path/to/perfhat-handler nvim|vscode [budget]
+# With `budget` (Neovim): the handler also holds the service's collection-budget status
+# (budget_status.json, issue #22) and nvim_budget.lua checks the "always trace" lens instead.
 # Exit 77 (CTest "skipped") only when PERFHAT_SKIP_EDITOR_TESTS=1, with the reason printed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 server=$(realpath -m "${1:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode}")
 handler=$(realpath -m "${2:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode}")
-editor=${3:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode}
+editor=${3:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode [budget]}
+check=nvim_dynamic.lua
 
 if [ "${PERFHAT_SKIP_EDITOR_TESTS:-0}" = 1 ]; then
   echo "SKIPPED: editor test disabled by PERFHAT_SKIP_EDITOR_TESTS=1"
@@ -24,6 +27,11 @@ cleanup() {
 trap cleanup EXIT
 url=$(bash "$here/dynamic_handler.sh" "$handler" "$tmp/h")
 echo "handler $url seeded"
+if [ "${4:-}" = budget ]; then
+  curl -sf -X POST -H 'Content-Type: application/json' --data-binary @"$here/budget_status.json" \
+    "$url/v1/budget" >/dev/null || { echo "FAIL: the handler refused the budget status"; exit 1; }
+  check=nvim_budget.lua
+fi
 
 case $editor in
   nvim)
@@ -33,8 +41,9 @@ case $editor in
     HOME=$tmp/home XDG_CONFIG_HOME=$tmp/xdg/config XDG_DATA_HOME=$tmp/xdg/data \
       XDG_STATE_HOME=$tmp/xdg/state XDG_CACHE_HOME=$tmp/xdg/cache \
       PERFHAT_TEST_SERVER=$server PERFHAT_TEST_WORKSPACE=$tmp/ws PERFHAT_TEST_HANDLER=$url \
+      PERFHAT_TEST_PINS=$tmp/pins \
       timeout -k 5 240 nvim --headless --clean --cmd "set rtp^=$repo/editors/neovim" \
-      -c "luafile $here/nvim_dynamic.lua" </dev/null
+      -c "luafile $here/$check" </dev/null
     ;;
   vscode)
     [ -d "$here/node_modules/playwright-core" ] ||

@@ -47,3 +47,12 @@ if(PERFHAT_BUILD_TESTS AND TARGET agile-service AND TARGET agile-userdir)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/dynamic_sample_test.sh ${PROJECT_BINARY_DIR})
   set_tests_properties(dynamic_sample_test PROPERTIES LABELS integration TIMEOUT 300)
 endif()
+# libperfhat's collection-budget status reaches a real handler (issue #22, POST/GET /v1/budget).
+if(PERFHAT_BUILD_TESTS)
+  perfhat_add_test(budget_publish_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/budget_publish_test.cc
+                   LIBS perfhat perfhat_otlp perfhat_httplib nlohmann_json::nlohmann_json
+                   LABELS integration)
+  target_include_directories(budget_publish_test PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(budget_publish_test PRIVATE PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(budget_publish_test perfhat-handler)
+endif()

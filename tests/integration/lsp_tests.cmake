@@ -51,3 +51,13 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
   target_compile_definitions(lsp_index_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
   add_dependencies(lsp_index_test perfhat-lsp)
 endif()
+
+# The collection-budget view and lens read the handler's /v1/budget (issue #22): real handler + LSP.
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
+  perfhat_add_test(lsp_budget_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_budget_test.cc
+                   LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
+                   LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_budget_test PRIVATE
+    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(lsp_budget_test perfhat-lsp perfhat-handler)
+endif()

@@ -138,6 +138,11 @@ class Exporter {
   virtual ExportResult export_batch(const ExportBatch& batch) = 0;
   virtual void shutdown() {}
   virtual std::string last_error() const { return {}; }
+  // The collection budget's status as JSON (docs/collection-budget.md), sent every few seconds
+  // by the background thread when PERFHAT_BUDGET is on. Exporters without a place for it refuse.
+  virtual ExportResult export_budget_status(const std::string& /*json*/) {
+    return ExportResult::kPermanentFailure;
+  }
 };
 
 // Installs `exporter` instead of the one the configuration would pick (tests, benchmarks,

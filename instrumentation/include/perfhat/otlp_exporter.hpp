@@ -41,6 +41,8 @@ class OtlpHttpExporter final : public Exporter {
   ExportResult export_batch(const ExportBatch& batch) override;
   void shutdown() override;  // closes the keep-alive connection
   std::string last_error() const override;
+  // POST <endpoint>/v1/budget (perfhat-handler; an older one answers 404: permanent failure).
+  ExportResult export_budget_status(const std::string& json) override;
   uint64_t metrics_rejected() const { return metrics_rejected_.load(); }
 
  private:

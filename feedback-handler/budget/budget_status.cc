@@ -1,0 +1,168 @@
+#include "feedback-handler/budget/budget_status.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace perfhat::handler::budget {
+namespace {
+
+using nlohmann::json;
+using L = StatusLimits;
+
+// The status's numbers: every one optional (absent stays absent), finite, in [0, kMaxValue].
+constexpr const char* kTopNumbers[] = {"budget_share",
+                                       "detect_ns",
+                                       "report_ns",
+                                       "collector_fixed_cpu_per_s",
+                                       "allowed_cpu_per_s",
+                                       "process_cpu_per_s",
+                                       "max_probe_hz",
+                                       "min_fraction",
+                                       "max_f",
+                                       "probing_hz",
+                                       "value",
+                                       "measured_overhead",
+                                       "governor",
+                                       "plan_changes",
+                                       "window_s",
+                                       "sample_weight_s",
+                                       "sampling_wall_s"};
+constexpr const char* kClassNumbers[] = {"frequency_hz", "duty_ratio", "weight", "fraction",
+                                         "overhead"};
+constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
+                                           "estimated_self_cpu_s"};
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw StatusError(where + ": " + what);
+}
+
+std::string label(const json& o, const char* name, const std::string& where, size_t max,
+                  bool required) {
+  const auto it = o.find(name);
+  if (it == o.end()) {
+    if (required) bad(where + name, "is missing");
+    return {};
+  }
+  if (!it->is_string()) bad(where + name, "must be a string");
+  std::string s = it->get<std::string>();
+  if (required && s.empty()) bad(where + name, "must not be empty");
+  if (s.size() > max) bad(where + name, "is longer than " + std::to_string(max) + " bytes");
+  for (unsigned char c : s) {
+    if (c < 0x20) bad(where + name, "holds a control character");
+  }
+  return s;
+}
+
+// The library's clock when it sent the status (ns since the epoch, beyond kMaxValue).
+constexpr double kMaxUnixNs = 9.2e18;
+
+void copyNumber(const json& in, json& out, const char* name, const std::string& where,
+                bool required = false, double max = L::kMaxValue) {
+  const auto it = in.find(name);
+  if (it == in.end()) {
+    if (required) bad(where + name, "is missing");
+    return;
+  }
+  const double v = it->is_number() ? it->get<double>() : -1;
+  if (!it->is_number() || !std::isfinite(v) || v < 0 || v > max) {
+    bad(where + name, max == L::kMaxValue ? "must be a finite number in [0, 1e15]"
+                                          : "must be a time in ns since the epoch");
+  }
+  out[name] = *it;
+}
+
+void copyFlag(const json& in, json& out, const char* name, const std::string& where) {
+  const auto it = in.find(name);
+  if (it == in.end()) return;
+  if (!it->is_boolean()) bad(where + name, "must be true or false");
+  out[name] = *it;
+}
+
+const json& array(const json& in, const char* name, size_t max, bool required) {
+  static const json kEmpty = json::array();
+  const auto it = in.find(name);
+  if (it == in.end()) {
+    if (required) bad(name, "is missing");
+    return kEmpty;
+  }
+  if (!it->is_array()) bad(name, "must be an array");
+  if (it->size() > max) bad(name, "has more than " + std::to_string(max) + " entries");
+  return *it;
+}
+
+json classes(const json& in) {
+  json out = json::array();
+  const json& a = array(in, "classes", L::kMaxClasses, true);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string where = "classes[" + std::to_string(i) + "].";
+    if (!a[i].is_object()) bad("classes[" + std::to_string(i) + "]", "must be an object");
+    json c = {{"name", label(a[i], "name", where, L::kMaxNameBytes, true)}};
+    for (const char* n : kClassNumbers) copyNumber(a[i], c, n, where, n[0] != 'w');
+    copyFlag(a[i], c, "pinned", where);
+    copyFlag(a[i], c, "traced", where);
+    if (c.contains("traced") == false) bad(where + "traced", "is missing");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+json sampledFunctions(const json& in) {
+  json out = json::array();
+  const json& a = array(in, "sampled_functions", L::kMaxSampledFunctions, false);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string where = "sampled_functions[" + std::to_string(i) + "].";
+    if (!a[i].is_object()) bad("sampled_functions[" + std::to_string(i) + "]", "must be an object");
+    json f = {{"function", label(a[i], "function", where, L::kMaxNameBytes, true)}};
+    for (const char* n : kSampledNumbers) copyNumber(a[i], f, n, where, n[0] == 's');
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+json functions(const json& in) {
+  json out = json::array();
+  const json& a = array(in, "functions", L::kMaxFunctions, false);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string where = "functions[" + std::to_string(i) + "].";
+    if (!a[i].is_object()) bad("functions[" + std::to_string(i) + "]", "must be an object");
+    out.push_back({{"function", label(a[i], "function", where, L::kMaxNameBytes, true)},
+                   {"class", label(a[i], "class", where, L::kMaxNameBytes, true)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Status parseStatus(std::string_view body) {
+  if (body.size() > L::kMaxBodyBytes) {
+    throw StatusError("status is larger than " + std::to_string(L::kMaxBodyBytes) + " bytes");
+  }
+  // Depth is bounded by refusing anything nested deeper than the format (the parser's callback
+  // sees every level before it is built).
+  constexpr int kMaxDepth = 4;
+  json in = json::parse(
+      body, [](int depth, json::parse_event_t, json&) { return depth <= kMaxDepth; }, false);
+  if (in.is_discarded()) throw StatusError("status is not JSON (or nested deeper than the format)");
+  if (!in.is_object()) throw StatusError("status must be a JSON object");
+  Status s;
+  s.service = label(in, "service", "", L::kMaxLabelBytes, true);
+  s.version = label(in, "version", "", L::kMaxLabelBytes, false);
+  s.instance = label(in, "instance", "", L::kMaxLabelBytes, false);
+  json out = json::object();
+  const std::string mode = label(in, "mode", "", L::kMaxLabelBytes, false);
+  if (!mode.empty() && mode != "rates" && mode != "probing") {
+    bad("mode", "must be rates or probing, not '" + mode + "'");
+  }
+  out["mode"] = mode.empty() ? "rates" : mode;
+  for (const char* n : kTopNumbers) copyNumber(in, out, n, "");
+  copyNumber(in, out, "predicted_overhead", "", true);
+  copyNumber(in, out, "sent_unix_ns", "", false, kMaxUnixNs);
+  copyFlag(in, out, "over_budget", "");
+  out["classes"] = classes(in);
+  out["sampled_functions"] = sampledFunctions(in);
+  out["functions"] = functions(in);
+  s.json = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s;
+}
+
+}  // namespace perfhat::handler::budget

@@ -1,0 +1,62 @@
+// The POST /v1/budget parser alone: what it keeps, and the field each refusal names.
+#include "feedback-handler/budget/budget_status.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace perfhat::handler::budget {
+namespace {
+
+using nlohmann::json;
+
+const char* kMinimal =
+    R"({"service":"s","predicted_overhead":0.01,"classes":[{"name":"a","frequency_hz":5,)"
+    R"("duty_ratio":0.1,"traced":true,"fraction":1,"overhead":0.01}],"extra":{"x":1}})";
+
+std::string refusal(const json& j) {
+  try {
+    parseStatus(j.dump());
+  } catch (const StatusError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(BudgetStatus, KeepsTheKnownMembersAndDropsTheRest) {
+  const Status s = parseStatus(kMinimal);
+  EXPECT_EQ(s.service, "s");
+  EXPECT_EQ(s.instance, "");
+  const json j = json::parse(s.json);
+  EXPECT_FALSE(j.contains("extra"));
+  EXPECT_EQ(j["mode"], "rates");
+  EXPECT_EQ(j["classes"][0]["name"], "a");
+  EXPECT_TRUE(j["sampled_functions"].empty());
+}
+
+TEST(BudgetStatus, RefusalsNameTheField) {
+  json j = json::parse(kMinimal);
+  j["classes"][0].erase("traced");
+  EXPECT_EQ(refusal(j), "classes[0].traced: is missing");
+  j = json::parse(kMinimal);
+  j["classes"][0]["name"] = std::string(5000, 'n');
+  EXPECT_EQ(refusal(j), "classes[0].name: is longer than 4096 bytes");
+  j = json::parse(kMinimal);
+  j["service"] = "a\nb";
+  EXPECT_EQ(refusal(j), "service: holds a control character");
+  j = json::parse(kMinimal);
+  j["sampled_functions"] = {{{"function", "f"}, {"self", 1}}};
+  EXPECT_EQ(refusal(j), "sampled_functions[0].samples: is missing");
+  j = json::parse(kMinimal);
+  j["over_budget"] = "no";
+  EXPECT_EQ(refusal(j), "over_budget: must be true or false");
+  EXPECT_EQ(refusal(json::array()), "status must be a JSON object");
+  j = json::parse(kMinimal);
+  j["sent_unix_ns"] = 1'790'000'000'000'000'000;  // the library's clock: accepted
+  EXPECT_EQ(refusal(j), "accepted");
+  j["sent_unix_ns"] = -1;
+  EXPECT_EQ(refusal(j), "sent_unix_ns: must be a time in ns since the epoch");
+}
+
+}  // namespace
+}  // namespace perfhat::handler::budget

@@ -1,0 +1,129 @@
+// libperfhat's collection-budget status reaches a real perfhat-handler (issue #22): the library
+// runs in probing mode with the OTLP exporter pointed at the handler process, and an editor's
+// read (GET /v1/budget?service=) answers the plan's classes and the stack samples' estimates.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "perfhat/perfhat.hpp"
+#include "tests/integration/handler_process.h"
+
+namespace budgetpublish {
+double spin_ns(double ns) {
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  volatile double x = 0;
+  do {
+    for (int i = 0; i < 20; ++i) x = x + 1;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < ns);
+  return x;
+}
+namespace hot {
+[[gnu::noinline]] void tick() {
+  PERFHAT_FUNCTION();
+  spin_ns(1500);
+}
+}  // namespace hot
+namespace cold {
+[[gnu::noinline]] void step() {
+  PERFHAT_FUNCTION();
+  spin_ns(20000);
+}
+}  // namespace cold
+}  // namespace budgetpublish
+
+namespace perfhat::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kToken = "budget-token";
+
+double secondsNow() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
+TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
+  TempDir dir("budget-publish");
+  HandlerProcess handler({"--mode", "deployed", "--store", dir / "d.sqlite", "--token", kToken});
+  // As in instr_budget_test: the budget the probes' cost allows under a sanitizer too.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  ::setenv("PERFHAT_BUDGET", "0.3", 1);
+#else
+  ::setenv("PERFHAT_BUDGET", "0.03", 1);
+#endif
+  ::setenv("PERFHAT_BUDGET_MODE", "probing", 1);
+  ::setenv("PERFHAT_BUDGET_CLASSES",
+           "hot=ns:budgetpublish::hot::*;cold=ns:budgetpublish::cold::*@5", 1);
+  ::setenv("PERFHAT_BUDGET_WINDOWS", "2", 1);
+  perfhat::Config c;
+  c.service_name = "budget-shop";
+  c.service_version = "3.1";
+  c.endpoint = handler.url();
+  c.token = kToken;
+  c.sampler = "full";
+  c.export_interval_s = 0.5;
+  ASSERT_TRUE(perfhat::init(c)) << perfhat::last_error();
+
+  httplib::Client client("127.0.0.1",
+                         std::stoi(handler.url().substr(handler.url().rfind(':') + 1)));
+  client.set_bearer_token_auth(kToken);
+  client.set_read_timeout(10s);
+  // Until the handler holds a status whose untraced class has estimated stack-sample time (the
+  // library sends one every few seconds, and at once when its plan changes).
+  json got;
+  const double until = secondsNow() + 20;
+  while (secondsNow() < until) {
+    for (int round = 0; round < 50; ++round) {
+      for (int i = 0; i < 100; ++i) budgetpublish::hot::tick();
+      budgetpublish::cold::step();
+    }
+    auto r = client.Get("/v1/budget?service=budget-shop");
+    ASSERT_TRUE(r);
+    if (r->status != 200) continue;
+    got = json::parse(r->body);
+    bool estimated = false;
+    for (const json& f : got["status"]["sampled_functions"]) {
+      estimated |=
+          f["function"].get<std::string>().find("budgetpublish::hot::tick") != std::string::npos &&
+          f["estimated_cpu_s"].get<double>() > 0;
+    }
+    if (estimated) break;
+  }
+  perfhat::shutdown();
+  for (const char* v : {"PERFHAT_BUDGET", "PERFHAT_BUDGET_MODE", "PERFHAT_BUDGET_CLASSES",
+                        "PERFHAT_BUDGET_WINDOWS"})
+    ::unsetenv(v);
+  SCOPED_TRACE(got.dump());
+  ASSERT_TRUE(got.is_object());
+  EXPECT_EQ(got["service"], "budget-shop");
+  EXPECT_EQ(got["version"], "3.1");
+  const json& s = got["status"];
+  EXPECT_EQ(s["mode"], "probing");
+  EXPECT_EQ(s["window_s"], 2);
+  EXPECT_TRUE(s.contains("predicted_overhead"));
+  EXPECT_TRUE(s.contains("measured_overhead"));
+  ASSERT_EQ(s["classes"].size(), 2u);
+  for (const json& k : s["classes"]) {
+    if (k["name"] == "hot") EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
+    if (k["name"] == "cold") EXPECT_TRUE(k["traced"].get<bool>());
+    EXPECT_GT(k["frequency_hz"].get<double>(), 0);
+  }
+  double hot_cpu = 0;
+  for (const json& f : s["sampled_functions"]) {
+    if (f["function"].get<std::string>().find("budgetpublish::hot::tick") != std::string::npos)
+      hot_cpu = f["estimated_cpu_s"].get<double>();
+  }
+  EXPECT_GT(hot_cpu, 0);
+}
+
+}  // namespace
+}  // namespace perfhat::testing
