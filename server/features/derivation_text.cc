@@ -2,7 +2,6 @@
 // here, with the numbers formatted by the features' formatters.
 #include "server/features/derivation_text.h"
 
-#include <cmath>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -23,25 +22,6 @@ struct Overloaded : Ts... {
 };
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
-
-// Durations inside a derivation.
-std::string duration(double ns) {
-  char buf[64];
-  double a = std::abs(ns);
-  auto fmt = [&](double v, const char* unit) {
-    int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
-    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
-  };
-  if (a >= 1e9)
-    fmt(ns / 1e9, "s");
-  else if (a >= 1e6)
-    fmt(ns / 1e6, "ms");
-  else if (a >= 1e3)
-    fmt(ns / 1e3, "µs");
-  else
-    fmt(ns, "ns");
-  return buf;
-}
 
 // Counts, rates, probabilities and coefficients: shortest form, up to 6 significant digits.
 std::string number(double v) {
@@ -84,11 +64,11 @@ std::string changedCall(const fact::ChangedCall& c) {
   for (double f : c.factors) path += number(f) + " × ";
   switch (c.change) {
     case fact::CallChange::New:
-      return "new call " + c.callee + ": " + path + duration(c.per_execution_ns);
+      return "new call " + c.callee + ": " + path + formatDuration(c.per_execution_ns);
     case fact::CallChange::MoreCalls:
-      return "more calls of " + c.callee + ": " + path + duration(c.per_execution_ns);
+      return "more calls of " + c.callee + ": " + path + formatDuration(c.per_execution_ns);
     case fact::CallChange::Removed:
-      return "removed call " + c.callee + ": −" + path + duration(c.per_execution_ns);
+      return "removed call " + c.callee + ": −" + path + formatDuration(c.per_execution_ns);
   }
   return "";
 }
@@ -141,11 +121,11 @@ std::string recursionCut(const fact::RecursionCut& r) {
 }
 
 std::string twoOutcomesRepeated(const fact::TwoOutcomesRepeated& t) {
-  return t.callee + " has two outcomes in production (p50 " + duration(t.p50_ns) + ", " +
-         (t.slow ? "slow " : "fastest ") + duration(t.other_ns) +
+  return t.callee + " has two outcomes in production (p50 " + formatDuration(t.p50_ns) + ", " +
+         (t.slow ? "slow " : "fastest ") + formatDuration(t.other_ns) +
          "): called again on the same object after line " + std::to_string(t.line) +
          ", it finds its value loaded and is costed at the fast outcome instead of " +
-         duration(t.instead_ns);
+         formatDuration(t.instead_ns);
 }
 
 }  // namespace
@@ -154,8 +134,9 @@ std::string contextText(const std::vector<fact::ContextOutcome>& outcomes) {
   std::string out;
   for (const fact::ContextOutcome& c : outcomes) {
     if (!out.empty()) out += "; ";
-    out += c.inner + " in " + c.outer + " (p50 " + duration(c.p50_ns) + ", slow outcome " +
-           duration(c.slow_ns) + (c.calls != 1 ? ", " + number(c.calls) + " calls" : "") + ")";
+    out += c.inner + " in " + c.outer + " (p50 " + formatDuration(c.p50_ns) + ", slow outcome " +
+           formatDuration(c.slow_ns) + (c.calls != 1 ? ", " + number(c.calls) + " calls" : "") +
+           ")";
   }
   return out;
 }
@@ -164,25 +145,26 @@ std::string summaryText(const fact::Summary& s) {
   return std::visit(
       Overloaded{
           [](const std::monostate&) -> std::string { return ""; },
-          [](const fact::Production& p) { return "production: mean " + duration(p.mean_ns); },
+          [](const fact::Production& p) { return "production: mean " + formatDuration(p.mean_ns); },
           [](const fact::ProductionCallSite& p) {
             return "production call site " + p.caller + "() → " + p.callee;
           },
           [](const fact::ProductionCallee& p) {
-            return "production: " + p.callee + " mean " + duration(p.mean_ns);
+            return "production: " + p.callee + " mean " + formatDuration(p.mean_ns);
           },
           [](const fact::PartsSum& p) {
-            return "Σ " + std::to_string(p.parts) + " part(s) = " + duration(p.total_ns);
+            return "Σ " + std::to_string(p.parts) + " part(s) = " + formatDuration(p.total_ns);
           },
           [](const fact::NothingKnown&) -> std::string {
             return "no production data and nothing known inside";
           },
           [](const fact::MeasuredPlusNew& m) {
-            return "measured " + duration(m.measured_ns) + " + new " + duration(m.added_ns);
+            return "measured " + formatDuration(m.measured_ns) + " + new " +
+                   formatDuration(m.added_ns);
           },
           [](const fact::MeasuredDiff& m) {
-            return "measured " + duration(m.measured_ns) + " − removed " + duration(m.removed_ns) +
-                   " + new " + duration(m.added_ns);
+            return "measured " + formatDuration(m.measured_ns) + " − removed " +
+                   formatDuration(m.removed_ns) + " + new " + formatDuration(m.added_ns);
           },
           [](const fact::BodyUnavailable&) -> std::string { return "body not available"; },
           [](const fact::RecursiveCall&) -> std::string {
@@ -199,34 +181,35 @@ std::string summaryText(const fact::Summary& s) {
           },
           [](const fact::NoData& n) { return "no production data for " + n.callee; },
           [](const fact::Regression& r) {
-            return duration(r.predicted_ns) + " at " + number(r.rate) + " calls/s of " + r.caller +
-                   "()";
+            return formatDuration(r.predicted_ns) + " at " + number(r.rate) + " calls/s of " +
+                   r.caller + "()";
           },
           [](const fact::CalleeOverall& c) {
-            return duration(c.mean_ns) + " (" + c.callee + " overall, " + std::to_string(c.calls) +
-                   " calls)";
+            return formatDuration(c.mean_ns) + " (" + c.callee + " overall, " +
+                   std::to_string(c.calls) + " calls)";
           },
           [](const fact::FromBody& b) {
-            return duration(b.mean_ns) + " from the body of " + b.callee;
+            return formatDuration(b.mean_ns) + " from the body of " + b.callee;
           },
           [](const fact::Negligible&) -> std::string {
             return "no production data; makes no calls and has no loops: negligible";
           },
           [](const fact::LoopProduct& l) {
-            const std::string body = l.body == fact::LoopProduct::Body::Known ? duration(l.body_ns)
+            const std::string body = l.body == fact::LoopProduct::Body::Known
+                                         ? formatDuration(l.body_ns)
                                      : l.body == fact::LoopProduct::Body::Negligible ? "negligible"
                                                                                      : "?";
             return number(l.iterations) + " × " + body;
           },
           [](const fact::BranchUnknown&) -> std::string { return "?"; },
-          [](const fact::WorstArm& w) { return "worst arm " + duration(w.mean_ns); },
+          [](const fact::WorstArm& w) { return "worst arm " + formatDuration(w.mean_ns); },
           [](const fact::ArmsWeighted& a) {
             return "arms weighted " + number(a.taken) + " / " + number(a.not_taken) +
                    (a.production ? " (production)" : "");
           },
           [](const fact::ArmsEqual& a) { return "arms weighted " + number(a.p) + " each"; },
           [](const fact::RepeatedFast& r) {
-            return duration(r.fast_ns) + ": " + r.callee +
+            return formatDuration(r.fast_ns) + ": " + r.callee +
                    " already ran on the same object above (line " + std::to_string(r.line) + ")";
           },
       },
@@ -238,21 +221,25 @@ std::string inputText(const fact::Input& in) {
   for (const fact::Within& w : in.within) out += within(w);
   out += std::visit(
       Overloaded{
-          [](const fact::PartCost& p) { return partName(p) + ": " + duration(p.mean_ns); },
+          [](const fact::PartCost& p) { return partName(p) + ": " + formatDuration(p.mean_ns); },
           [](const fact::Iterations& it) {
             return "iterations " + number(it.n) + " (" + iterationSource(it) + ")";
           },
           [](const fact::ChangedCall& c) { return changedCall(c); },
-          [](const fact::MeasuredTotal& m) { return "measured total: " + duration(m.mean_ns); },
+          [](const fact::MeasuredTotal& m) {
+            return "measured total: " + formatDuration(m.mean_ns);
+          },
           [](const fact::CallSitesUsed& c) {
             return std::to_string(c.sites) + " call site(s) of " + c.callee + " in other callers";
           },
           [](const fact::CallSiteSeen& c) {
-            return c.caller + ": " + duration(c.mean_ns) + " at " + number(c.rate) + " calls/s";
+            return c.caller + ": " + formatDuration(c.mean_ns) + " at " + number(c.rate) +
+                   " calls/s";
           },
           [](const fact::RegressionModel& m) { return regressionModel(m); },
           [](const fact::CalleeStats& c) {
-            return c.callee + ": mean " + duration(c.mean_ns) + ", p99 " + duration(c.p99_ns);
+            return c.callee + ": mean " + formatDuration(c.mean_ns) + ", p99 " +
+                   formatDuration(c.p99_ns);
           },
           [](const fact::BodySummary& b) { return b.key + ": " + summaryText(b.summary); },
           [](const fact::BranchEvidence& b) {
@@ -289,8 +276,9 @@ std::string assumptionText(const fact::Assumption& a) {
           },
           [](const fact::NotCounted& n) {
             return "not counted: " + changedCall(n.call) +
-                   " (possibly new: " + duration(n.floor_ns) + " backed by data fits in the " +
-                   duration(n.room_ns) + " production does not attribute to measured calls)";
+                   " (possibly new: " + formatDuration(n.floor_ns) +
+                   " backed by data fits in the " + formatDuration(n.room_ns) +
+                   " production does not attribute to measured calls)";
           },
           [](const fact::ComparedWithDeployed& c) {
             return "compared with the body production ran (revision " + c.revision + ")";
@@ -332,7 +320,7 @@ std::string assumptionText(const fact::Assumption& a) {
           [](const fact::OneContext& c) {
             return "one calling context observed: this caller's may lie anywhere from its p50 to "
                    "its p90 (" +
-                   duration(c.p50_ns) + "–" + duration(c.p90_ns) + ")";
+                   formatDuration(c.p50_ns) + "–" + formatDuration(c.p90_ns) + ")";
           },
           [](const fact::WeakFit& w) {
             return "weak fit: shrunk toward the call sites' mean latency by " +
@@ -365,7 +353,7 @@ std::string assumptionText(const fact::Assumption& a) {
                    contextText(c.outcomes) +
                    "; its callers ran it in the fast one, from here it may take the slow one (up "
                    "to +" +
-                   duration(c.extra_ns) + " per call)";
+                   formatDuration(c.extra_ns) + " per call)";
           },
           [](const fact::TwoOutcomesRepeated& t) { return twoOutcomesRepeated(t); },
       },
