@@ -22,7 +22,7 @@ void Inference::addCalleeContext(const Node& call, Estimate& e) {
   const std::string& key = call.callee_key;
   auto memo = context_memo_.find(key);
   if (memo == context_memo_.end()) {
-    ContextOutcome out;
+    CalleeContext out;
     const FunctionInfo* body = findBody(key);
     if (body && !in_progress_.count(key) &&
         static_cast<int>(in_progress_.size()) < options_.max_body_depth) {
@@ -39,23 +39,18 @@ void Inference::addCalleeContext(const Node& call, Estimate& e) {
                                                     : product(executionFactors(helper, c), false);
         if (!(times > 0)) continue;
         out.extra_ns += (slow - fast) * times;
-        if (!out.note.empty()) out.note += "; ";
-        out.note += displayName(c) + " in " + displayName(call) + " (p50 " +
-                    formatDuration(c.measured->p50_ns) + ", slow outcome " + formatDuration(slow) +
-                    (times != 1 ? ", " + fmtNumber(times) + " calls" : std::string()) + ")";
+        out.outcomes.push_back(
+            {displayName(c), displayName(call), c.measured->p50_ns, slow, times});
       }
     }
     memo = context_memo_.emplace(key, std::move(out)).first;
   }
-  const ContextOutcome& out = memo->second;
+  const CalleeContext& out = memo->second;
   if (!(out.extra_ns > 0)) return;
   e.context_extra_ns = out.extra_ns;
-  e.context_note = out.note;
+  e.context = out.outcomes;
   e.spread_hi = std::max(e.spread_hi, (e.dist.mean_ns + out.extra_ns) / e.dist.mean_ns);
-  e.derivation.assumptions.push_back(
-      "cost depends on the caller's context: production shows two outcomes of " + out.note +
-      "; its callers ran it in the fast one, from here it may take the slow one (up to +" +
-      formatDuration(out.extra_ns) + " per call)");
+  e.derivation.assumptions.push_back(fact::ContextDependent{out.outcomes, out.extra_ns});
 }
 
 }  // namespace perfhat::analysis

@@ -20,21 +20,18 @@ Estimate Inference::bodyEstimate(const std::string& key) {
   e.derivation.model = Model::WorkspaceBody;
   const FunctionInfo* body = findBody(key);
   if (!body) {
-    e.derivation.summary = "body not available";
+    e.derivation.summary = fact::BodyUnavailable{};
     return e;
   }
   if (in_progress_.count(key)) {
-    e.derivation.summary = "recursive call: cost of the recursion unknown";
+    e.derivation.summary = fact::RecursiveCall{};
     recursion_cuts_.push_back(key);
     return e;  // not memoized: the outer evaluation decides
   }
   // Each level analyses a body on the stack: a generated chain of thousands of functions calling
   // the next one stops here, visibly (not memoized: a shorter path may reach it).
   if (static_cast<int>(in_progress_.size()) >= options_.max_body_depth) {
-    e.derivation.summary =
-        "analysis truncated: the chain of callees without production data is "
-        "deeper than " +
-        std::to_string(options_.max_body_depth) + " bodies";
+    e.derivation.summary = fact::DepthTruncated{options_.max_body_depth};
     return e;
   }
   const size_t cuts_before = recursion_cuts_.size();
@@ -43,8 +40,7 @@ Estimate Inference::bodyEstimate(const std::string& key) {
   // A cycle below this body (within a file or across files through the workspace index) was
   // cut: say so where the estimate is shown, not only deep in a nested derivation.
   if (recursion_cuts_.size() > cuts_before) {
-    std::string note = "recursion: the call back to " + recursion_cuts_[cuts_before] +
-                       " is not counted (cost of the recursion unknown)";
+    fact::RecursionCut note{recursion_cuts_[cuts_before]};
     if (e.known())
       e.derivation.assumptions.push_back(note);
     else
@@ -154,10 +150,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
           e.spread_lo = std::min(1.0, p50 / predicted);
           e.spread_hi = std::max(1.0, p90 / predicted);
           if (e.spread_lo < 1 || e.spread_hi > 1)
-            e.derivation.assumptions.push_back(
-                "one calling context observed: this caller's may lie anywhere from its p50 to "
-                "its p90 (" +
-                formatDuration(p50) + "–" + formatDuration(p90) + ")");
+            e.derivation.assumptions.push_back(fact::OneContext{p50, p90});
         }
       }
       e.provenance = Provenance::Inferred;
@@ -166,37 +159,21 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.dist.samples = samples;
       e.floor_mean_ns = predicted;
       e.derivation.model = Model::CallsiteRegression;
-      e.derivation.summary =
-          formatDuration(predicted) + " at " + fmtNumber(rate) + " calls/s of " + fn.name + "()";
-      e.derivation.inputs.push_back(std::to_string(sites.size()) + " call site(s) of " +
-                                    displayName(node) + " in other callers");
+      e.derivation.summary = fact::Regression{predicted, rate, fn.name};
+      e.derivation.inputs.push_back({{}, fact::CallSitesUsed{sites.size(), displayName(node)}});
       for (auto* c : sites)
-        e.derivation.inputs.push_back(c->caller + ": " + formatDuration(c->mean_ns) + " at " +
-                                      fmtNumber(c->caller_rate_per_s) + " calls/s");
-      if (fitted) {
         e.derivation.inputs.push_back(
-            "model: latency = " + fmtNumber(beta[0]) + " ns + " + fmtNumber(beta[1]) +
-            " ns × rate" +
-            (beta.size() > 2 ? " + " + fmtNumber(beta[2]) + " ns × size" : std::string()) +
-            ", adjusted R² " + fmtNumber(r2_adj));
-        if (r2_adj < 1)
-          e.derivation.assumptions.push_back(
-              "weak fit: shrunk toward the call sites' mean latency by " + fmtNumber(1 - r2_adj) +
-              " (adjusted R² " + fmtNumber(r2_adj) + ")");
+            {{}, fact::CallSiteSeen{c->caller, c->mean_ns, c->caller_rate_per_s}});
+      if (fitted) {
+        e.derivation.inputs.push_back({{}, fact::RegressionModel{beta, r2_adj}});
+        if (r2_adj < 1) e.derivation.assumptions.push_back(fact::WeakFit{r2_adj});
         if (rate < rate_lo || rate > rate_hi)
-          e.derivation.assumptions.push_back("workload " + fmtNumber(rate) +
-                                             " calls/s outside the observed " + fmtNumber(rate_lo) +
-                                             "–" + fmtNumber(rate_hi) +
-                                             ": predicted at the nearest observed workload");
+          e.derivation.assumptions.push_back(fact::OutsideObserved{rate, rate_lo, rate_hi});
       } else
-        e.derivation.assumptions.push_back(
-            "workloads of the call sites do not vary: their weighted mean is used");
+        e.derivation.assumptions.push_back(fact::ConstantWorkloads{});
       if (!(fn.root().measured && fn.root().measured->rate_per_s > 0))
-        e.derivation.assumptions.push_back("workload of " + fn.name +
-                                           "() unknown: the call sites' mean workload is assumed");
-      if (all_sizes)
-        e.derivation.assumptions.push_back("input size of this caller assumed at the mean (" +
-                                           fmtNumber(mean_size) + ")");
+        e.derivation.assumptions.push_back(fact::WorkloadUnknown{fn.name});
+      if (all_sizes) e.derivation.assumptions.push_back(fact::InputSizeAtMean{mean_size});
       return e;
     }
     e.provenance = Provenance::Inferred;
@@ -209,12 +186,10 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.spread_hi = std::max(1.0, overall.p90_ns / overall.mean_ns);
     }
     e.derivation.model = Model::CalleeOverall;
-    e.derivation.summary = formatDuration(overall.mean_ns) + " (" + displayName(node) +
-                           " overall, " + std::to_string(overall.count) + " calls)";
-    e.derivation.inputs.push_back(displayName(node) + ": mean " + formatDuration(overall.mean_ns) +
-                                  ", p99 " + formatDuration(overall.p99_ns));
-    e.derivation.assumptions.push_back(
-        "no call-site workload data: the callee's overall distribution is used");
+    e.derivation.summary = fact::CalleeOverall{overall.mean_ns, displayName(node), overall.count};
+    e.derivation.inputs.push_back(
+        {{}, fact::CalleeStats{displayName(node), overall.mean_ns, overall.p99_ns}});
+    e.derivation.assumptions.push_back(fact::NoCallSiteData{});
     return e;
   }
   if (node.callee_in_workspace && !node.callee_key.empty()) {
@@ -227,30 +202,28 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       e.spread_hi = body.spread_hi;
       e.unknown_parts = body.unknown_parts;
       e.derivation.model = Model::WorkspaceBody;
-      e.derivation.summary =
-          formatDuration(body.dist.mean_ns) + " from the body of " + displayName(node);
-      e.derivation.inputs.push_back(node.callee_key + ": " + body.derivation.summary);
+      e.derivation.summary = fact::FromBody{body.dist.mean_ns, displayName(node)};
+      e.derivation.inputs.push_back(
+          {{}, fact::BodySummary{node.callee_key, body.derivation.summary}});
       e.derivation.assumptions = body.derivation.assumptions;
       // A body from another file (a header, or the workspace index) is named: the estimate
       // rests on that file as it is now.
       const FunctionInfo* callee_body = findBody(node.callee_key);
       std::string where;
       if (callee_body && !callee_body->file.empty() && callee_body->file != fn.file)
-        where = " in " + std::filesystem::path(callee_body->file).filename().string();
-      e.derivation.assumptions.insert(
-          e.derivation.assumptions.begin(),
-          "no production data for " + displayName(node) + ": its body" + where + " was analysed");
+        where = std::filesystem::path(callee_body->file).filename().string();
+      e.derivation.assumptions.insert(e.derivation.assumptions.begin(),
+                                      fact::BodyAnalysed{displayName(node), where});
       return e;
     }
     e.derivation = body.derivation;
     // A body without calls or loops keeps its model: it is negligible, not an unknown part.
     if (e.derivation.model != Model::Leaf) e.derivation.model = Model::WorkspaceBody;
-    if (e.derivation.summary.empty())
-      e.derivation.summary = "no production data; the body's cost is unknown";
+    if (!e.derivation.hasSummary()) e.derivation.summary = fact::BodyCostUnknown{};
     return e;
   }
   e.derivation.model = Model::None;
-  e.derivation.summary = "no production data for " + displayName(node);
+  e.derivation.summary = fact::NoData{displayName(node)};
   return e;
 }
 

@@ -115,18 +115,16 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
 
   Node& root = fn.nodes[0];
   Distribution added, removed;
-  std::vector<std::string> inputs;
+  std::vector<fact::ChangedCall> inputs;
   for (const AddedCost& a : fn.added) {
-    std::string path;
-    for (const CostFactor& f : a.factors) path += fmtNumber(f.value) + " × ";
     if (a.status == AddedCost::Status::Removed) {
       removed = addDist(removed, a.total);
-      inputs.push_back("removed call " + a.removed_name + ": −" + path +
-                       formatDuration(a.per_execution.mean_ns));
+      inputs.push_back(
+          {fact::CallChange::Removed, a.removed_name, factorValues(a), a.per_execution.mean_ns});
     } else {
       added = addDist(added, a.total);
-      inputs.push_back("new call " + displayName(fn.nodes[a.node]) + ": " + path +
-                       formatDuration(a.per_execution.mean_ns));
+      inputs.push_back({fact::CallChange::New, displayName(fn.nodes[a.node]), factorValues(a),
+                        a.per_execution.mean_ns});
     }
   }
   fn.changed = true;
@@ -139,20 +137,14 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   e.floor_mean_ns = e.dist.mean_ns;
   e.unknown_parts = unknown_new;
   e.derivation.model = Model::Diff;
-  e.derivation.summary = "measured " + formatDuration(m.mean_ns) + " − removed " +
-                         formatDuration(removed.mean_ns) + " + new " +
-                         formatDuration(added.mean_ns);
-  e.derivation.inputs.push_back("measured total: " + formatDuration(m.mean_ns));
-  for (auto& i : inputs) e.derivation.inputs.push_back(i);
+  e.derivation.summary = fact::MeasuredDiff{m.mean_ns, removed.mean_ns, added.mean_ns};
+  e.derivation.inputs.push_back({{}, fact::MeasuredTotal{m.mean_ns}});
+  for (auto& i : inputs) e.derivation.inputs.push_back({{}, std::move(i)});
   e.derivation.assumptions = root.estimate.derivation.assumptions;
-  e.derivation.assumptions.push_back("compared with the body production ran (revision " +
-                                     deployed_revision_ + ")");
+  e.derivation.assumptions.push_back(fact::ComparedWithDeployed{deployed_revision_});
   if (m.mean_ns + added.mean_ns < removed.mean_ns)
-    e.derivation.assumptions.push_back(
-        "the removed calls cost more than the measured total: the prediction is clamped at 0");
-  if (unknown_new > 0)
-    e.derivation.assumptions.push_back(std::to_string(unknown_new) +
-                                       " new call(s) without data not counted");
+    e.derivation.assumptions.push_back(fact::ClampedAtZero{});
+  if (unknown_new > 0) e.derivation.assumptions.push_back(fact::UnknownNewCalls{unknown_new});
   root.estimate = e;
 }
 

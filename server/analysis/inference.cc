@@ -11,24 +11,6 @@
 
 namespace perfhat::analysis {
 
-std::string formatDuration(double ns) {
-  char buf[64];
-  double a = std::abs(ns);
-  auto fmt = [&](double v, const char* unit) {
-    int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
-    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
-  };
-  if (a >= 1e9)
-    fmt(ns / 1e9, "s");
-  else if (a >= 1e6)
-    fmt(ns / 1e6, "ms");
-  else if (a >= 1e3)
-    fmt(ns / 1e3, "µs");
-  else
-    fmt(ns, "ns");
-  return buf;
-}
-
 Distribution addDist(const Distribution& a, const Distribution& b) {
   Distribution d;
   d.mean_ns = a.mean_ns + b.mean_ns;
@@ -88,11 +70,9 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     root.estimate.dist = fromStats(*self.item->stats);
     root.estimate.floor_mean_ns = root.estimate.dist.mean_ns;
     root.estimate.derivation.model = Model::Measured;
-    root.estimate.derivation.summary =
-        "production: mean " + formatDuration(root.estimate.dist.mean_ns);
+    root.estimate.derivation.summary = fact::Production{root.estimate.dist.mean_ns};
     if (self.how == MatchKind::Overloads)
-      root.estimate.derivation.assumptions.push_back(
-          "aggregated across overloads / instantiations of " + qualifiedName(fn.key));
+      root.estimate.derivation.assumptions.push_back(fact::Aggregated{qualifiedName(fn.key), true});
   }
 
   // Outside-in (BFS): attach data; what has none goes on the stack.
@@ -130,8 +110,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           setSpread(n.estimate, relativeError(site->mean_ns, site->p50_ns, site->p90_ns,
                                               site->count, options_.interval_z));
           n.estimate.derivation.model = Model::Measured;
-          n.estimate.derivation.summary =
-              "production call site " + fn.name + "() → " + displayName(n);
+          n.estimate.derivation.summary = fact::ProductionCallSite{fn.name, displayName(n)};
           // Only data of this very callee counts its calls: a site matched across overloads
           // (`operator<<` for another argument type) counts the other overloads' calls.
           if (function_measured && calls_of[n.callee_key] == 1 &&
@@ -149,13 +128,13 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
                                   item->stats->count, options_.interval_z));
           n.estimate.derivation.model = Model::Measured;
           n.estimate.derivation.summary =
-              "production: " + displayName(n) + " mean " + formatDuration(item->stats->mean_ns);
+              fact::ProductionCallee{displayName(n), item->stats->mean_ns};
         } else {
           to_infer.push_back(id);
         }
         if (n.estimate.known() && callee[id].how == MatchKind::Overloads)
-          n.estimate.derivation.assumptions.push_back("aggregated across overloads of " +
-                                                      qualifiedName(n.callee_key));
+          n.estimate.derivation.assumptions.push_back(
+              fact::Aggregated{qualifiedName(n.callee_key), false});
         break;
       }
       case NodeKind::Loop:
@@ -197,19 +176,17 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           // such bodies, does only CPU work on data it already has: negligible next to the
           // calls production measures. It stays without a figure ("no data", never "0 ns"),
           // and callers take it as negligible, stated in their hovers.
-          e = negligibleEstimate(fn.name + "()");
+          e = negligibleEstimate(NodeKind::Function, fn.name);
         } else if (s.any_known) {
           e.provenance = Provenance::Inferred;
           e.dist = s.dist;
           e.floor_mean_ns = s.floor;
           e.unknown_parts = s.unknown_parts;
-          e.derivation.summary = "Σ " + std::to_string(s.inputs.size()) +
-                                 " part(s) = " + formatDuration(s.dist.mean_ns);
+          e.derivation.summary = fact::PartsSum{s.inputs.size(), s.dist.mean_ns};
           e.derivation.inputs = s.inputs;
-          e.derivation.assumptions.push_back("no production data for " + fn.name +
-                                             "(): the sum of its parts");
+          e.derivation.assumptions.push_back(fact::SumOfParts{fn.name});
         } else {
-          e.derivation.summary = "no production data and nothing known inside";
+          e.derivation.summary = fact::NothingKnown{};
         }
         n.estimate = e;
         break;
@@ -309,24 +286,19 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   }
   Distribution added;
   bool any_new = false;
-  std::vector<std::string> new_inputs, possibly_new;
+  std::vector<fact::ChangedCall> new_inputs;
+  std::vector<fact::NotCounted> possibly_new;
   for (const AddedCost& a : fn.added) {
-    const Node& n = fn.nodes[a.node];
-    std::string path;
-    for (const CostFactor& f : a.factors) path += fmtNumber(f.value) + " × ";
-    std::string text = (a.factors.size() == 1 && a.factors[0].kind == CostFactor::Kind::ExtraCalls
-                            ? "more calls of " + displayName(n) + ": "
-                            : "new call " + displayName(n) + ": ") +
-                       path + formatDuration(a.per_execution.mean_ns);
+    const bool extra = a.factors.size() == 1 && a.factors[0].kind == CostFactor::Kind::ExtraCalls;
+    fact::ChangedCall call{extra ? fact::CallChange::MoreCalls : fact::CallChange::New,
+                           displayName(fn.nodes[a.node]), factorValues(a), a.per_execution.mean_ns};
     if (a.status == AddedCost::Status::PossiblyNew) {
-      possibly_new.push_back(text + " (possibly new: " + formatDuration(a.floor_ns) +
-                             " backed by data fits in the " + formatDuration(a.room_ns) +
-                             " production does not attribute to measured calls)");
+      possibly_new.push_back({std::move(call), true, a.floor_ns, a.room_ns});
       continue;
     }
     added = any_new ? addDist(added, a.total) : a.total;
     any_new = true;
-    new_inputs.push_back(text);
+    new_inputs.push_back(std::move(call));
   }
   if (any_new) {
     fn.changed = true;
@@ -337,17 +309,15 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     e.interval = intervalOf(root, fn.added, fn.nodes, 0);
     e.floor_mean_ns = root.estimate.dist.mean_ns;
     e.derivation.model = Model::Sum;
-    e.derivation.summary = "measured " + formatDuration(root.estimate.dist.mean_ns) + " + new " +
-                           formatDuration(added.mean_ns);
-    e.derivation.inputs.push_back("measured total: " + formatDuration(root.estimate.dist.mean_ns));
-    for (auto& i : new_inputs) e.derivation.inputs.push_back(i);
+    e.derivation.summary = fact::MeasuredPlusNew{root.estimate.dist.mean_ns, added.mean_ns};
+    e.derivation.inputs.push_back({{}, fact::MeasuredTotal{root.estimate.dist.mean_ns}});
+    for (auto& i : new_inputs) e.derivation.inputs.push_back({{}, std::move(i)});
     e.derivation.assumptions = root.estimate.derivation.assumptions;
-    e.derivation.assumptions.push_back("new calls add to the measured total");
-    for (auto& i : possibly_new) e.derivation.assumptions.push_back("not counted: " + i);
+    e.derivation.assumptions.push_back(fact::NewCallsAdd{});
+    for (auto& i : possibly_new) e.derivation.assumptions.push_back(std::move(i));
     root.estimate = e;
   } else {
-    for (auto& i : possibly_new)
-      root.estimate.derivation.assumptions.push_back("not counted: " + i);
+    for (auto& i : possibly_new) root.estimate.derivation.assumptions.push_back(std::move(i));
   }
   in_progress_.erase(input.key);
   return fn;

@@ -78,11 +78,11 @@ class Inference {
   Matcher matcher_;
   std::unordered_map<std::string, const FunctionInfo*> bodies_;
   std::unordered_map<std::string, Estimate> memo_;
-  struct ContextOutcome {
+  struct CalleeContext {
     double extra_ns = 0;
-    std::string note;
+    std::vector<fact::ContextOutcome> outcomes;
   };
-  std::unordered_map<std::string, ContextOutcome> context_memo_;  // by callee key
+  std::unordered_map<std::string, CalleeContext> context_memo_;  // by callee key
   std::unordered_set<std::string> in_progress_;
   std::vector<std::string> recursion_cuts_;  // keys whose recursive call bodyEstimate cut
   std::unordered_map<std::string, std::string> caller_cache_;
@@ -91,9 +91,6 @@ class Inference {
   bool has_deployed_ = false;
   bool analysing_deployed_ = false;
 };
-
-// "12.4 ms", "1.24 s", "850 µs", "120 ns".
-std::string formatDuration(double ns);
 
 // Distribution arithmetic used by the inference: sums add means and percentiles (the
 // percentile sum is an upper bound for independent parts; stated as an assumption where used).

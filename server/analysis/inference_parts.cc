@@ -125,12 +125,6 @@ bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<d
   return true;
 }
 
-std::string fmtNumber(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 // `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
 // count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
 // (at most 1), the analysis's stated expectation for the arm, and the warning names it.
@@ -143,17 +137,21 @@ double product(const std::vector<CostFactor>& factors, bool data_only) {
   return k;
 }
 
+std::vector<double> factorValues(const AddedCost& a) {
+  std::vector<double> out;
+  for (const CostFactor& f : a.factors) out.push_back(f.value);
+  return out;
+}
+
 bool isLeaf(const Estimate& e) { return !e.known() && e.derivation.model == Model::Leaf; }
 
 // The estimate of a part made only of bodies without calls or loops: negligible, stated, and
 // shown as "no data" rather than as a figure of 0.
-Estimate negligibleEstimate(const std::string& what) {
+Estimate negligibleEstimate(NodeKind kind, const std::string& function) {
   Estimate e;
   e.derivation.model = Model::Leaf;
-  e.derivation.summary = "no production data; makes no calls and has no loops: negligible";
-  e.derivation.assumptions.push_back("no production data for " + what +
-                                     "; it makes no calls and has no loops of unknown count, so "
-                                     "its cost is taken as negligible");
+  e.derivation.summary = fact::Negligible{};
+  e.derivation.assumptions.push_back(fact::NegligibleBody{kind, function});
   return e;
 }
 

@@ -38,15 +38,16 @@ const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo
 // Returns false when the system is singular (e.g. every site has the same workload).
 bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
                   const std::vector<double>& w, std::vector<double>& beta);
-std::string fmtNumber(double v);
 // `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
 // count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
 // (at most 1), the analysis's stated expectation for the arm, and the warning names it.
 double product(const std::vector<CostFactor>& factors, bool data_only);
+// The factors' values, outermost first (the derivation's "a × b × cost").
+std::vector<double> factorValues(const AddedCost& a);
 bool isLeaf(const Estimate& e);
 // The estimate of a part made only of bodies without calls or loops: negligible, stated, and
 // shown as "no data" rather than as a figure of 0.
-Estimate negligibleEstimate(const std::string& what);
+Estimate negligibleEstimate(NodeKind kind, const std::string& function = "");
 Distribution subtractDist(const Distribution& a, const Distribution& b);
 // Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
 // of its parent. Two versions of a function share a node exactly when they share its path, so a
@@ -59,8 +60,8 @@ struct Sum {
   bool all_measured = true;
   double floor = 0;
   int unknown_parts = 0;  // unknown children plus the unknown parts of known ones
-  std::vector<std::string> inputs;
-  std::vector<std::string> unknown;
+  std::vector<fact::Input> inputs;
+  std::vector<std::string> unknown;  // calls by name, "" for a nested block
   std::vector<std::string> negligible;
   void add(const Node& n) {
     if (isLeaf(n.estimate)) {  // no calls or loops: negligible (stated), not unknown
@@ -69,7 +70,7 @@ struct Sum {
       return;
     }
     if (!n.estimate.known()) {
-      unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : "a nested block");
+      unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : std::string());
       all_measured = false;
       ++unknown_parts;
       return;
@@ -79,29 +80,20 @@ struct Sum {
     floor += n.estimate.floor_mean_ns;
     unknown_parts += n.estimate.unknown_parts;
     if (n.estimate.provenance != Provenance::Measured) all_measured = false;
-    std::string what = n.kind == NodeKind::Call ? displayName(n)
-                       : n.kind == NodeKind::Loop
-                           ? "loop at line " + std::to_string(n.range.start.line + 1)
-                           : "branch at line " + std::to_string(n.range.start.line + 1);
-    inputs.push_back(what + ": " + formatDuration(n.estimate.dist.mean_ns));
+    inputs.push_back({{},
+                      fact::PartCost{n.kind, n.kind == NodeKind::Call ? displayName(n) : "",
+                                     n.range.start.line + 1, n.estimate.dist.mean_ns}});
   }
   void noteUnknown(Derivation& d) const {
-    if (!negligible.empty()) {
-      std::string list;
-      for (size_t i = 0; i < negligible.size() && i < 5; ++i)
-        list += (i ? ", " : "") + negligible[i];
-      if (negligible.size() > 5) list += ", …";
-      d.assumptions.push_back(
-          "taken as negligible (no production data; their bodies make no "
-          "calls and have no loops): " +
-          list);
+    if (!negligible.empty()) d.assumptions.push_back(fact::NegligibleParts{negligible});
+    if (!unknown.empty()) d.assumptions.push_back(fact::UnknownParts{unknown});
+  }
+  // This part's inputs, as seen from the node that holds it (`scope`), appended to `d`.
+  void addInputs(Derivation& d, fact::Within scope) const {
+    for (fact::Input in : inputs) {
+      in.within.insert(in.within.begin(), scope);
+      d.inputs.push_back(std::move(in));
     }
-    if (unknown.empty()) return;
-    std::string list;
-    for (size_t i = 0; i < unknown.size() && i < 5; ++i) list += (i ? ", " : "") + unknown[i];
-    if (unknown.size() > 5) list += ", …";
-    d.assumptions.push_back(std::to_string(unknown.size()) +
-                            " part(s) without data not counted: " + list);
   }
   // Nothing but negligible parts: the whole is negligible too (a "leaf"), not unknown.
   bool onlyNegligible() const { return !any_known && unknown.empty() && !negligible.empty(); }

@@ -119,11 +119,11 @@ TEST(CalleeContextTest, HelperWithABimodalInnerCallGetsTheSlowOutcomeAsItsRanges
   EXPECT_NEAR(call->estimate.dist.mean_ns, 0.02 * kMs, 1);
   // ... with the slow outcome of tasks() as what it may cost more here.
   EXPECT_NEAR(call->estimate.context_extra_ns, (4 - 0.01) * kMs, 1);
-  EXPECT_NE(call->estimate.context_note.find("tasks()"), std::string::npos);
-  bool stated = false;
-  for (const std::string& a : call->estimate.derivation.assumptions)
-    stated |= a.find("caller's context") != std::string::npos;
-  EXPECT_TRUE(stated);
+  ASSERT_EQ(call->estimate.context.size(), 1u);
+  EXPECT_EQ(call->estimate.context[0].inner, "tasks()");
+  const auto* stated = call->estimate.derivation.assumption<analysis::fact::ContextDependent>();
+  ASSERT_NE(stated, nullptr);
+  EXPECT_NEAR(stated->extra_ns, (4 - 0.01) * kMs, 1);
   // The function's range reaches the slow outcome; its p50 stays the fast one.
   ASSERT_TRUE(f->root().estimate.interval);
   EXPECT_NEAR(f->root().estimate.dist.mean_ns, 2.02 * kMs, 1);

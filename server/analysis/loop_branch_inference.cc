@@ -15,13 +15,14 @@ using namespace inference_detail;  // NOLINT(google-build-using-namespace): the 
 
 void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self) {
   node.iterations.reset();
+  node.loop_executions = 0;
   node.fill_sites.clear();
   if (self.item)
     for (const auto& l : self.item->loops)
       if (l.ordinal == node.loop_ordinal && l.iterations_mean > 0) {
         node.iterations = l.iterations_mean;
         node.iteration_source = IterationSource::Production;
-        node.iteration_note = "production loop data (" + std::to_string(l.count) + " executions)";
+        node.loop_executions = l.count;
         return;
       }
   if (!node.producer_key.empty()) {
@@ -29,20 +30,17 @@ void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult
     if (producer.item && producer.item->result_size && producer.item->result_size->mean > 0) {
       node.iterations = producer.item->result_size->mean;
       node.iteration_source = IterationSource::ProducerSize;
-      node.iteration_note = "recorded result size of " + node.producer_key;
       return;
     }
   }
   if (node.constant_trip) {
     node.iterations = *node.constant_trip;
     node.iteration_source = IterationSource::ConstantTrip;
-    node.iteration_note = "constant trip count";
     return;
   }
   if (node.annotated_iterations) {
     node.iterations = *node.annotated_iterations;
     node.iteration_source = IterationSource::Annotation;
-    node.iteration_note = "developer estimate (perfhat: iterations)";
     return;
   }
   // A local container the function fills itself holds at most as many elements as it inserts
@@ -58,32 +56,25 @@ void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult
     if (inserted > 0) {
       node.iterations = inserted;
       node.iteration_source = IterationSource::DataFlow;
-      node.iteration_note = "at most the " + fmtNumber(inserted) + " insertion(s) into " +
-                            node.range_var_name + " above";
       return;
     }
   }
   node.iterations = options_.default_loop_iterations;
   node.iteration_source = IterationSource::Default;
-  node.iteration_note = "default";
 }
 
 Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
-  std::vector<std::string> assumptions;
-  const std::string& iteration_note = node.iteration_note;
+  std::vector<fact::Assumption> assumptions;
   if (node.iteration_source == IterationSource::Annotation)
-    assumptions.push_back("iterations estimated by the developer");
+    assumptions.push_back(fact::DeveloperIterations{});
   if (node.iteration_source == IterationSource::DataFlow) {
     bool assumed = false;
     for (const auto& [id, k] : node.fill_sites)
       for (const CostFactor& f : executionFactors(fn, fn.nodes[id])) assumed |= f.assumed;
-    assumptions.push_back("iterations bounded by the insertions into " + node.range_var_name +
-                          (assumed ? " (their own count rests on assumptions)" : "") +
-                          ": an upper bound when it drops duplicates");
+    assumptions.push_back(fact::InsertionBound{node.range_var_name, assumed});
   }
   if (node.iteration_source == IterationSource::Default)
-    assumptions.push_back("default " + fmtNumber(options_.default_loop_iterations) +
-                          " iterations: no loop data, producer size, trip count or annotation");
+    assumptions.push_back(fact::DefaultIterations{options_.default_loop_iterations});
   double n = *node.iterations;
   Sum once, body;
   for (int c : node.children) {
@@ -92,13 +83,15 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
   }
   Estimate e;
   e.derivation.model = Model::Loop;
-  e.derivation.inputs.push_back("iterations " + fmtNumber(n) + " (" + iteration_note + ")");
+  e.derivation.inputs.push_back({{},
+                                 fact::Iterations{n, node.iteration_source, node.loop_executions,
+                                                  node.producer_key, node.range_var_name}});
   e.derivation.assumptions = assumptions;
   body.noteUnknown(e.derivation);
   once.noteUnknown(e.derivation);
   const bool assumed_count = node.iteration_source == IterationSource::Default;
   if (body.onlyNegligible() && !once.any_known && once.unknown.empty() && !assumed_count)
-    return negligibleEstimate("this loop");
+    return negligibleEstimate(NodeKind::Loop);
   if (body.onlyNegligible() && once.any_known) {
     // A body of negligible parts: the loop costs what runs once (the range expression, the
     // init); with an assumed count the iterations are an unknown part.
@@ -106,12 +99,12 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
     e.dist = once.dist;
     e.floor_mean_ns = once.floor;
     e.unknown_parts = once.unknown_parts + (assumed_count ? 1 : 0);
-    e.derivation.summary = fmtNumber(n) + " × negligible";
-    for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
+    e.derivation.summary = fact::LoopProduct{n, fact::LoopProduct::Body::Negligible, 0};
+    once.addInputs(e.derivation, {fact::Scope::Once});
     return e;
   }
   if (!body.any_known) {
-    e.derivation.summary = fmtNumber(n) + " × ?";
+    e.derivation.summary = fact::LoopProduct{n, fact::LoopProduct::Body::Unknown, 0};
     return e;  // nothing known about an iteration: Unknown, not 0
   }
   e.dist = scaleDist(body.dist, n);
@@ -122,10 +115,10 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
   bool measured = node.iteration_source == IterationSource::Production && body.all_measured &&
                   once.all_measured;
   e.provenance = measured ? Provenance::Measured : Provenance::Inferred;
-  e.derivation.summary = fmtNumber(n) + " × " + formatDuration(body.dist.mean_ns);
-  for (auto& i : body.inputs) e.derivation.inputs.push_back("per iteration: " + i);
-  for (auto& i : once.inputs) e.derivation.inputs.push_back("once: " + i);
-  if (n > 1) e.derivation.assumptions.push_back("percentiles scaled by the iteration count");
+  e.derivation.summary = fact::LoopProduct{n, fact::LoopProduct::Body::Known, body.dist.mean_ns};
+  body.addInputs(e.derivation, {fact::Scope::PerIteration});
+  once.addInputs(e.derivation, {fact::Scope::Once});
+  if (n > 1) e.derivation.assumptions.push_back(fact::PercentilesScaled{});
   return e;
 }
 
@@ -245,8 +238,8 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
     for (auto& a : arm) negligible &= a.unknown.empty();
     bool some = !cond.negligible.empty();
     for (auto& a : arm) some |= !a.negligible.empty();
-    if (negligible && some) return negligibleEstimate("this branch");
-    e.derivation.summary = "?";
+    if (negligible && some) return negligibleEstimate(NodeKind::Branch);
+    e.derivation.summary = fact::BranchUnknown{};
     return e;
   }
   // The cheapest arm is the part that runs whichever way the branch goes.
@@ -262,38 +255,34 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
       if (a.any_known && (!worst || a.dist.mean_ns > worst->dist.mean_ns)) worst = &a;
     if (worst) d = addDist(d, worst->dist);
     node.branch_probability = 1.0;
-    e.derivation.summary = "worst arm " + formatDuration(worst ? worst->dist.mean_ns : 0);
-    e.derivation.assumptions.push_back("worst case: the most expensive arm is taken");
+    e.derivation.summary = fact::WorstArm{worst ? worst->dist.mean_ns : 0};
+    e.derivation.assumptions.push_back(fact::WorstCase{});
   } else if (node.branch_measured) {
     for (int i = 0; i < arms; ++i)
       if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
-    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
-    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
-    e.derivation.summary = "arms weighted " + p0 + " / " + p1 + " (production)";
+    e.derivation.summary =
+        fact::ArmsWeighted{node.arm_probabilities[0], node.arm_probabilities[1], true};
+    const Node& evidence = fn.nodes[node.branch_evidence];
     e.derivation.inputs.push_back(
-        "branch data from production: " + displayName(fn.nodes[node.branch_evidence]) + " ran " +
-        fmtNumber(fn.nodes[node.branch_evidence].production_calls) + "× per call of " + fn.name +
-        "() at the top of arm " + std::to_string(fn.nodes[node.branch_evidence].arm));
+        {{},
+         fact::BranchEvidence{displayName(evidence), evidence.production_calls, fn.name,
+                              evidence.arm}});
   } else if (prior) {
     for (int i = 0; i < arms; ++i)
       if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
-    const std::string p0 = fmtNumber(node.arm_probabilities[0]);
-    const std::string p1 = fmtNumber(node.arm_probabilities[1]);
-    e.derivation.summary = "arms weighted " + p0 + " / " + p1;
-    e.derivation.assumptions.push_back("no branch data: static prior (" + node.branch_prior_reason +
-                                       "): taken p = " + p0 + ", not taken p = " + p1);
+    const double p0 = node.arm_probabilities[0], p1 = node.arm_probabilities[1];
+    e.derivation.summary = fact::ArmsWeighted{p0, p1, false};
+    e.derivation.assumptions.push_back(fact::StaticPrior{node.branch_prior_reason, p0, p1});
   } else {
     double p = 1.0 / arms;
     for (auto& a : arm)
       if (a.any_known) d = addDist(d, scaleDist(a.dist, p));
-    e.derivation.summary = "arms weighted " + fmtNumber(p) + " each";
-    e.derivation.assumptions.push_back("no branch data: " + std::to_string(arms) +
-                                       " arms assumed equally likely (p = " + fmtNumber(p) + ")");
+    e.derivation.summary = fact::ArmsEqual{p};
+    e.derivation.assumptions.push_back(fact::EqualArms{arms, p});
   }
   for (size_t i = 0; i < arm.size(); ++i)
-    for (auto& in : arm[i].inputs)
-      e.derivation.inputs.push_back("arm " + std::to_string(i) + ": " + in);
-  for (auto& in : cond.inputs) e.derivation.inputs.push_back("condition: " + in);
+    arm[i].addInputs(e.derivation, {fact::Scope::Arm, static_cast<int>(i)});
+  cond.addInputs(e.derivation, {fact::Scope::Condition});
   e.dist = d;
   e.provenance = Provenance::Inferred;
   return e;

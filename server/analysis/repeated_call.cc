@@ -49,19 +49,12 @@ bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
   e.floor_mean_ns = fast;
   e.spread_lo = e.spread_hi = 1;
   e.context_extra_ns = 0;
-  e.derivation.summary = formatDuration(fast) + ": " + displayName(call) +
-                         " already ran on the same object above (line " +
-                         std::to_string(earlier->range.start.line + 1) + ")";
+  const int line = earlier->range.start.line + 1;
+  e.derivation.summary = fact::RepeatedFast{fast, displayName(call), line};
+  const double slow_outcome = slowOutcome(s, options_.context_bimodal_ratio);
   e.derivation.assumptions.push_back(
-      displayName(call) + " has two outcomes in production (p50 " + formatDuration(s.p50_ns) +
-      ", " + (slowOutcome(s, options_.context_bimodal_ratio) > 0 ? "slow " : "fastest ") +
-      formatDuration(slowOutcome(s, options_.context_bimodal_ratio) > 0
-                         ? slowOutcome(s, options_.context_bimodal_ratio)
-                         : s.min_ns) +
-      "): called again on the same object after line " +
-      std::to_string(earlier->range.start.line + 1) +
-      ", it finds its value loaded and is costed at the fast outcome instead of " +
-      formatDuration(slow));
+      fact::TwoOutcomesRepeated{displayName(call), s.p50_ns, slow_outcome > 0,
+                                slow_outcome > 0 ? slow_outcome : s.min_ns, line, slow});
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/feedback.h"
+#include "server/analysis/derivation.h"
 
 namespace perfhat::analysis {
 
@@ -57,21 +58,6 @@ enum class Provenance {
   Inferred,  // predicted by an inference rule
 };
 
-// The inference model behind an estimate (server/features/names.h gives each its name).
-enum class Model {
-  Unstated,            // nothing said (a value built without a model)
-  None,                // no data and nothing to infer from
-  Measured,            // production data of this node
-  Leaf,                // a body without calls or loops: negligible
-  CallsiteRegression,  // latency regressed on the call sites' arguments
-  CalleeOverall,       // the callee's overall distribution (no data for this call site)
-  WorkspaceBody,       // the callee's body in the workspace, analysed
-  Loop,                // iterations × body cost
-  Branch,              // arms weighted by their probabilities
-  Sum,                 // a body's parts added up (or measured − removed + added)
-  Diff,                // a call gone since the deployed revision
-};
-
 // How a function's production data was found (matching.cc); names in server/features/names.h.
 enum class MatchKind {
   None,       // nothing matched
@@ -82,15 +68,6 @@ enum class MatchKind {
   Overloads,  // the qualified name, aggregated across overloads
   FileLine,   // the definition's file and line
   Virtual,    // the implementations a virtual call reached from here (call-site data)
-};
-
-// How a value came about, for the hover. Every inferred value carries one.
-struct Derivation {
-  Model model = Model::Unstated;
-  std::string summary;              // one line, e.g. "100 × 12.4 ms"
-  std::vector<std::string> inputs;  // the values it used, human-readable
-  std::vector<std::string>
-      assumptions;  // anything not backed by data, e.g. "default 10 iterations"
 };
 
 struct Estimate {
@@ -120,25 +97,14 @@ struct Estimate {
   // A call of a measured callee whose cost depends on the caller's context: a call in its body
   // has a bimodal production distribution (lazily loaded, cached), and production ran the
   // callee only in the fast outcome's context. What one call costs more in the slow outcome,
-  // and which inner call it is (for the warning and the hover); 0 when not context-dependent.
+  // and which inner calls it rests on (for the warning and the hover); 0 when not
+  // context-dependent.
   double context_extra_ns = 0;
-  std::string context_note;
+  std::vector<fact::ContextOutcome> context;
   bool known() const { return provenance != Provenance::Unknown; }
 };
 
-enum class NodeKind { Function, Call, Loop, Branch };
 enum class LoopKind { For, RangeFor, While, Do };
-
-// Where a loop's iteration count came from, in order of preference (DESIGN §6).
-enum class IterationSource {
-  None,
-  Production,    // loop-site data
-  ProducerSize,  // recorded result size of the collection's producer
-  ConstantTrip,  // constant trip count in the source
-  Annotation,    // `// perfhat: iterations=N` or the code action
-  DataFlow,      // a local container: bounded by the insertions the function makes into it
-  Default,       // configurable default, flagged as an assumption
-};
 
 // One production item a function's data came from, with its own stats: the hover lists them
 // when several were aggregated (the instantiations of a template, the overloads of a name).
@@ -175,8 +141,8 @@ struct Node {
   int loop_ordinal = -1;  // ordinal in source order within the function
   std::optional<double> iterations;
   IterationSource iteration_source = IterationSource::None;
-  std::string iteration_note;  // where the count came from, for the derivation
-  std::string producer_key;    // range-for: key of the function producing the collection
+  uint64_t loop_executions = 0;  // Production: the loop executions behind the count
+  std::string producer_key;      // range-for: key of the function producing the collection
   // Range-for over a local variable of the function (not a call): its USR, and its name as
   // written. Calls that add elements to a local variable carry its USR in `fills_var`.
   std::string range_var;

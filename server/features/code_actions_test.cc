@@ -39,7 +39,9 @@ TEST(FeaturesCodeActions, SetIterationsUpdatesAnExistingAnnotation) {
       "}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(text, 0, "f"), {0, 8});
   b.loop(0, analysis::LoopKind::For, {{2, 1}, {2, 18}}, find(text, 2, "(;;)").end, 5,
-         IterationSource::Annotation, inferred(10e6, analysis::Model::Loop, "5 × 2 ms"));
+         IterationSource::Annotation,
+         inferred(10e6, analysis::Model::Loop,
+                  analysis::fact::LoopProduct{5, analysis::fact::LoopProduct::Body::Known, 2e6}));
   Snapshot s;
   s.functions.push_back(b.build());
   const Range cursor{{2, 2}, {2, 2}};
@@ -71,7 +73,9 @@ TEST(FeaturesCodeActions, SetIterationsReplacesOnlyTheAnnotationTheAnalysisReads
     const std::string text = "void f() {\n" + c.above + "\n\tfor (;;) { g(); }\n}\n";
     FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(text, 0, "f"), {0, 8});
     b.loop(0, analysis::LoopKind::For, {{2, 1}, {2, 18}}, find(text, 2, "(;;)").end, 5,
-           IterationSource::Annotation, inferred(10e6, analysis::Model::Loop, "5 × 2 ms"));
+           IterationSource::Annotation,
+           inferred(10e6, analysis::Model::Loop,
+                    analysis::fact::LoopProduct{5, analysis::fact::LoopProduct::Body::Known, 2e6}));
     Snapshot s;
     s.functions.push_back(b.build());
     const std::vector<CodeAction> actions = codeActions(s, {{2, 2}, {2, 2}}, Options(), text);

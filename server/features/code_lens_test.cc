@@ -35,7 +35,7 @@ TEST(FeaturesCodeLens, UnchangedPredictedUnknownAndStale) {
   FunctionBuilder a("a", "a()", {{0, 0}, {0, 11}}, find(src, 0, "a"), {0, 8});
   a.total(measured(stats(100, 2e6, 3e6, 12e6)), stats(100, 2e6, 3e6, 12e6));
   FunctionBuilder b("b", "b()", {{1, 0}, {1, 11}}, find(src, 1, "b"), {1, 8});
-  b.total(inferred(3.1e6, analysis::Model::Sum, "g() + h()"));
+  b.total(inferred(3.1e6, analysis::Model::Sum, analysis::fact::PartsSum{2, 3.1e6}));
   FunctionBuilder c("c", "c()", {{2, 0}, {2, 11}}, find(src, 2, "c"), {2, 8});
   s.functions = {a.build(), b.build(), c.build()};
   EXPECT_THAT(
@@ -82,7 +82,7 @@ TEST(FeaturesCodeLens, ChangedButUnpredictableSaysQuestionMark) {
 
 TEST(FeaturesCodeLens, FasterCodeShowsANegativeDelta) {
   T4 t;
-  t.snapshot.functions[0].nodes[0].estimate = inferred(205e6, analysis::Model::Sum, "");
+  t.snapshot.functions[0].nodes[0].estimate = inferred(205e6, analysis::Model::Sum);
   EXPECT_EQ(codeLenses(t.snapshot, Options())[1].title, "predicted -205 ms (-50 %)");
 }
 

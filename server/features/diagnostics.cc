@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "server/features/derivation_text.h"
 #include "server/features/feature_util.h"
 
 namespace perfhat::features {
@@ -177,7 +178,7 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                 detail::displayName(f, f.nodes[context_cost->node]) +
                 " finds its state as production's callers did, up to +" +
                 formatDuration(delta + context_up) + " where it takes the slow outcome of " +
-                e.context_note + " — " + detail::statLabel(o) + " " + formatDuration(m) +
+                contextText(e.context) + " — " + detail::statLabel(o) + " " + formatDuration(m) +
                 " in production (warns above +" + formatDuration(limit) + ")";
     out.push_back(d);
   }

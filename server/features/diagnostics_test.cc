@@ -37,10 +37,12 @@ TEST(FeaturesDiagnostics, T4RegressionAnchoredAtTheNewGetter) {
 Snapshot changedFunction(double predicted, double p90 = 100e6, uint64_t calls = 500) {
   const std::string_view src = "void f() {\n  g();\n}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 8});
-  b.changed().total(inferred(predicted, analysis::Model::Sum, "g()"),
-                    stats(calls, 100e6, p90, 2 * p90));
+  b.changed().total(
+      inferred(predicted, analysis::Model::Sum, analysis::fact::PartsSum{1, predicted}),
+      stats(calls, 100e6, p90, 2 * p90));
   const int g = b.call(0, "g", find(src, 1, "g()"),
-                       inferred(predicted - 100e6, analysis::Model::CalleeOverall, "g() data"));
+                       inferred(predicted - 100e6, analysis::Model::CalleeOverall,
+                                analysis::fact::CalleeOverall{predicted - 100e6, "g()", 10}));
   b.added(g, {});
   Snapshot s;
   s.functions.push_back(b.build());
@@ -103,7 +105,8 @@ TEST(FeaturesDiagnostics, EveryLargeNewCallGetsItsOwnWarning) {
   extra.callee_name = "audit";
   extra.range = find(kT4Source, 5, "storyPoints");
   extra.hint = extra.range.end;
-  extra.estimate = inferred(5e6, analysis::Model::CallsiteRegression, "audit()");
+  extra.estimate =
+      inferred(5e6, analysis::Model::CallsiteRegression, analysis::fact::Regression{5e6, 1, "f"});
   f.nodes[t.outer].children.push_back(extra.id);
   f.nodes.push_back(extra);
   analysis::AddedCost audit;

@@ -49,7 +49,11 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
     // Changed functions are predicted well above production (p50 20 ms) so they warn.
     root.estimate.dist = f.changed ? Distribution{50e6, 45e6, 60e6, 120e6, 0}
                                    : Distribution{30e6, 28e6, 40e6, 90e6, 0};
-    root.estimate.derivation = {analysis::Model::Sum, "loop + 2 calls", {"loop 25 ms"}, {}};
+    root.estimate.derivation = {
+        analysis::Model::Sum,
+        analysis::fact::PartsSum{3, 30e6},
+        {{{}, analysis::fact::PartCost{NodeKind::Loop, "", base + 3, 25e6}}},
+        {}};
     Stats st;
     st.count = 12000;
     st.p50_ns = 20e6;
@@ -82,14 +86,15 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
       c.callee_name = "callee" + std::to_string(k);
       c.callee_key = "svc::" + c.callee_name + "()";
       if (k % 7 == 0) {
-        c.estimate.derivation.summary = "no data";
+        c.estimate.derivation.summary = analysis::fact::NoData{c.callee_name + "()"};
       } else if (k % 3 == 0) {
         c.estimate.provenance = analysis::Provenance::Inferred;
         c.estimate.dist = {1.1e6, 1e6, 1.5e6, 3e6, 40};
         c.estimate.derivation = {analysis::Model::CallsiteRegression,
-                                 "fit over 4 callers",
-                                 {"4 call sites", "caller rate 3.5/s"},
-                                 {"linear in caller rate"}};
+                                 analysis::fact::Regression{1.1e6, 3.5, "caller"},
+                                 {{{}, analysis::fact::CallSitesUsed{4, c.callee_name + "()"}},
+                                  {{}, analysis::fact::CallSiteSeen{"caller", 1.1e6, 3.5}}},
+                                 {analysis::fact::WorkloadUnknown{"caller"}}};
       } else {
         c.estimate.provenance = analysis::Provenance::Measured;
         c.estimate.dist = {0.9e6, 0.8e6, 1.2e6, 2.5e6, 500};

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/features/derivation_text.h"
 #include "server/features/exposure_text.h"
 #include "server/features/feature_util.h"
 #include "server/features/names.h"
@@ -106,16 +107,16 @@ void derivationBlock(std::string& md, const analysis::Estimate& e) {
   md += "**Prediction**";
   if (d.model != analysis::Model::Unstated)
     md += " — model `" + std::string(modelName(d.model)) + "`";
-  if (!d.summary.empty()) md += ": " + d.summary;
+  if (d.hasSummary()) md += ": " + summaryText(d.summary);
   md += "\n\n";
   if (!d.inputs.empty()) {
     md += "Inputs:\n";
-    for (const std::string& i : d.inputs) md += "- " + i + "\n";
+    for (const analysis::fact::Input& i : d.inputs) md += "- " + inputText(i) + "\n";
     md += "\n";
   }
   if (!d.assumptions.empty()) {
     md += "Assumptions:\n";
-    for (const std::string& a : d.assumptions) md += "- " + a + "\n";
+    for (const analysis::fact::Assumption& a : d.assumptions) md += "- " + assumptionText(a) + "\n";
     md += "\n";
   }
   if (!e.known()) return;

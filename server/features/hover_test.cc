@@ -106,9 +106,11 @@ TEST(FeaturesHover, PredictionShowsDerivationAndDistribution) {
   ASSERT_TRUE(h);
   const std::string& md = h->markdown;
   EXPECT_THAT(md, HasSubstr("**~⏱ p50 12.4 ms** per call — predicted"));
-  EXPECT_THAT(md, HasSubstr("**Prediction** — model `callee-overall`: callee's overall"));
-  EXPECT_THAT(md, HasSubstr("Inputs:\n- getTasks() p50 12.4 ms over 300 calls"));
-  EXPECT_THAT(md, HasSubstr("Assumptions:\n- no call-site data for listStories()"));
+  EXPECT_THAT(md, HasSubstr("**Prediction** — model `callee-overall`: "));
+  EXPECT_THAT(md, HasSubstr(" (getTasks() overall, 300 calls)\n"));
+  EXPECT_THAT(md, HasSubstr("Inputs:\n- getTasks(): mean "));
+  EXPECT_THAT(md, HasSubstr("Assumptions:\n- no call-site workload data: the callee's overall "
+                            "distribution is used"));
   EXPECT_THAT(md, HasSubstr("Distribution: mean 13.6 ms · p50 12.4 ms · p90 18.6 ms · p99 "
                             "37.2 ms (300 samples)"));
   EXPECT_THAT(md, Not(HasSubstr("| production |")));

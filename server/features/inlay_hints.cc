@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "server/features/derivation_text.h"
 #include "server/features/feature_util.h"
 #include "server/features/hint_text.h"
 #include "server/features/names.h"
@@ -15,7 +16,8 @@ namespace {
 
 std::string joinAssumptions(const analysis::Derivation& d) {
   std::string out;
-  for (const std::string& a : d.assumptions) out += (out.empty() ? "" : "; ") + a;
+  for (const analysis::fact::Assumption& a : d.assumptions)
+    out += (out.empty() ? "" : "; ") + assumptionText(a);
   return out;
 }
 
@@ -41,7 +43,7 @@ std::string predictionNote(const analysis::Estimate& e) {
   std::string out = "predicted";
   if (e.derivation.model != analysis::Model::Unstated)
     out += " (" + std::string(modelName(e.derivation.model)) + ")";
-  if (!e.derivation.summary.empty()) out += ": " + e.derivation.summary;
+  if (e.derivation.hasSummary()) out += ": " + summaryText(e.derivation.summary);
   const std::string assumed = joinAssumptions(e.derivation);
   if (!assumed.empty()) out += "\nassumes " + assumed;
   return out;
@@ -100,8 +102,8 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
   if (v.ns && n.estimate.unknown_parts > 0) h.label += " + ?";
   if (!v.ns) {
     h.tooltip = name + ": no production data and nothing to infer from";
-    if (!n.estimate.derivation.summary.empty())
-      h.tooltip += " (" + n.estimate.derivation.summary + ")";
+    if (n.estimate.derivation.hasSummary())
+      h.tooltip += " (" + summaryText(n.estimate.derivation.summary) + ")";
     h.tooltip += staleNote(s);
     return h;
   }

@@ -32,7 +32,7 @@ TEST(FeaturesInlayHints, T4NestedLoopsShowTheProduct) {
   EXPECT_EQ(hints[5].position, t.tasks_range.end);
   EXPECT_EQ(hints[2].position, t.outer_header.end);
   EXPECT_THAT(hints[5].tooltip, HasSubstr("predicted (callee-overall)"));
-  EXPECT_THAT(hints[5].tooltip, HasSubstr("assumes no call-site data"));
+  EXPECT_THAT(hints[5].tooltip, HasSubstr("assumes no call-site workload data"));
   EXPECT_THAT(hints[2].tooltip, HasSubstr("100 iterations (production loop data)"));
   EXPECT_THAT(hints[1].tooltip, HasSubstr("p50 3 ms · p99 9 ms · 1.2k calls/min"));
 }
@@ -76,7 +76,7 @@ TEST(FeaturesInlayHints, HintsThatSayNothingAreLeftOutInEveryProfile) {
   b.node(push).callee_system = true;
   const int branch = b.branch(0, {{2, 2}, {2, 22}}, find(src, 2, "a.ok())").end, 0.5, unknown());
   b.call(branch, "ok", find(src, 2, "a.ok()"),
-         inferred(0, analysis::Model::Leaf, "no calls or loops"));
+         inferred(0, analysis::Model::Leaf, analysis::fact::Negligible{}));
   b.call(0, "mine", find(src, 3, "mine()"), unknown());
   Snapshot s;
   s.functions.push_back(b.build());
@@ -95,7 +95,7 @@ TEST(FeaturesInlayHints, UnknownIsQuestionMarkNeverZero) {
   const std::string_view src = "void f() {\n  g();\n  while (more()) { h(); }\n}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(src, 0, "f"), find(src, 0, "f()").end);
   b.total(unknown());
-  b.call(0, "g", find(src, 1, "g()"), unknown("no data for g()"));
+  b.call(0, "g", find(src, 1, "g()"), unknown(analysis::fact::NoData{"g()"}));
   const int loop =
       b.loop(0, analysis::LoopKind::While, {{2, 2}, {2, 25}}, find(src, 2, "more())").end,
              std::nullopt, IterationSource::None, unknown());
@@ -117,7 +117,9 @@ TEST(FeaturesInlayHints, AssumedIterationsAreMarked) {
   inner.iterations = 10;
   inner.iteration_source = IterationSource::Default;
   inner.estimate =
-      inferred(124e6, analysis::Model::Loop, "10 × 12.4 ms", {}, {"default 10 iterations"});
+      inferred(124e6, analysis::Model::Loop,
+               analysis::fact::LoopProduct{10, analysis::fact::LoopProduct::Body::Known, 12.4e6},
+               {}, {analysis::fact::DefaultIterations{10}});
   const std::vector<InlayHint> hints = inlayHints(t.snapshot, {{6, 0}, {6, 200}}, Options());
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_EQ(hints[0].label, "≈ 124 ms (~10 × 12.4 ms)");
@@ -140,10 +142,11 @@ TEST(FeaturesInlayHints, MainStatisticAndStaleData) {
 TEST(FeaturesInlayHints, BranchesShowTheirProbability) {
   const std::string_view src = "void f(bool x) {\n  if (x) { g(); }\n}\n";
   FunctionBuilder b("f", "f(bool)", {{0, 0}, {2, 1}}, find(src, 0, "f"), {0, 14});
-  b.total(inferred(3e6, analysis::Model::Sum, "branch"));
-  const int br =
-      b.branch(0, {{1, 2}, {1, 17}}, find(src, 1, "if (x)").end, 0.25,
-               inferred(3e6, analysis::Model::Branch, "25 % × 12 ms", {}, {"branch taken 25 %"}));
+  b.total(inferred(3e6, analysis::Model::Sum, analysis::fact::PartsSum{1, 3e6}));
+  const int br = b.branch(
+      0, {{1, 2}, {1, 17}}, find(src, 1, "if (x)").end, 0.25,
+      inferred(3e6, analysis::Model::Branch, analysis::fact::ArmsWeighted{0.25, 0.75, false}, {},
+               {analysis::fact::EqualArms{2, 0.5}}));
   b.call(br, "g", find(src, 1, "g()"), measured(stats(10, 12e6, 13e6, 14e6)));
   Snapshot s;
   s.functions.push_back(b.build());

@@ -57,9 +57,10 @@ inline Estimate measured(const Stats& s) {
   return e;
 }
 
-inline Estimate inferred(double p50, analysis::Model model, std::string summary,
-                         std::vector<std::string> inputs = {},
-                         std::vector<std::string> assumptions = {}, uint64_t samples = 0) {
+inline Estimate inferred(double p50, analysis::Model model, analysis::fact::Summary summary = {},
+                         std::vector<analysis::fact::Input> inputs = {},
+                         std::vector<analysis::fact::Assumption> assumptions = {},
+                         uint64_t samples = 0) {
   Estimate e;
   e.provenance = Provenance::Inferred;
   e.dist = {p50 * 1.1, p50, p50 * 1.5, p50 * 3, samples};
@@ -67,7 +68,7 @@ inline Estimate inferred(double p50, analysis::Model model, std::string summary,
   return e;
 }
 
-inline Estimate unknown(std::string why = "") {
+inline Estimate unknown(analysis::fact::Summary why = {}) {
   Estimate e;
   e.derivation.summary = std::move(why);
   return e;
@@ -212,30 +213,40 @@ struct T4 {
                       {{2, 0}, {11, 1}}, find(t, 2, "listStories"), sig.end);
     b.match(analysis::MatchKind::Exact)
         .changed()
-        .total(inferred(kTotal, analysis::Model::Sum, "measured 410 ms + new 3.72 s",
-                        {"measured total: 410 ms", "new call getTasks(): 100 × 3 × 12.4 ms"}),
-               stats(1200, kMeasured, 500e6, 900e6, 20));
+        .total(
+            inferred(kTotal, analysis::Model::Sum, analysis::fact::MeasuredPlusNew{kMeasured, kNew},
+                     {{{}, analysis::fact::MeasuredTotal{kMeasured}},
+                      {{},
+                       analysis::fact::ChangedCall{
+                           analysis::fact::CallChange::New, "getTasks()", {100, 3}, kTasks}}}),
+            stats(1200, kMeasured, 500e6, 900e6, 20));
     // As the analysis builds them: the hint of a loop or branch is where its body starts, and
     // the range expression is a child of the loop evaluated once (arm -1).
     outer_header = {{4, 2}, find(t, 4, "{").start};
-    outer = b.loop(0, LoopKind::RangeFor, {{4, 2}, {9, 3}}, outer_header.end, 100,
-                   IterationSource::Production,
-                   inferred(kStories + kOuter, analysis::Model::Loop, "3 ms + 100 × 38.7 ms",
-                            {"100 iterations (loop data)"}));
+    outer = b.loop(
+        0, LoopKind::RangeFor, {{4, 2}, {9, 3}}, outer_header.end, 100, IterationSource::Production,
+        inferred(kStories + kOuter, analysis::Model::Loop,
+                 analysis::fact::LoopProduct{100, analysis::fact::LoopProduct::Body::Known,
+                                             kPoints + kInner},
+                 {{{}, analysis::fact::Iterations{100, IterationSource::Production, 1200}}}));
     stories_range = find(t, 4, "backlog.stories()");
     stories = b.call(outer, "stories", stories_range, measured(stats(1200, kStories, 4e6, 9e6, 20)),
                      stats(1200, kStories, 4e6, 9e6, 20));
     b.node(stories).arm = -1;
     points = b.call(outer, "storyPoints", find(t, 5, "storyPoints(s)"),
                     measured(stats(5000, kPoints, 2e6, 4e6)), stats(5000, kPoints, 2e6, 4e6));
-    inner = b.loop(outer, LoopKind::For, {{6, 4}, {8, 5}}, find(t, 6, "{").start, 3,
-                   IterationSource::ConstantTrip,
-                   inferred(kInner, analysis::Model::Loop, "3 × 12.4 ms"));
+    inner = b.loop(
+        outer, LoopKind::For, {{6, 4}, {8, 5}}, find(t, 6, "{").start, 3,
+        IterationSource::ConstantTrip,
+        inferred(kInner, analysis::Model::Loop,
+                 analysis::fact::LoopProduct{3, analysis::fact::LoopProduct::Body::Known, kTasks}));
     tasks_range = find(t, 7, "s.getTasks()");
-    tasks = b.call(inner, "getTasks", tasks_range,
-                   inferred(kTasks, analysis::Model::CalleeOverall, "callee's overall distribution",
-                            {"getTasks() p50 12.4 ms over 300 calls in other callers"},
-                            {"no call-site data for listStories() → getTasks()"}, 300));
+    tasks =
+        b.call(inner, "getTasks", tasks_range,
+               inferred(kTasks, analysis::Model::CalleeOverall,
+                        analysis::fact::CalleeOverall{kTasks * 1.1, "getTasks()", 300},
+                        {{{}, analysis::fact::CalleeStats{"getTasks()", kTasks * 1.1, kTasks * 3}}},
+                        {analysis::fact::NoCallSiteData{}}, 300));
     b.added(tasks, {{analysis::CostFactor::Kind::Iterations, 100, outer, false},
                     {analysis::CostFactor::Kind::Iterations, 3, inner, false}});
     snapshot.path = "/src/agile/backlog_service.cc";
