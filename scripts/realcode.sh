@@ -35,6 +35,6 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
 cmake --build "$build" -j "${PERFHAT_JOBS:-2}" --target perfhat-handler perfhat-lsp perfhat \
-  perfhat_otlp perfhat_autoinstrument
+  perfhat_otlp perfhat_autoinstrument perfhat_xray
 exec bash tests/realcode/run.sh --build "$build" --work "$build/realcode-$mode" --mode "$mode" \
   --min-share "$min_share"

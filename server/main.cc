@@ -138,12 +138,18 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
     out << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
   int regressions = 0, possibly_new = 0, virtual_calls = 0, virtual_resolved = 0;
+  int indirect_calls = 0, indirect_resolved = 0;
   for (const auto& f : snap.functions)
-    for (const auto& n : f.nodes)
+    for (const auto& n : f.nodes) {
       if (n.kind == analysis::NodeKind::Call && n.callee_virtual) {
         ++virtual_calls;
         virtual_resolved += !n.implementations.empty();
       }
+      if (n.kind == analysis::NodeKind::Call && n.callee_indirect) {
+        ++indirect_calls;
+        indirect_resolved += !n.implementations.empty();
+      }
+    }
   for (const auto& d : features::diagnostics(snap, options)) {
     regressions += d.code == "perfhat.regression";
     possibly_new += d.code == "perfhat.possibly-new";
@@ -153,7 +159,9 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
                   {"regressions", regressions},
                   {"possibly_new", possibly_new},
                   {"virtual_calls", virtual_calls},
-                  {"virtual_resolved", virtual_resolved}};
+                  {"virtual_resolved", virtual_resolved},
+                  {"indirect_calls", indirect_calls},
+                  {"indirect_resolved", indirect_resolved}};
   out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/callees_key.h"
 #include "common/function_key.h"
+#include "feedback-handler/store/caller_callees.h"
 #include "feedback-handler/util/rfc3339.h"
 
 namespace perfhat::handler {
@@ -208,9 +210,26 @@ void BatchGetReader::resolveExactKeys() {
 // code.function.name only has no parameter list).
 void BatchGetReader::resolveByName() {
   std::vector<std::pair<size_t, std::string>> named;  // request position, stored key
+  auto calleesKey = [&](size_t i) {
+    const std::string& k = request_.keys[i];
+    return k.rfind(kCalleesKeyPrefix, 0) == 0
+               ? normalizeFunctionKey(std::string_view(k).substr(kCalleesKeyPrefix.size()))
+               : std::string();
+  };
+  std::vector<std::string> callers;
+  for (size_t i = 0; i < n_; ++i)
+    if (item_of_[i] == kNone)
+      if (std::string c = calleesKey(i); !c.empty()) callers.push_back(std::move(c));
+  const auto callees = storedCalleesOf(im_->db, callers, lo_, hi_);
   for (size_t i = 0; i < n_; ++i) {
     if (item_of_[i] != kNone) continue;
     const std::string& requested = request_.keys[i];
+    if (requested.rfind(kCalleesKeyPrefix, 0) == 0) {
+      // Every function production ran from a caller (a call through a function pointer).
+      if (auto it = callees.find(calleesKey(i)); it != callees.end())
+        for (const std::string& k : it->second) named.emplace_back(i, k);
+      continue;
+    }
     if (requested.rfind(kVirtualKeyPrefix, 0) == 0) {
       // Every implementation of a virtual function (the analysis keeps those called from the
       // call's own function, by their call-site data).

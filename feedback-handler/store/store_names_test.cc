@@ -98,5 +98,27 @@ TEST_F(StoreNamesTest, AVirtualKeyGetsEveryImplementationOfTheMember) {
                                                              "test::FakeEnv::NowMicros()"}));
 }
 
+// A call through a function pointer: the functions production ran from the caller, whatever the
+// runtime's spelling of the caller (`Slice const &`), and none ran only from others.
+TEST_F(StoreNamesTest, ACalleesKeyGetsEveryFunctionThatRanFromTheCaller) {
+  Store s(opts());
+  Batch b;
+  auto ranFrom = [&](const std::string& key, const std::string& caller) {
+    add(b, key, 100, 2);
+    AggValue& c = b.aggregates[AggKey{AggKind::kCallSite, key, caller, kNow / kBucketNs - 1, "svc",
+                                      "1.0", "", ""}];
+    c.sketch.add(100, 2);
+  };
+  ranFrom("app::fast(int)", "app::apply(int (*)(int), store::Slice const&)");
+  ranFrom("app::slow(int)", "app::apply(int (*)(int), const store::Slice &)");
+  ranFrom("app::other(int)", "app::elsewhere()");
+  s.write(b);
+  BatchGetRequest req;
+  req.keys = {"callees:app::apply(int (*)(int), const store::Slice &)", "callees:app::nobody()"};
+  BatchGetResponse r = s.batchGet(req);
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"app::fast(int)", "app::slow(int)"}));
+  for (const auto& it : r.items) EXPECT_FALSE(it.callsites.empty()) << it.key;
+}
+
 }  // namespace
 }  // namespace perfhat::handler

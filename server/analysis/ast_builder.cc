@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "common/callees_key.h"
 #include "common/function_key.h"
 #include "server/analysis/ast_walker.h"
 #include "server/analysis/implicit_members.h"
@@ -358,6 +359,7 @@ std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
       add(n.callee_key);
       add(n.callee_mangled);
       if (n.callee_virtual) add(std::string(kVirtualKeyPrefix) + n.callee_key);
+      if (n.callee_indirect) add(std::string(kCalleesKeyPrefix) + f.key);
       add(n.producer_key);
       add(n.producer_mangled);
     }

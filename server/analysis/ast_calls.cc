@@ -1,6 +1,7 @@
 // The AST walk at a call: the callee's key, mangling and body lookup (once per callee per TU),
 // which calls are calls as written, and which the compiler folds to a constant.
 #include "server/analysis/ast_walker.h"
+#include "server/analysis/indirect_calls.h"
 
 #include <set>
 #include <string>
@@ -127,6 +128,8 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
                   ref.kind == CXCursor_FunctionTemplate);
   if (!is_call && (clang_Cursor_isNull(ref) || !isConstruction(ref))) ++ctx.fn.unresolved_calls;
   if (is_call && !writtenInSource(c, ref)) is_call = false;
+  IndirectCall indirect = classifyIndirectCall(c, ref);  // std::function's operator() too
+  if (indirect.indirect) is_call = false;
   // A call the compiler folds to a constant (a constexpr function with constant arguments:
   // constexpr initializers, static_assert, the probe macros' bookkeeping) costs nothing at
   // run time and has no production data; it is not a node, and neither are its arguments.
@@ -147,6 +150,15 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = n.receiver_var;
     n.callee_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
+    addNode(ctx, std::move(n), parent, arm);
+  } else if (indirect.indirect) {
+    Node n;
+    n.kind = NodeKind::Call;
+    n.range = toRange(clang_getCursorExtent(c));
+    n.hint = n.range.end;
+    n.callee_name = std::move(indirect.name);
+    n.callee_indirect = true;
+    n.callee_params = std::move(indirect.params);
     addNode(ctx, std::move(n), parent, arm);
   }
   walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children

@@ -100,6 +100,12 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
               n.implementations.push_back({impl->key, impl->stats});
             callee[id] = std::move(v);
           }
+        if (n.callee_indirect)
+          if (MatchResult v = matcher_.matchIndirect(fn, n)) {
+            for (const FeedbackItem* impl : v.parts)
+              n.implementations.push_back({impl->key, impl->stats});
+            callee[id] = std::move(v);
+          }
         const FeedbackItem* item = callee[id].item;
         if (item) attach(n, *item);
         const CallSiteStats* site = item ? callSiteFrom(*item, fn, caller_cache_) : nullptr;
@@ -116,7 +122,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           if (function_measured && calls_of[n.callee_key] == 1 &&
               callee[id].how != MatchKind::Overloads)
             n.production_calls = site->calls_per_parent;
-          measured_site[n.callee_key] = site;
+          if (!n.callee_indirect) measured_site[n.callee_key] = site;
         } else if (item && item->stats && item->callsites.empty()) {
           // The data does not record call sites, so this call cannot be told apart from an
           // existing one: the callee's own distribution is its measurement.

@@ -175,6 +175,21 @@ MatchResult Matcher::matchImplicit(const FunctionInfo& fn) const {
   return out;
 }
 
+void addCallSite(CallSiteStats& sum, const CallSiteStats& c) {
+  // Counts and calls per call of the caller add, latencies are count-weighted.
+  const double w = static_cast<double>(c.count), total = static_cast<double>(sum.count) + w;
+  if (total > 0) {
+    sum.mean_ns = (sum.mean_ns * static_cast<double>(sum.count) + c.mean_ns * w) / total;
+    sum.p50_ns = (sum.p50_ns * static_cast<double>(sum.count) + c.p50_ns * w) / total;
+    sum.p90_ns = (sum.p90_ns * static_cast<double>(sum.count) + c.p90_ns * w) / total;
+    sum.p99_ns = (sum.p99_ns * static_cast<double>(sum.count) + c.p99_ns * w) / total;
+  }
+  sum.count += c.count;
+  sum.calls_per_parent += c.calls_per_parent;
+  sum.caller_rate_per_s = std::max(sum.caller_rate_per_s, c.caller_rate_per_s);
+  if (!sum.caller_input_size) sum.caller_input_size = c.caller_input_size;
+}
+
 MatchResult Matcher::matchVirtual(const std::string& caller, const std::string& callee) const {
   const std::string member = memberSignature(callee);
   if (member.empty() || caller.empty()) return {};
@@ -188,19 +203,7 @@ MatchResult Matcher::matchVirtual(const std::string& caller, const std::string& 
       if (n == normalized_callers_.end())
         n = normalized_callers_.emplace(c.caller, normalizeFunctionKey(c.caller)).first;
       if (n->second != caller) continue;
-      // The implementations' sites from this caller add up to the call's: counts and calls per
-      // call of the caller add, latencies are count-weighted.
-      const double w = static_cast<double>(c.count), total = static_cast<double>(site.count) + w;
-      if (total > 0) {
-        site.mean_ns = (site.mean_ns * static_cast<double>(site.count) + c.mean_ns * w) / total;
-        site.p50_ns = (site.p50_ns * static_cast<double>(site.count) + c.p50_ns * w) / total;
-        site.p90_ns = (site.p90_ns * static_cast<double>(site.count) + c.p90_ns * w) / total;
-        site.p99_ns = (site.p99_ns * static_cast<double>(site.count) + c.p99_ns * w) / total;
-      }
-      site.count += c.count;
-      site.calls_per_parent += c.calls_per_parent;
-      site.caller_rate_per_s = std::max(site.caller_rate_per_s, c.caller_rate_per_s);
-      if (!site.caller_input_size) site.caller_input_size = c.caller_input_size;
+      addCallSite(site, c);
       ran.push_back(item);
       break;
     }

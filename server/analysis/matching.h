@@ -35,6 +35,10 @@ class Matcher {
   // production's call-site data shows were called from `caller`, merged into one item whose one
   // call site is theirs from `caller` added up ("virtual"; `parts` lists the implementations).
   MatchResult matchVirtual(const std::string& caller, const std::string& callee) const;
+  // A call through a function pointer, `std::function` or member-function pointer in `caller`
+  // (`call.callee_indirect`): the functions production ran from `caller` that it calls nowhere
+  // as written and whose parameters fit, merged like matchVirtual (indirect_calls.cc).
+  MatchResult matchIndirect(const FunctionInfo& caller, const Node& call) const;
   // A definition in the document: also tries the file + line layer.
   MatchResult matchDefinition(const FunctionInfo& fn) const;
 
@@ -53,6 +57,10 @@ class Matcher {
 // are count-weighted, min/max combine; percentiles are count-weighted averages, an
 // approximation that is why such a match is marked "overloads".
 FeedbackItem aggregateItems(const std::vector<const FeedbackItem*>& items);
+
+// Adds one call site to a sum of call sites of one caller: counts and calls per call of the
+// caller add, latencies are count-weighted.
+void addCallSite(CallSiteStats& sum, const CallSiteStats& c);
 
 // True when two paths name the same file: equal, or one is a suffix of the other at a `/`
 // (runtimes report build-machine paths, the editor has workspace paths).

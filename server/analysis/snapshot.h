@@ -135,6 +135,11 @@ struct Node {
   // estimate is their call sites from this function added up.
   bool callee_virtual = false;
   std::vector<MatchedPart> implementations;
+  // A call through a function pointer, `std::function` or member-function pointer (no callee
+  // key): resolved like a virtual call, from what production ran from this function that it does
+  // not call as written, among functions taking `callee_params` (canonical; "" = any).
+  bool callee_indirect = false;
+  std::string callee_params;
 
   // Loops.
   LoopKind loop_kind = LoopKind::For;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/called_from.h"
 #include "common/function_key.h"
 
 namespace perfhat::feedback {
@@ -99,6 +100,17 @@ FetchResult FileSource::batchGet(const std::vector<std::string>& keys) {
       bool any = false;
       for (size_t i = 0; i < items_.size() && !m.empty(); ++i)
         if (memberSignature(items_[i].key) == m) {
+          take(i);
+          any = true;
+        }
+      if (!any) r.response.missing.push_back(k);
+      continue;
+    }
+    if (k.rfind(kCalleesKeyPrefix, 0) == 0) {  // every item called from that caller
+      std::string caller = normalizeFunctionKey(k.substr(kCalleesKeyPrefix.size()));
+      bool any = false;
+      for (size_t i = 0; i < items_.size(); ++i)
+        if (calledFrom(items_[i], caller)) {
           take(i);
           any = true;
         }

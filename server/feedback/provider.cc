@@ -3,6 +3,7 @@
 #include <chrono>
 #include <unordered_set>
 
+#include "common/called_from.h"
 #include "common/function_key.h"
 
 namespace perfhat::feedback {
@@ -102,6 +103,15 @@ Lookup FeedbackProvider::get(const std::vector<std::string>& keys) {
       std::string m = memberSignature(normalizeFunctionKey(k.substr(kVirtualKeyPrefix.size())));
       for (const auto& item : r.response.items)
         if (!m.empty() && memberSignature(item.key) == m) for_key.push_back(item);
+      items.add(for_key);
+      cache_.put(k, std::move(for_key));
+      continue;
+    }
+    if (k.rfind(kCalleesKeyPrefix, 0) == 0) {
+      // Every function production ran from a caller (calls through function pointers).
+      std::string caller = normalizeFunctionKey(k.substr(kCalleesKeyPrefix.size()));
+      for (const auto& item : r.response.items)
+        if (calledFrom(item, caller)) for_key.push_back(item);
       items.add(for_key);
       cache_.put(k, std::move(for_key));
       continue;

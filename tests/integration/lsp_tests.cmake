@@ -61,3 +61,13 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
     PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
   add_dependencies(lsp_budget_test perfhat-lsp perfhat-handler)
 endif()
+
+# Calls through function pointers resolved from a real handler's call-site data (issue #18).
+if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
+  perfhat_add_test(lsp_indirect_calls_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_indirect_calls_test.cc
+                   LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
+                   LABELS integration TIMEOUT 240)
+  target_compile_definitions(lsp_indirect_calls_test PRIVATE
+    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
+  add_dependencies(lsp_indirect_calls_test perfhat-lsp perfhat-handler)
+endif()

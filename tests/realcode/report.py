@@ -48,6 +48,7 @@ def main():
     measured = stored - generated
     matched, how, files, functions = set(), {}, 0, 0
     regressions = possibly_new = virtual_calls = virtual_resolved = 0
+    indirect_calls = indirect_resolved = 0
     implicit_matched = set()
     with open(a.matches, encoding="utf-8") as f:
         for line in f:
@@ -58,6 +59,8 @@ def main():
                 possibly_new += r["possibly_new"]
                 virtual_calls += r.get("virtual_calls", 0)
                 virtual_resolved += r.get("virtual_resolved", 0)
+                indirect_calls += r.get("indirect_calls", 0)
+                indirect_resolved += r.get("indirect_resolved", 0)
                 continue
             functions += 1
             for k in r["items"]:
@@ -78,6 +81,8 @@ def main():
         f"compiler-defined special members matched to their class: {len(implicit_matched & measured)}",
         f"virtual calls: {virtual_calls}, resolved from call-site data to the implementations "
         f"that ran: {virtual_resolved}",
+        f"calls through function pointers / std::function: {indirect_calls}, resolved from "
+        f"call-site data to the functions that ran: {indirect_resolved}",
     ]
     unmatched = sorted(measured - matched)
     by_reason = {}

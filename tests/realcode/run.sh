@@ -6,7 +6,8 @@
 #   * the share of measured functions (every key the handler stored) matched to a definition
 #     in the checked sources (goal ≥ 98 %: --min-share);
 #   * regression warnings on the unmodified sources (must be 0).
-# Usage: run.sh --build DIR --work DIR [--mode short|medium|long] [--min-share PCT]
+# Usage: run.sh --build DIR --work DIR [--mode short|medium|long] [--min-share PCT] [--lib-build DIR]
+#   --lib-build: the build tree whose libperfhat is installed for googletest (default: --build).
 #   short: googletest's samples as the workload, recording the samples' own functions (and the
 #          test classes and bodies googletest's macros generate in them), --check over the
 #          samples' files; CI runs it (label realcode, a few minutes on 2 cores).
@@ -17,10 +18,11 @@
 #          --check over all of googletest's sources, headers and tests; scripts/realcode.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-BUILD= WORK= MODE=short MIN_SHARE=98 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
+BUILD= LIB_BUILD= WORK= MODE=short MIN_SHARE=98 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
 while [ $# -gt 0 ]; do
   case $1 in
     --build) BUILD=$(cd "$2" && pwd); shift 2 ;;
+    --lib-build) LIB_BUILD=$(cd "$2" && pwd); shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     --mode) MODE=$2; shift 2 ;;
     --min-share) MIN_SHARE=$2; shift 2 ;;
@@ -39,7 +41,7 @@ trap cleanup EXIT
 
 echo "== install libperfhat (dev component) into $WORK/prefix"
 rm -rf "$WORK/prefix"
-cmake --install "$BUILD" --component dev --prefix "$WORK/prefix" >"$WORK/install.log"
+cmake --install "${LIB_BUILD:-$BUILD}" --component dev --prefix "$WORK/prefix" >"$WORK/install.log"
 
 echo "== build googletest ($MODE) instrumented"
 programs=samples
