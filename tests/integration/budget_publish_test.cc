@@ -54,7 +54,9 @@ double secondsNow() {
 TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
   TempDir dir("budget-publish");
   HandlerProcess handler({"--mode", "deployed", "--store", dir / "d.sqlite", "--token", kToken});
-  // As in instr_budget_test: the budget the probes' cost allows under a sanitizer too.
+  // As in instr_budget_test: the budget the probes' cost allows under a sanitizer too. Recording
+  // the hot class (~4 % here) never fits; whether the cold one does depends on what the
+  // collector's own thread costs this small process (2-5 %, measured: the governor charges it).
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   ::setenv("PERFHAT_BUDGET", "0.3", 1);
 #else
@@ -77,7 +79,7 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
                          std::stoi(handler.url().substr(handler.url().rfind(':') + 1)));
   client.set_bearer_token_auth(kToken);
   client.set_read_timeout(10s);
-  // Until the handler holds a status whose untraced class has estimated stack-sample time (the
+  // Until the handler holds a status whose untraced hot class has estimated stack-sample time (the
   // library sends one every few seconds, and at once when its plan changes).
   json got;
   const double until = secondsNow() + 20;
@@ -90,13 +92,16 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
     ASSERT_TRUE(r);
     if (r->status != 200) continue;
     got = json::parse(r->body);
-    bool estimated = false;
+    bool estimated = false, hot_untraced = false;
+    for (const json& k : got["status"]["classes"]) {
+      hot_untraced |= k["name"] == "hot" && !k["traced"].get<bool>();
+    }
     for (const json& f : got["status"]["sampled_functions"]) {
       estimated |=
           f["function"].get<std::string>().find("budgetpublish::hot::tick") != std::string::npos &&
           f["estimated_cpu_s"].get<double>() > 0;
     }
-    if (estimated) break;
+    if (estimated && hot_untraced) break;
   }
   perfhat::shutdown();
   for (const char* v : {"PERFHAT_BUDGET", "PERFHAT_BUDGET_MODE", "PERFHAT_BUDGET_CLASSES",
@@ -114,7 +119,8 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
   ASSERT_EQ(s["classes"].size(), 2u);
   for (const json& k : s["classes"]) {
     if (k["name"] == "hot") EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
-    if (k["name"] == "cold") EXPECT_TRUE(k["traced"].get<bool>());
+    // The cheap class is traced whenever the collector's own cost leaves room for anything.
+    if (k["name"] == "cold") EXPECT_TRUE(k["traced"].get<bool>() || s["over_budget"].get<bool>());
     EXPECT_GT(k["frequency_hz"].get<double>(), 0);
   }
   double hot_cpu = 0;
