@@ -70,11 +70,10 @@ namespace perfhat::detail {
 void Engine::publish_budget() {
   budget::Controller& c = budget::Controller::get();
   if (!c.enabled()) return;
-  std::shared_ptr<Exporter> exporter;
+  std::shared_ptr<Exporter> exporter = exports_.exporter();
   Resource resource;
   {
     Lock l(mu_);
-    exporter = exporter_;
     resource = resource_;
   }
   if (!exporter) return;

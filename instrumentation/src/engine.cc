@@ -144,7 +144,6 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     scope_ = tigris::Scope::parse(cfg.scope);
     mask_ = std::move(mask);
     static_ = std::move(sm);
-    exporter_ = std::move(exporter);
     resource_.service_name = cfg.service_name;
     resource_.service_version = cfg.service_version;
     char host[256] = {};
@@ -172,7 +171,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   } else {
     g_relevant.store(nullptr, std::memory_order_release);
   }
-  span_pressure_.store(false);
+  exports_.configure(std::move(exporter), ExportPolicy::from(cfg));
   {
     std::lock_guard<std::mutex> l(bg_mu_);
     bg_stop_ = false;
@@ -213,23 +212,17 @@ void Engine::shutdown() {
   const bool exported = stop_background(prev != kUninitialized);
   budget::Controller::get().stop();
   if (prev == kUninitialized) return;
-  if (!exported) export_pending(true);
-  std::shared_ptr<Exporter> ex;
-  {
-    Lock l(mu_);
-    ex = exporter_;
-  }
-  if (ex) ex->shutdown();
+  if (!exported) exports_.export_pending(*this, true);
+  exports_.shutdown_exporter();
 }
 
 // The thread sleeps until its next once-a-second tick, analysis or export (at least 50 ms). A
 // thread whose call ring (aggregate export) gets half full wakes it early (aggregate_call).
 // It used to wake every 50 ms: on the sample service those 20 wakes a second were about a third
 // of phase 1's cost and a tenth of full-agg's (bench/README.md).
-std::chrono::milliseconds Engine::background_wait(double last_tick, double last_analysis,
-                                                  double last_export, double export_interval) {
+std::chrono::milliseconds Engine::background_wait(double last_tick, double last_analysis) {
   const double next =
-      std::min({last_tick + 1.0, last_analysis + cycle_s_.load(), last_export + export_interval});
+      std::min({last_tick + 1.0, last_analysis + cycle_s_.load(), exports_.next_due_s()});
   const double ms = std::clamp((next - now_s()) * 1000.0, 50.0, 1000.0);
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
@@ -238,23 +231,14 @@ void Engine::run_background() {
   // Named so per-thread CPU (/proc/PID/task/*/comm, top -H) separates export from app work.
   pthread_setname_np(pthread_self(), "perfhat-bg");
   t_in_engine = true;
-  double last_tick = now_s(), last_analysis = last_tick, last_export = last_tick;
+  double last_tick = now_s(), last_analysis = last_tick;
   bool macro_costs_measured = false;  // at the first tick: probes are enabled by then
-  double export_interval;
-  {
-    Lock g(mu_);
-    export_interval = cfg_.export_interval_s;
-  }
   std::unique_lock<std::mutex> l(bg_mu_);
   while (!bg_stop_) {
-    bg_cv_.wait_for(l, background_wait(last_tick, last_analysis, last_export, export_interval));
+    bg_cv_.wait_for(l, background_wait(last_tick, last_analysis));
     if (bg_stop_) break;
     l.unlock();
     double now = now_s();
-    {
-      Lock g(mu_);
-      export_interval = cfg_.export_interval_s;
-    }
     if (now - last_tick >= 1.0) {
       auto* s = sampler_.load();
       s->tick(now);
@@ -269,10 +253,7 @@ void Engine::run_background() {
       analyze();
       last_analysis = now;
     }
-    if (span_pressure_.exchange(false) || now - last_export >= export_interval) {
-      export_pending(false);
-      last_export = now;
-    } else {
+    if (!exports_.export_if_due(*this)) {
       Lock g(mu_);
       fold_calls();  // keeps the rings short between exports
     }
@@ -280,7 +261,7 @@ void Engine::run_background() {
   }
   if (bg_final_) {
     l.unlock();
-    export_pending(true);
+    exports_.export_pending(*this, true);
     l.lock();
     bg_final_done_ = true;
   }
@@ -299,12 +280,7 @@ Counters Engine::counters() {
     c.spans_to_aggregates += ts->to_aggregates.load(std::memory_order_relaxed);
     c.records_dropped_histogram += ts->calls_dropped.load(std::memory_order_relaxed);
   }
-  c.histogram_rows_exported = hist_rows_exported_.load();
-  c.histogram_rows_dropped = hist_rows_dropped_.load();
-  c.spans_exported = exported_.load();
-  c.spans_dropped_queue = dropped_queue_.load();
-  c.spans_dropped_export = dropped_export_.load();
-  c.export_failures = export_failures_.load();
+  exports_.add_counters(c);
   c.analysis_cycles = cycles_.load();
   c.relevant_functions = relevant_count_.load();
   return c;

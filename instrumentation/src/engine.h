@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "adaptive_sampler.h"
+#include "batch_exporter.h"
 #include "histogram.h"
 #include "perfhat/exporter.hpp"
 #include "site_activity.h"
+#include "span_record.h"
 #include "thread_annotations.h"
 #include "tigris.h"
 #include "variant_mask.h"
@@ -40,18 +42,6 @@ inline uint64_t now_ticks() noexcept {
   return steady_ns();
 #endif
 }
-
-struct SpanRecord {
-  uint32_t site = 0;
-  bool error = false;
-  uint8_t nattr = 0;
-  uint32_t loop_line = 0;
-  uint64_t start = 0, end = 0;
-  uint64_t trace_hi = 0, trace_lo = 0, span_id = 0, parent = 0;
-  double weight = 1;
-  int64_t result_size = -1, loop_iterations = -1;
-  Attr attrs[4];
-};
 
 // Aggregate mode: a probe's caller is packed as site << 48 | invocation number.
 inline constexpr uint64_t kInvocationMask = (uint64_t{1} << 48) - 1;
@@ -120,7 +110,12 @@ struct SiteInfo {
   bool resolved = false;
 };
 
-class Engine {
+// The exit-time flush is registered again after each new kind of export result (engine.cc).
+void register_exit_flush_after(ExportResult r, const ExportBatch& b);
+
+// The engine is the batch exporter's source (export_source.cc): its threads' span rings and the
+// interval's aggregate rows.
+class Engine : private ExportSource {
  public:
   static Engine& get();
   bool init(const Config& cfg, std::shared_ptr<Exporter> exporter);
@@ -164,14 +159,12 @@ class Engine {
   Engine() = default;
   void run_background();
   // How long the background thread sleeps before its next wake.
-  std::chrono::milliseconds background_wait(double last_tick, double last_analysis,
-                                            double last_export, double export_interval);
+  std::chrono::milliseconds background_wait(double last_tick, double last_analysis);
   // Stops the background thread; with `final`, it exports what is pending first (on its own
   // thread, whose thread-locals are alive even when exit() runs on another). Returns whether it
   // did that final export.
   bool stop_background(bool final);
   void analyze() PERFHAT_EXCLUDES(mu_);
-  void export_pending(bool final);
   void update_threshold(double rate);
   void calibrate_clock(bool initial);
   std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
@@ -188,11 +181,12 @@ class Engine {
   // and moves what histograms_ gathered since the last export into `b` as rows.
   void fold_calls() PERFHAT_REQUIRES(mu_);
   void harvest_histograms(ExportBatch& b, uint64_t now_tick) PERFHAT_REQUIRES(mu_);
-  // export_pending's two halves under mu_: the interval's aggregate rows (phase 1 and the
-  // histograms), and one queued span as a batch's SpanData.
-  void collect_aggregates(std::vector<AggregateData>& aggregates, ExportBatch& proto)
-      PERFHAT_REQUIRES(mu_);
-  struct QueuedSpan;
+  // ExportSource (export_source.cc): the spans waiting in the threads' rings and the interval's
+  // aggregate rows; queued spans as a batch's SpanData.
+  void collect(SpanQueue* queue, ExportBatch* rows) override PERFHAT_EXCLUDES(mu_);
+  void fill(const QueuedSpan* in, SpanData* out, size_t n) override PERFHAT_EXCLUDES(mu_);
+  // The interval's aggregate rows: phase 1 since the last export, then the histograms.
+  void collect_aggregates(ExportBatch& rows) PERFHAT_REQUIRES(mu_);
   void fill_span(SpanData& s, const QueuedSpan& q) PERFHAT_REQUIRES(mu_);
   // One CallRecord into histograms_ (fold_calls, and spans that find the export queue full).
   void fold_record(ThreadState* ts, const CallRecord& r, double ns_per_tick, const double* bounds)
@@ -203,9 +197,6 @@ class Engine {
   // children were folded before it (their ticks wait under its invocation number).
   void fold_self_time(ThreadState& ts, const CallRecord& r, double ns_per_tick,
                       const double* bounds) PERFHAT_REQUIRES(mu_);
-  // Sends one batch with retries; false if it was lost. Never throws.
-  bool send(Exporter& exporter, const ExportBatch& b, uint32_t max_retries, double backoff,
-            bool final);
 
   Mutex mu_;
   Config cfg_ PERFHAT_GUARDED_BY(mu_);
@@ -224,23 +215,13 @@ class Engine {
   std::vector<std::unique_ptr<uint64_t[]>> relevant_sets_ PERFHAT_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<sampling::RequestSampler>> samplers_ PERFHAT_GUARDED_BY(mu_);
   std::atomic<sampling::RequestSampler*> sampler_{nullptr};
-  std::shared_ptr<Exporter> exporter_ PERFHAT_GUARDED_BY(mu_);
   Resource resource_ PERFHAT_GUARDED_BY(mu_);
 
-  // Export queue (background thread and flush()).
-  Mutex export_mu_;
-  // Raw records wait in the queue; they become SpanData one batch at a time in batch_, whose
-  // spans keep their strings' capacity from batch to batch (no per-span allocation).
-  struct QueuedSpan {
-    SpanRecord record;
-    uint64_t tid;
-  };
-  // A vector, not a deque: a deque node holds one QueuedSpan, i.e. one allocation per span. Every
-  // export_pending() empties it; it keeps its capacity (at most queue_capacity entries).
-  std::vector<QueuedSpan> queue_ PERFHAT_GUARDED_BY(export_mu_);
-  ExportBatch batch_ PERFHAT_GUARDED_BY(export_mu_);
-  std::vector<SpanData> spare_spans_ PERFHAT_GUARDED_BY(export_mu_);  // batch_'s parked tail
-  DroppedReport unreported_ PERFHAT_GUARDED_BY(export_mu_);  // lost, not yet told the handler
+  // The export pipeline: queue, flush policy, batches, retries (batch_exporter.h).
+  BatchExporter exports_{BatchExporter::Environment{
+      [this] { return now_s(); },
+      [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); },
+      register_exit_flush_after}};
 
   // Background thread.
   std::thread bg_;
@@ -248,8 +229,6 @@ class Engine {
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
   bool bg_final_ = false, bg_final_done_ = false;
-  // A thread's span ring is half full: the background thread exports now (record_span).
-  std::atomic<bool> span_pressure_{false};
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.
@@ -257,9 +236,8 @@ class Engine {
   uint64_t tick0_ = 0, unix0_ = 0;
   uint64_t steady0_ = 0;
 
-  std::atomic<uint64_t> exported_{0}, dropped_queue_{0}, dropped_export_{0}, export_failures_{0},
-      cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0}, recorded_retired_{0},
-      hist_dropped_retired_{0}, hist_rows_exported_{0}, hist_rows_dropped_{0}, to_aggregates_{0};
+  std::atomic<uint64_t> cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0},
+      recorded_retired_{0}, hist_dropped_retired_{0}, to_aggregates_{0};
   std::atomic<uint64_t> next_tid_{1};
 };
 

@@ -40,9 +40,8 @@ struct EngineScope {
 };
 
 // Lifecycle (engine.cc): a forked child neither records nor exports; the exit-time flush is
-// registered again after each new kind of export result (register_exit_flush_after).
+// registered again after each new kind of export result (register_exit_flush_after, engine.h).
 extern std::atomic<bool> g_forked_child;
-void register_exit_flush_after(ExportResult r, const ExportBatch& b);
 
 // Thread registry (registry.cc). The probes compare a thread's eh_uncaught against this
 // address to know it must ask std::uncaught_exceptions() instead.

@@ -149,7 +149,7 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   // ring), so a burst overflows into the aggregates as little as possible.
   const uint64_t capacity = ts->ring_mask + 1;
   if (crossed_half_ring(head, head + 1, capacity) && head + 1 - tail >= capacity / 2) {
-    span_pressure_.store(true, std::memory_order_relaxed);
+    exports_.request_early_export();
     bg_cv_.notify_one();
   }
   ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
