@@ -1,12 +1,12 @@
 #include "plan/release_history.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
 #include "common/json_parse.h"
+#include "common/release_id.h"
 #include "plan/bounded_file.h"
 
 namespace perfhat::plan {
@@ -23,10 +23,7 @@ fs::path releasePath(const std::string& dir, const std::string& id) {
 }  // namespace
 
 bool validReleaseId(std::string_view id) {
-  if (id.empty() || id.size() > kMaxReleaseIdBytes || id.front() == '.') return false;
-  return std::all_of(id.begin(), id.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-  });
+  return isReleaseId(id) && id.front() != '.';  // a file name, never a hidden one
 }
 
 History readHistory(const std::string& dir, const std::vector<std::string>& units) {

@@ -14,9 +14,8 @@
 namespace perfhat::plan {
 
 inline constexpr std::size_t kMaxManifestBytes = 256 << 20;
-inline constexpr std::size_t kMaxReleaseIdBytes = 64;
 
-// Letters, digits, '.', '_' and '-' (it becomes part of a file name), not starting with '.'.
+// A release id (common/release_id.h) that is also a file name: not starting with '.'.
 bool validReleaseId(std::string_view id);
 
 struct History {

@@ -5,16 +5,10 @@
 #include <cmath>
 #include <map>
 
+#include "common/release_id.h"
+
 namespace perfhat::handler {
 namespace {
-
-bool validRelease(std::string_view r) {
-  if (r.empty() || r.size() > 64) return false;
-  return std::all_of(r.begin(), r.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-  });
-}
 
 // A variant or replica number: digits only, at most 1,000,000 (perfhat-plan's bound).
 bool index(std::string_view s, int64_t& out) {
@@ -28,7 +22,7 @@ bool index(std::string_view s, int64_t& out) {
 std::string trafficSub(std::string_view release, std::string_view variant,
                        std::string_view replica) {
   int64_t v = 0, r = 0;
-  if (!validRelease(release) || !index(variant, v)) return "";
+  if (!isReleaseId(release) || !index(variant, v)) return "";
   if (!replica.empty() && !index(replica, r)) replica = {};
   return std::string(release) + "|" + std::to_string(v) + "|" +
          (replica.empty() ? std::string() : std::to_string(r));
@@ -41,7 +35,7 @@ bool parseTrafficSub(std::string_view sub, VariantTraffic& out) {
   if (b == std::string_view::npos) return false;
   const std::string_view release = sub.substr(0, a), variant = sub.substr(a + 1, b - a - 1),
                          replica = sub.substr(b + 1);
-  if (!validRelease(release) || !index(variant, out.variant)) return false;
+  if (!isReleaseId(release) || !index(variant, out.variant)) return false;
   out.release = std::string(release);
   out.replica = -1;
   return replica.empty() || index(replica, out.replica);

@@ -8,6 +8,7 @@
 
 #include "common/function_key.h"
 #include "common/json_parse.h"
+#include "common/release_id.h"
 
 namespace perfhat::handler {
 
@@ -23,16 +24,6 @@ uint64_t ReleaseManifest::replicasProbing(std::string_view key) const {
 }
 
 namespace {
-
-bool validRelease(const std::string& r) {
-  if (r.empty() || r.size() > 64) return false;
-  for (char c : r) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 int64_t variantId(const nlohmann::json& v, const char* what) {
   if (!v.is_number_unsigned() || v.get<uint64_t>() > 1'000'000) {
@@ -52,7 +43,7 @@ ReleaseManifest parseReleaseManifest(std::string_view text) {
   auto rel = m.find("release");
   if (rel != m.end() && rel->is_string()) out.id = rel->get<std::string>();
   if (rel != m.end() && rel->is_number_unsigned()) out.id = std::to_string(rel->get<uint64_t>());
-  if (!validRelease(out.id)) {
+  if (!isReleaseId(out.id)) {
     throw std::invalid_argument("\"release\" must be 1-64 characters of [A-Za-z0-9._-]");
   }
   auto vars = m.find("variants");

@@ -49,6 +49,17 @@ inline constexpr unsigned kAlwaysCheck = 1;
 // A site's mangled symbol, looked up when it is first exported (off the probes' path).
 void resolve(SiteInfo& si);
 
+// A site's identity (name, function, mangled symbol, file, line) into an exported record: a
+// span, an aggregate row or a SiteIdentity, which carry it under the same field names.
+template <class Record>
+void copy_site_identity(Record& out, const SiteInfo& si) {
+  out.name = si.name;
+  out.function = si.function;
+  out.mangled = si.mangled;
+  out.file = si.file;
+  out.line = si.line;
+}
+
 // Clock and randomness (clock.cc).
 uint64_t steady_now_ns();
 uint64_t unix_now_ns();

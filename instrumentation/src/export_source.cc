@@ -19,11 +19,7 @@ void Engine::collect_aggregates(ExportBatch& rows) {
     SiteInfo& si = sites_[id];
     resolve(si);
     AggregateData a;
-    a.name = si.name;
-    a.function = si.function;
-    a.mangled = si.mangled;
-    a.file = si.file;
-    a.line = si.line;
+    copy_site_identity(a, si);
     a.count = cur.count - prev.count;
     a.errors = cur.errors - prev.errors;
     // Timed calls of this interval give its mean; an interval without one (a rarely called
@@ -67,11 +63,7 @@ void Engine::fill_span(SpanData& s, const QueuedSpan& q) {
   }
   s.span_id = r.span_id;
   s.parent_span_id = r.parent;
-  s.name = si.name;
-  s.function = si.function;
-  s.mangled = si.mangled;
-  s.file = si.file;
-  s.line = si.line;
+  copy_site_identity(s, si);
   s.is_request = si.kind == kRequest;
   s.start_unix_ns = to_unix_ns(r.start);
   s.end_unix_ns = to_unix_ns(r.end);

@@ -70,27 +70,18 @@ void from_json(const json& j, DidChangeTextDocumentParams& v) {
   v.content_changes = j.at("contentChanges").get<std::vector<TextDocumentContentChangeEvent>>();
 }
 
-void from_json(const json& j, DidCloseTextDocumentParams& v) {
-  v.text_document = j.at("textDocument").get<TextDocumentIdentifier>();
-}
-
 void from_json(const json& j, TextDocumentPositionParams& v) {
   v.text_document = j.at("textDocument").get<TextDocumentIdentifier>();
   v.position = j.at("position").get<Position>();
 }
 
-void from_json(const json& j, InlayHintParams& v) {
+void from_json(const json& j, RangeParams& v) {
   v.text_document = j.at("textDocument").get<TextDocumentIdentifier>();
   v.range = j.at("range").get<Range>();
 }
 
 void from_json(const json& j, DocumentParams& v) {
   v.text_document = j.at("textDocument").get<TextDocumentIdentifier>();
-}
-
-void from_json(const json& j, CodeActionParams& v) {
-  v.text_document = j.at("textDocument").get<TextDocumentIdentifier>();
-  v.range = j.at("range").get<Range>();
 }
 
 void from_json(const json& j, ExecuteCommandParams& v) {

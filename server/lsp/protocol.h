@@ -69,33 +69,27 @@ struct DidChangeTextDocumentParams {
 };
 void from_json(const json& j, DidChangeTextDocumentParams& v);
 
-struct DidCloseTextDocumentParams {
-  TextDocumentIdentifier text_document;
-};
-void from_json(const json& j, DidCloseTextDocumentParams& v);
-
 struct TextDocumentPositionParams {
   TextDocumentIdentifier text_document;
   Position position;
 };
 void from_json(const json& j, TextDocumentPositionParams& v);
 
-struct InlayHintParams {
-  TextDocumentIdentifier text_document;
-  Range range;
-};
-void from_json(const json& j, InlayHintParams& v);
-
-struct DocumentParams {  // codeLens, documentSymbol-like requests: just the document
+// didClose, codeLens, documentSymbol-like requests: just the document.
+struct DocumentParams {
   TextDocumentIdentifier text_document;
 };
 void from_json(const json& j, DocumentParams& v);
+using DidCloseTextDocumentParams = DocumentParams;
 
-struct CodeActionParams {
+// inlayHint, codeAction (whose context perfhat does not read): a document and a range.
+struct RangeParams {
   TextDocumentIdentifier text_document;
   Range range;
 };
-void from_json(const json& j, CodeActionParams& v);
+void from_json(const json& j, RangeParams& v);
+using InlayHintParams = RangeParams;
+using CodeActionParams = RangeParams;
 
 struct ExecuteCommandParams {
   std::string command;

@@ -61,6 +61,9 @@ class Document {
   analysis::Position toByte(lsp::Position p, PositionEncoding enc) const {
     return server::toByte(text_, lines_, p, enc);
   }
+  analysis::Range toByteRange(const lsp::Range& r, PositionEncoding enc) const {
+    return {toByte(r.start, enc), toByte(r.end, enc)};
+  }
 
  private:
   std::string uri_;

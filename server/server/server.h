@@ -161,6 +161,9 @@ class Server {
   // Outgoing.
   void reply(const json& id, json result);
   void replyError(const json& id, int code, const std::string& message);
+  // The feedback provider of a request that needs one; without one, answers the request with an
+  // error and returns nullptr (server_requests.cc).
+  std::shared_ptr<feedback::FeedbackProvider> providerOrReplyError(const json& id);
   void notify(std::string_view method, json params);
   void request(std::string_view method, json params, std::function<void(const lsp::Message&)> cb);
   void showMessageOnce(const std::string& key, lsp::MessageType type, const std::string& text);

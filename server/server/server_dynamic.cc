@@ -59,15 +59,8 @@ void Server::showCallGraph(const json& id, const json& args) {
   if (args.size() > 1 && args[1].is_number_integer()) {
     depth = std::clamp(args[1].get<int>(), 0, 10);  // the handler's bound
   }
-  std::shared_ptr<feedback::FeedbackProvider> provider;
-  {
-    MutexLock lock(mu_);
-    provider = provider_;
-  }
-  if (!provider) {
-    replyError(id, lsp::kRequestFailed, "no feedback source configured");
-    return;
-  }
+  std::shared_ptr<feedback::FeedbackProvider> provider = providerOrReplyError(id);
+  if (!provider) return;
   feedback::DynamicResult g = provider->dynamicGraph(key, depth);
   if (g.unsupported) {
     replyError(id, lsp::kRequestFailed,

@@ -8,6 +8,17 @@
 #include "server/server/server_internal.h"
 
 namespace perfhat::server {
+namespace {
+
+// The LSP form of each of a feature's results: the JSON array a range request answers.
+template <class Results, class Render>
+json renderEach(const Results& results, Render render) {
+  json out = json::array();
+  for (const auto& r : results) out.push_back(render(r));
+  return out;
+}
+
+}  // namespace
 
 void Server::onInitialize(const json& id, const json& params) {
   if (initialized_) throw lsp::RpcError(lsp::kInvalidRequest, "initialize sent twice");
@@ -24,13 +35,9 @@ void Server::onInlayHint(const json& id, const lsp::InlayHintParams& p) {
   features::Options o = config().features;
   withSnapshot(id, p.text_document.uri,
                [p, enc, o](const analysis::Snapshot& s, const Document& d) {
-                 analysis::Range r{d.toByte(p.range.start, enc), d.toByte(p.range.end, enc)};
-                 json out = json::array();
                  auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-                 for (const auto& h : features::inlayHints(s, r, o)) {
-                   out.push_back(presentation::render(h, conv));
-                 }
-                 return out;
+                 return renderEach(features::inlayHints(s, d.toByteRange(p.range, enc), o),
+                                   [&](const auto& h) { return presentation::render(h, conv); });
                });
 }
 
@@ -76,16 +83,12 @@ void Server::onCodeLens(const json& id, const lsp::DocumentParams& p) {
 void Server::onCodeAction(const json& id, const lsp::CodeActionParams& p) {
   PositionEncoding enc = encoding();
   features::Options o = config().features;
-  withSnapshot(id, p.text_document.uri,
-               [p, enc, o](const analysis::Snapshot& s, const Document& d) {
-                 analysis::Range r{d.toByte(p.range.start, enc), d.toByte(p.range.end, enc)};
-                 json out = json::array();
-                 auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
-                 for (const auto& a : features::codeActions(s, r, o, d.text())) {
-                   out.push_back(presentation::render(a, d.uri(), conv));
-                 }
-                 return out;
-               });
+  withSnapshot(
+      id, p.text_document.uri, [p, enc, o](const analysis::Snapshot& s, const Document& d) {
+        auto conv = [&](const analysis::Position& bp) { return d.toLsp(bp, enc); };
+        return renderEach(features::codeActions(s, d.toByteRange(p.range, enc), o, d.text()),
+                          [&](const auto& a) { return presentation::render(a, d.uri(), conv); });
+      });
 }
 
 void Server::onExecuteCommand(const json& id, const json& params) {
@@ -112,6 +115,16 @@ void Server::withSnapshot(const json& id, const std::string& uri, Compute comput
     }
   }
   reply(id, compute(*snap, *doc));
+}
+
+std::shared_ptr<feedback::FeedbackProvider> Server::providerOrReplyError(const json& id) {
+  std::shared_ptr<feedback::FeedbackProvider> provider;
+  {
+    MutexLock lock(mu_);
+    provider = provider_;
+  }
+  if (!provider) replyError(id, lsp::kRequestFailed, "no feedback source configured");
+  return provider;
 }
 
 json Server::executeCommand(const json& id, const json& params, bool& deferred) {
@@ -143,15 +156,8 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     std::string key = args[0].get<std::string>();
     deferred = true;  // the lookup may go to the handler: answer from the worker
     post([this, id, key, args] {
-      std::shared_ptr<feedback::FeedbackProvider> provider;
-      {
-        MutexLock lock(mu_);
-        provider = provider_;
-      }
-      if (!provider) {
-        replyError(id, lsp::kRequestFailed, "no feedback source configured");
-        return;
-      }
+      std::shared_ptr<feedback::FeedbackProvider> provider = providerOrReplyError(id);
+      if (!provider) return;
       // While a fetch waits on a slow handler, answer from the cache rather than queue a second
       // request behind it on the worker.
       feedback::Lookup l = provider->cached({key});
