@@ -15,6 +15,7 @@ namespace perfhat::analysis {
 namespace {
 
 using testing::findFunction;
+using testing::ranFrom;
 using testing::TestTU;
 
 constexpr const char* kSource = R"src(
@@ -40,28 +41,8 @@ int useBox(Box* b) { return each(b, &Box::get); }
 }  // namespace app
 )src";
 
-FeedbackItem ranFrom(const std::string& key, double mean_ns, uint64_t count,
-                     const std::string& caller) {
-  FeedbackItem it;
-  it.key = key;
-  Stats s;
-  s.count = count;
-  s.mean_ns = s.p50_ns = s.p90_ns = s.p99_ns = mean_ns;
-  it.stats = s;
-  CallSiteStats c;
-  c.caller = caller;
-  c.count = count;
-  c.mean_ns = c.p50_ns = c.p90_ns = c.p99_ns = mean_ns;
-  c.calls_per_parent = 1;
-  it.callsites.push_back(c);
-  return it;
-}
-
 std::vector<const Node*> calls(const FunctionInfo& f) {
-  std::vector<const Node*> out;
-  for (const auto& n : f.nodes)
-    if (n.kind == NodeKind::Call) out.push_back(&n);
-  return out;
+  return testing::nodesOfKind(f, NodeKind::Call);
 }
 
 const Node* indirectCall(const FunctionInfo& f) {

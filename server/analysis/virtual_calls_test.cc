@@ -12,6 +12,8 @@ namespace perfhat::analysis {
 namespace {
 
 using testing::findFunction;
+using testing::firstCall;
+using testing::ranFrom;
 using testing::TestTU;
 
 constexpr const char* kSource = R"src(
@@ -25,29 +27,6 @@ long Stamp(Env* env) { return env->NowMicros(); }
 void Nap(Env& env) { env.Env::Sleep(1); }
 }  // namespace store
 )src";
-
-FeedbackItem implementation(const std::string& key, double mean_ns, uint64_t count,
-                            const std::string& caller) {
-  FeedbackItem it;
-  it.key = key;
-  Stats s;
-  s.count = count;
-  s.mean_ns = s.p50_ns = s.p90_ns = s.p99_ns = mean_ns;
-  it.stats = s;
-  CallSiteStats c;
-  c.caller = caller;
-  c.count = count;
-  c.mean_ns = c.p50_ns = c.p90_ns = c.p99_ns = mean_ns;
-  c.calls_per_parent = 1;
-  it.callsites.push_back(c);
-  return it;
-}
-
-const Node* firstCall(const FunctionInfo& f) {
-  for (const auto& n : f.nodes)
-    if (n.kind == NodeKind::Call) return &n;
-  return nullptr;
-}
 
 TEST(VirtualCallsTest, AVirtualCallIsMarkedAndAsksForTheImplementations) {
   TestTU t;
@@ -73,9 +52,9 @@ TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
   t.code = kSource;
   // Two implementations ran from Stamp; a third only from elsewhere.
   InMemoryFeedback view({
-      implementation("store::PosixEnv::NowMicros()", 200, 10, "store::Stamp(store::Env *)"),
-      implementation("test::FakeEnv::NowMicros()", 100, 30, "store::Stamp(store::Env *)"),
-      implementation("test::SlowEnv::NowMicros()", 9000, 5, "test::Other()"),
+      ranFrom("store::PosixEnv::NowMicros()", 200, 10, "store::Stamp(store::Env *)"),
+      ranFrom("test::FakeEnv::NowMicros()", 100, 30, "store::Stamp(store::Env *)"),
+      ranFrom("test::SlowEnv::NowMicros()", 9000, 5, "test::Other()"),
   });
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* stamp = findFunction(*snap, "store::Stamp(store::Env *)");
@@ -94,7 +73,7 @@ TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
 TEST(VirtualCallsTest, WithoutCallSiteDataFromItsFunctionTheCallStaysUnknown) {
   TestTU t;
   t.code = kSource;
-  InMemoryFeedback view({implementation("test::SlowEnv::NowMicros()", 9000, 5, "test::Other()")});
+  InMemoryFeedback view({ranFrom("test::SlowEnv::NowMicros()", 9000, 5, "test::Other()")});
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* stamp = findFunction(*snap, "store::Stamp(store::Env *)");
   ASSERT_NE(stamp, nullptr);

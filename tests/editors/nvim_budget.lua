@@ -4,52 +4,25 @@
 -- samples' estimate, run from the editor; the new plan and its predicted overhead are shown at
 -- once, and the pin reaches the pins file the library re-reads.
 -- Prints one PASS/FAIL line per check and exits non-zero on the first failure.
-local server = assert(os.getenv('PERFHAT_TEST_SERVER'), 'PERFHAT_TEST_SERVER not set')
-local ws = assert(os.getenv('PERFHAT_TEST_WORKSPACE'), 'PERFHAT_TEST_WORKSPACE not set')
-local handler = assert(os.getenv('PERFHAT_TEST_HANDLER'), 'PERFHAT_TEST_HANDLER not set')
-local pins = assert(os.getenv('PERFHAT_TEST_PINS'), 'PERFHAT_TEST_PINS not set')
-local timeout = tonumber(os.getenv('PERFHAT_TEST_TIMEOUT_MS') or '30000')
-
-local function out(s)
-  io.stdout:write(s .. '\n')
-  io.stdout:flush()
-end
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/nvim_harness.lua')
+local server = H.env('PERFHAT_TEST_SERVER')
+local ws = H.env('PERFHAT_TEST_WORKSPACE')
+local handler = H.env('PERFHAT_TEST_HANDLER')
+local pins = H.env('PERFHAT_TEST_PINS')
+local messages = {}
+local t = H.new({
+  timeout_ms = 30000,
+  dump = function(t)
+    t.dump_lenses()
+    for _, m in ipairs(messages) do
+      H.out('message: ' .. m)
+    end
+  end,
+})
+local out, fail, pass, wait_for, find_line = H.out, t.fail, t.pass, t.wait_for, t.find_line
 
 local perfhat = require('perfhat')
 local bufnr
-local messages = {}
-
-local function fail(msg)
-  out('FAIL: ' .. msg)
-  if bufnr then
-    for _, l in ipairs(vim.lsp.codelens.get(bufnr)) do
-      out(('lens line %d: %s'):format(l.range.start.line + 1, l.command and l.command.title or '?'))
-    end
-  end
-  for _, m in ipairs(messages) do
-    out('message: ' .. m)
-  end
-  vim.cmd('cquit 1')
-end
-
-local function pass(msg)
-  out('PASS: ' .. msg)
-end
-
-local function wait_for(what, predicate)
-  if not vim.wait(timeout, predicate, 100) then
-    fail('timed out after ' .. timeout .. ' ms waiting for ' .. what)
-  end
-end
-
-local function find_line(pattern)
-  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
-    if line:find(pattern, 1, true) then
-      return i - 1
-    end
-  end
-  fail('sample file has no line containing ' .. pattern)
-end
 
 local function main()
   vim.lsp.set_log_level('warn')
@@ -75,27 +48,13 @@ local function main()
     cmd = { server, '--handler', handler },
     settings = { budgetService = 'shop', budgetPins = pins },
   })
-  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/catalog.cc'))
-  bufnr = vim.api.nvim_get_current_buf()
-  wait_for('perfhat-lsp to start', function()
-    local c = perfhat.client(bufnr)
-    return c ~= nil and c.initialized == true
-  end)
+  t.open(ws .. '/src/catalog.cc')
+  bufnr = t.bufnr
 
   -- 1. The budget lens over audit(), from the handler's status: its class is covered by stack
   --    samples, with their estimate, and the action.
   local audit_line = find_line('void Catalog::audit(int id) const')
-  local title
-  wait_for('the collection-budget lens over Catalog::audit', function()
-    for _, l in ipairs(vim.lsp.codelens.get(bufnr)) do
-      if l.range.start.line == audit_line and l.command and l.command.title:find('always trace', 1, true) then
-        title = l.command.title
-        return true
-      end
-    end
-    vim.lsp.codelens.refresh()
-    return false
-  end)
+  local title = t.wait_for_lens('the collection-budget lens over Catalog::audit', audit_line, 'always trace')
   for _, needle in ipairs({ 'shop::Catalog sampled at 0 %', '≈ 20 ms CPU/s estimated from stack samples' }) do
     if not title:find(needle, 1, true) then
       fail(('lens lacks %q: %s'):format(needle, title))
@@ -138,7 +97,4 @@ local function main()
   vim.cmd('qa!')
 end
 
-local ran, err = xpcall(main, debug.traceback)
-if not ran then
-  fail('error in the check: ' .. tostring(err))
-end
+t.run(main)

@@ -4,14 +4,10 @@
 -- and asserts what Neovim actually draws: end-of-line hints (extmarks), the hover window's text,
 -- code lenses, and a regression diagnostic after an edit that adds a slow call inside the loops.
 -- Prints one "PASS"/"FAIL" verdict line per check and exits non-zero on the first failure.
-local server = assert(os.getenv('PERFHAT_TEST_SERVER'), 'PERFHAT_TEST_SERVER not set')
-local ws = assert(os.getenv('PERFHAT_TEST_WORKSPACE'), 'PERFHAT_TEST_WORKSPACE not set')
-local timeout = tonumber(os.getenv('PERFHAT_TEST_TIMEOUT_MS') or '60000')
-
-local function out(s)
-  io.stdout:write(s .. '\n')
-  io.stdout:flush()
-end
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/nvim_harness.lua')
+local server = H.env('PERFHAT_TEST_SERVER')
+local ws = H.env('PERFHAT_TEST_WORKSPACE')
+local out = H.out
 
 local perfhat = require('perfhat')
 local hints = require('perfhat.hints')
@@ -47,34 +43,16 @@ local function dump_state(bufnr)
   out('--- lsp log: ' .. vim.lsp.get_log_path())
 end
 
-local bufnr
-local function fail(msg)
-  out('FAIL: ' .. msg)
-  if bufnr then
-    pcall(dump_state, bufnr)
-  end
-  vim.cmd('cquit 1')
-end
-
-local function pass(msg)
-  out('PASS: ' .. msg)
-end
-
-local function find_line(pattern)
-  for i, line in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
-    if line:find(pattern, 1, true) then
-      return i - 1, line
+local t = H.new({
+  timeout_ms = 60000,
+  dump = function(t)
+    if t.bufnr then
+      dump_state(t.bufnr)
     end
-  end
-  fail('sample file has no line containing ' .. pattern)
-end
-
-local function wait_for(what, predicate)
-  local okay = vim.wait(timeout, predicate, 100)
-  if not okay then
-    fail('timed out after ' .. timeout .. ' ms waiting for ' .. what)
-  end
-end
+  end,
+})
+local fail, pass, wait_for, find_line = t.fail, t.pass, t.wait_for, t.find_line
+local bufnr
 
 local function main()
 vim.lsp.set_log_level('warn')
@@ -86,16 +64,8 @@ if not okay then
   fail('setup failed: ' .. tostring(e))
 end
 
-vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/catalog.cc'))
-bufnr = vim.api.nvim_get_current_buf()
-if vim.bo[bufnr].filetype ~= 'cpp' then
-  fail('filetype is ' .. vim.bo[bufnr].filetype .. ', expected cpp')
-end
-
-wait_for('perfhat-lsp to start and initialize', function()
-  local c = perfhat.client(bufnr)
-  return c ~= nil and c.initialized == true
-end)
+t.open(ws .. '/src/catalog.cc', 'perfhat-lsp to start and initialize')
+bufnr = t.bufnr
 local client = perfhat.client(bufnr)
 pass(('perfhat-lsp running (client %d, root %s)'):format(client.id, client.config.root_dir))
 
@@ -104,9 +74,9 @@ pass(('perfhat-lsp running (client %d, root %s)'):format(client.id, client.confi
 local call_line = find_line('catalog_.price(item.id)')
 local inner_loop = find_line('for (const Item &item')
 wait_for('inlay hints on the call and loop lines', function()
-  local t = eol_texts(bufnr)
-  return t[call_line] ~= nil and t[call_line]:find('⏱', 1, true) ~= nil
-    and t[inner_loop] ~= nil and t[inner_loop]:find('≈', 1, true) ~= nil
+  local eol = eol_texts(bufnr)
+  return eol[call_line] ~= nil and eol[call_line]:find('⏱', 1, true) ~= nil
+    and eol[inner_loop] ~= nil and eol[inner_loop]:find('≈', 1, true) ~= nil
 end)
 local texts = eol_texts(bufnr)
 if not texts[call_line]:find('1.2 ms', 1, true) then
@@ -129,25 +99,7 @@ pass('hint on inner loop: ' .. vim.trim(texts[inner_loop]))
 -- 2. Hover: put the cursor on `price` and open the real hover window.
 local _, call_text = find_line('catalog_.price(item.id)')
 vim.api.nvim_win_set_cursor(0, { call_line + 1, (call_text:find('price', 1, true)) })
-local function hover_lines()
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_config(win).relative ~= '' then
-      local b = vim.api.nvim_win_get_buf(win)
-      return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
-    end
-  end
-  return nil
-end
-vim.lsp.buf.hover()
-wait_for('the hover window', function()
-  return hover_lines() ~= nil
-end)
-local hover = hover_lines()
-for _, needle in ipairs({ 'p50', 'p99', '1.2 ms', '4 ms' }) do
-  if not hover:find(needle, 1, true) then
-    fail(('hover lacks %q:\n%s'):format(needle, hover))
-  end
-end
+local hover = t.hover({ 'p50', 'p99', '1.2 ms', '4 ms' })
 pass('hover shows the statistics (' .. #vim.split(hover, '\n') .. ' lines)')
 for _, win in ipairs(vim.api.nvim_list_wins()) do
   if vim.api.nvim_win_get_config(win).relative ~= '' then
@@ -177,16 +129,7 @@ vim.api.nvim_win_close(data_win, true)
 vim.api.nvim_set_current_buf(bufnr)
 
 -- 3. Code lenses over the functions with production data.
-wait_for('code lenses', function()
-  local lenses = vim.lsp.codelens.get(bufnr)
-  for _, l in ipairs(lenses) do
-    if l.command and l.command.title and l.command.title:find('p50', 1, true) then
-      return true
-    end
-  end
-  vim.lsp.codelens.refresh()
-  return false
-end)
+t.wait_for_lens('code lenses', nil, 'p50')
 pass('code lenses: ' .. #vim.lsp.codelens.get(bufnr))
 
 -- 4. Edit: add a slow call inside the two nested loops (like a real keystroke-level change,
@@ -216,9 +159,9 @@ end
 pass(('diagnostic after edit (line %d): %s'):format(warning.lnum + 1, warning.message))
 -- audit() has production data only from another caller: its cost here is predicted ('~').
 wait_for('a predicted hint on the new audit() call', function()
-  local t = eol_texts(bufnr)
-  return t[audit_line] ~= nil and t[audit_line]:find('~', 1, true) ~= nil
-    and t[audit_line]:find('ms', 1, true) ~= nil
+  local eol = eol_texts(bufnr)
+  return eol[audit_line] ~= nil and eol[audit_line]:find('~', 1, true) ~= nil
+    and eol[audit_line]:find('ms', 1, true) ~= nil
 end)
 pass('hint on new audit() call: ' .. vim.trim(eol_texts(bufnr)[audit_line]))
 
@@ -234,8 +177,4 @@ out('ALL PASSED')
 vim.cmd('qa!')
 end
 
--- A Lua error must end Neovim with a verdict, not leave it waiting for the timeout.
-local ran, err = xpcall(main, debug.traceback)
-if not ran then
-  fail('error in the check: ' .. tostring(err))
-end
+t.run(main)

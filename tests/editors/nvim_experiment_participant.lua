@@ -4,34 +4,20 @@
 -- session's event log. The participant makes task T4's change in the editor (the lazily loaded
 -- effortSpent() call inside the loops of iterationMetrics()), waits for the regression warning
 -- (first encounter), then hovers the culprit call (root cause) and leaves.
-local exp = assert(os.getenv('PERFHAT_TEST_EXPERIMENT'), 'PERFHAT_TEST_EXPERIMENT not set')
-local server = assert(os.getenv('PERFHAT_TEST_SERVER'), 'PERFHAT_TEST_SERVER not set')
-local session = assert(os.getenv('PERFHAT_TEST_SESSION'), 'PERFHAT_TEST_SESSION not set')
-local task_dir = assert(os.getenv('PERFHAT_TEST_TASK_DIR'), 'PERFHAT_TEST_TASK_DIR not set')
-local feedback = assert(os.getenv('PERFHAT_TEST_FEEDBACK'), 'PERFHAT_TEST_FEEDBACK not set')
-local timeout = tonumber(os.getenv('PERFHAT_TEST_TIMEOUT_MS') or '90000')
-
-local function out(s)
-  io.stdout:write(s .. '\n')
-  io.stdout:flush()
-end
-
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/nvim_harness.lua')
+local exp = H.env('PERFHAT_TEST_EXPERIMENT')
+local server = H.env('PERFHAT_TEST_SERVER')
+local session = H.env('PERFHAT_TEST_SESSION')
+local task_dir = H.env('PERFHAT_TEST_TASK_DIR')
+local feedback = H.env('PERFHAT_TEST_FEEDBACK')
+local t = H.new({
+  timeout_ms = 90000,
+  dump = function(t)
+    t.dump_diagnostics()
+  end,
+})
+local out, fail, wait_for = H.out, t.fail, t.wait_for
 local bufnr
-local function fail(msg)
-  out('FAIL: ' .. msg)
-  if bufnr then
-    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-      out(('  diagnostic line %d: %s'):format(d.lnum + 1, d.message))
-    end
-  end
-  vim.cmd('cquit 1')
-end
-
-local function wait_for(what, predicate)
-  if not vim.wait(timeout, predicate, 100) then
-    fail('timed out after ' .. timeout .. ' ms waiting for ' .. what)
-  end
-end
 
 local function session_log()
   local f = io.open(session .. '/events.jsonl', 'r')
@@ -51,12 +37,8 @@ local function main()
             '--compile-commands', task_dir },
     hint_debounce_ms = 100,
   })
-  vim.cmd('edit ' .. vim.fn.fnameescape(task_dir .. '/samples/agile/iteration_service.cc'))
-  bufnr = vim.api.nvim_get_current_buf()
-  wait_for('perfhat-lsp (through lsp-proxy) to initialize', function()
-    local c = perfhat.client(bufnr)
-    return c ~= nil and c.initialized == true
-  end)
+  t.open(task_dir .. '/samples/agile/iteration_service.cc', 'perfhat-lsp (through lsp-proxy) to initialize')
+  bufnr = t.bufnr
   out('PASS: perfhat-lsp running through perfhat-experiment lsp-proxy')
 
   -- The change, typed into the buffer below the estimate line of iterationMetrics().
@@ -93,13 +75,8 @@ local function main()
   vim.api.nvim_win_set_cursor(0, { anchor + 1, (text:find('effortSpent', 1, true)) + 2 })
   vim.lsp.buf.hover()
   wait_for('the hover window on effortSpent()', function()
-    for _, win in ipairs(vim.api.nvim_list_wins()) do
-      if vim.api.nvim_win_get_config(win).relative ~= '' then
-        local b = vim.api.nvim_win_get_buf(win)
-        return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') ~= ''
-      end
-    end
-    return false
+    local text = t.float_text()
+    return text ~= nil and text ~= ''
   end)
   out('PASS: hover shown on effortSpent()')
   wait_for('lsp_hover in the session log', function()
@@ -109,7 +86,4 @@ local function main()
   vim.cmd('qa!')
 end
 
-local okay, err = xpcall(main, debug.traceback)
-if not okay then
-  fail(tostring(err))
-end
+t.run(main)

@@ -66,4 +66,27 @@ std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind) {
   return out;
 }
 
+const Node* firstCall(const FunctionInfo& f) {
+  for (const auto& n : f.nodes)
+    if (n.kind == NodeKind::Call) return &n;
+  return nullptr;
+}
+
+FeedbackItem ranFrom(const std::string& key, double mean_ns, uint64_t count,
+                     const std::string& caller) {
+  FeedbackItem it;
+  it.key = key;
+  Stats s;
+  s.count = count;
+  s.mean_ns = s.p50_ns = s.p90_ns = s.p99_ns = mean_ns;
+  it.stats = s;
+  CallSiteStats c;
+  c.caller = caller;
+  c.count = count;
+  c.mean_ns = c.p50_ns = c.p90_ns = c.p99_ns = mean_ns;
+  c.calls_per_parent = 1;
+  it.callsites.push_back(c);
+  return it;
+}
+
 }  // namespace perfhat::analysis::testing

@@ -35,5 +35,13 @@ const FunctionInfo* findFunction(const Snapshot& s, const std::string& key);
 const FunctionInfo* findFunction(const ParsedUnit& u, const std::string& key);
 // Nodes of a kind in pre-order.
 std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind);
+// The first call node of `f` in pre-order, or nullptr.
+const Node* firstCall(const FunctionInfo& f);
+
+// Production data of a function that ran `count` times, every one from `caller` (once per call
+// of the caller), each percentile at `mean_ns`: what a call resolved at run time (a virtual or
+// indirect call) is estimated from.
+FeedbackItem ranFrom(const std::string& key, double mean_ns, uint64_t count,
+                     const std::string& caller);
 
 }  // namespace perfhat::analysis::testing
