@@ -23,7 +23,7 @@ FLAGS=(-std=c++17 -O2 -g -DNDEBUG -I"$SRC/instrumentation/include" -I"$SRC/instr
 "$CLANG" "${FLAGS[@]}" -c "$SRC/bench/instrumentation/autobench_plain_copy.cc" -o "$OUT/plain_copy.o"
 "$CLANG" "${FLAGS[@]}" -DAUTOBENCH_INSTRUMENTED -fxray-instrument \
   -fxray-instruction-threshold="$THRESHOLD" "$SRC/bench/instrumentation/autobench.cc" \
-  "$OUT/plain_copy.o" -o "$OUT/xray" -Wl,--undefined=perfhat_xray_anchor \
+  "$OUT/plain_copy.o" -o "$OUT/xray" -fxray-modes=none -Wl,--undefined=perfhat_xray_anchor \
   "$BUILD/instrumentation/libperfhat_xray.a" "$BUILD/instrumentation/libperfhat.a" -lpthread -ldl
 
 # name | environment | binary

@@ -213,6 +213,10 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 20000;
   Series get("get", code_address(&kv::Db::get)), put("put", code_address(&kv::Db::put)),
       scan("scan", code_address(&kv::Db::scan)), sum("checksum", code_address(&kv::checksum));
+  // Called through a pointer: clang inlines a direct call of checksum into this loop, and an
+  // inlined call has no XRay sled (docs/auto-instrumentation.md, "Limits"). The function and
+  // its work are the same; the uninstrumented copy is a call into another file.
+  uint32_t (*volatile checksum_fn)(const std::vector<char>&) = &kv::checksum;
   double floor = 0;
   uint64_t acc = 0;
   const double wall0 = now_s();
@@ -243,7 +247,7 @@ int main(int argc, char** argv) {
         return 0;
       });
       acc += scan.run([&] { return db.scan(from, 64); });
-      acc += sum.run([&] { return kv::checksum(block); });
+      acc += sum.run([&] { return checksum_fn(block); });
     }
     const double e = now_s();
     floor += now_s() - e;

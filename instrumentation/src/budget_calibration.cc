@@ -28,7 +28,7 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.hot.rng = 0x9E3779B97F4A7C15ull;
     ts_.hot.eh_uncaught = &kZero;
     ts_.hot.in_request = true;  // the request's decision chooses: counted or recorded
-    ts_.ring.reset(new detail::SpanRecord[16]);
+    ts_.ring = detail::make_span_ring(16);
     ts_.ring_mask = 15;
     ts_.calls = calls_;
     ts_.calls_mask = 15;

@@ -197,7 +197,8 @@ bool Controller::enabled() const {
 }
 
 void Controller::stop() {
-  sampling::StackSampler::get().stop();
+  // Not get(): its ring (about 1 MB, zeroed) would be made at every exit just to be stopped.
+  if (auto* sampler = sampling::StackSampler::if_created()) sampler->stop();
   clear();
   detail::Lock l(mu_);
   if (settings_.enabled && windows_ > 1) write_status();  // the last plan, whatever its age

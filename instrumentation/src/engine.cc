@@ -135,7 +135,6 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     rearm_sites();
     return false;
   }
-  calibrate_clock(true);
   {
     Lock l(mu_);
     error_.clear();
@@ -176,6 +175,25 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     std::lock_guard<std::mutex> l(bg_mu_);
     bg_stop_ = false;
     bg_final_ = bg_final_done_ = false;
+    dormant_ = true;
+  }
+  // Probes off: nothing else until they are turned on (engine_activation.cc).
+  if (cfg.enabled) activate();
+  set_mode(cfg.enabled ? kEnabled : kDisabled);
+  return true;
+}
+
+// What only running probes need. A process started with probes off pays none of it.
+void Engine::activate() {
+  {
+    std::lock_guard<std::mutex> l(bg_mu_);
+    if (!dormant_) return;
+    dormant_ = false;
+  }
+  calibrate_clock(true);
+  {
+    Lock l(mu_);
+    last_agg_tick_ = now_ticks();
   }
   bg_ = std::thread([this] { run_background(); });
   static bool atexit_registered = std::atexit(&exit_flush) == 0;
@@ -184,8 +202,6 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   (void)atfork_registered;
   if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
     std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
-  set_mode(cfg.enabled ? kEnabled : kDisabled);
-  return true;
 }
 
 bool Engine::stop_background(bool final) {
@@ -193,6 +209,7 @@ bool Engine::stop_background(bool final) {
     std::lock_guard<std::mutex> l(bg_mu_);
     bg_stop_ = true;
     bg_final_ = final;
+    dormant_ = false;  // after shutdown, turning probes on starts nothing
     bg_final_done_ = false;
   }
   bg_cv_.notify_all();

@@ -63,7 +63,7 @@ struct ThreadState {
   uint8_t attr_count[kMaxRecordingDepth] = {};
   Attr attrs[kMaxRecordingDepth][4];
   // SPSC ring: the owning thread produces, the background thread consumes.
-  std::unique_ptr<SpanRecord[]> ring;
+  SpanRing ring;
   uint64_t ring_mask = 0;
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<uint64_t> recorded{0}, dropped{0};
@@ -167,6 +167,9 @@ class Engine : private ExportSource {
   void analyze() PERFHAT_EXCLUDES(mu_);
   void update_threshold(double rate);
   void calibrate_clock(bool initial);
+  // The clock's calibration, the background thread, the exit flush and the collection budget:
+  // by init when probes start on, else by the first set_mode(kEnabled) after it (engine.cc).
+  void activate();
   std::vector<SiteTotals> totals() PERFHAT_REQUIRES(mu_);
   // Registers `site` if new (admitted by scope and variant, else kExcludedSite) and returns its
   // id; the site is armed or not by then (registry.cc).
@@ -229,6 +232,8 @@ class Engine : private ExportSource {
   std::condition_variable bg_cv_;
   bool bg_stop_ = false;
   bool bg_final_ = false, bg_final_done_ = false;
+  // Initialized with probes off and not activated yet.
+  bool dormant_ = false;
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.

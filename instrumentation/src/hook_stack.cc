@@ -135,7 +135,7 @@ class HookCalibration final : public CalibrationTarget {
     ts_.hot.eh_uncaught = &kZero;
     ts_.hot.in_request = true;  // phase 1 only, unless run_pair forces the recording
     ts_.hot.request_sampled = false;
-    ts_.ring.reset(new detail::SpanRecord[16]);
+    ts_.ring = detail::make_span_ring(16);
     ts_.ring_mask = 15;
     ts_.calls = calls_;
     ts_.calls_mask = 15;

@@ -32,6 +32,7 @@ void Engine::rearm_sites() {
 // g_mode first, then the walk under the lock: a site registered meanwhile reads the new mode
 // (register_site holds the lock), and of two concurrent calls the later walk sees the final mode.
 void Engine::set_mode(int mode) {
+  if (mode == kEnabled) activate();  // started with probes off: what running probes need
   g_mode.store(mode);
   Lock l(mu_);
   rearm_sites();

@@ -23,10 +23,20 @@ void handler(int, siginfo_t*, void* uc) {
 
 }  // namespace
 
+namespace {
+std::atomic<StackSampler*> g_created{nullptr};
+}  // namespace
+
 StackSampler& StackSampler::get() {
-  static auto* s = new StackSampler();  // never destroyed: a late signal may still arrive
+  static auto* s = [] {
+    auto* made = new StackSampler();  // never destroyed: a late signal may still arrive
+    g_created.store(made);
+    return made;
+  }();
   return *s;
 }
+
+StackSampler* StackSampler::if_created() { return g_created.load(); }
 
 // The interrupted instruction, from the signal's saved registers.
 static const void* interrupted_pc(void* uc) noexcept {

@@ -28,6 +28,8 @@ struct RawSample {
 class StackSampler {
  public:
   static StackSampler& get();
+  // The sampler if get() ever made it, else nullptr (stopping one never made is a no-op).
+  static StackSampler* if_created();
   // Starts (or re-times) sampling at `hz` samples per CPU-second of the process; 0 stops it.
   // False with a reason when the timer or the signal handler cannot be installed (another
   // SIGPROF handler, e.g. gprof, is left alone).

@@ -21,7 +21,7 @@ namespace {
 
 struct Entry {
   uint64_t value, size;
-  std::string name;
+  const char* name;  // in the file's mapping, which stays for the process
 };
 
 struct ObjectSymbols {
@@ -29,7 +29,9 @@ struct ObjectSymbols {
   std::vector<Entry> funcs;  // sorted by value
 };
 
-// Reads STT_FUNC symbols from .symtab (or .dynsym) of an ELF64 file.
+// Reads STT_FUNC symbols from .symtab (or .dynsym) of an ELF64 file. The file stays mapped
+// (read-only, pages shared with the page cache): names are not copied, thousands of small
+// allocations at the first call of each process otherwise.
 ObjectSymbols load(const char* path) {
   ObjectSymbols out;
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -65,14 +67,15 @@ ObjectSymbols load(const char* path) {
           if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_value == 0) continue;
           if (syms[k].st_name >= strtab.sh_size) continue;
           const char* nm = strs + syms[k].st_name;
-          size_t len = strnlen(nm, strtab.sh_size - syms[k].st_name);
-          out.funcs.push_back({syms[k].st_value, syms[k].st_size, std::string(nm, len)});
+          if (strnlen(nm, strtab.sh_size - syms[k].st_name) == strtab.sh_size - syms[k].st_name)
+            continue;  // not terminated inside the string table
+          out.funcs.push_back({syms[k].st_value, syms[k].st_size, nm});
         }
       }
       if (!out.funcs.empty()) break;
     }
   }
-  ::munmap(map, size);
+  if (out.funcs.empty()) ::munmap(map, size);
   std::sort(out.funcs.begin(), out.funcs.end(),
             [](const Entry& a, const Entry& b) { return a.value < b.value; });
   return out;
@@ -82,6 +85,25 @@ std::mutex g_mu;
 std::map<std::string, ObjectSymbols>& cache() {
   static auto* c = new std::map<std::string, ObjectSymbols>();
   return *c;
+}
+// dladdr's object name -> the file to read for it, decided once per object: realpath and
+// readlink are several system calls, and every instrumented function's first call symbolizes.
+std::map<std::string, std::string>& files() {
+  static auto* f = new std::map<std::string, std::string>();
+  return *f;
+}
+
+// The main program reports an argv[0]-like (possibly relative) name; /proc/self/exe is the
+// reliable file for it.
+std::string file_for(const std::string& name) {
+  char real[4096], self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) self[n] = '\0';
+  if (name.empty() || ::realpath(name.c_str(), real) == nullptr ||
+      (n > 0 && std::strcmp(real, self) == 0)) {
+    return "/proc/self/exe";
+  }
+  return name;
 }
 
 }  // namespace
@@ -103,17 +125,11 @@ Symbol resolve(const void* addr) {
     s.mangled = info.dli_sname;
     s.start = info.dli_saddr;
   } else if (info.dli_fname != nullptr) {
-    std::string path = info.dli_fname;
-    // The main program reports an argv[0]-like (possibly relative) name; /proc/self/exe is the
-    // reliable file for it.
-    char real[4096], self[4096];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) self[n] = '\0';
-    if (path.empty() || ::realpath(path.c_str(), real) == nullptr ||
-        (n > 0 && std::strcmp(real, self) == 0)) {
-      path = "/proc/self/exe";
-    }
     std::lock_guard<std::mutex> l(g_mu);
+    auto file = files().find(info.dli_fname);
+    if (file == files().end())
+      file = files().emplace(info.dli_fname, file_for(info.dli_fname)).first;
+    const std::string& path = file->second;
     auto it = cache().find(path);
     if (it == cache().end()) it = cache().emplace(path, load(path.c_str())).first;
     const ObjectSymbols& obj = it->second;

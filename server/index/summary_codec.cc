@@ -51,6 +51,8 @@ json encodeNode(const Node& n) {
   put(j, "cw", n.callee_in_workspace);
   put(j, "cs", n.callee_system);
   put(j, "cv", n.callee_virtual);
+  put(j, "ci", n.callee_indirect);
+  put(j, "cp", n.callee_params);
   put(j, "lk", static_cast<int>(n.loop_kind));
   put(j, "lo", n.loop_ordinal, -1);
   put(j, "pk", n.producer_key);
@@ -83,6 +85,8 @@ Node decodeNode(const json& j, int id) {
   get(j, "cw", n.callee_in_workspace);
   get(j, "cs", n.callee_system);
   get(j, "cv", n.callee_virtual);
+  get(j, "ci", n.callee_indirect);
+  get(j, "cp", n.callee_params);
   int lk = 0;
   get(j, "lk", lk);
   n.loop_kind = static_cast<analysis::LoopKind>(lk);

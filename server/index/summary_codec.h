@@ -14,7 +14,8 @@
 namespace perfhat::index {
 
 // The structure the inference needs: key, names, ranges, body hash, and per node the kind,
-// tree links, callee keys, loop evidence (constant trip, annotation, producer, range variable)
+// tree links, callee keys (and, for a call through a pointer, that it is one and the parameters
+// its targets take), loop evidence (constant trip, annotation, producer, range variable)
 // and branch priors. Estimates and production data are not kept.
 std::string encodeSummary(const analysis::FunctionInfo& fn);
 // std::nullopt for text that is not a summary this version wrote (the store then re-indexes).

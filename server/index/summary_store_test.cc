@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "server/analysis/testing/test_tu.h"
@@ -52,6 +53,43 @@ int work(int n) {
     EXPECT_EQ(a.arm, b.arm);
     EXPECT_EQ(a.range, b.range);
   }
+}
+
+// A call through a function pointer, a std::function or a member-function pointer has no callee
+// key: the analysis resolves it from production's call sites of its caller, among functions
+// taking the parameters the call passes. A body read back from the index must still say so, or
+// the call shows as unknown where the file's own parse resolves it.
+TEST(SummaryCodec, RoundTripKeepsCallsThroughPointers) {
+  analysis::testing::TestTU t;
+  t.code = R"src(
+#include <functional>
+struct Job { int run(int); };
+int through(int (*fp)(int), const std::function<int(int, int)>& fn, Job& j,
+            int (Job::*mp)(int), int x) {
+  return fp(x) + fn(x, 2) + (j.*mp)(x);
+}
+)src";
+  auto built = t.build();
+  const FunctionInfo* fn = nullptr;
+  for (const FunctionInfo& f : built->unit.functions)
+    if (f.name == "through") fn = &f;
+  ASSERT_NE(fn, nullptr);
+  std::vector<std::string> indirect;
+  for (const auto& n : fn->nodes)
+    if (n.callee_indirect) indirect.push_back(n.callee_params);
+  ASSERT_EQ(indirect.size(), 3u);  // the pointer, the std::function, the member pointer
+  std::optional<FunctionInfo> back = decodeSummary(encodeSummary(*fn));
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->nodes.size(), fn->nodes.size());
+  std::vector<std::string> decoded;
+  for (size_t i = 0; i < fn->nodes.size(); ++i) {
+    EXPECT_EQ(back->nodes[i].callee_indirect, fn->nodes[i].callee_indirect) << "node " << i;
+    EXPECT_EQ(back->nodes[i].callee_params, fn->nodes[i].callee_params) << "node " << i;
+    if (back->nodes[i].callee_indirect) decoded.push_back(back->nodes[i].callee_params);
+  }
+  EXPECT_EQ(decoded, indirect);
+  EXPECT_NE(std::find(decoded.begin(), decoded.end(), "(int, int)"), decoded.end())
+      << "the std::function's two parameters";
 }
 
 TEST(SummaryCodec, RejectsDamagedText) {

@@ -6,8 +6,8 @@
 # configuration (plain; libperfhat off with PERFHAT_ENABLED=0; the default adaptive sampler with
 # Tigris selecting, PERFHAT_FILTER="most expensive") it measures:
 #   * instructions of the whole process (valgrind callgrind, every thread), once: the load of
-#     the machine does not change them (GCC trees only unless CALLGRIND_CLANG=1: Valgrind 3.19
-#     cannot read clang-14's DWARF 5);
+#     the machine does not change them (the Clang trees are built with -gdwarf-4: Valgrind 3.19
+#     cannot read clang-14's DWARF 5; --smc-check=all, since XRay patches code at run time);
 #   * CPU seconds (user + system, every thread), the median of --reps interleaved runs.
 # Nothing exports (no PERFHAT_ENDPOINT): the cost measured is recording, not the network.
 # Usage: throughput.sh --lib-build DIR --work DIR [--reps 5] [--repeat 200] [--no-callgrind]
@@ -39,7 +39,8 @@ TREES=("gcc-plain|gcc|NONE" "gcc-auto|gcc|AUTO" "clang-plain|clang|NONE" "clang-
 for t in "${TREES[@]}"; do
   IFS='|' read -r name cc how <<<"$t"
   compilers=()
-  [ "$cc" = clang ] && compilers=(-DCMAKE_CXX_COMPILER="$CLANG_CXX" -DCMAKE_C_COMPILER="$CLANG_CC")
+  [ "$cc" = clang ] && compilers=(-DCMAKE_CXX_COMPILER="$CLANG_CXX" -DCMAKE_C_COMPILER="$CLANG_CC"
+    -DCMAKE_CXX_FLAGS=-gdwarf-4 -DCMAKE_C_FLAGS=-gdwarf-4)
   echo "== build $name"
   cmake -S "$HERE/project" -B "$WORK/$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_PREFIX_PATH="$WORK/prefix" -DGOOGLETEST_SOURCE_DIR="$GTEST_SRC" \
@@ -88,14 +89,12 @@ if ((CALLGRIND)); then
   echo "== instructions (callgrind, every thread)"
   for c in "${CONFIGS[@]}"; do
     IFS='|' read -r name tree envs <<<"$c"
-    # Valgrind 3.19 cannot read clang-14's DWARF 5 ("Possibly corrupted debuginfo file").
-    [[ $name == clang* ]] && [ -z "${CALLGRIND_CLANG:-}" ] && continue
     total=0
     for p in $programs; do
       exe=$(find "$WORK/$tree" -type f -name "$p" -perm -u+x | head -1)
       [ -n "$exe" ] || continue
       n=$(cd "$WORK" && env -u PERFHAT_ENDPOINT ${envs:+"$envs"} valgrind --tool=callgrind \
-        --callgrind-out-file=/dev/null "$exe" --gtest_repeat="$REPEAT" 2>&1 >/dev/null |
+        --smc-check=all --callgrind-out-file=/dev/null "$exe" --gtest_repeat="$REPEAT" 2>&1 >/dev/null |
         sed -nE 's/.*Collected : ([0-9]+).*/\1/p' | tail -1)
       total=$((total + ${n:-0}))
     done

@@ -1,0 +1,79 @@
+// What starting libperfhat costs when probes are off: nothing but the switch. A program started
+// with PERFHAT_ENABLED=0 (googletest's test programs, issue #18) has no background thread and
+// no clock calibration; turning probes on later starts what they need.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "perfhat/memory_exporter.hpp"
+#include "perfhat/perfhat.hpp"
+
+namespace {
+
+perfhat::detail::Site g_site{nullptr, "int startns::work(int)", __FILE__, __LINE__,
+                             perfhat::detail::kFunction};
+
+[[gnu::noinline]] int work(int x) {
+  perfhat::detail::Probe p(g_site);
+  return x + 1;
+}
+
+// Threads of this process (the background thread names itself only once it runs, so it is
+// counted, not looked up by name).
+int threads() {
+  int n = 0;
+  DIR* d = ::opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  while (dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  ::closedir(d);
+  return n;
+}
+
+uint64_t counted(const perfhat::MemoryExporter& ex) {
+  uint64_t n = 0;
+  for (const auto& a : ex.aggregates())
+    if (a.function.find("startns::work") != std::string::npos) n += a.count;
+  return n;
+}
+
+TEST(InstrEngineStart, OffStartsNoThreadAndTurningOnLaterRecords) {
+  perfhat::Config cfg;
+  cfg.enabled = false;
+  cfg.sampler = "full";
+  cfg.cycle_s = 1e9;
+  cfg.export_interval_s = 1e9;
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  const int before = threads();
+  ASSERT_TRUE(perfhat::init(cfg, ex)) << perfhat::last_error();
+  EXPECT_EQ(threads(), before);
+  EXPECT_EQ(work(1), 2);
+
+  perfhat::set_enabled(true);
+  EXPECT_EQ(threads(), before + 1);
+  for (int i = 0; i < 3; ++i) work(i);
+  perfhat::flush();
+  EXPECT_EQ(counted(*ex), 3u);  // the call made while off is not counted
+
+  perfhat::shutdown();
+  EXPECT_EQ(threads(), before);
+  perfhat::set_enabled(true);  // after shutdown: the switch only, nothing started
+  EXPECT_EQ(threads(), before);
+  perfhat::set_enabled(false);
+}
+
+TEST(InstrEngineStart, OnStartsTheBackgroundThreadAtOnce) {
+  perfhat::Config cfg;
+  cfg.sampler = "full";
+  cfg.cycle_s = 1e9;
+  cfg.export_interval_s = 1e9;
+  const int before = threads();
+  ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
+  EXPECT_EQ(threads(), before + 1);
+  perfhat::shutdown();
+  EXPECT_EQ(threads(), before);
+}
+
+}  // namespace
