@@ -76,6 +76,8 @@ constexpr std::size_t kExportWindows = 30;
 // The status file is rewritten when the plan changes and at least this often, in windows: on the
 // sample service, creating and renaming it every second was over half the collector's own CPU.
 constexpr std::size_t kStatusEveryWindows = 10;
+// Probing mode: the windows between two in which untraced classes are armed and measured.
+constexpr std::size_t kRearmEveryWindows = 10;
 
 }  // namespace
 
@@ -199,6 +201,7 @@ bool Controller::enabled() const {
 void Controller::stop() {
   sampling::StackSampler::get().stop();
   clear();
+  detail::Engine::get().set_budget_disarmed({});
   detail::Lock l(mu_);
   if (settings_.enabled && windows_ > 1) write_status();  // the last plan, whatever its age
 }
@@ -291,7 +294,7 @@ void Controller::classify(const std::vector<detail::SiteActivity>& sites, double
   }
 }
 
-void Controller::drain_samples() {
+std::size_t Controller::drain_samples() {
   // Copied out first: the ring's callback runs outside this object's lock analysis.
   std::vector<std::vector<void*>> stacks;
   sampling::StackSampler::get().drain(
@@ -316,6 +319,7 @@ void Controller::drain_samples() {
       if (seen.insert(fn).second) ++f.samples;
     }
   }
+  return stacks.size();
 }
 
 void Controller::tick() {
@@ -358,9 +362,24 @@ void Controller::tick() {
   std::vector<ClassWindow> window(class_names_.size());
   for (std::size_t i = 0; i < class_names_.size(); ++i)
     window[i] = {class_names_[i], 0, 0, class_weights_[i], class_pinned_[i]};
-  double calls_all = 0, calls_unsampled = 0;
+  const double window_s = wall - last_wall_;
+  // calls_all: the calls the probes detected (and so cost their detection); request roots on
+  // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
+  double calls_all = 0, calls_unsampled = 0, request_calls = 0;
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
+    if (s.disarmed) {
+      // Disarmed for the whole window (probing mode): its probes counted nothing and cost
+      // nothing. The class's rates stand at the last window the site was armed in.
+      if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
+        window[s.klass].calls += s.calls_per_s * window_s;
+        window[s.klass].busy_s += s.busy_per_s * window_s;
+      }
+      s.count = a.count;
+      s.timed = a.timed;
+      s.sum_ticks = a.sum_ticks;
+      continue;
+    }
     const double calls = static_cast<double>(a.count - std::min(a.count, s.count));
     const uint64_t dt = a.timed - std::min(a.timed, s.timed);
     const uint64_t dticks = a.sum_ticks - std::min(a.sum_ticks, s.sum_ticks);
@@ -372,13 +391,20 @@ void Controller::tick() {
     s.count = a.count;
     s.timed = a.timed;
     s.sum_ticks = a.sum_ticks;
+    if (window_s > 0) {
+      s.calls_per_s = calls / window_s;
+      s.busy_per_s = calls * mean_ns * 1e-9 / window_s;
+    }
     calls_all += calls;
+    if (a.kind == detail::kRequest) request_calls += calls;
     if (s.probability >= 1) calls_unsampled += calls;
     if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
       window[s.klass].calls += calls;
       window[s.klass].busy_s += calls * mean_ns * 1e-9;
     }
   }
+  // Stack samples (probing): each one's handler ran on an application thread, about a report.
+  const double samples = settings_.planner.probing ? static_cast<double>(drain_samples()) : 0.0;
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
   recorded_ = recorded;
   WindowCost cost;
@@ -419,7 +445,8 @@ void Controller::tick() {
   // the full counted path.
   cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
                       std::max(0.0, calls_unsampled - d_recorded) *
-                          std::max(0.0, costs_.counted_s - costs_.detect_s);
+                          std::max(0.0, costs_.counted_s - costs_.detect_s) +
+                      request_calls * inprobe_report_s_ + samples * costs_.report_s;
   const Plan& plan = planner_.observe(window, cost, costs_);
 
   // Per-site recording probabilities.
@@ -437,6 +464,18 @@ void Controller::tick() {
   }
   publish(probability);
   if (settings_.planner.probing) {
+    // Untraced classes are left to the stack sampler: their sites are disarmed, so their calls
+    // cost what a disabled probe costs (the paper's probing model detects traced classes only).
+    // One window in kRearmEveryWindows re-arms them all, to measure their rates again. Request
+    // roots stay armed: they open the request context the traced calls inside belong to.
+    const bool rearm = windows_ % kRearmEveryWindows == 0;
+    std::vector<bool> off(max_id + 1, false);
+    for (const detail::SiteActivity& a : sites) {
+      SiteState& st = sites_[a.id];
+      off[a.id] = !rearm && st.klass >= 0 && st.probability <= 0 && a.kind != detail::kRequest;
+      st.disarmed = off[a.id];
+    }
+    engine.set_budget_disarmed(off);
     auto& sampler = sampling::StackSampler::get();
     const double hz = plan.probing_hz;
     if (std::abs(hz - sampler.rate()) > 0.1 * std::max(hz, 1.0)) {
@@ -446,7 +485,6 @@ void Controller::tick() {
         std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
       }
     }
-    drain_samples();
   }
   if (windows_ == 2 || plan.changes != status_changes_ ||
       windows_ - status_window_ >= kStatusEveryWindows) {

@@ -73,12 +73,16 @@ class Controller {
     std::string qualified;
     int kind = 0;
     double probability = 1;  // the share of its calls the published plan records
+    // Probing mode: disarmed through the window that ends at the next tick (its calls are not
+    // counted), and its rates in the last window it was armed in.
+    bool disarmed = false;
+    double calls_per_s = 0, busy_per_s = 0;
   };
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
   long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
-  void drain_samples() PERFHAT_REQUIRES(mu_);
+  std::size_t drain_samples() PERFHAT_REQUIRES(mu_);  // returns the stacks drained
   void write_status() PERFHAT_REQUIRES(mu_);
   std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
 

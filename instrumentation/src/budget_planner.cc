@@ -10,19 +10,24 @@ namespace {
 
 constexpr double kNoReportCost = 1e-12;  // a report cost of 0 would make MaxF infinite
 
-// CPU seconds per second the plan costs: every call detected, the recorded share reported, and
-// each stack sample reported.
+// What one class costs per second. Rates: every call detected, the recorded share reported.
+// Probing: an untraced class is not detected at all (its sites are disarmed; the stack sampler
+// covers it), a traced one is detected and reported (the paper's probing model, §3.4).
+double classCost(const ClassPlan& k, const Costs& c, bool probing) {
+  if (probing) return k.traced ? k.frequency_hz * (c.detect_s + c.report_s) : 0;
+  return k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+}
+
+// CPU seconds per second the plan costs: its classes, and each stack sample reported.
 double planCost(const Plan& p, const Costs& c) {
   double cost = p.probing_hz * c.report_s;
-  for (const ClassPlan& k : p.classes)
-    cost += k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+  for (const ClassPlan& k : p.classes) cost += classCost(k, c, p.probing);
   return cost;
 }
 
 void fillOverheads(Plan& p, const Costs& c, double process_cpu_per_s) {
   const double per = process_cpu_per_s > 0 ? 1.0 / process_cpu_per_s : 0;
-  for (ClassPlan& k : p.classes)
-    k.overhead = k.frequency_hz * (c.detect_s + k.fraction * c.report_s) * per;
+  for (ClassPlan& k : p.classes) k.overhead = classCost(k, c, p.probing) * per;
   p.predicted_overhead = planCost(p, c) * per;
 }
 
@@ -35,10 +40,14 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   p.allowed_cpu_per_s = allowed;
   p.process_cpu_per_s = process_cpu_per_s;
   p.classes = std::move(classes);
-  const double report = std::max(costs.report_s, kNoReportCost);
+  // Rates: every call is detected, whatever its class's rate, so detection is paid first
+  // (MaxF' of the extract's §3.5). Probing: only the traced classes are detected, so a traced
+  // event costs detection and report, and MaxF counts traced events and stack samples at that
+  // price (a sample costs a report only: the plan is a little pessimistic about the probe).
+  const double report = std::max(costs.report_s + (probing ? costs.detect_s : 0), kNoReportCost);
   double detect_all = 0, pinned_f = 0;
   for (const ClassPlan& k : p.classes) {
-    detect_all += k.frequency_hz * costs.detect_s;
+    if (!probing) detect_all += k.frequency_hz * costs.detect_s;
     if (k.pinned) pinned_f += k.frequency_hz;
   }
   const double spare = allowed - detect_all;
