@@ -153,6 +153,16 @@ Pins Pins::parse(std::string_view text) {
   return p;
 }
 
+Meter Meter::system() {
+  return {[] { return clock_s(CLOCK_MONOTONIC); }, [] { return clock_s(CLOCK_PROCESS_CPUTIME_ID); },
+          [] { return clock_s(CLOCK_THREAD_CPUTIME_ID); }};
+}
+
+void Controller::set_meter(const Meter& m) {
+  detail::Lock l(mu_);
+  meter_ = m;
+}
+
 Controller& Controller::get() {
   static auto* c = new Controller();  // used by the background thread until exit
   return *c;
@@ -336,8 +346,8 @@ void Controller::tick() {
     inprobe_report_s_ = costs_.report_s;
     calibrated_ = true;
   }
-  const double wall = clock_s(CLOCK_MONOTONIC), process = clock_s(CLOCK_PROCESS_CPUTIME_ID),
-               thread = clock_s(CLOCK_THREAD_CPUTIME_ID);
+  const double wall = meter_.wall(), process = meter_.process_cpu(),
+               thread = meter_.collector_cpu();
   ++windows_;
   reload_pins();
   classify(sites, nspt);

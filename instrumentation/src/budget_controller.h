@@ -49,9 +49,21 @@ struct SampledFunction {
   uint64_t self = 0;     // the leaf
 };
 
+// The clocks a window is measured with: wall time, the process's CPU time and the collector
+// thread's own (called on that thread), in seconds. Tests inject their own: on a loaded machine a
+// test process gets a fraction of a core, which moves the budget's denominator under the plan.
+struct Meter {
+  double (*wall)();
+  double (*process_cpu)();
+  double (*collector_cpu)();
+  static Meter system();
+};
+
 class Controller {
  public:
   static Controller& get();
+  // Until the next call (Meter::system() restores the real clocks); kept across configure().
+  void set_meter(const Meter& m);
   // At engine init: reads the settings. False + error when they are refused.
   bool configure(const Settings& s, std::string* error);
   // Background thread, about once a second.
@@ -87,6 +99,7 @@ class Controller {
   std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
 
   mutable detail::Mutex mu_;
+  Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
   Settings settings_ PERFHAT_GUARDED_BY(mu_);
   ClassRules rules_ PERFHAT_GUARDED_BY(mu_);
   Pins pins_ PERFHAT_GUARDED_BY(mu_);

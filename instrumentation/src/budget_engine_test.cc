@@ -57,7 +57,36 @@ double seconds_now() {
   return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
 }
 
+double process_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
+// The governor's inputs injected: windows measured in this process's CPU time instead of wall
+// time, and the collector's own CPU as a fixed 150 ns per recorded call. On a loaded machine (the
+// test got 0.1-0.2 CPU-s a second) the real clocks cut the hot class's rate per second, and the
+// collector's wakes, which come per wall second, and its cache-cold export became a large share
+// of the little CPU the process had: the governor rightly scaled the plan down until the cold
+// class was no longer traced. With these, the windows look the same whatever share of a core the
+// test gets: the hot class costs ~400,000 calls/s x (detection + report + 150 ns), far over 3 %,
+// the cold one ~4,000 calls/s. The probes' costs are still the start-up calibration's; the
+// governor's response to a collector over budget is BudgetPlanner's to test.
+double modeled_collector_cpu_s() {
+  return static_cast<double>(perfhat::counters().spans_recorded) * 150e-9;
+}
+struct InjectedMeter {
+  InjectedMeter() {
+    perfhat::budget::Controller::get().set_meter(
+        {&process_cpu_s, &process_cpu_s, &modeled_collector_cpu_s});
+  }
+  ~InjectedMeter() {
+    perfhat::budget::Controller::get().set_meter(perfhat::budget::Meter::system());
+  }
+};
+
 TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
+  const InjectedMeter meter;
   const std::string status = ::testing::TempDir() + "/budget_status.json";
   ::setenv("PERFHAT_BUDGET", kBudget, 1);
   ::setenv("PERFHAT_BUDGET_CLASSES", "hot=ns:budgettest::hot::*;cold=ns:budgettest::cold::*@5", 1);
