@@ -11,33 +11,11 @@
 #include <thread>
 
 #include "budget_controller.h"
+#include "budget_test_workload.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 
-namespace budgettest {
-double spin_ns(double ns) {
-  timespec t0{}, t{};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  volatile double x = 0;
-  do {
-    for (int i = 0; i < 20; ++i) x = x + 1;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < ns);
-  return x;
-}
-namespace hot {
-[[gnu::noinline]] void tick() {
-  PERFHAT_FUNCTION();
-  spin_ns(1500);
-}
-}  // namespace hot
-namespace cold {
-[[gnu::noinline]] void step() {
-  PERFHAT_FUNCTION();
-  spin_ns(20000);
-}
-}  // namespace cold
-}  // namespace budgettest
+PERFHAT_BUDGET_TEST_WORKLOAD(budgettest)
 
 namespace {
 
