@@ -65,14 +65,17 @@ for cfg in "${configs[@]}"; do
   # The plan as it stood at the end of the steady phase (an idle service re-plans after it).
   [ ! -f "$run/status.json" ] || cp "$run/status.json" "$run/status-steady.json"
   wait "$perf_pid" || true
-  perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null | python3 bench/overhead/perf_share.py \
-    > "$run/perf_share.txt"
+  perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null > "$run/perf.txt"
+  python3 bench/overhead/perf_share.py < "$run/perf.txt" > "$run/perf_share.txt"
+  python3 bench/budget/perf_top.py 8 < "$run/perf.txt" > "$run/perf_top.txt"
+  rm -f "$run/perf.txt"
   rm -f "$run/perf.data"
   sleep 1
   kill -TERM "$service_pid"; wait "$service_pid" 2>/dev/null || true
   sleep 1
   python3 bench/budget/p50s.py "http://$handler" "$TOKEN" "$run/h.sqlite" > "$run/p50.json"
   kill -TERM "$handler_pid"; wait "$handler_pid" 2>/dev/null || true
+  [ "$cfg" = full ] || sed 's/^/[budget]   /' "$run/perf_top.txt"
   echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples);" \
        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ok"], "requests,", round(r["throughput_per_s"],1), "req/s")' "$run/steady.json")"
 done

@@ -17,6 +17,9 @@ full = load("full", "p50.json") if "full" in configs else {}
 
 def qualified(key):
     """'int agile::X::f(int) const' style keys -> 'agile::X::f' (the library's class lookup)."""
+    # The handler writes the demangler's "(anonymous namespace)", the library's status GCC's
+    # "{anonymous}".
+    key = key.replace("(anonymous namespace)", "{anonymous}")
     head, depth = key, 0
     for i, ch in enumerate(key):
         if ch == "<":
