@@ -38,8 +38,9 @@ print("\n| configuration | libperfhat share of service CPU samples (perf) | libr
 print("|---|---|---|---|---|---|---|---|")
 for c in configs:
     share = open(os.path.join(root, c, "perf_share.txt")).read().split()
-    if c == "full":
-        print(f"| full | {share[0]} % ({share[1]} samples) | — | — | all | — | — | — | — |")
+    if c in ("full", "disabled"):
+        what = "all" if c == "full" else "none (probes off)"
+        print(f"| {c} | {share[0]} % ({share[1]} samples) | — | — | {what} | — | — | — | — |")
         continue
     status = load(c, "status-steady.json")
     fraction = {k["name"]: k["fraction"] for k in status["classes"]}

@@ -78,6 +78,8 @@ constexpr std::size_t kExportWindows = 30;
 constexpr std::size_t kStatusEveryWindows = 10;
 // Probing mode: the windows between two in which untraced classes are armed and measured.
 constexpr std::size_t kRearmEveryWindows = 10;
+// Probing mode: a window's samples price a stack sample when there are at least this many.
+constexpr uint64_t kMinSamplesPriced = 5;
 
 }  // namespace
 
@@ -188,6 +190,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
   sampler_ticks_ = sampling::StackSampler::get().handler_ticks();
+  sampler_taken_ = sampling::StackSampler::get().taken();
   export_windows_.clear();
   clear();
   if (!s.error.empty()) {
@@ -418,9 +421,16 @@ void Controller::tick() {
   double sample_cpu_s = 0;
   if (settings_.planner.probing) {
     drain_samples();
-    const uint64_t ticks = sampling::StackSampler::get().handler_ticks();
+    const sampling::StackSampler& sampler = sampling::StackSampler::get();
+    const uint64_t ticks = sampler.handler_ticks(), taken = sampler.taken();
     sample_cpu_s = static_cast<double>(ticks - std::min(ticks, sampler_ticks_)) * nspt * 1e-9;
+    // The price of one sample for the plan: this window's mean, smoothed.
+    if (const uint64_t n = taken - std::min(taken, sampler_taken_); n >= kMinSamplesPriced) {
+      const double each = sample_cpu_s / static_cast<double>(n);
+      costs_.sample_s = costs_.sample_s > 0 ? 0.7 * costs_.sample_s + 0.3 * each : each;
+    }
     sampler_ticks_ = ticks;
+    sampler_taken_ = taken;
   }
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
   recorded_ = recorded;
@@ -554,7 +564,7 @@ std::string Controller::status_json_locked() const {
   std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
   o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
-       ",\"counted_ns\":" + num(c.counted_s * 1e9);
+       ",\"counted_ns\":" + num(c.counted_s * 1e9) + ",\"sample_ns\":" + num(c.sample_s * 1e9);
   o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
   o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
        ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +

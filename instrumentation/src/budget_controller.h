@@ -110,6 +110,7 @@ class Controller {
   double export_per_call_s_ PERFHAT_GUARDED_BY(mu_) = -1;  // < 0: not measured yet
   double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;      // collector CPU no plan changes, per second
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
+  uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;

@@ -18,9 +18,17 @@ double classCost(const ClassPlan& k, const Costs& c, bool probing) {
   return k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
 }
 
-// CPU seconds per second the plan costs: its classes, and each stack sample reported.
+// A traced event's price in probing mode (detected and reported), and a stack sample's.
+double tracePrice(const Costs& c) { return std::max(c.report_s + c.detect_s, kNoReportCost); }
+double samplePrice(const Costs& c) { return c.sample_s > 0 ? c.sample_s : tracePrice(c); }
+// The stack samples per second the part of MaxF the traced classes leave buys.
+double probeHz(double rest_f, const Costs& c, double max_probe_hz) {
+  return std::clamp(rest_f * tracePrice(c) / samplePrice(c), 0.0, max_probe_hz);
+}
+
+// CPU seconds per second the plan costs: its classes, and each stack sample.
 double planCost(const Plan& p, const Costs& c) {
-  double cost = p.probing_hz * c.report_s;
+  double cost = p.probing ? p.probing_hz * samplePrice(c) : 0.0;
   for (const ClassPlan& k : p.classes) cost += classCost(k, c, p.probing);
   return cost;
 }
@@ -86,7 +94,8 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   if (probing) {
     // The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget
     // past it is worth more spent on tracing. The solver's best plans and the greedy prefixes
-    // by weight (trace each class that still fits) are compared under the capped value.
+    // by weight (trace each class that still fits) are compared under the capped value, with
+    // the samples the rest buys at their own price (Costs::sample_s).
     plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
     std::vector<std::vector<bool>> candidates;
     candidates.push_back(r.best.traced);
@@ -115,7 +124,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
         }
       }
       if (f > rest_f * (1 + 1e-9)) return -1.0;
-      return fw + std::min(rest_f - f, max_probe_hz) * rw;
+      return fw + probeHz(rest_f - f, costs, max_probe_hz) * rw;
     };
     std::size_t best = 0;
     for (std::size_t c = 1; c < candidates.size(); ++c)
@@ -127,7 +136,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
       k.fraction = k.traced ? 1 : 0;
     }
     // The sampler's ceiling may leave part of MaxF unused: the value is the one it achieves.
-    p.probing_hz = std::min(std::max(0.0, r.best.probing_hz), max_probe_hz);
+    p.probing_hz = probeHz(r.best.probing_hz, costs, max_probe_hz);
     double untraced_rw = 0;
     for (std::size_t j = 0; j < index.size(); ++j) {
       const ClassPlan& k = p.classes[index[j]];
@@ -261,7 +270,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
           untraced_rw += k.duty_ratio * k.weight;
         }
       }
-      value += std::max(0.0, std::min(candidate.max_f - traced_f, opt_.max_probe_hz)) * untraced_rw;
+      value += probeHz(candidate.max_f - traced_f, costs, opt_.max_probe_hz) * untraced_rw;
       adopt = candidate.value > value * (1 + opt_.hysteresis);
     } else if (!adopt) {
       for (std::size_t i = 0; i < classes.size() && !adopt; ++i) {
@@ -280,7 +289,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
         double traced_f = 0;
         for (const ClassPlan& k : current.classes)
           if (k.traced) traced_f += k.frequency_hz;
-        current.probing_hz = std::clamp(current.max_f - traced_f, 0.0, opt_.max_probe_hz);
+        current.probing_hz = probeHz(current.max_f - traced_f, costs, opt_.max_probe_hz);
       }
       fillOverheads(current, costs, process_per_s);
       plan_ = std::move(current);
