@@ -189,6 +189,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   calibrated_ = false;
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
+  measuring_per_window_s_ = 0;
   sampler_ticks_ = sampling::StackSampler::get().handler_ticks();
   sampler_taken_ = sampling::StackSampler::get().taken();
   export_windows_.clear();
@@ -379,7 +380,7 @@ void Controller::tick() {
   const double window_s = wall - last_wall_;
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
-  double calls_all = 0, calls_unsampled = 0, request_calls = 0;
+  double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
     if (s.disarmed) {
@@ -409,7 +410,8 @@ void Controller::tick() {
       s.calls_per_s = calls / window_s;
       s.busy_per_s = calls * mean_ns * 1e-9 / window_s;
     }
-    calls_all += calls;
+    // A site armed only to measure its rate again: its detection is the plan's, spread below.
+    (s.measuring ? calls_measuring : calls_all) += calls;
     if (a.kind == detail::kRequest) request_calls += calls;
     if (s.probability >= 1) calls_unsampled += calls;
     if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
@@ -477,7 +479,13 @@ void Controller::tick() {
   // Every call pays at least the pass-over (detect); a recorded call its report on top; a call at
   // a site the budget does not sample that is not recorded either (the request sampler's) pays
   // the full counted path.
+  // Probing: the windows that re-arm untraced sites to measure them cost their detection; charged
+  // as a tenth in each window, so the governor does not cut the budget for one window in ten.
+  if (calls_measuring > 0)
+    measuring_per_window_s_ =
+        calls_measuring * costs_.detect_s / static_cast<double>(kRearmEveryWindows);
   cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
+                      (settings_.planner.probing ? measuring_per_window_s_ : 0.0) +
                       std::max(0.0, calls_unsampled - d_recorded) *
                           std::max(0.0, costs_.counted_s - costs_.detect_s) +
                       request_calls * inprobe_report_s_ + sample_cpu_s;
@@ -506,8 +514,10 @@ void Controller::tick() {
     std::vector<bool> off(max_id + 1, false);
     for (const detail::SiteActivity& a : sites) {
       SiteState& st = sites_[a.id];
-      off[a.id] = !rearm && st.klass >= 0 && st.probability <= 0 && a.kind != detail::kRequest;
+      const bool untraced = st.klass >= 0 && st.probability <= 0 && a.kind != detail::kRequest;
+      off[a.id] = untraced && !rearm;
       st.disarmed = off[a.id];
+      st.measuring = untraced && rearm;
     }
     engine.set_budget_disarmed(off);
     auto& sampler = sampling::StackSampler::get();

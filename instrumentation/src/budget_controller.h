@@ -88,6 +88,7 @@ class Controller {
     // Probing mode: disarmed through the window that ends at the next tick (its calls are not
     // counted), and its rates in the last window it was armed in.
     bool disarmed = false;
+    bool measuring = false;  // armed through that window only to measure its rates again
     double calls_per_s = 0, busy_per_s = 0;
   };
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
@@ -111,6 +112,7 @@ class Controller {
   double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;      // collector CPU no plan changes, per second
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
+  double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
