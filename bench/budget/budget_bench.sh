@@ -3,6 +3,8 @@
 #   full       PERFHAT_SAMPLER=full, every call traced (the reference p50s)
 #   budget-1   PERFHAT_BUDGET=0.01 (1 % of the process's CPU), rates mode
 #   budget-3   PERFHAT_BUDGET=0.03
+#   disabled   PERFHAT_ENABLED=0: every probe compiled in and off (one load and a branch each, the
+#              cost of a site the budget disarms), the floor of what perf files under libperfhat
 # each with a fresh handler and database. Per run: a warm-up, then a steady phase during which
 # perf samples the service (the libperfhat share of its CPU samples, bench/overhead/perf_share.py,
 # as in the overhead benchmark). After each run every function's p50 is read back from the
@@ -11,7 +13,8 @@
 #
 #   bench/budget/budget_bench.sh [BUILD_DIR] [STEADY_SECONDS] [RATE]
 #
-# BUDGET_CONFIGS picks the configurations (default "full budget-1 budget-3"); BUDGET_MODE=probing
+# BUDGET_CONFIGS picks the configurations (default "full budget-1 budget-3"; add "disabled" for
+# the floor); BUDGET_MODE=probing
 # runs the budgets in probing mode instead. Functions with fewer than BUDGET_MIN_CALLS calls in
 # the full run (default 200) are left out of the comparison (their p50 moves between two full
 # runs as much).
@@ -49,6 +52,7 @@ for cfg in "${configs[@]}"; do
     # Full tracing exports every 0.2 s so the span rings never overflow (as the overhead
     # benchmark does); the budget runs record few calls and keep the default 5 s interval.
     full) env_args+=(PERFHAT_EXPORT_INTERVAL_S=0.2) ;;
+    disabled) env_args+=(PERFHAT_ENABLED=0) ;;
     budget-*) env_args+=(PERFHAT_BUDGET="0.0${cfg#budget-}" PERFHAT_BUDGET_MODE="$MODE"
                          PERFHAT_BUDGET_STATUS="$run/status.json") ;;
     *) echo "unknown configuration '$cfg'" >&2; exit 2 ;;
@@ -65,14 +69,17 @@ for cfg in "${configs[@]}"; do
   # The plan as it stood at the end of the steady phase (an idle service re-plans after it).
   [ ! -f "$run/status.json" ] || cp "$run/status.json" "$run/status-steady.json"
   wait "$perf_pid" || true
-  perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null | python3 bench/overhead/perf_share.py \
-    > "$run/perf_share.txt"
+  perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null > "$run/perf.txt"
+  python3 bench/overhead/perf_share.py < "$run/perf.txt" > "$run/perf_share.txt"
+  python3 bench/budget/perf_top.py 8 < "$run/perf.txt" > "$run/perf_top.txt"
+  rm -f "$run/perf.txt"
   rm -f "$run/perf.data"
   sleep 1
   kill -TERM "$service_pid"; wait "$service_pid" 2>/dev/null || true
   sleep 1
   python3 bench/budget/p50s.py "http://$handler" "$TOKEN" "$run/h.sqlite" > "$run/p50.json"
   kill -TERM "$handler_pid"; wait "$handler_pid" 2>/dev/null || true
+  [ "$cfg" = full ] || sed 's/^/[budget]   /' "$run/perf_top.txt"
   echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples);" \
        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ok"], "requests,", round(r["throughput_per_s"],1), "req/s")' "$run/steady.json")"
 done

@@ -17,6 +17,9 @@ full = load("full", "p50.json") if "full" in configs else {}
 
 def qualified(key):
     """'int agile::X::f(int) const' style keys -> 'agile::X::f' (the library's class lookup)."""
+    # The handler writes the demangler's "(anonymous namespace)", the library's status GCC's
+    # "{anonymous}".
+    key = key.replace("(anonymous namespace)", "{anonymous}")
     head, depth = key, 0
     for i, ch in enumerate(key):
         if ch == "<":
@@ -35,8 +38,9 @@ print("\n| configuration | libperfhat share of service CPU samples (perf) | libr
 print("|---|---|---|---|---|---|---|---|")
 for c in configs:
     share = open(os.path.join(root, c, "perf_share.txt")).read().split()
-    if c == "full":
-        print(f"| full | {share[0]} % ({share[1]} samples) | — | — | all | — | — | — | — |")
+    if c in ("full", "disabled"):
+        what = "all" if c == "full" else "none (probes off)"
+        print(f"| {c} | {share[0]} % ({share[1]} samples) | — | — | {what} | — | — | — | — |")
         continue
     status = load(c, "status-steady.json")
     fraction = {k["name"]: k["fraction"] for k in status["classes"]}

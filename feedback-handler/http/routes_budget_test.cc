@@ -1,6 +1,8 @@
-// POST/GET /v1/budget on a real HandlerServer (SQLite file, loopback HTTP): libperfhat's
-// collection-budget status reaches editors through the handler, survives a restart, and hostile
-// bodies are refused with the field named while what is stored stays.
+// POST/GET /v1/budget on a real HandlerServer (loopback HTTP) over each store backend: a SQLite
+// file, and a real PostgreSQL server (started by the first test that asks, as the other
+// PostgreSQL tests do; skipped where PERFHAT_SKIP_POSTGRES=1 and its binaries are absent).
+// libperfhat's collection-budget status reaches editors through the handler, survives a restart,
+// and hostile bodies are refused with the field named while what is stored stays.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -13,6 +15,7 @@
 #include "feedback-handler/http/server.h"
 #include "feedback-handler/store/sql.h"
 #include "feedback-handler/store/store.h"
+#include "tests/support/postgres_gtest.h"
 
 namespace perfhat::handler {
 namespace {
@@ -54,21 +57,32 @@ json status(const std::string& service, const std::string& instance, double over
           {"functions", {{{"function", "shop::Cart::sum"}, {"class", "shop::Cart"}}}}};
 }
 
-class BudgetHttp : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+void PrintTo(Backend b, std::ostream* os) {
+  *os << (b == Backend::kSqlite ? "SQLite" : "PostgreSQL");
+}
+
+class BudgetHttp : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/perfhat-budget-XXXXXX";
     dir_ = mkdtemp(tmpl);
+    target_ = dir_ + "/s.sqlite";
+    if (GetParam() == Backend::kPostgres) {
+      perfhat::testing::PostgresServer* pg = nullptr;
+      PERFHAT_REQUIRE_POSTGRES(pg);
+      target_ = pg->createDatabase(perfhat::testing::databaseNameForTest("b_"));
+    }
     start();
   }
   void TearDown() override {
-    stop();
+    if (server_) stop();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
   void start() {
     StoreOptions so;
-    so.path = dir_ + "/s.sqlite";
+    so.path = target_;
     store_ = std::make_unique<Store>(so);
     ServerOptions o;
     o.tokens = {"rw"};
@@ -100,20 +114,21 @@ class BudgetHttp : public ::testing::Test {
     return json::parse(r->body)["error"]["message"].get<std::string>();
   }
   std::string dir_;
+  std::string target_;  // the store: a SQLite file or a PostgreSQL URL
   std::unique_ptr<Store> store_;
   std::unique_ptr<HandlerServer> server_;
   int port_ = 0;
   std::thread thread_;
 };
 
-TEST_F(BudgetHttp, NothingReceivedIsA404WithTheService) {
+TEST_P(BudgetHttp, NothingReceivedIsA404WithTheService) {
   auto r = get();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 404);
   EXPECT_EQ(errorOf(r), "no collection-budget status of service shop");
 }
 
-TEST_F(BudgetHttp, PostedStatusIsReadBackAndSurvivesARestart) {
+TEST_P(BudgetHttp, PostedStatusIsReadBackAndSurvivesARestart) {
   auto p = post(status("shop", "h/1", 0.0081).dump());
   ASSERT_TRUE(p);
   ASSERT_EQ(p->status, 200) << p->body;
@@ -140,7 +155,7 @@ TEST_F(BudgetHttp, PostedStatusIsReadBackAndSurvivesARestart) {
   EXPECT_FALSE(s.contains("service"));  // the labels are the answer's, not repeated inside
 }
 
-TEST_F(BudgetHttp, TheNewestInstanceOfTheAskedServiceIsAnswered) {
+TEST_P(BudgetHttp, TheNewestInstanceOfTheAskedServiceIsAnswered) {
   ASSERT_EQ(post(status("shop", "h/1", 0.001).dump())->status, 200);
   std::this_thread::sleep_for(2ms);  // received_ns orders them
   ASSERT_EQ(post(status("shop", "h/2", 0.002).dump())->status, 200);
@@ -159,7 +174,7 @@ TEST_F(BudgetHttp, TheNewestInstanceOfTheAskedServiceIsAnswered) {
   EXPECT_DOUBLE_EQ(shop["status"]["predicted_overhead"].get<double>(), 0.004);
 }
 
-TEST_F(BudgetHttp, HostileBodiesAreRefusedByFieldAndLoseNothingStored) {
+TEST_P(BudgetHttp, HostileBodiesAreRefusedByFieldAndLoseNothingStored) {
   ASSERT_EQ(post(status("shop", "h/1", 0.0081).dump())->status, 200);
   json bad = status("shop", "h/1", 0.5);
   bad["classes"][1]["frequency_hz"] = -3;
@@ -189,18 +204,24 @@ TEST_F(BudgetHttp, HostileBodiesAreRefusedByFieldAndLoseNothingStored) {
   EXPECT_DOUBLE_EQ(j["status"]["predicted_overhead"].get<double>(), 0.0081);
 }
 
-TEST_F(BudgetHttp, InstancesPerServiceAreBounded) {
+TEST_P(BudgetHttp, InstancesPerServiceAreBounded) {
   constexpr size_t kMax = budget::StatusLimits::kMaxInstancesPerService;
   for (size_t i = 0; i < kMax + 6; ++i) {
     ASSERT_EQ(post(status("shop", "h/" + std::to_string(i), 0.001).dump())->status, 200);
     std::this_thread::sleep_for(1ms);
   }
-  sql::Db db = sql::Db::open(dir_ + "/s.sqlite");
+  sql::Db db = sql::Db::open(target_);
   sql::Stmt q(db, "SELECT COUNT(*), MIN(instance) FROM budget_status WHERE service='shop'");
   ASSERT_TRUE(q.step());
   EXPECT_EQ(q.i64(0), static_cast<int64_t>(kMax));
   EXPECT_EQ(json::parse(get()->body)["instance"], "h/" + std::to_string(kMax + 5));
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, BudgetHttp,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const ::testing::TestParamInfo<Backend>& i) {
+                           return i.param == Backend::kSqlite ? "SQLite" : "PostgreSQL";
+                         });
 
 }  // namespace
 }  // namespace perfhat::handler

@@ -49,9 +49,21 @@ struct SampledFunction {
   uint64_t self = 0;     // the leaf
 };
 
+// The clocks a window is measured with: wall time, the process's CPU time and the collector
+// thread's own (called on that thread), in seconds. Tests inject their own: on a loaded machine a
+// test process gets a fraction of a core, which moves the budget's denominator under the plan.
+struct Meter {
+  double (*wall)();
+  double (*process_cpu)();
+  double (*collector_cpu)();
+  static Meter system();
+};
+
 class Controller {
  public:
   static Controller& get();
+  // Until the next call (Meter::system() restores the real clocks); kept across configure().
+  void set_meter(const Meter& m);
   // At engine init: reads the settings. False + error when they are refused.
   bool configure(const Settings& s, std::string* error);
   // Background thread, about once a second.
@@ -73,16 +85,22 @@ class Controller {
     std::string qualified;
     int kind = 0;
     double probability = 1;  // the share of its calls the published plan records
+    // Probing mode: disarmed through the window that ends at the next tick (its calls are not
+    // counted), and its rates in the last window it was armed in.
+    bool disarmed = false;
+    bool measuring = false;  // armed through that window only to measure its rates again
+    double calls_per_s = 0, busy_per_s = 0;
   };
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
   long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
-  void drain_samples() PERFHAT_REQUIRES(mu_);
+  std::size_t drain_samples() PERFHAT_REQUIRES(mu_);  // returns the stacks drained
   void write_status() PERFHAT_REQUIRES(mu_);
   std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
 
   mutable detail::Mutex mu_;
+  Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
   Settings settings_ PERFHAT_GUARDED_BY(mu_);
   ClassRules rules_ PERFHAT_GUARDED_BY(mu_);
   Pins pins_ PERFHAT_GUARDED_BY(mu_);
@@ -91,7 +109,10 @@ class Controller {
   Costs costs_ PERFHAT_GUARDED_BY(mu_);
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double export_per_call_s_ PERFHAT_GUARDED_BY(mu_) = -1;  // < 0: not measured yet
-  double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // collector CPU no plan changes, per second
+  double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;      // collector CPU no plan changes, per second
+  uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
+  uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
+  double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;

@@ -11,33 +11,11 @@
 #include <thread>
 
 #include "budget_controller.h"
+#include "budget_test_workload.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 
-namespace budgettest {
-double spin_ns(double ns) {
-  timespec t0{}, t{};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  volatile double x = 0;
-  do {
-    for (int i = 0; i < 20; ++i) x = x + 1;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < ns);
-  return x;
-}
-namespace hot {
-[[gnu::noinline]] void tick() {
-  PERFHAT_FUNCTION();
-  spin_ns(1500);
-}
-}  // namespace hot
-namespace cold {
-[[gnu::noinline]] void step() {
-  PERFHAT_FUNCTION();
-  spin_ns(20000);
-}
-}  // namespace cold
-}  // namespace budgettest
+PERFHAT_BUDGET_TEST_WORKLOAD(budgettest)
 
 namespace {
 
@@ -57,7 +35,36 @@ double seconds_now() {
   return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
 }
 
+double process_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + t.tv_nsec * 1e-9;
+}
+
+// The governor's inputs injected: windows measured in this process's CPU time instead of wall
+// time, and the collector's own CPU as a fixed 150 ns per recorded call. On a loaded machine (the
+// test got 0.1-0.2 CPU-s a second) the real clocks cut the hot class's rate per second, and the
+// collector's wakes, which come per wall second, and its cache-cold export became a large share
+// of the little CPU the process had: the governor rightly scaled the plan down until the cold
+// class was no longer traced. With these, the windows look the same whatever share of a core the
+// test gets: the hot class costs ~400,000 calls/s x (detection + report + 150 ns), far over 3 %,
+// the cold one ~4,000 calls/s. The probes' costs are still the start-up calibration's; the
+// governor's response to a collector over budget is BudgetPlanner's to test.
+double modeled_collector_cpu_s() {
+  return static_cast<double>(perfhat::counters().spans_recorded) * 150e-9;
+}
+struct InjectedMeter {
+  InjectedMeter() {
+    perfhat::budget::Controller::get().set_meter(
+        {&process_cpu_s, &process_cpu_s, &modeled_collector_cpu_s});
+  }
+  ~InjectedMeter() {
+    perfhat::budget::Controller::get().set_meter(perfhat::budget::Meter::system());
+  }
+};
+
 TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
+  const InjectedMeter meter;
   const std::string status = ::testing::TempDir() + "/budget_status.json";
   ::setenv("PERFHAT_BUDGET", kBudget, 1);
   ::setenv("PERFHAT_BUDGET_CLASSES", "hot=ns:budgettest::hot::*;cold=ns:budgettest::cold::*@5", 1);

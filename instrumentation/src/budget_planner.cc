@@ -10,19 +10,32 @@ namespace {
 
 constexpr double kNoReportCost = 1e-12;  // a report cost of 0 would make MaxF infinite
 
-// CPU seconds per second the plan costs: every call detected, the recorded share reported, and
-// each stack sample reported.
+// What one class costs per second. Rates: every call detected, the recorded share reported.
+// Probing: an untraced class is not detected at all (its sites are disarmed; the stack sampler
+// covers it), a traced one is detected and reported (the paper's probing model, §3.4).
+double classCost(const ClassPlan& k, const Costs& c, bool probing) {
+  if (probing) return k.traced ? k.frequency_hz * (c.detect_s + c.report_s) : 0;
+  return k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+}
+
+// A traced event's price in probing mode (detected and reported), and a stack sample's.
+double tracePrice(const Costs& c) { return std::max(c.report_s + c.detect_s, kNoReportCost); }
+double samplePrice(const Costs& c) { return c.sample_s > 0 ? c.sample_s : tracePrice(c); }
+// The stack samples per second the part of MaxF the traced classes leave buys.
+double probeHz(double rest_f, const Costs& c, double max_probe_hz) {
+  return std::clamp(rest_f * tracePrice(c) / samplePrice(c), 0.0, max_probe_hz);
+}
+
+// CPU seconds per second the plan costs: its classes, and each stack sample.
 double planCost(const Plan& p, const Costs& c) {
-  double cost = p.probing_hz * c.report_s;
-  for (const ClassPlan& k : p.classes)
-    cost += k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+  double cost = p.probing ? p.probing_hz * samplePrice(c) : 0.0;
+  for (const ClassPlan& k : p.classes) cost += classCost(k, c, p.probing);
   return cost;
 }
 
 void fillOverheads(Plan& p, const Costs& c, double process_cpu_per_s) {
   const double per = process_cpu_per_s > 0 ? 1.0 / process_cpu_per_s : 0;
-  for (ClassPlan& k : p.classes)
-    k.overhead = k.frequency_hz * (c.detect_s + k.fraction * c.report_s) * per;
+  for (ClassPlan& k : p.classes) k.overhead = classCost(k, c, p.probing) * per;
   p.predicted_overhead = planCost(p, c) * per;
 }
 
@@ -35,10 +48,14 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   p.allowed_cpu_per_s = allowed;
   p.process_cpu_per_s = process_cpu_per_s;
   p.classes = std::move(classes);
-  const double report = std::max(costs.report_s, kNoReportCost);
+  // Rates: every call is detected, whatever its class's rate, so detection is paid first
+  // (MaxF' of the extract's §3.5). Probing: only the traced classes are detected, so a traced
+  // event costs detection and report, and MaxF counts traced events and stack samples at that
+  // price (a sample costs a report only: the plan is a little pessimistic about the probe).
+  const double report = std::max(costs.report_s + (probing ? costs.detect_s : 0), kNoReportCost);
   double detect_all = 0, pinned_f = 0;
   for (const ClassPlan& k : p.classes) {
-    detect_all += k.frequency_hz * costs.detect_s;
+    if (!probing) detect_all += k.frequency_hz * costs.detect_s;
     if (k.pinned) pinned_f += k.frequency_hz;
   }
   const double spare = allowed - detect_all;
@@ -77,7 +94,8 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   if (probing) {
     // The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget
     // past it is worth more spent on tracing. The solver's best plans and the greedy prefixes
-    // by weight (trace each class that still fits) are compared under the capped value.
+    // by weight (trace each class that still fits) are compared under the capped value, with
+    // the samples the rest buys at their own price (Costs::sample_s).
     plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
     std::vector<std::vector<bool>> candidates;
     candidates.push_back(r.best.traced);
@@ -106,7 +124,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
         }
       }
       if (f > rest_f * (1 + 1e-9)) return -1.0;
-      return fw + std::min(rest_f - f, max_probe_hz) * rw;
+      return fw + probeHz(rest_f - f, costs, max_probe_hz) * rw;
     };
     std::size_t best = 0;
     for (std::size_t c = 1; c < candidates.size(); ++c)
@@ -118,7 +136,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
       k.fraction = k.traced ? 1 : 0;
     }
     // The sampler's ceiling may leave part of MaxF unused: the value is the one it achieves.
-    p.probing_hz = std::min(std::max(0.0, r.best.probing_hz), max_probe_hz);
+    p.probing_hz = probeHz(r.best.probing_hz, costs, max_probe_hz);
     double untraced_rw = 0;
     for (std::size_t j = 0; j < index.size(); ++j) {
       const ClassPlan& k = p.classes[index[j]];
@@ -252,7 +270,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
           untraced_rw += k.duty_ratio * k.weight;
         }
       }
-      value += std::max(0.0, std::min(candidate.max_f - traced_f, opt_.max_probe_hz)) * untraced_rw;
+      value += probeHz(candidate.max_f - traced_f, costs, opt_.max_probe_hz) * untraced_rw;
       adopt = candidate.value > value * (1 + opt_.hysteresis);
     } else if (!adopt) {
       for (std::size_t i = 0; i < classes.size() && !adopt; ++i) {
@@ -271,7 +289,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
         double traced_f = 0;
         for (const ClassPlan& k : current.classes)
           if (k.traced) traced_f += k.frequency_hz;
-        current.probing_hz = std::clamp(current.max_f - traced_f, 0.0, opt_.max_probe_hz);
+        current.probing_hz = probeHz(current.max_f - traced_f, costs, opt_.max_probe_hz);
       }
       fillOverheads(current, costs, process_per_s);
       plan_ = std::move(current);

@@ -50,6 +50,11 @@ struct Costs {
   // A call that is neither passed over by the budget nor recorded (the request sampler left it
   // out): counted and tested in full. Not planned with; the governor's measure uses it.
   double counted_s = 0;
+  // One stack sample (probing), as timed inside the signal handler; 0 = not measured yet, a
+  // sample is then priced as a traced event (the paper's equal costs). Unwinding a cold stack
+  // costs tens of µs where a traced event costs one: the extract's §3.5 "different sampling and
+  // tracing costs", F_probing x T_sample + sum traced F x T_trace = the budget.
+  double sample_s = 0;
 };
 
 // The collector's cost over one window, as measured.

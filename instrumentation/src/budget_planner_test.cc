@@ -60,6 +60,23 @@ TEST(BudgetPlanner, ProbeCeilingSendsSpareBudgetToTracing) {
   EXPECT_NEAR(p.value, 4300 * 5 + 1000 * 0.77, 1e-6);
 }
 
+// A stack sample priced at what the signal handler measured (40 µs) instead of a traced event's
+// price (1 µs): the budget buys 40 times fewer samples, and the plan's predicted cost stays the
+// budget.
+TEST(BudgetPlanner, StackSamplesArePricedAtTheirMeasuredCost) {
+  std::vector<ClassPlan> classes = {{"hot", 430000, 0.77, 1}, {"cold", 400, 0.10, 5}};
+  Costs c{0, 1e-6};
+  Plan equal = solvePlan(classes, 0.01, 1.0, c, true, 1e9);
+  EXPECT_FALSE(find(equal, "cold").traced);  // 10,000 probes a second are worth more
+  EXPECT_NEAR(equal.probing_hz, 10000, 1e-6);
+  c.sample_s = 40e-6;
+  Plan priced = solvePlan(classes, 0.01, 1.0, c, true, 1e9);
+  // At that price the samples are worth less than tracing the light, heavy class.
+  EXPECT_TRUE(find(priced, "cold").traced);
+  EXPECT_NEAR(priced.probing_hz, (10000 - 400) / 40.0, 1e-6);
+  EXPECT_NEAR(priced.predicted_overhead, 0.01, 1e-9);
+}
+
 TEST(BudgetPlanner, DetectionIsPaidFirstAndRatesFillTheRest) {
   std::vector<ClassPlan> classes = {{"a", 1000, 0.1, 2}, {"b", 100000, 0.1, 1}};
   // 0.01 CPU-s/s allowed; detection takes 101000 × 20 ns = 2.02 ms; 7.98 ms left = 7980 reports.

@@ -154,6 +154,10 @@ class Engine : private ExportSource {
   double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below);
   // Sends the collection budget's status to the exporter when due (budget_publish.cc).
   void publish_budget();
+  // The collection budget's disarmed sites (probing mode's untraced classes, which the stack
+  // sampler covers): off[id] set = the site costs what a disabled probe costs until the next
+  // call; an empty vector re-arms them all (site_arming.cc).
+  void set_budget_disarmed(const std::vector<bool>& off) PERFHAT_EXCLUDES(mu_);
 
  private:
   Engine() = default;
@@ -174,7 +178,8 @@ class Engine : private ExportSource {
   // Registers `site` if new (admitted by scope and variant, else kExcludedSite) and returns its
   // id; the site is armed or not by then (registry.cc).
   uint32_t register_site(Site& site, const void* ret_addr) PERFHAT_REQUIRES(mu_);
-  // Stores a registered site's id and its `armed` byte from g_mode (site_arming.cc).
+  // Stores a registered site's id and its `armed` byte from g_mode and the budget
+  // (site_arming.cc).
   void set_site_id(Site& site, uint32_t id) PERFHAT_REQUIRES(mu_);
   // Every registered site's `armed` byte from g_mode and its id (site_arming.cc).
   void rearm_sites() PERFHAT_REQUIRES(mu_);
@@ -205,6 +210,7 @@ class Engine : private ExportSource {
   Config cfg_ PERFHAT_GUARDED_BY(mu_);
   std::string error_ PERFHAT_GUARDED_BY(mu_);
   std::vector<SiteInfo> sites_ PERFHAT_GUARDED_BY(mu_){1};  // id 0 unused
+  std::vector<bool> budget_off_ PERFHAT_GUARDED_BY(mu_);    // by site id (set_budget_disarmed)
   std::vector<ThreadState*> threads_ PERFHAT_GUARDED_BY(mu_);
   std::vector<SiteTotals> retired_ PERFHAT_GUARDED_BY(mu_);       // exited threads, folded
   std::vector<SiteTotals> exported_agg_ PERFHAT_GUARDED_BY(mu_);  // totals already exported

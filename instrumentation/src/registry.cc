@@ -10,6 +10,7 @@
 #include <bit>
 #include <exception>
 
+#include "site_symbol.h"
 #include "symbolize.h"
 
 namespace perfhat::detail {
@@ -73,6 +74,10 @@ thread_local ThreadGuard t_guard;
 void resolve(SiteInfo& si) {
   if (si.resolved) return;
   if (si.addr) si.mangled = function_symbol(si.addr);
+  // A probed function inlined into its caller: the address is the caller's (site_symbol.h).
+  if (!si.mangled.empty() && !si.function.empty() &&
+      symbol_is_another_function(si.function, symbolize::demangle(si.mangled)))
+    si.mangled.clear();
   si.resolved = true;
 }
 

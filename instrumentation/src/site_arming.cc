@@ -1,5 +1,6 @@
 // The probe's one entry test (Site::armed, issue 23): a probe site is armed when probes are not
-// off and the site is not excluded (PERFHAT_SCOPE, this replica's variant, the site limit). The
+// off, the site is not excluded (PERFHAT_SCOPE, this replica's variant, the site limit) and the
+// collection budget has not disarmed it (probing mode's untraced classes, issue 22). The
 // global switch and the site's admission change rarely and under the engine's lock; every change
 // walks the registered sites, so the inline probe reads one byte of its own site and never
 // g_mode, and a masked probe runs exactly what a disabled one runs.
@@ -17,15 +18,29 @@ uint8_t armed_value(int mode, uint32_t id) {
 
 void Engine::set_site_id(Site& site, uint32_t id) {
   site.id.store(id, std::memory_order_relaxed);
-  site.armed.store(armed_value(g_mode.load(), id), std::memory_order_relaxed);
+  const bool budget_off = id < budget_off_.size() && budget_off_[id];
+  site.armed.store(budget_off ? 0 : armed_value(g_mode.load(), id), std::memory_order_relaxed);
 }
 
 void Engine::rearm_sites() {
-  const int mode = g_mode.load();
   for (size_t id = 1; id < sites_.size(); ++id) {
     Site& s = *sites_[id].site;
-    s.armed.store(armed_value(mode, s.id.load(std::memory_order_relaxed)),
-                  std::memory_order_relaxed);
+    set_site_id(s, s.id.load(std::memory_order_relaxed));
+  }
+}
+
+// Only the sites whose budget state changes are written: a probe reads its armed byte on every
+// call, a store to an unchanged byte would still take the line from the probing threads' caches.
+void Engine::set_budget_disarmed(const std::vector<bool>& off) {
+  Lock l(mu_);
+  for (size_t id = 1; id < sites_.size(); ++id) {
+    const bool was = id < budget_off_.size() && budget_off_[id];
+    const bool now = id < off.size() && off[id];
+    if (was == now) continue;
+    if (budget_off_.size() <= id) budget_off_.resize(sites_.size(), false);
+    budget_off_[id] = now;
+    Site& s = *sites_[id].site;
+    set_site_id(s, s.id.load(std::memory_order_relaxed));
   }
 }
 

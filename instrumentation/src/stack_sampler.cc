@@ -1,5 +1,7 @@
 #include "stack_sampler.h"
 
+#include "engine.h"
+
 #include <execinfo.h>
 #include <signal.h>
 #include <time.h>
@@ -52,6 +54,7 @@ static const void* interrupted_pc(void* uc) noexcept {
 }
 
 void StackSampler::on_signal(void* uc) noexcept {
+  const uint64_t t0 = detail::now_ticks();
   uint64_t pos = head_.load(std::memory_order_relaxed);
   do {
     if (pos - tail_.load(std::memory_order_acquire) >= kRingEntries) {  // the exporter is behind
@@ -77,6 +80,7 @@ void StackSampler::on_signal(void* uc) noexcept {
   for (int i = skip; i < n; ++i) e.pcs[i - skip] = frames[i];
   e.sequence.store(pos + 1, std::memory_order_release);
   taken_.fetch_add(1, std::memory_order_relaxed);
+  handler_ticks_.fetch_add(detail::now_ticks() - t0, std::memory_order_relaxed);
 }
 
 std::size_t StackSampler::drain(const std::function<void(void* const*, uint32_t)>& sample) {

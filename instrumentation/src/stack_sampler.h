@@ -42,6 +42,9 @@ class StackSampler {
   std::size_t drain(const std::function<void(void* const* pcs, uint32_t depth)>& sample);
 
   uint64_t taken() const { return taken_.load(); }
+  // Ticks (detail::now_ticks) spent inside the signal handler so far, over every thread: what the
+  // samples cost the application threads, measured where it is paid.
+  uint64_t handler_ticks() const { return handler_ticks_.load(); }
   uint64_t dropped() const { return dropped_.load(); }
 
   // The signal handler's body (public for the handler trampoline).
@@ -52,7 +55,7 @@ class StackSampler {
   RawSample ring_[kRingEntries];
   std::atomic<uint64_t> head_{0};
   std::atomic<uint64_t> tail_{0};  // written by the draining (exporter) thread only
-  std::atomic<uint64_t> taken_{0}, dropped_{0};
+  std::atomic<uint64_t> taken_{0}, dropped_{0}, handler_ticks_{0};
   std::atomic<double> hz_{0};
   bool installed_ = false;
   void* timer_ = nullptr;  // timer_t

@@ -9,33 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "instrumentation/src/budget_test_workload.h"
 #include "perfhat/perfhat.hpp"
 #include "tests/integration/handler_process.h"
 
-namespace budgetpublish {
-double spin_ns(double ns) {
-  timespec t0{}, t{};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  volatile double x = 0;
-  do {
-    for (int i = 0; i < 20; ++i) x = x + 1;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-  } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < ns);
-  return x;
-}
-namespace hot {
-[[gnu::noinline]] void tick() {
-  PERFHAT_FUNCTION();
-  spin_ns(1500);
-}
-}  // namespace hot
-namespace cold {
-[[gnu::noinline]] void step() {
-  PERFHAT_FUNCTION();
-  spin_ns(20000);
-}
-}  // namespace cold
-}  // namespace budgetpublish
+PERFHAT_BUDGET_TEST_WORKLOAD(budgetpublish)
 
 namespace perfhat::testing {
 namespace {

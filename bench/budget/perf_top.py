@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Where libperfhat's share of a process's CPU samples goes, from `perf script -F comm,tid,ip,sym`:
+each sample with a perfhat:: frame is filed under its outermost perfhat:: frame (the entry into
+the library: the inline probe, Probe::begin, the background thread's loop, the stack sampler's
+signal handler), and the top rows are printed as a share of all samples.
+
+    perf script -i perf.data -F comm,tid,ip,sym | bench/budget/perf_top.py [ROWS=10]
+"""
+import collections
+import re
+import sys
+
+rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+samples = 0
+by = collections.Counter()
+frames = []
+
+
+def close():
+    global samples, frames
+    if not frames:
+        return
+    samples += 1
+    hits = [f for f in frames if "perfhat::" in f]
+    if hits:
+        name = re.sub(r"\(.*", "", hits[-1])  # outermost: the call stack is printed leaf first
+        by[name] += 1
+    frames = []
+
+
+for line in sys.stdin:
+    if not line.strip():
+        close()
+    elif line[0].isspace():
+        parts = line.split(None, 1)
+        frames.append(parts[1].strip() if len(parts) > 1 else "")
+    else:
+        close()
+        frames = []
+close()
+for name, n in by.most_common(rows):
+    print(f"{100.0 * n / samples:5.2f} %  {name}")

@@ -1,0 +1,49 @@
+// A macro probe's site is reported under its own function's symbol, not under the caller's it was
+// inlined into (site_symbol.h).
+#include "site_symbol.h"
+
+#include <gtest/gtest.h>
+
+namespace perfhat::detail {
+namespace {
+
+TEST(SiteSymbol, BaseNameOfPrettyFunctionsAndDemangledSymbols) {
+  EXPECT_EQ(function_base_name(
+                "std::optional<agile::Burndown> agile::ReportService::burndown(int) const"),
+            "burndown");
+  EXPECT_EQ(function_base_name("agile::ReportService::burndown(int) const"), "burndown");
+  EXPECT_EQ(function_base_name("double agile::{anonymous}::loggedOn(const std::vector<std::vector<"
+                               "double> >&, size_t)"),
+            "loggedOn");
+  EXPECT_EQ(function_base_name("agile::(anonymous namespace)::loggedOn(std::vector<std::vector<"
+                               "double, std::allocator<double> > > const&, unsigned long)"),
+            "loggedOn");
+  EXPECT_EQ(function_base_name("T ns::twice(T) [with T = int]"), "twice");
+  EXPECT_EQ(function_base_name("int ns::twice<int>(int)"), "twice");
+  EXPECT_EQ(function_base_name("std::function<void(int)> ns::make(int)"), "make");
+  EXPECT_EQ(function_base_name("ns::Widget::~Widget()"), "~Widget");
+  EXPECT_EQ(function_base_name("int ns::f()::Local::g(int) const"), "g");
+  EXPECT_EQ(function_base_name("void ns::call(F) [with F = void(int)]"), "call");
+  // Not compared: lambdas, operators, no parameter list.
+  EXPECT_EQ(function_base_name("ns::f()::<lambda(int)>"), "");
+  EXPECT_EQ(function_base_name("ns::f()::{lambda(int)#1}::operator()(int) const"), "");
+  EXPECT_EQ(function_base_name("bool ns::operator==(const A&, const B&)"), "");
+  EXPECT_EQ(function_base_name("main"), "");
+}
+
+TEST(SiteSymbol, AnInlinedFunctionIsNotFiledUnderItsCaller) {
+  EXPECT_TRUE(symbol_is_another_function(
+      "double agile::{anonymous}::loggedOn(const std::vector<std::vector<double> >&, size_t)",
+      "agile::ReportService::burndown(int) const"));
+  EXPECT_FALSE(symbol_is_another_function(
+      "std::optional<agile::Burndown> agile::ReportService::burndown(int) const",
+      "agile::ReportService::burndown(int) const"));
+  EXPECT_FALSE(
+      symbol_is_another_function("T ns::twice(T) [with T = int]", "int ns::twice<int>(int)"));
+  // A lambda's probe keeps whatever symbol it found (its names do not compare).
+  EXPECT_FALSE(symbol_is_another_function("ns::f()::<lambda(int)>",
+                                          "ns::f()::{lambda(int)#1}::operator()(int) const"));
+}
+
+}  // namespace
+}  // namespace perfhat::detail
