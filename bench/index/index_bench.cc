@@ -5,6 +5,8 @@
 //     index from cold (STORE deleted), then a restart that reads STORE back, the index's memory;
 //     with HEADER, a comment is appended to it, the pass re-run (what an edit of a widely
 //     included header costs) and the header restored.
+//   index_bench split DB ROOT FILE N
+//     N edits of FILE analysed in this process, split by phase, beside the bare reparse (CPU).
 //   index_bench edit PERFHAT_LSP DB ROOT FILE N
 //     hover latency on FILE in a server building its index from cold, alternating with a
 //     server whose index is off (same run, same load); then N edits → fresh diagnostics over
@@ -20,6 +22,7 @@
 #include <fstream>
 #include <thread>
 
+#include "bench/index/edit_split.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/translation_unit.h"
 #include "server/index/indexer.h"
@@ -345,8 +348,11 @@ int main(int argc, char** argv) {
   if (mode == "memory" && argc >= 5) return runMemory(argv[2], argv[3], argv[4]);
   if (mode == "edit" && argc >= 7)
     return runEdit(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
+  if (mode == "split" && argc >= 6)
+    return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]));
   std::fprintf(stderr,
                "usage: index_bench index DB ROOT STORE [HEADER]\n"
+               "       index_bench split DB ROOT FILE N\n"
                "       index_bench memory DB ROOT STORE\n"
                "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n");
   return 2;

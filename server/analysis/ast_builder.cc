@@ -34,13 +34,19 @@ void Builder::visitDecls(CXCursor parent) {
     if (clang_Location_isInSystemHeader(loc)) continue;
     std::string file = expansionFile(loc);
     bool main = file == main_file_;
-    if (!main && !inWorkspace(file)) continue;
+    if (!main && (skip_headers_ || !inWorkspace(file))) continue;
     if (c.kind == CXCursor_Namespace || c.kind == CXCursor_LinkageSpec ||
         c.kind == CXCursor_UnexposedDecl || isClassKind(c.kind)) {
       visitDecls(c);
       if (main && isClassKind(c.kind)) implicitMembers(c, file, out_.functions);
     } else if (isFunctionKind(c.kind) && clang_isCursorDefinition(c)) {
+      const size_t problems_before = out_.problems.size();
       std::vector<FunctionInfo> fns = buildFunction(c, file);
+      if (!main) {
+        out_.header_functions_walked += fns.size();
+        out_.header_problems.insert(out_.header_problems.end(),
+                                    out_.problems.begin() + problems_before, out_.problems.end());
+      }
       for (auto& f : fns) {
         if (main) {
           // An error inside the body may hide calls that error recovery dropped.
@@ -328,7 +334,8 @@ std::string functionKeyOf(CXCursor c) {
   return normalizeFunctionKey(scopePrefix(c) + name + "(" + params + ")" + quals);
 }
 
-ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options) {
+ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
+                    HeaderBodies headers) {
   auto t0 = std::chrono::steady_clock::now();
   ParsedUnit out;
   out.path = tu.path();
@@ -336,6 +343,7 @@ ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options) {
   out.problems = tu.problems();
   if (tu.raw()) {
     Builder b(tu, options, out);
+    b.skipHeaders(headers == HeaderBodies::kSkip);
     b.visitDecls(clang_getTranslationUnitCursor(tu.raw()));
   }
   std::stable_sort(

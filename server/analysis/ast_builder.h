@@ -25,9 +25,19 @@ struct ParsedUnit {
   std::vector<ParseProblem> problems;  // parse diagnostics of the TU
   double parse_ms = 0;                 // the TU's last parse/reparse
   double build_ms = 0;                 // this AST walk
+  // Definitions walked outside the main file (the workspace headers' bodies, lambdas included),
+  // and the problems their walk added to `problems`: what a cache of them must restore.
+  size_t header_functions_walked = 0;
+  std::vector<ParseProblem> header_problems;
 };
 
-ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options);
+// Which definitions buildAst walks: every one the TU sees in the workspace, or the main file's
+// only (the caller restores the workspace headers' bodies from a cache of an earlier walk of the
+// same headers, server/server/header_bodies_cache.h).
+enum class HeaderBodies { kWalk, kSkip };
+
+ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
+                    HeaderBodies headers = HeaderBodies::kWalk);
 
 // Every key and mangled name the analysis of `unit` may look up (functions, callees, range-for
 // producers, workspace bodies), deduplicated: the server fetches them in ONE bulk request.

@@ -30,6 +30,8 @@ class Builder {
  public:
   Builder(const TranslationUnit& tu, const AnalysisOptions& options, ParsedUnit& out);
   void visitDecls(CXCursor parent);
+  // Walk the main file's definitions only (HeaderBodies::kSkip).
+  void skipHeaders(bool skip) { skip_headers_ = skip; }
 
  private:
   bool inWorkspace(const std::string& file);
@@ -98,6 +100,7 @@ class Builder {
   ParsedUnit& out_;
   std::string main_file_;
   std::string root_;
+  bool skip_headers_ = false;
   std::vector<std::string_view> lines_;
   std::unordered_map<std::string, bool> workspace_cache_;
   std::unordered_map<unsigned, std::vector<CalleeInfo>> callee_cache_;

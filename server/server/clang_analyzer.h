@@ -15,6 +15,7 @@
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
 #include "server/server/deployed_source.h"
+#include "server/server/header_bodies_cache.h"
 #include "server/server/index_session.h"
 
 namespace perfhat::server {
@@ -48,6 +49,17 @@ class ClangAnalyzer : public Analyzer {
     bool preamble = false;
   };
   ParseInfo lastParse(const std::string& path) const;
+  // Whether the last build of `path` walked the workspace headers' bodies or reused them
+  // (header_bodies_cache.h); empty for a path not open.
+  HeaderBodiesCache::LastBuild lastHeaderBodies(const std::string& path) const;
+  // Where the last analyze() spent its time: libclang's reparse (wall and CPU), then in CPU time of
+  // the calling thread the AST walk (header key included), the workspace index's bodies, the
+  // feedback fetch, the inference, and what follows it (the open document into the index,
+  // changed callees). Milliseconds.
+  struct Split {
+    double parse = 0, parse_cpu = 0, walk = 0, augment = 0, fetch = 0, infer = 0, after = 0;
+  };
+  const Split& lastSplit() const { return split_; }
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -59,6 +71,7 @@ class ClangAnalyzer : public Analyzer {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
     bool reparsed = false;  // the last build reparsed `tu`
+    HeaderBodiesCache headers;
   };
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked
@@ -95,6 +108,7 @@ class ClangAnalyzer : public Analyzer {
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;
   std::map<std::string, Entry> tus_;
+  Split split_;
   DeployedSource deployed_source_;
   std::map<std::string, Deployed> deployed_units_;
 };

@@ -84,5 +84,28 @@ TEST_F(ClangAnalyzerEdits, AnEditOfTheIncludesStillReparses) {
   EXPECT_TRUE(snap->problems.empty() || !snap->problems.front().error);
 }
 
+// A workspace header's bodies are walked at the first build and reused by the edits after it
+// (header_bodies_cache.h); the analysis of the edited document is the same either way.
+TEST_F(ClangAnalyzerEdits, AnEditWalksTheWorkspaceHeadersOnlyOnce) {
+  std::ofstream(dir_ + "/util.h") << "#pragma once\ninline int step(int n) {\n  int s = 0;\n"
+                                     "  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n";
+  const std::string text = "#include \"util.h\"\nint run(int k) { return step(k); }\n";
+  const std::string path = dir_ + "/uses_header.cc";
+  std::ofstream(path) << text;
+  ASSERT_TRUE(build(path, text, 1));
+  EXPECT_FALSE(analyzer_.lastHeaderBodies(path).reused);
+  EXPECT_EQ(analyzer_.lastHeaderBodies(path).header_walked, 1u);
+  auto snap = build(path, text + "int again(int k) { return step(k) + 1; }\n", 2);
+  ASSERT_TRUE(snap);
+  EXPECT_TRUE(analyzer_.lastHeaderBodies(path).reused);
+  EXPECT_EQ(analyzer_.lastHeaderBodies(path).header_walked, 0u);
+  EXPECT_EQ(analyzer_.lastHeaderBodies(path).header_bodies, 1u);
+  ASSERT_EQ(snap->functions.size(), 2u);
+  for (const auto& f : snap->functions) {
+    ASSERT_GE(f.nodes.size(), 2u) << f.name;
+    EXPECT_TRUE(f.nodes[1].callee_in_workspace) << f.name << ": step's body is not known";
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::server

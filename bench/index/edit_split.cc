@@ -1,0 +1,103 @@
+// index_bench split: the analyzer in this process, so that the edit's cost can be split by phase
+// and compared with libclang's bare reparse on the same thread, in CPU time (bench/README.md
+// "Workspace index").
+#include "bench/index/edit_split.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "server/analysis/compile_db.h"
+#include "server/analysis/feedback_view.h"
+#include "server/index/indexer.h"
+#include "server/server/clang_analyzer.h"
+
+namespace perfhat::bench {
+namespace {
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void line(const char* what, const std::vector<double>& v) {
+  std::printf("  %-44s p50 %9.2f ms  p95 %9.2f ms  (n=%zu)\n", what, pct(v, 0.5), pct(v, 0.95),
+              v.size());
+}
+
+}  // namespace
+
+int runSplit(const std::string& db, const std::string& root, const std::string& file, int n) {
+  setenv("LIBCLANG_NOTHREADS", "1", 1);  // libclang on this thread: its CPU clock covers it
+  auto text = index::readFile(file);
+  if (!text) return 1;
+  int lines = static_cast<int>(std::count(text->begin(), text->end(), '\n'));
+  size_t line_start = 0;
+  for (int l = 0; l < lines / 2; ++l) line_start = text->find('\n', line_start) + 1;
+  std::string with = *text;
+  with.insert(line_start, "/*x*/");  // odd edits add a comment in the middle line, even remove it
+  std::printf("%s: %d lines\n", file.c_str(), lines);
+
+  server::Config cfg;
+  cfg.compile_commands = db;
+  server::ClangAnalyzer analyzer;
+  analyzer.setBackgroundIndex(false);
+  analyzer.configure(cfg, root);
+  auto fetch = [](const std::vector<std::string>&) {
+    return std::make_shared<analysis::InMemoryFeedback>();
+  };
+  auto cc = analysis::compileCommandFor(file, db, {});
+  auto bare = analysis::TranslationUnit::parse(file, *text, cc.args);
+  std::vector<std::string> warnings;
+  analyzer.analyze({file, *text, 1}, fetch, warnings);
+  std::vector<double> bare_cpu, edit_cpu, parse, parse_cpu, key, walk, augment, infer, after,
+      header_walked;
+  int reused = 0;
+  for (int i = 1; i <= n; ++i) {
+    const std::string& t = i % 2 ? with : *text;
+    double c0 = threadCpuMs();
+    bare->reparse(t);
+    bare_cpu.push_back(threadCpuMs() - c0);
+    c0 = threadCpuMs();
+    analyzer.analyze({file, t, i + 1}, fetch, warnings);
+    edit_cpu.push_back(threadCpuMs() - c0);
+    const auto& s = analyzer.lastSplit();
+    parse.push_back(s.parse);
+    parse_cpu.push_back(s.parse_cpu);
+    key.push_back(analyzer.lastHeaderBodies(file).key_ms);
+    walk.push_back(s.walk);
+    augment.push_back(s.augment);
+    infer.push_back(s.infer);
+    after.push_back(s.after);
+    const auto h = analyzer.lastHeaderBodies(file);
+    reused += h.reused;
+    header_walked.push_back(static_cast<double>(h.header_walked));
+  }
+  std::printf("edits: %d, header bodies reused in %d; header bodies per unit %zu\n", n, reused,
+              analyzer.lastHeaderBodies(file).header_bodies);
+  line("bare reparse, CPU", bare_cpu);
+  line("analyze() after the edit, CPU", edit_cpu);
+  std::printf("  ratio analyze ÷ bare reparse, CPU: p50 %.3f, p95 %.3f\n",
+              pct(edit_cpu, 0.5) / pct(bare_cpu, 0.5), pct(edit_cpu, 0.95) / pct(bare_cpu, 0.95));
+  std::printf(" split of analyze() (reparse wall, the rest CPU):\n");
+  line("libclang reparse", parse);
+  line("libclang reparse, CPU", parse_cpu);
+  line("AST walk (header key included), CPU", walk);
+  line("  of which the header key", key);
+  line("workspace index bodies (augment)", augment);
+  line("inference", infer);
+  line("after (index setOpen, changed callees)", after);
+  line("header definitions walked (count)", header_walked);
+  return 0;
+}
+
+}  // namespace perfhat::bench

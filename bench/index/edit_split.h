@@ -1,0 +1,10 @@
+// index_bench split DB ROOT FILE N: N edits of FILE analysed by ClangAnalyzer in this process,
+// each beside libclang's bare reparse of the same text (preamble reused) on the same thread,
+// in CPU time, with the analysis split by phase.
+#pragma once
+
+#include <string>
+
+namespace perfhat::bench {
+int runSplit(const std::string& db, const std::string& root, const std::string& file, int n);
+}

@@ -1,0 +1,119 @@
+#include "server/server/header_bodies_cache.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace perfhat::server {
+namespace {
+
+// FNV-1a, 64 bits.
+struct Hasher {
+  uint64_t h = 1469598103934665603ull;
+  void bytes(const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      h ^= static_cast<unsigned char>(p[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  void text(std::string_view s) {
+    bytes(s.data(), s.size());
+    bytes("", 1);  // a separator: "ab"+"c" differs from "a"+"bc"
+  }
+  void number(uint64_t v) { bytes(reinterpret_cast<const char*>(&v), sizeof v); }
+};
+
+struct Inclusions {
+  const analysis::TranslationUnit* tu;
+  std::string root;  // with a trailing '/'; empty when there is no workspace root
+  Hasher* hash;
+  unsigned main_offset = 0;  // end of the main file's last #include directive seen
+  bool failed = false;
+};
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+std::string fileName(CXFile f) { return analysis::toString(clang_getFileName(f)); }
+
+void visitInclusion(CXFile included, CXSourceLocation* stack, unsigned depth, CXClientData data) {
+  auto* in = static_cast<Inclusions*>(data);
+  const std::string name = fileName(included);
+  if (depth == 0) return;  // the main file itself
+  in->hash->text(name);
+  // Where the main file includes it (the bottom of the stack is in the main file).
+  CXFile at = nullptr;
+  unsigned offset = 0;
+  clang_getSpellingLocation(stack[depth - 1], &at, nullptr, nullptr, &offset);
+  if (at && fileName(at) == in->tu->path()) in->main_offset = std::max(in->main_offset, offset);
+  if (!in->root.empty() && name.compare(0, in->root.size(), in->root) == 0) {
+    size_t size = 0;
+    const char* contents = clang_getFileContents(in->tu->raw(), included, &size);
+    if (contents) {
+      in->hash->bytes(contents, size);
+    } else {
+      std::ifstream f(name, std::ios::binary);
+      if (!f) {
+        in->failed = true;
+        return;
+      }
+      std::string s((std::istreambuf_iterator<char>(f)), {});
+      in->hash->bytes(s.data(), s.size());
+    }
+  } else {
+    in->hash->number(static_cast<uint64_t>(clang_getFileTime(included)));
+  }
+}
+
+}  // namespace
+
+std::optional<uint64_t> HeaderBodiesCache::contextKey(const analysis::TranslationUnit& tu,
+                                                      const std::string& workspace_root) {
+  if (!tu.raw()) return std::nullopt;
+  Hasher h;
+  for (const std::string& a : tu.args()) h.text(a);
+  Inclusions in{&tu, "", &h};
+  if (!workspace_root.empty()) {
+    in.root = std::filesystem::absolute(workspace_root).lexically_normal().string();
+    if (in.root.back() != '/') in.root.push_back('/');
+  }
+  clang_getInclusions(tu.raw(), visitInclusion, &in);
+  if (in.failed) return std::nullopt;
+  // The main file up to the end of the line of its last #include.
+  std::string_view text = tu.contents();
+  size_t end = text.find('\n', std::min<size_t>(in.main_offset, text.size()));
+  h.text(text.substr(0, end == std::string_view::npos ? text.size() : end));
+  return h.h;
+}
+
+analysis::ParsedUnit HeaderBodiesCache::build(const analysis::TranslationUnit& tu,
+                                              const analysis::AnalysisOptions& options) {
+  const double t0 = threadCpuMs();
+  std::optional<uint64_t> key = contextKey(tu, options.workspace_root);
+  last_ = LastBuild{};
+  last_.key_ms = threadCpuMs() - t0;
+  if (key && key_ == key) {
+    analysis::ParsedUnit unit = analysis::buildAst(tu, options, analysis::HeaderBodies::kSkip);
+    unit.workspace_bodies = bodies_;
+    unit.problems.insert(unit.problems.end(), problems_.begin(), problems_.end());
+    unit.header_problems = problems_;
+    last_.reused = true;
+    last_.header_bodies = unit.workspace_bodies.size();
+    return unit;
+  }
+  analysis::ParsedUnit unit = analysis::buildAst(tu, options, analysis::HeaderBodies::kWalk);
+  key_ = key;
+  bodies_ = unit.workspace_bodies;
+  problems_ = unit.header_problems;
+  last_.header_walked = unit.header_functions_walked;
+  last_.header_bodies = unit.workspace_bodies.size();
+  return unit;
+}
+
+}  // namespace perfhat::server

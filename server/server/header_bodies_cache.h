@@ -1,0 +1,53 @@
+// The workspace headers' function bodies of one open document, kept while its headers stay the
+// same (issue #25, "edits that feel instant"). An edit reparses the document with its preamble;
+// the headers' bodies in that AST are the same as at the last build unless something they
+// depend on changed, so the build walks only the main file's definitions and takes the headers'
+// from here.
+//
+// What the headers' bodies depend on, hashed into the key: the compile flags; every file the
+// translation unit includes, in inclusion order, with its content for files under the workspace
+// root (their bodies are walked) and its modification time for the others (their declarations
+// and macros shape those bodies; libclang rebuilds the preamble when they change); and the main
+// file's text up to its last #include (the macros and declarations a header sees before it).
+// An edit below the last #include leaves the key as it was.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/analysis/ast_builder.h"
+
+namespace perfhat::server {
+
+class HeaderBodiesCache {
+ public:
+  // The unit of `tu` as buildAst makes it, with the headers' bodies walked only when the key
+  // differs from the last build's.
+  analysis::ParsedUnit build(const analysis::TranslationUnit& tu,
+                             const analysis::AnalysisOptions& options);
+
+  // What the last build() did (a test hook and the bench's split).
+  struct LastBuild {
+    bool reused = false;       // the headers' bodies came from the cache
+    size_t header_walked = 0;  // header definitions walked by this build
+    size_t header_bodies = 0;  // header bodies the unit carries
+    double key_ms = 0;         // computing the key (CPU time of the thread)
+  };
+  const LastBuild& last() const { return last_; }
+
+  // The key of `tu`'s header context (see the file comment); nullopt when it cannot be known
+  // (no translation unit), which never matches.
+  static std::optional<uint64_t> contextKey(const analysis::TranslationUnit& tu,
+                                            const std::string& workspace_root);
+
+ private:
+  std::optional<uint64_t> key_;
+  std::unordered_map<std::string, analysis::FunctionInfo> bodies_;
+  std::vector<analysis::ParseProblem> problems_;
+  LastBuild last_;
+};
+
+}  // namespace perfhat::server

@@ -1,0 +1,154 @@
+// HeaderBodiesCache (issue #25): an edit of the main file below its includes walks only the main
+// file's definitions and takes the workspace headers' bodies from the last walk; a header that
+// changes on disk, or an edit above the last #include, walks them again.
+#include "server/server/header_bodies_cache.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace perfhat::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kHeader = R"src(#pragma once
+inline int work(int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i) s += i;
+  return s;
+}
+inline int other(int n) { return n * 2; }
+)src";
+
+// The same function with a second loop: a different body.
+constexpr const char* kHeaderEdited = R"src(#pragma once
+inline int work(int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i) s += i;
+  for (int j = 0; j < n; ++j) s -= j;
+  return s;
+}
+inline int other(int n) { return n * 2; }
+)src";
+
+constexpr const char* kMain = R"src(#include "work.h"
+int caller(int k) {
+  int t = 0;
+  for (int i = 0; i < k; ++i) t += work(i);
+  return t;
+}
+)src";
+
+class HeaderBodiesCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/perfhat-header-bodies-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    options_.workspace_root = dir_;
+    writeHeader(kHeader);
+    main_ = dir_ + "/main.cc";
+    std::ofstream(main_) << kMain;  // on disk, so that libclang keeps a preamble for reparses
+    tu_ = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"});
+    ASSERT_TRUE(tu_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void writeHeader(const char* text) {
+    std::ofstream(dir_ + "/work.h", std::ios::trunc) << text;
+    // A later modification time than the preamble's, whatever the file system's resolution.
+    fs::last_write_time(dir_ + "/work.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
+  }
+  // The unit a walk of everything gives for the TU as it stands: what the cache must equal.
+  analysis::ParsedUnit fresh() { return analysis::buildAst(*tu_, options_); }
+
+  static void expectSameBodies(const analysis::ParsedUnit& a, const analysis::ParsedUnit& b) {
+    ASSERT_EQ(a.workspace_bodies.size(), b.workspace_bodies.size());
+    for (const auto& [key, f] : a.workspace_bodies) {
+      auto it = b.workspace_bodies.find(key);
+      ASSERT_NE(it, b.workspace_bodies.end()) << key;
+      EXPECT_EQ(f.body_hash, it->second.body_hash) << key;
+      EXPECT_EQ(f.nodes.size(), it->second.nodes.size()) << key;
+    }
+    ASSERT_EQ(a.functions.size(), b.functions.size());
+    for (size_t i = 0; i < a.functions.size(); ++i) {
+      EXPECT_EQ(a.functions[i].key, b.functions[i].key);
+      EXPECT_EQ(a.functions[i].body_hash, b.functions[i].body_hash);
+      EXPECT_EQ(a.functions[i].nodes.size(), b.functions[i].nodes.size());
+    }
+  }
+
+  std::string dir_, main_;
+  analysis::AnalysisOptions options_;
+  std::unique_ptr<analysis::TranslationUnit> tu_;
+  HeaderBodiesCache cache_;
+};
+
+TEST_F(HeaderBodiesCacheTest, AnEditBelowTheIncludesReusesTheHeadersBodies) {
+  analysis::ParsedUnit first = cache_.build(*tu_, options_);
+  EXPECT_FALSE(cache_.last().reused);
+  EXPECT_EQ(cache_.last().header_walked, 2u);  // work and other
+  ASSERT_EQ(first.workspace_bodies.count("work(int)"), 1u);
+
+  std::string edited = std::string(kMain) + "int twice(int k) { return 2 * caller(k); }\n";
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().reused);
+  EXPECT_EQ(cache_.last().header_walked, 0u) << "an unchanged header was walked again";
+  EXPECT_EQ(second.header_functions_walked, 0u);
+  ASSERT_EQ(second.functions.size(), 2u);  // the edit is seen: caller and twice
+  expectSameBodies(second, fresh());
+}
+
+TEST_F(HeaderBodiesCacheTest, AHeaderChangedOnDiskIsWalkedAgain) {
+  analysis::ParsedUnit first = cache_.build(*tu_, options_);
+  const uint64_t before = first.workspace_bodies.at("work(int)").body_hash;
+  writeHeader(kHeaderEdited);
+  ASSERT_TRUE(tu_->reparse(kMain));
+  analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_FALSE(cache_.last().reused);
+  EXPECT_EQ(cache_.last().header_walked, 2u);
+  const analysis::FunctionInfo& work = second.workspace_bodies.at("work(int)");
+  EXPECT_NE(work.body_hash, before) << "the header's new body was not seen";
+  int loops = 0;
+  for (const auto& n : work.nodes) loops += n.kind == analysis::NodeKind::Loop;
+  EXPECT_EQ(loops, 2);
+  expectSameBodies(second, fresh());
+
+  // And the next edit of the main file reuses the new bodies.
+  ASSERT_TRUE(tu_->reparse(std::string(kMain) + "\n"));
+  analysis::ParsedUnit third = cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().reused);
+  EXPECT_EQ(third.workspace_bodies.at("work(int)").body_hash, work.body_hash);
+}
+
+TEST_F(HeaderBodiesCacheTest, AnEditAboveTheLastIncludeWalksTheHeadersAgain) {
+  cache_.build(*tu_, options_);
+  // A macro the header sees: the header's bodies may expand differently.
+  ASSERT_TRUE(tu_->reparse(std::string("#define EXTRA 1\n") + kMain));
+  analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_FALSE(cache_.last().reused);
+  EXPECT_EQ(cache_.last().header_walked, 2u);
+  expectSameBodies(second, fresh());
+}
+
+TEST_F(HeaderBodiesCacheTest, OtherFlagsAreAnotherKey) {
+  auto key = HeaderBodiesCache::contextKey(*tu_, dir_);
+  ASSERT_TRUE(key);
+  auto other = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++20"});
+  ASSERT_TRUE(other);
+  auto key2 = HeaderBodiesCache::contextKey(*other, dir_);
+  ASSERT_TRUE(key2);
+  EXPECT_NE(*key, *key2);
+  auto same = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"});
+  EXPECT_EQ(HeaderBodiesCache::contextKey(*same, dir_), key);
+}
+
+}  // namespace
+}  // namespace perfhat::server
