@@ -11,6 +11,10 @@ second to `eval`; a category with an odd count gives its extra change to whichev
 smaller so far (a coin from the same generator on a tie). The split was drawn once, before the
 analysis was tuned against any of these changes; rows added later change the draw, so the
 check fails until the split is redrawn on purpose (and the README says so).
+
+Rows whose set is `heldout` take no part in the draw: they are a second evaluation set, written
+after dev and eval had been looked at and before the analysis was tuned again (HELDOUT lists
+them, so a row cannot move in or out of it silently).
 """
 import json
 import os
@@ -22,6 +26,7 @@ SEED = 20261125
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MANIFEST = os.path.join(HERE, "changes.tsv")
+HELDOUT = ["c%d" % n for n in range(43, 62)]  # written 2026-11-26 before any tuning on them
 COLUMNS = ["change", "set", "patch", "file", "function", "key", "category", "description"]
 CATEGORIES = {"added", "removed", "moved", "replaced", "producer-loop", "local-loop",
               "nested-loop", "callee-context", "branch", "non-perf"}
@@ -41,6 +46,7 @@ def read(path=MANIFEST):
 
 
 def draw(rows, seed=SEED):
+    rows = [r for r in rows if r["set"] != "heldout"]
     rng = random.Random(seed)
     sets = {}
     counts = {"dev": 0, "eval": 0}
@@ -100,6 +106,12 @@ def check(rows):
             problems.append(f"{rel}: not in changes.tsv")
     expected = draw(rows)
     for r in rows:
+        if (r["change"] in HELDOUT) != (r["set"] == "heldout"):
+            problems.append(f"{r['change']}: set '{r['set']}', the held-out list says "
+                            f"{'heldout' if r['change'] in HELDOUT else 'dev or eval'}")
+            continue
+        if r["set"] == "heldout":
+            continue
         if r["set"] != expected[r["change"]]:
             problems.append(f"{r['change']}: set '{r['set']}', the seeded draw says "
                             f"'{expected[r['change']]}'")
@@ -112,13 +124,15 @@ def main():
         problems = check(rows)
         for p in problems:
             print("changes.tsv:", p, file=sys.stderr)
-        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval")}
-        print(f"changes.tsv: {len(rows)} changes, dev {n['dev']}, eval {n['eval']}, seed {SEED}: "
+        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval", "heldout")}
+        print(f"changes.tsv: {len(rows)} changes, dev {n['dev']}, eval {n['eval']}, "
+              f"heldout {n['heldout']}, seed {SEED}: "
               + ("ok" if not problems else f"{len(problems)} problem(s)"))
         return 1 if problems else 0
     if sys.argv[1:]:
         sys.exit(__doc__)
     sets = draw(rows)
+    sets.update({r["change"]: "heldout" for r in rows if r["set"] == "heldout"})
     with open(MANIFEST, "w", encoding="utf-8") as out:
         out.write("\t".join(COLUMNS) + "\n")
         for r in rows:
