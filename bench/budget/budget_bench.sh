@@ -71,7 +71,7 @@ for cfg in "${configs[@]}"; do
   wait "$perf_pid" || true
   perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null > "$run/perf.txt"
   python3 bench/overhead/perf_share.py < "$run/perf.txt" > "$run/perf_share.txt"
-  python3 bench/budget/perf_top.py 8 < "$run/perf.txt" > "$run/perf_top.txt"
+  python3 bench/budget/perf_top.py 8 --inner < "$run/perf.txt" > "$run/perf_top.txt"
   rm -f "$run/perf.txt"
   rm -f "$run/perf.data"
   sleep 1

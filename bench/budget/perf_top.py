@@ -4,15 +4,18 @@ each sample with a perfhat:: frame is filed under its outermost perfhat:: frame 
 the library: the inline probe, Probe::begin, the background thread's loop, the stack sampler's
 signal handler), and the top rows are printed as a share of all samples.
 
-    perf script -i perf.data -F comm,tid,ip,sym | bench/budget/perf_top.py [ROWS=10]
+    perf script -i perf.data -F comm,tid,ip,sym | bench/budget/perf_top.py [ROWS=10] [--inner]
+--inner adds the top (outermost frame, the frame it called) pairs.
 """
 import collections
 import re
 import sys
 
 rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+inner = len(sys.argv) > 2 and sys.argv[2] == "--inner"  # also the frame inside the outermost
 samples = 0
 by = collections.Counter()
+by_inner = collections.Counter()
 frames = []
 
 
@@ -25,6 +28,9 @@ def close():
     if hits:
         name = re.sub(r"\(.*", "", hits[-1])  # outermost: the call stack is printed leaf first
         by[name] += 1
+        k = frames.index(hits[-1])
+        if inner and k > 0:
+            by_inner[(name, re.sub(r"\(.*", "", frames[k - 1]))] += 1
     frames = []
 
 
@@ -40,3 +46,5 @@ for line in sys.stdin:
 close()
 for name, n in by.most_common(rows):
     print(f"{100.0 * n / samples:5.2f} %  {name}")
+for (outer, callee), n in by_inner.most_common(rows):
+    print(f"{100.0 * n / samples:5.2f} %  {outer} > {callee}")

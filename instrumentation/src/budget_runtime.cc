@@ -84,7 +84,16 @@ Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
     s.budget_p = 0;
     return run_ended ? Take::kKeepSampled : Take::kKeep;
   }
-  s.budget_p = static_cast<float>(p > 0 ? p : 1e-30);
+  if (thr == 0) {
+    // Never taken (probing mode's untraced classes): a run of bounded length that ends in a
+    // fresh draw, not a taken call. An unbounded run would outlast a plan that traces the class
+    // again: its calls would stay skipped for 2^32 calls.
+    s.budget_p = 0;
+    s.budget_skip.store(kZeroRateRun, std::memory_order_relaxed);
+    s.budget_run.store(kZeroRateRun, std::memory_order_relaxed);
+    return kept ? Take::kKeepSampled : Take::kPass;
+  }
+  s.budget_p = static_cast<float>(p);
   const uint32_t k = skip_length(next_random(h), p);
   s.budget_skip.store(k, std::memory_order_relaxed);
   s.budget_run.store(k, std::memory_order_relaxed);

@@ -54,6 +54,8 @@ void publish(const std::vector<double>& probability);
 // Back to "keep every call" (shutdown, tests).
 void clear();
 inline constexpr std::size_t kRetainedTables = 64;
+// A site kept at rate 0 re-reads its rate after this many calls (one out-of-line call in 1,024).
+inline constexpr uint32_t kZeroRateRun = 1024;
 inline constexpr std::size_t kTableHeader = 2;
 
 }  // namespace perfhat::budget

@@ -150,4 +150,16 @@ TEST_F(BudgetSkip, ANewRateTakesEffectAtTheEndOfTheRunningSkip) {
   EXPECT_LT(first_taken, 20u);  // p = 0.001: about 2 of 2000
 }
 
+// Probing mode's untraced classes run at rate 0; when a later plan traces the class, its calls
+// are taken again within kZeroRateRun calls, and every call is still counted.
+TEST_F(BudgetSkip, AClassAtRateZeroIsTakenAgainSoonAfterThePlanTracesIt) {
+  perfhat::budget::publish({1.0, 0.0});
+  EXPECT_EQ(call(100000, s_, h_).taken, 0u);
+  perfhat::budget::publish({1.0, 1.0});
+  const Calls c = call(perfhat::budget::kZeroRateRun + 500, s_, h_);
+  EXPECT_GE(c.taken, 500u);
+  EXPECT_DOUBLE_EQ(c.weight, static_cast<double>(c.taken));  // taken at rate 1: weight 1 each
+  EXPECT_EQ(counted(s_), 100000u + perfhat::budget::kZeroRateRun + 500);
+}
+
 }  // namespace
