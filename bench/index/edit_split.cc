@@ -62,6 +62,7 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   std::vector<double> bare_cpu, edit_cpu, parse, parse_cpu, key, walk, augment, infer, after,
       header_walked;
   int reused = 0;
+  std::vector<double> main_reused, main_walked;
   for (int i = 1; i <= n; ++i) {
     const std::string& t = i % 2 ? with : *text;
     double c0 = threadCpuMs();
@@ -81,6 +82,8 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
     const auto h = analyzer.lastHeaderBodies(file);
     reused += h.reused;
     header_walked.push_back(static_cast<double>(h.header_walked));
+    main_reused.push_back(static_cast<double>(h.main_reused));
+    main_walked.push_back(static_cast<double>(h.main_walked));
   }
   std::printf("edits: %d, header bodies reused in %d; header bodies per unit %zu\n", n, reused,
               analyzer.lastHeaderBodies(file).header_bodies);
@@ -96,7 +99,10 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   line("workspace index bodies (augment)", augment);
   line("inference", infer);
   line("after (index setOpen, changed callees)", after);
-  line("header definitions walked (count)", header_walked);
+  std::printf(
+      "  header definitions walked: p50 %.0f; main-file definitions walked p50 %.0f, "
+      "reused p50 %.0f\n",
+      pct(header_walked, 0.5), pct(main_walked, 0.5), pct(main_reused, 0.5));
   return 0;
 }
 

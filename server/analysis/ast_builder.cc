@@ -7,6 +7,7 @@
 
 #include "common/callees_key.h"
 #include "common/function_key.h"
+#include "server/analysis/ast_reuse.h"
 #include "server/analysis/ast_walker.h"
 #include "server/analysis/implicit_members.h"
 
@@ -38,28 +39,47 @@ void Builder::visitDecls(CXCursor parent) {
     if (c.kind == CXCursor_Namespace || c.kind == CXCursor_LinkageSpec ||
         c.kind == CXCursor_UnexposedDecl || isClassKind(c.kind)) {
       visitDecls(c);
-      if (main && isClassKind(c.kind)) implicitMembers(c, file, out_.functions);
+      if (main && isClassKind(c.kind)) events_.push_back({Event::kImplicit, c, file});
     } else if (isFunctionKind(c.kind) && clang_isCursorDefinition(c)) {
-      const size_t problems_before = out_.problems.size();
-      std::vector<FunctionInfo> fns = buildFunction(c, file);
-      if (!main) {
-        out_.header_functions_walked += fns.size();
-        out_.header_problems.insert(out_.header_problems.end(),
-                                    out_.problems.begin() + problems_before, out_.problems.end());
-      }
-      for (auto& f : fns) {
-        if (main) {
-          // An error inside the body may hide calls that error recovery dropped.
-          for (const ParseProblem& p : out_.problems)
-            if (p.error && f.range.contains(p.range.start)) ++f.unresolved_calls;
-          out_.functions.push_back(std::move(f));
-        } else {
-          std::string key = f.key;
-          out_.workspace_bodies.emplace(std::move(key), std::move(f));
-        }
+      events_.push_back({main ? Event::kMainFunction : Event::kHeaderFunction, c, file});
+    }
+  }
+}
+
+// The definitions visitDecls found, built in the order found (so that the output, its problems'
+// order included, does not depend on what was reused).
+void Builder::buildAll(MainBodies* reuse, bool context_same) {
+  MainReuse main(tu_, reuse, context_same, events_, out_.problems);
+  for (const Event& ev : events_) {
+    if (ev.kind == Event::kImplicit) {
+      implicitMembers(ev.cursor, ev.file, out_.functions);
+      continue;
+    }
+    const size_t problems_before = out_.problems.size();
+    const bool is_main = ev.kind == Event::kMainFunction;
+    std::vector<FunctionInfo> fns;
+    if (!is_main || !main.take(ev.cursor, fns, out_.problems)) {
+      fns = buildFunction(ev.cursor, ev.file);
+      if (is_main) main.walked(ev.cursor, fns, out_.problems, problems_before);
+    }
+    if (!is_main) {
+      out_.header_functions_walked += fns.size();
+      out_.header_problems.insert(out_.header_problems.end(),
+                                  out_.problems.begin() + problems_before, out_.problems.end());
+    }
+    for (auto& f : fns) {
+      if (is_main) {
+        // An error inside the body may hide calls that error recovery dropped.
+        for (const ParseProblem& p : out_.problems)
+          if (p.error && f.range.contains(p.range.start)) ++f.unresolved_calls;
+        out_.functions.push_back(std::move(f));
+      } else {
+        std::string key = f.key;
+        out_.workspace_bodies.emplace(std::move(key), std::move(f));
       }
     }
   }
+  main.finish();
 }
 
 bool Builder::inWorkspace(const std::string& file) {
@@ -336,6 +356,11 @@ std::string functionKeyOf(CXCursor c) {
 
 ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
                     HeaderBodies headers) {
+  return buildAst(tu, options, BuildReuse{headers, nullptr, false});
+}
+
+ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
+                    const BuildReuse& reuse) {
   auto t0 = std::chrono::steady_clock::now();
   ParsedUnit out;
   out.path = tu.path();
@@ -343,8 +368,9 @@ ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
   out.problems = tu.problems();
   if (tu.raw()) {
     Builder b(tu, options, out);
-    b.skipHeaders(headers == HeaderBodies::kSkip);
+    b.skipHeaders(reuse.headers == HeaderBodies::kSkip);
     b.visitDecls(clang_getTranslationUnitCursor(tu.raw()));
+    b.buildAll(reuse.main, reuse.context_same);
   }
   std::stable_sort(
       out.functions.begin(), out.functions.end(),

@@ -33,11 +33,36 @@ struct ParsedUnit {
 
 // Which definitions buildAst walks: every one the TU sees in the workspace, or the main file's
 // only (the caller restores the workspace headers' bodies from a cache of an earlier walk of the
-// same headers, server/server/header_bodies_cache.h).
+// same headers, server/server/walk_cache.h).
 enum class HeaderBodies { kWalk, kSkip };
+
+// The main file's definitions as the last build walked them, for the next build of the same
+// document (ast_reuse.cc). A definition is taken from here instead of walked again when its text
+// is the same (moved by whole lines at most) and nothing it may depend on changed: the headers
+// (BuildReuse::context_same), the main file outside function bodies, and no body that changed
+// belongs to a function others may depend on (constexpr, deduced return type).
+struct MainBodies {
+  struct Walked {
+    Position start;                       // where the definition started in that build
+    std::vector<FunctionInfo> functions;  // it and its lambdas, as walked
+    std::vector<ParseProblem> problems;   // problems its walk added
+  };
+  bool valid = false;
+  uint64_t skeleton = 0;  // hash of the main file with its function bodies left out
+  std::unordered_multimap<uint64_t, Walked> by_text;
+  size_t reused = 0, walked = 0;  // main-file definitions in the last build
+};
+
+struct BuildReuse {
+  HeaderBodies headers = HeaderBodies::kWalk;
+  MainBodies* main = nullptr;  // read and then replaced with this build's walk; null: no reuse
+  bool context_same = false;   // the headers are those of the build `main` holds
+};
 
 ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
                     HeaderBodies headers = HeaderBodies::kWalk);
+ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
+                    const BuildReuse& reuse);
 
 // Every key and mangled name the analysis of `unit` may look up (functions, callees, range-for
 // producers, workspace bodies), deduplicated: the server fetches them in ONE bulk request.

@@ -32,6 +32,14 @@ class Builder {
   void visitDecls(CXCursor parent);
   // Walk the main file's definitions only (HeaderBodies::kSkip).
   void skipHeaders(bool skip) { skip_headers_ = skip; }
+  // Builds what visitDecls found, taking the main file's unchanged definitions from `reuse`.
+  void buildAll(MainBodies* reuse, bool context_same);
+  // A definition (or a class's implicit members) visitDecls found.
+  struct Event {
+    enum Kind { kMainFunction, kHeaderFunction, kImplicit } kind;
+    CXCursor cursor;
+    std::string file;
+  };
 
  private:
   bool inWorkspace(const std::string& file);
@@ -101,6 +109,7 @@ class Builder {
   std::string main_file_;
   std::string root_;
   bool skip_headers_ = false;
+  std::vector<Event> events_;
   std::vector<std::string_view> lines_;
   std::unordered_map<std::string, bool> workspace_cache_;
   std::unordered_map<unsigned, std::vector<CalleeInfo>> callee_cache_;

@@ -158,9 +158,9 @@ ClangAnalyzer::ParseInfo ClangAnalyzer::lastParse(const std::string& path) const
   return {it->second.reparsed, preamble_bytes > 0};
 }
 
-HeaderBodiesCache::LastBuild ClangAnalyzer::lastHeaderBodies(const std::string& path) const {
+WalkCache::LastBuild ClangAnalyzer::lastHeaderBodies(const std::string& path) const {
   auto it = tus_.find(path);
-  return it == tus_.end() ? HeaderBodiesCache::LastBuild{} : it->second.headers.last();
+  return it == tus_.end() ? WalkCache::LastBuild{} : it->second.headers.last();
 }
 
 const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& path,

@@ -15,8 +15,8 @@
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
 #include "server/server/deployed_source.h"
-#include "server/server/header_bodies_cache.h"
 #include "server/server/index_session.h"
+#include "server/server/walk_cache.h"
 
 namespace perfhat::server {
 
@@ -50,8 +50,8 @@ class ClangAnalyzer : public Analyzer {
   };
   ParseInfo lastParse(const std::string& path) const;
   // Whether the last build of `path` walked the workspace headers' bodies or reused them
-  // (header_bodies_cache.h); empty for a path not open.
-  HeaderBodiesCache::LastBuild lastHeaderBodies(const std::string& path) const;
+  // (walk_cache.h); empty for a path not open.
+  WalkCache::LastBuild lastHeaderBodies(const std::string& path) const;
   // Where the last analyze() spent its time: libclang's reparse (wall and CPU), then in CPU time of
   // the calling thread the AST walk (header key included), the workspace index's bodies, the
   // feedback fetch, the inference, and what follows it (the open document into the index,
@@ -71,7 +71,7 @@ class ClangAnalyzer : public Analyzer {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
     bool reparsed = false;  // the last build reparsed `tu`
-    HeaderBodiesCache headers;
+    WalkCache headers;
   };
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked

@@ -85,7 +85,7 @@ TEST_F(ClangAnalyzerEdits, AnEditOfTheIncludesStillReparses) {
 }
 
 // A workspace header's bodies are walked at the first build and reused by the edits after it
-// (header_bodies_cache.h); the analysis of the edited document is the same either way.
+// (walk_cache.h); the analysis of the edited document is the same either way.
 TEST_F(ClangAnalyzerEdits, AnEditWalksTheWorkspaceHeadersOnlyOnce) {
   std::ofstream(dir_ + "/util.h") << "#pragma once\ninline int step(int n) {\n  int s = 0;\n"
                                      "  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n";

@@ -1,7 +1,7 @@
-// HeaderBodiesCache (issue #25): an edit of the main file below its includes walks only the main
+// WalkCache (issue #25): an edit of the main file below its includes walks only the main
 // file's definitions and takes the workspace headers' bodies from the last walk; a header that
 // changes on disk, or an edit above the last #include, walks them again.
-#include "server/server/header_bodies_cache.h"
+#include "server/server/walk_cache.h"
 
 #include <unistd.h>
 
@@ -44,7 +44,7 @@ int caller(int k) {
 }
 )src";
 
-class HeaderBodiesCacheTest : public ::testing::Test {
+class WalkCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/perfhat-header-bodies-XXXXXX";
@@ -78,19 +78,27 @@ class HeaderBodiesCacheTest : public ::testing::Test {
     }
     ASSERT_EQ(a.functions.size(), b.functions.size());
     for (size_t i = 0; i < a.functions.size(); ++i) {
-      EXPECT_EQ(a.functions[i].key, b.functions[i].key);
-      EXPECT_EQ(a.functions[i].body_hash, b.functions[i].body_hash);
-      EXPECT_EQ(a.functions[i].nodes.size(), b.functions[i].nodes.size());
+      const analysis::FunctionInfo &f = a.functions[i], &g = b.functions[i];
+      EXPECT_EQ(f.key, g.key);
+      EXPECT_EQ(f.body_hash, g.body_hash);
+      EXPECT_EQ(f.range, g.range) << f.key;
+      EXPECT_EQ(f.name_range, g.name_range) << f.key;
+      ASSERT_EQ(f.nodes.size(), g.nodes.size()) << f.key;
+      for (size_t k = 0; k < f.nodes.size(); ++k) {
+        EXPECT_EQ(f.nodes[k].range, g.nodes[k].range) << f.key << " node " << k;
+        EXPECT_EQ(f.nodes[k].hint, g.nodes[k].hint) << f.key << " node " << k;
+        EXPECT_EQ(f.nodes[k].callee_key, g.nodes[k].callee_key) << f.key << " node " << k;
+      }
     }
   }
 
   std::string dir_, main_;
   analysis::AnalysisOptions options_;
   std::unique_ptr<analysis::TranslationUnit> tu_;
-  HeaderBodiesCache cache_;
+  WalkCache cache_;
 };
 
-TEST_F(HeaderBodiesCacheTest, AnEditBelowTheIncludesReusesTheHeadersBodies) {
+TEST_F(WalkCacheTest, AnEditBelowTheIncludesReusesTheHeadersBodies) {
   analysis::ParsedUnit first = cache_.build(*tu_, options_);
   EXPECT_FALSE(cache_.last().reused);
   EXPECT_EQ(cache_.last().header_walked, 2u);  // work and other
@@ -106,7 +114,7 @@ TEST_F(HeaderBodiesCacheTest, AnEditBelowTheIncludesReusesTheHeadersBodies) {
   expectSameBodies(second, fresh());
 }
 
-TEST_F(HeaderBodiesCacheTest, AHeaderChangedOnDiskIsWalkedAgain) {
+TEST_F(WalkCacheTest, AHeaderChangedOnDiskIsWalkedAgain) {
   analysis::ParsedUnit first = cache_.build(*tu_, options_);
   const uint64_t before = first.workspace_bodies.at("work(int)").body_hash;
   writeHeader(kHeaderEdited);
@@ -128,7 +136,7 @@ TEST_F(HeaderBodiesCacheTest, AHeaderChangedOnDiskIsWalkedAgain) {
   EXPECT_EQ(third.workspace_bodies.at("work(int)").body_hash, work.body_hash);
 }
 
-TEST_F(HeaderBodiesCacheTest, AnEditAboveTheLastIncludeWalksTheHeadersAgain) {
+TEST_F(WalkCacheTest, AnEditAboveTheLastIncludeWalksTheHeadersAgain) {
   cache_.build(*tu_, options_);
   // A macro the header sees: the header's bodies may expand differently.
   ASSERT_TRUE(tu_->reparse(std::string("#define EXTRA 1\n") + kMain));
@@ -138,16 +146,75 @@ TEST_F(HeaderBodiesCacheTest, AnEditAboveTheLastIncludeWalksTheHeadersAgain) {
   expectSameBodies(second, fresh());
 }
 
-TEST_F(HeaderBodiesCacheTest, OtherFlagsAreAnotherKey) {
-  auto key = HeaderBodiesCache::contextKey(*tu_, dir_);
+TEST_F(WalkCacheTest, OtherFlagsAreAnotherKey) {
+  auto key = WalkCache::contextKey(*tu_, dir_);
   ASSERT_TRUE(key);
   auto other = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++20"});
   ASSERT_TRUE(other);
-  auto key2 = HeaderBodiesCache::contextKey(*other, dir_);
+  auto key2 = WalkCache::contextKey(*other, dir_);
   ASSERT_TRUE(key2);
   EXPECT_NE(*key, *key2);
   auto same = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"});
-  EXPECT_EQ(HeaderBodiesCache::contextKey(*same, dir_), key);
+  EXPECT_EQ(WalkCache::contextKey(*same, dir_), key);
+}
+
+// The main file's definitions: an edit inside one body walks that body only; the others are
+// taken from the last walk, moved by the lines the edit added above them.
+constexpr const char* kTwo = R"src(#include "work.h"
+int first(int k) {
+  int t = 0;
+  for (int i = 0; i < k; ++i) t += work(i);
+  return t;
+}
+int second(int k) {
+  if (k > 3) return other(k);
+  return first(k);
+}
+)src";
+
+TEST_F(WalkCacheTest, AnEditInsideOneBodyWalksThatBodyOnly) {
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_walked, 2u);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+
+  std::string edited = kTwo;
+  // Two more lines in first's body: second moves down by two lines.
+  edited.insert(edited.find("  return t;"), "  t += other(t);\n  t -= 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_walked, 1u) << "an unchanged body was walked again";
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  expectSameBodies(unit, fresh());  // ranges and hints included
+}
+
+TEST_F(WalkCacheTest, AChangeOutsideTheBodiesWalksEveryBody) {
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  cache_.build(*tu_, options_);
+  // A new declaration between the two functions (the skeleton changed).
+  std::string edited = kTwo;
+  edited.insert(edited.find("int second"), "int third(int);\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  EXPECT_EQ(cache_.last().main_walked, 2u);
+  expectSameBodies(unit, fresh());
+}
+
+TEST_F(WalkCacheTest, AConstexprBodyChangeWalksEveryBody) {
+  // second's loop count is evaluated from limit()'s body: an edit of that body changes it.
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "constexpr int limit() { return 4; }\n"
+                           "int second(int k) {\n  for (int i = 0; i < limit(); ++i) k += "
+                           "work(i);\n  return k;\n}\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("return 4;"), 9, "return 40;");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
-// The workspace headers' function bodies of one open document, kept while its headers stay the
-// same (issue #25, "edits that feel instant"). An edit reparses the document with its preamble;
-// the headers' bodies in that AST are the same as at the last build unless something they
-// depend on changed, so the build walks only the main file's definitions and takes the headers'
-// from here.
+// What the last AST walk of one open document built, kept for the next edit (issue #25, "edits
+// that feel instant"): an edit reparses the document with its preamble, and the walk then builds
+// only what the edit can have changed.
+// - The workspace headers' function bodies are the same as at the last build unless something
+//   they depend on changed (the key below): then the walk skips every definition outside the
+//   main file and takes the headers' from here.
+// - The main file's definitions whose text did not change are taken from the last walk too,
+//   under the conditions of server/analysis/ast_reuse.h (the same key among them).
 //
 // What the headers' bodies depend on, hashed into the key: the compile flags; every file the
 // translation unit includes, in inclusion order, with its content for files under the workspace
@@ -22,7 +25,7 @@
 
 namespace perfhat::server {
 
-class HeaderBodiesCache {
+class WalkCache {
  public:
   // The unit of `tu` as buildAst makes it, with the headers' bodies walked only when the key
   // differs from the last build's.
@@ -32,6 +35,8 @@ class HeaderBodiesCache {
   // What the last build() did (a test hook and the bench's split).
   struct LastBuild {
     bool reused = false;       // the headers' bodies came from the cache
+    size_t main_reused = 0;    // main-file definitions taken from the last walk
+    size_t main_walked = 0;    // main-file definitions walked
     size_t header_walked = 0;  // header definitions walked by this build
     size_t header_bodies = 0;  // header bodies the unit carries
     double key_ms = 0;         // computing the key (CPU time of the thread)
@@ -47,6 +52,7 @@ class HeaderBodiesCache {
   std::optional<uint64_t> key_;
   std::unordered_map<std::string, analysis::FunctionInfo> bodies_;
   std::vector<analysis::ParseProblem> problems_;
+  analysis::MainBodies main_;
   LastBuild last_;
 };
 

@@ -1,4 +1,4 @@
-#include "server/server/header_bodies_cache.h"
+#include "server/server/walk_cache.h"
 
 #include <time.h>
 
@@ -73,8 +73,8 @@ void visitInclusion(CXFile included, CXSourceLocation* stack, unsigned depth, CX
 
 }  // namespace
 
-std::optional<uint64_t> HeaderBodiesCache::contextKey(const analysis::TranslationUnit& tu,
-                                                      const std::string& workspace_root) {
+std::optional<uint64_t> WalkCache::contextKey(const analysis::TranslationUnit& tu,
+                                              const std::string& workspace_root) {
   if (!tu.raw()) return std::nullopt;
   Hasher h;
   for (const std::string& a : tu.args()) h.text(a);
@@ -92,14 +92,19 @@ std::optional<uint64_t> HeaderBodiesCache::contextKey(const analysis::Translatio
   return h.h;
 }
 
-analysis::ParsedUnit HeaderBodiesCache::build(const analysis::TranslationUnit& tu,
-                                              const analysis::AnalysisOptions& options) {
+analysis::ParsedUnit WalkCache::build(const analysis::TranslationUnit& tu,
+                                      const analysis::AnalysisOptions& options) {
   const double t0 = threadCpuMs();
   std::optional<uint64_t> key = contextKey(tu, options.workspace_root);
   last_ = LastBuild{};
   last_.key_ms = threadCpuMs() - t0;
-  if (key && key_ == key) {
-    analysis::ParsedUnit unit = analysis::buildAst(tu, options, analysis::HeaderBodies::kSkip);
+  const bool same = key && key_ == key;
+  analysis::BuildReuse reuse{same ? analysis::HeaderBodies::kSkip : analysis::HeaderBodies::kWalk,
+                             &main_, same};
+  analysis::ParsedUnit unit = analysis::buildAst(tu, options, reuse);
+  last_.main_reused = main_.reused;
+  last_.main_walked = main_.walked;
+  if (same) {
     unit.workspace_bodies = bodies_;
     unit.problems.insert(unit.problems.end(), problems_.begin(), problems_.end());
     unit.header_problems = problems_;
@@ -107,7 +112,6 @@ analysis::ParsedUnit HeaderBodiesCache::build(const analysis::TranslationUnit& t
     last_.header_bodies = unit.workspace_bodies.size();
     return unit;
   }
-  analysis::ParsedUnit unit = analysis::buildAst(tu, options, analysis::HeaderBodies::kWalk);
   key_ = key;
   bodies_ = unit.workspace_bodies;
   problems_ = unit.header_problems;

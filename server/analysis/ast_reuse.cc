@@ -1,0 +1,169 @@
+#include "server/analysis/ast_reuse.h"
+
+#include <algorithm>
+#include <string_view>
+
+namespace perfhat::analysis::ast_walk {
+namespace {
+
+// FNV-1a, 64 bits.
+void mix(uint64_t& h, std::string_view s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h ^= 0xff;  // a separator
+  h *= 1099511628211ull;
+}
+
+void moveLines(Position& p, int d) { p.line += d; }
+void moveLines(Range& r, int d) {
+  moveLines(r.start, d);
+  moveLines(r.end, d);
+}
+
+// Words in a signature that let other code depend on the body: constant evaluation and
+// return type deduction.
+bool othersMayDependOnBody(std::string_view signature) {
+  for (std::string_view w : {"constexpr", "consteval", "auto", "decltype"})
+    if (signature.find(w) != std::string_view::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_same,
+                     const std::vector<Builder::Event>& events,
+                     const std::vector<ParseProblem>& problems)
+    : tu_(tu), cache_(cache) {
+  if (!cache_) return;
+  main_file_ = clang_getFile(tu.raw(), tu.path().c_str());
+  for (const Builder::Event& ev : events) {
+    if (ev.kind != Builder::Event::kMainFunction) continue;
+    Span s = span(ev.cursor);
+    spans_.push_back(s);
+    keys_.push_back(s.in_main ? textKey(ev.cursor, s) : 0);
+  }
+  // The skeleton: the main file without its function bodies.
+  std::vector<std::pair<unsigned, unsigned>> bodies;
+  for (const Span& s : spans_)
+    if (s.in_main && s.body_end > s.body_begin) bodies.emplace_back(s.body_begin, s.body_end);
+  std::sort(bodies.begin(), bodies.end());
+  std::string_view text = tu.contents();
+  uint64_t h = 1469598103934665603ull;
+  unsigned at = 0;
+  for (const auto& [b, e] : bodies) {
+    if (b >= at) {
+      mix(h, text.substr(at, b - at));
+      at = e;
+    } else {
+      at = std::max(at, e);
+    }
+  }
+  mix(h, text.substr(std::min<size_t>(at, text.size())));
+  skeleton_ = h;
+
+  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_;
+  for (const ParseProblem& p : problems) enabled_ = enabled_ && !p.error;
+  for (size_t i = 0; enabled_ && i < spans_.size(); ++i) {
+    const Span& s = spans_[i];
+    if (!s.in_main || cache_->by_text.count(keys_[i])) continue;
+    if (othersMayDependOnBody(text.substr(s.begin, s.body_begin - s.begin))) enabled_ = false;
+  }
+}
+
+MainReuse::Span MainReuse::span(CXCursor c) const {
+  Span s;
+  CXSourceRange r = clang_getCursorExtent(c);
+  CXFile f1 = nullptr, f2 = nullptr;
+  clang_getExpansionLocation(clang_getRangeStart(r), &f1, nullptr, nullptr, &s.begin);
+  clang_getExpansionLocation(clang_getRangeEnd(r), &f2, nullptr, nullptr, &s.end);
+  s.in_main = f1 && f2 && main_file_ && clang_File_isEqual(f1, main_file_) &&
+              clang_File_isEqual(f2, main_file_) && s.begin <= s.end &&
+              s.end <= tu_.contents().size();
+  if (!s.in_main) return s;
+  s.start = toPosition(clang_getRangeStart(r));
+  s.body_begin = s.body_end = s.end;
+  CXCursor body = clang_getNullCursor();
+  clang_visitChildren(
+      c,
+      [](CXCursor k, CXCursor, CXClientData d) {
+        if (k.kind == CXCursor_CompoundStmt || k.kind == CXCursor_CXXTryStmt)
+          *static_cast<CXCursor*>(d) = k;
+        return CXChildVisit_Continue;
+      },
+      &body);
+  if (!clang_Cursor_isNull(body)) {
+    CXSourceRange br = clang_getCursorExtent(body);
+    CXFile b1 = nullptr, b2 = nullptr;
+    unsigned o1 = 0, o2 = 0;
+    clang_getExpansionLocation(clang_getRangeStart(br), &b1, nullptr, nullptr, &o1);
+    clang_getExpansionLocation(clang_getRangeEnd(br), &b2, nullptr, nullptr, &o2);
+    if (b1 && b2 && clang_File_isEqual(b1, main_file_) && clang_File_isEqual(b2, main_file_) &&
+        s.begin <= o1 && o1 <= o2 && o2 <= s.end) {
+      s.body_begin = o1;
+      s.body_end = o2;
+    }
+  }
+  return s;
+}
+
+uint64_t MainReuse::textKey(CXCursor c, const Span& s) const {
+  uint64_t h = 1469598103934665603ull;
+  mix(h, std::to_string(c.kind));
+  mix(h, toString(clang_getCursorSpelling(c)));
+  mix(h, tu_.contents().substr(s.begin, s.end - s.begin));
+  return h;
+}
+
+bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
+                     std::vector<ParseProblem>& problems) {
+  current_ = next_index_++;
+  if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
+  const Span& s = spans_[current_];
+  auto [first, last] = cache_->by_text.equal_range(keys_[current_]);
+  for (auto it = first; it != last; ++it) {
+    MainBodies::Walked& w = it->second;
+    if (w.start.column != s.start.column) continue;
+    const int d = s.start.line - w.start.line;
+    for (FunctionInfo& f : w.functions) {
+      moveLines(f.range, d);
+      moveLines(f.name_range, d);
+      for (Node& n : f.nodes) {
+        moveLines(n.range, d);
+        moveLines(n.hint, d);
+      }
+    }
+    for (ParseProblem& p : w.problems) moveLines(p.range, d);
+    w.start = s.start;
+    out = w.functions;
+    problems.insert(problems.end(), w.problems.begin(), w.problems.end());
+    next_.emplace(keys_[current_], std::move(w));
+    cache_->by_text.erase(it);
+    ++reused_;
+    return true;
+  }
+  return false;
+}
+
+void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
+                       const std::vector<ParseProblem>& problems, size_t first) {
+  ++walked_;
+  if (!cache_ || current_ >= spans_.size() || !spans_[current_].in_main) return;
+  MainBodies::Walked w;
+  w.start = spans_[current_].start;
+  w.functions = fns;
+  w.problems.assign(problems.begin() + first, problems.end());
+  next_.emplace(keys_[current_], std::move(w));
+}
+
+void MainReuse::finish() {
+  if (!cache_) return;
+  cache_->by_text = std::move(next_);
+  cache_->skeleton = skeleton_;
+  cache_->valid = true;
+  cache_->reused = reused_;
+  cache_->walked = walked_;
+}
+
+}  // namespace perfhat::analysis::ast_walk
