@@ -279,6 +279,12 @@ struct ContextOutcome {
   double slow_ns = 0;
   double calls = 1;
 };
+// The caller makes no other call of the inner callees (`outcomes`): the new call is the first
+// access from here, so it takes their slow outcome, `extra_ns` per call above the fast one.
+struct FirstAccessHere {
+  std::vector<ContextOutcome> outcomes;
+  double extra_ns = 0;
+};
 struct ContextDependent {
   std::vector<ContextOutcome> outcomes;
   double extra_ns = 0;
@@ -298,7 +304,7 @@ using Assumption =
                  DeveloperIterations, InsertionBound, DefaultIterations, PercentilesScaled,
                  WorstCase, StaticPrior, EqualArms, OneContext, WeakFit, OutsideObserved,
                  ConstantWorkloads, WorkloadUnknown, InputSizeAtMean, NoCallSiteData, BodyAnalysed,
-                 RecursionCut, ContextDependent, TwoOutcomesRepeated>;
+                 RecursionCut, ContextDependent, TwoOutcomesRepeated, FirstAccessHere>;
 
 }  // namespace fact
 

@@ -60,9 +60,12 @@ class Inference {
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   Estimate bodyEstimate(const std::string& key);
   // A new call of a measured callee whose body holds a call with a bimodal production
-  // distribution (both outcomes seen): the slow outcome becomes the top of the call's range,
-  // with `context_extra_ns` and a stated assumption (callee_context.cc).
-  void addCalleeContext(const Node& call, Estimate& e);
+  // distribution (both outcomes seen): the caller's own calls of that inner callee say which
+  // outcome it takes from here. None at all: the new call is the first access and costs the slow
+  // outcome. One measured from `fn` in the fast outcome, or one that surely ran before it: the
+  // fast one. Otherwise the context is unknown: the slow outcome becomes the top of the call's
+  // range, with `context_extra_ns` and a stated assumption (callee_context.cc).
+  void addCalleeContext(const Node& call, const FunctionInfo& fn, Estimate& e);
   // A call of a two-outcome callee (lazily loaded, cached) on the same local object as an
   // earlier call of it that surely ran in the same iteration: it finds the value loaded and is
   // costed at the fast outcome (repeated_call.cc). Returns whether it applied.
@@ -81,6 +84,8 @@ class Inference {
   struct CalleeContext {
     double extra_ns = 0;
     std::vector<fact::ContextOutcome> outcomes;
+    std::vector<std::string> inner_keys;  // per outcome: the inner callee's key
+    std::vector<double> extras;           // per outcome: slow − fast, × its calls
   };
   std::unordered_map<std::string, CalleeContext> context_memo_;  // by callee key
   std::unordered_set<std::string> in_progress_;

@@ -58,6 +58,22 @@ double fastOutcome(const Stats& s, double ratio) {
   return 0;
 }
 
+double loadingOutcome(const Stats& s, double ratio) {
+  if (const double slow = slowOutcome(s, ratio); slow > 0) return slow;
+  return fastOutcome(s, ratio) > 0 ? s.p50_ns : 0;
+}
+
+int loopScope(const FunctionInfo& fn, const Node& n, bool certain) {
+  const Node* p = &n;
+  while (p->parent >= 0 && p->parent < static_cast<int>(fn.nodes.size())) {
+    const Node& up = fn.nodes[p->parent];
+    if (up.kind == NodeKind::Loop && p->arm != -1) return up.id;
+    if (certain && up.kind == NodeKind::Branch && p->arm != -1) return -1;
+    p = &up;
+  }
+  return 0;
+}
+
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per) {
   double lo = per.spread_lo, hi = per.spread_hi;

@@ -26,6 +26,15 @@ double driftShare(const Node& root, const AnalysisOptions& options);
 // p50 is `ratio` × above it (most calls load); 0 when the distribution shows one outcome.
 double slowOutcome(const Stats& s, double ratio);
 double fastOutcome(const Stats& s, double ratio);
+// The outcome of a call that loads (the slow one of two): slowOutcome() when the slow outcome
+// is the tail, else the p50 when most calls load (the minimum is the fast outcome); 0 when the
+// distribution shows one outcome.
+double loadingOutcome(const Stats& s, double ratio);
+// The node whose every execution runs `n` once: the nearest loop `n` sits in the body of (a
+// loop's range expression or init runs once per execution of the loop, so it belongs to the
+// loop's own scope), or the function (0). With `certain`, -1 when a branch arm lies in between:
+// `n` may not run.
+int loopScope(const FunctionInfo& fn, const Node& n, bool certain);
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per);
 std::string displayName(const Node& n);

@@ -25,6 +25,7 @@ struct Story {
 int pointsOf(const Story& s);
 int taskCount(const Story& s);
 int mystery(const Story& s);  // no body here, no production data
+std::vector<Story> fetchStories();  // a query: fresh stories, their tasks not loaded
 )src";
 
 FeedbackItem measured(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
@@ -129,6 +130,166 @@ TEST(CalleeContextTest, HelperWithABimodalInnerCallGetsTheSlowOutcomeAsItsRanges
   EXPECT_NEAR(f->root().estimate.dist.mean_ns, 2.02 * kMs, 1);
   EXPECT_GE(f->root().estimate.interval->hi.mean_ns, (2 + 4) * kMs);
   EXPECT_LE(f->root().estimate.interval->lo.mean_ns, 2.02 * kMs);
+}
+
+// plan() walks the stories it fetches itself. The items of lazyItems() plus plan()'s own data:
+// `tasks_from_plan_ns` > 0 gives tasks() a call site from plan() at that cost.
+InMemoryFeedback planData(double tasks_from_plan_ns = 0) {
+  std::vector<FeedbackItem> items = lazyItems();
+  if (tasks_from_plan_ns > 0) items[0].callsites.push_back(siteOf("plan()", tasks_from_plan_ns, 5));
+  FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  fetch.callsites = {siteOf("plan()", 1 * kMs, 1)};
+  items[2].callsites.push_back(siteOf("plan()", 1 * kMs, 5));  // points()
+  FeedbackItem plan = measured("plan()", 8 * kMs, 9 * kMs, 10 * kMs);
+  plan.versions = {"abc1234"};
+  items.push_back(fetch);
+  items.push_back(plan);
+  return InMemoryFeedback(items);
+}
+
+const char* kPlanDeployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += s.points();
+  return n;
+}
+)src";
+
+// Nothing in plan() touches the fetched stories' tasks: the helper's tasks() is their first
+// access and loads them, so the new call costs the slow outcome, not production's fast one.
+TEST(CalleeContextTest, FirstAccessOfAFetchedElementCostsTheSlowOutcome) {
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += s.points() + taskCount(s);
+  return n;
+}
+)src";
+  Both b = analyseAgainst(kPlanDeployed, now, planData());
+  const FunctionInfo* f = findFunction(*b.snap, "plan()");
+  ASSERT_NE(f, nullptr);
+  const Node* call = callOf(*f, "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_NEAR(call->estimate.dist.mean_ns, (0.02 + 4 - 0.01) * kMs, 1);
+  EXPECT_EQ(call->estimate.context_extra_ns, 0);  // in the value, not only in the range
+  const auto* first = call->estimate.derivation.assumption<analysis::fact::FirstAccessHere>();
+  ASSERT_NE(first, nullptr);
+  EXPECT_NEAR(first->extra_ns, (4 - 0.01) * kMs, 1);
+  ASSERT_EQ(first->outcomes.size(), 1u);
+  EXPECT_EQ(first->outcomes[0].inner, "tasks()");
+  EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::ContextDependent>(), nullptr);
+  // The range still reaches down to the fast outcome (the producer may have loaded them).
+  EXPECT_NEAR(call->estimate.dist.mean_ns * call->estimate.spread_lo, 0.02 * kMs, 1);
+}
+
+// Most calls of tasks() load (p50 0.4 ms, p90 0.5 ms: no slow tail); the fastest, loaded, took
+// 2 µs. The loading outcome is then the p50.
+TEST(CalleeContextTest, WhenMostCallsLoadTheLoadingOutcomeIsTheP50) {
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += s.points() + taskCount(s);
+  return n;
+}
+)src";
+  std::vector<FeedbackItem> items = lazyItems();
+  items[0] = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  items[0].stats->min_ns = 0.002 * kMs;
+  items[0].callsites = {siteOf(kHelper, 0.002 * kMs, 1), siteOf("loader()", 0.4 * kMs, 1)};
+  FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  fetch.callsites = {siteOf("plan()", 1 * kMs, 1)};
+  items[2].callsites.push_back(siteOf("plan()", 1 * kMs, 5));
+  FeedbackItem plan = measured("plan()", 8 * kMs, 9 * kMs, 10 * kMs);
+  plan.versions = {"abc1234"};
+  items.push_back(fetch);
+  items.push_back(plan);
+  InMemoryFeedback view(items);
+  Both b = analyseAgainst(kPlanDeployed, now, view);
+  const Node* call = callOf(*findFunction(*b.snap, "plan()"), "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_NEAR(call->estimate.dist.mean_ns, (0.02 + 0.4 - 0.002) * kMs, 1);
+  const auto* first = call->estimate.derivation.assumption<analysis::fact::FirstAccessHere>();
+  ASSERT_NE(first, nullptr);
+  EXPECT_NEAR(first->outcomes[0].slow_ns, 0.4 * kMs, 1);
+}
+
+// tasks() already ran on the story earlier in the same iteration: the helper finds them loaded.
+TEST(CalleeContextTest, AnEarlierCallInTheSameIterationKeepsTheFastOutcome) {
+  const char* deployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += static_cast<int>(s.tasks().size());
+  return n;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) {
+    n += static_cast<int>(s.tasks().size());
+    n += taskCount(s);
+  }
+  return n;
+}
+)src";
+  Both b = analyseAgainst(deployed, now, planData(4 * kMs));  // plan()'s own calls load
+  const FunctionInfo* f = findFunction(*b.snap, "plan()");
+  ASSERT_NE(f, nullptr);
+  const Node* call = callOf(*f, "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 0.02 * kMs, 1);
+  EXPECT_EQ(call->estimate.context_extra_ns, 0);
+  EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::FirstAccessHere>(), nullptr);
+  EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::ContextDependent>(), nullptr);
+}
+
+// plan() calls tasks() after the new call, but production measured those calls fast: the stories
+// arrive loaded (their producer loads them), so the helper takes the fast outcome too. Measured
+// loading instead, the order decides nothing: the slow outcome is only the range's top.
+TEST(CalleeContextTest, ThisCallersMeasuredCallsOfTheInnerCalleeTellItsState) {
+  const char* deployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += s.points() + static_cast<int>(s.tasks().size());
+  return n;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) {
+    n += taskCount(s);
+    n += s.points() + static_cast<int>(s.tasks().size());
+  }
+  return n;
+}
+)src";
+  Both loaded = analyseAgainst(deployed, now, planData(0.01 * kMs));
+  const Node* call = callOf(*findFunction(*loaded.snap, "plan()"), "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 0.02 * kMs, 1);
+  EXPECT_EQ(call->estimate.context_extra_ns, 0);
+
+  Both loading = analyseAgainst(deployed, now, planData(4 * kMs));
+  call = callOf(*findFunction(*loading.snap, "plan()"), "taskCount");
+  ASSERT_NE(call, nullptr);
+  EXPECT_NEAR(call->estimate.dist.mean_ns, 0.02 * kMs, 1);
+  EXPECT_NEAR(call->estimate.context_extra_ns, (4 - 0.01) * kMs, 1);
+  EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::FirstAccessHere>(), nullptr);
 }
 
 TEST(CalleeContextTest, UnimodalInnerCallsLeaveTheRangeAlone) {

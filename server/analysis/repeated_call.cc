@@ -7,24 +7,6 @@ namespace perfhat::analysis {
 
 using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
 
-namespace {
-
-// The node whose every execution runs `n` once: the nearest loop `n` sits in the body of (a loop's
-// range expression or init runs once per execution of the loop, so it belongs to the loop's own
-// scope), or the function. With `certain`, -1 when a branch arm lies in between: `n` may not run.
-int loopScope(const FunctionInfo& fn, const Node& n, bool certain) {
-  const Node* p = &n;
-  while (p->parent >= 0 && p->parent < static_cast<int>(fn.nodes.size())) {
-    const Node& up = fn.nodes[p->parent];
-    if (up.kind == NodeKind::Loop && p->arm != -1) return up.id;
-    if (certain && up.kind == NodeKind::Branch && p->arm != -1) return -1;
-    p = &up;
-  }
-  return 0;
-}
-
-}  // namespace
-
 bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
                                      const MatchResult& callee, Estimate& e) const {
   if (!e.known() || call.receiver_var.empty() || call.callee_key.empty()) return false;

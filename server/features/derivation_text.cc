@@ -356,6 +356,11 @@ std::string assumptionText(const fact::Assumption& a) {
                    formatDuration(c.extra_ns) + " per call)";
           },
           [](const fact::TwoOutcomesRepeated& t) { return twoOutcomesRepeated(t); },
+          [](const fact::FirstAccessHere& f) {
+            return "first access from here: this caller makes no other call of " +
+                   contextText(f.outcomes) + ", so the new call loads the value and takes the " +
+                   "slow outcome (+" + formatDuration(f.extra_ns) + " per call)";
+          },
       },
       a);
 }

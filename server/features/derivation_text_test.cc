@@ -35,6 +35,13 @@ TEST(FeaturesDerivationText, AssumptionsCarryTheirNumbers) {
             "2 part(s) without data not counted: g(), a nested block");
   EXPECT_EQ(assumptionText(fact::WeakFit{0.75}),
             "weak fit: shrunk toward the call sites' mean latency by 0.25 (adjusted R² 0.75)");
+  EXPECT_EQ(
+      assumptionText(fact::FirstAccessHere{{{"tasks()", "storyPoints()", 2e3, 438e3, 1}}, 436e3}),
+      "first access from here: this caller makes no other call of tasks() in "
+      "storyPoints() (p50 " +
+          formatDuration(2e3) + ", slow outcome " + formatDuration(438e3) +
+          "), so the new call loads the value and takes the slow outcome (+" +
+          formatDuration(436e3) + " per call)");
 }
 
 }  // namespace
