@@ -41,7 +41,7 @@
 # baseline store and scores it against that run's measurements, without running the workload
 # again: for iterating on the analysis. The workspace is rebuilt from DIR/baseline.bundle, so the
 # revision named in the store is the one in the workspace. The table then says the measurements
-# were reused.
+# were reused. ACCURACY_INDEX=1 predicts with `--check --index` (see the compile database below).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -160,7 +160,7 @@ fi
 [ "$(cd "$TREE" && pwd -P)" != "$(pwd -P)" ] || { echo "accuracy.sh: ACCURACY_TREE is the checkout" >&2; exit 2; }
 rm -rf "$TREE/.git"
 "${GIT[@]}" init -q
-printf '.perfhat.json\nbuild\nbuild-*\n' > "$TREE/.git/info/exclude"
+printf '.perfhat.json\n.cache\nbuild\nbuild-*\n' > "$TREE/.git/info/exclude"
 KEEP=${ACCURACY_KEEP:-}
 REUSE=${ACCURACY_REUSE:-}
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
@@ -219,9 +219,26 @@ if sys.argv[1] not in versions:
   [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
 fi
 
+# The workspace's compile database: the sample service's own sources (not its tests, fuzzers or
+# the rest of the checkout), each once, pointed at $TREE. ACCURACY_INDEX=1: `--check --index`
+# indexes it first, as the editor's background index would, so a callee defined in another file
+# of the service is costed from its body (off by default: every figure in bench/README.md so far
+# was made with the changed file analysed alone).
 mkdir -p "$CACHE/compile-db"
-sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" \
-  > "$CACHE/compile-db/compile_commands.json"
+sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" | python3 -c '
+import json, sys
+tree = sys.argv[1]
+seen, out = set(), []
+for e in json.load(sys.stdin):
+    f = e.get("file", "")
+    if not f.startswith(tree + "/samples/agile/") or f.endswith(("_test.cc", "_fuzz.cc")):
+        continue
+    if f not in seen:
+        seen.add(f)
+        out.append(e)
+json.dump(out, sys.stdout, indent=1)' "$TREE" > "$CACHE/compile-db/compile_commands.json"
+INDEX_FLAG=()
+[ "${ACCURACY_INDEX:-0}" = 1 ] && INDEX_FLAG=(--index)
 
 : > "$TMP/rows.tsv"
 while IFS=$'\t' read -r change set_of patch_file file function key category <&3; do
@@ -240,7 +257,8 @@ while IFS=$'\t' read -r change set_of patch_file file function key category <&3;
     printf '{"features": {"main_statistic": "%s"}}\n' "$stat" > "$TREE/.perfhat.json"
     (cd "$(dirname "$TREE/$file")" &&
      "$LSP" --check "$TREE/$file" --handler "http://$BASELINE" --profile debug \
-       --compile-commands "$CACHE/compile-db" --no-color > "$TMP/check-$stat.txt" 2>/dev/null) || true
+       --compile-commands "$CACHE/compile-db" "${INDEX_FLAG[@]}" --no-color \
+       > "$TMP/check-$stat.txt" 2>/dev/null) || true
     predicted+=("$(python3 "$HERE/hint.py" "$TMP/check-$stat.txt" "$function")")
     [ -n "$KEEP" ] && cp "$TMP/check-$stat.txt" "$KEEP/check-$change-$stat.txt"
   done
