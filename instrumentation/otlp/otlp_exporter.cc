@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "otlp_encode.h"
+#include "thread_annotations.h"
 
 namespace perfhat::otlp {
 namespace {
@@ -89,22 +90,22 @@ constexpr const char* kJson = "application/json";
 constexpr const char* kProtobuf = "application/x-protobuf";
 
 struct OtlpHttpExporter::Impl {
-  std::mutex mu;
+  // Serializes the requests: the client, the gzip stream and the last outcome are shared.
+  detail::Mutex mu;
   std::unique_ptr<httplib::Client> client;
   std::string prefix;  // path prefix of the endpoint (usually empty)
   std::string traces_path, metrics_path, aggregates_path;
   httplib::Headers headers;  // built once: the same on every request
-  std::string last_error;
-  int last_status = 0;  // HTTP status of the last response (0: none)
+  std::string last_error PERFHAT_GUARDED_BY(mu);
   // gzip: one deflate stream reset per body (no per-request allocation) and its output buffer.
-  z_stream zs{};
-  bool zs_ready = false;
-  std::string gz;
+  z_stream zs PERFHAT_GUARDED_BY(mu){};
+  bool zs_ready PERFHAT_GUARDED_BY(mu) = false;
+  std::string gz PERFHAT_GUARDED_BY(mu);
   ~Impl() {
     if (zs_ready) deflateEnd(&zs);
   }
   // Compresses `body` into `gz`; false (with last_error) if zlib fails.
-  bool gzip(std::string_view body) {
+  bool gzip(std::string_view body) PERFHAT_REQUIRES(mu) {
     if (!zs_ready) {
       if (deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         last_error = "gzip: deflateInit2 failed";
@@ -162,18 +163,19 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
 OtlpHttpExporter::~OtlpHttpExporter() = default;
 
 void OtlpHttpExporter::shutdown() {
-  std::lock_guard<std::mutex> l(impl_->mu);
+  detail::Lock l(impl_->mu);
   impl_->client->stop();
 }
 
 std::string OtlpHttpExporter::last_error() const {
-  std::lock_guard<std::mutex> l(impl_->mu);
+  detail::Lock l(impl_->mu);
   return impl_->last_error;
 }
 
 ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view body,
-                                    const char* ctype) {
-  std::lock_guard<std::mutex> l(impl_->mu);
+                                    const char* ctype, int* status) {
+  detail::Lock l(impl_->mu);
+  if (status != nullptr) *status = 0;
   if (opt_.gzip) {
     if (!impl_->gzip(body)) return ExportResult::kPermanentFailure;
     body = impl_->gz;
@@ -188,12 +190,11 @@ ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view bo
       },
       ctype);
   if (!res) {
-    impl_->last_status = 0;
     impl_->last_error = "POST " + path + ": " + httplib::to_string(res.error());
     return ExportResult::kRetryableFailure;
   }
   int st = res->status;
-  impl_->last_status = st;
+  if (status != nullptr) *status = st;
   if (st >= 200 && st < 300) return ExportResult::kSuccess;
   impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st) +
                       (res->body.empty() ? "" : " " + res->body.substr(0, 200));
@@ -221,9 +222,11 @@ ExportResult OtlpHttpExporter::export_batch(const ExportBatch& batch) {
     // and not asked again: the engine counts the rows it cannot send.
     if (!aggregates_enabled_.load()) return ExportResult::kPermanentFailure;
     // Deltas: the engine retries the batch on a retryable failure and counts it lost otherwise.
-    r = post(impl_->aggregates_path, aggregates_json(batch), kJson);
-    const bool missing = r == ExportResult::kPermanentFailure &&
-                         (impl_->last_status == 404 || impl_->last_status == 405);
+    // This request's own status: a budget report posted meanwhile from another thread must
+    // not decide it.
+    int status = 0;
+    r = post(impl_->aggregates_path, aggregates_json(batch), kJson, &status);
+    const bool missing = r == ExportResult::kPermanentFailure && (status == 404 || status == 405);
     if (missing && aggregates_enabled_.exchange(false)) {
       std::fprintf(stderr,
                    "perfhat: %s: the receiver does not take aggregate rows; calls that overflow "

@@ -141,7 +141,8 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
       }
     }
   }
-  auto twin_of = [&](uint32_t id) -> uint32_t {
+  // The lambdas run inside this function, under its mu_; clang checks each lambda on its own.
+  auto twin_of = [&](uint32_t id) PERFHAT_REQUIRES(mu_) -> uint32_t {
     if (function_sites.empty() || id >= sites_.size() || sites_[id].kind != kRequest) return 0;
     auto it = function_sites.find(sites_[id].function);
     return it == function_sites.end() ? 0 : it->second;
@@ -183,7 +184,7 @@ void Engine::harvest_histograms(ExportBatch& b, uint64_t now_tick) {
   }
   // Engine site ids → the batch's site table; bins ascending, one entry per index.
   std::unordered_map<uint32_t, uint32_t> site_pos;
-  auto site_ref = [&](uint32_t id) {
+  auto site_ref = [&](uint32_t id) PERFHAT_REQUIRES(mu_) {
     auto [it, inserted] = site_pos.try_emplace(id, static_cast<uint32_t>(b.sites.size()));
     if (inserted) {
       SiteInfo& si = sites_[id < sites_.size() ? id : 0];

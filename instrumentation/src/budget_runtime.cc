@@ -8,15 +8,16 @@
 
 #include "engine.h"
 #include "perfhat/perfhat.hpp"
+#include "thread_annotations.h"
 
 namespace perfhat::budget {
 
 std::atomic<const uint64_t*> g_keep{nullptr};
 
 namespace {
-std::mutex g_tables_mu;
-uint64_t g_serial = 0;  // guarded by g_tables_mu
-std::deque<std::unique_ptr<uint64_t[]>>& tables() {
+detail::Mutex g_tables_mu;
+uint64_t g_serial PERFHAT_GUARDED_BY(g_tables_mu) = 0;
+std::deque<std::unique_ptr<uint64_t[]>>& tables() PERFHAT_REQUIRES(g_tables_mu) {
   static auto* t = new std::deque<std::unique_ptr<uint64_t[]>>();  // probes may run at exit
   return *t;
 }
@@ -123,7 +124,7 @@ void publish(const std::vector<double>& probability) {
   table[0] = probability.size();
   for (std::size_t i = 0; i < probability.size(); ++i)
     table[kTableHeader + i] = threshold(probability[i]);
-  std::lock_guard<std::mutex> l(g_tables_mu);
+  detail::Lock l(g_tables_mu);
   // Serial 0 is never used (a table read before any publication would look new).
   if (static_cast<uint32_t>(++g_serial) == 0) ++g_serial;
   table[1] = g_serial;

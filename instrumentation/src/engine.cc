@@ -172,7 +172,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   }
   exports_.configure(std::move(exporter), ExportPolicy::from(cfg));
   {
-    std::lock_guard<std::mutex> l(bg_mu_);
+    Lock l(bg_mu_);
     bg_stop_ = false;
     bg_final_ = bg_final_done_ = false;
     dormant_ = true;
@@ -186,7 +186,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
 // What only running probes need. A process started with probes off pays none of it.
 void Engine::activate() {
   {
-    std::lock_guard<std::mutex> l(bg_mu_);
+    Lock l(bg_mu_);
     if (!dormant_) return;
     dormant_ = false;
   }
@@ -195,7 +195,11 @@ void Engine::activate() {
     Lock l(mu_);
     last_agg_tick_ = now_ticks();
   }
-  bg_ = std::thread([this] { run_background(); });
+  {
+    // Under bg_mu_: a shutdown on another thread meanwhile reads bg_ to join it.
+    Lock l(bg_mu_);
+    if (!bg_stop_) bg_ = std::thread([this] { run_background(); });
+  }
   static bool atexit_registered = std::atexit(&exit_flush) == 0;
   (void)atexit_registered;
   static bool atfork_registered = pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
@@ -205,17 +209,19 @@ void Engine::activate() {
 }
 
 bool Engine::stop_background(bool final) {
+  std::thread bg;  // joined outside bg_mu_, which the background thread takes to finish
   {
-    std::lock_guard<std::mutex> l(bg_mu_);
+    Lock l(bg_mu_);
     bg_stop_ = true;
     bg_final_ = final;
     dormant_ = false;  // after shutdown, turning probes on starts nothing
     bg_final_done_ = false;
+    if (bg_.joinable() && bg_.get_id() != std::this_thread::get_id()) bg = std::move(bg_);
   }
   bg_cv_.notify_all();
-  if (!bg_.joinable() || bg_.get_id() == std::this_thread::get_id()) return false;
-  bg_.join();
-  std::lock_guard<std::mutex> l(bg_mu_);
+  if (!bg.joinable()) return false;
+  bg.join();
+  Lock l(bg_mu_);
   return bg_final_done_;
 }
 
@@ -250,7 +256,7 @@ void Engine::run_background() {
   t_in_engine = true;
   double last_tick = now_s(), last_analysis = last_tick;
   bool macro_costs_measured = false;  // at the first tick: probes are enabled by then
-  std::unique_lock<std::mutex> l(bg_mu_);
+  UniqueLock l(bg_mu_);
   while (!bg_stop_) {
     bg_cv_.wait_for(l, background_wait(last_tick, last_analysis));
     if (bg_stop_) break;

@@ -233,13 +233,14 @@ class Engine : private ExportSource {
       register_exit_flush_after}};
 
   // Background thread.
-  std::thread bg_;
-  std::mutex bg_mu_;
-  std::condition_variable bg_cv_;
-  bool bg_stop_ = false;
-  bool bg_final_ = false, bg_final_done_ = false;
+  Mutex bg_mu_;
+  std::thread bg_ PERFHAT_GUARDED_BY(bg_mu_);
+  CondVar bg_cv_;
+  bool bg_stop_ PERFHAT_GUARDED_BY(bg_mu_) = false;
+  bool bg_final_ PERFHAT_GUARDED_BY(bg_mu_) = false;
+  bool bg_final_done_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   // Initialized with probes off and not activated yet.
-  bool dormant_ = false;
+  bool dormant_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.

@@ -62,9 +62,9 @@ struct TableEntry {
   std::atomic<Site*> site{nullptr};
 };
 TableEntry g_table[kTableSize];
-size_t g_table_used = 0;  // guarded by g_mu
-std::mutex g_mu;
-std::unordered_map<void*, Site*>& sites() {
+detail::Mutex g_mu;
+size_t g_table_used PERFHAT_GUARDED_BY(g_mu) = 0;
+std::unordered_map<void*, Site*>& sites() PERFHAT_REQUIRES(g_mu) {
   static auto* m = new std::unordered_map<void*, Site*>();  // never destroyed: hooks run at exit
   return *m;
 }
@@ -86,7 +86,7 @@ PERFHAT_NOINSTR Site* table_find(void* fn) {
 }
 
 PERFHAT_NOINSTR Site* register_site(void* fn) {
-  std::lock_guard<std::mutex> l(g_mu);
+  detail::Lock l(g_mu);
   auto it = sites().find(fn);
   if (it != sites().end()) return it->second;
   symbolize::Symbol sym = symbolize::resolve(fn);
@@ -361,7 +361,7 @@ PERFHAT_NOINSTR ProbeCosts recalibrate() {
 }
 
 PERFHAT_NOINSTR size_t functions_seen() {
-  std::lock_guard<std::mutex> l(g_mu);
+  detail::Lock l(g_mu);
   return sites().size();
 }
 

@@ -15,8 +15,6 @@
 namespace perfhat::sampling {
 namespace {
 
-std::mutex g_control_mu;  // set_rate / stop
-
 void handler(int, siginfo_t*, void* uc) {
   const int saved = errno;
   StackSampler::get().on_signal(uc);
@@ -98,7 +96,7 @@ std::size_t StackSampler::drain(const std::function<void(void* const*, uint32_t)
 }
 
 bool StackSampler::set_rate(double hz, std::string* error) {
-  std::lock_guard<std::mutex> l(g_control_mu);
+  detail::Lock l(control_mu_);
   auto fail = [&](const char* what) {
     if (error) *error = std::string(what) + ": " + std::strerror(errno);
     return false;

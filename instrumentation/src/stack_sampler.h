@@ -14,6 +14,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "thread_annotations.h"
+
 namespace perfhat::sampling {
 
 inline constexpr int kMaxFrames = 48;
@@ -33,9 +35,9 @@ class StackSampler {
   // Starts (or re-times) sampling at `hz` samples per CPU-second of the process; 0 stops it.
   // False with a reason when the timer or the signal handler cannot be installed (another
   // SIGPROF handler, e.g. gprof, is left alone).
-  bool set_rate(double hz, std::string* error = nullptr);
+  bool set_rate(double hz, std::string* error = nullptr) PERFHAT_EXCLUDES(control_mu_);
   double rate() const { return hz_.load(); }
-  void stop();
+  void stop() PERFHAT_EXCLUDES(control_mu_);
 
   // Drains the ring on the caller's (exporter) thread. `sample` is called for each sample with
   // its frames, leaf first; the caller symbolises them (symbolize).
@@ -57,8 +59,9 @@ class StackSampler {
   std::atomic<uint64_t> tail_{0};  // written by the draining (exporter) thread only
   std::atomic<uint64_t> taken_{0}, dropped_{0}, handler_ticks_{0};
   std::atomic<double> hz_{0};
-  bool installed_ = false;
-  void* timer_ = nullptr;  // timer_t
+  detail::Mutex control_mu_;  // set_rate / stop
+  bool installed_ PERFHAT_GUARDED_BY(control_mu_) = false;
+  void* timer_ PERFHAT_GUARDED_BY(control_mu_) = nullptr;  // timer_t
 };
 
 }  // namespace perfhat::sampling

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <vector>
 
+#include "thread_annotations.h"
+
 namespace perfhat::symbolize {
 namespace {
 
@@ -81,14 +83,14 @@ ObjectSymbols load(const char* path) {
   return out;
 }
 
-std::mutex g_mu;
-std::map<std::string, ObjectSymbols>& cache() {
+detail::Mutex g_mu;
+std::map<std::string, ObjectSymbols>& cache() PERFHAT_REQUIRES(g_mu) {
   static auto* c = new std::map<std::string, ObjectSymbols>();
   return *c;
 }
 // dladdr's object name -> the file to read for it, decided once per object: realpath and
 // readlink are several system calls, and every instrumented function's first call symbolizes.
-std::map<std::string, std::string>& files() {
+std::map<std::string, std::string>& files() PERFHAT_REQUIRES(g_mu) {
   static auto* f = new std::map<std::string, std::string>();
   return *f;
 }
@@ -125,7 +127,7 @@ Symbol resolve(const void* addr) {
     s.mangled = info.dli_sname;
     s.start = info.dli_saddr;
   } else if (info.dli_fname != nullptr) {
-    std::lock_guard<std::mutex> l(g_mu);
+    detail::Lock l(g_mu);
     auto file = files().find(info.dli_fname);
     if (file == files().end())
       file = files().emplace(info.dli_fname, file_for(info.dli_fname)).first;

@@ -15,6 +15,8 @@
 #define PERFHAT_RELEASE(...) PERFHAT_TSA(release_capability(__VA_ARGS__))
 #define PERFHAT_SCOPED_CAPABILITY PERFHAT_TSA(scoped_lockable)
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 namespace perfhat::detail {
@@ -38,5 +40,36 @@ class PERFHAT_SCOPED_CAPABILITY Lock {
 
  private:
   Mutex& m_;
+};
+
+// Holds a Mutex for its scope like Lock, but unlock()/lock() let the scope drop it around slow
+// work, and a CondVar can wait on it (std::unique_lock underneath).
+class PERFHAT_SCOPED_CAPABILITY UniqueLock {
+ public:
+  explicit UniqueLock(Mutex& m) PERFHAT_ACQUIRE(m) : lock_(m.native()) {}
+  ~UniqueLock() PERFHAT_RELEASE() {}
+  UniqueLock(const UniqueLock&) = delete;
+  UniqueLock& operator=(const UniqueLock&) = delete;
+  void unlock() PERFHAT_RELEASE() { lock_.unlock(); }
+  void lock() PERFHAT_ACQUIRE() { lock_.lock(); }
+
+ private:
+  friend class CondVar;
+  std::unique_lock<std::mutex> lock_;
+};
+
+// std::condition_variable over a UniqueLock. No predicate overloads: callers loop on their
+// condition, which the analysis then checks like any other access.
+class CondVar {
+ public:
+  template <typename Rep, typename Period>
+  std::cv_status wait_for(UniqueLock& lock, const std::chrono::duration<Rep, Period>& d) {
+    return cv_.wait_for(lock.lock_, d);
+  }
+  void notify_one() { cv_.notify_one(); }
+  void notify_all() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
 };
 }  // namespace perfhat::detail

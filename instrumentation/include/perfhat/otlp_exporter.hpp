@@ -46,7 +46,9 @@ class OtlpHttpExporter final : public Exporter {
   uint64_t metrics_rejected() const { return metrics_rejected_.load(); }
 
  private:
-  ExportResult post(const std::string& path, std::string_view body, const char* content_type);
+  // `status`, if given, receives the response's HTTP status (0: no response).
+  ExportResult post(const std::string& path, std::string_view body, const char* content_type,
+                    int* status = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   OtlpOptions opt_;
