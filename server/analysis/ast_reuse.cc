@@ -63,7 +63,14 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
   mix(h, text.substr(std::min<size_t>(at, text.size())));
   skeleton_ = h;
 
-  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_;
+  // A preprocessor directive inside a body (#define, #undef, #include) reaches the code after it,
+  // which the skeleton does not see: no reuse while one is there, or was there last time.
+  for (const Span& s : spans_)
+    if (s.in_main &&
+        text.substr(s.body_begin, s.body_end - s.body_begin).find('#') != std::string_view::npos)
+      directives_ = true;
+  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_ && !directives_ &&
+             !cache_->directives;
   for (const ParseProblem& p : problems) enabled_ = enabled_ && !p.error;
   for (size_t i = 0; enabled_ && i < spans_.size(); ++i) {
     const Span& s = spans_[i];
@@ -161,6 +168,7 @@ void MainReuse::finish() {
   if (!cache_) return;
   cache_->by_text = std::move(next_);
   cache_->skeleton = skeleton_;
+  cache_->directives = directives_;
   cache_->valid = true;
   cache_->reused = reused_;
   cache_->walked = walked_;
