@@ -49,7 +49,7 @@ struct MainBodies {
   };
   bool valid = false;
   uint64_t skeleton = 0;    // hash of the main file with its function bodies left out
-  bool directives = false;  // a body held a '#' (ast_reuse.h)
+  bool directives = false;  // a body held a directive reaching past it (ast_reuse.h)
   std::unordered_multimap<uint64_t, Walked> by_text;
   size_t reused = 0, walked = 0;  // main-file definitions in the last build
 };

@@ -30,6 +30,23 @@ bool othersMayDependOnBody(std::string_view signature) {
   return false;
 }
 
+// A directive in `body` whose effect reaches past it: #define, #undef, #include, #import,
+// #pragma (push_macro, pop_macro, ...), #line. (#if and its kin choose text of this body only.)
+bool reachesBeyond(std::string_view body) {
+  for (size_t at = body.find('#'); at != std::string_view::npos; at = body.find('#', at + 1)) {
+    size_t line = body.rfind('\n', at);
+    line = line == std::string_view::npos ? 0 : line + 1;
+    if (body.substr(line, at - line).find_first_not_of(" \t") != std::string_view::npos)
+      continue;  // not a directive: '#' in a comment, a literal, or a macro's stringizing
+    size_t w = at + 1;
+    while (w < body.size() && (body[w] == ' ' || body[w] == '\t')) ++w;
+    std::string_view word = body.substr(w);
+    for (std::string_view d : {"define", "undef", "include", "import", "pragma", "line"})
+      if (word.substr(0, d.size()) == d) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_same,
@@ -66,8 +83,7 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
   // A preprocessor directive inside a body (#define, #undef, #include) reaches the code after it,
   // which the skeleton does not see: no reuse while one is there, or was there last time.
   for (const Span& s : spans_)
-    if (s.in_main &&
-        text.substr(s.body_begin, s.body_end - s.body_begin).find('#') != std::string_view::npos)
+    if (s.in_main && reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)))
       directives_ = true;
   enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_ && !directives_ &&
              !cache_->directives;

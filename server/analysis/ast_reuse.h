@@ -5,10 +5,10 @@
 // headers are the same (context_same), the main file has no parse error, its text outside
 // function bodies (the skeleton: declarations, signatures, macros, classes) hashes as last time,
 // no definition whose text changed is one other code may depend on (constexpr or consteval,
-// deduced return type, decltype in its signature), and no body holds a '#' now or held one last
-// time (a directive inside a body reaches the code after it). Then a definition whose text is
-// unchanged is taken, its positions moved by the lines text above it gained or lost; the others are
-// walked.
+// deduced return type, decltype in its signature), and no body holds, now or last time, a
+// directive whose effect reaches the code after it (#define, #undef, #include, #pragma, #line).
+// Then a definition whose text is unchanged is taken, its positions moved by the lines text above
+// it gained or lost; the others are walked.
 #pragma once
 
 #include <unordered_map>
@@ -50,7 +50,7 @@ class MainReuse {
   size_t next_index_ = 0, current_ = 0;
   bool enabled_ = false;
   uint64_t skeleton_ = 0;
-  bool directives_ = false;  // a main-file body holds a '#' (a directive, or a literal's)
+  bool directives_ = false;  // a main-file body holds a directive reaching past it
   std::unordered_multimap<uint64_t, MainBodies::Walked> next_;
   size_t reused_ = 0, walked_ = 0;
 };
