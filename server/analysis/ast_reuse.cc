@@ -83,7 +83,8 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
   // A preprocessor directive inside a body (#define, #undef, #include) reaches the code after it,
   // which the skeleton does not see: no reuse while one is there, or was there last time.
   for (const Span& s : spans_)
-    if (s.in_main && reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)))
+    if (s.in_main && reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)) &&
+        directiveTokens(s.body_begin, s.body_end))
       directives_ = true;
   enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_ && !directives_ &&
              !cache_->directives;
@@ -93,6 +94,33 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
     if (!s.in_main || cache_->by_text.count(keys_[i])) continue;
     if (othersMayDependOnBody(text.substr(s.begin, s.body_begin - s.begin))) enabled_ = false;
   }
+}
+
+// The text test above also matches a raw string literal's lines: libclang's tokens tell a
+// directive ('#' first on its line, then the directive's name) from a literal.
+bool MainReuse::directiveTokens(unsigned begin, unsigned end) const {
+  CXSourceRange r = clang_getRange(clang_getLocationForOffset(tu_.raw(), main_file_, begin),
+                                   clang_getLocationForOffset(tu_.raw(), main_file_, end));
+  CXToken* toks = nullptr;
+  unsigned n = 0;
+  clang_tokenize(tu_.raw(), r, &toks, &n);
+  bool found = false;
+  unsigned prev_line = 0;
+  for (unsigned i = 0; i < n && !found; ++i) {
+    unsigned line = 0;
+    clang_getSpellingLocation(clang_getTokenLocation(tu_.raw(), toks[i]), nullptr, &line, nullptr,
+                              nullptr);
+    const bool first_on_line = i == 0 || line != prev_line;
+    prev_line = line;
+    if (!first_on_line || i + 1 >= n || clang_getTokenKind(toks[i]) != CXToken_Punctuation ||
+        toString(clang_getTokenSpelling(tu_.raw(), toks[i])) != "#")
+      continue;
+    const std::string name = toString(clang_getTokenSpelling(tu_.raw(), toks[i + 1]));
+    for (const char* d : {"define", "undef", "include", "import", "pragma", "line"})
+      found = found || name == d;
+  }
+  if (toks) clang_disposeTokens(tu_.raw(), toks, n);
+  return found;
 }
 
 MainReuse::Span MainReuse::span(CXCursor c) const {

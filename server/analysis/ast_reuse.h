@@ -40,6 +40,7 @@ class MainReuse {
     bool in_main = false;
   };
   Span span(CXCursor c) const;
+  bool directiveTokens(unsigned begin, unsigned end) const;
   uint64_t textKey(CXCursor c, const Span& s) const;
 
   const TranslationUnit& tu_;
