@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "server/analysis/compile_db.h"
 #include "server/analysis/feedback_view.h"
@@ -48,7 +49,7 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   std::printf("%s: %d lines\n", file.c_str(), lines);
 
   server::Config cfg;
-  cfg.compile_commands = db;
+  cfg.compile_commands = std::filesystem::absolute(db).string();  // not relative to ROOT
   server::ClangAnalyzer analyzer;
   analyzer.setBackgroundIndex(false);
   analyzer.configure(cfg, root);
@@ -58,7 +59,17 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   auto cc = analysis::compileCommandFor(file, db, {});
   auto bare = analysis::TranslationUnit::parse(file, *text, cc.args);
   std::vector<std::string> warnings;
-  analyzer.analyze({file, *text, 1}, fetch, warnings);
+  auto first = analyzer.analyze({file, *text, 1}, fetch, warnings);
+  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
+  size_t errors = 0;
+  for (const auto& p : first->problems) errors += p.error;
+  std::printf("first build: %zu functions, %zu problems (%zu errors)\n", first->functions.size(),
+              first->problems.size(), errors);
+  for (const auto& p : first->problems)
+    if (p.error) {
+      std::printf("  first error: %s\n", p.message.c_str());
+      break;
+    }
   std::vector<double> bare_cpu, edit_cpu, parse, parse_cpu, key, walk, augment, infer, after,
       header_walked;
   int reused = 0;

@@ -48,7 +48,8 @@ struct MainBodies {
     std::vector<ParseProblem> problems;   // problems its walk added
   };
   bool valid = false;
-  uint64_t skeleton = 0;  // hash of the main file with its function bodies left out
+  uint64_t skeleton = 0;    // hash of the main file with its function bodies left out
+  bool directives = false;  // a body held a directive reaching past it (ast_reuse.h)
   std::unordered_multimap<uint64_t, Walked> by_text;
   size_t reused = 0, walked = 0;  // main-file definitions in the last build
 };

@@ -30,6 +30,23 @@ bool othersMayDependOnBody(std::string_view signature) {
   return false;
 }
 
+// A directive in `body` whose effect reaches past it: #define, #undef, #include, #import,
+// #pragma (push_macro, pop_macro, ...), #line. (#if and its kin choose text of this body only.)
+bool reachesBeyond(std::string_view body) {
+  for (size_t at = body.find('#'); at != std::string_view::npos; at = body.find('#', at + 1)) {
+    size_t line = body.rfind('\n', at);
+    line = line == std::string_view::npos ? 0 : line + 1;
+    if (body.substr(line, at - line).find_first_not_of(" \t") != std::string_view::npos)
+      continue;  // not a directive: '#' in a comment, a literal, or a macro's stringizing
+    size_t w = at + 1;
+    while (w < body.size() && (body[w] == ' ' || body[w] == '\t')) ++w;
+    std::string_view word = body.substr(w);
+    for (std::string_view d : {"define", "undef", "include", "import", "pragma", "line"})
+      if (word.substr(0, d.size()) == d) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_same,
@@ -63,13 +80,47 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
   mix(h, text.substr(std::min<size_t>(at, text.size())));
   skeleton_ = h;
 
-  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_;
+  // A preprocessor directive inside a body (#define, #undef, #include) reaches the code after it,
+  // which the skeleton does not see: no reuse while one is there, or was there last time.
+  for (const Span& s : spans_)
+    if (s.in_main && reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)) &&
+        directiveTokens(s.body_begin, s.body_end))
+      directives_ = true;
+  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_ && !directives_ &&
+             !cache_->directives;
   for (const ParseProblem& p : problems) enabled_ = enabled_ && !p.error;
   for (size_t i = 0; enabled_ && i < spans_.size(); ++i) {
     const Span& s = spans_[i];
     if (!s.in_main || cache_->by_text.count(keys_[i])) continue;
     if (othersMayDependOnBody(text.substr(s.begin, s.body_begin - s.begin))) enabled_ = false;
   }
+}
+
+// The text test above also matches a raw string literal's lines: libclang's tokens tell a
+// directive ('#' first on its line, then the directive's name) from a literal.
+bool MainReuse::directiveTokens(unsigned begin, unsigned end) const {
+  CXSourceRange r = clang_getRange(clang_getLocationForOffset(tu_.raw(), main_file_, begin),
+                                   clang_getLocationForOffset(tu_.raw(), main_file_, end));
+  CXToken* toks = nullptr;
+  unsigned n = 0;
+  clang_tokenize(tu_.raw(), r, &toks, &n);
+  bool found = false;
+  unsigned prev_line = 0;
+  for (unsigned i = 0; i < n && !found; ++i) {
+    unsigned line = 0;
+    clang_getSpellingLocation(clang_getTokenLocation(tu_.raw(), toks[i]), nullptr, &line, nullptr,
+                              nullptr);
+    const bool first_on_line = i == 0 || line != prev_line;
+    prev_line = line;
+    if (!first_on_line || i + 1 >= n || clang_getTokenKind(toks[i]) != CXToken_Punctuation ||
+        toString(clang_getTokenSpelling(tu_.raw(), toks[i])) != "#")
+      continue;
+    const std::string name = toString(clang_getTokenSpelling(tu_.raw(), toks[i + 1]));
+    for (const char* d : {"define", "undef", "include", "import", "pragma", "line"})
+      found = found || name == d;
+  }
+  if (toks) clang_disposeTokens(tu_.raw(), toks, n);
+  return found;
 }
 
 MainReuse::Span MainReuse::span(CXCursor c) const {
@@ -161,6 +212,7 @@ void MainReuse::finish() {
   if (!cache_) return;
   cache_->by_text = std::move(next_);
   cache_->skeleton = skeleton_;
+  cache_->directives = directives_;
   cache_->valid = true;
   cache_->reused = reused_;
   cache_->walked = walked_;

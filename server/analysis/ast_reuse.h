@@ -4,9 +4,11 @@
 // Reuse is all or nothing per build, decided before any definition is built: it is on when the
 // headers are the same (context_same), the main file has no parse error, its text outside
 // function bodies (the skeleton: declarations, signatures, macros, classes) hashes as last time,
-// and no definition whose text changed is one other code may depend on (constexpr or consteval,
-// deduced return type, decltype in its signature). Then a definition whose text is unchanged is
-// taken, its positions moved by the lines text above it gained or lost; the others are walked.
+// no definition whose text changed is one other code may depend on (constexpr or consteval,
+// deduced return type, decltype in its signature), and no body holds, now or last time, a
+// directive whose effect reaches the code after it (#define, #undef, #include, #pragma, #line).
+// Then a definition whose text is unchanged is taken, its positions moved by the lines text above
+// it gained or lost; the others are walked.
 #pragma once
 
 #include <unordered_map>
@@ -38,6 +40,7 @@ class MainReuse {
     bool in_main = false;
   };
   Span span(CXCursor c) const;
+  bool directiveTokens(unsigned begin, unsigned end) const;
   uint64_t textKey(CXCursor c, const Span& s) const;
 
   const TranslationUnit& tu_;
@@ -48,6 +51,7 @@ class MainReuse {
   size_t next_index_ = 0, current_ = 0;
   bool enabled_ = false;
   uint64_t skeleton_ = 0;
+  bool directives_ = false;  // a main-file body holds a directive reaching past it
   std::unordered_multimap<uint64_t, MainBodies::Walked> next_;
   size_t reused_ = 0, walked_ = 0;
 };

@@ -217,5 +217,24 @@ TEST_F(WalkCacheTest, AConstexprBodyChangeWalksEveryBody) {
   expectSameBodies(unit, fresh());
 }
 
+// A macro defined inside a body reaches the functions after it: its edit walks them again.
+TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "int first(int k) {\n#define STEP work\n  return k;\n}\n"
+                           "int second(int k) { return STEP(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
+  bool calls_other = false;
+  for (const auto& f : unit.functions)
+    for (const auto& n : f.nodes) calls_other |= f.name == "second" && n.callee_key == "other(int)";
+  EXPECT_TRUE(calls_other) << "second still calls what the old macro named";
+}
+
 }  // namespace
 }  // namespace perfhat::server
