@@ -6,6 +6,7 @@
 
 #include <clang-c/Index.h>
 
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,8 +49,8 @@ struct MainBodies {
     std::vector<ParseProblem> problems;   // problems its walk added
   };
   bool valid = false;
-  uint64_t skeleton = 0;    // hash of the main file with its function bodies left out
-  bool directives = false;  // a body held a directive reaching past it (ast_reuse.h)
+  uint64_t skeleton = 0;              // hash of the main file with its function bodies left out
+  std::set<uint64_t> directive_keys;  // bodies holding a directive (ast_reuse.h)
   std::unordered_multimap<uint64_t, Walked> by_text;
   size_t reused = 0, walked = 0;  // main-file definitions in the last build
 };

@@ -1,6 +1,7 @@
 #include "server/analysis/ast_reuse.h"
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 
 namespace perfhat::analysis::ast_walk {
@@ -80,14 +81,21 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
   mix(h, text.substr(std::min<size_t>(at, text.size())));
   skeleton_ = h;
 
-  // A preprocessor directive inside a body (#define, #undef, #include) reaches the code after it,
-  // which the skeleton does not see: no reuse while one is there, or was there last time.
-  for (const Span& s : spans_)
-    if (s.in_main && reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)) &&
-        directiveTokens(s.body_begin, s.body_end))
-      directives_ = true;
-  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_ && !directives_ &&
-             !cache_->directives;
+  // A directive inside a body (#define, #undef, #include, #pragma, #line) reaches the code after
+  // it, which the skeleton does not see. An unchanged body defines the same macros as last time;
+  // a changed body that holds one now, or a body that held one and is gone, turns reuse off.
+  std::set<uint64_t> now(keys_.begin(), keys_.end());
+  enabled_ = cache_->valid && context_same && cache_->skeleton == skeleton_;
+  for (size_t i = 0; i < spans_.size(); ++i) {
+    const Span& s = spans_[i];
+    const bool directive = s.in_main &&
+                           reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)) &&
+                           directiveTokens(s.body_begin, s.body_end);
+    if (directive) directive_keys_.insert(keys_[i]);
+    if (directive && !cache_->by_text.count(keys_[i])) enabled_ = false;
+  }
+  for (uint64_t k : cache_->directive_keys)
+    if (!now.count(k)) enabled_ = false;
   for (const ParseProblem& p : problems) enabled_ = enabled_ && !p.error;
   for (size_t i = 0; enabled_ && i < spans_.size(); ++i) {
     const Span& s = spans_[i];
@@ -212,7 +220,7 @@ void MainReuse::finish() {
   if (!cache_) return;
   cache_->by_text = std::move(next_);
   cache_->skeleton = skeleton_;
-  cache_->directives = directives_;
+  cache_->directive_keys = std::move(directive_keys_);
   cache_->valid = true;
   cache_->reused = reused_;
   cache_->walked = walked_;

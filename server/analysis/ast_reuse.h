@@ -5,12 +5,13 @@
 // headers are the same (context_same), the main file has no parse error, its text outside
 // function bodies (the skeleton: declarations, signatures, macros, classes) hashes as last time,
 // no definition whose text changed is one other code may depend on (constexpr or consteval,
-// deduced return type, decltype in its signature), and no body holds, now or last time, a
+// deduced return type, decltype in its signature), and no changed body holds, now or before, a
 // directive whose effect reaches the code after it (#define, #undef, #include, #pragma, #line).
 // Then a definition whose text is unchanged is taken, its positions moved by the lines text above
 // it gained or lost; the others are walked.
 #pragma once
 
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -51,7 +52,7 @@ class MainReuse {
   size_t next_index_ = 0, current_ = 0;
   bool enabled_ = false;
   uint64_t skeleton_ = 0;
-  bool directives_ = false;  // a main-file body holds a directive reaching past it
+  std::set<uint64_t> directive_keys_;  // text keys of the bodies holding a directive
   std::unordered_multimap<uint64_t, MainBodies::Walked> next_;
   size_t reused_ = 0, walked_ = 0;
 };
