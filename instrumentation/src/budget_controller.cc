@@ -190,8 +190,11 @@ bool Controller::configure(const Settings& s, std::string* error) {
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
   measuring_per_window_s_ = 0;
-  sampler_ticks_ = sampling::StackSampler::get().handler_ticks();
-  sampler_taken_ = sampling::StackSampler::get().taken();
+  // Only a sampler that exists: creating one here would map its ring in every process that
+  // turns probes on, budget or not.
+  const auto* sampler = sampling::StackSampler::if_created();
+  sampler_ticks_ = sampler ? sampler->handler_ticks() : 0;
+  sampler_taken_ = sampler ? sampler->taken() : 0;
   export_windows_.clear();
   clear();
   if (!s.error.empty()) {
@@ -382,8 +385,11 @@ void Controller::tick() {
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
+  bool any_measuring = false, any_disarmed = false;
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
+    any_measuring = any_measuring || s.measuring;
+    any_disarmed = any_disarmed || s.disarmed;
     if (s.disarmed) {
       // Disarmed for the whole window (probing mode): its probes counted nothing and cost
       // nothing. The class's rates stand at the last window the site was armed in.
@@ -482,9 +488,13 @@ void Controller::tick() {
   // the full counted path.
   // Probing: the windows that re-arm untraced sites to measure them cost their detection; charged
   // as a tenth in each window, so the governor does not cut the budget for one window in ten.
-  if (calls_measuring > 0)
+  // Set at each re-arm window (zero when its sites were quiet), and back to zero once nothing is
+  // left untraced, so a charge for re-arm windows that no longer happen does not linger.
+  if (any_measuring)
     measuring_per_window_s_ =
         calls_measuring * costs_.detect_s / static_cast<double>(kRearmEveryWindows);
+  else if (!any_disarmed)
+    measuring_per_window_s_ = 0;
   cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
                       (settings_.planner.probing ? measuring_per_window_s_ : 0.0) +
                       std::max(0.0, calls_unsampled - d_recorded) *

@@ -171,6 +171,10 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     g_relevant.store(nullptr, std::memory_order_release);
   }
   exports_.configure(std::move(exporter), ExportPolicy::from(cfg));
+  // Registered whether or not probes start on: a child forked while they are off must not turn
+  // them on later with the parent's state.
+  static bool atfork_registered = pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
+  (void)atfork_registered;
   {
     Lock l(bg_mu_);
     bg_stop_ = false;
@@ -185,10 +189,11 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
 
 // What only running probes need. A process started with probes off pays none of it.
 void Engine::activate() {
+  // A second caller waits for the first to finish: probes must not run on a half-written clock.
+  std::lock_guard<std::mutex> once(activation_mu_);
   {
     Lock l(bg_mu_);
     if (!dormant_) return;
-    dormant_ = false;
   }
   calibrate_clock(true);
   {
@@ -198,12 +203,11 @@ void Engine::activate() {
   {
     // Under bg_mu_: a shutdown on another thread meanwhile reads bg_ to join it.
     Lock l(bg_mu_);
+    dormant_ = false;
     if (!bg_stop_) bg_ = std::thread([this] { run_background(); });
   }
   static bool atexit_registered = std::atexit(&exit_flush) == 0;
   (void)atexit_registered;
-  static bool atfork_registered = pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
-  (void)atfork_registered;
   if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
     std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
 }

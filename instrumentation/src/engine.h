@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -241,6 +242,8 @@ class Engine : private ExportSource {
   bool bg_final_done_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   // Initialized with probes off and not activated yet.
   bool dormant_ PERFHAT_GUARDED_BY(bg_mu_) = false;
+  // Serializes activate(): held across the clock's calibration (engine.cc).
+  std::mutex activation_mu_;
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.

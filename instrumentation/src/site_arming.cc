@@ -47,7 +47,8 @@ void Engine::set_budget_disarmed(const std::vector<bool>& off) {
 // g_mode first, then the walk under the lock: a site registered meanwhile reads the new mode
 // (register_site holds the lock), and of two concurrent calls the later walk sees the final mode.
 void Engine::set_mode(int mode) {
-  if (mode == kEnabled) activate();  // started with probes off: what running probes need
+  if (g_forked_child.load()) return;  // a forked child stays off and takes no lock (on_fork_child)
+  if (mode == kEnabled) activate();   // started with probes off: what running probes need
   g_mode.store(mode);
   Lock l(mu_);
   rearm_sites();

@@ -4,18 +4,12 @@
 #include <set>
 #include <string_view>
 
+#include "common/fnv1a.h"
+
 namespace perfhat::analysis::ast_walk {
 namespace {
 
-// FNV-1a, 64 bits.
-void mix(uint64_t& h, std::string_view s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  h ^= 0xff;  // a separator
-  h *= 1099511628211ull;
-}
+void mix(Fnv1a& h, std::string_view s) { h.text(s); }
 
 void moveLines(Position& p, int d) { p.line += d; }
 void moveLines(Range& r, int d) {
@@ -68,7 +62,7 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
     if (s.in_main && s.body_end > s.body_begin) bodies.emplace_back(s.body_begin, s.body_end);
   std::sort(bodies.begin(), bodies.end());
   std::string_view text = tu.contents();
-  uint64_t h = 1469598103934665603ull;
+  Fnv1a h;
   unsigned at = 0;
   for (const auto& [b, e] : bodies) {
     if (b >= at) {
@@ -79,7 +73,7 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
     }
   }
   mix(h, text.substr(std::min<size_t>(at, text.size())));
-  skeleton_ = h;
+  skeleton_ = h.h;
 
   // A directive inside a body (#define, #undef, #include, #pragma, #line) reaches the code after
   // it, which the skeleton does not see. An unchanged body defines the same macros as last time;
@@ -168,11 +162,14 @@ MainReuse::Span MainReuse::span(CXCursor c) const {
 }
 
 uint64_t MainReuse::textKey(CXCursor c, const Span& s) const {
-  uint64_t h = 1469598103934665603ull;
+  Fnv1a h;
   mix(h, std::to_string(c.kind));
   mix(h, toString(clang_getCursorSpelling(c)));
+  // The USR tells apart definitions with the same text in different classes or namespaces
+  // (two `bool empty() const { return items_.empty(); }`), which must not swap their results.
+  mix(h, toString(clang_getCursorUSR(c)));
   mix(h, tu_.contents().substr(s.begin, s.end - s.begin));
-  return h;
+  return h.h;
 }
 
 bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fnv1a.h"
+
 namespace perfhat::index {
 namespace {
 
@@ -158,12 +160,9 @@ std::optional<FunctionInfo> decodeSummary(std::string_view text) {
 }
 
 uint64_t contentHash(std::string_view bytes, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+  Fnv1a h{seed};
+  h.bytes(bytes.data(), bytes.size());
+  return h.h;
 }
 
 }  // namespace perfhat::index

@@ -33,7 +33,7 @@ struct FileStamp {
 
 class SummaryStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: summaries keep calls through pointers
   static constexpr size_t kMaxSummaryBytes = 1 << 20;
   static constexpr size_t kMaxFunctionsPerFile = 20'000;
 

@@ -1,6 +1,5 @@
 #include "server/server/clang_analyzer.h"
 
-#include <time.h>
 #include <algorithm>
 
 #include <chrono>
@@ -9,19 +8,13 @@
 
 #include "server/analysis/analyze.h"
 #include "server/analysis/compile_db.h"
+#include "server/server/thread_cpu.h"
 
 namespace perfhat::server {
 namespace {
 
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// CPU time of the calling thread: the analysis' phases measured apart from the machine's load.
-double threadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 std::string join(const std::vector<std::string>& v) {

@@ -1,30 +1,17 @@
 #include "server/server/walk_cache.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "common/fnv1a.h"
+#include "server/server/thread_cpu.h"
+
 namespace perfhat::server {
 namespace {
 
-// FNV-1a, 64 bits.
-struct Hasher {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      h ^= static_cast<unsigned char>(p[i]);
-      h *= 1099511628211ull;
-    }
-  }
-  void text(std::string_view s) {
-    bytes(s.data(), s.size());
-    bytes("", 1);  // a separator: "ab"+"c" differs from "a"+"bc"
-  }
-  void number(uint64_t v) { bytes(reinterpret_cast<const char*>(&v), sizeof v); }
-};
+using Hasher = Fnv1a;
 
 struct Inclusions {
   const analysis::TranslationUnit* tu;
@@ -33,12 +20,6 @@ struct Inclusions {
   unsigned main_offset = 0;  // end of the main file's last #include directive seen
   bool failed = false;
 };
-
-double threadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 std::string fileName(CXFile f) { return analysis::toString(clang_getFileName(f)); }
 
@@ -52,7 +33,9 @@ void visitInclusion(CXFile included, CXSourceLocation* stack, unsigned depth, CX
   unsigned offset = 0;
   clang_getSpellingLocation(stack[depth - 1], &at, nullptr, nullptr, &offset);
   if (at && fileName(at) == in->tu->path()) in->main_offset = std::max(in->main_offset, offset);
-  if (!in->root.empty() && name.compare(0, in->root.size(), in->root) == 0) {
+  // The walk's own test of a workspace file (Builder::inWorkspace), relative names included.
+  if (analysis::isUnderRoot(std::filesystem::absolute(name).lexically_normal().string(),
+                            in->root)) {
     size_t size = 0;
     const char* contents = clang_getFileContents(in->tu->raw(), included, &size);
     if (contents) {

@@ -188,6 +188,34 @@ TEST_F(WalkCacheTest, AnEditInsideOneBodyWalksThatBodyOnly) {
   expectSameBodies(unit, fresh());  // ranges and hints included
 }
 
+// Two definitions with the same text in two classes: reuse must give each its own result
+// (key, mangled name, ranges), not the other's.
+TEST_F(WalkCacheTest, IdenticalBodiesInTwoClassesKeepTheirOwnResults) {
+  const std::string twins = std::string(kMain) + R"src(struct A {
+  int n = 0;
+  int size() const { return n; }
+};
+struct B {
+  int n = 0;
+  int size() const { return n; }
+};
+int use(const A& a, const B& b) { return a.size() + b.size(); }
+)src";
+  ASSERT_TRUE(tu_->reparse(twins));
+  cache_.build(*tu_, options_);
+  std::string edited = twins;
+  edited.insert(edited.find("  return t;"), "  t += 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_GE(cache_.last().main_reused, 2u);
+  expectSameBodies(unit, fresh());
+  std::vector<std::string> sizes;
+  for (const auto& f : unit.functions)
+    if (f.name == "size") sizes.push_back(f.key + " @" + std::to_string(f.range.start.line));
+  ASSERT_EQ(sizes.size(), 2u);
+  EXPECT_NE(sizes[0].substr(0, sizes[0].find(" @")), sizes[1].substr(0, sizes[1].find(" @")));
+}
+
 TEST_F(WalkCacheTest, AChangeOutsideTheBodiesWalksEveryBody) {
   ASSERT_TRUE(tu_->reparse(kTwo));
   cache_.build(*tu_, options_);
