@@ -163,7 +163,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     switch (n.kind) {
       case NodeKind::Call:
         n.estimate = inferCall(n, fn, callee[id]);
-        if (!takeRepeatedCallFast(n, fn, callee[id], n.estimate)) addCalleeContext(n, fn, n.estimate);
+        if (!takeRepeatedCallFast(n, fn, callee[id], n.estimate))
+          addCalleeContext(n, fn, n.estimate);
         break;
       case NodeKind::Loop:
         n.estimate = inferLoop(n, fn);
