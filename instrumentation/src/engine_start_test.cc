@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -21,8 +22,14 @@ perfhat::detail::Site g_site{nullptr, "int startns::work(int)", __FILE__, __LINE
 }
 
 // Threads of this process (the background thread names itself only once it runs, so it is
-// counted, not looked up by name).
+// counted, not looked up by name). A sanitizer's runtime starts a thread of its own at the
+// process's first thread creation: one thread started and joined first leaves it out of the count.
 int threads() {
+  static const bool runtime_threads_started = [] {
+    std::thread([] {}).join();
+    return true;
+  }();
+  (void)runtime_threads_started;
   int n = 0;
   DIR* d = ::opendir("/proc/self/task");
   if (d == nullptr) return -1;
