@@ -25,8 +25,13 @@ bool othersMayDependOnBody(std::string_view signature) {
   return false;
 }
 
-// A directive in `body` whose effect reaches past it: #define, #undef, #include, #import,
-// #pragma (push_macro, pop_macro, ...), #line. (#if and its kin choose text of this body only.)
+// Directives whose effect reaches past the body holding them: #define, #undef, #include,
+// #import, #pragma (push_macro, pop_macro, ...), #line. (#if and its kin choose text of this body
+// only.)
+constexpr std::string_view kReachingDirectives[] = {"define", "undef",  "include",
+                                                    "import", "pragma", "line"};
+
+// A text test for such a directive in `body` (directiveTokens confirms it).
 bool reachesBeyond(std::string_view body) {
   for (size_t at = body.find('#'); at != std::string_view::npos; at = body.find('#', at + 1)) {
     size_t line = body.rfind('\n', at);
@@ -36,7 +41,7 @@ bool reachesBeyond(std::string_view body) {
     size_t w = at + 1;
     while (w < body.size() && (body[w] == ' ' || body[w] == '\t')) ++w;
     std::string_view word = body.substr(w);
-    for (std::string_view d : {"define", "undef", "include", "import", "pragma", "line"})
+    for (std::string_view d : kReachingDirectives)
       if (word.substr(0, d.size()) == d) return true;
   }
   return false;
@@ -118,8 +123,7 @@ bool MainReuse::directiveTokens(unsigned begin, unsigned end) const {
         toString(clang_getTokenSpelling(tu_.raw(), toks[i])) != "#")
       continue;
     const std::string name = toString(clang_getTokenSpelling(tu_.raw(), toks[i + 1]));
-    for (const char* d : {"define", "undef", "include", "import", "pragma", "line"})
-      found = found || name == d;
+    for (std::string_view d : kReachingDirectives) found = found || name == d;
   }
   if (toks) clang_disposeTokens(tu_.raw(), toks, n);
   return found;
