@@ -3,32 +3,19 @@
 // "Workspace index").
 #include "bench/index/edit_split.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "bench/index/percentile.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/feedback_view.h"
 #include "server/index/indexer.h"
 #include "server/server/clang_analyzer.h"
+#include "server/server/thread_cpu.h"
 
 namespace perfhat::bench {
 namespace {
-
-double threadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 void line(const char* what, const std::vector<double>& v) {
   std::printf("  %-44s p50 %9.2f ms  p95 %9.2f ms  (n=%zu)\n", what, pct(v, 0.5), pct(v, 0.95),
@@ -76,12 +63,12 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   std::vector<double> main_reused, main_walked;
   for (int i = 1; i <= n; ++i) {
     const std::string& t = i % 2 ? with : *text;
-    double c0 = threadCpuMs();
+    double c0 = server::threadCpuMs();
     bare->reparse(t);
-    bare_cpu.push_back(threadCpuMs() - c0);
-    c0 = threadCpuMs();
+    bare_cpu.push_back(server::threadCpuMs() - c0);
+    c0 = server::threadCpuMs();
     analyzer.analyze({file, t, i + 1}, fetch, warnings);
-    edit_cpu.push_back(threadCpuMs() - c0);
+    edit_cpu.push_back(server::threadCpuMs() - c0);
     const auto& s = analyzer.lastSplit();
     parse.push_back(s.parse);
     parse_cpu.push_back(s.parse_cpu);

@@ -23,9 +23,11 @@
 #include <thread>
 
 #include "bench/index/edit_split.h"
+#include "bench/index/percentile.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/translation_unit.h"
 #include "server/index/indexer.h"
+#include "server/server/thread_cpu.h"
 #include "tests/integration/lsp_client.h"
 
 namespace {
@@ -34,6 +36,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using namespace perfhat;
+using perfhat::bench::pct;
 
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -52,13 +55,6 @@ double cpuMs() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 index::IndexStats pass(const std::string& db, const std::string& root, const std::string& store,
@@ -160,12 +156,6 @@ double threadCpuMs(pid_t pid, const std::string& name) {
     return ns / 1e6;
   }
   return -1;
-}
-
-double threadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 std::string percentiles(const std::vector<double>& v, const char* unit = "ms") {
@@ -299,9 +289,9 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
   auto tu = analysis::TranslationUnit::parse(file, *text, cc.args);
   std::vector<double> bare, bare_cpu, lsp_ms, lsp_cpu;
   for (int i = 1; i <= n; ++i) {
-    double c0 = threadCpuMs();
+    double c0 = server::threadCpuMs();
     tu->reparse(i % 2 ? with : *text);
-    bare_cpu.push_back(threadCpuMs() - c0);
+    bare_cpu.push_back(server::threadCpuMs() - c0);
     bare.push_back(tu->lastParseMs());
 
     json change = i % 2 ? json{{"range",
