@@ -36,11 +36,21 @@ struct RawResponse {
 class RawConnection {
  public:
   // `receive_buffer` > 0 shrinks the socket's receive buffer (and so the TCP window) before
-  // connecting, to play a client that reads slowly.
-  explicit RawConnection(int port, int receive_buffer = 0) {
+  // connecting, to play a client that reads slowly. `source` (a loopback address such as
+  // 127.0.0.2) plays a second peer: per-peer limits count it apart from 127.0.0.1.
+  explicit RawConnection(int port, int receive_buffer = 0, const char* source = nullptr) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (receive_buffer > 0) {
       ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
+    if (source) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      ::inet_pton(AF_INET, source, &from.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+        ::close(fd_);
+        throw std::runtime_error("bind to the source address failed");
+      }
     }
     sockaddr_in a{};
     a.sin_family = AF_INET;

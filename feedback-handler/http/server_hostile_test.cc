@@ -251,19 +251,28 @@ TEST_F(HostileServer, ConnectionsBeyondTheCapsGetA503AndAreClosed) {
     held.push_back(std::make_unique<RawConnection>(port_));
     held.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\n");  // admitted, headers pending
   }
-  // The accept loop admits in order; give the three a moment to be counted (bounded retries).
-  std::optional<RawResponse> refused;
-  for (int i = 0; i < 50 && !refused; ++i) {
-    RawConnection extra(port_);
-    extra.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-    auto r = extra.read();
-    if (r && r->status == 503) {
-      refused = r;
-      EXPECT_TRUE(extra.closedByServer());
-    } else {
-      std::this_thread::sleep_for(20ms);
-    }
+  // Connections are admitted by the threads that serve them, not in the order they were
+  // accepted: an extra sent now could take a slot before the last held one is counted. So the
+  // extras wait until the three are admitted, as seen from another peer (127.0.0.2), whose own
+  // probes are admitted before they are answered: admitted held = connections_total - probes.
+  bool all_held_admitted = false;
+  for (int probes = 1; probes <= 200 && !all_held_admitted; ++probes) {
+    RawConnection probe(port_, 0, "127.0.0.2");
+    probe.send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    auto m = probe.read();
+    ASSERT_TRUE(m && m->status == 200);
+    const std::string key = "\nperfhat_handler_connections_total ";
+    const auto at = m->body.find(key);
+    ASSERT_NE(at, std::string::npos) << m->body;
+    const long admitted = std::atol(m->body.c_str() + at + key.size()) - probes;
+    all_held_admitted = admitted >= 3;
+    if (!all_held_admitted) std::this_thread::sleep_for(10ms);
   }
+  ASSERT_TRUE(all_held_admitted) << "the held connections were not admitted";
+  RawConnection extra(port_);
+  extra.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::optional<RawResponse> refused = extra.read();
+  EXPECT_TRUE(extra.closedByServer());
   expectError(refused, 503, "unavailable");
   EXPECT_EQ(refused->header("Retry-After"), "1");
   held.clear();  // their slots free up: served again
