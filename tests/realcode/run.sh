@@ -35,9 +35,10 @@ LSP=$BUILD/server/perfhat-lsp
 HANDLER=$BUILD/feedback-handler/perfhat-handler
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
-handler_pid=
-cleanup() { if [ -n "$handler_pid" ]; then kill "$handler_pid" 2>/dev/null || true; wait "$handler_pid" 2>/dev/null || true; fi; }
-trap cleanup EXIT
+TMP=$WORK
+# shellcheck source=../../scripts/lib/processes.sh
+. "$HERE/../../scripts/lib/processes.sh"
+trap stop_all EXIT
 
 echo "== install libperfhat (dev component) into $WORK/prefix"
 rm -rf "$WORK/prefix"
@@ -60,16 +61,11 @@ cmake --build "$WORK/gtest-build" -j "${REALCODE_JOBS:-2}" >"$WORK/build.log" ||
 echo "== workload: googletest's test programs against a perfhat-handler"
 rm -f "$WORK"/store.sqlite*
 token=realcode-$$
-"$HANDLER" --mode deployed --listen 127.0.0.1:0 --store "$WORK/store.sqlite" --token "$token" \
-  >"$WORK/handler.log" 2>&1 &
-handler_pid=$!
-for _ in $(seq 100); do
-  grep -q "listening on" "$WORK/handler.log" && break
-  sleep 0.1
-done
-addr=$(grep -o "listening on [0-9.:]*" "$WORK/handler.log" | head -1 | awk '{print $3}')
-[ -n "$addr" ] || { cat "$WORK/handler.log"; echo "FAIL: handler did not start"; exit 1; }
-url=http://$addr
+# The handler's log is truncated before it starts and read until it says where it listens: a
+# previous run's log in the same work directory is never taken for this one's.
+start handler "$HANDLER" --mode deployed --listen 127.0.0.1:0 --store "$WORK/store.sqlite" \
+  --token "$token"
+url=http://$ADDR
 ran=0
 scope=
 # Short mode: googletest's own API and internals are not recorded (their definitions are not
@@ -109,7 +105,7 @@ for f in $files; do
   checked=$((checked + 1))
 done
 echo "checked $checked files"
-cleanup
-handler_pid=
+stop_all
+PIDS=()
 python3 "$HERE/report.py" --store "$WORK/store.sqlite" --matches "$WORK/matches.jsonl" \
   --min-share "$MIN_SHARE" --out "$WORK/report.txt"
