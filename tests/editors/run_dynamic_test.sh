@@ -2,8 +2,9 @@
 # CTest driver of the call-graph editor tests (issue #24): a fresh sample workspace, a real
 # perfhat-handler seeded by dynamic_handler.sh, then the editor's check against it.
 # Usage: run_dynamic_test.sh /path/to/perfhat-lsp /path/to/perfhat-handler nvim|vscode [budget]
-# With `budget` (Neovim): the handler also holds the service's collection-budget status
-# (budget_status.json, issue #22) and nvim_budget.lua checks the "always trace" lens instead.
+# With `budget`: the handler also holds the service's collection-budget status
+# (budget_status.json, issue #22) and the editor checks the "always trace" lens instead
+# (nvim_budget.lua; vscode_test.mjs --scenario budget).
 # Exit 77 (CTest "skipped") only when PERFHAT_SKIP_EDITOR_TESTS=1, with the reason printed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +13,7 @@ server=$(realpath -m "${1:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode}")
 handler=$(realpath -m "${2:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode}")
 editor=${3:?usage: run_dynamic_test.sh LSP HANDLER nvim|vscode [budget]}
 check=nvim_dynamic.lua
+scenario=dynamic
 
 if [ "${PERFHAT_SKIP_EDITOR_TESTS:-0}" = 1 ]; then
   echo "SKIPPED: editor test disabled by PERFHAT_SKIP_EDITOR_TESTS=1"
@@ -31,6 +33,7 @@ if [ "${4:-}" = budget ]; then
   curl -sf -X POST -H 'Content-Type: application/json' --data-binary @"$here/budget_status.json" \
     "$url/v1/budget" >/dev/null || { echo "FAIL: the handler refused the budget status"; exit 1; }
   check=nvim_budget.lua
+  scenario=budget
 fi
 
 case $editor in
@@ -51,7 +54,7 @@ case $editor in
     bash "$repo/editors/vscode/scripts/package.sh" >/dev/null ||
       { echo "FAIL: packaging the extension failed"; exit 1; }
     version=$(node -p "require('$repo/editors/vscode/package.json').version")
-    node "$here/vscode_test.mjs" --server "$server" --scenario dynamic --handler "$url" \
+    node "$here/vscode_test.mjs" --server "$server" --scenario "$scenario" --handler "$url" \
       --vsix "$repo/editors/vscode/dist/perfhat-$version.vsix"
     ;;
   *) echo "unknown editor: $editor"; exit 2 ;;

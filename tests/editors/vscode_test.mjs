@@ -36,7 +36,8 @@ if (process.env.PERFHAT_SKIP_EDITOR_TESTS === '1') {
 
 const server = arg('--server');
 // hints (default): the full check; missing-server: perfhat.serverPath points nowhere;
-// dynamic: production's call graph from the handler at --handler (run_dynamic_test.sh).
+// dynamic: production's call graph from the handler at --handler (run_dynamic_test.sh);
+// budget: the collection-budget "always trace" lens, the handler holding the service's status.
 const scenario = arg('--scenario', 'hints');
 const handlerUrl = arg('--handler');
 const vsix = arg('--vsix');
@@ -130,8 +131,10 @@ async function main() {
     'workbench.panel.defaultLocation': 'right',
     'chat.commandCenter.enabled': false,
     'perfhat.serverPath': scenario === 'missing-server' ? path.join(root, 'missing', 'perfhat-lsp') : server,
-    ...(scenario === 'dynamic' ? { 'perfhat.handlerUrl': handlerUrl }
+    ...(scenario === 'dynamic' || scenario === 'budget' ? { 'perfhat.handlerUrl': handlerUrl }
       : { 'perfhat.feedbackFile': path.join(ws, 'feedback.json') }),
+    ...(scenario === 'budget' ? { 'perfhat.budget.service': 'shop',
+      'perfhat.budget.pinsFile': path.join(root, 'pins') } : {}),
   }, null, 2));
   const env = {
     ...process.env,
@@ -184,6 +187,7 @@ async function main() {
 
     if (scenario === 'missing-server') await checkMissingServer(page);
     else if (scenario === 'dynamic') await checkCallGraph(page);
+    else if (scenario === 'budget') await checkBudget(page, path.join(root, 'pins'));
     else await checkFeedback(page, t0);
     log(`screenshots in ${artifacts}`);
     log('ALL PASSED');
@@ -322,6 +326,40 @@ async function checkCallGraph(page) {
   await page.keyboard.press('End');
   await sleep(500);
   await page.screenshot({ path: path.join(artifacts, 'vscode-callgraph-hover.png') });
+}
+
+// The collection budget (issue #22): the "always trace" lens over Catalog::audit with its stack
+// samples' estimate, clicked as a user would; the new plan and its predicted overhead are shown
+// at once (a notification), and the pin reaches the pins file libperfhat re-reads.
+async function checkBudget(page, pins) {
+  const lensText = async () => page.evaluate(() => [...document.querySelectorAll('.codelens-decoration a')]
+    .map((e) => (e.textContent || '').replace(/\u00a0/g, ' ')));
+  const lens = await waitFor('the collection-budget lens', HINT_WAIT_MS, async () =>
+    (await lensText()).find((t) => t.includes('always trace')));
+  for (const needle of ['shop::Catalog sampled at 0 %', '≈ 20 ms CPU/s estimated from stack samples']) {
+    if (!lens.includes(needle)) fail(`lens lacks "${needle}": ${lens}`);
+  }
+  log(`PASS: budget lens: "${lens.trim()}"`);
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'vscode-budget-lens.png') });
+
+  await page.locator('.codelens-decoration a', { hasText: 'always trace' }).first().click();
+  const toast = await waitFor('the new plan in a notification', HINT_WAIT_MS, async () => {
+    const t = await page.evaluate(() => [...document.querySelectorAll('.notification-list-item')]
+      .map((e) => (e.textContent || '').replace(/\u00a0/g, ' ')).join('\n'));
+    return t.includes('Always trace shop::Catalog::audit') ? t : null;
+  });
+  for (const needle of ['predicted collector overhead 0.04 % → ', 'shop::Catalog: sampled at 0 % → always traced']) {
+    if (!toast.includes(needle)) fail(`notification lacks "${needle}": ${toast}`);
+  }
+  log('PASS: the new plan and its predicted overhead shown at once');
+  await page.screenshot({ path: path.join(artifacts, 'vscode-budget-plan.png') });
+
+  const pinned = await waitFor('the pin in the pins file', HINT_WAIT_MS, async () => {
+    const text = fs.existsSync(pins) ? fs.readFileSync(pins, 'utf8') : '';
+    return text.includes('always shop::Catalog::audit\n') ? text : null;
+  });
+  log(`PASS: pin written (${pinned.trim().split('\n').length} line(s))`);
 }
 
 // perfhat.serverPath points nowhere: the user gets an error that names the fix, and the status

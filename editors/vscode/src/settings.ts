@@ -19,6 +19,11 @@ export interface ServerSettings {
   profile?: Profile;
   features?: { regression_relative?: number; regression_absolute_ns?: number; learn_thresholds?: boolean };
   cache?: { maxEntries?: number; ttlSeconds?: number };
+  // The collection budget (docs/collection-budget.md): the service whose status the handler is
+  // asked for, or libperfhat's status file read directly, and the pins file the lens writes.
+  budgetService?: string;
+  budgetStatus?: string;
+  budgetPins?: string;
 }
 
 export interface ExtensionSettings {
@@ -89,6 +94,13 @@ export function readSettings(get: SettingGetter, workspaceFolder: string | undef
   const ttl = num('cache.ttlSeconds', (n) => Number.isInteger(n) && n > 0, 'a positive integer');
   if (ttl !== undefined) cache.ttlSeconds = ttl;
   if (Object.keys(cache).length) server.cache = cache;
+
+  const budgetService = str('budget.service');
+  if (budgetService) server.budgetService = budgetService;
+  const budgetStatus = str('budget.statusFile');
+  if (budgetStatus) server.budgetStatus = budgetStatus;
+  const budgetPins = str('budget.pinsFile');
+  if (budgetPins) server.budgetPins = budgetPins;
 
   return { serverPath: str('serverPath'), fetchPath: str('fetchPath'), server, problems };
 }

@@ -33,6 +33,9 @@ test('set values are translated to the server config shape, variables expanded',
     'thresholds.learn': false,
     'cache.maxEntries': 200,
     'cache.ttlSeconds': 60,
+    'budget.service': ' shop ',
+    'budget.statusFile': '${workspaceFolder}/budget.json',
+    'budget.pinsFile': '~/pins',
   }), '/ws', '/home/u');
   assert.equal(s.serverPath, '/ws/build/server/perfhat-lsp');
   assert.deepEqual(s.server, {
@@ -42,15 +45,20 @@ test('set values are translated to the server config shape, variables expanded',
     profile: 'design',
     features: { regression_relative: 0.5, regression_absolute_ns: 5e6, learn_thresholds: false },
     cache: { maxEntries: 200, ttlSeconds: 60 },
+    budgetService: 'shop',
+    budgetStatus: '/ws/budget.json',
+    budgetPins: '/home/u/pins',
   });
 });
 
 test('wrong values are left out and reported', () => {
   const s = readSettings(getter({
     profile: 'everything', 'thresholds.relative': -3, 'cache.maxEntries': 2.5, token: 42,
+    'budget.pinsFile': ['a'],
   }), undefined, '/h');
   assert.deepEqual(s.server, {});
-  assert.equal(s.problems.length, 4);
+  assert.equal(s.problems.length, 5);
+  assert.match(s.problems.join('\n'), /perfhat.budget.pinsFile must be a string/);
   assert.match(s.problems.join('\n'), /perfhat.profile/);
   assert.match(s.problems.join('\n'), /cache.maxEntries/);
 });
