@@ -2,8 +2,10 @@
 # the Debian packages `cpack -G DEB` builds from the same rules. Two components:
 #   tools  -> package perfhat:        perfhat-lsp, perfhat-handler, perfhat-fetch, perfhat-plan,
 #                                     perfhat-experiment, editor plugins
-#   dev    -> package libperfhat-dev: static libperfhat, headers, CMake package (find_package)
-# The libraries are static, so there is no runtime library package to split off.
+#   dev    -> package libperfhat-dev: static libperfhat, headers, CMake package (find_package),
+#             and the OTLP/HTTP transport module that perfhat::otlp loads at run time
+# The libraries are static and the module is loaded only by programs built with them, so there
+# is no runtime library package to split off.
 
 # ---- Editor plugins -------------------------------------------------------------------------
 # Neovim: a "start" package under $XDG_DATA_DIRS/nvim/site (in Neovim's default 'packpath' for
@@ -64,12 +66,9 @@ set(CPACK_DEBIAN_DEV_DESCRIPTION "perfhat instrumentation library (static) and h
 libperfhat records the latency of C/C++ functions in production for perfhat: probe macros or
 -finstrument-functions, Tigris relevance filtering, adaptive sampling, OTLP/HTTP export.
 Static libraries, C++17 headers and the CMake package: find_package(perfhat).")
-# What perfhatConfig.cmake finds on the consumer's machine. perfhat::otlp is compiled against
-# this cpp-httplib's ABI (its soname changes with every minor version).
-string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _perfhat_httplib_minor "${HTTPLIB_VERSION}")
-math(EXPR _perfhat_httplib_next "${CMAKE_MATCH_2} + 1")
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libcpp-httplib-dev (>= ${HTTPLIB_VERSION}), libcpp-httplib-dev (<< ${CMAKE_MATCH_1}.${_perfhat_httplib_next}), zlib1g-dev")
+# Nothing for perfhatConfig.cmake to find beyond threads and libdl: the OTLP transport module
+# (usr/lib/perfhat/libperfhat_otlp_http.so) gets its runtime dependencies (cpp-httplib, zlib)
+# from dpkg-shlibdeps like the tools.
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "cmake (>= 3.20), pkg-config")
 
 include(CPack)

@@ -1,12 +1,15 @@
 #include "perfhat/otlp_exporter.hpp"
 
-#include <httplib.h>
-#include <zlib.h>
-
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "otlp_encode.h"
+#include "otlp_http_loader.h"
 #include "thread_annotations.h"
 
 namespace perfhat::otlp {
@@ -89,44 +92,52 @@ bool OtlpOptions::from_config(const Config& c, OtlpOptions& out, std::string& er
 constexpr const char* kJson = "application/json";
 constexpr const char* kProtobuf = "application/x-protobuf";
 
+// The transport is the module's (otlp_http_loader.h), loaded at the first request: a process
+// that never sends anything maps none of cpp-httplib, OpenSSL, Brotli or zlib.
 struct OtlpHttpExporter::Impl {
-  // Serializes the requests: the client, the gzip stream and the last outcome are shared.
+  // Serializes the requests: the module's client and the last outcome are shared.
   detail::Mutex mu;
-  std::unique_ptr<httplib::Client> client;
-  std::string prefix;  // path prefix of the endpoint (usually empty)
+  std::string base_url;  // scheme://host[:port]
+  std::string prefix;    // path prefix of the endpoint (usually empty)
   std::string traces_path, metrics_path, aggregates_path;
-  httplib::Headers headers;  // built once: the same on every request
+  std::vector<std::pair<std::string, std::string>> headers;  // with Content-Encoding if gzip
+  double connect_timeout_s = 2, timeout_s = 5;
+  bool gzip = false;
+  const perfhat_http_api* api PERFHAT_GUARDED_BY(mu) = nullptr;
+  void* client PERFHAT_GUARDED_BY(mu) = nullptr;
+  bool unavailable PERFHAT_GUARDED_BY(mu) = false;  // the module or the client failed for good
   std::string last_error PERFHAT_GUARDED_BY(mu);
-  // gzip: one deflate stream reset per body (no per-request allocation) and its output buffer.
-  z_stream zs PERFHAT_GUARDED_BY(mu){};
-  bool zs_ready PERFHAT_GUARDED_BY(mu) = false;
-  std::string gz PERFHAT_GUARDED_BY(mu);
+
   ~Impl() {
-    if (zs_ready) deflateEnd(&zs);
+    if (client != nullptr) api->destroy(client);
   }
-  // Compresses `body` into `gz`; false (with last_error) if zlib fails.
-  bool gzip(std::string_view body) PERFHAT_REQUIRES(mu) {
-    if (!zs_ready) {
-      if (deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        last_error = "gzip: deflateInit2 failed";
-        return false;
+
+  // The module's client, created at the first request. False (with last_error) when the module
+  // cannot be loaded: said once on stderr, and every request then fails for good, so the engine
+  // drops and counts what it would have sent.
+  bool connect() PERFHAT_REQUIRES(mu) {
+    if (client != nullptr) return true;
+    if (unavailable) return false;
+    const HttpModule& m = http_module();
+    std::string why = m.error;
+    if (m.api != nullptr) {
+      std::vector<perfhat_http_header> h;
+      for (const auto& [k, v] : headers) h.push_back({k.c_str(), v.c_str()});
+      perfhat_http_client_options o{base_url.c_str(),  h.data(),  h.size(),
+                                    connect_timeout_s, timeout_s, gzip ? 1 : 0};
+      char err[256] = {};
+      client = m.api->create(&o, err, sizeof err);
+      if (client != nullptr) {
+        api = m.api;
+        return true;
       }
-      zs_ready = true;
-    } else if (deflateReset(&zs) != Z_OK) {
-      last_error = "gzip: deflateReset failed";
-      return false;
+      why = m.path + ": " + err;
     }
-    gz.resize(deflateBound(&zs, static_cast<uLong>(body.size())));
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-    zs.avail_in = static_cast<uInt>(body.size());
-    zs.next_out = reinterpret_cast<Bytef*>(gz.data());
-    zs.avail_out = static_cast<uInt>(gz.size());
-    if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {  // the bound guarantees one call suffices
-      last_error = "gzip: deflate failed";
-      return false;
-    }
-    gz.resize(zs.total_out);
-    return true;
+    unavailable = true;
+    last_error = "OTLP/HTTP module not loaded (" + why + ")";
+    std::fprintf(stderr, "perfhat: %s; nothing is exported, lost data is counted\n",
+                 last_error.c_str());
+    return false;
   }
 };
 
@@ -140,23 +151,16 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
   size_t scheme_end = ep.find("://");
   size_t path_start =
       scheme_end == std::string::npos ? std::string::npos : ep.find('/', scheme_end + 3);
-  std::string host = ep.substr(0, path_start);
+  impl_->base_url = ep.substr(0, path_start);
   if (path_start != std::string::npos) impl_->prefix = ep.substr(path_start);
   impl_->traces_path = impl_->prefix + "/v1/traces";
   impl_->metrics_path = impl_->prefix + "/v1/metrics";
   impl_->aggregates_path = impl_->prefix + "/v1/aggregates";
-  for (const auto& [k, v] : opt_.headers) impl_->headers.emplace(k, v);
-  if (opt_.gzip) impl_->headers.emplace("Content-Encoding", "gzip");
-  impl_->client = std::make_unique<httplib::Client>(host);
-  auto secs = [](double s) { return static_cast<time_t>(s); };
-  auto usecs = [](double s) {
-    return static_cast<time_t>((s - static_cast<double>(static_cast<time_t>(s))) * 1e6);
-  };
-  impl_->client->set_connection_timeout(secs(opt_.connect_timeout_s),
-                                        usecs(opt_.connect_timeout_s));
-  impl_->client->set_read_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
-  impl_->client->set_write_timeout(secs(opt_.timeout_s), usecs(opt_.timeout_s));
-  impl_->client->set_keep_alive(true);
+  impl_->headers = opt_.headers;
+  if (opt_.gzip) impl_->headers.emplace_back("Content-Encoding", "gzip");
+  impl_->gzip = opt_.gzip;
+  impl_->connect_timeout_s = opt_.connect_timeout_s;
+  impl_->timeout_s = opt_.timeout_s;
   metrics_enabled_.store(opt_.export_metrics);
 }
 
@@ -164,7 +168,7 @@ OtlpHttpExporter::~OtlpHttpExporter() = default;
 
 void OtlpHttpExporter::shutdown() {
   detail::Lock l(impl_->mu);
-  impl_->client->stop();
+  if (impl_->client != nullptr) impl_->api->stop(impl_->client);
 }
 
 std::string OtlpHttpExporter::last_error() const {
@@ -176,28 +180,22 @@ ExportResult OtlpHttpExporter::post(const std::string& path, std::string_view bo
                                     const char* ctype, int* status) {
   detail::Lock l(impl_->mu);
   if (status != nullptr) *status = 0;
-  if (opt_.gzip) {
-    if (!impl_->gzip(body)) return ExportResult::kPermanentFailure;
-    body = impl_->gz;
+  if (!impl_->connect()) return ExportResult::kPermanentFailure;
+  char err[256] = {};
+  const int st = impl_->api->post(impl_->client, path.c_str(), body.data(), body.size(), ctype, err,
+                                  sizeof err);
+  if (st == PERFHAT_HTTP_LOCAL_FAILURE) {
+    impl_->last_error = "POST " + path + ": " + err;
+    return ExportResult::kPermanentFailure;
   }
-  // A content provider, not Post(..., body, ...): that overload copies the body into the
-  // request first; this one writes it from the encoder's buffer straight to the socket. The
-  // provider is stateless, so a resend (stale keep-alive connection) writes the same bytes.
-  auto res = impl_->client->Post(
-      path, impl_->headers, body.size(),
-      [body](size_t offset, size_t length, httplib::DataSink& sink) {
-        return sink.write(body.data() + offset, length);
-      },
-      ctype);
-  if (!res) {
-    impl_->last_error = "POST " + path + ": " + httplib::to_string(res.error());
+  if (st == PERFHAT_HTTP_NO_RESPONSE) {
+    impl_->last_error = "POST " + path + ": " + err;
     return ExportResult::kRetryableFailure;
   }
-  int st = res->status;
   if (status != nullptr) *status = st;
   if (st >= 200 && st < 300) return ExportResult::kSuccess;
   impl_->last_error = "POST " + path + ": HTTP " + std::to_string(st) +
-                      (res->body.empty() ? "" : " " + res->body.substr(0, 200));
+                      (err[0] == '\0' ? "" : " " + std::string(err));
   // OTLP/HTTP: 429 and 5xx are transient; other statuses mean the payload will never be taken.
   if (st == 429 || st >= 500) return ExportResult::kRetryableFailure;
   return ExportResult::kPermanentFailure;

@@ -167,6 +167,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     auto empty = std::make_unique<uint64_t[]>(1);  // nothing relevant before the first cycle
     empty[0] = 0;
     publish_relevant(std::move(empty));
+    relevant_count_.store(0);  // counters() must not report the previous configuration's set
   } else {
     g_relevant.store(nullptr, std::memory_order_release);
   }

@@ -32,9 +32,10 @@ for f in usr/bin/perfhat-lsp usr/bin/perfhat-handler usr/bin/perfhat-fetch usr/b
   has_file "$tools" "$f"
 done
 echo "== libperfhat-dev: $(dpkg-deb -f "$dev" Depends)"
-for d in libcpp-httplib-dev zlib1g-dev; do has_dep "$dev" "$d"; done
+# The OTLP transport module's runtime libraries (dpkg-shlibdeps); nothing to link against.
+for d in libcpp-httplib0.11 zlib1g; do has_dep "$dev" "$d"; done
 for f in usr/include/perfhat/perfhat.hpp usr/lib/cmake/perfhat/perfhatConfig.cmake \
-  usr/lib/cmake/perfhat/FindPerfhatHttplib.cmake usr/lib/libperfhat.a usr/lib/libperfhat_otlp.a \
+  usr/lib/perfhat/libperfhat_otlp_http.so usr/lib/libperfhat.a usr/lib/libperfhat_otlp.a \
   usr/lib/libperfhat_autoinstrument.a usr/lib/libperfhat_xray.a usr/share/doc/libperfhat-dev/auto-instrumentation.md; do
   has_file "$dev" "$f"
 done

@@ -4,11 +4,16 @@
 // (PERFHAT_BURST_AUTO, no macros). It never calls perfhat::shutdown() unless asked to.
 //
 //   burst_app OUTER [--shutdown] [--sleep-ms N] [--exit-from-thread] [--static-dtor-probes]
-//             [--fork-child]
+//             [--fork-child] [--print-maps] [--print-counters]
 //
 // With --fork-child, after the burst a child is forked (the background exporter then runs in
 // the parent only, and may hold the library's locks), makes probed calls and exits normally; the
 // parent waits for it at most 20 s and exits with 3 when it hung.
+//
+// --print-maps exports what the burst recorded (perfhat::flush(), synchronous), then prints
+// "mapped <file>" for each shared object of the OTLP transport that is mapped (its module,
+// cpp-httplib, OpenSSL, Brotli, zlib), read from /proc/self/maps.
+// --print-counters (macro build) prints perfhat::counters() after --shutdown.
 //
 // With --sleep-ms, the burst runs again after the sleep. Prints "calls hot=H outer=O" (the
 // true counts) before exiting.
@@ -20,6 +25,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -29,7 +36,8 @@
 #else
 namespace perfhat {
 void shutdown();
-}
+void flush();
+}  // namespace perfhat
 #define BURST_PROBE() ((void)0)
 #endif
 
@@ -63,6 +71,23 @@ struct ProbesInDestructor {
 };
 ProbesInDestructor g_early{"early"};
 
+// The OTLP transport's shared objects this process has mapped.
+void print_maps() {
+  perfhat::flush();
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::string> seen;
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string file = line.substr(slash + 1);
+    for (const char* lib :
+         {"libperfhat_otlp_http", "libcpp-httplib", "libssl", "libcrypto", "libbrotli", "libz."}) {
+      if (file.rfind(lib, 0) == 0) seen.insert(file);
+    }
+  }
+  for (const auto& f : seen) std::printf("mapped %s\n", f.c_str());
+}
+
 }  // namespace burst
 
 int main(int argc, char** argv) {
@@ -72,6 +97,7 @@ int main(int argc, char** argv) {
   }
   const long outer_calls = std::strtol(argv[1], nullptr, 10);
   bool do_shutdown = false, exit_from_thread = false, dtor_probes = false, fork_child = false;
+  bool print_maps = false, print_counters = false;
   long sleep_ms = 0;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -79,6 +105,8 @@ int main(int argc, char** argv) {
     if (a == "--exit-from-thread") exit_from_thread = true;
     if (a == "--static-dtor-probes") dtor_probes = true;
     if (a == "--fork-child") fork_child = true;
+    if (a == "--print-maps") print_maps = true;
+    if (a == "--print-counters") print_counters = true;
     if (a == "--sleep-ms" && i + 1 < argc) sleep_ms = std::strtol(argv[++i], nullptr, 10);
   }
   burst::g_early.enabled = dtor_probes;
@@ -92,6 +120,7 @@ int main(int argc, char** argv) {
       burst::outer(static_cast<int>(i));  // for the final flush
   }
   std::printf("calls hot=%ld outer=%ld\n", burst::g_hot_calls, burst::g_outer_calls);
+  if (print_maps) burst::print_maps();
   std::fflush(stdout);
   if (fork_child) {
     const pid_t child = fork();
@@ -116,6 +145,18 @@ int main(int argc, char** argv) {
     }
   }
   if (do_shutdown) perfhat::shutdown();
+#ifndef PERFHAT_BURST_AUTO
+  if (print_counters) {
+    const perfhat::Counters c = perfhat::counters();
+    std::printf("recorded=%llu exported=%llu dropped_export=%llu\n",
+                static_cast<unsigned long long>(c.spans_recorded),
+                static_cast<unsigned long long>(c.spans_exported),
+                static_cast<unsigned long long>(c.spans_dropped_export));
+    std::fflush(stdout);
+  }
+#else
+  (void)print_counters;
+#endif
   if (exit_from_thread) {
     std::thread([] {
       burst::outer(1);

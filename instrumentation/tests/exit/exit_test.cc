@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -249,3 +250,47 @@ TEST_F(InstrExit, OnlyEndpointsTheHandlerServes) {
 }
 
 }  // namespace
+
+// Issue #18: the OTLP transport (cpp-httplib with OpenSSL and Brotli, zlib) is a module that
+// perfhat::otlp loads at its first request. A program recording with no endpoint maps none of
+// it, even after an export pass (--print-maps flushes first); with an endpoint the module and
+// cpp-httplib are mapped (so the check does see them) and every call arrives.
+TEST_F(InstrExit, HttpLibrariesAreMappedOnlyWithAnEndpoint) {
+  for (const std::string& app : {kApp, kAutoApp}) {
+    SCOPED_TRACE(app);
+    auto e = env("full", "spans");
+    e[0] = "PERFHAT_ENDPOINT=";
+    e.push_back("OTEL_EXPORTER_OTLP_ENDPOINT=");
+    AppRun off = run_app(app, e, {"100", "--print-maps"});
+    ASSERT_EQ(off.status, 0) << off.err;
+    ASSERT_EQ(off.outer, 100);
+    EXPECT_EQ(off.out.find("mapped "), std::string::npos) << off.out;
+    EXPECT_EQ(off.err, "");
+
+    AppRun on = run_app(app, env("full", "spans"), {"100", "--print-maps"});
+    ASSERT_EQ(on.status, 0) << on.err;
+    EXPECT_NE(on.out.find("mapped libperfhat_otlp_http.so"), std::string::npos) << on.out;
+    EXPECT_NE(on.out.find("mapped libcpp-httplib"), std::string::npos) << on.out;
+  }
+  EXPECT_EQ(count("burst::outer(int)"), 2 * 100);
+}
+
+// A transport module that is missing, or a file that is not one: one line on stderr naming the
+// file, the program runs to a normal exit, and the spans it could not send are counted as
+// dropped (nothing reaches the handler).
+TEST_F(InstrExit, UnloadableTransportModuleIsOneLineAndCountedDrops) {
+  for (const std::string& module : {dir_ / "no-such-module.so", std::string("libz.so.1")}) {
+    SCOPED_TRACE(module);
+    auto e = env("full", "spans");
+    e.push_back("PERFHAT_OTLP_MODULE=" + module);
+    AppRun r = run_app(kApp, e, {"100", "--shutdown", "--print-counters"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(r.outer, 100);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("perfhat: OTLP/HTTP module not loaded (", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(module), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("recorded=1100 exported=0 dropped_export=1100"), std::string::npos)
+        << r.out;
+  }
+  EXPECT_EQ(count("burst::outer(int)"), 0);
+}
