@@ -166,6 +166,11 @@ OtlpHttpExporter::OtlpHttpExporter(OtlpOptions o) : impl_(new Impl), opt_(std::m
 
 OtlpHttpExporter::~OtlpHttpExporter() = default;
 
+void OtlpHttpExporter::start() {
+  detail::Lock l(impl_->mu);
+  impl_->connect();  // a failure is said once and kept: requests then fail for good
+}
+
 void OtlpHttpExporter::shutdown() {
   detail::Lock l(impl_->mu);
   if (impl_->client != nullptr) impl_->api->stop(impl_->client);

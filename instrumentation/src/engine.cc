@@ -201,6 +201,9 @@ void Engine::activate() {
     Lock l(mu_);
     last_agg_tick_ = now_ticks();
   }
+  // Before the exit flush is registered: handlers the exporter's libraries register (OpenSSL's
+  // clean-up) then run after the flush, not before it.
+  if (std::shared_ptr<Exporter> x = exports_.exporter()) x->start();
   {
     // Under bg_mu_: a shutdown on another thread meanwhile reads bg_ to join it.
     Lock l(bg_mu_);

@@ -136,6 +136,11 @@ class Exporter {
  public:
   virtual ~Exporter() = default;
   virtual ExportResult export_batch(const ExportBatch& batch) = 0;
+  // Called when probes are first turned on, on the thread that turns them on, before the exit
+  // flush is registered: an exporter loads and initialises what it will need here. Loading a
+  // library later, on the background thread while the program runs its exit handlers, races
+  // with their clean-up (OpenSSL's, for one).
+  virtual void start() {}
   virtual void shutdown() {}
   virtual std::string last_error() const { return {}; }
   // The collection budget's status as JSON (docs/collection-budget.md), sent every few seconds

@@ -39,6 +39,7 @@ class OtlpHttpExporter final : public Exporter {
   explicit OtlpHttpExporter(OtlpOptions o);
   ~OtlpHttpExporter() override;
   ExportResult export_batch(const ExportBatch& batch) override;
+  void start() override;     // loads the HTTP module and creates its client (no connection yet)
   void shutdown() override;  // closes the keep-alive connection
   std::string last_error() const override;
   // POST <endpoint>/v1/budget (perfhat-handler; an older one answers 404: permanent failure).

@@ -4,7 +4,7 @@
 // (PERFHAT_BURST_AUTO, no macros). It never calls perfhat::shutdown() unless asked to.
 //
 //   burst_app OUTER [--shutdown] [--sleep-ms N] [--exit-from-thread] [--static-dtor-probes]
-//             [--fork-child] [--print-maps] [--print-counters]
+//             [--fork-child] [--print-maps] [--print-maps-at-start] [--print-counters]
 //
 // With --fork-child, after the burst a child is forked (the background exporter then runs in
 // the parent only, and may hold the library's locks), makes probed calls and exits normally; the
@@ -12,7 +12,9 @@
 //
 // --print-maps exports what the burst recorded (perfhat::flush(), synchronous), then prints
 // "mapped <file>" for each shared object of the OTLP transport that is mapped (its module,
-// cpp-httplib, OpenSSL, Brotli, zlib), read from /proc/self/maps.
+// cpp-httplib, OpenSSL, Brotli, zlib), read from /proc/self/maps. --print-maps-at-start prints
+// the same as "at start mapped <file>" after one probed call (which turns probes on) and before
+// the burst, with nothing exported yet unless the export interval has passed.
 // --print-counters (macro build) prints perfhat::counters() after --shutdown.
 //
 // With --sleep-ms, the burst runs again after the sleep. Prints "calls hot=H outer=O" (the
@@ -72,8 +74,7 @@ struct ProbesInDestructor {
 ProbesInDestructor g_early{"early"};
 
 // The OTLP transport's shared objects this process has mapped.
-void print_maps() {
-  perfhat::flush();
+void print_maps(const char* prefix) {
   std::ifstream maps("/proc/self/maps");
   std::set<std::string> seen;
   for (std::string line; std::getline(maps, line);) {
@@ -85,7 +86,7 @@ void print_maps() {
       if (file.rfind(lib, 0) == 0) seen.insert(file);
     }
   }
-  for (const auto& f : seen) std::printf("mapped %s\n", f.c_str());
+  for (const auto& f : seen) std::printf("%smapped %s\n", prefix, f.c_str());
 }
 
 }  // namespace burst
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
   }
   const long outer_calls = std::strtol(argv[1], nullptr, 10);
   bool do_shutdown = false, exit_from_thread = false, dtor_probes = false, fork_child = false;
-  bool print_maps = false, print_counters = false;
+  bool print_maps = false, print_maps_at_start = false, print_counters = false;
   long sleep_ms = 0;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -106,12 +107,17 @@ int main(int argc, char** argv) {
     if (a == "--static-dtor-probes") dtor_probes = true;
     if (a == "--fork-child") fork_child = true;
     if (a == "--print-maps") print_maps = true;
+    if (a == "--print-maps-at-start") print_maps_at_start = true;
     if (a == "--print-counters") print_counters = true;
     if (a == "--sleep-ms" && i + 1 < argc) sleep_ms = std::strtol(argv[++i], nullptr, 10);
   }
   burst::g_early.enabled = dtor_probes;
   static burst::ProbesInDestructor late{"late"};
   late.enabled = dtor_probes;
+  if (print_maps_at_start) {
+    burst::outer(0);
+    burst::print_maps("at start ");
+  }
   for (long i = 0; i < outer_calls; ++i) burst::outer(static_cast<int>(i));
   // Leave time for a background export (the case of issue #18: one export, then exit).
   if (sleep_ms > 0) {
@@ -120,7 +126,10 @@ int main(int argc, char** argv) {
       burst::outer(static_cast<int>(i));  // for the final flush
   }
   std::printf("calls hot=%ld outer=%ld\n", burst::g_hot_calls, burst::g_outer_calls);
-  if (print_maps) burst::print_maps();
+  if (print_maps) {
+    perfhat::flush();
+    burst::print_maps("");
+  }
   std::fflush(stdout);
   if (fork_child) {
     const pid_t child = fork();

@@ -275,6 +275,28 @@ TEST_F(InstrExit, HttpLibrariesAreMappedOnlyWithAnEndpoint) {
   EXPECT_EQ(count("burst::outer(int)"), 2 * 100);
 }
 
+// The transport is loaded when probes are turned on (by the first probed call here), on that
+// thread, not at the first export: a first export during exit loaded OpenSSL while the exit
+// handlers ran, and crashed now and then. The export interval is a minute, so nothing but the
+// exit flush exports. With probes off, an endpoint alone loads nothing, even after a flush.
+TEST_F(InstrExit, TheTransportIsLoadedWhenProbesTurnOnNotAtTheFirstExport) {
+  for (const std::string& app : {kApp, kAutoApp}) {
+    SCOPED_TRACE(app);
+    auto slow = env("full", "spans");
+    std::replace(slow.begin(), slow.end(), std::string("PERFHAT_EXPORT_INTERVAL_S=0.2"),
+                 std::string("PERFHAT_EXPORT_INTERVAL_S=60"));
+    AppRun on = run_app(app, slow, {"10", "--print-maps-at-start"});
+    ASSERT_EQ(on.status, 0) << on.err;
+    EXPECT_NE(on.out.find("at start mapped libperfhat_otlp_http.so"), std::string::npos) << on.out;
+
+    auto e = env("full", "spans");
+    e.push_back("PERFHAT_ENABLED=0");
+    AppRun off = run_app(app, e, {"10", "--print-maps-at-start", "--print-maps"});
+    ASSERT_EQ(off.status, 0) << off.err;
+    EXPECT_EQ(off.out.find("mapped "), std::string::npos) << off.out;
+  }
+}
+
 // A transport module that is missing, or a file that is not one: one line on stderr naming the
 // file, the program runs to a normal exit, and the spans it could not send are counted as
 // dropped (nothing reaches the handler).
