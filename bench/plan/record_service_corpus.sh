@@ -8,10 +8,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "$1" && pwd)
 OUT=$2
 REQUESTS=${3:-1000}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-corpus.XXXXXX")
 . "$ROOT/scripts/lib/processes.sh"
-cleanup() { local rc=$?; stop_all; rm -rf "$TMP"; exit $rc; }
-trap cleanup EXIT
+scratch_dir perfhat-corpus
 python3 "$ROOT/bench/plan/otlp_corpus_receiver.py" "$TMP/port" "$OUT" 6 &
 PIDS+=($!)
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done

@@ -18,16 +18,9 @@ BUILD=$(cd "${1:-build}" && pwd)
 N=${PERFHAT_VARIANTS_N:-6}
 REQUESTS=${PERFHAT_VARIANTS_REQUESTS:-400}
 COVER=${PERFHAT_VARIANTS_COVER:-2}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-variants.XXXXXX")
 # shellcheck source=../../scripts/lib/processes.sh
 . "$ROOT/scripts/lib/processes.sh"
-cleanup() {
-  local rc=$?
-  stop_all
-  if [ "${PERFHAT_VARIANTS_KEEP:-0}" = 1 ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
+scratch_dir perfhat-variants PERFHAT_VARIANTS_KEEP
 
 start userdir "$BUILD/samples/agile-userdir" --listen 127.0.0.1:0
 USERDIR=$ADDR

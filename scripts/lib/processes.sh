@@ -1,11 +1,16 @@
 # Background processes for the scripts that run perfhat's binaries (demo, benchmarks).
-# Source it after setting TMP (a scratch directory for logs); it keeps PIDS and provides:
+# Source it, then call scratch_dir (or set TMP, a scratch directory for logs, yourself); it keeps
+# PIDS and provides:
 #
 #   start NAME CMD...   starts CMD in the background with its output in $TMP/NAME.log and waits,
 #                       bounded (PERFHAT_START_TIMEOUT_S, default 60 s: a loaded machine is slow),
 #                       until it prints "listening on [http://]HOST:PORT";
 #                       sets ADDR=HOST:PORT and LAST_PID. Exits the script if CMD dies first.
 #   stop_all            SIGTERM to everything started, then waits for it.
+#   scratch_dir NAME [KEEP_VAR]
+#                       sets TMP to a new scratch directory ($TMPDIR/NAME.XXXXXX) and, when the
+#                       script exits, stops everything started and removes TMP, or keeps it (and
+#                       says where) when the variable named KEEP_VAR is 1. The exit status stays.
 #
 # Every perfhat server prints that "listening on" line once it accepts connections, so the
 # caller never races the bind.
@@ -40,4 +45,22 @@ stop_all() {
   local pid
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+
+scratch_dir() {
+  TMP=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+  _scratch_label=${1#perfhat-}
+  _scratch_keep=${2:-}
+  trap _scratch_cleanup EXIT
+}
+
+_scratch_cleanup() {
+  local rc=$?
+  stop_all
+  if [ -n "$_scratch_keep" ] && [ "${!_scratch_keep:-0}" = 1 ]; then
+    echo "$_scratch_label: kept $TMP"
+  else
+    rm -rf "$TMP"
+  fi
+  exit $rc
 }

@@ -25,6 +25,7 @@
 
 #include "common/thread_annotations.h"
 #include "server/analysis/snapshot.h"
+#include "server/feedback/clock.h"
 #include "server/server/document.h"
 #include "server/server/large_stack_thread.h"
 
@@ -34,13 +35,11 @@ struct DynamicView;
 
 namespace perfhat::server {
 
-// The time the scheduler reads and how its worker sleeps: steady_clock in the server; tests
-// inject a manual clock (advance it, then Scheduler::wake()).
-class SchedulerClock {
+// The time the scheduler reads (the feedback cache's clock) and how its worker sleeps:
+// steady_clock in the server; tests inject a manual clock (advance it, then Scheduler::wake()).
+class SchedulerClock : public feedback::Clock {
  public:
-  using TimePoint = std::chrono::steady_clock::time_point;
-  virtual ~SchedulerClock() = default;
-  virtual TimePoint now() const = 0;
+  using TimePoint = time_point;
   // Waits on `cv` (with `lock` held) until notified or `deadline` has passed on this clock.
   virtual void waitUntil(CondVar& cv, MutexLock& lock, TimePoint deadline) = 0;
 };

@@ -146,6 +146,13 @@ class SchedulerTest : public ::testing::Test {
     w.refresh = [this] { rec_.add("refresh"); };
     return w;
   }
+  // Opens documents (version 1) and waits until each is built and the worker is asleep.
+  void openSettled(std::initializer_list<const char*> names) {
+    for (const char* name : names) scheduler_.open(doc(name, 1));
+    for (const char* name : names)
+      ASSERT_TRUE(rec_.awaitEvent("built " + std::string(name) + " v1"));
+    ASSERT_TRUE(clock_.awaitSleeper(kNever));
+  }
   // Events of one kind ("build", "poll", ...), in order.
   std::vector<std::string> only(const std::string& kind) const {
     std::vector<std::string> out;
@@ -185,9 +192,7 @@ TEST_F(SchedulerTest, OpenedDocumentIsBuiltAtOnce) {
 }
 
 TEST_F(SchedulerTest, BurstOfEditsDuringABuildBecomesOneDebouncedBuild) {
-  scheduler_.open(doc("a.cc", 1));
-  ASSERT_TRUE(rec_.awaitEvent("built a.cc v1"));
-  ASSERT_TRUE(clock_.awaitSleeper(kNever));
+  openSettled({"a.cc"});
   // The first edit after a settled build is analysed at once.
   rec_.hold(true);
   scheduler_.edit(doc("a.cc", 2));
@@ -328,11 +333,7 @@ TEST_F(SchedulerTest, WorkerRunsConfigureThenClosesThenTasksThenBuilds) {
 }
 
 TEST_F(SchedulerTest, DueDocumentsAreBuiltEarliestFirst) {
-  scheduler_.open(doc("a.cc", 1));
-  scheduler_.open(doc("b.cc", 1));
-  ASSERT_TRUE(rec_.awaitEvent("built b.cc v1"));
-  ASSERT_TRUE(rec_.awaitEvent("built a.cc v1"));
-  ASSERT_TRUE(clock_.awaitSleeper(kNever));
+  openSettled({"a.cc", "b.cc"});
   rec_.hold(true);
   scheduler_.edit(doc("a.cc", 2));  // settled: at once
   ASSERT_TRUE(rec_.awaitEvent("start a.cc v2"));
@@ -366,11 +367,7 @@ TEST_F(SchedulerTest, PollsEveryIntervalOnlyWhileDocumentsAreOpen) {
 }
 
 TEST_F(SchedulerTest, RefreshFollowsOnceAllAskedRebuildsAreDone) {
-  scheduler_.open(doc("a.cc", 1));
-  scheduler_.open(doc("b.cc", 1));
-  ASSERT_TRUE(rec_.awaitEvent("built a.cc v1"));
-  ASSERT_TRUE(rec_.awaitEvent("built b.cc v1"));
-  ASSERT_TRUE(clock_.awaitSleeper(kNever));
+  openSettled({"a.cc", "b.cc"});
   EXPECT_TRUE(only("refresh").empty());
   scheduler_.markAllDirty(true);
   ASSERT_TRUE(rec_.awaitEvent("refresh"));
