@@ -24,13 +24,7 @@ for i in 0 1 2 3 4 5; do
     --userdir "http://$USERDIR" --threads 2
   svc+=("$LAST_PID") addrs+=("$ADDR")
 done
-w=()
-for i in 0 1 2 3 4 5; do
-  "$BUILD/samples/agile-workload" --target "http://${addrs[$i]}" --shape stationary --rate 60 \
-    --requests "$REQUESTS" --duration 900 --workers 2 --seed $((7 + i)) --quiet &
-  w+=($!)
-done
-for p in "${w[@]}"; do wait "$p"; done
-for p in "${svc[@]}"; do kill -TERM "$p"; wait "$p" 2>/dev/null || true; done
+drive_agile 60 900 "$REQUESTS" "${addrs[@]}"
+stop_each "${svc[@]}"
 sleep 1
 echo "$(wc -l < "$OUT") records, $(cut -f2 "$OUT" | sort -u | wc -l) functions, $(cut -f1 "$OUT" | sort -u | wc -l) sites"

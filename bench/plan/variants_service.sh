@@ -40,14 +40,8 @@ run_fleet() {
     pids+=("$LAST_PID")
     addrs+=("$ADDR")
   done
-  local w=()
-  for i in $(seq 0 $((N - 1))); do
-    "$BUILD/samples/agile-workload" --target "http://${addrs[$i]}" --shape stationary --rate 40 \
-      --requests "$REQUESTS" --duration 600 --workers 2 --seed $((7 + i)) --quiet &
-    w+=($!)
-  done
-  for p in "${w[@]}"; do wait "$p"; done
-  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" 2>/dev/null || true; done
+  drive_agile 40 600 "$REQUESTS" "${addrs[@]}"
+  stop_each "${pids[@]}"
 }
 
 

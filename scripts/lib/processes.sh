@@ -7,6 +7,10 @@
 #                       until it prints "listening on [http://]HOST:PORT";
 #                       sets ADDR=HOST:PORT and LAST_PID. Exits the script if CMD dies first.
 #   stop_all            SIGTERM to everything started, then waits for it.
+#   stop_each PID...    SIGTERM to each, then waits for it (a service flushes on the way out).
+#   drive_agile RATE DURATION REQUESTS ADDR...
+#                       one stationary agile-workload ($BUILD/samples) per service address, seeds
+#                       7, 8, ... in order, all at once; returns when every one has finished.
 #   scratch_dir NAME [KEEP_VAR]
 #                       sets TMP to a new scratch directory ($TMPDIR/NAME.XXXXXX) and, when the
 #                       script exits, stops everything started and removes TMP, or keeps it (and
@@ -63,4 +67,21 @@ _scratch_cleanup() {
     rm -rf "$TMP"
   fi
   exit $rc
+}
+
+stop_each() {
+  local pid
+  for pid in "$@"; do kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; done
+}
+
+drive_agile() {
+  local rate=$1 duration=$2 requests=$3 i=0 addr w=() p
+  shift 3
+  for addr in "$@"; do
+    "$BUILD/samples/agile-workload" --target "http://$addr" --shape stationary --rate "$rate" \
+      --requests "$requests" --duration "$duration" --workers 2 --seed $((7 + i)) --quiet &
+    w+=($!)
+    i=$((i + 1))
+  done
+  for p in "${w[@]}"; do wait "$p"; done
 }
