@@ -8,12 +8,14 @@
 //   out.field(name, scalar)         a number or a string
 //   out.object(name, nested)        a nested struct, itself described by describe()
 //   out.list(name, vector)          an array of strings or of described structs
-// A field a writer leaves out when it has no value goes through fieldWhen / listWhen /
-// optionalField / optionalObject. The reader (an Out with kVisitsEveryField) visits every field:
+// A field a writer leaves out when it has no value goes through fieldWhen, listWhen or
+// optionalValue. The reader (an Out with kVisitsEveryField) visits every field:
 // it accepts any order, and an absent field leaves the value as it is.
 #pragma once
 
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/feedback.h"
@@ -35,21 +37,16 @@ void listWhen(bool present, const char* name, const std::vector<T>& v, Out& out)
   if (present || kVisitsEveryField<Out>) out.list(name, v);
 }
 
+// A value that may be absent: a scalar is a field, a struct an object.
 template <typename Out, typename T>
-void optionalField(const char* name, const std::optional<T>& v, Out& out) {
+void optionalValue(const char* name, const std::optional<T>& v, Out& out) {
+  constexpr bool kScalar = std::is_arithmetic_v<T> || std::is_same_v<T, std::string>;
   if constexpr (kVisitsEveryField<Out>) {
-    out.field(name, v);
+    if constexpr (kScalar) out.field(name, v);
+    if constexpr (!kScalar) out.object(name, v);
   } else if (v) {
-    out.field(name, *v);
-  }
-}
-
-template <typename Out, typename T>
-void optionalObject(const char* name, const std::optional<T>& v, Out& out) {
-  if constexpr (kVisitsEveryField<Out>) {
-    out.object(name, v);
-  } else if (v) {
-    out.object(name, *v);
+    if constexpr (kScalar) out.field(name, *v);
+    if constexpr (!kScalar) out.object(name, *v);
   }
 }
 
@@ -77,7 +74,7 @@ void describe(const Stats& v, Out& out) {
 template <typename Out>
 void describe(const CallSiteStats& v, Out& out) {
   out.field("caller", v.caller);
-  optionalField("caller_input_size", v.caller_input_size, out);
+  optionalValue("caller_input_size", v.caller_input_size, out);
   out.field("caller_rate_per_s", v.caller_rate_per_s);
   out.field("calls_per_parent", v.calls_per_parent);
   out.field("count", v.count);
@@ -122,10 +119,10 @@ void describe(const UnprobedKey& v, Out& out) {
 
 template <typename Out>
 void describe(const FeedbackItem& v, Out& out) {
-  optionalObject("baseline", v.baseline, out);
+  optionalValue("baseline", v.baseline, out);
   out.list("callsites", v.callsites);
   fieldWhen(v.dropped_calls > 0, "dropped_calls", v.dropped_calls, out);
-  optionalObject("exposure", v.exposure, out);
+  optionalValue("exposure", v.exposure, out);
   fieldWhen(!v.file.empty(), "file", v.file, out);
   listWhen(!v.hosts.empty(), "hosts", v.hosts, out);
   out.field("key", v.key);
@@ -133,11 +130,11 @@ void describe(const FeedbackItem& v, Out& out) {
   fieldWhen(v.line != 0, "line", v.line, out);
   out.list("loops", v.loops);
   fieldWhen(!v.mangled.empty(), "mangled", v.mangled, out);
-  optionalObject("result_size", v.result_size, out);
+  optionalValue("result_size", v.result_size, out);
   fieldWhen(v.sampled_calls > 0, "sampled_calls", v.sampled_calls, out);
   fieldWhen(v.sampled_calls > 0, "sampled_records", v.sampled_records, out);
   listWhen(!v.services.empty(), "services", v.services, out);
-  optionalObject("stats", v.stats, out);
+  optionalValue("stats", v.stats, out);
   out.list("versions", v.versions);
 }
 
