@@ -99,81 +99,64 @@ json described(const T& v) {
   return JsonFields::described(v);
 }
 
+// Reads the fields describe() names from a JSON object `what`, each optional (absent or null
+// leaves the value as it is), in any order.
+class JsonReader {
+ public:
+  static constexpr bool kVisitsEveryField = true;
+  explicit JsonReader(const json& j) : j_(j) {}
+  template <typename T>
+  void field(const char* name, const T& v) {
+    readOpt(j_, name, writable(v));
+  }
+  template <typename T>
+  void object(const char* name, const T& v) {
+    readOpt(j_, name, writable(v));
+  }
+  template <typename T>
+  void list(const char* name, const T& v) {
+    readOpt(j_, name, writable(v));
+  }
+
+  template <typename T>
+  static void read(const json& j, const char* what, T& v) {
+    requireObject(j, what);
+    JsonReader in(j);
+    describe(v, in);
+  }
+
+ private:
+  // describe() sees the value as const, since it serves the writers too; a reader is only given
+  // values its caller may change (from_json's).
+  template <typename T>
+  static T& writable(const T& v) {
+    return const_cast<T&>(v);
+  }
+  const json& j_;
+};
+
 }  // namespace
 
 void to_json(json& j, const TimeWindow& v) { j = described(v); }
-void from_json(const json& j, TimeWindow& v) {
-  requireObject(j, "window");
-  readOpt(j, "from", v.from);
-  readOpt(j, "to", v.to);
-}
+void from_json(const json& j, TimeWindow& v) { JsonReader::read(j, "window", v); }
 
 void to_json(json& j, const Stats& v) { j = described(v); }
-void from_json(const json& j, Stats& v) {
-  requireObject(j, "stats");
-  readOpt(j, "count", v.count);
-  readOpt(j, "errors", v.errors);
-  readOpt(j, "mean_ns", v.mean_ns);
-  readOpt(j, "min_ns", v.min_ns);
-  readOpt(j, "max_ns", v.max_ns);
-  readOpt(j, "p50_ns", v.p50_ns);
-  readOpt(j, "p90_ns", v.p90_ns);
-  readOpt(j, "p95_ns", v.p95_ns);
-  readOpt(j, "p99_ns", v.p99_ns);
-  readOpt(j, "rate_per_s", v.rate_per_s);
-  readOpt(j, "window", v.window);
-}
+void from_json(const json& j, Stats& v) { JsonReader::read(j, "stats", v); }
 
 void to_json(json& j, const CallSiteStats& v) { j = described(v); }
-void from_json(const json& j, CallSiteStats& v) {
-  requireObject(j, "callsite");
-  readOpt(j, "caller", v.caller);
-  readOpt(j, "count", v.count);
-  readOpt(j, "mean_ns", v.mean_ns);
-  readOpt(j, "p50_ns", v.p50_ns);
-  readOpt(j, "p90_ns", v.p90_ns);
-  readOpt(j, "p99_ns", v.p99_ns);
-  readOpt(j, "caller_rate_per_s", v.caller_rate_per_s);
-  readOpt(j, "caller_input_size", v.caller_input_size);
-  readOpt(j, "calls_per_parent", v.calls_per_parent);
-}
+void from_json(const json& j, CallSiteStats& v) { JsonReader::read(j, "callsite", v); }
 
 void to_json(json& j, const LoopStats& v) { j = described(v); }
-void from_json(const json& j, LoopStats& v) {
-  requireObject(j, "loop");
-  readOpt(j, "ordinal", v.ordinal);
-  readOpt(j, "line", v.line);
-  readOpt(j, "iterations_mean", v.iterations_mean);
-  readOpt(j, "iterations_p90", v.iterations_p90);
-  readOpt(j, "count", v.count);
-}
+void from_json(const json& j, LoopStats& v) { JsonReader::read(j, "loop", v); }
 
 void to_json(json& j, const SizeStats& v) { j = described(v); }
-void from_json(const json& j, SizeStats& v) {
-  requireObject(j, "result_size");
-  readOpt(j, "mean", v.mean);
-  readOpt(j, "p90", v.p90);
-  readOpt(j, "max", v.max);
-  readOpt(j, "count", v.count);
-}
+void from_json(const json& j, SizeStats& v) { JsonReader::read(j, "result_size", v); }
 
 void to_json(json& j, const Exposure& v) { j = described(v); }
-void from_json(const json& j, Exposure& v) {
-  requireObject(j, "exposure");
-  readOpt(j, "releases", v.releases);
-  readOpt(j, "replicas", v.replicas);
-  readOpt(j, "replicas_probed", v.replicas_probed);
-  readOpt(j, "traffic_share", v.traffic_share);
-  readOpt(j, "traffic_basis", v.traffic_basis);
-  readOpt(j, "observed_count", v.observed_count);
-}
+void from_json(const json& j, Exposure& v) { JsonReader::read(j, "exposure", v); }
 
 void to_json(json& j, const UnprobedKey& v) { j = described(v); }
-void from_json(const json& j, UnprobedKey& v) {
-  requireObject(j, "unprobed");
-  readOpt(j, "key", v.key);
-  readOpt(j, "exposure", v.exposure);
-}
+void from_json(const json& j, UnprobedKey& v) { JsonReader::read(j, "unprobed", v); }
 
 void to_json(json& j, const FeedbackItem& v) { j = described(v); }
 void from_json(const json& j, FeedbackItem& v) {
@@ -183,22 +166,8 @@ void from_json(const json& j, FeedbackItem& v) {
     throw FeedbackFormatError("item: \"key\" must be a non-empty string");
   }
   v.key = key->get<std::string>();
-  readOpt(j, "mangled", v.mangled);
-  readOpt(j, "stats", v.stats);
-  readOpt(j, "baseline", v.baseline);
-  readOpt(j, "callsites", v.callsites);
-  readOpt(j, "loops", v.loops);
-  readOpt(j, "result_size", v.result_size);
-  readOpt(j, "versions", v.versions);
-  readOpt(j, "services", v.services);
-  readOpt(j, "hosts", v.hosts);
-  readOpt(j, "file", v.file);
-  readOpt(j, "line", v.line);
-  readOpt(j, "last_seen", v.last_seen);
-  readOpt(j, "dropped_calls", v.dropped_calls);
-  readOpt(j, "exposure", v.exposure);
-  readOpt(j, "sampled_calls", v.sampled_calls);
-  readOpt(j, "sampled_records", v.sampled_records);
+  JsonReader in(j);
+  describe(v, in);
 }
 
 void to_json(json& j, const BatchGetRequest& v) {

@@ -1,5 +1,6 @@
-// The fields of a batchGet answer (DESIGN §6), described once for every writer: the nlohmann
-// one (common/feedback.cc) and the streaming one of the handler (http/feedback_writer.cc).
+// The fields of a batchGet answer (DESIGN §6), described once for every writer, the nlohmann
+// one (common/feedback.cc) and the streaming one of the handler (http/feedback_writer.cc), and
+// for the reader (from_json, common/feedback.cc).
 //
 // describe(value, out) calls, for each field present, in the order writers emit them
 // (alphabetical: the order of nlohmann's std::map-backed objects, so the two agree byte for
@@ -7,12 +8,47 @@
 //   out.field(name, scalar)         a number or a string
 //   out.object(name, nested)        a nested struct, itself described by describe()
 //   out.list(name, vector)          an array of strings or of described structs
-// Reading (from_json) is not described here: it accepts any order and absent fields.
+// A field a writer leaves out when it has no value goes through fieldWhen, listWhen or
+// optionalValue. The reader (an Out with kVisitsEveryField) visits every field:
+// it accepts any order, and an absent field leaves the value as it is.
 #pragma once
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "common/feedback.h"
 
 namespace perfhat {
+
+template <typename Out>
+inline constexpr bool kVisitsEveryField = requires {
+  Out::kVisitsEveryField;
+};
+
+template <typename Out, typename T>
+void fieldWhen(bool present, const char* name, const T& v, Out& out) {
+  if (present || kVisitsEveryField<Out>) out.field(name, v);
+}
+
+template <typename Out, typename T>
+void listWhen(bool present, const char* name, const std::vector<T>& v, Out& out) {
+  if (present || kVisitsEveryField<Out>) out.list(name, v);
+}
+
+// A value that may be absent: a scalar is a field, a struct an object.
+template <typename Out, typename T>
+void optionalValue(const char* name, const std::optional<T>& v, Out& out) {
+  constexpr bool kScalar = std::is_arithmetic_v<T> || std::is_same_v<T, std::string>;
+  if constexpr (kVisitsEveryField<Out>) {
+    if constexpr (kScalar) out.field(name, v);
+    if constexpr (!kScalar) out.object(name, v);
+  } else if (v) {
+    if constexpr (kScalar) out.field(name, *v);
+    if constexpr (!kScalar) out.object(name, *v);
+  }
+}
 
 template <typename Out>
 void describe(const TimeWindow& v, Out& out) {
@@ -38,7 +74,7 @@ void describe(const Stats& v, Out& out) {
 template <typename Out>
 void describe(const CallSiteStats& v, Out& out) {
   out.field("caller", v.caller);
-  if (v.caller_input_size) out.field("caller_input_size", *v.caller_input_size);
+  optionalValue("caller_input_size", v.caller_input_size, out);
   out.field("caller_rate_per_s", v.caller_rate_per_s);
   out.field("calls_per_parent", v.calls_per_parent);
   out.field("count", v.count);
@@ -83,22 +119,22 @@ void describe(const UnprobedKey& v, Out& out) {
 
 template <typename Out>
 void describe(const FeedbackItem& v, Out& out) {
-  if (v.baseline) out.object("baseline", *v.baseline);
+  optionalValue("baseline", v.baseline, out);
   out.list("callsites", v.callsites);
-  if (v.dropped_calls > 0) out.field("dropped_calls", v.dropped_calls);
-  if (v.exposure) out.object("exposure", *v.exposure);
-  if (!v.file.empty()) out.field("file", v.file);
-  if (!v.hosts.empty()) out.list("hosts", v.hosts);
+  fieldWhen(v.dropped_calls > 0, "dropped_calls", v.dropped_calls, out);
+  optionalValue("exposure", v.exposure, out);
+  fieldWhen(!v.file.empty(), "file", v.file, out);
+  listWhen(!v.hosts.empty(), "hosts", v.hosts, out);
   out.field("key", v.key);
-  if (!v.last_seen.empty()) out.field("last_seen", v.last_seen);
-  if (v.line != 0) out.field("line", v.line);
+  fieldWhen(!v.last_seen.empty(), "last_seen", v.last_seen, out);
+  fieldWhen(v.line != 0, "line", v.line, out);
   out.list("loops", v.loops);
-  if (!v.mangled.empty()) out.field("mangled", v.mangled);
-  if (v.result_size) out.object("result_size", *v.result_size);
-  if (v.sampled_calls > 0) out.field("sampled_calls", v.sampled_calls);
-  if (v.sampled_calls > 0) out.field("sampled_records", v.sampled_records);
-  if (!v.services.empty()) out.list("services", v.services);
-  if (v.stats) out.object("stats", *v.stats);
+  fieldWhen(!v.mangled.empty(), "mangled", v.mangled, out);
+  optionalValue("result_size", v.result_size, out);
+  fieldWhen(v.sampled_calls > 0, "sampled_calls", v.sampled_calls, out);
+  fieldWhen(v.sampled_calls > 0, "sampled_records", v.sampled_records, out);
+  listWhen(!v.services.empty(), "services", v.services, out);
+  optionalValue("stats", v.stats, out);
   out.list("versions", v.versions);
 }
 

@@ -63,16 +63,9 @@ done
 HANDLER=$BUILD/feedback-handler/perfhat-handler
 LSP=$BUILD/server/perfhat-lsp
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-demo.XXXXXX")
 # shellcheck source=lib/processes.sh
 . "$ROOT/scripts/lib/processes.sh"
-cleanup() {
-  local rc=$?
-  stop_all
-  if [ "${PERFHAT_DEMO_KEEP:-0}" = 1 ]; then echo "demo: kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
+scratch_dir perfhat-demo PERFHAT_DEMO_KEEP
 trap 'exit 130' INT TERM
 
 stop() {  # stop PID: SIGTERM and wait (the service flushes its spans on the way out)

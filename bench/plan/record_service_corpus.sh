@@ -8,10 +8,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "$1" && pwd)
 OUT=$2
 REQUESTS=${3:-1000}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-corpus.XXXXXX")
 . "$ROOT/scripts/lib/processes.sh"
-cleanup() { local rc=$?; stop_all; rm -rf "$TMP"; exit $rc; }
-trap cleanup EXIT
+scratch_dir perfhat-corpus
 python3 "$ROOT/bench/plan/otlp_corpus_receiver.py" "$TMP/port" "$OUT" 6 &
 PIDS+=($!)
 for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
@@ -26,13 +24,7 @@ for i in 0 1 2 3 4 5; do
     --userdir "http://$USERDIR" --threads 2
   svc+=("$LAST_PID") addrs+=("$ADDR")
 done
-w=()
-for i in 0 1 2 3 4 5; do
-  "$BUILD/samples/agile-workload" --target "http://${addrs[$i]}" --shape stationary --rate 60 \
-    --requests "$REQUESTS" --duration 900 --workers 2 --seed $((7 + i)) --quiet &
-  w+=($!)
-done
-for p in "${w[@]}"; do wait "$p"; done
-for p in "${svc[@]}"; do kill -TERM "$p"; wait "$p" 2>/dev/null || true; done
+drive_agile 60 900 "$REQUESTS" "${addrs[@]}"
+stop_each "${svc[@]}"
 sleep 1
 echo "$(wc -l < "$OUT") records, $(cut -f2 "$OUT" | sort -u | wc -l) functions, $(cut -f1 "$OUT" | sort -u | wc -l) sites"

@@ -18,16 +18,9 @@ BUILD=$(cd "${1:-build}" && pwd)
 N=${PERFHAT_VARIANTS_N:-6}
 REQUESTS=${PERFHAT_VARIANTS_REQUESTS:-400}
 COVER=${PERFHAT_VARIANTS_COVER:-2}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfhat-variants.XXXXXX")
 # shellcheck source=../../scripts/lib/processes.sh
 . "$ROOT/scripts/lib/processes.sh"
-cleanup() {
-  local rc=$?
-  stop_all
-  if [ "${PERFHAT_VARIANTS_KEEP:-0}" = 1 ]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
-  exit $rc
-}
-trap cleanup EXIT
+scratch_dir perfhat-variants PERFHAT_VARIANTS_KEEP
 
 start userdir "$BUILD/samples/agile-userdir" --listen 127.0.0.1:0
 USERDIR=$ADDR
@@ -47,14 +40,8 @@ run_fleet() {
     pids+=("$LAST_PID")
     addrs+=("$ADDR")
   done
-  local w=()
-  for i in $(seq 0 $((N - 1))); do
-    "$BUILD/samples/agile-workload" --target "http://${addrs[$i]}" --shape stationary --rate 40 \
-      --requests "$REQUESTS" --duration 600 --workers 2 --seed $((7 + i)) --quiet &
-    w+=($!)
-  done
-  for p in "${w[@]}"; do wait "$p"; done
-  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" 2>/dev/null || true; done
+  drive_agile 40 600 "$REQUESTS" "${addrs[@]}"
+  stop_each "${pids[@]}"
 }
 
 

@@ -1,5 +1,8 @@
 #include "feedback-handler/sync/export_json.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include "common/json_number.h"
@@ -11,58 +14,71 @@ namespace perfhat::handler {
 
 using nlohmann::json;
 
+namespace {
+
+// The export's members of counted rows without a sketch (dropped, traffic, sampled), each in a
+// member of its own so that handlers predating it ignore it: which key fields a row has, and the
+// names and bounds of its up to three extras.
+struct CountedMember {
+  const char* name;
+  AggKind kind;
+  bool has_key;  // the function key (required)
+  bool has_sub;  // a bounded dimension-like sub key
+  const char* x1;
+  const char* x2;
+  double x2_max;
+  const char* x3;  // nullptr: none
+};
+
+constexpr CountedMember kCountedMembers[] = {
+    {"dropped", AggKind::kDropped, false, false, "calls", "spans", DDSketch::kMaxCount, "rows"},
+    {"traffic", AggKind::kTraffic, false, true, "requests", "records", DDSketch::kMaxCount,
+     nullptr},
+    {"sampled", AggKind::kSampled, true, false, "calls", "records", DDSketch::kMaxSum, nullptr},
+};
+
+// The columns of every aggregate row: its time bucket and whose it is.
+json rowIdentity(const AggKey& k) {
+  return {{"bucket", k.bucket},
+          {"service", k.service},
+          {"version", k.version},
+          {"env", k.env},
+          {"origin", k.origin}};
+}
+
+// Reads the dimensions of a row; false when one is over the intake limit.
+bool readDimensions(const json& d, AggKey& k);
+
+}  // namespace
+
 std::string serializeExport(const ExportPage& page) {
   json aggs = json::array();
-  json dropped = json::array();  // its own member: handlers that predate it ignore it
-  json traffic = json::array();  // the same (variant traffic, variants/exposure.h)
-  json sampled = json::array();  // likewise
+  // The counted rows without a sketch, in members of their own (kCountedMembers).
+  json counted[std::size(kCountedMembers)];
+  for (json& c : counted) c = json::array();
   for (const auto& [k, v] : page.rows.aggregates) {
-    if (k.kind == AggKind::kTraffic) {
-      traffic.push_back({{"bucket", k.bucket},
-                         {"service", k.service},
-                         {"version", k.version},
-                         {"env", k.env},
-                         {"origin", k.origin},
-                         {"sub", k.sub},
-                         {"requests", v.x1},
-                         {"records", v.x2}});
+    const auto m = std::find_if(std::begin(kCountedMembers), std::end(kCountedMembers),
+                                [&](const CountedMember& c) { return c.kind == k.kind; });
+    if (m != std::end(kCountedMembers)) {
+      json row = rowIdentity(k);
+      if (m->has_key) row["key"] = k.key;
+      if (m->has_sub) row["sub"] = k.sub;
+      row[m->x1] = v.x1;
+      row[m->x2] = v.x2;
+      if (m->x3 != nullptr) row[m->x3] = v.x3;
+      counted[m - std::begin(kCountedMembers)].push_back(std::move(row));
       continue;
     }
-    if (k.kind == AggKind::kDropped) {
-      dropped.push_back({{"bucket", k.bucket},
-                         {"service", k.service},
-                         {"version", k.version},
-                         {"env", k.env},
-                         {"origin", k.origin},
-                         {"calls", v.x1},
-                         {"spans", v.x2},
-                         {"rows", v.x3}});
-      continue;
-    }
-    if (k.kind == AggKind::kSampled) {
-      sampled.push_back({{"key", k.key},
-                         {"bucket", k.bucket},
-                         {"service", k.service},
-                         {"version", k.version},
-                         {"env", k.env},
-                         {"origin", k.origin},
-                         {"calls", v.x1},
-                         {"records", v.x2}});
-      continue;
-    }
-    aggs.push_back({{"kind", std::string(1, static_cast<char>(k.kind))},
-                    {"key", k.key},
-                    {"sub", k.sub},
-                    {"bucket", k.bucket},
-                    {"service", k.service},
-                    {"version", k.version},
-                    {"env", k.env},
-                    {"origin", k.origin},
-                    {"sketch", base64Encode(v.sketch.serialize())},
-                    {"x1", v.x1},
-                    {"x2", v.x2},
-                    {"x3", v.x3},
-                    {"line", v.line}});
+    json row = rowIdentity(k);
+    row["kind"] = std::string(1, static_cast<char>(k.kind));
+    row["key"] = k.key;
+    row["sub"] = k.sub;
+    row["sketch"] = base64Encode(v.sketch.serialize());
+    row["x1"] = v.x1;
+    row["x2"] = v.x2;
+    row["x3"] = v.x3;
+    row["line"] = v.line;
+    aggs.push_back(std::move(row));
   }
   json fns = json::array();
   for (const auto& [key, f] : page.rows.functions) {
@@ -76,15 +92,15 @@ std::string serializeExport(const ExportPage& page) {
   for (const auto& [kh, seen] : page.rows.hosts) {
     hosts.push_back({{"key", kh.first}, {"host", kh.second}, {"last_seen_ns", seen}});
   }
-  return json{{"cursor", std::to_string(page.cursor)},
+  json doc = {{"cursor", std::to_string(page.cursor)},
               {"more", page.more},
               {"aggregates", std::move(aggs)},
               {"functions", std::move(fns)},
-              {"hosts", std::move(hosts)},
-              {"dropped", std::move(dropped)},
-              {"traffic", std::move(traffic)},
-              {"sampled", std::move(sampled)}}
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+              {"hosts", std::move(hosts)}};
+  // Each in a member of its own: handlers that predate one ignore it.
+  for (size_t i = 0; i < std::size(kCountedMembers); ++i)
+    doc[kCountedMembers[i].name] = std::move(counted[i]);
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 namespace {
@@ -115,26 +131,13 @@ bool boundedString(const json& o, const char* name, size_t max, std::string& out
   return true;
 }
 
-// The export's members of counted rows without a sketch (dropped, traffic, sampled), each in a
-// member of its own so that handlers predating it ignore it: which key fields a row has, and the
-// names and bounds of its up to three extras.
-struct CountedMember {
-  const char* name;
-  AggKind kind;
-  bool has_key;  // the function key (required)
-  bool has_sub;  // a bounded dimension-like sub key
-  const char* x1;
-  const char* x2;
-  double x2_max;
-  const char* x3;  // nullptr: none
-};
-
-constexpr CountedMember kCountedMembers[] = {
-    {"dropped", AggKind::kDropped, false, false, "calls", "spans", DDSketch::kMaxCount, "rows"},
-    {"traffic", AggKind::kTraffic, false, true, "requests", "records", DDSketch::kMaxCount,
-     nullptr},
-    {"sampled", AggKind::kSampled, true, false, "calls", "records", DDSketch::kMaxSum, nullptr},
-};
+bool readDimensions(const json& d, AggKey& k) {
+  using L = IntakeLimits;
+  return boundedString(d, "service", L::kMaxDimensionBytes, k.service) &&
+         boundedString(d, "version", L::kMaxDimensionBytes, k.version) &&
+         boundedString(d, "env", L::kMaxDimensionBytes, k.env) &&
+         boundedString(d, "origin", L::kMaxDimensionBytes, k.origin);
+}
 
 // One member's rows into `page` (rows over the intake limits are counted as rejected).
 void readCountedMember(const json& doc, const CountedMember& m, ExportPage& page) {
@@ -143,10 +146,7 @@ void readCountedMember(const json& doc, const CountedMember& m, ExportPage& page
     AggKey k;
     k.kind = m.kind;
     if ((m.has_key && !boundedString(d, "key", L::kMaxKeyBytes, k.key, true)) ||
-        !boundedString(d, "service", L::kMaxDimensionBytes, k.service) ||
-        !boundedString(d, "version", L::kMaxDimensionBytes, k.version) ||
-        !boundedString(d, "env", L::kMaxDimensionBytes, k.env) ||
-        !boundedString(d, "origin", L::kMaxDimensionBytes, k.origin) ||
+        !readDimensions(d, k) ||
         (m.has_sub && !boundedString(d, "sub", L::kMaxDimensionBytes, k.sub))) {
       ++page.rejected;
       continue;
@@ -183,11 +183,7 @@ ExportPage parseExport(std::string_view text) {
       }
       k.kind = static_cast<AggKind>(kind[0]);
       if (!boundedString(a, "key", L::kMaxKeyBytes, k.key, true) ||
-          !boundedString(a, "sub", L::kMaxKeyBytes, k.sub) ||
-          !boundedString(a, "service", L::kMaxDimensionBytes, k.service) ||
-          !boundedString(a, "version", L::kMaxDimensionBytes, k.version) ||
-          !boundedString(a, "env", L::kMaxDimensionBytes, k.env) ||
-          !boundedString(a, "origin", L::kMaxDimensionBytes, k.origin)) {
+          !boundedString(a, "sub", L::kMaxKeyBytes, k.sub) || !readDimensions(a, k)) {
         ++page.rejected;
         continue;
       }

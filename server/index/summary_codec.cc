@@ -1,5 +1,7 @@
 #include "server/index/summary_codec.h"
 
+#include <type_traits>
+
 #include <nlohmann/json.hpp>
 
 #include "common/fnv1a.h"
@@ -22,53 +24,83 @@ Range toRange(const json& j) {
   return {{j.at(0).get<int>(), j.at(1).get<int>()}, {j.at(2).get<int>(), j.at(3).get<int>()}};
 }
 
-// Only fields that differ from their default are written: most nodes are plain calls.
-template <typename T>
-void put(json& j, const char* name, const T& v, const T& dflt = T{}) {
-  if (!(v == dflt)) j[name] = v;
+// The optional fields of a node, listed once for the encoder and the decoder: f(code, field) or
+// f(code, field, default). Only fields that differ from their default are written (most nodes
+// are plain calls); an absent one decodes as the default.
+template <typename N, typename F>
+void nodeFields(N& n, F&& f) {
+  f("p", n.parent, -1);
+  f("c", n.children);
+  f("ck", n.callee_key);
+  f("cm", n.callee_mangled);
+  f("cn", n.callee_name);
+  f("cw", n.callee_in_workspace);
+  f("cs", n.callee_system);
+  f("cv", n.callee_virtual);
+  f("ci", n.callee_indirect);
+  f("cp", n.callee_params);
+  f("lk", n.loop_kind);
+  f("lo", n.loop_ordinal, -1);
+  f("pk", n.producer_key);
+  f("pm", n.producer_mangled);
+  f("rv", n.range_var);
+  f("rn", n.range_var_name);
+  f("fv", n.fills_var);
+  f("bp", n.branch_prior);
+  f("br", n.branch_prior_reason);
+  f("a", n.arm);
+  f("ba", n.branch_arms);
+  f("ct", n.constant_trip);
+  f("cts", n.constant_trip_source);
+  f("ai", n.annotated_iterations);
 }
+
+// Enumerations are stored as their number.
 template <typename T>
-void putOpt(json& j, const char* name, const std::optional<T>& v) {
-  if (v) j[name] = *v;
+auto stored(const T& v) {
+  if constexpr (std::is_enum_v<T>) {
+    return static_cast<int>(v);
+  } else {
+    return v;
+  }
 }
-template <typename T>
-void get(const json& j, const char* name, T& out) {
-  if (auto it = j.find(name); it != j.end()) out = it->get<T>();
-}
-template <typename T>
-void getOpt(const json& j, const char* name, std::optional<T>& out) {
-  if (auto it = j.find(name); it != j.end()) out = it->get<T>();
-}
+
+struct PutField {
+  json& j;
+  template <typename T>
+  void operator()(const char* code, const T& v, const decltype(stored(v))& dflt = {}) const {
+    if (!(stored(v) == dflt)) j[code] = stored(v);
+  }
+  template <typename T>
+  void operator()(const char* code, const std::optional<T>& v) const {
+    if (v) j[code] = *v;
+  }
+};
+
+struct GetField {
+  const json& j;
+  template <typename T>
+  void operator()(const char* code, T& v, const decltype(stored(v))& dflt = {}) const {
+    auto it = j.find(code);
+    const auto value = it == j.end() ? dflt : it->get<decltype(stored(v))>();
+    if constexpr (std::is_enum_v<T>) {
+      v = static_cast<T>(value);
+    } else {
+      v = value;
+    }
+  }
+  template <typename T>
+  void operator()(const char* code, std::optional<T>& v) const {
+    if (auto it = j.find(code); it != j.end()) v = it->get<T>();
+  }
+};
 
 json encodeNode(const Node& n) {
   json j = json::object();
   j["k"] = static_cast<int>(n.kind);
   j["r"] = range(n.range);
   j["h"] = pos(n.hint);
-  put(j, "p", n.parent, -1);
-  put(j, "c", n.children);
-  put(j, "ck", n.callee_key);
-  put(j, "cm", n.callee_mangled);
-  put(j, "cn", n.callee_name);
-  put(j, "cw", n.callee_in_workspace);
-  put(j, "cs", n.callee_system);
-  put(j, "cv", n.callee_virtual);
-  put(j, "ci", n.callee_indirect);
-  put(j, "cp", n.callee_params);
-  put(j, "lk", static_cast<int>(n.loop_kind));
-  put(j, "lo", n.loop_ordinal, -1);
-  put(j, "pk", n.producer_key);
-  put(j, "pm", n.producer_mangled);
-  put(j, "rv", n.range_var);
-  put(j, "rn", n.range_var_name);
-  put(j, "fv", n.fills_var);
-  putOpt(j, "bp", n.branch_prior);
-  put(j, "br", n.branch_prior_reason);
-  put(j, "a", n.arm);
-  put(j, "ba", n.branch_arms);
-  putOpt(j, "ct", n.constant_trip);
-  put(j, "cts", n.constant_trip_source);
-  putOpt(j, "ai", n.annotated_iterations);
+  nodeFields(n, PutField{j});
   return j;
 }
 
@@ -78,33 +110,7 @@ Node decodeNode(const json& j, int id) {
   n.kind = static_cast<analysis::NodeKind>(j.at("k").get<int>());
   n.range = toRange(j.at("r"));
   n.hint = toPos(j.at("h"));
-  n.parent = -1;
-  get(j, "p", n.parent);
-  get(j, "c", n.children);
-  get(j, "ck", n.callee_key);
-  get(j, "cm", n.callee_mangled);
-  get(j, "cn", n.callee_name);
-  get(j, "cw", n.callee_in_workspace);
-  get(j, "cs", n.callee_system);
-  get(j, "cv", n.callee_virtual);
-  get(j, "ci", n.callee_indirect);
-  get(j, "cp", n.callee_params);
-  int lk = 0;
-  get(j, "lk", lk);
-  n.loop_kind = static_cast<analysis::LoopKind>(lk);
-  get(j, "lo", n.loop_ordinal);
-  get(j, "pk", n.producer_key);
-  get(j, "pm", n.producer_mangled);
-  get(j, "rv", n.range_var);
-  get(j, "rn", n.range_var_name);
-  get(j, "fv", n.fills_var);
-  getOpt(j, "bp", n.branch_prior);
-  get(j, "br", n.branch_prior_reason);
-  get(j, "a", n.arm);
-  get(j, "ba", n.branch_arms);
-  getOpt(j, "ct", n.constant_trip);
-  get(j, "cts", n.constant_trip_source);
-  getOpt(j, "ai", n.annotated_iterations);
+  nodeFields(n, GetField{j});
   return n;
 }
 

@@ -18,33 +18,30 @@ Server::Server(ConfigLayers layers, std::unique_ptr<Analyzer> analyzer, Send sen
     : send_(std::move(send)),
       log_(log),
       analyzer_(std::move(analyzer)),
-      layers_(std::move(layers)) {
+      layers_(std::move(layers)),
+      scheduler_(schedulerWork()) {
   MutexLock lock(mu_);
   applyConfigLocked();
   reconfigure(true);
   analyzer_->setIndexProgress([this](const IndexEvent& e) { indexProgress(e); });
-  worker_ = LargeStackThread(analysisStackBytes(), [this] {
-    pthread_setname_np(pthread_self(), "perfhat-worker");  // bench/index reads its CPU time
-    workerLoop();
-  });
+  scheduler_.start(analysisStackBytes(), "perfhat-worker");  // bench/index reads its CPU time
 }
 
 Server::~Server() { stop(); }
 
 void Server::stop() {
-  std::vector<Pending> orphans;
   std::vector<std::unique_ptr<feedback::ChangeWatcher>> watchers;
   {
     MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    orphans.swap(pending_);
     watchers.push_back(std::move(watcher_));
     watchers.push_back(std::move(retired_watcher_));
   }
-  cv_.notifyAll();
+  cv_.notifyAll();  // fetches and progress waiting on the client end their wait
+  std::vector<WaitingRead> orphans = scheduler_.requestStop();
   watchers.clear();  // stops them: a long-poll in flight is aborted
-  if (worker_.joinable()) worker_.join();
+  scheduler_.join();
   // A fetch still waiting on a slow handler: abort it (repeatedly, in case the request had not
   // reached the socket yet when first cancelled).
   if (fetch_thread_.joinable()) {

@@ -1,15 +1,15 @@
-// The language server: documents, scheduling, configuration and the LSP method table.
+// The language server: the LSP method table, configuration, feedback fetches, and what a build
+// of a document does; the scheduling of that work is the Scheduler's (scheduler.h).
 //
 // Threads: the reader thread (main) calls handle() for every framed message and never waits
-// for analysis; one worker thread owns the Analyzer (libclang TUs are single-threaded), runs
-// debounced rebuilds, feedback fetches and change polling, and answers requests that arrived
-// before their document's snapshot was ready. Outgoing messages go through `send`, which the
-// transport serialises.
+// for analysis; the scheduler's one worker thread owns the Analyzer (libclang TUs are
+// single-threaded), runs debounced rebuilds, feedback fetches and change polling, and answers
+// requests that arrived before their document's snapshot was ready. Outgoing messages go
+// through `send`, which the transport serialises.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,8 +32,8 @@
 #include "server/server/config.h"
 #include "server/server/document.h"
 #include "server/server/dynamic_view.h"
-#include "server/server/large_stack_thread.h"
 #include "server/server/log.h"
+#include "server/server/scheduler.h"
 
 namespace perfhat::server {
 
@@ -63,23 +63,8 @@ class Server {
   Config config() const;
 
  private:
-  struct DocState {
-    std::shared_ptr<const Document> doc;        // latest text
-    std::shared_ptr<const Document> built_doc;  // text `snapshot` was built from
-    analysis::SnapshotPtr snapshot;
-    bool dirty = false;
-    std::chrono::steady_clock::time_point due;
-    std::vector<std::string> feedback_keys;  // asked of the provider by the last build (sorted)
-    // Production's call graph for `snapshot`'s functions (server_dynamic.cc); null before.
-    std::shared_ptr<const features::DynamicView> dynamic;
-  };
   // Computes a result from a snapshot and the document text it was built from.
   using Compute = std::function<json(const analysis::Snapshot&, const Document&)>;
-  struct Pending {
-    json id;
-    std::string uri;
-    Compute compute;
-  };
 
   // Dispatch: method → typed handler (server.cc). A request handler gets the params parsed into
   // its own parameter type (typed()); notifications whose handler is null need nothing done.
@@ -118,9 +103,14 @@ class Server {
   // Answers now if the document's snapshot is current, else when the worker has built it.
   void withSnapshot(const json& id, const std::string& uri, Compute compute);
 
-  // Worker.
-  void workerLoop();
-  void rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc);
+  // The scheduler's work (server_worker.cc), on its worker thread.
+  Scheduler::Work schedulerWork();
+  Build rebuild(const Document& doc);
+  void afterBuild(const std::string& uri, const Build& build, const Document& doc,
+                  const analysis::SnapshotPtr& before);
+  // Polling of feedback changes: on while a provider has no watcher of its own (reader thread,
+  // under mu_, after reconfigure()).
+  void updatePolling(bool restart_timer) REQUIRES(mu_);
   // Feedback for a build: the cache at once when it has everything; otherwise one background
   // fetch, waited for at most fetch_wait_ms, after which the build shows the cache (stale) and
   // the open documents are rebuilt when the fetch lands. Never more than one fetch in flight.
@@ -133,12 +123,13 @@ class Server {
     feedback::Lookup result;         // written once, before done
   };
   void runFetch(const std::shared_ptr<FetchJob>& job, bool progress);
+  // A `$/progress` token the client has created (window/workDoneProgress/create), or "" when it
+  // refused or did not answer within half a second: a slow client never stalls the work long.
+  std::string createProgressToken(const std::string& prefix);
   void pollChanges();
   // Changed feedback (from the watcher thread or pollChanges): rebuilds the open documents that
   // used a changed key; refresh requests and diagnostics follow the rebuilds.
   void onFeedbackChanged(const feedback::ChangesResult& r);
-  void post(std::function<void()> task);
-  void markAllDirty(bool refresh_after);
   void sendRefresh();
   void publishDiagnostics(const std::string& uri, const analysis::Snapshot& s, const Document& d);
 
@@ -189,15 +180,6 @@ class Server {
   // watcher is parked in retired_watcher_ and stopped outside mu_ (its callback takes mu_).
   std::unique_ptr<feedback::ChangeWatcher> watcher_ GUARDED_BY(mu_);
   std::unique_ptr<feedback::ChangeWatcher> retired_watcher_ GUARDED_BY(mu_);
-  std::map<std::string, DocState> docs_ GUARDED_BY(mu_);
-  std::vector<Pending> pending_ GUARDED_BY(mu_);
-  std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);  // run on the worker
-  std::vector<std::string> closed_paths_ GUARDED_BY(mu_);    // for Analyzer::close on the worker
-  bool analyzer_config_dirty_ GUARDED_BY(mu_) = true;
-  bool refresh_after_build_ GUARDED_BY(mu_) = false;
-  bool busy_ GUARDED_BY(mu_) = false;  // worker is rebuilding / running a task
-  double last_build_ms_ GUARDED_BY(mu_) = 0;
-  std::chrono::steady_clock::time_point next_poll_ GUARDED_BY(mu_);
   std::map<std::string, bool> shown_ GUARDED_BY(mu_);  // showMessageOnce keys
   std::map<std::string, std::function<void(const lsp::Message&)>> outgoing_ GUARDED_BY(mu_);
   int next_outgoing_ GUARDED_BY(mu_) = 0;
@@ -212,7 +194,9 @@ class Server {
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_requested_{false};
   std::atomic<bool> exited_{false};
-  LargeStackThread worker_;  // a large stack: parsing and analysis of deep code recurse
+  // Documents, debounce, the worker (a large stack: parsing and analysis of deep code recurse).
+  // Its lock is a leaf: the server calls in holding mu_.
+  Scheduler scheduler_;
 };
 
 }  // namespace perfhat::server

@@ -33,10 +33,9 @@ json Server::initialize(const json& params) {
     layers_.client = clientSettings(p.initialization_options);
     config_warnings = applyConfigLocked();
     reconfigure(true);
-    analyzer_config_dirty_ = true;
   }
+  scheduler_.reconfigureAnalyzer();
   stopRetiredWatcher();
-  cv_.notifyAll();
   if (project_error) {
     log_.warn(*project_error);
     showMessageOnce("project-config", lsp::MessageType::Warning, "perfhat: " + *project_error);
@@ -65,6 +64,7 @@ json Server::initialize(const json& params) {
 std::vector<std::string> Server::applyConfigLocked() {
   std::vector<std::string> warnings;
   cfg_ = layers_.resolve(&warnings);
+  scheduler_.setDebounce({cfg_.debounce_ratio, cfg_.debounce_min_ms, cfg_.debounce_max_ms});
   for (const auto& w : warnings) log_.warn(w);
   return warnings;
 }
@@ -77,6 +77,7 @@ void Server::showConfigWarnings(const std::vector<std::string>& warnings) {
 void Server::reconfigure(bool source_changed) {
   if (provider_ && !source_changed) {
     provider_->setCacheOptions(cfg_.cache);
+    updatePolling(false);
     return;
   }
   SourceChoice choice = makeSource(cfg_);
@@ -96,7 +97,7 @@ void Server::reconfigure(bool source_changed) {
           [this](const std::string& problem) { log_.info(problem); });
     }
   }
-  next_poll_ = Clock::now() + std::chrono::seconds(std::max(cfg_.changes_poll_s, 1));
+  updatePolling(true);
 }
 
 void Server::stopRetiredWatcher() {
@@ -118,11 +119,11 @@ void Server::didChangeConfiguration(const json& params) {
     config_warnings = applyConfigLocked();
     std::string after = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;
     reconfigure(before != after);
-    analyzer_config_dirty_ = true;
   }
+  scheduler_.reconfigureAnalyzer();
   stopRetiredWatcher();
   showConfigWarnings(config_warnings);
-  markAllDirty(true);
+  scheduler_.markAllDirty(true);
 }
 
 }  // namespace perfhat::server

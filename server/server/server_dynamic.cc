@@ -10,7 +10,6 @@ namespace perfhat::server {
 
 DynamicRead Server::readDynamic(const analysis::Snapshot& s) {
   std::shared_ptr<feedback::FeedbackProvider> provider;
-  std::vector<analysis::SnapshotPtr> open;
   std::string root;
   bool busy = false;
   {
@@ -21,9 +20,9 @@ DynamicRead Server::readDynamic(const analysis::Snapshot& s) {
     // this build shows the cache, and the documents are rebuilt when that fetch lands.
     busy = fetch_job_ && !fetch_job_->done;
     if (busy) fetch_job_->refresh_when_done = true;
-    for (const auto& [uri, st] : docs_) open.push_back(st.snapshot);
   }
-  // The snapshot being built is not in docs_ yet: its own functions are definitions too.
+  std::vector<analysis::SnapshotPtr> open = scheduler_.snapshots();
+  // The snapshot being built is not stored yet: its own functions are definitions too.
   open.push_back(std::shared_ptr<const analysis::Snapshot>(&s, [](const analysis::Snapshot*) {}));
   DynamicRead r = readDynamicView(provider.get(), s, open, root, busy,
                                   [this](const std::vector<std::string>& k) {
@@ -41,9 +40,7 @@ DynamicRead Server::readDynamic(const analysis::Snapshot& s) {
 }
 
 std::shared_ptr<const features::DynamicView> Server::dynamicOf(const std::string& uri) {
-  MutexLock lock(mu_);
-  auto it = docs_.find(uri);
-  return it == docs_.end() ? nullptr : it->second.dynamic;
+  return scheduler_.dynamicOf(uri);
 }
 
 // Arguments: [function key, depth (optional, default 2)]. Answers {"path","format","uri"} and

@@ -19,22 +19,13 @@ void Server::indexProgress(const IndexEvent& e) {
   if (e.kind == IndexEvent::Kind::Begin && !e.message.empty()) log_.warn(e.message);
   if (!initialized_ || !caps_.work_done_progress) return;
   if (e.kind == IndexEvent::Kind::Begin) {
-    std::string token = "perfhat-index-" + std::to_string(Clock::now().time_since_epoch().count());
-    auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
-    request("window/workDoneProgress/create", {{"token", token}},
-            [this, created](const lsp::Message& m) {
-              created->store(m.error ? 2 : 1);
-              cv_.notifyAll();
-            });
+    const std::string token = createProgressToken("perfhat-index-");
     {
       MutexLock lock(mu_);
-      const auto deadline = Clock::now() + std::chrono::milliseconds(500);
-      while (created->load() == 0 && !stopping_)
-        if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
-      index_token_ = created->load() == 1 ? token : "";
+      index_token_ = token;
       index_last_report_ = Clock::time_point();
     }
-    if (created->load() == 1)
+    if (!token.empty())
       notify("$/progress",
              {{"token", token},
               {"value", lsp::WorkDoneProgress{lsp::WorkDoneProgress::Kind::Begin,
@@ -80,24 +71,13 @@ void Server::refreshDependents(const std::string& uri, const analysis::SnapshotP
   }
   for (const auto& [key, hash] : old) changed.insert(key);
   if (changed.empty()) return;
-  size_t marked = 0;
-  {
-    MutexLock lock(mu_);
-    for (auto& [other, st] : docs_) {
-      if (other == uri) continue;
-      bool uses = std::any_of(st.feedback_keys.begin(), st.feedback_keys.end(),
-                              [&](const std::string& k) { return changed.count(k) > 0; });
-      if (!uses) continue;
-      st.dirty = true;
-      st.due = Clock::now();
-      ++marked;
-    }
-    if (marked) refresh_after_build_ = true;
-  }
+  const size_t marked = scheduler_.markDirtyWhere([&](const std::string& other, const Build& last) {
+    return other != uri && std::any_of(last.feedback_keys.begin(), last.feedback_keys.end(),
+                                       [&](const std::string& k) { return changed.count(k) > 0; });
+  });
   if (marked) {
     log_.info(fmt::format("{} function(s) changed in {}; re-analysing {} open caller document(s)",
                           changed.size(), uri, marked));
-    cv_.notifyAll();
   }
 }
 

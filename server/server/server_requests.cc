@@ -97,24 +97,18 @@ void Server::onExecuteCommand(const json& id, const json& params) {
   if (!deferred) reply(id, std::move(result));
 }
 void Server::withSnapshot(const json& id, const std::string& uri, Compute compute) {
-  analysis::SnapshotPtr snap;
-  std::shared_ptr<const Document> doc;
-  {
-    MutexLock lock(mu_);
-    auto it = docs_.find(uri);
-    if (it == docs_.end()) {
-      throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
+  // Answered on the worker when it waits: an exception there is the server's own failure.
+  auto later = [this, id, compute](const analysis::Snapshot& s, const Document& d) {
+    try {
+      reply(id, compute(s, d));
+    } catch (const std::exception& e) {
+      replyError(id, lsp::kInternalError, std::string("internal error: ") + e.what());
     }
-    const DocState& st = it->second;
-    if (st.snapshot && st.built_doc && st.built_doc->version() == st.doc->version() && !st.dirty) {
-      snap = st.snapshot;
-      doc = st.built_doc;
-    } else {
-      pending_.push_back(Pending{id, uri, std::move(compute)});
-      return;
-    }
-  }
-  reply(id, compute(*snap, *doc));
+  };
+  Scheduler::Current now = scheduler_.readOrQueue(WaitingRead{id, uri, later});
+  if (now.state == Scheduler::ReadState::NotOpen)
+    throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
+  if (now.state == Scheduler::ReadState::Now) reply(id, compute(*now.snapshot, *now.doc));
 }
 
 std::shared_ptr<feedback::FeedbackProvider> Server::providerOrReplyError(const json& id) {
@@ -131,7 +125,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
   auto p = params.get<lsp::ExecuteCommandParams>();
   const json& args = p.arguments;
   if (p.command == "perfhat.refresh") {
-    post([this] {
+    scheduler_.post([this] {
       std::shared_ptr<feedback::FileSource> file;
       std::shared_ptr<feedback::FeedbackProvider> provider;
       {
@@ -144,7 +138,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
         if (auto err = file->load()) log_.warn(*err);
       }
       if (provider) provider->expireAll();
-      markAllDirty(true);
+      scheduler_.markAllDirty(true);
     });
     return nullptr;
   }
@@ -155,7 +149,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     }
     std::string key = args[0].get<std::string>();
     deferred = true;  // the lookup may go to the handler: answer from the worker
-    post([this, id, key, args] {
+    scheduler_.post([this, id, key, args] {
       std::shared_ptr<feedback::FeedbackProvider> provider = providerOrReplyError(id);
       if (!provider) return;
       // While a fetch waits on a slow handler, answer from the cache rather than queue a second
@@ -191,7 +185,7 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
   }
   if (p.command == features::kShowCallGraphCommand) {
     deferred = true;  // asks the handler and runs Graphviz: answered from the worker
-    post([this, id, args] { showCallGraph(id, args); });
+    scheduler_.post([this, id, args] { showCallGraph(id, args); });
     return nullptr;
   }
   if (p.command == "perfhat.showCallers") {
@@ -208,13 +202,8 @@ json Server::executeCommand(const json& id, const json& params, bool& deferred) 
     std::string uri = args[0].get<std::string>();
     int line = args[1].get<int>();
     long n = std::lround(args[2].get<double>());
-    std::shared_ptr<const Document> doc;
-    {
-      MutexLock lock(mu_);
-      auto it = docs_.find(uri);
-      if (it == docs_.end()) throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
-      doc = it->second.doc;
-    }
+    std::shared_ptr<const Document> doc = scheduler_.latest(uri);
+    if (!doc) throw lsp::RpcError(lsp::kInvalidParams, "document not open: " + uri);
     if (line < 0 || static_cast<size_t>(line) >= doc->lines().lineCount()) {
       throw lsp::RpcError(lsp::kInvalidParams, "line out of range");
     }

@@ -1,6 +1,6 @@
-// The worker thread, the server's scheduler: configures the analyzer, runs posted tasks, rebuilds
-// the dirty document due first (debounced), polls for feedback changes, fetches feedback in the
-// background, and answers the requests that waited for a snapshot.
+// What the scheduler's worker does for the server (scheduler.h decides when): configures the
+// analyzer, builds a document (fetching its feedback in the background), publishes what a build
+// found, and polls for feedback changes.
 #include "server/server/server.h"
 
 #include <fmt/format.h>
@@ -28,24 +28,30 @@ analysis::SnapshotPtr failedSnapshot(const AnalysisInput& in, const std::string&
 
 }  // namespace
 
-void Server::post(std::function<void()> task) {
-  {
-    MutexLock lock(mu_);
-    tasks_.push_back(std::move(task));
-  }
-  cv_.notifyAll();
+Scheduler::Work Server::schedulerWork() {
+  Scheduler::Work w;
+  w.configure = [this] {
+    Config cfg;
+    std::string root;
+    {
+      MutexLock lock(mu_);
+      cfg = cfg_;
+      root = root_;
+    }
+    analyzer_->configure(cfg, root);
+  };
+  w.close = [this](const std::string& path) { analyzer_->close(path); };
+  w.build = [this](const Document& doc) { return rebuild(doc); };
+  w.built = [this](const std::string& uri, const Build& b, const Document& doc,
+                   const analysis::SnapshotPtr& before) { afterBuild(uri, b, doc, before); };
+  w.poll = [this] { pollChanges(); };
+  w.refresh = [this] { sendRefresh(); };
+  return w;
 }
 
-void Server::markAllDirty(bool refresh_after) {
-  {
-    MutexLock lock(mu_);
-    for (auto& [uri, st] : docs_) {
-      st.dirty = true;
-      st.due = Clock::now();
-    }
-    if (refresh_after) refresh_after_build_ = true;
-  }
-  cv_.notifyAll();
+void Server::updatePolling(bool restart_timer) {
+  scheduler_.setPolling(provider_ && !watcher_, std::chrono::seconds(cfg_.changes_poll_s),
+                        restart_timer);
 }
 
 void Server::sendRefresh() {
@@ -58,103 +64,7 @@ void Server::sendRefresh() {
   if (caps.code_lens_refresh) request("workspace/codeLens/refresh", nullptr, nullptr);
 }
 
-bool Server::waitIdle(std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  MutexLock lock(mu_);
-  for (;;) {
-    bool idle =
-        !busy_ && tasks_.empty() &&
-        std::none_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
-    if (idle) return true;
-    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) return false;
-  }
-}
-
-void Server::workerLoop() {
-  MutexLock lock(mu_);
-  while (!stopping_) {
-    if (analyzer_config_dirty_) {
-      analyzer_config_dirty_ = false;
-      Config cfg = cfg_;
-      std::string root = root_;
-      busy_ = true;
-      lock.unlock();
-      analyzer_->configure(cfg, root);
-      lock.lock();
-      busy_ = false;
-      continue;
-    }
-    if (!closed_paths_.empty()) {
-      std::vector<std::string> closed;
-      closed.swap(closed_paths_);
-      busy_ = true;
-      lock.unlock();
-      for (const auto& p : closed) analyzer_->close(p);
-      lock.lock();
-      busy_ = false;
-      continue;
-    }
-    if (!tasks_.empty()) {
-      auto task = std::move(tasks_.front());
-      tasks_.pop_front();
-      busy_ = true;
-      lock.unlock();
-      task();
-      lock.lock();
-      busy_ = false;
-      cv_.notifyAll();
-      continue;
-    }
-    // The dirty document due first.
-    std::string uri;
-    Clock::time_point due = Clock::time_point::max();
-    for (const auto& [u, st] : docs_) {
-      if (st.dirty && st.due < due) {
-        due = st.due;
-        uri = u;
-      }
-    }
-    auto now = Clock::now();
-    if (!uri.empty() && due <= now) {
-      DocState& st = docs_[uri];
-      st.dirty = false;
-      auto doc = st.doc;
-      busy_ = true;
-      lock.unlock();
-      rebuild(uri, doc);
-      lock.lock();
-      busy_ = false;
-      bool any_dirty =
-          std::any_of(docs_.begin(), docs_.end(), [](const auto& d) { return d.second.dirty; });
-      if (!any_dirty && refresh_after_build_) {
-        refresh_after_build_ = false;
-        lock.unlock();
-        sendRefresh();
-        lock.lock();
-      }
-      cv_.notifyAll();
-      continue;
-    }
-    bool polling = provider_ && !watcher_ && cfg_.changes_poll_s > 0 && !docs_.empty();
-    if (polling && next_poll_ <= now) {
-      next_poll_ = now + std::chrono::seconds(cfg_.changes_poll_s);
-      busy_ = true;
-      lock.unlock();
-      pollChanges();
-      lock.lock();
-      busy_ = false;
-      continue;
-    }
-    Clock::time_point wake = due;
-    if (polling) wake = std::min(wake, next_poll_);
-    cv_.notifyAll();  // waitIdle() observers
-    if (wake == Clock::time_point::max()) {
-      cv_.wait(lock);
-    } else {
-      cv_.waitUntil(lock, wake);
-    }
-  }
-}
+bool Server::waitIdle(std::chrono::milliseconds timeout) { return scheduler_.waitIdle(timeout); }
 
 void Server::pollChanges() {
   std::shared_ptr<feedback::FeedbackProvider> provider;
@@ -178,25 +88,15 @@ void Server::onFeedbackChanged(const feedback::ChangesResult& r) {
   touched.insert(r.invalidated.begin(), r.invalidated.end());
   std::set<std::string> touched_names;
   for (const auto& k : r.keys) touched_names.insert(qualifiedName(k));
-  size_t rebuilt = 0;
-  {
-    MutexLock lock(mu_);
-    for (auto& [uri, st] : docs_) {
-      auto hit = [&](const std::string& k) {
-        return touched.count(k) > 0 || touched_names.count(qualifiedName(k)) > 0;
-      };
-      bool used = r.all || !st.snapshot ||
-                  std::any_of(st.feedback_keys.begin(), st.feedback_keys.end(), hit);
-      if (!used) continue;
-      st.dirty = true;
-      st.due = Clock::now();
-      ++rebuilt;
-    }
-    if (rebuilt) refresh_after_build_ = true;
-  }
+  auto hit = [&](const std::string& k) {
+    return touched.count(k) > 0 || touched_names.count(qualifiedName(k)) > 0;
+  };
+  const size_t rebuilt = scheduler_.markDirtyWhere([&](const std::string&, const Build& last) {
+    return r.all || !last.snapshot ||
+           std::any_of(last.feedback_keys.begin(), last.feedback_keys.end(), hit);
+  });
   log_.info(fmt::format("feedback changed ({} keys); re-analysing {} open document(s)",
                         r.all ? std::string("all") : std::to_string(r.keys.size()), rebuilt));
-  if (rebuilt) cv_.notifyAll();
 }
 
 std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<std::string>& keys) {
@@ -252,27 +152,28 @@ std::shared_ptr<const analysis::FeedbackView> Server::fetch(const std::vector<st
   return std::make_shared<analysis::InMemoryFeedback>(job->result.items, job->result.stale);
 }
 
+std::string Server::createProgressToken(const std::string& prefix) {
+  const std::string token = prefix + std::to_string(Clock::now().time_since_epoch().count());
+  auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
+  request("window/workDoneProgress/create", {{"token", token}},
+          [this, created](const lsp::Message& m) {
+            created->store(m.error ? 2 : 1);
+            cv_.notifyAll();
+          });
+  MutexLock lock(mu_);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+  while (created->load() == 0 && !stopping_) {
+    if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
+  }
+  return created->load() == 1 ? token : std::string();
+}
+
 void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
   const std::vector<std::string>& keys = job->keys;
   feedback::FeedbackProvider& provider = *job->provider;
   // $/progress around the bulk fetch. The token must be created by the client first; wait
   // (bounded) for its answer so a slow client never stalls the fetch for long.
-  std::string token;
-  if (progress) {
-    token = "perfhat-fetch-" + std::to_string(Clock::now().time_since_epoch().count());
-    auto created = std::make_shared<std::atomic<int>>(0);  // 0 waiting, 1 ok, 2 refused
-    request("window/workDoneProgress/create", {{"token", token}},
-            [this, created](const lsp::Message& m) {
-              created->store(m.error ? 2 : 1);
-              cv_.notifyAll();
-            });
-    MutexLock lock(mu_);
-    const auto deadline = Clock::now() + std::chrono::milliseconds(500);
-    while (created->load() == 0 && !stopping_) {
-      if (cv_.waitUntil(lock, deadline) == std::cv_status::timeout) break;
-    }
-    if (created->load() != 1) token.clear();
-  }
+  const std::string token = progress ? createProgressToken("perfhat-fetch-") : std::string();
   if (!token.empty()) {
     notify("$/progress",
            {{"token", token},
@@ -314,11 +215,11 @@ void Server::runFetch(const std::shared_ptr<FetchJob>& job, bool progress) {
   }
   cv_.notifyAll();
   // New data for builds that showed the cache meanwhile: rebuild, then refresh the editor.
-  if (refresh) markAllDirty(true);
+  if (refresh) scheduler_.markAllDirty(true);
 }
 
-void Server::rebuild(const std::string& uri, const std::shared_ptr<const Document>& doc) {
-  AnalysisInput in{doc->path(), doc->text(), doc->version()};
+Build Server::rebuild(const Document& doc) {
+  AnalysisInput in{doc.path(), doc.text(), doc.version()};
   std::vector<std::string> warnings;
   std::vector<std::string> used_keys;  // every key this build asked feedback for
   auto t0 = Clock::now();
@@ -332,54 +233,28 @@ void Server::rebuild(const std::string& uri, const std::shared_ptr<const Documen
         },
         warnings);
   } catch (const std::exception& e) {
-    log_.error("analysis of " + doc->path() + " failed: " + e.what());
+    log_.error("analysis of " + doc.path() + " failed: " + e.what());
     snap = failedSnapshot(in, e.what());
   }
   if (!snap) snap = failedSnapshot(in, "no result");
   double ms = msSince(t0);
   for (const auto& w : warnings) {
-    log_.warn(doc->path() + ": " + w);
+    log_.warn(doc.path() + ": " + w);
     showMessageOnce("warning:" + w, lsp::MessageType::Warning, "perfhat: " + w);
   }
   log_.info(fmt::format("built {} v{} in {:f} ms (parse {:f}, fetch {:f}, analysis {:f})",
-                        doc->path(), doc->version(), ms, snap->parse_ms, snap->fetch_ms,
+                        doc.path(), doc.version(), ms, snap->parse_ms, snap->fetch_ms,
                         snap->analysis_ms));
-
   DynamicRead dynamic = readDynamic(*snap);
+  std::sort(used_keys.begin(), used_keys.end());
+  used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
+  return Build{snap, std::move(used_keys), dynamic.view, ms};
+}
 
-  std::vector<Pending> ready;
-  analysis::SnapshotPtr before;
-  {
-    MutexLock lock(mu_);
-    last_build_ms_ = ms;
-    auto it = docs_.find(uri);
-    if (it == docs_.end()) return;  // closed meanwhile
-    before = it->second.snapshot;
-    it->second.snapshot = snap;
-    it->second.dynamic = dynamic.view;
-    it->second.built_doc = doc;
-    std::sort(used_keys.begin(), used_keys.end());
-    used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
-    it->second.feedback_keys = std::move(used_keys);
-    // Requests waiting for this document are answered once the snapshot matches the latest
-    // text; if another edit arrived during the build they wait for the next one (at most one
-    // debounce away), so their positions always refer to the text they were computed on.
-    auto keep = std::stable_partition(pending_.begin(), pending_.end(),
-                                      [&](const Pending& q) { return q.uri != uri; });
-    if (!it->second.dirty) {
-      ready.assign(std::make_move_iterator(keep), std::make_move_iterator(pending_.end()));
-      pending_.erase(keep, pending_.end());
-    }
-  }
-  for (auto& q : ready) {
-    try {
-      reply(q.id, q.compute(*snap, *doc));
-    } catch (const std::exception& e) {
-      replyError(q.id, lsp::kInternalError, std::string("internal error: ") + e.what());
-    }
-  }
-  publishDiagnostics(uri, *snap, *doc);
-  refreshDependents(uri, before, *snap);
+void Server::afterBuild(const std::string& uri, const Build& build, const Document& doc,
+                        const analysis::SnapshotPtr& before) {
+  publishDiagnostics(uri, *build.snapshot, doc);
+  refreshDependents(uri, before, *build.snapshot);
 }
 
 void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot& s,
