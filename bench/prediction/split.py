@@ -12,9 +12,10 @@ smaller so far (a coin from the same generator on a tie). The split was drawn on
 analysis was tuned against any of these changes; rows added later change the draw, so the
 check fails until the split is redrawn on purpose (and the README says so).
 
-Rows whose set is `heldout` take no part in the draw: they are a second evaluation set, written
-after dev and eval had been looked at and before the analysis was tuned again (HELDOUT lists
-them, so a row cannot move in or out of it silently).
+Rows of a held-out set take no part in the draw: `heldout` was written after dev and eval had
+been looked at and before the analysis was tuned again, `heldout2` after that set had been
+measured and before the next round of tuning (HELDOUT lists each set's changes, so a row cannot
+move in or out of one silently).
 """
 import json
 import os
@@ -26,7 +27,11 @@ SEED = 20261125
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MANIFEST = os.path.join(HERE, "changes.tsv")
-HELDOUT = ["c%d" % n for n in range(43, 62)]  # written 2026-11-26 before any tuning on them
+# Each held-out set's changes, written before any tuning on them (2026-11-26: c43-c61 in the
+# morning, c62-c76 in the next stop).
+HELDOUT = {"heldout": ["c%d" % n for n in range(43, 62)],
+           "heldout2": ["c%d" % n for n in range(62, 77)]}
+HELDOUT_OF = {c: s for s, changes in HELDOUT.items() for c in changes}
 COLUMNS = ["change", "set", "patch", "file", "function", "key", "category", "description"]
 CATEGORIES = {"added", "removed", "moved", "replaced", "producer-loop", "local-loop",
               "nested-loop", "callee-context", "branch", "non-perf"}
@@ -46,7 +51,7 @@ def read(path=MANIFEST):
 
 
 def draw(rows, seed=SEED):
-    rows = [r for r in rows if r["set"] != "heldout"]
+    rows = [r for r in rows if r["set"] not in HELDOUT]
     rng = random.Random(seed)
     sets = {}
     counts = {"dev": 0, "eval": 0}
@@ -106,11 +111,11 @@ def check(rows):
             problems.append(f"{rel}: not in changes.tsv")
     expected = draw(rows)
     for r in rows:
-        if (r["change"] in HELDOUT) != (r["set"] == "heldout"):
-            problems.append(f"{r['change']}: set '{r['set']}', the held-out list says "
-                            f"{'heldout' if r['change'] in HELDOUT else 'dev or eval'}")
+        if HELDOUT_OF.get(r["change"]) != (r["set"] if r["set"] in HELDOUT else None):
+            problems.append(f"{r['change']}: set '{r['set']}', the held-out lists say "
+                            f"{HELDOUT_OF.get(r['change'], 'dev or eval')}")
             continue
-        if r["set"] == "heldout":
+        if r["set"] in HELDOUT:
             continue
         if r["set"] != expected[r["change"]]:
             problems.append(f"{r['change']}: set '{r['set']}', the seeded draw says "
@@ -124,15 +129,15 @@ def main():
         problems = check(rows)
         for p in problems:
             print("changes.tsv:", p, file=sys.stderr)
-        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval", "heldout")}
+        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval", "heldout", "heldout2")}
         print(f"changes.tsv: {len(rows)} changes, dev {n['dev']}, eval {n['eval']}, "
-              f"heldout {n['heldout']}, seed {SEED}: "
+              f"heldout {n['heldout']}, heldout2 {n['heldout2']}, seed {SEED}: "
               + ("ok" if not problems else f"{len(problems)} problem(s)"))
         return 1 if problems else 0
     if sys.argv[1:]:
         sys.exit(__doc__)
     sets = draw(rows)
-    sets.update({r["change"]: "heldout" for r in rows if r["set"] == "heldout"})
+    sets.update({r["change"]: r["set"] for r in rows if r["set"] in HELDOUT})
     with open(MANIFEST, "w", encoding="utf-8") as out:
         out.write("\t".join(COLUMNS) + "\n")
         for r in rows:

@@ -181,7 +181,7 @@ void Builder::walkChildren(CXCursor c, FnCtx& ctx, int parent, int arm,
       c,
       [](CXCursor child, CXCursor, CXClientData data) {
         auto* d = static_cast<Descent*>(data);
-        if (isStructural(child.kind)) {
+        if (isStructural(child.kind) || d->self->isShortCircuitWithCall(child)) {
           d->ctx->guard = -1;
           const int first = static_cast<int>(d->ctx->fn.nodes.size());
           d->self->walk(child, *d->ctx, d->parent, d->arm, *d->lambdas);
@@ -256,6 +256,10 @@ void Builder::walkAt(CXCursor c, FnCtx& ctx, int parent, int arm,
     case CXCursor_SwitchStmt:
     case CXCursor_ConditionalOperator:
       walkBranch(c, ctx, parent, arm, lambdas);
+      return;
+    case CXCursor_BinaryOperator:
+      if (isShortCircuitWithCall(c)) return walkShortCircuit(c, ctx, parent, arm, lambdas);
+      walkChildren(c, ctx, parent, arm, lambdas);
       return;
     default:
       if (!isLeaf(c.kind)) walkChildren(c, ctx, parent, arm, lambdas);

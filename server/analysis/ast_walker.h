@@ -103,6 +103,11 @@ class Builder {
   void conditionPrior(CXCursor cond, Prior& out);
   static void exitPrior(char then_exit, char else_exit, Prior& out);
   void walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas);
+  // `a && b()` / `a || b()`: the right operand is an arm (ast_short_circuit.cc).
+  char shortCircuitOperator(CXCursor c);
+  bool isShortCircuitWithCall(CXCursor c);
+  void walkShortCircuit(CXCursor c, FnCtx& ctx, int parent, int arm,
+                        std::vector<FunctionInfo>& lambdas);
   const TranslationUnit& tu_;
   const AnalysisOptions& options_;
   ParsedUnit& out_;

@@ -63,6 +63,12 @@ double loadingOutcome(const Stats& s, double ratio) {
   return fastOutcome(s, ratio) > 0 ? s.p50_ns : 0;
 }
 
+std::optional<double> loadedOutcome(const Stats& s, double ratio) {
+  if (s.count > 0 && s.p50_ns > 0 && s.min_ns == 0 && s.mean_ns < s.p50_ns) return 0.0;
+  if (const double fast = fastOutcome(s, ratio); fast > 0) return fast;
+  return std::nullopt;
+}
+
 int loopScope(const FunctionInfo& fn, const Node& n, bool certain) {
   const Node* p = &n;
   while (p->parent >= 0 && p->parent < static_cast<int>(fn.nodes.size())) {

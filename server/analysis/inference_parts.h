@@ -2,6 +2,7 @@
 // loop_branch_inference.cc, deployed_diff.cc): not part of the analysis's interface.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,12 @@ double fastOutcome(const Stats& s, double ratio);
 // is the tail, else the p50 when most calls load (the minimum is the fast outcome); 0 when the
 // distribution shows one outcome.
 double loadingOutcome(const Stats& s, double ratio);
+// What a call costs that finds its lazily loaded value already loaded (called again on the same
+// object): 0 when a share of production's calls cost nothing measurable — a minimum of 0 with
+// the mean below the median, which a latency distribution shows only when calls pile up at 0
+// (a minimum of 0 alone may mean the data has none) — else fastOutcome(); nullopt when the
+// distribution shows one outcome.
+std::optional<double> loadedOutcome(const Stats& s, double ratio);
 // The node whose every execution runs `n` once: the nearest loop `n` sits in the body of (a
 // loop's range expression or init runs once per execution of the loop, so it belongs to the
 // loop's own scope), or the function (0). With `certain`, -1 when a branch arm lies in between:

@@ -421,6 +421,46 @@ int report(const std::vector<Story>& stories) {
   EXPECT_FALSE(calls[1]->receiver_var.empty());
 }
 
+// The loaded outcome below the clock's resolution: the fastest calls measured 0, and so many of
+// them that the mean (0.25 ms) lies below the median (0.4 ms). The second call costs 0; with a
+// mean above the median, a minimum of 0 says nothing (data without a minimum), and the second
+// call keeps the full cost.
+TEST(RepeatedCallTest, ZeroMinimumWithTheMeanBelowTheMedianIsTheLoadedOutcome) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    if (!story.tasks().empty()) ++n;
+  }
+  return n;
+}
+)src";
+  for (const bool piled_at_zero : {true, false}) {
+    SCOPED_TRACE(piled_at_zero ? "mean below the median" : "mean above the median");
+    FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.47 * kMs, 4 * kMs);
+    tasks.stats->min_ns = 0;
+    tasks.stats->mean_ns = piled_at_zero ? 0.25 * kMs : 0.45 * kMs;
+    tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+    InMemoryFeedback view({tasks});
+    SnapshotPtr s = t.analyze(view);
+    const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
+    ASSERT_NE(f, nullptr);
+    std::vector<const Node*> calls;
+    for (const Node& n : f->nodes)
+      if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_GT(calls[0]->estimate.dist.mean_ns, 0.2 * kMs);  // loads
+    if (piled_at_zero)
+      EXPECT_EQ(calls[1]->estimate.dist.mean_ns, 0);  // loaded above
+    else
+      EXPECT_GT(calls[1]->estimate.dist.mean_ns, 0.2 * kMs);
+  }
+}
+
 // The same callee on another object, or one without two outcomes, is costed in full.
 TEST(RepeatedCallTest, OtherObjectsAndSingleOutcomeCalleesKeepTheirCost) {
   TestTU t;

@@ -11,8 +11,10 @@ bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
                                      const MatchResult& callee, Estimate& e) const {
   if (!e.known() || call.receiver_var.empty() || call.callee_key.empty()) return false;
   if (!callee.item || !callee.item->stats) return false;
-  const double fast = fastOutcome(*callee.item->stats, options_.context_bimodal_ratio);
-  if (!(fast > 0) || !(fast < e.dist.mean_ns)) return false;
+  const std::optional<double> loaded =
+      loadedOutcome(*callee.item->stats, options_.context_bimodal_ratio);
+  if (!loaded || !(*loaded < e.dist.mean_ns)) return false;
+  const double fast = *loaded;
   // The later call may sit in an arm; the earlier one must surely have run in the same scope.
   const int scope = loopScope(fn, call, false);
   const Node* earlier = nullptr;

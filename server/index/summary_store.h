@@ -33,7 +33,8 @@ struct FileStamp {
 
 class SummaryStore {
  public:
-  static constexpr int kSchemaVersion = 2;  // 2: summaries keep calls through pointers
+  // 2: summaries keep calls through pointers; 3: `a && f()` / `a || f()` are branches
+  static constexpr int kSchemaVersion = 3;
   static constexpr size_t kMaxSummaryBytes = 1 << 20;
   static constexpr size_t kMaxFunctionsPerFile = 20'000;
 

@@ -1,0 +1,168 @@
+// `a && f()` / `a || f()`: the right operand runs only when the left one lets it. Real libclang
+// parses of small in-memory TUs, an in-memory feedback view, analyze(). Durations in nanoseconds.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "server/analysis/analyze.h"
+#include "server/analysis/inference.h"
+#include "server/analysis/testing/test_tu.h"
+
+namespace perfhat::analysis {
+namespace {
+
+using testing::findFunction;
+using testing::nodesOfKind;
+using testing::TestTU;
+
+constexpr double kMs = 1e6;
+
+const char* kHeader = R"src(
+#include <vector>
+struct Task { int id; bool open; };
+struct Repo {
+  std::vector<Task> tasks(int story) const;
+  int effort(int task) const;
+  bool known(int user) const;
+};
+)src";
+
+FeedbackItem measured(const std::string& key, double mean_ns) {
+  FeedbackItem it;
+  it.key = key;
+  Stats s;
+  s.count = 100;
+  s.mean_ns = s.p50_ns = mean_ns;
+  s.p90_ns = 1.2 * mean_ns;
+  s.p99_ns = 1.5 * mean_ns;
+  it.stats = s;
+  return it;
+}
+
+CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent) {
+  CallSiteStats c;
+  c.caller = caller;
+  c.count = 1000;
+  c.mean_ns = c.p50_ns = mean_ns;
+  c.calls_per_parent = calls_per_parent;
+  return c;
+}
+
+// The right operand becomes arm 0 of a branch whose condition is the left operand; its prior is
+// the left operand's heuristic (&&), its complement (||), or even odds, and says so. An operator
+// without a call on the right adds no node.
+TEST(ShortCircuitTest, RightOperandWithACallIsAnArmWithTheLeftOperandsPrior) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int check(const Repo& r, const Task* p, int n, bool flag) {
+  int x = 0;
+  if (p && r.known(n)) ++x;        // pointer heuristic: left holds 20/32
+  if (n == 3 || r.known(n)) ++x;   // opcode heuristic: left holds 12/32, right runs 20/32
+  if (flag && r.known(n)) ++x;     // no heuristic for a bool
+  if (p && n > 2) ++x;             // no call on the right: no node of its own
+  return x;
+}
+)src";
+  auto b = t.build();
+  const FunctionInfo* f = findFunction(b->unit, "check(const Repo &, const Task *, int, bool)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> sc;
+  for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
+    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+  ASSERT_EQ(sc.size(), 3u);
+  EXPECT_EQ(nodesOfKind(*f, NodeKind::Branch).size(), 7u);  // four ifs, three operators
+  const double likely = 20.0 / 32;
+  EXPECT_DOUBLE_EQ(sc[0]->branch_prior.value_or(-1), likely);
+  EXPECT_THAT(sc[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_DOUBLE_EQ(sc[1]->branch_prior.value_or(-1), likely);
+  EXPECT_THAT(sc[1]->branch_prior_reason, ::testing::HasSubstr("||"));
+  EXPECT_DOUBLE_EQ(sc[2]->branch_prior.value_or(-1), 0.5);
+  EXPECT_THAT(sc[2]->branch_prior_reason, ::testing::HasSubstr("even odds"));
+  for (const Node* branch : sc) {
+    std::vector<int> call_arms;
+    for (int c : branch->children)
+      if (f->nodes[c].kind == NodeKind::Call) call_arms.push_back(f->nodes[c].arm);
+    EXPECT_THAT(call_arms, ::testing::ElementsAre(0));  // known(): the right operand only
+  }
+}
+
+// A new `x && call()` costs the call times the prior, and the prior's range reaches from half
+// of it to all of it: the call is a new cost weighted by a stated, widened assumption.
+TEST(ShortCircuitTest, NewCallOnTheRightIsWeightedByThePriorWithAWidenedRange) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int total(const Repo& r, int story, bool flag) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) {
+    sum += r.effort(t.id);
+    if (flag && r.known(t.id)) ++sum;
+  }
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {siteOf("total(const Repo &, int, bool)", 1 * kMs, 1)};
+  tasks.result_size = SizeStats{10, 12};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {siteOf("total(const Repo &, int, bool)", 0.5 * kMs, 10)};
+  FeedbackItem known = measured("Repo::known(int) const", 2 * kMs);
+  known.callsites = {siteOf("other()", 2 * kMs, 1)};
+  InMemoryFeedback view({tasks, effort, known});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "total(const Repo &, int, bool)");
+  ASSERT_NE(f, nullptr);
+  const Node* call = nullptr;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "known") call = &n;
+  ASSERT_NE(call, nullptr);
+  const Node& sc = f->nodes[call->parent];
+  ASSERT_EQ(sc.kind, NodeKind::Branch);
+  EXPECT_EQ(call->arm, 0);
+  // Even odds: 10 iterations × 0.5 × 2 ms, where the call counted in full would be 20 ms.
+  EXPECT_NEAR(sc.estimate.dist.mean_ns, 0.5 * 2 * kMs, 1);
+  const auto* prior = sc.estimate.derivation.assumption<fact::StaticPrior>();
+  ASSERT_NE(prior, nullptr);
+  EXPECT_THAT(prior->heuristic, ::testing::HasSubstr("short circuit"));
+}
+
+// Production measured the right operand's call from this function on 3 of the 10 tasks per
+// call: that share replaces the prior.
+TEST(ShortCircuitTest, ProductionsCountOfTheRightOperandsCallIsItsShare) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) {
+    if (t.open && r.known(t.id)) sum += r.effort(t.id);
+  }
+  return sum;
+}
+)src";
+  const std::string fn = "total(const Repo &, int)";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {siteOf(fn, 1 * kMs, 1)};
+  tasks.result_size = SizeStats{10, 12};
+  FeedbackItem known = measured("Repo::known(int) const", 2 * kMs);
+  known.callsites = {siteOf(fn, 2 * kMs, 3)};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {siteOf(fn, 0.5 * kMs, 2)};
+  InMemoryFeedback view({tasks, known, effort, measured(fn, 8 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, fn);
+  ASSERT_NE(f, nullptr);
+  const Node* sc = nullptr;
+  for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
+    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc = n;
+  ASSERT_NE(sc, nullptr);
+  EXPECT_TRUE(sc->branch_measured);
+  ASSERT_EQ(sc->arm_probabilities.size(), 2u);
+  EXPECT_NEAR(sc->arm_probabilities[0], 0.3, 1e-9);
+}
+
+}  // namespace
+}  // namespace perfhat::analysis
