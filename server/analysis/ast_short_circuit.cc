@@ -60,29 +60,43 @@ bool Builder::isShortCircuitWithCall(CXCursor c) {
   return k.size() == 2 && makesCall(k[1]);
 }
 
+// `a && b && c` nests to the left: `(a && b) && c`. The chain's operators are taken from the
+// outermost down in one loop and their branches are added as siblings, innermost first, so a
+// generated chain of thousands does not deepen the walk (nor the node tree): `c`'s branch has
+// `a && b` as its condition, already walked as the branch before it.
 void Builder::walkShortCircuit(CXCursor c, FnCtx& ctx, int parent, int arm,
                                std::vector<FunctionInfo>& lambdas) {
-  std::vector<CXCursor> k = children(c);
-  const char op = shortCircuitOperator(c);
-  Node n;
-  n.kind = NodeKind::Branch;
-  n.range = toRange(clang_getCursorExtent(c));
-  n.hint = n.range.end;
-  n.branch_arms = 2;
-  // Arm 0 is the right operand: it runs when the left one holds (&&) or fails (||).
-  Prior left;
-  conditionPrior(k[0], left);
-  const std::string how = op == '&' ? "short circuit: the right operand of && runs when the left "
-                                      "holds"
-                                    : "short circuit: the right operand of || runs when the left "
-                                      "fails";
-  const double holds = left.any ? left.taken : 0.5;
-  n.branch_prior = op == '&' ? holds : 1 - holds;
-  n.branch_prior_reason =
-      how + (left.any ? " (" + left.reason + ")" : " (no heuristic for the left: even odds)");
-  const int id = addNode(ctx, std::move(n), parent, arm);
-  walk(k[0], ctx, id, -1, lambdas);
-  walk(k[1], ctx, id, 0, lambdas);
+  std::vector<std::vector<CXCursor>> chain{children(c)};  // each operator's two operands
+  std::vector<char> ops{shortCircuitOperator(c)};
+  while (isShortCircuitWithCall(chain.back()[0])) {
+    const CXCursor inner = chain.back()[0];
+    ops.push_back(shortCircuitOperator(inner));
+    chain.push_back(children(inner));
+  }
+  for (size_t i = chain.size(); i-- > 0;) {
+    const std::vector<CXCursor>& k = chain[i];
+    const char op = ops[i];
+    Node n;
+    n.kind = NodeKind::Branch;
+    n.range = toRange(clang_getRange(clang_getRangeStart(clang_getCursorExtent(k[0])),
+                                     clang_getRangeEnd(clang_getCursorExtent(k[1]))));
+    n.hint = n.range.end;
+    n.branch_arms = 2;
+    // Arm 0 is the right operand: it runs when the left one holds (&&) or fails (||).
+    Prior left;
+    conditionPrior(k[0], left);
+    const std::string how = op == '&' ? "short circuit: the right operand of && runs when the "
+                                        "left holds"
+                                      : "short circuit: the right operand of || runs when the "
+                                        "left fails";
+    const double holds = left.any ? left.taken : 0.5;
+    n.branch_prior = op == '&' ? holds : 1 - holds;
+    n.branch_prior_reason =
+        how + (left.any ? " (" + left.reason + ")" : " (no heuristic for the left: even odds)");
+    const int id = addNode(ctx, std::move(n), parent, arm);
+    if (i + 1 == chain.size()) walk(k[0], ctx, id, -1, lambdas);  // the chain's first operand
+    walk(k[1], ctx, id, 0, lambdas);
+  }
 }
 
 }  // namespace perfhat::analysis::ast_walk

@@ -164,5 +164,41 @@ int total(const Repo& r, int story) {
   EXPECT_NEAR(sc->arm_probabilities[0], 0.3, 1e-9);
 }
 
+// `a && f(1) && f(2) || f(3)` nests to the left; its operators become sibling branches in
+// source order (the first operand the condition of the first), not a branch inside a branch, so
+// a generated chain of thousands is not cut at the nesting limit. Each keeps its own operator.
+TEST(ShortCircuitTest, AChainOfOperatorsIsSiblingBranchesInSourceOrder) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int check(const Repo& r, const Task* p) {
+  if (p && r.known(1) && r.known(2) || r.known(3)) return 1;
+  return 0;
+}
+)src";
+  auto b = t.build();
+  const FunctionInfo* f = findFunction(b->unit, "check(const Repo &, const Task *)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> sc;
+  for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
+    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+  ASSERT_EQ(sc.size(), 3u);
+  EXPECT_EQ(sc[0]->parent, sc[1]->parent);
+  EXPECT_EQ(sc[1]->parent, sc[2]->parent);
+  EXPECT_EQ(f->nodes[sc[0]->parent].kind, NodeKind::Branch);  // the `if`
+  EXPECT_THAT(sc[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_THAT(sc[1]->branch_prior_reason, ::testing::HasSubstr("&&"));
+  EXPECT_THAT(sc[2]->branch_prior_reason, ::testing::HasSubstr("||"));
+  for (size_t i = 0; i < sc.size(); ++i) {
+    std::vector<int> call_arms;
+    for (int c : sc[i]->children)
+      if (f->nodes[c].kind == NodeKind::Call) call_arms.push_back(f->nodes[c].arm);
+    EXPECT_THAT(call_arms, ::testing::ElementsAre(0)) << i;  // known(i + 1) only
+  }
+  EXPECT_LT(sc[0]->range.start.column, sc[1]->range.end.column);
+  EXPECT_LT(sc[1]->range.end.column, sc[2]->range.end.column);
+}
+
 }  // namespace
 }  // namespace perfhat::analysis
