@@ -20,6 +20,7 @@
 
 #include "budget_classes.h"
 #include "budget_planner.h"
+#include "budget_rearm.h"
 #include "site_activity.h"
 #include "thread_annotations.h"
 
@@ -113,6 +114,7 @@ class Controller {
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
+  RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
