@@ -502,16 +502,22 @@ std::vector<SampledFunction> Controller::sampled() const {
   return out;
 }
 
-std::string Controller::status_json() const {
+std::string Controller::status_json(bool without_sampled) const {
   detail::Lock l(mu_);
-  return status_json_locked();
+  return status_json_locked(without_sampled);
 }
 
-std::string Controller::status_json_locked() const {
+std::size_t Controller::windows_setting() const {
+  detail::Lock l(mu_);
+  return settings_.planner.windows;
+}
+
+std::string Controller::status_json_locked(bool without_sampled) const {
   const Plan& p = planner_.plan();
   const Costs& c = costs_;
   std::vector<SampledFunction> functions;
-  for (const auto& [fn, f] : sampled_) functions.push_back(f);
+  if (!without_sampled)
+    for (const auto& [fn, f] : sampled_) functions.push_back(f);
   std::sort(
       functions.begin(), functions.end(),
       [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
@@ -540,14 +546,17 @@ std::string Controller::status_json_locked() const {
   }
   // Each stack sample stands for 1 / probing_hz seconds of process CPU.
   o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);
-  o += ",\"sampled_functions\":[";
-  for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
-    if (i) o += ',';
-    o += "{\"function\":" + json_string(functions[i].function) +
-         ",\"samples\":" + std::to_string(functions[i].samples) +
-         ",\"self\":" + std::to_string(functions[i].self) + "}";
+  if (!without_sampled) {
+    o += ",\"sampled_functions\":[";
+    for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
+      if (i) o += ',';
+      o += "{\"function\":" + json_string(functions[i].function) +
+           ",\"samples\":" + std::to_string(functions[i].samples) +
+           ",\"self\":" + std::to_string(functions[i].self) + "}";
+    }
+    o += ']';
   }
-  o += "],\"functions\":[";  // which class each probed function is in (the editor's lens)
+  o += ",\"functions\":[";  // which class each probed function is in (the editor's lens)
   std::size_t n = 0;
   for (const auto& [id, st] : sites_) {
     (void)id;

@@ -76,7 +76,10 @@ class Controller {
   Plan plan() const;
   Costs costs() const;
   std::vector<SampledFunction> sampled() const;
-  std::string status_json() const;
+  // The status file's JSON; without_sampled leaves out "sampled_functions", for a caller that
+  // adds rows of its own (budget_publish).
+  std::string status_json(bool without_sampled = false) const;
+  std::size_t windows_setting() const;  // PERFHAT_BUDGET_WINDOWS as configured
 
  private:
   struct SiteState {
@@ -98,7 +101,7 @@ class Controller {
   long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
   std::size_t drain_samples() PERFHAT_REQUIRES(mu_);  // returns the stacks drained
   void write_status() PERFHAT_REQUIRES(mu_);
-  std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
+  std::string status_json_locked(bool without_sampled = false) const PERFHAT_REQUIRES(mu_);
 
   mutable detail::Mutex mu_;
   Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
