@@ -100,6 +100,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   class_weights_.clear();
   class_pinned_.clear();
   sampled_.clear();
+  pc_function_.clear();  // its entries name functions only when they first enter sampled_
   pins_ = {};
   pins_mtime_ = -1;
   last_wall_ = -1;
