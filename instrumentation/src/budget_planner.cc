@@ -177,16 +177,10 @@ void Planner::updateGovernor(const WindowCost& c) {
   // Governed on the mean over the sliding windows (idle ones left out), not on the last window:
   // the collector's periodic work (an export, the status sent every few seconds) makes single
   // windows several times dearer than the mean, and a governor cut at each of them held the plan
-  // at its floor while the collector's mean stayed well within the budget. Only the windows since
-  // the last cut count, and the next cut waits for a few of them: windows measured under the plan
-  // before a cut would otherwise cut it again and again (a start-up burst drove it to its floor).
-  ++since_cut_;
+  // at its floor while the collector's mean stayed well within the budget.
   double collector = 0, probes = 0, process = 0, fixed_s = 0;
-  std::size_t counted = 0;
-  for (auto it = costs_.rbegin(); it != costs_.rend() && counted < since_cut_; ++it) {
-    const WindowCost& w = *it;
+  for (const WindowCost& w : costs_) {
     if (w.wall_s <= 0 || w.process_cpu_s / w.wall_s < opt_.idle_cpu_per_s) continue;
-    ++counted;
     collector += w.collector_cpu_s;
     probes += w.probe_cost_s;
     process += w.process_cpu_s;
@@ -200,9 +194,7 @@ void Planner::updateGovernor(const WindowCost& c) {
   const double b = opt_.budget_share - fixed, m = measured - fixed;
   if (b <= 0) return;
   if (m > b) {
-    if (since_cut_ < std::min(kGovernorSettleWindows, opt_.windows)) return;
     governor_ *= std::clamp(b / m, 0.5, 0.95);
-    since_cut_ = 0;
   } else if (m < 0.8 * b) {
     governor_ = std::min(1.0, governor_ * 1.1);
   }

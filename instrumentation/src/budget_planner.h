@@ -116,10 +116,6 @@ class Planner {
   std::deque<WindowCost> costs_;    // sliding
   Plan plan_;
   double governor_ = 1;
-  // Busy windows since the governor last scaled the budget down: the mean it acts on covers only
-  // those, and it scales down again only after kGovernorSettleWindows of them.
-  std::size_t since_cut_ = ~std::size_t{0} / 2;
-  static constexpr std::size_t kGovernorSettleWindows = 3;
 };
 
 // Solves one plan from class rates without history (the planner each window; the editor's

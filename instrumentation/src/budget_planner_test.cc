@@ -183,24 +183,6 @@ TEST(BudgetPlanner, GovernorLooksThroughPeriodicCollectorSpikes) {
   EXPECT_LT(planner.plan().governor, 0.5);
 }
 
-// Three start-up windows cost 10 % (calibration, first symbols, a sampler priced too cheap), then
-// the collector runs at 0.2 %. The governor cuts for the burst but not once per window the burst
-// stays in its sliding mean, and is back at 1 well within the run.
-TEST(BudgetPlanner, GovernorRecoversFromAStartUpBurst) {
-  PlannerOptions o;
-  o.budget_share = 0.01;
-  Planner planner(o);
-  std::mt19937 rng(7);
-  double lowest = 1;
-  for (int w = 0; w < 33; ++w) {
-    planner.observe(stationary(0, rng), second(w < 3 ? 0.1 : 0.002), kCosts);
-    lowest = std::min(lowest, planner.plan().governor);
-  }
-  EXPECT_LT(lowest, 0.6);  // the burst was answered
-  EXPECT_GT(lowest, 0.2);  // ... not by cutting to the floor
-  EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0);
-}
-
 // Detection alone grows over the budget: the running plan's traced classes are dropped at once
 // (the candidate is the least the budget allows), not kept because the candidate is over too.
 TEST(BudgetPlanner, OverBudgetDropsTheRunningPlan) {
