@@ -70,8 +70,6 @@ constexpr std::size_t kExportWindows = 30;
 // The status file is rewritten when the plan changes and at least this often, in windows: on the
 // sample service, creating and renaming it every second was over half the collector's own CPU.
 constexpr std::size_t kStatusEveryWindows = 10;
-// Probing mode: the windows between two in which untraced classes are armed and measured.
-constexpr std::size_t kRearmEveryWindows = 10;
 // Probing mode: a window's samples price a stack sample when there are at least this many.
 constexpr uint64_t kMinSamplesPriced = 5;
 
@@ -102,6 +100,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   class_weights_.clear();
   class_pinned_.clear();
   sampled_.clear();
+  pc_function_.clear();  // its entries name functions only when they first enter sampled_
   pins_ = {};
   pins_mtime_ = -1;
   last_wall_ = -1;
@@ -112,6 +111,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
   measuring_per_window_s_ = 0;
+  rearm_ = {};
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
   const auto* sampler = sampling::StackSampler::if_created();
@@ -307,6 +307,7 @@ void Controller::tick() {
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
+  std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured, by class
   bool any_measuring = false, any_disarmed = false;
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
@@ -341,7 +342,10 @@ void Controller::tick() {
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? calls_measuring : calls_all) += calls;
-    if (a.kind == detail::kRequest) request_calls += calls;
+    if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
+      measured_hz[class_names_[s.klass]] += s.calls_per_s;
+    // A request root the budget passed over opened no request context: only the taken ones pay.
+    if (a.kind == detail::kRequest) request_calls += calls * std::clamp(s.probability, 0.0, 1.0);
     if (s.probability >= 1) calls_unsampled += calls;
     if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
       window[s.klass].calls += calls;
@@ -409,13 +413,15 @@ void Controller::tick() {
   // a site the budget does not sample that is not recorded either (the request sampler's) pays
   // the full counted path.
   // Probing: the windows that re-arm untraced sites to measure them cost their detection; charged
-  // as a tenth in each window, so the governor does not cut the budget for one window in ten.
-  // Set at each re-arm window (zero when its sites were quiet), and back to zero once nothing is
-  // left untraced, so a charge for re-arm windows that no longer happen does not linger.
-  if (any_measuring)
+  // spread over the windows between two re-arms, so the governor does not cut the budget for the
+  // one window that re-arms. Set at each re-arm window (zero when its sites were quiet), and back
+  // to zero once nothing is left untraced, so a charge for re-arm windows that no longer happen
+  // does not linger.
+  if (any_measuring) {
+    rearm_.measured(measured_hz);
     measuring_per_window_s_ =
-        calls_measuring * costs_.detect_s / static_cast<double>(kRearmEveryWindows);
-  else if (!any_disarmed)
+        calls_measuring * costs_.detect_s / static_cast<double>(rearm_.every());
+  } else if (!any_disarmed)
     measuring_per_window_s_ = 0;
   cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
                       (settings_.planner.probing ? measuring_per_window_s_ : 0.0) +
@@ -441,13 +447,19 @@ void Controller::tick() {
   if (settings_.planner.probing) {
     // Untraced classes are left to the stack sampler: their sites are disarmed, so their calls
     // cost what a disabled probe costs (the paper's probing model detects traced classes only).
-    // One window in kRearmEveryWindows re-arms them all, to measure their rates again. Request
-    // roots stay armed: they open the request context the traced calls inside belong to.
-    const bool rearm = windows_ % kRearmEveryWindows == 0;
+    // Re-arm windows (budget_rearm.h) arm them all, to measure their rates again. Request roots
+    // of untraced classes too: a request no traced call runs in needs no context, and traced
+    // calls in one start traces of their own.
+    bool any_untraced = false;
+    for (const detail::SiteActivity& a : sites) {
+      const SiteState& st = sites_[a.id];
+      any_untraced = any_untraced || (st.klass >= 0 && st.probability <= 0);
+    }
+    const bool rearm = any_untraced && rearm_.arm(windows_);
     std::vector<bool> off(max_id + 1, false);
     for (const detail::SiteActivity& a : sites) {
       SiteState& st = sites_[a.id];
-      const bool untraced = st.klass >= 0 && st.probability <= 0 && a.kind != detail::kRequest;
+      const bool untraced = st.klass >= 0 && st.probability <= 0;
       off[a.id] = untraced && !rearm;
       st.disarmed = off[a.id];
       st.measuring = untraced && rearm;
@@ -491,16 +503,22 @@ std::vector<SampledFunction> Controller::sampled() const {
   return out;
 }
 
-std::string Controller::status_json() const {
+std::string Controller::status_json(bool without_sampled) const {
   detail::Lock l(mu_);
-  return status_json_locked();
+  return status_json_locked(without_sampled);
 }
 
-std::string Controller::status_json_locked() const {
+std::size_t Controller::windows_setting() const {
+  detail::Lock l(mu_);
+  return settings_.planner.windows;
+}
+
+std::string Controller::status_json_locked(bool without_sampled) const {
   const Plan& p = planner_.plan();
   const Costs& c = costs_;
   std::vector<SampledFunction> functions;
-  for (const auto& [fn, f] : sampled_) functions.push_back(f);
+  if (!without_sampled)
+    for (const auto& [fn, f] : sampled_) functions.push_back(f);
   std::sort(
       functions.begin(), functions.end(),
       [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
@@ -529,14 +547,17 @@ std::string Controller::status_json_locked() const {
   }
   // Each stack sample stands for 1 / probing_hz seconds of process CPU.
   o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);
-  o += ",\"sampled_functions\":[";
-  for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
-    if (i) o += ',';
-    o += "{\"function\":" + json_string(functions[i].function) +
-         ",\"samples\":" + std::to_string(functions[i].samples) +
-         ",\"self\":" + std::to_string(functions[i].self) + "}";
+  if (!without_sampled) {
+    o += ",\"sampled_functions\":[";
+    for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
+      if (i) o += ',';
+      o += "{\"function\":" + json_string(functions[i].function) +
+           ",\"samples\":" + std::to_string(functions[i].samples) +
+           ",\"self\":" + std::to_string(functions[i].self) + "}";
+    }
+    o += ']';
   }
-  o += "],\"functions\":[";  // which class each probed function is in (the editor's lens)
+  o += ",\"functions\":[";  // which class each probed function is in (the editor's lens)
   std::size_t n = 0;
   for (const auto& [id, st] : sites_) {
     (void)id;

@@ -20,6 +20,7 @@
 
 #include "budget_classes.h"
 #include "budget_planner.h"
+#include "budget_rearm.h"
 #include "site_activity.h"
 #include "thread_annotations.h"
 
@@ -75,7 +76,10 @@ class Controller {
   Plan plan() const;
   Costs costs() const;
   std::vector<SampledFunction> sampled() const;
-  std::string status_json() const;
+  // The status file's JSON; without_sampled leaves out "sampled_functions", for a caller that
+  // adds rows of its own (budget_publish).
+  std::string status_json(bool without_sampled = false) const;
+  std::size_t windows_setting() const;  // PERFHAT_BUDGET_WINDOWS as configured
 
  private:
   struct SiteState {
@@ -97,7 +101,7 @@ class Controller {
   long class_index(const std::string& name, double weight, bool pinned) PERFHAT_REQUIRES(mu_);
   std::size_t drain_samples() PERFHAT_REQUIRES(mu_);  // returns the stacks drained
   void write_status() PERFHAT_REQUIRES(mu_);
-  std::string status_json_locked() const PERFHAT_REQUIRES(mu_);
+  std::string status_json_locked(bool without_sampled = false) const PERFHAT_REQUIRES(mu_);
 
   mutable detail::Mutex mu_;
   Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
@@ -113,6 +117,7 @@ class Controller {
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
+  RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;

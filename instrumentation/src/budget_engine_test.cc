@@ -97,9 +97,11 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   ::unsetenv("PERFHAT_BUDGET_WINDOWS");
   ::unsetenv("PERFHAT_BUDGET_STATUS");
 
-  ASSERT_EQ(plan.classes.size(), 2u);
+  // hot and cold, and in a process that ran other engine tests before (--gtest_repeat) a class
+  // per namespace of their probes, which did nothing here.
   std::map<std::string, perfhat::budget::ClassPlan> by_name;
   for (const auto& k : plan.classes) by_name[k.name] = k;
+  ASSERT_TRUE(by_name.count("hot") && by_name.count("cold"));
   EXPECT_TRUE(by_name["cold"].traced);
   EXPECT_LT(by_name["hot"].fraction, 0.9);
   EXPECT_GT(by_name["hot"].fraction, 0);
@@ -168,10 +170,12 @@ TEST(BudgetEngine, ProbingModeCoversUntracedClassesWithStackSamples) {
                         "PERFHAT_BUDGET_WINDOWS"})
     ::unsetenv(v);
   SCOPED_TRACE(json);
-  ASSERT_EQ(plan.classes.size(), 2u);
+  std::map<std::string, perfhat::budget::ClassPlan> by_name;  // as in the test above
+  for (const auto& k : plan.classes) by_name[k.name] = k;
+  ASSERT_TRUE(by_name.count("hot") && by_name.count("cold"));
   EXPECT_TRUE(plan.probing);
-  const auto& hot = plan.classes[0].name == "hot" ? plan.classes[0] : plan.classes[1];
-  const auto& cold = plan.classes[0].name == "hot" ? plan.classes[1] : plan.classes[0];
+  const auto& hot = by_name["hot"];
+  const auto& cold = by_name["cold"];
   EXPECT_FALSE(hot.traced);  // 150,000 calls/s do not fit in 3 %
   EXPECT_TRUE(cold.traced);
   EXPECT_GT(plan.probing_hz, 0);

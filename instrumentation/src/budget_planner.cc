@@ -172,12 +172,25 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
 
 void Planner::updateGovernor(const WindowCost& c) {
   if (c.process_cpu_s <= 0) return;
-  const double measured = (c.collector_cpu_s + c.probe_cost_s) / c.process_cpu_s;
-  plan_.measured_overhead = measured;
+  plan_.measured_overhead = (c.collector_cpu_s + c.probe_cost_s) / c.process_cpu_s;
   if (c.wall_s <= 0 || c.process_cpu_s / c.wall_s < opt_.idle_cpu_per_s) return;
+  // Governed on the mean over the sliding windows (idle ones left out), not on the last window:
+  // the collector's periodic work (an export, the status sent every few seconds) makes single
+  // windows several times dearer than the mean, and a governor cut at each of them held the plan
+  // at its floor while the collector's mean stayed well within the budget.
+  double collector = 0, probes = 0, process = 0, fixed_s = 0;
+  for (const WindowCost& w : costs_) {
+    if (w.wall_s <= 0 || w.process_cpu_s / w.wall_s < opt_.idle_cpu_per_s) continue;
+    collector += w.collector_cpu_s;
+    probes += w.probe_cost_s;
+    process += w.process_cpu_s;
+    fixed_s += std::min(w.fixed_cpu_s, w.collector_cpu_s);
+  }
+  if (process <= 0) return;
+  const double measured = (collector + probes) / process;
   // Only what the plan controls is governed: the collector's fixed part is taken off both sides
   // (when it alone exceeds the budget, the plan says over_budget; scaling cannot help).
-  const double fixed = std::min(c.fixed_cpu_s, c.collector_cpu_s) / c.process_cpu_s;
+  const double fixed = fixed_s / process;
   const double b = opt_.budget_share - fixed, m = measured - fixed;
   if (b <= 0) return;
   if (m > b) {

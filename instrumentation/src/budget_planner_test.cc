@@ -167,6 +167,22 @@ TEST(BudgetPlanner, GovernorScalesDownWhenTheMeasuredCostIsOverBudget) {
   EXPECT_GE(measured, o.budget_share * 0.75);  // and not starved either
 }
 
+// One window in five the collector exports and sends its status: 3 % of the CPU in that window,
+// 0.2 % in the others, 0.76 % on average, within a 1 % budget. The governor keeps the plan whole;
+// cutting it at each dear window (×0.5 there, ×1.1 per window after) drove it to its floor.
+TEST(BudgetPlanner, GovernorLooksThroughPeriodicCollectorSpikes) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(5);
+  for (int w = 0; w < 40; ++w)
+    planner.observe(stationary(0, rng), second(w % 5 == 4 ? 0.03 : 0.002), kCosts);
+  EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0);
+  // The same collector at 3 % in every window is cut.
+  for (int w = 0; w < 10; ++w) planner.observe(stationary(0, rng), second(0.03), kCosts);
+  EXPECT_LT(planner.plan().governor, 0.5);
+}
+
 // Detection alone grows over the budget: the running plan's traced classes are dropped at once
 // (the candidate is the least the budget allows), not kept because the candidate is over too.
 TEST(BudgetPlanner, OverBudgetDropsTheRunningPlan) {

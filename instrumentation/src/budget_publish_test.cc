@@ -41,6 +41,34 @@ TEST(BudgetPublish, SamplesBecomeEstimatedCpuTimeAtTheRateTheyWereTakenAt) {
   EXPECT_DOUBLE_EQ(j["sampling_wall_s"].get<double>(), 2.0);
 }
 
+// The controller's status without sample rows (what the engine sends) is completed as text: the
+// same body as a status that is parsed, its own fields kept once each.
+TEST(BudgetPublish, AStatusWithoutSampleRowsIsCompletedAsTheParsedOneIs) {
+  Plan plan;
+  plan.probing = true;
+  plan.probing_hz = 100;
+  Resource r;
+  r.service_name = "shop";
+  r.host_name = "h";
+  const std::string bare = R"({"mode":"probing","classes":[{"name":"a"}],"functions":[]})";
+  const std::string with_rows =
+      R"({"mode":"probing","classes":[{"name":"a"}],"functions":[],"sampled_functions":[]})";
+  StatusPublisher p1, p2;
+  const std::string spliced = p1.body(bare, plan, {{"shop::Db::query()", 30, 10}}, r, 10, 1.0, 5);
+  const json a = json::parse(spliced);
+  const json b =
+      json::parse(p2.body(with_rows, plan, {{"shop::Db::query()", 30, 10}}, r, 10, 1.0, 5));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a["classes"][0]["name"], "a");
+  EXPECT_DOUBLE_EQ(a["sampled_functions"][0]["estimated_cpu_s"].get<double>(), 0.30);
+  // Each key once: the text is not a status with a second "mode" or "sampled_functions".
+  EXPECT_EQ(spliced.find("\"mode\""), spliced.rfind("\"mode\""));
+  EXPECT_EQ(spliced.find("\"sampled_functions\""), spliced.rfind("\"sampled_functions\""));
+  // An empty status object still makes an object.
+  StatusPublisher p3;
+  EXPECT_TRUE(json::parse(p3.body("{}", plan, {}, r, 10, 1.0, 5)).is_object());
+}
+
 TEST(BudgetPublish, DueEveryIntervalAtOnceOnAPlanChangeAndRarelyAfterARefusal) {
   StatusPublisher p;
   EXPECT_TRUE(p.due(0, 0));

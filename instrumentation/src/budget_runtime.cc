@@ -43,15 +43,6 @@ uint64_t threshold(double p) noexcept {
   return static_cast<uint64_t>(std::ldexp(p, 64));
 }
 
-bool keep(uint32_t site, detail::Hot* h) noexcept {
-  const uint64_t* t = g_keep.load(std::memory_order_acquire);
-  if (t == nullptr || site >= t[0]) return true;
-  const uint64_t thr = t[kTableHeader + site];
-  if (thr == ~uint64_t{0}) return true;
-  if (thr == 0) return false;
-  return next_random(h) < thr;
-}
-
 uint32_t skip_length(uint64_t x, double p) noexcept {
   constexpr double kMax = std::numeric_limits<uint32_t>::max() - 1.0;
   if (!(p > 0)) return static_cast<uint32_t>(kMax);

@@ -19,17 +19,15 @@ namespace perfhat::budget {
 // the end are kept.
 extern std::atomic<const uint64_t*> g_keep;
 
-// Bernoulli draw against the site's threshold, on the thread's xorshift state (request roots:
-// their decision opens or closes the request's context, so they are never skipped).
-bool keep(uint32_t site, detail::Hot* h) noexcept;
-
-// The decision for a call of any other kind that reached the probe's slow path, made as a
+// The decision for a call that reached the probe's slow path, made as a
 // geometric skip: after each taken call the slot draws how many calls to pass over
 // (Slot::budget_skip, counted down inline at one decrement each, no clock, no count), so calls
 // are still taken independently with the site's probability p, yet only taken calls pay for the
 // decision. The run's calls are added to the slot's count when it ends, so phase-1 counts stay
 // exact. A call at the end of a run is kept; a call with no run in progress (the first, or the
-// first after a rate of 1) is a plain Bernoulli draw.
+// first after a rate of 1) is a plain Bernoulli draw. A request root is decided the same way:
+// one passed over opens no request context, so the calls inside it decide as calls outside any
+// request do (each still weighted by 1 / the probability it was recorded with).
 enum class Take { kKeep, kKeepSampled, kPass };
 Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 // Calls to pass over before the next taken one for a draw x (uniform 64-bit): geometric with

@@ -247,17 +247,32 @@ void Probe::leave() noexcept {
 // clock read.
 void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   Hot* h = hot_;
-  if (site_->kind == kRequest) {
-    begin_request(h, *site_);
-    record = relevant(static_cast<uint32_t>(slot_ - h->slots)) && h->request_sampled;
-  }
-  // The collection budget's per-class rate (budget_runtime): a call it leaves out that is
-  // neither timed nor a request root needs no exit work at all. A call it samples is also a
-  // phase-1 timing sample (a random subset of the calls: the mean stays unbiased).
   const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
-  if (record && site_->kind == kRequest) {
-    record = budget::keep(site_index, h);
+  uint8_t f = kClock;
+  if (site_->kind == kRequest) {
+    // A request root is budgeted like any other call (budget_runtime.h): one the budget
+    // passes over opens no request context (the calls inside it decide as calls outside any
+    // request do) and, unless timed, does nothing more.
+    const budget::Take t = budget::take(site_index, h, *slot_);
+    if (t == budget::Take::kPass) {
+      if (!measure) {
+        flags_ = 0;
+        return;
+      }
+      record = false;
+    } else {
+      if (t == budget::Take::kKeepSampled) {
+        measure = true;
+        index = slot_->count.load(std::memory_order_relaxed) - 1;  // the run is counted now
+      }
+      begin_request(h, *site_);
+      f |= kRequestContext;
+      record = relevant(site_index) && h->request_sampled;
+    }
   } else if (record) {
+    // The collection budget's per-class rate (budget_runtime): a call it leaves out that is not
+    // timed needs no exit work at all. A call it samples is also a phase-1 timing sample (a
+    // random subset of the calls: the mean stays unbiased).
     const budget::Take t = budget::take(site_index, h, *slot_);
     record = t != budget::Take::kPass;
     if (t == budget::Take::kKeepSampled) {
@@ -269,7 +284,6 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
       return;
     }
   }
-  uint8_t f = kClock;
   if (measure) {
     f |= kMeasure;
     index_ = index;
@@ -330,7 +344,7 @@ void Probe::finish(uint64_t end) noexcept {
     record_span(h, *site_, start_, end, this, parent_);
     end_span_context(h, parent_);
   }
-  if (site_->kind == kRequest) end_request(h, *site_, start_, end);
+  if (flags_ & kRequestContext) end_request(h, *site_, start_, end);
   if (flags_ & kClock)
     add_probe_cost(h, *site_,
                    (flags_ & kRecording) ? autoinstrument::kRecorded : autoinstrument::kClocked);

@@ -100,6 +100,8 @@ Status parseStatus(const json& j) {
   s.budget_share = number(j, "budget_share", "status");
   s.detect_ns = number(j, "detect_ns", "status");
   s.report_ns = number(j, "report_ns", "status");
+  s.sample_ns = number(j, "sample_ns", "status", 0);
+  s.counted_ns = number(j, "counted_ns", "status", 0);
   s.max_probe_hz = number(j, "max_probe_hz", "status", 1000);
   s.min_fraction = number(j, "min_fraction", "status", 0.001);
   budget::Plan& p = s.plan;
@@ -185,8 +187,9 @@ budget::Plan replan(const Status& s, const Change& change) {
   }
   budget::Plan p =
       budget::solvePlan(std::move(classes), s.plan.allowed_cpu_per_s, s.plan.process_cpu_per_s,
-                        budget::Costs{s.detect_ns * 1e-9, s.report_ns * 1e-9}, s.plan.probing,
-                        s.max_probe_hz, s.min_fraction);
+                        budget::Costs{s.detect_ns * 1e-9, s.report_ns * 1e-9, s.counted_ns * 1e-9,
+                                      s.sample_ns * 1e-9},
+                        s.plan.probing, s.max_probe_hz, s.min_fraction);
   p.governor = s.plan.governor;
   p.measured_overhead = s.plan.measured_overhead;
   return p;

@@ -60,6 +60,29 @@ TEST(CollectionBudget, RaisingAClassWeightMovesTheBudgetToIt) {
   EXPECT_LT(byName(p, "b").fraction, 1);
 }
 
+// Probing mode: the library prices a stack sample at what it measured (sample_ns, tens of µs
+// where a traced event costs one); the editor's re-plan buys samples at that price too, so the
+// plan it shows keeps to the budget.
+TEST(CollectionBudget, ReplanPricesStackSamplesAtTheMeasuredCost) {
+  json j = status();
+  j["mode"] = "probing";
+  const budget::Plan unpriced = replan(parseStatus(j), {Change::Kind::kAlways, "shop::C::run", 1});
+  j["sample_ns"] = 10040;  // ten traced events (4 ns + 1 µs)
+  const Status s = parseStatus(j);
+  EXPECT_DOUBLE_EQ(s.sample_ns, 10040);
+  const budget::Plan p = replan(s, {Change::Kind::kAlways, "shop::C::run", 1});
+  EXPECT_TRUE(byName(p, "c").traced);
+  ASSERT_GT(unpriced.probing_hz, 0);
+  EXPECT_GT(p.probing_hz, 0);
+  EXPECT_LT(p.probing_hz, unpriced.probing_hz / 5);
+  double cost = p.probing_hz * 10040e-9;
+  for (const auto& k : p.classes)
+    if (k.traced) cost += k.frequency_hz * 1004e-9;
+  EXPECT_LE(cost, 0.001 * (1 + 1e-9));  // the samples at their price, within the budget
+  // An older library's status has no sample_ns: a sample is priced as a traced event.
+  EXPECT_DOUBLE_EQ(parseStatus(status()).sample_ns, 0);
+}
+
 TEST(CollectionBudget, PinsOverTheBudgetSayOverBudget) {
   json j = status();
   j["allowed_cpu_per_s"] = 0.0001;  // MaxF 95.2: c alone does not fit

@@ -334,6 +334,7 @@ class Probe {
     kClock = 8,
     kMeasure = 16,
     kAggregate = 32,
+    kRequestContext = 64,  // a request root that opened its request's context (begin_request)
   };
 
   // Enabled (or not yet initialized) entry, inline in the unlikely block.

@@ -1,0 +1,145 @@
+// Request roots under the collection budget (Probe::begin): a root the budget passes over opens
+// no request context, so it costs its probe's count and nothing more, and the calls inside it
+// decide as calls outside any request do; a root the budget takes opens the context and its span
+// is weighted by 1 / its probability. Real probes, the real engine, the in-memory exporter; the
+// budget's table is published directly (no PERFHAT_BUDGET: the controller publishes nothing).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "budget_runtime.h"
+#include "engine.h"
+#include "perfhat/memory_exporter.hpp"
+#include "perfhat/perfhat.hpp"
+
+namespace {
+
+using perfhat::detail::Site;
+
+Site g_root{"budget-request-root", "void budgetrr::handle()", __FILE__, __LINE__,
+            perfhat::detail::kRequest};
+Site g_inner{nullptr, "void budgetrr::work()", __FILE__, __LINE__, perfhat::detail::kFunction};
+
+struct Inside {
+  uint64_t requests = 0;    // calls of the root
+  uint64_t in_context = 0;  // ... whose inner call ran inside a request context
+};
+
+[[gnu::noinline]] void work(Inside& seen) {
+  perfhat::detail::Probe p(g_inner);
+  const perfhat::detail::Hot* h = perfhat::detail::t_hot;
+  seen.in_context += h != nullptr && h->in_request;
+}
+
+[[gnu::noinline]] void handle(Inside& seen) {
+  perfhat::detail::Probe p(g_root);
+  ++seen.requests;
+  work(seen);
+}
+
+// The root's calls so far, the calls of a skip run in progress included.
+uint64_t root_calls() {
+  const perfhat::detail::Slot& s = perfhat::detail::t_hot->slots[g_root.id.load()];
+  return s.count.load() + (s.budget_run.load() - s.budget_skip.load());
+}
+
+// Runs `fn` on a thread of its own: fresh slots, no skip run left over from an earlier test.
+template <typename F>
+void on_new_thread(F fn) {
+  std::thread(fn).join();
+}
+
+// The root at `p`, every other site at 1.
+void publish_root_rate(double p) {
+  std::vector<double> rates(std::max(g_root.id.load(), g_inner.id.load()) + 1, 1.0);
+  rates[g_root.id.load()] = p;
+  perfhat::budget::publish(rates);
+}
+
+class BudgetRequestRoot : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    perfhat::Config c;
+    c.sampler = "full";
+    c.cycle_s = 1e9;
+    c.export_interval_s = 1e9;
+    c.span_ring_per_thread = 1 << 15;  // every span of a test fits: none goes to the aggregates
+    ASSERT_TRUE(perfhat::init(c, exporter_)) << perfhat::last_error();
+    Inside warm;
+    handle(warm);                    // registers both sites
+    ASSERT_EQ(warm.in_context, 1u);  // no budget: every root opens its request
+  }
+  void TearDown() override {
+    perfhat::budget::clear();
+    perfhat::shutdown();
+  }
+  // The spans exported so far (flushes), by whether they are the root's.
+  std::map<bool, std::vector<perfhat::SpanData>> spans() {
+    perfhat::shutdown();
+    std::map<bool, std::vector<perfhat::SpanData>> out;
+    for (const auto& s : exporter_->spans()) out[s.function == g_root.function].push_back(s);
+    return out;
+  }
+  std::shared_ptr<perfhat::MemoryExporter> exporter_ = std::make_shared<perfhat::MemoryExporter>();
+};
+
+TEST_F(BudgetRequestRoot, ARootAtRateZeroOpensNoContextYetEveryCallIsCounted) {
+  publish_root_rate(0);
+  constexpr uint64_t kCalls = 2000;
+  Inside seen;
+  uint64_t counted = 0;
+  on_new_thread([&] {
+    for (uint64_t i = 0; i < kCalls; ++i) handle(seen);
+    counted = root_calls();
+  });
+  EXPECT_EQ(seen.in_context, 0u);
+  EXPECT_EQ(counted, kCalls);
+  auto by_root = spans();
+  EXPECT_EQ(by_root[true].size(), 1u);  // the warm-up's, before the budget
+  // The inner calls are still recorded (the full sampler), each in a trace of its own.
+  ASSERT_EQ(by_root[false].size(), kCalls + 1);
+  std::size_t outside = 0;
+  for (const auto& s : by_root[false]) {
+    if (s.parent_span_id != 0) continue;  // the warm-up's, inside its request
+    ++outside;
+    EXPECT_DOUBLE_EQ(s.weight, 1.0);
+  }
+  EXPECT_EQ(outside, kCalls);
+}
+
+TEST_F(BudgetRequestRoot, ARootAtRateOneOpensEveryRequest) {
+  publish_root_rate(1);
+  Inside seen;
+  on_new_thread([&] {
+    for (int i = 0; i < 200; ++i) handle(seen);
+  });
+  EXPECT_EQ(seen.in_context, 200u);
+  auto by_root = spans();
+  EXPECT_EQ(by_root[true].size(), 201u);
+  for (const auto& s : by_root[true]) EXPECT_DOUBLE_EQ(s.weight, 1.0);
+}
+
+TEST_F(BudgetRequestRoot, ASampledRootOpensItsShareOfRequestsAndItsWeightsCountThemAll) {
+  publish_root_rate(0.25);
+  Inside seen;
+  constexpr int kCalls = 4000;
+  uint64_t counted = 0;
+  on_new_thread([&] {
+    for (int i = 0; i < kCalls; ++i) handle(seen);
+    counted = root_calls();
+  });
+  EXPECT_EQ(counted, static_cast<uint64_t>(kCalls));
+  // Binomial(4000, 0.25): standard deviation 27 requests, the bounds are 6 of them.
+  EXPECT_NEAR(static_cast<double>(seen.in_context), 0.25 * kCalls, 165);
+  auto by_root = spans();
+  double weighted = -1;  // the warm-up's root, recorded before the budget at weight 1
+  for (const auto& s : by_root[true]) weighted += s.weight;
+  EXPECT_EQ(by_root[true].size(), seen.in_context + 1);
+  // Σ 1/p over the taken roots estimates the calls: sd sqrt(n (1-p)/p) = 110 calls.
+  EXPECT_NEAR(weighted, kCalls, 700);
+}
+
+}  // namespace
