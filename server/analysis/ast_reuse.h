@@ -39,9 +39,10 @@ class MainReuse {
     unsigned begin = 0, end = 0, body_begin = 0, body_end = 0;
     Position start;
     bool in_main = false;
+    CXSourceRange body_range = clang_getNullRange();  // the body's extent, as libclang has it
   };
   Span span(CXCursor c) const;
-  bool directiveTokens(unsigned begin, unsigned end) const;
+  bool directiveTokens(const Span& s) const;
   uint64_t textKey(CXCursor c, const Span& s) const;
 
   const TranslationUnit& tu_;

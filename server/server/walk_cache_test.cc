@@ -264,5 +264,40 @@ TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
   EXPECT_TRUE(calls_other) << "second still calls what the old macro named";
 }
 
+// A raw string literal whose line reads like a directive is no directive (libclang's tokens say
+// so): an edit of the body that holds it keeps the other bodies reused.
+TEST_F(WalkCacheTest, ARawStringThatReadsLikeADirectiveKeepsReuse) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "const char* first(int k) {\n  work(k);\n  return R\"(\n#define STEP "
+                           "work\n)\";\n}\n"
+                           "int second(int k) { return other(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("work(k);"), 8, "other(k);");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_walked, 1u);
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  expectSameBodies(unit, fresh());
+}
+
+// The same directive test on a body a macro writes (its range is then found by offsets, not
+// from the body's cursor): a directive in the macro's argument still turns reuse off.
+TEST_F(WalkCacheTest, ADirectiveInABodyAMacroWritesWalksEveryBody) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "#define DEFINE(sig, body) sig body\n"
+                           "DEFINE(int first(int k), {\n#define STEP work\n  return k;\n})\n"
+                           "int second(int k) { return STEP(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
+}
+
 }  // namespace
 }  // namespace perfhat::server
