@@ -199,16 +199,13 @@ uint64_t MainReuse::textKey(CXCursor c, const Span& s) const {
   return h.h;
 }
 
-bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
-                     std::vector<ParseProblem>& problems) {
-  current_ = next_index_++;
-  if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
-  const Span& s = spans_[current_];
-  auto [first, last] = cache_->by_text.equal_range(keys_[current_]);
+MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::ByText& to,
+                                         uint64_t key, const Position& start) {
+  auto [first, last] = from.equal_range(key);
   for (auto it = first; it != last; ++it) {
     MainBodies::Walked& w = it->second;
-    if (w.start.column != s.start.column) continue;
-    const int d = s.start.line - w.start.line;
+    if (w.start.column != start.column) continue;
+    const int d = start.line - w.start.line;
     for (FunctionInfo& f : w.functions) {
       moveLines(f.range, d);
       moveLines(f.name_range, d);
@@ -218,15 +215,50 @@ bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
       }
     }
     for (ParseProblem& p : w.problems) moveLines(p.range, d);
-    w.start = s.start;
-    out = w.functions;
-    problems.insert(problems.end(), w.problems.begin(), w.problems.end());
-    next_.emplace(keys_[current_], std::move(w));
-    cache_->by_text.erase(it);
-    ++reused_;
-    return true;
+    w.start = start;
+    auto taken = to.emplace(key, std::move(w));
+    from.erase(it);
+    return &taken->second;
   }
-  return false;
+  return nullptr;
+}
+
+bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
+                     std::vector<ParseProblem>& problems) {
+  current_ = next_index_++;
+  if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
+  MainBodies::Walked* w =
+      takeMoved(cache_->by_text, next_, keys_[current_], spans_[current_].start);
+  if (!w) return false;
+  out = w->functions;
+  problems.insert(problems.end(), w->problems.begin(), w->problems.end());
+  ++reused_;
+  return true;
+}
+
+// A class's implicit members follow from its declarations and those it sees: the class's text,
+// the skeleton and the headers, all the same while reuse is on.
+bool MainReuse::takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out) {
+  class_key_ = 0;
+  if (!cache_) return false;
+  class_span_ = span(cls);
+  if (!class_span_.in_main) return false;
+  class_key_ = textKey(cls, class_span_);
+  if (!enabled_) return false;
+  MainBodies::Walked* w =
+      takeMoved(cache_->implicit_by_text, next_implicit_, class_key_, class_span_.start);
+  if (!w) return false;
+  ++implicit_reused_;
+  out.insert(out.end(), w->functions.begin(), w->functions.end());
+  return true;
+}
+
+void MainReuse::madeImplicit(const std::vector<FunctionInfo>& out, size_t first) {
+  if (!cache_ || !class_span_.in_main || class_key_ == 0) return;
+  MainBodies::Walked w;
+  w.start = class_span_.start;
+  w.functions.assign(out.begin() + first, out.end());
+  next_implicit_.emplace(class_key_, std::move(w));
 }
 
 void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
@@ -243,6 +275,8 @@ void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
 void MainReuse::finish() {
   if (!cache_) return;
   cache_->by_text = std::move(next_);
+  cache_->implicit_by_text = std::move(next_implicit_);
+  cache_->implicit_reused = implicit_reused_;
   cache_->skeleton = skeleton_;
   cache_->directive_keys = std::move(directive_keys_);
   cache_->valid = true;

@@ -299,5 +299,36 @@ TEST_F(WalkCacheTest, ADirectiveInABodyAMacroWritesWalksEveryBody) {
   expectSameBodies(unit, fresh());
 }
 
+// A class's implicit special members are taken with its text unchanged, moved with it, and made
+// again when the class changes.
+TEST_F(WalkCacheTest, ImplicitMembersMoveWithTheirClassAndFollowItsChanges) {
+  const std::string text = std::string(kTwo) +
+                           "struct Box {\n  int n = 0;\n};\n"
+                           "struct Plain {\n  int m = 0;\n};\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  analysis::ParsedUnit first = cache_.build(*tu_, options_);
+  size_t implicit = 0;
+  for (const auto& f : first.functions) implicit += f.implicit;
+  ASSERT_GT(implicit, 0u) << "the test needs implicit members";
+
+  std::string edited = text;  // two lines more in first(): both classes move down
+  edited.insert(edited.find("  return t;"), "  t += other(t);\n  t -= 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_implicit_reused, 2u);
+  expectSameBodies(unit, fresh());
+
+  // Box declares its own copy constructor: its implicit members differ, Plain's do not.
+  std::string changed = edited;
+  changed.insert(changed.find("  int n = 0;"), "  Box() = default;\n  Box(const Box&) {}\n");
+  ASSERT_TRUE(tu_->reparse(changed));
+  analysis::ParsedUnit after = cache_.build(*tu_, options_);
+  expectSameBodies(after, fresh());
+  size_t box_before = 0, box_after = 0;
+  for (const auto& f : unit.functions) box_before += f.implicit && f.key.rfind("Box::", 0) == 0;
+  for (const auto& f : after.functions) box_after += f.implicit && f.key.rfind("Box::", 0) == 0;
+  EXPECT_LT(box_after, box_before) << "Box's declared constructors are still implicit";
+}
+
 }  // namespace
 }  // namespace perfhat::server
