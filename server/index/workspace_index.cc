@@ -5,7 +5,6 @@
 #include <optional>
 #include <unordered_set>
 
-#include "common/fnv1a.h"
 #include "server/index/summary_codec.h"
 
 namespace perfhat::index {
@@ -18,11 +17,18 @@ namespace {
 // Every position the summary holds (summary_codec.cc), lines counted from the function's first
 // line: two functions with the same layout differ in their summaries' positions by whole lines.
 uint64_t layoutOf(const FunctionInfo& f) {
-  Fnv1a h;
+  // A word at a time (splitmix64's finaliser per word): byte-wise FNV over every node of a large
+  // file cost as much as the encoding it saves.
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  auto mix = [&h](int64_t v) {
+    uint64_t z = h ^ static_cast<uint64_t>(v);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    h = z ^ (z >> 31);
+  };
   const int base = f.range.start.line;
   auto pos = [&](const analysis::Position& p) {
-    h.number(static_cast<uint64_t>(static_cast<int64_t>(p.line - base)));
-    h.number(static_cast<uint64_t>(static_cast<int64_t>(p.column)));
+    mix((static_cast<int64_t>(p.line - base) << 32) ^ static_cast<uint32_t>(p.column));
   };
   auto range = [&](const analysis::Range& r) {
     pos(r.start);
@@ -34,7 +40,7 @@ uint64_t layoutOf(const FunctionInfo& f) {
     range(n.range);
     pos(n.hint);
   }
-  return h.h;
+  return h;
 }
 
 void moveLines(FunctionInfo& f, int d) {
