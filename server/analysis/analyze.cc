@@ -13,6 +13,12 @@ SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
 
 SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
                     const AnalysisOptions& options, int version, const DeployedUnit& deployed) {
+  return analyzeOwned(unit, feedback, options, version, deployed);
+}
+
+std::shared_ptr<Snapshot> analyzeOwned(const ParsedUnit& unit, const FeedbackView& feedback,
+                                       const AnalysisOptions& options, int version,
+                                       const DeployedUnit& deployed) {
   auto t0 = std::chrono::steady_clock::now();
   auto snap = std::make_shared<Snapshot>();
   snap->path = unit.path;

@@ -52,7 +52,11 @@ void Builder::buildAll(MainBodies* reuse, bool context_same) {
   MainReuse main(tu_, reuse, context_same, events_, out_.problems);
   for (const Event& ev : events_) {
     if (ev.kind == Event::kImplicit) {
-      implicitMembers(ev.cursor, ev.file, out_.functions);
+      const size_t first = out_.functions.size();
+      if (!main.takeImplicit(ev.cursor, out_.functions)) {
+        implicitMembers(ev.cursor, ev.file, out_.functions);
+        main.madeImplicit(out_.functions, first);
+      }
       continue;
     }
     const size_t problems_before = out_.problems.size();

@@ -51,8 +51,13 @@ struct MainBodies {
   bool valid = false;
   uint64_t skeleton = 0;              // hash of the main file with its function bodies left out
   std::set<uint64_t> directive_keys;  // bodies holding a directive (ast_reuse.h)
-  std::unordered_multimap<uint64_t, Walked> by_text;
+  using ByText = std::unordered_multimap<uint64_t, Walked>;
+  ByText by_text;
+  // The implicit special members of the main file's classes (implicit_members.h), by the text
+  // key of the class.
+  ByText implicit_by_text;
   size_t reused = 0, walked = 0;  // main-file definitions in the last build
+  size_t implicit_reused = 0;     // classes whose implicit members the last build took
 };
 
 struct BuildReuse {

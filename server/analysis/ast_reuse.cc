@@ -47,6 +47,16 @@ bool reachesBeyond(std::string_view body) {
   return false;
 }
 
+// Whether `loc`, expanded at `offset` of the main file, is spelled at that offset too.
+// (libclang's spelling location of a macro body's token is its expansion: the caller tells
+// those apart by the text.)
+bool spelledAt(CXSourceLocation loc, CXFile file, unsigned offset) {
+  CXFile f = nullptr;
+  unsigned o = 0;
+  clang_getSpellingLocation(loc, &f, nullptr, nullptr, &o);
+  return f && clang_File_isEqual(f, file) && o == offset;
+}
+
 }  // namespace
 
 MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_same,
@@ -89,7 +99,7 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
     const Span& s = spans_[i];
     const bool directive = s.in_main &&
                            reachesBeyond(text.substr(s.body_begin, s.body_end - s.body_begin)) &&
-                           directiveTokens(s.body_begin, s.body_end);
+                           directiveTokens(s);
     if (directive) directive_keys_.insert(keys_[i]);
     if (directive && !cache_->by_text.count(keys_[i])) enabled_ = false;
   }
@@ -105,9 +115,21 @@ MainReuse::MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_
 
 // The text test above also matches a raw string literal's lines: libclang's tokens tell a
 // directive ('#' first on its line, then the directive's name) from a literal.
-bool MainReuse::directiveTokens(unsigned begin, unsigned end) const {
-  CXSourceRange r = clang_getRange(clang_getLocationForOffset(tu_.raw(), main_file_, begin),
-                                   clang_getLocationForOffset(tu_.raw(), main_file_, end));
+// A location by offset (clang_getLocationForOffset) maps every macro argument of the file first,
+// ~13 ms on googletest's gtest_unittest.cc at each reparse; a body written in the file has the
+// same range from its cursor, which the lexer reads at the same offsets.
+bool MainReuse::directiveTokens(const Span& s) const {
+  // A brace at both ends, spelled where it is expanded: not a macro's argument (spelled
+  // elsewhere) nor a macro's body (expanded at the macro's name, which is no brace).
+  std::string_view text = tu_.contents();
+  const bool in_file = !clang_Range_isNull(s.body_range) && s.body_end > s.body_begin &&
+                       text[s.body_begin] == '{' && text[s.body_end - 1] == '}' &&
+                       spelledAt(clang_getRangeStart(s.body_range), main_file_, s.body_begin) &&
+                       spelledAt(clang_getRangeEnd(s.body_range), main_file_, s.body_end);
+  CXSourceRange r =
+      in_file ? s.body_range
+              : clang_getRange(clang_getLocationForOffset(tu_.raw(), main_file_, s.body_begin),
+                               clang_getLocationForOffset(tu_.raw(), main_file_, s.body_end));
   CXToken* toks = nullptr;
   unsigned n = 0;
   clang_tokenize(tu_.raw(), r, &toks, &n);
@@ -160,6 +182,7 @@ MainReuse::Span MainReuse::span(CXCursor c) const {
         s.begin <= o1 && o1 <= o2 && o2 <= s.end) {
       s.body_begin = o1;
       s.body_end = o2;
+      s.body_range = br;
     }
   }
   return s;
@@ -176,16 +199,13 @@ uint64_t MainReuse::textKey(CXCursor c, const Span& s) const {
   return h.h;
 }
 
-bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
-                     std::vector<ParseProblem>& problems) {
-  current_ = next_index_++;
-  if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
-  const Span& s = spans_[current_];
-  auto [first, last] = cache_->by_text.equal_range(keys_[current_]);
+MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::ByText& to,
+                                         uint64_t key, const Position& start) {
+  auto [first, last] = from.equal_range(key);
   for (auto it = first; it != last; ++it) {
     MainBodies::Walked& w = it->second;
-    if (w.start.column != s.start.column) continue;
-    const int d = s.start.line - w.start.line;
+    if (w.start.column != start.column) continue;
+    const int d = start.line - w.start.line;
     for (FunctionInfo& f : w.functions) {
       moveLines(f.range, d);
       moveLines(f.name_range, d);
@@ -195,15 +215,50 @@ bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
       }
     }
     for (ParseProblem& p : w.problems) moveLines(p.range, d);
-    w.start = s.start;
-    out = w.functions;
-    problems.insert(problems.end(), w.problems.begin(), w.problems.end());
-    next_.emplace(keys_[current_], std::move(w));
-    cache_->by_text.erase(it);
-    ++reused_;
-    return true;
+    w.start = start;
+    auto taken = to.emplace(key, std::move(w));
+    from.erase(it);
+    return &taken->second;
   }
-  return false;
+  return nullptr;
+}
+
+bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
+                     std::vector<ParseProblem>& problems) {
+  current_ = next_index_++;
+  if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
+  MainBodies::Walked* w =
+      takeMoved(cache_->by_text, next_, keys_[current_], spans_[current_].start);
+  if (!w) return false;
+  out = w->functions;
+  problems.insert(problems.end(), w->problems.begin(), w->problems.end());
+  ++reused_;
+  return true;
+}
+
+// A class's implicit members follow from its declarations and those it sees: the class's text,
+// the skeleton and the headers, all the same while reuse is on.
+bool MainReuse::takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out) {
+  class_key_ = 0;
+  if (!cache_) return false;
+  class_span_ = span(cls);
+  if (!class_span_.in_main) return false;
+  class_key_ = textKey(cls, class_span_);
+  if (!enabled_) return false;
+  MainBodies::Walked* w =
+      takeMoved(cache_->implicit_by_text, next_implicit_, class_key_, class_span_.start);
+  if (!w) return false;
+  ++implicit_reused_;
+  out.insert(out.end(), w->functions.begin(), w->functions.end());
+  return true;
+}
+
+void MainReuse::madeImplicit(const std::vector<FunctionInfo>& out, size_t first) {
+  if (!cache_ || !class_span_.in_main || class_key_ == 0) return;
+  MainBodies::Walked w;
+  w.start = class_span_.start;
+  w.functions.assign(out.begin() + first, out.end());
+  next_implicit_.emplace(class_key_, std::move(w));
 }
 
 void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
@@ -220,6 +275,8 @@ void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
 void MainReuse::finish() {
   if (!cache_) return;
   cache_->by_text = std::move(next_);
+  cache_->implicit_by_text = std::move(next_implicit_);
+  cache_->implicit_reused = implicit_reused_;
   cache_->skeleton = skeleton_;
   cache_->directive_keys = std::move(directive_keys_);
   cache_->valid = true;

@@ -8,7 +8,8 @@
 // deduced return type, decltype in its signature), and no changed body holds, now or before, a
 // directive whose effect reaches the code after it (#define, #undef, #include, #pragma, #line).
 // Then a definition whose text is unchanged is taken, its positions moved by the lines text above
-// it gained or lost; the others are walked.
+// it gained or lost; the others are walked. So are the implicit special members of a class whose
+// text is unchanged (they follow from its declarations and those it sees).
 #pragma once
 
 #include <set>
@@ -30,6 +31,11 @@ class MainReuse {
   // The definition at `c` was walked: `problems` from `first` on are its walk's.
   void walked(CXCursor c, const std::vector<FunctionInfo>& fns,
               const std::vector<ParseProblem>& problems, size_t first);
+  // The implicit special members of the main-file class `cls` as the last build made them, moved
+  // to where the class is now, appended to `out`; false when they must be made.
+  bool takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out);
+  // They were made: `out` from `first` on.
+  void madeImplicit(const std::vector<FunctionInfo>& out, size_t first);
   // Replaces the cache's content with this build's.
   void finish();
 
@@ -39,10 +45,15 @@ class MainReuse {
     unsigned begin = 0, end = 0, body_begin = 0, body_end = 0;
     Position start;
     bool in_main = false;
+    CXSourceRange body_range = clang_getNullRange();  // the body's extent, as libclang has it
   };
   Span span(CXCursor c) const;
-  bool directiveTokens(unsigned begin, unsigned end) const;
+  bool directiveTokens(const Span& s) const;
   uint64_t textKey(CXCursor c, const Span& s) const;
+  // The last build's entry under `key` whose definition started at `start`'s column, moved to
+  // `start` and from `from` into `to`; null when there is none.
+  MainBodies::Walked* takeMoved(MainBodies::ByText& from, MainBodies::ByText& to, uint64_t key,
+                                const Position& start);
 
   const TranslationUnit& tu_;
   MainBodies* cache_;
@@ -53,8 +64,10 @@ class MainReuse {
   bool enabled_ = false;
   uint64_t skeleton_ = 0;
   std::set<uint64_t> directive_keys_;  // text keys of the bodies holding a directive
-  std::unordered_multimap<uint64_t, MainBodies::Walked> next_;
-  size_t reused_ = 0, walked_ = 0;
+  MainBodies::ByText next_, next_implicit_;
+  Span class_span_;  // of the class takeImplicit last looked at
+  uint64_t class_key_ = 0;
+  size_t reused_ = 0, walked_ = 0, implicit_reused_ = 0;
 };
 
 }  // namespace perfhat::analysis::ast_walk

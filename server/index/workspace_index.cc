@@ -12,12 +12,65 @@ namespace perfhat::index {
 using analysis::FunctionInfo;
 using analysis::NodeKind;
 
+namespace {
+
+// Every position the summary holds (summary_codec.cc), lines counted from the function's first
+// line: two functions with the same layout differ in their summaries' positions by whole lines.
+uint64_t layoutOf(const FunctionInfo& f) {
+  // A word at a time (splitmix64's finaliser per word): byte-wise FNV over every node of a large
+  // file cost as much as the encoding it saves.
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  auto mix = [&h](int64_t v) {
+    uint64_t z = h ^ static_cast<uint64_t>(v);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    h = z ^ (z >> 31);
+  };
+  const int base = f.range.start.line;
+  auto pos = [&](const analysis::Position& p) {
+    mix((static_cast<int64_t>(p.line - base) << 32) ^ static_cast<uint32_t>(p.column));
+  };
+  auto range = [&](const analysis::Range& r) {
+    pos(r.start);
+    pos(r.end);
+  };
+  range(f.range);
+  range(f.name_range);
+  for (const auto& n : f.nodes) {
+    range(n.range);
+    pos(n.hint);
+  }
+  return h;
+}
+
+void moveLines(FunctionInfo& f, int d) {
+  auto range = [d](analysis::Range& r) {
+    r.start.line += d;
+    r.end.line += d;
+  };
+  range(f.range);
+  range(f.name_range);
+  for (auto& n : f.nodes) {
+    range(n.range);
+    n.hint.line += d;
+  }
+}
+
+}  // namespace
+
+std::optional<FunctionInfo> WorkspaceIndex::decode(const Stored& st) {
+  std::optional<FunctionInfo> f = decodeSummary(st.summary);
+  if (f && st.moved_lines != 0) moveLines(*f, st.moved_lines);
+  return f;
+}
+
 WorkspaceIndex::StoredPtr WorkspaceIndex::store(const FunctionInfo& f) {
   auto st = std::make_shared<Stored>();
   st->key = f.key;
   st->file = f.file;
   st->body_hash = f.body_hash;
   st->range = f.range;
+  st->layout = layoutOf(f);
   st->summary = encodeSummary(f);
   for (const auto& n : f.nodes)
     if (n.kind == NodeKind::Call && !n.callee_key.empty()) st->callees.push_back(n.callee_key);
@@ -80,8 +133,8 @@ void WorkspaceIndex::setIndexed(const std::string& file, std::vector<FunctionInf
 
 std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
                                                  const std::vector<FunctionInfo>& functions) {
-  // Functions whose body and place are unchanged keep their encoded summary: an edit re-encodes
-  // only what it touched.
+  // Functions whose body is unchanged keep their encoded summary, wherever the edit moved them:
+  // an edit re-encodes only what it touched.
   std::unordered_map<std::string, StoredPtr> previous;
   std::unordered_map<std::string, uint64_t> before;
   {
@@ -96,11 +149,21 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
   for (const auto& f : functions) {
     if (f.key.empty() || f.nodes.empty()) continue;
     auto it = previous.find(f.key);
+    // The same tokens with the same layout: the same summary, decoded at the lines the function
+    // moved by. (The tokens alone would keep a re-indented body's old columns.)
     if (it != previous.end() && it->second->body_hash == f.body_hash &&
-        it->second->range == f.range)
-      stored.push_back(it->second);
-    else
+        it->second->layout == layoutOf(f)) {
+      if (it->second->range == f.range) {
+        stored.push_back(it->second);
+      } else {
+        auto moved = std::make_shared<Stored>(*it->second);
+        moved->moved_lines += f.range.start.line - it->second->range.start.line;
+        moved->range = f.range;
+        stored.push_back(std::move(moved));
+      }
+    } else {
       stored.push_back(store(f));
+    }
   }
   std::vector<std::string> changed;
   for (const auto& f : stored) {
@@ -132,7 +195,7 @@ FunctionPtr WorkspaceIndex::find(const std::string& key) const {
     if (it == by_key_.end()) return nullptr;
     st = it->second;
   }
-  std::optional<FunctionInfo> f = decodeSummary(st->summary);
+  std::optional<FunctionInfo> f = decode(*st);
   return f ? std::make_shared<const FunctionInfo>(std::move(*f)) : nullptr;
 }
 
@@ -147,7 +210,7 @@ std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
   }
   std::vector<Caller> out;
   for (const auto& st : stored) {
-    std::optional<FunctionInfo> f = decodeSummary(st->summary);
+    std::optional<FunctionInfo> f = decode(*st);
     if (!f) continue;
     Caller c{std::make_shared<const FunctionInfo>(std::move(*f)), {}};
     for (const auto& n : c.function->nodes)
@@ -181,7 +244,7 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) co
       local.insert(key);
       auto it = by_key_.find(key);
       if (it == by_key_.end() || it->second->file == unit.path) continue;
-      std::optional<FunctionInfo> decoded = decodeSummary(it->second->summary);
+      std::optional<FunctionInfo> decoded = decode(*it->second);
       if (!decoded) continue;
       FunctionInfo body = std::move(*decoded);
       want(body);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -65,11 +66,16 @@ class WorkspaceIndex {
     std::string key, file;
     uint64_t body_hash = 0;
     analysis::Range range;
+    uint64_t layout = 0;  // its positions, lines counted from its first line (layoutOf)
+    // Lines the function moved since `summary` was encoded: decode() adds them, so that an edit
+    // above a function does not encode it again.
+    int moved_lines = 0;
     std::string summary;
     std::vector<std::string> callees;
   };
   using StoredPtr = std::shared_ptr<const Stored>;
   static StoredPtr store(const analysis::FunctionInfo& f);
+  static std::optional<analysis::FunctionInfo> decode(const Stored& st);
   static std::vector<StoredPtr> storeAll(const std::vector<analysis::FunctionInfo>& functions);
   const std::vector<StoredPtr>* effective(const std::string& file) const REQUIRES(mu_);
 

@@ -9,6 +9,7 @@
 #include "server/analysis/testing/test_tu.h"
 #include "server/index/index_test_util.h"
 #include "server/index/indexer.h"
+#include "server/index/summary_codec.h"
 
 namespace perfhat::index {
 namespace {
@@ -146,6 +147,35 @@ TEST(WorkspaceIndex, OpenDocumentReplacesTheIndexedTextAndReportsChangedBodies) 
   EXPECT_EQ(index.find("work(int)")->body_hash, 2u);
   index.closeOpen("/w/a.cc");
   EXPECT_EQ(index.find("work(int)")->body_hash, 1u);
+}
+
+// An edit above a function moves it by whole lines: the index keeps its encoded summary and
+// what find() decodes is the function where it is now. A re-indented body (the same tokens,
+// other columns) is encoded again.
+TEST(WorkspaceIndex, AFunctionMovedByLinesIsFoundWhereItIsNow) {
+  const std::string path = "/tmp/perfhat-index-moved.cc";
+  auto walk = [&](const std::string& text) {
+    auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
+    EXPECT_TRUE(tu);
+    return analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions;
+  };
+  const std::string text =
+      "int work(int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n";
+  const std::string reindented =
+      "int work(int n) {\n    int s = 0;\n    for (int i = 0; i < n; ++i) s += i;\n    return "
+      "s;\n}\n";
+  WorkspaceIndex index;
+  index.setOpen(path, walk(text));
+  for (const std::string& edited :
+       {"// one\n// two\n" + text, "// one\n" + text, "// one\n" + reindented, reindented}) {
+    std::vector<FunctionInfo> now = walk(edited);
+    ASSERT_EQ(now.size(), 1u);
+    EXPECT_TRUE(index.setOpen(path, now).empty()) << "the same tokens are the same body";
+    FunctionPtr found = index.find("work(int)");
+    ASSERT_TRUE(found);
+    EXPECT_EQ(encodeSummary(*found), encodeSummary(now[0])) << edited;
+    EXPECT_EQ(found->nodes.size(), now[0].nodes.size());
+  }
 }
 
 }  // namespace

@@ -126,8 +126,8 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     fetch_ms = msSince(t0);
   }
   split_.fetch = lap();
-  analysis::SnapshotPtr result = analysis::analyze(unit, *view, options_, in.version, deployed);
-  auto snap = std::make_shared<analysis::Snapshot>(*result);
+  std::shared_ptr<analysis::Snapshot> snap =
+      analysis::analyzeOwned(unit, *view, options_, in.version, deployed);
   snap->fetch_ms = fetch_ms;
   split_.infer = lap();
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now

@@ -87,6 +87,7 @@ analysis::ParsedUnit WalkCache::build(const analysis::TranslationUnit& tu,
   analysis::ParsedUnit unit = analysis::buildAst(tu, options, reuse);
   last_.main_reused = main_.reused;
   last_.main_walked = main_.walked;
+  last_.main_implicit_reused = main_.implicit_reused;
   if (same) {
     unit.workspace_bodies = bodies_;
     unit.problems.insert(unit.problems.end(), problems_.begin(), problems_.end());

@@ -34,12 +34,13 @@ class WalkCache {
 
   // What the last build() did (a test hook and the bench's split).
   struct LastBuild {
-    bool reused = false;       // the headers' bodies came from the cache
-    size_t main_reused = 0;    // main-file definitions taken from the last walk
-    size_t main_walked = 0;    // main-file definitions walked
-    size_t header_walked = 0;  // header definitions walked by this build
-    size_t header_bodies = 0;  // header bodies the unit carries
-    double key_ms = 0;         // computing the key (CPU time of the thread)
+    bool reused = false;              // the headers' bodies came from the cache
+    size_t main_reused = 0;           // main-file definitions taken from the last walk
+    size_t main_walked = 0;           // main-file definitions walked
+    size_t main_implicit_reused = 0;  // main-file classes whose implicit members were taken
+    size_t header_walked = 0;         // header definitions walked by this build
+    size_t header_bodies = 0;         // header bodies the unit carries
+    double key_ms = 0;                // computing the key (CPU time of the thread)
   };
   const LastBuild& last() const { return last_; }
 

@@ -264,5 +264,71 @@ TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
   EXPECT_TRUE(calls_other) << "second still calls what the old macro named";
 }
 
+// A raw string literal whose line reads like a directive is no directive (libclang's tokens say
+// so): an edit of the body that holds it keeps the other bodies reused.
+TEST_F(WalkCacheTest, ARawStringThatReadsLikeADirectiveKeepsReuse) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "const char* first(int k) {\n  work(k);\n  return R\"(\n#define STEP "
+                           "work\n)\";\n}\n"
+                           "int second(int k) { return other(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("work(k);"), 8, "other(k);");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_walked, 1u);
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  expectSameBodies(unit, fresh());
+}
+
+// The same directive test on a body a macro writes (its range is then found by offsets, not
+// from the body's cursor): a directive in the macro's argument still turns reuse off.
+TEST_F(WalkCacheTest, ADirectiveInABodyAMacroWritesWalksEveryBody) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "#define DEFINE(sig, body) sig body\n"
+                           "DEFINE(int first(int k), {\n#define STEP work\n  return k;\n})\n"
+                           "int second(int k) { return STEP(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  cache_.build(*tu_, options_);
+  std::string edited = text;
+  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
+}
+
+// A class's implicit special members are taken with its text unchanged, moved with it, and made
+// again when the class changes.
+TEST_F(WalkCacheTest, ImplicitMembersMoveWithTheirClassAndFollowItsChanges) {
+  const std::string text = std::string(kTwo) +
+                           "struct Box {\n  int n = 0;\n};\n"
+                           "struct Plain {\n  int m = 0;\n};\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  analysis::ParsedUnit first = cache_.build(*tu_, options_);
+  size_t implicit = 0;
+  for (const auto& f : first.functions) implicit += f.implicit;
+  ASSERT_GT(implicit, 0u) << "the test needs implicit members";
+
+  std::string edited = text;  // two lines more in first(): both classes move down
+  edited.insert(edited.find("  return t;"), "  t += other(t);\n  t -= 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_implicit_reused, 2u);
+  expectSameBodies(unit, fresh());
+
+  // Box declares its own copy constructor: its implicit members differ, Plain's do not.
+  std::string changed = edited;
+  changed.insert(changed.find("  int n = 0;"), "  Box() = default;\n  Box(const Box&) {}\n");
+  ASSERT_TRUE(tu_->reparse(changed));
+  analysis::ParsedUnit after = cache_.build(*tu_, options_);
+  expectSameBodies(after, fresh());
+  size_t box_before = 0, box_after = 0;
+  for (const auto& f : unit.functions) box_before += f.implicit && f.key.rfind("Box::", 0) == 0;
+  for (const auto& f : after.functions) box_after += f.implicit && f.key.rfind("Box::", 0) == 0;
+  EXPECT_LT(box_after, box_before) << "Box's declared constructors are still implicit";
+}
+
 }  // namespace
 }  // namespace perfhat::server
