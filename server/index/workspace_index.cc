@@ -1,6 +1,8 @@
 #include "server/index/workspace_index.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <unordered_set>
@@ -36,9 +38,26 @@ uint64_t layoutOf(const FunctionInfo& f) {
   };
   range(f.range);
   range(f.name_range);
+  auto text = [&](const std::string& t) {
+    for (size_t i = 0; i < t.size(); i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, t.data() + i, std::min<size_t>(8, t.size() - i));
+      mix(static_cast<int64_t>(w));
+    }
+    mix(static_cast<int64_t>(t.size()));
+  };
+  // What declarations outside the body decide (same tokens, other meaning): which function a
+  // call resolves to and what it is, a named constant's trip count, a branch's static prior.
+  mix(f.unresolved_calls);
   for (const auto& n : f.nodes) {
     range(n.range);
     pos(n.hint);
+    text(n.callee_key);
+    mix((n.callee_in_workspace ? 1 : 0) | (n.callee_system ? 2 : 0) | (n.callee_virtual ? 4 : 0) |
+        (n.callee_indirect ? 8 : 0));
+    text(n.producer_key);
+    mix(n.constant_trip ? std::bit_cast<int64_t>(*n.constant_trip) : -1);
+    mix(n.branch_prior ? std::bit_cast<int64_t>(*n.branch_prior) : -1);
   }
   return h;
 }
@@ -149,8 +168,9 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
   for (const auto& f : functions) {
     if (f.key.empty() || f.nodes.empty()) continue;
     auto it = previous.find(f.key);
-    // The same tokens with the same layout: the same summary, decoded at the lines the function
-    // moved by. (The tokens alone would keep a re-indented body's old columns.)
+    // The same tokens with the same layout and resolution: the same summary, decoded at the
+    // lines the function moved by. (The tokens alone would keep a re-indented body's old columns,
+    // or a call's old callee after a declaration above it changed.)
     if (it != previous.end() && it->second->body_hash == f.body_hash &&
         it->second->layout == layoutOf(f)) {
       if (it->second->range == f.range) {

@@ -178,5 +178,34 @@ TEST(WorkspaceIndex, AFunctionMovedByLinesIsFoundWhereItIsNow) {
   }
 }
 
+// A declaration added above a function moves it and changes what its unchanged tokens mean: the
+// call `g(1.5)` resolves to a new overload `g(double)`, and a named bound gets another value. The
+// index must hold the function as now analysed, not its old summary moved by lines.
+TEST(WorkspaceIndex, AMovedFunctionWhoseCallsNowMeanSomethingElseIsStoredAgain) {
+  const std::string path = "/tmp/perfhat-index-moved-meaning.cc";
+  auto walk = [&](const std::string& text) {
+    auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
+    EXPECT_TRUE(tu);
+    return analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions;
+  };
+  const std::string body =
+      "int f() {\n  int s = 0;\n  for (int i = 0; i < N; ++i) s += g(1.5);\n  return s;\n}\n";
+  WorkspaceIndex index;
+  index.setOpen(path, walk("constexpr int N = 4;\nint g(int);\n" + body));
+  for (const std::string& edited :
+       {"constexpr int N = 4;\nint g(int);\nint g(double);\n" + body,          // another callee
+        "constexpr int N = 4000;\n\nint g(int);\nint g(double);\n" + body}) {  // another bound
+    std::vector<FunctionInfo> now = walk(edited);
+    index.setOpen(path, now);
+    FunctionPtr found = index.find("f()");
+    ASSERT_TRUE(found);
+    const FunctionInfo* fresh = nullptr;
+    for (const auto& fn : now)
+      if (fn.key == "f()") fresh = &fn;
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ(encodeSummary(*found), encodeSummary(*fresh)) << edited;
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::index
