@@ -1,6 +1,7 @@
 #include "otlp_http_loader.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <vector>
@@ -8,21 +9,37 @@
 namespace perfhat::otlp {
 namespace {
 
+// The directory holding the object that contains this code: libperfhat's shared library, or
+// the program itself when perfhat::otlp is linked statically. For the program, dladdr() gives
+// argv[0] as it was exec'd, which may be relative (or chosen by whoever started the process):
+// then the program's own path is taken from /proc/self/exe instead. Empty if neither is
+// absolute.
+std::string ownDirectory() {
+  Dl_info info{};
+  std::string self;
+  if (dladdr(reinterpret_cast<void*>(&http_module), &info) != 0 && info.dli_fname != nullptr)
+    self = info.dli_fname;
+  if (self.empty() || self.front() != '/') {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    self = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+  }
+  const size_t slash = self.rfind('/');
+  if (self.empty() || self.front() != '/' || slash == std::string::npos) return "";
+  return self.substr(0, slash + 1);
+}
+
 std::vector<std::string> candidates() {
-  const char* forced = std::getenv("PERFHAT_OTLP_MODULE");
+  // secure_getenv: a set-user-ID or capability-raised program does not load what its caller's
+  // environment names.
+  const char* forced = secure_getenv("PERFHAT_OTLP_MODULE");
   if (forced != nullptr && *forced != '\0') return {forced};
   std::vector<std::string> out;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&http_module), &info) != 0 && info.dli_fname != nullptr) {
-    std::string self = info.dli_fname;
-    const size_t slash = self.rfind('/');
-    if (slash != std::string::npos) {
-      const std::string dir = self.substr(0, slash + 1);
-      out.push_back(dir + "perfhat/" PERFHAT_OTLP_HTTP_MODULE_NAME);
-      out.push_back(dir + PERFHAT_OTLP_HTTP_MODULE_NAME);
-    }
+  if (const std::string dir = ownDirectory(); !dir.empty()) {
+    out.push_back(dir + "perfhat/" PERFHAT_OTLP_HTTP_MODULE_NAME);
+    out.push_back(dir + PERFHAT_OTLP_HTTP_MODULE_NAME);
   }
-  out.push_back(PERFHAT_OTLP_HTTP_MODULE_NAME);
+  out.push_back(PERFHAT_OTLP_HTTP_MODULE_NAME);  // the loader's own search (RUNPATH, ld.so.cache)
 #ifdef PERFHAT_OTLP_MODULE_INSTALL_PATH
   out.push_back(PERFHAT_OTLP_MODULE_INSTALL_PATH);
 #endif
