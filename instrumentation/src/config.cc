@@ -82,13 +82,12 @@ Config Config::from_env() {
 }
 
 bool init() { return init(Config::from_env()); }
-bool init(const Config& config) {
-  detail::EngineScope in_engine;
-  return detail::Engine::get().init(config, nullptr);
-}
+bool init(const Config& config) { return init(config, nullptr); }
 bool init(const Config& config, std::shared_ptr<Exporter> exporter) {
   detail::EngineScope in_engine;
-  return detail::Engine::get().init(config, std::move(exporter));
+  const bool ok = detail::Engine::get().init(config, std::move(exporter));
+  detail::Engine::get().finish_activation();
+  return ok;
 }
 void shutdown() {
   detail::EngineScope in_engine;
@@ -105,6 +104,8 @@ void set_analysis_cycle(double s) { detail::Engine::get().set_cycle(s); }
 void set_enabled(bool on) {
   if (detail::g_mode.load() == detail::kUninitialized) detail::ensure_initialized();
   detail::Engine::get().set_mode(on ? detail::kEnabled : detail::kDisabled);
+  detail::EngineScope in_engine;
+  detail::Engine::get().finish_activation();
 }
 bool set_filter(const std::string& f) { return detail::Engine::get().set_filter(f); }
 void analyze_now() {

@@ -201,19 +201,27 @@ void Engine::activate() {
     Lock l(mu_);
     last_agg_tick_ = now_ticks();
   }
-  // Before the exit flush is registered: handlers the exporter's libraries register (OpenSSL's
-  // clean-up) then run after the flush, not before it.
-  if (std::shared_ptr<Exporter> x = exports_.exporter()) x->start();
   {
     // Under bg_mu_: a shutdown on another thread meanwhile reads bg_ to join it.
     Lock l(bg_mu_);
     dormant_ = false;
     if (!bg_stop_) bg_ = std::thread([this] { run_background(); });
   }
-  static bool atexit_registered = std::atexit(&exit_flush) == 0;
-  (void)atexit_registered;
+  start_pending_.store(true);  // finish_activation(), once no lock is held
   if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
     std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
+}
+
+// Outside every lock and the initialization's once: the exporter's start() may dlopen(), which
+// takes the dynamic loader's lock; a library's constructor running under that lock on another
+// thread may reach its first probe and wait for initialization to finish. Before the exit flush
+// is registered: handlers the exporter's libraries register (OpenSSL's clean-up) then run after
+// the flush, not before it.
+void Engine::finish_activation() {
+  if (!start_pending_.exchange(false)) return;
+  if (std::shared_ptr<Exporter> x = exports_.exporter()) x->start();
+  static bool atexit_registered = std::atexit(&exit_flush) == 0;
+  (void)atexit_registered;
 }
 
 bool Engine::stop_background(bool final) {

@@ -160,6 +160,10 @@ class Engine : private ExportSource {
   // call; an empty vector re-arms them all (site_arming.cc).
   void set_budget_disarmed(const std::vector<bool>& off) PERFHAT_EXCLUDES(mu_);
 
+  // What activation does outside every lock (engine.cc): the exporter's start and the exit
+  // flush. Called by the public entry points after init/set_enabled, and after the lazy init.
+  void finish_activation();
+
  private:
   Engine() = default;
   void run_background();
@@ -244,6 +248,7 @@ class Engine : private ExportSource {
   bool dormant_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   // Serializes activate(): held across the clock's calibration (engine.cc).
   std::mutex activation_mu_;
+  std::atomic<bool> start_pending_{false};  // activated; finish_activation() not yet run
   std::atomic<double> cycle_s_{120};
 
   // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.

@@ -161,6 +161,10 @@ int ensure_initialized() noexcept {
     EngineScope in_engine;
     if (g_mode.load() == kUninitialized) Engine::get().init(Config::from_env(), nullptr);
   });
+  {
+    EngineScope in_engine;
+    Engine::get().finish_activation();
+  }
   return g_mode.load(std::memory_order_relaxed);
 }
 
