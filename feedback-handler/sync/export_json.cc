@@ -57,8 +57,9 @@ std::string serializeExport(const ExportPage& page) {
   json counted[std::size(kCountedMembers)];
   for (json& c : counted) c = json::array();
   for (const auto& [k, v] : page.rows.aggregates) {
+    const auto kind = k.kind;  // clang 14 does not capture structured bindings
     const auto m = std::find_if(std::begin(kCountedMembers), std::end(kCountedMembers),
-                                [&](const CountedMember& c) { return c.kind == k.kind; });
+                                [kind](const CountedMember& c) { return c.kind == kind; });
     if (m != std::end(kCountedMembers)) {
       json row = rowIdentity(k);
       if (m->has_key) row["key"] = k.key;
