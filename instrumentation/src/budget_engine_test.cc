@@ -24,10 +24,18 @@ namespace {
 // class alone takes about 3.5 % of the CPU: there the same choice (cold traced, hot sampled) is
 // asked of 10 %, between the least a plan can cost (the hot class's detection and the cold class
 // traced, ~4 %) and the hot class traced in full (~24 %; at 30 % it fit, and was traced).
+//
+// What the plan then chooses still rests on those inflated costs and on how quickly the governor
+// recovers from the start-up windows (traced in full before the first plan), which differ from
+// machine to machine under a sanitizer: there the run checks what does not depend on costs (the
+// classes, the status, each row's sampled counts), and the plan's choice and the weights' sums are
+// checked in the ordinary build.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr const char* kBudget = "0.1";
+constexpr bool kCostsAreTheProgramsOwn = false;
 #else
 constexpr const char* kBudget = "0.03";
+constexpr bool kCostsAreTheProgramsOwn = true;
 #endif
 
 double seconds_now() {
@@ -102,8 +110,10 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   std::map<std::string, perfhat::budget::ClassPlan> by_name;
   for (const auto& k : plan.classes) by_name[k.name] = k;
   ASSERT_TRUE(by_name.count("hot") && by_name.count("cold"));
-  EXPECT_TRUE(by_name["cold"].traced);
-  EXPECT_LT(by_name["hot"].fraction, 0.9);
+  if (kCostsAreTheProgramsOwn) {
+    EXPECT_TRUE(by_name["cold"].traced);
+    EXPECT_LT(by_name["hot"].fraction, 0.9);
+  }
   EXPECT_GT(by_name["hot"].fraction, 0);
   EXPECT_GT(by_name["hot"].frequency_hz, 1000);
   EXPECT_GT(plan.changes, 0u);
@@ -129,9 +139,11 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   }
   // Fewer spans than calls, yet the weights add up to the calls (Horvitz-Thompson).
   EXPECT_LT(spans["hot"], hot_calls * 0.9);
-  EXPECT_NEAR(weighted["hot"] / static_cast<double>(hot_calls), 1.0, 0.1)
-      << spans["hot"] << " spans for " << hot_calls << " calls";
-  EXPECT_NEAR(weighted["cold"] / static_cast<double>(cold_calls), 1.0, 0.02);
+  if (kCostsAreTheProgramsOwn) {
+    EXPECT_NEAR(weighted["hot"] / static_cast<double>(hot_calls), 1.0, 0.1)
+        << spans["hot"] << " spans for " << hot_calls << " calls";
+    EXPECT_NEAR(weighted["cold"] / static_cast<double>(cold_calls), 1.0, 0.02);
+  }
 
   std::ifstream in(status);
   std::stringstream text;
