@@ -50,7 +50,12 @@ void IdleHandoff::loop() {
   for (;;) {
     const unsigned seen = pushes_.load(std::memory_order_acquire);
     drain();
-    if (stopping_.load()) return;
+    if (stopping_.load()) {
+      // What was pushed between that drain and the stop still runs here, on this thread: every
+      // push the destructor's caller made happened before it set stopping_.
+      drain();
+      return;
+    }
     pushes_.wait(seen, std::memory_order_acquire);  // returns at once if a push came meanwhile
   }
 }
