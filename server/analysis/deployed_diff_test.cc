@@ -9,6 +9,8 @@
 namespace perfhat::analysis {
 namespace {
 
+using testing::callSite;
+
 using testing::findFunction;
 using testing::TestTU;
 
@@ -26,24 +28,7 @@ struct Repo {
 )src";
 
 FeedbackItem measured(const std::string& key, double mean_ns, uint64_t count = 100) {
-  FeedbackItem it;
-  it.key = key;
-  Stats s;
-  s.count = count;
-  s.mean_ns = s.p50_ns = mean_ns;
-  s.p90_ns = 1.2 * mean_ns;
-  s.p99_ns = 1.5 * mean_ns;
-  it.stats = s;
-  return it;
-}
-
-CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent) {
-  CallSiteStats c;
-  c.caller = caller;
-  c.count = 1000;
-  c.mean_ns = c.p50_ns = mean_ns;
-  c.calls_per_parent = calls_per_parent;
-  return c;
+  return testing::measuredItem(key, mean_ns, 1.2 * mean_ns, 1.5 * mean_ns, count);
 }
 
 struct Both {
@@ -69,10 +54,10 @@ const std::string kFn = "total(const Repo &, int)";
 // Production: total() 25 ms, of which 45 effort() calls of 0.5 ms in the loop (an N+1).
 InMemoryFeedback nPlusOneData() {
   FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
   FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
-  effort.callsites = {siteOf(kFn, 0.5 * kMs, 45)};
+  effort.callsites = {callSite(kFn, 0.5 * kMs, 45)};
   FeedbackItem total = measured(kFn, 25 * kMs);
   total.versions = {"abc1234"};
   return InMemoryFeedback({tasks, effort, total});
@@ -99,7 +84,7 @@ int total(const Repo& r, int story) {
 )src";
   InMemoryFeedback view = nPlusOneData();
   FeedbackItem owner = measured("Repo::owner(int) const", 3 * kMs);
-  owner.callsites = {siteOf("other()", 3 * kMs, 1)};
+  owner.callsites = {callSite("other()", 3 * kMs, 1)};
   view.add(owner);
   Both b = analyseAgainst(code, code, view);
   const FunctionInfo* f = findFunction(*b.snap, kFn);
@@ -168,10 +153,10 @@ int total(const Repo& r, int story) {
 }
 )src";
   FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
   FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
-  effort.callsites = {siteOf(kFn, 0.5 * kMs, 1)};
+  effort.callsites = {callSite(kFn, 0.5 * kMs, 1)};
   FeedbackItem total = measured(kFn, 3 * kMs);
   InMemoryFeedback view({tasks, effort, total});
   Both b = analyseAgainst(before, after, view);
@@ -196,7 +181,7 @@ int total(const Repo& r, int story) {
 )src";
   InMemoryFeedback view = nPlusOneData();
   FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
-  owner.callsites = {siteOf("other()", 0.1 * kMs, 1)};
+  owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
   view.add(owner);
   Both b = analyseAgainst(kDeployed, after, view);
   const FunctionInfo* f = findFunction(*b.snap, kFn);
@@ -297,12 +282,12 @@ int total(const Repo& r, int story) {
 }
 )src";
   FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
   FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
-  effort.callsites = {siteOf(kFn, 0.5 * kMs, 9)};
+  effort.callsites = {callSite(kFn, 0.5 * kMs, 9)};
   FeedbackItem loop_owner = measured("Repo::owner(int) const", 0.1 * kMs);
-  loop_owner.callsites = {siteOf("other()", 0.1 * kMs, 1)};
+  loop_owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
   FeedbackItem total = measured(kFn, 6 * kMs);
   InMemoryFeedback view({tasks, effort, loop_owner, total});
   SnapshotPtr s = t.analyze(view);

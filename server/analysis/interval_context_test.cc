@@ -11,6 +11,8 @@
 namespace perfhat::analysis {
 namespace {
 
+using testing::callSite;
+
 using testing::findFunction;
 using testing::TestTU;
 
@@ -30,26 +32,7 @@ std::vector<Story> fetchStories();  // a query: fresh stories, their tasks not l
 
 FeedbackItem measured(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
                       uint64_t count = 1000) {
-  FeedbackItem it;
-  it.key = key;
-  Stats s;
-  s.count = count;
-  s.mean_ns = s.p50_ns = p50_ns;
-  s.p90_ns = p90_ns;
-  s.p99_ns = p99_ns;
-  it.stats = s;
-  return it;
-}
-
-CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent,
-                     double p90_ns = 0) {
-  CallSiteStats c;
-  c.caller = caller;
-  c.count = 1000;
-  c.mean_ns = c.p50_ns = mean_ns;
-  c.p90_ns = p90_ns;
-  c.calls_per_parent = calls_per_parent;
-  return c;
+  return testing::measuredItem(key, p50_ns, p90_ns, p99_ns, count);
 }
 
 const std::string kFn = "report(const Story &)";
@@ -60,11 +43,11 @@ const std::string kHelper = "taskCount(const Story &)";
 // collection's two outcomes are both in tasks()'s own distribution (p50 10 µs, p90 4 ms).
 std::vector<FeedbackItem> lazyItems() {
   FeedbackItem tasks = measured("Story::tasks() const", 0.01 * kMs, 4 * kMs, 5 * kMs);
-  tasks.callsites = {siteOf(kHelper, 0.01 * kMs, 1), siteOf("loader()", 4 * kMs, 1)};
+  tasks.callsites = {callSite(kHelper, 0.01 * kMs, 1), callSite("loader()", 4 * kMs, 1)};
   FeedbackItem helper = measured(kHelper, 0.02 * kMs, 0.03 * kMs, 0.05 * kMs);
-  helper.callsites = {siteOf("summary()", 0.02 * kMs, 1)};
+  helper.callsites = {callSite("summary()", 0.02 * kMs, 1)};
   FeedbackItem points = measured("Story::points() const", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
-  points.callsites = {siteOf(kFn, 1 * kMs, 1)};
+  points.callsites = {callSite(kFn, 1 * kMs, 1)};
   FeedbackItem report = measured(kFn, 2 * kMs, 2.4 * kMs, 3 * kMs);
   report.versions = {"abc1234"};
   return {tasks, helper, points, report};
@@ -136,10 +119,11 @@ TEST(CalleeContextTest, HelperWithABimodalInnerCallGetsTheSlowOutcomeAsItsRanges
 // `tasks_from_plan_ns` > 0 gives tasks() a call site from plan() at that cost.
 InMemoryFeedback planData(double tasks_from_plan_ns = 0) {
   std::vector<FeedbackItem> items = lazyItems();
-  if (tasks_from_plan_ns > 0) items[0].callsites.push_back(siteOf("plan()", tasks_from_plan_ns, 5));
+  if (tasks_from_plan_ns > 0)
+    items[0].callsites.push_back(callSite("plan()", tasks_from_plan_ns, 5));
   FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
-  fetch.callsites = {siteOf("plan()", 1 * kMs, 1)};
-  items[2].callsites.push_back(siteOf("plan()", 1 * kMs, 5));  // points()
+  fetch.callsites = {callSite("plan()", 1 * kMs, 1)};
+  items[2].callsites.push_back(callSite("plan()", 1 * kMs, 5));  // points()
   FeedbackItem plan = measured("plan()", 8 * kMs, 9 * kMs, 10 * kMs);
   plan.versions = {"abc1234"};
   items.push_back(fetch);
@@ -201,10 +185,10 @@ int plan() {
   std::vector<FeedbackItem> items = lazyItems();
   items[0] = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
   items[0].stats->min_ns = 0.002 * kMs;
-  items[0].callsites = {siteOf(kHelper, 0.002 * kMs, 1), siteOf("loader()", 0.4 * kMs, 1)};
+  items[0].callsites = {callSite(kHelper, 0.002 * kMs, 1), callSite("loader()", 0.4 * kMs, 1)};
   FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
-  fetch.callsites = {siteOf("plan()", 1 * kMs, 1)};
-  items[2].callsites.push_back(siteOf("plan()", 1 * kMs, 5));
+  fetch.callsites = {callSite("plan()", 1 * kMs, 1)};
+  items[2].callsites.push_back(callSite("plan()", 1 * kMs, 5));
   FeedbackItem plan = measured("plan()", 8 * kMs, 9 * kMs, 10 * kMs);
   plan.versions = {"abc1234"};
   items.push_back(fetch);
@@ -370,7 +354,7 @@ TEST(IntervalTest, SingleCallSiteRegressionHasARange) {
 int report(const Story& s) { return s.points(); }
 )src";
   FeedbackItem points = measured("Story::points() const", 1 * kMs, 3 * kMs, 4 * kMs);
-  CallSiteStats only = siteOf("elsewhere()", 1.5 * kMs, 1, 3 * kMs);
+  CallSiteStats only = callSite("elsewhere()", 1.5 * kMs, 1, 3 * kMs);
   only.p50_ns = 1 * kMs;
   only.caller_rate_per_s = 5;
   points.callsites = {only};
@@ -405,7 +389,7 @@ int report(const std::vector<Story>& stories) {
   // Most calls load (p50 0.4 ms); the fastest call, with the tasks loaded, took 2 µs.
   FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
   tasks.stats->min_ns = 0.002 * kMs;
-  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  tasks.callsites = {callSite("elsewhere()", 0.4 * kMs, 1)};
   InMemoryFeedback view({tasks});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
@@ -444,7 +428,7 @@ int report(const std::vector<Story>& stories) {
     FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.47 * kMs, 4 * kMs);
     tasks.stats->min_ns = 0;
     tasks.stats->mean_ns = piled_at_zero ? 0.25 * kMs : 0.45 * kMs;
-    tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+    tasks.callsites = {callSite("elsewhere()", 0.4 * kMs, 1)};
     InMemoryFeedback view({tasks});
     SnapshotPtr s = t.analyze(view);
     const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
@@ -475,10 +459,10 @@ int report(const Story& a, const Story& b) {
 )src";
   FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
   tasks.stats->min_ns = 0.002 * kMs;
-  tasks.callsites = {siteOf("elsewhere()", 0.4 * kMs, 1)};
+  tasks.callsites = {callSite("elsewhere()", 0.4 * kMs, 1)};
   FeedbackItem points = measured("Story::points() const", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
   points.stats->min_ns = 0.8 * kMs;
-  points.callsites = {siteOf("elsewhere()", 1 * kMs, 1)};
+  points.callsites = {callSite("elsewhere()", 1 * kMs, 1)};
   InMemoryFeedback view({tasks, points});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "report(const Story &, const Story &)");

@@ -10,6 +10,8 @@
 namespace perfhat::analysis {
 namespace {
 
+using testing::callSite;
+
 using testing::findFunction;
 using testing::nodesOfKind;
 using testing::TestTU;
@@ -26,25 +28,16 @@ struct Repo {
 };
 )src";
 
-FeedbackItem measured(const std::string& key, double mean_ns) {
-  FeedbackItem it;
-  it.key = key;
-  Stats s;
-  s.count = 100;
-  s.mean_ns = s.p50_ns = mean_ns;
-  s.p90_ns = 1.2 * mean_ns;
-  s.p99_ns = 1.5 * mean_ns;
-  it.stats = s;
-  return it;
+// The branches the short-circuit rule made, in pre-order.
+std::vector<const Node*> shortCircuits(const FunctionInfo& f) {
+  std::vector<const Node*> sc;
+  for (const Node* n : nodesOfKind(f, NodeKind::Branch))
+    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+  return sc;
 }
 
-CallSiteStats siteOf(const std::string& caller, double mean_ns, double calls_per_parent) {
-  CallSiteStats c;
-  c.caller = caller;
-  c.count = 1000;
-  c.mean_ns = c.p50_ns = mean_ns;
-  c.calls_per_parent = calls_per_parent;
-  return c;
+FeedbackItem measured(const std::string& key, double mean_ns) {
+  return testing::measuredItem(key, mean_ns, 1.2 * mean_ns, 1.5 * mean_ns, 100);
 }
 
 // The right operand becomes arm 0 of a branch whose condition is the left operand; its prior is
@@ -67,9 +60,7 @@ int check(const Repo& r, const Task* p, int n, bool flag) {
   auto b = t.build();
   const FunctionInfo* f = findFunction(b->unit, "check(const Repo &, const Task *, int, bool)");
   ASSERT_NE(f, nullptr);
-  std::vector<const Node*> sc;
-  for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
-    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+  const std::vector<const Node*> sc = shortCircuits(*f);
   ASSERT_EQ(sc.size(), 3u);
   EXPECT_EQ(nodesOfKind(*f, NodeKind::Branch).size(), 7u);  // four ifs, three operators
   const double likely = 20.0 / 32;
@@ -104,12 +95,12 @@ int total(const Repo& r, int story, bool flag) {
 }
 )src";
   FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.callsites = {siteOf("total(const Repo &, int, bool)", 1 * kMs, 1)};
+  tasks.callsites = {callSite("total(const Repo &, int, bool)", 1 * kMs, 1)};
   tasks.result_size = SizeStats{10, 12};
   FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
-  effort.callsites = {siteOf("total(const Repo &, int, bool)", 0.5 * kMs, 10)};
+  effort.callsites = {callSite("total(const Repo &, int, bool)", 0.5 * kMs, 10)};
   FeedbackItem known = measured("Repo::known(int) const", 2 * kMs);
-  known.callsites = {siteOf("other()", 2 * kMs, 1)};
+  known.callsites = {callSite("other()", 2 * kMs, 1)};
   InMemoryFeedback view({tasks, effort, known});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, "total(const Repo &, int, bool)");
@@ -145,12 +136,12 @@ int total(const Repo& r, int story) {
 )src";
   const std::string fn = "total(const Repo &, int)";
   FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.callsites = {siteOf(fn, 1 * kMs, 1)};
+  tasks.callsites = {callSite(fn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{10, 12};
   FeedbackItem known = measured("Repo::known(int) const", 2 * kMs);
-  known.callsites = {siteOf(fn, 2 * kMs, 3)};
+  known.callsites = {callSite(fn, 2 * kMs, 3)};
   FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
-  effort.callsites = {siteOf(fn, 0.5 * kMs, 2)};
+  effort.callsites = {callSite(fn, 0.5 * kMs, 2)};
   InMemoryFeedback view({tasks, known, effort, measured(fn, 8 * kMs)});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, fn);
@@ -180,9 +171,7 @@ int check(const Repo& r, const Task* p) {
   auto b = t.build();
   const FunctionInfo* f = findFunction(b->unit, "check(const Repo &, const Task *)");
   ASSERT_NE(f, nullptr);
-  std::vector<const Node*> sc;
-  for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
-    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+  const std::vector<const Node*> sc = shortCircuits(*f);
   ASSERT_EQ(sc.size(), 3u);
   EXPECT_EQ(sc[0]->parent, sc[1]->parent);
   EXPECT_EQ(sc[1]->parent, sc[2]->parent);

@@ -152,13 +152,17 @@ TEST(WorkspaceIndex, OpenDocumentReplacesTheIndexedTextAndReportsChangedBodies) 
 // An edit above a function moves it by whole lines: the index keeps its encoded summary and
 // what find() decodes is the function where it is now. A re-indented body (the same tokens,
 // other columns) is encoded again.
+// The functions of `text`, parsed as the file `path`.
+std::vector<FunctionInfo> functionsOf(const std::string& path, const std::string& text) {
+  auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
+  EXPECT_TRUE(tu);
+  return tu ? analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions
+            : std::vector<FunctionInfo>{};
+}
+
 TEST(WorkspaceIndex, AFunctionMovedByLinesIsFoundWhereItIsNow) {
   const std::string path = "/tmp/perfhat-index-moved.cc";
-  auto walk = [&](const std::string& text) {
-    auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
-    EXPECT_TRUE(tu);
-    return analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions;
-  };
+  auto walk = [&](const std::string& text) { return functionsOf(path, text); };
   const std::string text =
       "int work(int n) {\n  int s = 0;\n  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n";
   const std::string reindented =
@@ -183,11 +187,7 @@ TEST(WorkspaceIndex, AFunctionMovedByLinesIsFoundWhereItIsNow) {
 // index must hold the function as now analysed, not its old summary moved by lines.
 TEST(WorkspaceIndex, AMovedFunctionWhoseCallsNowMeanSomethingElseIsStoredAgain) {
   const std::string path = "/tmp/perfhat-index-moved-meaning.cc";
-  auto walk = [&](const std::string& text) {
-    auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
-    EXPECT_TRUE(tu);
-    return analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions;
-  };
+  auto walk = [&](const std::string& text) { return functionsOf(path, text); };
   const std::string body =
       "int f() {\n  int s = 0;\n  for (int i = 0; i < N; ++i) s += g(1.5);\n  return s;\n}\n";
   WorkspaceIndex index;

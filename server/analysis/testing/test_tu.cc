@@ -89,4 +89,28 @@ FeedbackItem ranFrom(const std::string& key, double mean_ns, uint64_t count,
   return it;
 }
 
+FeedbackItem measuredItem(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
+                          uint64_t count) {
+  FeedbackItem it;
+  it.key = key;
+  Stats s;
+  s.count = count;
+  s.mean_ns = s.p50_ns = p50_ns;
+  s.p90_ns = p90_ns;
+  s.p99_ns = p99_ns;
+  it.stats = s;
+  return it;
+}
+
+CallSiteStats callSite(const std::string& caller, double mean_ns, double calls_per_parent,
+                       double p90_ns) {
+  CallSiteStats c;
+  c.caller = caller;
+  c.count = 1000;
+  c.mean_ns = c.p50_ns = mean_ns;
+  c.p90_ns = p90_ns;
+  c.calls_per_parent = calls_per_parent;
+  return c;
+}
+
 }  // namespace perfhat::analysis::testing

@@ -38,6 +38,13 @@ std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind);
 // The first call node of `f` in pre-order, or nullptr.
 const Node* firstCall(const FunctionInfo& f);
 
+// Production data for a test's feedback view: a function measured `count` times with this p50
+// (its mean too) and tail, and a call site of it in `caller` (1,000 calls).
+FeedbackItem measuredItem(const std::string& key, double p50_ns, double p90_ns, double p99_ns,
+                          uint64_t count);
+CallSiteStats callSite(const std::string& caller, double mean_ns, double calls_per_parent,
+                       double p90_ns = 0);
+
 // Production data of a function that ran `count` times, every one from `caller` (once per call
 // of the caller), each percentile at `mean_ns`: what a call resolved at run time (a virtual or
 // indirect call) is estimated from.
