@@ -8,6 +8,8 @@
 #     full (or 1)       ASan+UBSan over every unit and fuzz-replay test, TSan over every unit test
 #     0                 none
 #   PERFHAT_SKIP_EDITOR_TESTS=1  explicit opt-out of the real-editor tests (reported, never silent)
+#   PERFHAT_DEBUG_INFO  debug information of the four trees (default: lines, compressed line tables;
+#                       full takes about 15 GB of disk for all four, lines under 3 GB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +30,7 @@ fi
 
 build=${PERFHAT_BUILD_DIR:-build}
 jobs=$(nproc)
+debug_info=${PERFHAT_DEBUG_INFO:-lines}
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -39,8 +42,16 @@ case "$sanitize" in
   *) echo "[test] PERFHAT_SANITIZE=$sanitize: expected short, full or 0" >&2; exit 2 ;;
 esac
 
+# Disk is the resource a fresh machine is shortest of: say what there is, before and after.
+disk_report() {
+  echo "[test] disk $1: $(df -h --output=avail . | tail -1 | tr -d ' ') free here," \
+    "$(df -h --output=avail "${TMPDIR:-/tmp}" | tail -1 | tr -d ' ') in ${TMPDIR:-/tmp}"
+}
+disk_report "at the start"
+
 echo "[test] configuring $build"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFHAT_DEBUG_INFO="$debug_info" \
+  "${launcher[@]}" >/dev/null
 echo "[test] building with $jobs jobs"
 cmake --build "$build" -j"$jobs"
 
@@ -55,7 +66,7 @@ sanitizer_run() {
   shift 3
   local start=$SECONDS
   echo "[test] $preset: building $* in $dir"
-  cmake --preset "$preset" -B "$dir" "${launcher[@]}" >/dev/null
+  cmake --preset "$preset" -B "$dir" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$dir" -j"$jobs" --target "$@" &&
     ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 -L "$labels"; then
     echo "[test] $preset: passed in $((SECONDS - start)) s"
@@ -70,7 +81,7 @@ sanitizer_run() {
 if command -v clang++ >/dev/null; then
   start=$SECONDS
   echo "[test] tsa: clang thread-safety analysis of tsa_targets in $build-tsa"
-  cmake --preset tsa -B "$build-tsa" "${launcher[@]}" >/dev/null
+  cmake --preset tsa -B "$build-tsa" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$build-tsa" -j"$jobs" --target tsa_targets; then
     echo "[test] tsa: passed in $((SECONDS - start)) s"
   else
@@ -91,6 +102,8 @@ elif [ "$sanitize" = full ]; then
 else
   echo "[test] sanitizer runs skipped (PERFHAT_SANITIZE=$sanitize)"
 fi
+disk_report "at the end"
+du -sh "$build" "$build"-tsa "$build"-asan "$build"-tsan 2>/dev/null | sed 's/^/[test] size /' || true
 if [ ${#failed[@]} -gt 0 ]; then
   echo "[test] sanitizer or thread-safety runs failed: ${failed[*]}" >&2
   exit 1
