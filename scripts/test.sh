@@ -48,6 +48,17 @@ disk_report() {
     "$(df -h --output=avail "${TMPDIR:-/tmp}" | tail -1 | tr -d ' ') in ${TMPDIR:-/tmp}"
 }
 disk_report "at the start"
+# Before each further tree: on a short disk, the finished trees' object files go (their test
+# programs stay); a later run rebuilds them from ccache.
+free_disk_for_next_tree() {
+  local avail_kb
+  avail_kb=$(df -k --output=avail . | tail -1 | tr -d ' ')
+  if [ "$avail_kb" -lt $((4 * 1024 * 1024)) ]; then
+    echo "[test] under 4 GB free: removing the object files of the trees built so far"
+    find "$build" "$build"-tsa "$build"-asan "$build"-tsan -name '*.o' -delete 2>/dev/null || true
+    disk_report "after that"
+  fi
+}
 
 echo "[test] configuring $build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFHAT_DEBUG_INFO="$debug_info" \
@@ -65,6 +76,7 @@ sanitizer_run() {
   local preset=$1 dir=$2 labels=$3
   shift 3
   local start=$SECONDS
+  free_disk_for_next_tree
   echo "[test] $preset: building $* in $dir"
   cmake --preset "$preset" -B "$dir" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$dir" -j"$jobs" --target "$@" &&
@@ -80,6 +92,7 @@ sanitizer_run() {
 # -Werror=thread-safety (CMakePresets.json `tsa`). Compile only; nothing to run.
 if command -v clang++ >/dev/null; then
   start=$SECONDS
+  free_disk_for_next_tree
   echo "[test] tsa: clang thread-safety analysis of tsa_targets in $build-tsa"
   cmake --preset tsa -B "$build-tsa" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$build-tsa" -j"$jobs" --target tsa_targets; then
