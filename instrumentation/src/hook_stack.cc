@@ -323,6 +323,52 @@ PERFHAT_NOINSTR void note_sample(ThreadStack& s, ProbeKind kind, uint64_t ticks)
   s.extra[kind] = (3 * s.extra[kind] + excess) / 4;  // a running estimate, moving by a quarter
 }
 
+PERFHAT_NOINSTR void enter_sampled(ThreadStack& s, void* fn) noexcept {
+  const uint64_t t0 = sample_clock();
+  s.in_hook = true;
+  Site* site = cached_site(s, fn);
+  if (excluded(site) || s.top == s.frames + ThreadStack::kMaxDepth) {
+    if (!excluded(site)) ++s.deep;
+    s.spent += pair_cost(s, kSkipped);
+    s.in_hook = false;
+    note_sample(s, kSkipped, sample_clock() - t0);
+    return;
+  }
+  Frame* f = push_frame(s, fn, *site);
+  s.in_hook = false;
+  const uint64_t t = sample_clock() - t0;
+  f->sampled_entry = t == 0 ? 1 : t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t);
+}
+
+PERFHAT_NOINSTR void enter_skipped(ThreadStack& s, const Site* site) noexcept {
+  if (!excluded(site)) ++s.deep;
+  s.spent += pair_cost(s, kSkipped);
+  s.in_hook = false;
+}
+
+PERFHAT_NOINSTR void leave_deep(ThreadStack& s, void* fn) noexcept {
+  s.in_hook = true;
+  if (!excluded(cached_site(s, fn))) --s.deep;
+  s.in_hook = false;
+}
+
+PERFHAT_NOINSTR void leave_clocked(ThreadStack& s, Frame* f) noexcept {
+  const uint32_t sampled_entry = f->sampled_entry;
+  const uint64_t t0 = sampled_entry != 0 ? sample_clock() : 0;
+  s.in_hook = true;
+  detail::Probe* p = f->probe();
+  const ProbeCosts& c = *s.costs;
+  const uint64_t spent = s.spent;
+  if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
+    p->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
+  }
+  p->~Probe();
+  s.spent = spent + pair_cost(s, f->kind);
+  s.top = f;
+  s.in_hook = false;
+  if (sampled_entry != 0) note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+}
+
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
   auto& c = s.cache[ThreadStack::cache_index(fn)];
   c.site = site_for(fn);
