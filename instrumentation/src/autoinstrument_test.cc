@@ -234,3 +234,103 @@ TEST(InstrAutoInstrument, CompensatedNestedWorkloadReportsItsUninstrumentedTime)
   EXPECT_GT(off, kTolerance) << "the workload must show its probes' cost uncompensated";
   EXPECT_LT(std::abs(on), kTolerance);
 }
+
+// Phase 1 through the hooks on a fixed call stream: every call of every in-scope function is
+// counted, and the analysis cycle selects exactly what Tigris' classification selects over
+// those counts (the hooks' fast path decides nothing of its own).
+namespace selns {
+std::atomic<int> g_sink{0};
+template <int K>
+__attribute__((noinline)) void f() {
+  g_sink.fetch_add(K, std::memory_order_relaxed);  // distinct bodies: no identical-code folding
+}
+}  // namespace selns
+
+namespace {
+using SelFn = void (*)();
+constexpr SelFn kSelFns[] = {&selns::f<1>, &selns::f<2>,  &selns::f<3>,  &selns::f<4>,
+                             &selns::f<5>, &selns::f<6>,  &selns::f<7>,  &selns::f<8>,
+                             &selns::f<9>, &selns::f<10>, &selns::f<11>, &selns::f<12>};
+constexpr int kSelCalls[] = {3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610};
+PERFHAT_NOINSTR uint32_t site_id_of(SelFn fn) {
+  return perfhat::autoinstrument::site_for(reinterpret_cast<void*>(fn))
+      ->id.load(std::memory_order_relaxed);
+}
+PERFHAT_NOINSTR uint64_t phase1_count(uint32_t id) {
+  const perfhat::detail::Hot* h = perfhat::detail::t_hot;
+  return h != nullptr && id < h->capacity ? h->slots[id].count.load() : 0;
+}
+}  // namespace
+
+TEST(InstrAutoInstrument, HooksCountEveryCallAndTheCycleSelectsWhatTigrisClassifies) {
+  perfhat::Config c;
+  c.filter = "most frequent";
+  c.scope = "*selns::*";  // template functions demangle with their return type first
+  c.cycle_s = 1e9;        // analyze_now() only
+  c.export_interval_s = 1e9;
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  for (SelFn fn : kSelFns) fn();  // registers each site on this thread
+  uint64_t before[12];
+  for (int i = 0; i < 12; ++i) before[i] = phase1_count(site_id_of(kSelFns[i]));
+  // Interleaved, so that consecutive calls of one function never make the stream.
+  for (int round = 0; round < kSelCalls[11]; ++round) {
+    for (int i = 0; i < 12; ++i) {
+      if (round < kSelCalls[i]) kSelFns[i]();
+    }
+  }
+  std::vector<perfhat::tigris::EventMetrics> events;
+  for (int i = 0; i < 12; ++i) {
+    const uint32_t id = site_id_of(kSelFns[i]);
+    EXPECT_EQ(phase1_count(id) - before[i], static_cast<uint64_t>(kSelCalls[i])) << i;
+    perfhat::tigris::EventMetrics e;
+    e.metrics[std::string(perfhat::tigris::metric::kInvocationFrequency)] =
+        static_cast<double>(phase1_count(id));
+    events.push_back(std::move(e));
+  }
+  perfhat::analyze_now();
+  auto filter = perfhat::tigris::parse(c.filter);
+  ASSERT_TRUE(filter.root);
+  const auto expected =
+      perfhat::tigris::classify(*filter.root, events, perfhat::tigris::Bindings::defaults());
+  int selected = 0;
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(perfhat::detail::relevant(site_id_of(kSelFns[i])), expected.relevant[i]) << i;
+    selected += expected.relevant[i] ? 1 : 0;
+  }
+  // The stream's shape: the most frequent group is its top end, not empty and not everything.
+  EXPECT_TRUE(expected.relevant[11]);
+  EXPECT_FALSE(expected.relevant[0]);
+  EXPECT_GT(selected, 0);
+  perfhat::shutdown();
+}
+
+// Calls nested deeper than the hooks' frame stack are neither counted nor recorded, and the
+// stack is whole again once they return: the next call is a root span.
+namespace deepns {
+__attribute__((noinline)) int down(int n) { return n == 0 ? 0 : 1 + down(n - 1); }
+__attribute__((noinline)) int after(int x) { return x + 1; }
+}  // namespace deepns
+
+TEST(InstrAutoInstrument, CallsPastTheFrameStackAreSkippedAndTheStackRecovers) {
+  perfhat::Config c;
+  c.sampler = "full";
+  c.scope = "deepns::*";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  constexpr int kDepth = perfhat::autoinstrument::ThreadStack::kMaxDepth + 50;
+  EXPECT_EQ(deepns::down(kDepth - 1), kDepth - 1);  // kDepth calls, nested
+  EXPECT_EQ(deepns::after(1), 2);
+  perfhat::flush();
+  size_t down = 0, after = 0;
+  for (const auto& s : ex->spans()) {
+    if (s.function == "deepns::down(int)") ++down;
+    if (s.function == "deepns::after(int)") {
+      ++after;
+      EXPECT_EQ(s.parent_span_id, 0u);
+    }
+  }
+  EXPECT_EQ(down, static_cast<size_t>(perfhat::autoinstrument::ThreadStack::kMaxDepth));
+  EXPECT_EQ(after, 1u);
+  perfhat::shutdown();
+}

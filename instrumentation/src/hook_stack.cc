@@ -352,9 +352,9 @@ PERFHAT_NOINSTR void leave_deep(ThreadStack& s, void* fn) noexcept {
   s.in_hook = false;
 }
 
-PERFHAT_NOINSTR void leave_clocked(ThreadStack& s, Frame* f) noexcept {
+PERFHAT_NOINSTR void leave_sampled(ThreadStack& s, Frame* f) noexcept {
   const uint32_t sampled_entry = f->sampled_entry;
-  const uint64_t t0 = sampled_entry != 0 ? sample_clock() : 0;
+  const uint64_t t0 = sample_clock();
   s.in_hook = true;
   detail::Probe* p = f->probe();
   const ProbeCosts& c = *s.costs;
@@ -366,7 +366,7 @@ PERFHAT_NOINSTR void leave_clocked(ThreadStack& s, Frame* f) noexcept {
   s.spent = spent + pair_cost(s, f->kind);
   s.top = f;
   s.in_hook = false;
-  if (sampled_entry != 0) note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+  note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
 }
 
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {

@@ -156,13 +156,12 @@ PERFHAT_NOINSTR inline uint64_t pair_cost(const ThreadStack& s, ProbeKind kind) 
 }
 
 // The rare paths of enter() and leave(), out of line so that the common call (in scope, not
-// sampled, neither timed nor recorded) runs few instructions and keeps no callee-saved register:
-// a call whose hooks are sampled (in-context sampling), a function out of scope or a call past
-// kMaxDepth, and the exit of a clocked or sampled call (hook_stack.cc).
+// sampled) runs few instructions: a call whose hooks are sampled (in-context sampling), a
+// function out of scope or a call past kMaxDepth, and the exit of a sampled call (hook_stack.cc).
 void enter_sampled(ThreadStack& s, void* fn) noexcept;
 void enter_skipped(ThreadStack& s, const detail::Site* site) noexcept;
 void leave_deep(ThreadStack& s, void* fn) noexcept;
-void leave_clocked(ThreadStack& s, Frame* f) noexcept;
+void leave_sampled(ThreadStack& s, Frame* f) noexcept;
 
 // Pushes the frame of an in-scope call of `site` (its probe decides counted, timed or recorded).
 PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site& site) noexcept {
@@ -190,9 +189,8 @@ PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
   s.in_hook = false;
 }
 
-// Exit of the instrumented function at `fn`: the frame's probe ends; a clocked one less the
-// calibrated cost of the probes that finished while it ran and of its own probe inside its
-// measured interval (leave_clocked).
+// Exit of the instrumented function at `fn`: the frame's probe ends, less the calibrated cost of
+// the probes that finished while it ran and of its own probe inside its measured interval.
 PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
   if (s.deep > 0) [[unlikely]]
@@ -201,12 +199,16 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
   Frame* f = s.top - 1;
   // An exit whose entry made no frame (out of scope, or probes were off then).
   if (f->fn != fn) return;
-  if ((f->sampled_entry != 0) | (f->kind >= kClocked)) [[unlikely]]
-    return leave_clocked(s, f);
-  // Counted or inactive: nothing to discount; the probe still notes an error or a session.
+  if (f->sampled_entry != 0) [[unlikely]]
+    return leave_sampled(s, f);
   s.in_hook = true;
-  f->probe()->~Probe();
-  s.spent += pair_cost(s, f->kind);
+  detail::Probe* p = f->probe();
+  const uint64_t spent = s.spent;
+  if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
+    p->discount((spent - f->spent0 + s.costs->self[f->kind]) >> kCostShift);
+  }
+  p->~Probe();
+  s.spent = spent + pair_cost(s, f->kind);
   s.top = f;
   s.in_hook = false;
 }
