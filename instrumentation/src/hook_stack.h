@@ -175,7 +175,7 @@ PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site&
 
 // Entry of the instrumented function at `fn`, on stack `s`. Inline: the hooks' common path is
 // one function.
-PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
+[[gnu::always_inline]] PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
   if (sample_now(s)) [[unlikely]]
     return enter_sampled(s, fn);
@@ -191,7 +191,7 @@ PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
 
 // Exit of the instrumented function at `fn`: the frame's probe ends, less the calibrated cost of
 // the probes that finished while it ran and of its own probe inside its measured interval.
-PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
+[[gnu::always_inline]] PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
   if (s.deep > 0) [[unlikely]]
     return leave_deep(s, fn);
@@ -203,12 +203,23 @@ PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
     return leave_sampled(s, f);
   s.in_hook = true;
   detail::Probe* p = f->probe();
+  const ProbeKind kind = f->kind;
+  if (kind < kClocked) [[likely]] {
+    // Counted or inactive: nothing to discount. The frame is popped before its probe ends
+    // (nothing is pushed while in_hook is set, so its storage stays), which leaves the probe's
+    // rare exit work (an error, a session) as the last call, with only `s` live across it.
+    s.spent += pair_cost(s, kind);
+    s.top = f;
+    p->~Probe();
+    s.in_hook = false;
+    return;
+  }
   const uint64_t spent = s.spent;
-  if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
-    p->discount((spent - f->spent0 + s.costs->self[f->kind]) >> kCostShift);
+  if (detail::g_compensate.load(std::memory_order_relaxed)) {
+    p->discount((spent - f->spent0 + s.costs->self[kind]) >> kCostShift);
   }
   p->~Probe();
-  s.spent = spent + pair_cost(s, f->kind);
+  s.spent = spent + pair_cost(s, kind);
   s.top = f;
   s.in_hook = false;
 }
