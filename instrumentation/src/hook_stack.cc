@@ -261,10 +261,13 @@ PERFHAT_NOINSTR bool in_context_sampling() {
   return on;
 }
 
-// Loops per kind and calls per loop of the start-up calibration: the cheapest of 7 loops of 100
-// calls (2.8 M instructions of every process's start-up at 9 x 200; a 100-call loop lasts
-// microseconds, so a preempted one is rare and only ever slower).
-constexpr int kCalibrationCalls = 100;
+// Loops per kind and calls per loop of the start-up calibration: the cheapest of 7 loops of 50
+// calls (a loop lasts a few microseconds, so a preempted one is rare and only ever slower). At 7
+// x 100 the calibration was 2.2 M instructions of every XRay process's start-up (9 x 200: 2.8 M
+// with GCC); 50 calls moved the compensated nested workload's error by less than its run-to-run
+// spread (InstrAutoInstrument.CompensatedNestedWorkloadReportsItsUninstrumentedTime, 3 x 30
+// runs each, medians -2 % to -6 % either way).
+constexpr int kCalibrationCalls = 50;
 constexpr int kCalibrationTrials = 7;
 
 // Probes must be on (the calibration runs the real probe code); otherwise the costs stay.
