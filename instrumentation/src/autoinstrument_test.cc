@@ -334,3 +334,64 @@ TEST(InstrAutoInstrument, CallsPastTheFrameStackAreSkippedAndTheStackRecovers) {
   EXPECT_EQ(after, 1u);
   perfhat::shutdown();
 }
+
+// In-context sampling's hooks (PERFHAT_COMPENSATE_IN_CONTEXT=1) take their own out-of-line path:
+// a sampled call is still recorded with its nesting, its pair's time is noted, and a sampled
+// call out of scope records nothing; the stack is balanced afterwards.
+namespace sampns {
+__attribute__((noinline)) int leaf(int x) { return x * 5; }
+__attribute__((noinline)) int outer(int x) { return leaf(x) + 1; }
+__attribute__((noinline)) int outside(int x) { return x - 3; }
+}  // namespace sampns
+
+TEST(InstrAutoInstrument, SampledHookPairsRecordTheirCallsAndNoteTheirTime) {
+#if !defined(__x86_64__) && !defined(__i386__)
+  GTEST_SKIP() << "in-context sampling reads the TSC: nothing is sampled without one";
+#endif
+  perfhat::Config c;
+  c.sampler = "full";
+  c.scope = "sampns::*,-sampns::outside*";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  perfhat::autoinstrument::ThreadStack* s = perfhat::autoinstrument::thread_stack();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(sampns::outer(0) + sampns::outside(0), -2);  // first sight: sites registered
+  uint32_t noted_before = 0;
+  for (uint32_t n : s->sampled_n) noted_before += n;
+  const uint32_t countdown = s->sample_countdown;
+  const int depth = s->depth();
+  constexpr int kCalls = 4;
+  for (int i = 0; i < kCalls; ++i) {
+    s->sample_countdown = 1;  // the next hook samples: outer's entry
+    EXPECT_EQ(sampns::outer(i), 5 * i + 1);
+    s->sample_countdown = 1;  // and now an out-of-scope entry
+    EXPECT_EQ(sampns::outside(i), i - 3);
+  }
+  s->sample_countdown = countdown;
+  uint32_t noted = 0;
+  for (uint32_t n : s->sampled_n) noted += n;
+  // One per sampled pair, whatever its kind (with PERFHAT_COMPENSATE_IN_CONTEXT=1 a full batch
+  // restarts the count).
+  if (!s->adapt) EXPECT_EQ(noted - noted_before, 2u * kCalls);
+  EXPECT_EQ(s->depth(), depth);
+  EXPECT_EQ(s->deep, 0);
+  perfhat::flush();
+  size_t outer = 0, leaf = 0, outside = 0;
+  std::vector<uint64_t> outer_ids, leaf_parents;
+  for (const auto& sp : ex->spans()) {
+    if (sp.function == "sampns::outer(int)") {
+      ++outer;
+      outer_ids.push_back(sp.span_id);
+    }
+    if (sp.function == "sampns::leaf(int)") {
+      ++leaf;
+      leaf_parents.push_back(sp.parent_span_id);
+    }
+    if (sp.function == "sampns::outside(int)") ++outside;
+  }
+  EXPECT_EQ(outer, kCalls + 1u);
+  EXPECT_EQ(leaf, kCalls + 1u);
+  EXPECT_EQ(outside, 0u);
+  EXPECT_EQ(leaf_parents, outer_ids);  // each leaf inside its own outer call
+  perfhat::shutdown();
+}
