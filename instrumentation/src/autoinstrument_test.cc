@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
+#include <vector>
 
 #include "engine.h"
 #include "hook_stack.h"
@@ -319,19 +321,39 @@ TEST(InstrAutoInstrument, CallsPastTheFrameStackAreSkippedAndTheStackRecovers) {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
   constexpr int kDepth = perfhat::autoinstrument::ThreadStack::kMaxDepth + 50;
+  // Frames already open: this test's body when the first hook of the process (before init)
+  // found probes on and everything in scope.
+  perfhat::autoinstrument::ThreadStack* st = perfhat::autoinstrument::thread_stack();
+  ASSERT_NE(st, nullptr);
+  const int open = st->depth();
   EXPECT_EQ(deepns::down(kDepth - 1), kDepth - 1);  // kDepth calls, nested
   EXPECT_EQ(deepns::after(1), 2);
   perfhat::flush();
   size_t down = 0, after = 0;
+  std::set<uint64_t> down_ids;
+  std::vector<uint64_t> down_parents, after_parents;
   for (const auto& s : ex->spans()) {
-    if (s.function == "deepns::down(int)") ++down;
+    if (s.function == "deepns::down(int)") {
+      ++down;
+      down_ids.insert(s.span_id);
+      down_parents.push_back(s.parent_span_id);
+    }
     if (s.function == "deepns::after(int)") {
       ++after;
-      EXPECT_EQ(s.parent_span_id, 0u);
+      after_parents.push_back(s.parent_span_id);
     }
   }
-  EXPECT_EQ(down, static_cast<size_t>(perfhat::autoinstrument::ThreadStack::kMaxDepth));
+  // The next call's parent is the outermost recursive call's: what was open before it.
+  std::vector<uint64_t> outermost;
+  for (uint64_t p : down_parents) {
+    if (down_ids.count(p) == 0) outermost.push_back(p);
+  }
+  ASSERT_EQ(outermost.size(), 1u);
+  EXPECT_EQ(after_parents, std::vector<uint64_t>{outermost[0]});
+  EXPECT_EQ(down, static_cast<size_t>(perfhat::autoinstrument::ThreadStack::kMaxDepth - open));
   EXPECT_EQ(after, 1u);
+  EXPECT_EQ(st->depth(), open);
+  EXPECT_EQ(st->deep, 0);
   perfhat::shutdown();
 }
 
