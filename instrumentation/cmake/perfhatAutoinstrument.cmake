@@ -11,7 +11,8 @@
 #          compile-time exclusion of trivial functions. Off (PERFHAT_ENABLED=0), the sleds are
 #          no-ops. With GCC, XRAY is not available: the -finstrument-functions mode is used.
 #   GCC:   -finstrument-functions (perfhat::autoinstrument), except functions of the system
-#          headers, perfhat's own headers and EXCLUDE_FILES
+#          headers (/usr/include/ and the compiler's implicit include directories), perfhat's own
+#          headers and EXCLUDE_FILES
 #          (-finstrument-functions-exclude-file-list: substrings of the path of the file that
 #          defines the function) and EXCLUDE_FUNCTIONS
 #          (-finstrument-functions-exclude-function-list: substrings of the function's name).
@@ -45,7 +46,18 @@ function(perfhat_autoinstrument target)
     message(STATUS "perfhat_autoinstrument(${target} XRAY): XRay needs Clang; "
                    "using -finstrument-functions")
   endif()
-  set(excludes /usr/include/ include/perfhat/ ${ARG_EXCLUDE_FILES})
+  # The compiler's own header directories (libstdc++, its intrinsics, /usr/local/include): a
+  # toolchain outside /usr/include (/opt/gcc-13/include/c++/13, a toolset) would otherwise put
+  # hooks into every inlined standard-library call (std::vector::operator[], iterators).
+  set(system_dirs /usr/include/)
+  foreach(dir IN LISTS CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES)
+    # Not inside /usr/include/ (already matched); the option's list is comma-separated.
+    if(NOT "${dir}/" MATCHES "^/usr/include/" AND NOT dir MATCHES ",")
+      list(APPEND system_dirs "${dir}/")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES system_dirs)
+  set(excludes ${system_dirs} include/perfhat/ ${ARG_EXCLUDE_FILES})
   list(JOIN excludes "$<COMMA>" excludes)
   set(gnu_flags -finstrument-functions -finstrument-functions-exclude-file-list=${excludes})
   if(ARG_EXCLUDE_FUNCTIONS)

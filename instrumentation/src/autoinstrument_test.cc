@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
+#include <vector>
 
 #include "engine.h"
 #include "hook_stack.h"
@@ -233,4 +235,185 @@ TEST(InstrAutoInstrument, CompensatedNestedWorkloadReportsItsUninstrumentedTime)
   const double on = nested_error(true);
   EXPECT_GT(off, kTolerance) << "the workload must show its probes' cost uncompensated";
   EXPECT_LT(std::abs(on), kTolerance);
+}
+
+// Phase 1 through the hooks on a fixed call stream: every call of every in-scope function is
+// counted, and the analysis cycle selects exactly what Tigris' classification selects over
+// those counts (the hooks' fast path decides nothing of its own).
+namespace selns {
+std::atomic<int> g_sink{0};
+template <int K>
+__attribute__((noinline)) void f() {
+  g_sink.fetch_add(K, std::memory_order_relaxed);  // distinct bodies: no identical-code folding
+}
+}  // namespace selns
+
+namespace {
+using SelFn = void (*)();
+constexpr SelFn kSelFns[] = {&selns::f<1>, &selns::f<2>,  &selns::f<3>,  &selns::f<4>,
+                             &selns::f<5>, &selns::f<6>,  &selns::f<7>,  &selns::f<8>,
+                             &selns::f<9>, &selns::f<10>, &selns::f<11>, &selns::f<12>};
+constexpr int kSelCalls[] = {3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610};
+PERFHAT_NOINSTR uint32_t site_id_of(SelFn fn) {
+  return perfhat::autoinstrument::site_for(reinterpret_cast<void*>(fn))
+      ->id.load(std::memory_order_relaxed);
+}
+PERFHAT_NOINSTR uint64_t phase1_count(uint32_t id) {
+  const perfhat::detail::Hot* h = perfhat::detail::t_hot;
+  return h != nullptr && id < h->capacity ? h->slots[id].count.load() : 0;
+}
+}  // namespace
+
+TEST(InstrAutoInstrument, HooksCountEveryCallAndTheCycleSelectsWhatTigrisClassifies) {
+  perfhat::Config c;
+  c.filter = "most frequent";
+  c.scope = "*selns::*";  // template functions demangle with their return type first
+  c.cycle_s = 1e9;        // analyze_now() only
+  c.export_interval_s = 1e9;
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  for (SelFn fn : kSelFns) fn();  // registers each site on this thread
+  uint64_t before[12];
+  for (int i = 0; i < 12; ++i) before[i] = phase1_count(site_id_of(kSelFns[i]));
+  // Interleaved, so that consecutive calls of one function never make the stream.
+  for (int round = 0; round < kSelCalls[11]; ++round) {
+    for (int i = 0; i < 12; ++i) {
+      if (round < kSelCalls[i]) kSelFns[i]();
+    }
+  }
+  std::vector<perfhat::tigris::EventMetrics> events;
+  for (int i = 0; i < 12; ++i) {
+    const uint32_t id = site_id_of(kSelFns[i]);
+    EXPECT_EQ(phase1_count(id) - before[i], static_cast<uint64_t>(kSelCalls[i])) << i;
+    perfhat::tigris::EventMetrics e;
+    e.metrics[std::string(perfhat::tigris::metric::kInvocationFrequency)] =
+        static_cast<double>(phase1_count(id));
+    events.push_back(std::move(e));
+  }
+  perfhat::analyze_now();
+  auto filter = perfhat::tigris::parse(c.filter);
+  ASSERT_TRUE(filter.root);
+  const auto expected =
+      perfhat::tigris::classify(*filter.root, events, perfhat::tigris::Bindings::defaults());
+  int selected = 0;
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(perfhat::detail::relevant(site_id_of(kSelFns[i])), expected.relevant[i]) << i;
+    selected += expected.relevant[i] ? 1 : 0;
+  }
+  // The stream's shape: the most frequent group is its top end, not empty and not everything.
+  EXPECT_TRUE(expected.relevant[11]);
+  EXPECT_FALSE(expected.relevant[0]);
+  EXPECT_GT(selected, 0);
+  perfhat::shutdown();
+}
+
+// Calls nested deeper than the hooks' frame stack are neither counted nor recorded, and the
+// stack is whole again once they return: the next call is a root span.
+namespace deepns {
+__attribute__((noinline)) int down(int n) { return n == 0 ? 0 : 1 + down(n - 1); }
+__attribute__((noinline)) int after(int x) { return x + 1; }
+}  // namespace deepns
+
+TEST(InstrAutoInstrument, CallsPastTheFrameStackAreSkippedAndTheStackRecovers) {
+  perfhat::Config c;
+  c.sampler = "full";
+  c.scope = "deepns::*";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  constexpr int kDepth = perfhat::autoinstrument::ThreadStack::kMaxDepth + 50;
+  // Frames already open: this test's body when the first hook of the process (before init)
+  // found probes on and everything in scope.
+  perfhat::autoinstrument::ThreadStack* st = perfhat::autoinstrument::thread_stack();
+  ASSERT_NE(st, nullptr);
+  const int open = st->depth();
+  EXPECT_EQ(deepns::down(kDepth - 1), kDepth - 1);  // kDepth calls, nested
+  EXPECT_EQ(deepns::after(1), 2);
+  perfhat::flush();
+  size_t down = 0, after = 0;
+  std::set<uint64_t> down_ids;
+  std::vector<uint64_t> down_parents, after_parents;
+  for (const auto& s : ex->spans()) {
+    if (s.function == "deepns::down(int)") {
+      ++down;
+      down_ids.insert(s.span_id);
+      down_parents.push_back(s.parent_span_id);
+    }
+    if (s.function == "deepns::after(int)") {
+      ++after;
+      after_parents.push_back(s.parent_span_id);
+    }
+  }
+  // The next call's parent is the outermost recursive call's: what was open before it.
+  std::vector<uint64_t> outermost;
+  for (uint64_t p : down_parents) {
+    if (down_ids.count(p) == 0) outermost.push_back(p);
+  }
+  ASSERT_EQ(outermost.size(), 1u);
+  EXPECT_EQ(after_parents, std::vector<uint64_t>{outermost[0]});
+  EXPECT_EQ(down, static_cast<size_t>(perfhat::autoinstrument::ThreadStack::kMaxDepth - open));
+  EXPECT_EQ(after, 1u);
+  EXPECT_EQ(st->depth(), open);
+  EXPECT_EQ(st->deep, 0);
+  perfhat::shutdown();
+}
+
+// In-context sampling's hooks (PERFHAT_COMPENSATE_IN_CONTEXT=1) take their own out-of-line path:
+// a sampled call is still recorded with its nesting, its pair's time is noted, and a sampled
+// call out of scope records nothing; the stack is balanced afterwards.
+namespace sampns {
+__attribute__((noinline)) int leaf(int x) { return x * 5; }
+__attribute__((noinline)) int outer(int x) { return leaf(x) + 1; }
+__attribute__((noinline)) int outside(int x) { return x - 3; }
+}  // namespace sampns
+
+TEST(InstrAutoInstrument, SampledHookPairsRecordTheirCallsAndNoteTheirTime) {
+#if !defined(__x86_64__) && !defined(__i386__)
+  GTEST_SKIP() << "in-context sampling reads the TSC: nothing is sampled without one";
+#endif
+  perfhat::Config c;
+  c.sampler = "full";
+  c.scope = "sampns::*,-sampns::outside*";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  perfhat::autoinstrument::ThreadStack* s = perfhat::autoinstrument::thread_stack();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(sampns::outer(0) + sampns::outside(0), -2);  // first sight: sites registered
+  uint32_t noted_before = 0;
+  for (uint32_t n : s->sampled_n) noted_before += n;
+  const uint32_t countdown = s->sample_countdown;
+  const int depth = s->depth();
+  constexpr int kCalls = 4;
+  for (int i = 0; i < kCalls; ++i) {
+    s->sample_countdown = 1;  // the next hook samples: outer's entry
+    EXPECT_EQ(sampns::outer(i), 5 * i + 1);
+    s->sample_countdown = 1;  // and now an out-of-scope entry
+    EXPECT_EQ(sampns::outside(i), i - 3);
+  }
+  s->sample_countdown = countdown;
+  uint32_t noted = 0;
+  for (uint32_t n : s->sampled_n) noted += n;
+  // One per sampled pair, whatever its kind (with PERFHAT_COMPENSATE_IN_CONTEXT=1 a full batch
+  // restarts the count).
+  if (!s->adapt) EXPECT_EQ(noted - noted_before, 2u * kCalls);
+  EXPECT_EQ(s->depth(), depth);
+  EXPECT_EQ(s->deep, 0);
+  perfhat::flush();
+  size_t outer = 0, leaf = 0, outside = 0;
+  std::vector<uint64_t> outer_ids, leaf_parents;
+  for (const auto& sp : ex->spans()) {
+    if (sp.function == "sampns::outer(int)") {
+      ++outer;
+      outer_ids.push_back(sp.span_id);
+    }
+    if (sp.function == "sampns::leaf(int)") {
+      ++leaf;
+      leaf_parents.push_back(sp.parent_span_id);
+    }
+    if (sp.function == "sampns::outside(int)") ++outside;
+  }
+  EXPECT_EQ(outer, kCalls + 1u);
+  EXPECT_EQ(leaf, kCalls + 1u);
+  EXPECT_EQ(outside, 0u);
+  EXPECT_EQ(leaf_parents, outer_ids);  // each leaf inside its own outer call
+  perfhat::shutdown();
 }

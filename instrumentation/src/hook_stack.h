@@ -155,66 +155,73 @@ PERFHAT_NOINSTR inline uint64_t pair_cost(const ThreadStack& s, ProbeKind kind) 
   return static_cast<uint64_t>(static_cast<int64_t>(s.costs->pair[kind]) + s.extra[kind]);
 }
 
-// Entry of the instrumented function at `fn`, on stack `s`. Inline: the hooks' whole enabled
-// path is one function.
-PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
+// The rare paths of enter() and leave(), out of line so that the common call (in scope, not
+// sampled) runs few instructions: a call whose hooks are sampled (in-context sampling), a
+// function out of scope or a call past kMaxDepth, and the exit of a sampled call (hook_stack.cc).
+void enter_sampled(ThreadStack& s, void* fn) noexcept;
+void enter_skipped(ThreadStack& s, const detail::Site* site) noexcept;
+void leave_deep(ThreadStack& s, void* fn) noexcept;
+void leave_sampled(ThreadStack& s, Frame* f) noexcept;
+
+// Pushes the frame of an in-scope call of `site` (its probe decides counted, timed or recorded).
+PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site& site) noexcept {
+  Frame* f = s.top++;
+  f->fn = fn;
+  f->spent0 = s.spent;
+  f->kind = kind_of(*new (f->storage) detail::Probe(site));
+  f->sampled_entry = 0;
+  return f;
+}
+
+// Entry of the instrumented function at `fn`, on stack `s`. Inline: the hooks' common path is
+// one function.
+[[gnu::always_inline]] PERFHAT_NOINSTR inline void enter(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
-  const bool sample = sample_now(s);
-  const uint64_t t0 = sample ? sample_clock() : 0;
+  if (sample_now(s)) [[unlikely]]
+    return enter_sampled(s, fn);
   // From here on, hooks of the functions the library itself calls (instrumented copies of
   // inline functions from the user's code, symbolizing a new function) are ignored.
   s.in_hook = true;
   detail::Site* site = cached_site(s, fn);
-  if (excluded(site) || s.top == s.frames + ThreadStack::kMaxDepth) [[unlikely]] {
-    if (!excluded(site)) ++s.deep;
-    s.spent += pair_cost(s, kSkipped);
-    s.in_hook = false;
-    if (sample) [[unlikely]]
-      note_sample(s, kSkipped, sample_clock() - t0);
-    return;
-  }
-  Frame* f = s.top++;
-  f->fn = fn;
-  f->spent0 = s.spent;
-  f->kind = kind_of(*new (f->storage) detail::Probe(*site));
-  f->sampled_entry = 0;
+  if (excluded(site) || s.top == s.frames + ThreadStack::kMaxDepth) [[unlikely]]
+    return enter_skipped(s, site);
+  push_frame(s, fn, *site);
   s.in_hook = false;
-  if (sample) [[unlikely]] {
-    const uint64_t t = sample_clock() - t0;
-    f->sampled_entry = t == 0 ? 1 : t > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(t);
-  }
 }
 
 // Exit of the instrumented function at `fn`: the frame's probe ends, less the calibrated cost of
 // the probes that finished while it ran and of its own probe inside its measured interval.
-PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
+[[gnu::always_inline]] PERFHAT_NOINSTR inline void leave(ThreadStack& s, void* fn) noexcept {
   if (s.in_hook) return;
-  if (s.deep > 0) [[unlikely]] {
-    s.in_hook = true;
-    if (!excluded(cached_site(s, fn))) --s.deep;
-    s.in_hook = false;
-    return;
-  }
+  if (s.deep > 0) [[unlikely]]
+    return leave_deep(s, fn);
   if (s.top == s.frames) return;
   Frame* f = s.top - 1;
   // An exit whose entry made no frame (out of scope, or probes were off then).
   if (f->fn != fn) return;
-  const uint32_t sampled_entry = f->sampled_entry;
-  const uint64_t t0 = sampled_entry != 0 ? sample_clock() : 0;
+  if (f->sampled_entry != 0) [[unlikely]]
+    return leave_sampled(s, f);
   s.in_hook = true;
   detail::Probe* p = f->probe();
-  const ProbeCosts& c = *s.costs;
+  const ProbeKind kind = f->kind;
+  if (kind < kClocked) [[likely]] {
+    // Counted or inactive: nothing to discount. The frame is popped before its probe ends
+    // (nothing is pushed while in_hook is set, so its storage stays), which leaves the probe's
+    // rare exit work (an error, a session) as the last call, with only `s` live across it.
+    s.spent += pair_cost(s, kind);
+    s.top = f;
+    p->~Probe();
+    s.in_hook = false;
+    return;
+  }
   const uint64_t spent = s.spent;
-  if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
-    p->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
+  if (detail::g_compensate.load(std::memory_order_relaxed)) {
+    p->discount((spent - f->spent0 + s.costs->self[kind]) >> kCostShift);
   }
   p->~Probe();
-  s.spent = spent + pair_cost(s, f->kind);
+  s.spent = spent + pair_cost(s, kind);
   s.top = f;
   s.in_hook = false;
-  if (sampled_entry != 0) [[unlikely]] {
-    note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
-  }
 }
 
 // The compiler hooks themselves, set by the -finstrument-functions mode: the calibration then

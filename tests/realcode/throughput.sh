@@ -10,15 +10,20 @@
 #     cannot read clang-14's DWARF 5; --smc-check=all, since XRay patches code at run time);
 #   * CPU seconds (user + system, every thread), the median of --reps interleaved runs.
 # Nothing exports (no PERFHAT_ENDPOINT): the cost measured is recording, not the network.
-# Usage: throughput.sh --lib-build DIR --work DIR [--reps 5] [--repeat 200] [--no-callgrind]
+# --base-prefix DIR: also the two instrumented trees built against another installed perfhat (e.g.
+# main's: `cmake --install <main build> --component dev --prefix DIR`), run interleaved with the
+# others, rows marked "[base]": a before/after in one run, on one machine load.
+# Usage: throughput.sh --lib-build DIR --work DIR [--base-prefix DIR] [--reps 5] [--repeat 200]
+#                      [--no-callgrind]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-LIB_BUILD= WORK= REPS=5 REPEAT=200 CALLGRIND=1 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
+LIB_BUILD= WORK= BASE_PREFIX= REPS=5 REPEAT=200 CALLGRIND=1 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
 CLANG_CXX=${CLANG_CXX:-clang++-14} CLANG_CC=${CLANG_CC:-clang-14}
 while [ $# -gt 0 ]; do
   case $1 in
     --lib-build) LIB_BUILD=$(cd "$2" && pwd); shift 2 ;;
     --work) WORK=$2; shift 2 ;;
+    --base-prefix) BASE_PREFIX=$(cd "$2" && pwd); shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --no-callgrind) CALLGRIND=0; shift ;;
@@ -34,16 +39,19 @@ cmake --install "$LIB_BUILD" --component dev --prefix "$WORK/prefix" >"$WORK/ins
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-# name | compiler (gcc|clang) | REALCODE_INSTRUMENT
-TREES=("gcc-plain|gcc|NONE" "gcc-auto|gcc|AUTO" "clang-plain|clang|NONE" "clang-xray|clang|XRAY")
+# name | compiler (gcc|clang) | REALCODE_INSTRUMENT | perfhat prefix
+TREES=("gcc-plain|gcc|NONE|$WORK/prefix" "gcc-auto|gcc|AUTO|$WORK/prefix"
+  "clang-plain|clang|NONE|$WORK/prefix" "clang-xray|clang|XRAY|$WORK/prefix")
+[ -n "$BASE_PREFIX" ] && TREES+=("gcc-auto-base|gcc|AUTO|$BASE_PREFIX"
+  "clang-xray-base|clang|XRAY|$BASE_PREFIX")
 for t in "${TREES[@]}"; do
-  IFS='|' read -r name cc how <<<"$t"
+  IFS='|' read -r name cc how prefix <<<"$t"
   compilers=()
   [ "$cc" = clang ] && compilers=(-DCMAKE_CXX_COMPILER="$CLANG_CXX" -DCMAKE_C_COMPILER="$CLANG_CC"
     -DCMAKE_CXX_FLAGS=-gdwarf-4 -DCMAKE_C_FLAGS=-gdwarf-4)
   echo "== build $name"
   cmake -S "$HERE/project" -B "$WORK/$name" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_PREFIX_PATH="$WORK/prefix" -DGOOGLETEST_SOURCE_DIR="$GTEST_SRC" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DGOOGLETEST_SOURCE_DIR="$GTEST_SRC" \
     -DREALCODE_PROGRAMS=samples -DREALCODE_INSTRUMENT="$how" "${compilers[@]}" "${launcher[@]}" \
     >"$WORK/$name.configure.log" || { cat "$WORK/$name.configure.log"; exit 1; }
   cmake --build "$WORK/$name" -j "${REALCODE_JOBS:-2}" >"$WORK/$name.build.log" ||
@@ -59,6 +67,12 @@ CONFIGS=(
   "clang plain|clang-plain|"
   "clang XRay, off|clang-xray|PERFHAT_ENABLED=0"
   "clang XRay, Tigris filter|clang-xray|PERFHAT_FILTER=most expensive"
+)
+[ -n "$BASE_PREFIX" ] && CONFIGS+=(
+  "gcc -finstrument-functions, off [base]|gcc-auto-base|PERFHAT_ENABLED=0"
+  "gcc -finstrument-functions, Tigris filter [base]|gcc-auto-base|PERFHAT_FILTER=most expensive"
+  "clang XRay, off [base]|clang-xray-base|PERFHAT_ENABLED=0"
+  "clang XRay, Tigris filter [base]|clang-xray-base|PERFHAT_FILTER=most expensive"
 )
 # Runs every sample program of `tree` with `env`, through `wrap`; prints nothing.
 run_all() {
