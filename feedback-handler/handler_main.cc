@@ -255,6 +255,46 @@ void raiseDescriptorLimit(size_t wanted) {
   }
 }
 
+// The store the arguments name, with expired rows purged; nullptr (the reason printed) when it
+// cannot be opened.
+std::unique_ptr<Store> openStore(const Args& args) {
+  try {
+    StoreOptions so;
+    so.path = args.store;
+    so.retention_minutes = static_cast<int64_t>(args.retention_days * 24 * 60);
+    so.default_range_minutes = std::max<int64_t>(1, static_cast<int64_t>(args.range_hours * 60));
+    so.read_threads = args.read_threads;
+    if (!args.releases.empty()) so.releases = std::make_shared<ReleaseCatalog>(args.releases);
+    auto store = std::make_unique<Store>(so);
+    store->purge();
+    return store;
+  } catch (const StoreError& e) {
+    std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+ServerOptions serverOptions(const Args& args) {
+  ServerOptions opts;
+  opts.mode = args.mode;
+  opts.version = PERFHAT_VERSION;
+  opts.tokens = args.tokens;
+  opts.read_tokens = args.read_tokens;
+  opts.max_body_bytes = args.max_body;
+  opts.rate_limit.rate_per_s = args.rate_limit;
+  opts.auth_failures.rate_per_s = args.auth_failures_per_minute / 60;
+  opts.max_change_waiters = args.max_change_waiters;
+  opts.front.min_threads = static_cast<size_t>(std::max(1, args.threads));
+  opts.front.max_connections = args.max_connections;
+  opts.front.max_connections_per_peer = args.max_connections_per_peer;
+  auto ms = [](double v) { return std::chrono::milliseconds(static_cast<int64_t>(v)); };
+  opts.front.header_timeout = ms(args.header_timeout_ms);
+  opts.front.body_timeout = ms(args.body_timeout_ms);
+  opts.front.keep_alive_idle = ms(args.keep_alive_ms);
+  opts.ingest.commit = args.commit;
+  return opts;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -295,20 +335,8 @@ int main(int argc, char** argv) {
     usageError(e.what());
   }
 
-  std::unique_ptr<Store> store;
-  try {
-    StoreOptions so;
-    so.path = args.store;
-    so.retention_minutes = static_cast<int64_t>(args.retention_days * 24 * 60);
-    so.default_range_minutes = std::max<int64_t>(1, static_cast<int64_t>(args.range_hours * 60));
-    so.read_threads = args.read_threads;
-    if (!args.releases.empty()) so.releases = std::make_shared<ReleaseCatalog>(args.releases);
-    store = std::make_unique<Store>(so);
-    store->purge();
-  } catch (const StoreError& e) {
-    std::fprintf(stderr, "perfhat-handler: %s\n", e.what());
-    return 1;
-  }
+  std::unique_ptr<Store> store = openStore(args);
+  if (!store) return 1;
 
   std::unique_ptr<Syncer> syncer;
   if (args.mode == "local") {
@@ -319,23 +347,7 @@ int main(int argc, char** argv) {
     syncer = std::make_unique<Syncer>(*store, upstreams, so);
   }
 
-  ServerOptions opts;
-  opts.mode = args.mode;
-  opts.version = PERFHAT_VERSION;
-  opts.tokens = args.tokens;
-  opts.read_tokens = args.read_tokens;
-  opts.max_body_bytes = args.max_body;
-  opts.rate_limit.rate_per_s = args.rate_limit;
-  opts.auth_failures.rate_per_s = args.auth_failures_per_minute / 60;
-  opts.max_change_waiters = args.max_change_waiters;
-  opts.front.min_threads = static_cast<size_t>(std::max(1, args.threads));
-  opts.front.max_connections = args.max_connections;
-  opts.front.max_connections_per_peer = args.max_connections_per_peer;
-  auto ms = [](double v) { return std::chrono::milliseconds(static_cast<int64_t>(v)); };
-  opts.front.header_timeout = ms(args.header_timeout_ms);
-  opts.front.body_timeout = ms(args.body_timeout_ms);
-  opts.front.keep_alive_idle = ms(args.keep_alive_ms);
-  opts.ingest.commit = args.commit;
+  const ServerOptions opts = serverOptions(args);
   // Constructing the server replays what a crash left in the ingest intake log.
   std::unique_ptr<HandlerServer> owned;
   int bound;

@@ -100,15 +100,7 @@ SpanIdentity decodeSite(const json& s, const std::string& where) {
   return id;
 }
 
-}  // namespace
-
-AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
-                                       const TimeBounds* bounds) {
-  const JsonParse parsed = parseJson(body);  // nesting-limited: see common/json_parse.h
-  if (!parsed.ok()) fail("body is " + parsed.error);
-  const json& root = parsed.value;
-  if (!root.is_object()) fail("body must be a JSON object");
-
+ResourceDims decodeResource(const json& root) {
   otlp::Attributes resource;
   if (const json* r = member(root, "resource")) {
     if (!r->is_object()) fail("resource must be an object");
@@ -119,15 +111,10 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
       if (!v.empty()) resource.emplace_back(k, std::move(v));
     }
   }
-  const ResourceDims dims = resourceDims(resource);
-  const auto time_ns = static_cast<int64_t>(optUnsigned(
-      root, "time_unix_nano", "body", static_cast<uint64_t>(std::numeric_limits<int64_t>::max())));
-  // The functions' and hosts' last-seen time: outside the window, purge would never remove them.
-  if (bounds && member(root, "time_unix_nano") && !bounds->contains(time_ns)) {
-    fail("time_unix_nano is outside the accepted window " + bounds->describe() +
-         " (the retention back from now, up to 10 minutes of clock skew ahead)");
-  }
+  return resourceDims(resource);
+}
 
+std::vector<SpanIdentity> decodeSites(const json& root) {
   std::vector<SpanIdentity> sites;
   if (const json* s = member(root, "sites")) {
     if (!s->is_array()) fail("sites must be an array");
@@ -136,6 +123,85 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
       sites.push_back(decodeSite((*s)[i], "sites[" + std::to_string(i) + "]"));
     }
   }
+  return sites;
+}
+
+AggKind decodeKind(const json& r, const std::string& where) {
+  const std::string kind = optString(r, "kind", where);
+  if (kind == "function") return AggKind::kFunction;
+  if (kind == "callsite") return AggKind::kCallSite;
+  if (kind == "loop") return AggKind::kLoop;
+  if (kind == "size") return AggKind::kResultSize;
+  if (kind == "self") return AggKind::kSelfTime;
+  fail(where + ".kind must be function, callsite, loop, size or self");
+}
+
+// The row's histogram: its `bins` ([index, count] pairs) with the zero bucket and the sum.
+DDSketch decodeSketch(const json& r, const std::string& where, double zero, double sum) {
+  std::vector<std::pair<int, double>> bins;
+  if (const json* b = member(r, "bins")) {
+    if (!b->is_array()) fail(where + ".bins must be an array");
+    bins.reserve(b->size());
+    for (const json& pair : *b) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
+          !pair[1].is_number()) {
+        fail(where + ".bins must hold [index, count] pairs");
+      }
+      const auto index = pair[0].get<int64_t>();
+      if (index < -100000 || index > 100000) fail(where + ".bins: index out of range");
+      bins.emplace_back(static_cast<int>(index), pair[1].get<double>());
+    }
+  }
+  try {
+    return DDSketch::fromBins(bins, zero, sum);
+  } catch (const DDSketchError& e) {
+    fail(where + ": " + e.what());
+  }
+}
+
+// Losses the library reports once (a delta), charged to the service in the minute of the
+// report: readers show them beside the counts of that service's functions. Returns the lost
+// calls (0 without a report).
+double decodeDropped(const json& root, const ResourceDims& dims, int64_t time_ns, Batch& local) {
+  const json* d = member(root, "dropped");
+  if (d == nullptr) return 0;
+  if (!d->is_object()) fail("dropped must be an object");
+  constexpr uint64_t kMaxLost = uint64_t{1} << 53;  // exact in a double
+  const double calls = optAmount(*d, "calls", "dropped", DDSketch::kMaxCount);
+  const auto spans = static_cast<double>(optUnsigned(*d, "spans", "dropped", kMaxLost));
+  const auto rows_lost = static_cast<double>(optUnsigned(*d, "rows", "dropped", kMaxLost));
+  if (!(calls > 0 || spans > 0 || rows_lost > 0)) return 0;
+  if (member(root, "time_unix_nano") == nullptr) fail("dropped needs time_unix_nano");
+  AggValue v;
+  v.x1 = calls;
+  v.x2 = spans;
+  v.x3 = rows_lost;
+  local
+      .aggregates[AggKey{AggKind::kDropped, "", "", time_ns / kBucketNs, dims.service, dims.version,
+                         dims.env, ""}]
+      .merge(v);
+  return calls;
+}
+
+}  // namespace
+
+AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
+                                       const TimeBounds* bounds) {
+  const JsonParse parsed = parseJson(body);  // nesting-limited: see common/json_parse.h
+  if (!parsed.ok()) fail("body is " + parsed.error);
+  const json& root = parsed.value;
+  if (!root.is_object()) fail("body must be a JSON object");
+
+  const ResourceDims dims = decodeResource(root);
+  const auto time_ns = static_cast<int64_t>(optUnsigned(
+      root, "time_unix_nano", "body", static_cast<uint64_t>(std::numeric_limits<int64_t>::max())));
+  // The functions' and hosts' last-seen time: outside the window, purge would never remove them.
+  if (bounds && member(root, "time_unix_nano") && !bounds->contains(time_ns)) {
+    fail("time_unix_nano is outside the accepted window " + bounds->describe() +
+         " (the retention back from now, up to 10 minutes of clock skew ahead)");
+  }
+
+  const std::vector<SpanIdentity> sites = decodeSites(root);
 
   // Everything is decoded and checked into `local` first: a bad row leaves `batch` untouched.
   Batch local;
@@ -147,21 +213,7 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     const json& r = (*rows)[i];
     const std::string where = "rows[" + std::to_string(i) + "]";
     if (!r.is_object()) fail(where + " must be an object");
-    const std::string kind = optString(r, "kind", where);
-    AggKind k;
-    if (kind == "function") {
-      k = AggKind::kFunction;
-    } else if (kind == "callsite") {
-      k = AggKind::kCallSite;
-    } else if (kind == "loop") {
-      k = AggKind::kLoop;
-    } else if (kind == "size") {
-      k = AggKind::kResultSize;
-    } else if (kind == "self") {
-      k = AggKind::kSelfTime;
-    } else {
-      fail(where + ".kind must be function, callsite, loop, size or self");
-    }
+    const AggKind k = decodeKind(r, where);
     const json* site_index = member(r, "site");
     if (site_index == nullptr) fail(where + ".site is missing");
     if (sites.empty()) fail(where + ".site: there are no sites");
@@ -186,26 +238,7 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     // records; absent from libperfhat before the collection budget.
     const double sampled_calls = optAmount(r, "sampled_calls", where, DDSketch::kMaxCount);
     const double sampled_records = optAmount(r, "sampled_records", where, DDSketch::kMaxCount);
-    std::vector<std::pair<int, double>> bins;
-    if (const json* b = member(r, "bins")) {
-      if (!b->is_array()) fail(where + ".bins must be an array");
-      bins.reserve(b->size());
-      for (const json& pair : *b) {
-        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
-            !pair[1].is_number()) {
-          fail(where + ".bins must hold [index, count] pairs");
-        }
-        const auto index = pair[0].get<int64_t>();
-        if (index < -100000 || index > 100000) fail(where + ".bins: index out of range");
-        bins.emplace_back(static_cast<int>(index), pair[1].get<double>());
-      }
-    }
-    DDSketch sketch;
-    try {
-      sketch = DDSketch::fromBins(bins, zero, sum);
-    } catch (const DDSketchError& e) {
-      fail(where + ": " + e.what());
-    }
+    DDSketch sketch = decodeSketch(r, where, zero, sum);
     if (sketch.empty()) continue;  // adds nothing
     const SpanIdentity& id = sites[site];
     if (id.key.empty() || (k == AggKind::kCallSite && sites[caller].key.empty())) {
@@ -235,27 +268,7 @@ AggregateRowsStats decodeAggregateRows(std::string_view body, Batch& batch,
     used[site] = true;
     ++st.rows;
   }
-  // Losses the library reports once (a delta), charged to the service in the minute of the
-  // report: readers show them beside the counts of that service's functions.
-  if (const json* d = member(root, "dropped")) {
-    if (!d->is_object()) fail("dropped must be an object");
-    constexpr uint64_t kMaxLost = uint64_t{1} << 53;  // exact in a double
-    const double calls = optAmount(*d, "calls", "dropped", DDSketch::kMaxCount);
-    const auto spans = static_cast<double>(optUnsigned(*d, "spans", "dropped", kMaxLost));
-    const auto rows_lost = static_cast<double>(optUnsigned(*d, "rows", "dropped", kMaxLost));
-    if (calls > 0 || spans > 0 || rows_lost > 0) {
-      if (member(root, "time_unix_nano") == nullptr) fail("dropped needs time_unix_nano");
-      AggValue v;
-      v.x1 = calls;
-      v.x2 = spans;
-      v.x3 = rows_lost;
-      local
-          .aggregates[AggKey{AggKind::kDropped, "", "", time_ns / kBucketNs, dims.service,
-                             dims.version, dims.env, ""}]
-          .merge(v);
-      st.dropped_calls = calls;
-    }
-  }
+  st.dropped_calls = decodeDropped(root, dims, time_ns, local);
   for (size_t i = 0; i < sites.size(); ++i) {
     if (!used[i]) continue;
     const SpanIdentity& id = sites[i];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string_view>
 
 namespace perfhat::handler {
@@ -21,6 +22,34 @@ size_t SpanRefHash::operator()(const SpanRef& r) const noexcept {
   std::memcpy(&c, r.bytes.data() + 16, 8);
   return static_cast<size_t>((a ^ (b * 0x9e3779b97f4a7c15ULL)) ^ (c * 0xc2b2ae3d27d4eb4fULL));
 }
+
+namespace {
+
+// Pops the oldest entry of `order` and erases the entry of `map` it names, when that is still
+// live (the same generation: a replaced or adopted entry leaves a stale order entry behind).
+// Returns what went, as `weight` counts it, or 0.
+template <class Order, class Map, class Weight>
+size_t popOldest(std::deque<Order>& order, Map& map, Weight weight) {
+  const Order o = order.front();
+  order.pop_front();
+  auto it = map.find(o.ref);
+  if (it == map.end() || it->second.gen != o.gen) return 0;
+  const size_t n = weight(it->second);
+  map.erase(it);
+  return n;
+}
+// Drops every entry of `order` that names no live entry of `map`.
+template <class Order, class Map>
+void dropStale(std::deque<Order>& order, const Map& map) {
+  std::erase_if(order, [&map](const Order& o) {
+    auto it = map.find(o.ref);
+    return it == map.end() || it->second.gen != o.gen;
+  });
+}
+constexpr auto kOneSpan = [](const auto&) { return size_t{1}; };
+constexpr auto kItsChildren = [](const auto& waiting) { return waiting.children.size(); };
+
+}  // namespace
 
 uint64_t SpanIndex::keyHash(std::string_view key) { return std::hash<std::string_view>()(key); }
 
@@ -96,65 +125,29 @@ std::vector<SpanIndex::Edge> SpanIndex::exchange(std::vector<std::pair<SpanRef, 
 void SpanIndex::expire(int64_t now) {
   const int64_t cutoff =
       now - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.ttl).count();
-  while (!span_order_.empty() && span_order_.front().t < cutoff) {
-    const Order o = span_order_.front();
-    span_order_.pop_front();
-    auto it = spans_.find(o.ref);
-    if (it != spans_.end() && it->second.gen == o.gen) {
-      spans_.erase(it);
-      ++c_.spans_expired;
-    }
-  }
+  while (!span_order_.empty() && span_order_.front().t < cutoff)
+    c_.spans_expired += popOldest(span_order_, spans_, kOneSpan);
   while (!wait_order_.empty() && wait_order_.front().t < cutoff) {
-    const Order o = wait_order_.front();
-    wait_order_.pop_front();
-    auto it = waiting_.find(o.ref);
-    if (it != waiting_.end() && it->second.gen == o.gen) {
-      c_.waiting_expired += it->second.children.size();
-      waiting_children_ -= it->second.children.size();
-      waiting_.erase(it);
-    }
+    const size_t children = popOldest(wait_order_, waiting_, kItsChildren);
+    c_.waiting_expired += children;
+    waiting_children_ -= children;
   }
 }
 
 void SpanIndex::evictSpans() {
-  while (spans_.size() > options_.max_spans && !span_order_.empty()) {
-    const Order o = span_order_.front();
-    span_order_.pop_front();
-    auto it = spans_.find(o.ref);
-    if (it != spans_.end() && it->second.gen == o.gen) {
-      spans_.erase(it);
-      ++c_.spans_evicted;
-    }
-  }
+  while (spans_.size() > options_.max_spans && !span_order_.empty())
+    c_.spans_evicted += popOldest(span_order_, spans_, kOneSpan);
   // Order entries of replaced or adopted spans are dropped lazily; keep the deque bounded too.
-  if (span_order_.size() > 2 * options_.max_spans + 1024) {
-    const auto* spans = &spans_;  // the lambda runs here, under mu_
-    std::erase_if(span_order_, [spans](const Order& o) {
-      auto it = spans->find(o.ref);
-      return it == spans->end() || it->second.gen != o.gen;
-    });
-  }
+  if (span_order_.size() > 2 * options_.max_spans + 1024) dropStale(span_order_, spans_);
 }
 
 void SpanIndex::evictWaiting() {
   while (waiting_children_ > options_.max_waiting && !wait_order_.empty()) {
-    const Order o = wait_order_.front();
-    wait_order_.pop_front();
-    auto it = waiting_.find(o.ref);
-    if (it != waiting_.end() && it->second.gen == o.gen) {
-      c_.waiting_evicted += it->second.children.size();
-      waiting_children_ -= it->second.children.size();
-      waiting_.erase(it);
-    }
+    const size_t children = popOldest(wait_order_, waiting_, kItsChildren);
+    c_.waiting_evicted += children;
+    waiting_children_ -= children;
   }
-  if (wait_order_.size() > 2 * options_.max_waiting + 1024) {
-    const auto* waiting = &waiting_;  // the lambda runs here, under mu_
-    std::erase_if(wait_order_, [waiting](const Order& o) {
-      auto it = waiting->find(o.ref);
-      return it == waiting->end() || it->second.gen != o.gen;
-    });
-  }
+  if (wait_order_.size() > 2 * options_.max_waiting + 1024) dropStale(wait_order_, waiting_);
 }
 
 SpanIndex::Counters SpanIndex::counters() const {

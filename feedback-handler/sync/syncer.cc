@@ -140,69 +140,77 @@ void Syncer::pull(size_t i) {
   };
   std::unique_ptr<void, decltype(stopWatchdog)> disarm(&done, stopWatchdog);
   try {
-    auto to = std::chrono::duration<double>(options_.timeout_s);
-    cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
-    cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
-    if (!up.token.empty()) cli.set_bearer_token_auth(up.token.c_str());
-    httplib::Headers headers{{"Accept-Encoding", "gzip"}};
-    for (int page = 0; page < 100000; ++page) {  // bounded; each page advances the cursor
-      std::string body;
-      bool too_big = false;
-      auto res = cli.Get(("/v1/export?since=" + std::to_string(cursor) +
-                          "&limit=" + std::to_string(options_.page_rows))
-                             .c_str(),
-                         headers, [&](const char* data, size_t len) {
-                           if (body.size() + len > options_.max_response_bytes) {
-                             too_big = true;
-                             return false;
-                           }
-                           body.append(data, len);
-                           return true;
-                         });
-      if (too_big) {
-        throw std::runtime_error("answer larger than " +
-                                 std::to_string(options_.max_response_bytes) +
-                                 " bytes (after gunzip); refused");
-      }
-      if (expired) {
-        throw std::runtime_error(isStopping() ? "stopped"
-                                              : "no complete answer within the pull deadline");
-      }
-      if (!res) throw std::runtime_error("unreachable: " + httplib::to_string(res.error()));
-      if (res->status != 200) {
-        throw std::runtime_error("HTTP " + std::to_string(res->status) + ": " +
-                                 body.substr(0, 200));
-      }
-      ExportPage p = parseExport(body);
-      if (p.cursor < cursor)
-        throw std::runtime_error("upstream cursor went backwards (store reset?)");
-      Batch b;
-      for (auto& [k, v] : p.rows.aggregates) {
-        AggKey key = k;
-        // Chains of local handlers keep the full provenance, so nothing is merged twice.
-        key.origin = k.origin.empty() ? up.url : up.url + ">" + k.origin;
-        b.aggregates.emplace(std::move(key), std::move(v));
-      }
-      b.functions = std::move(p.rows.functions);
-      b.hosts = std::move(p.rows.hosts);
-      b.meta[cursorMetaName(up.url)] = static_cast<int64_t>(p.cursor);
-      rows += b.aggregates.size();
-      store_.write(b, WriteMode::kReplace);
-      {
-        MutexLock hook(hook_mu_);
-        if (on_commit_) on_commit_();  // e.g. wake /v1/changes long-polls
-      }
-      cursor = p.cursor;
-      {
-        MutexLock lock(mu_);
-        status_[i].cursor = cursor;
-      }
-      if (!p.more) break;
-    }
+    pullPages(cli, i, cursor, expired, rows);
   } catch (const std::exception& e) {
     error = e.what();
   }
   disarm.reset();
+  recordPull(i, rows, error);
+}
+
+void Syncer::pullPages(httplib::Client& cli, size_t i, uint64_t cursor,
+                       const std::atomic<bool>& expired, uint64_t& rows) {
+  const Upstream& up = upstreams_[i];
+  auto to = std::chrono::duration<double>(options_.timeout_s);
+  cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
+  cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(to));
+  if (!up.token.empty()) cli.set_bearer_token_auth(up.token.c_str());
+  httplib::Headers headers{{"Accept-Encoding", "gzip"}};
+  for (int page = 0; page < 100000; ++page) {  // bounded; each page advances the cursor
+    std::string body;
+    bool too_big = false;
+    auto res = cli.Get(("/v1/export?since=" + std::to_string(cursor) +
+                        "&limit=" + std::to_string(options_.page_rows))
+                           .c_str(),
+                       headers, [&](const char* data, size_t len) {
+                         if (body.size() + len > options_.max_response_bytes) {
+                           too_big = true;
+                           return false;
+                         }
+                         body.append(data, len);
+                         return true;
+                       });
+    if (too_big) {
+      throw std::runtime_error("answer larger than " + std::to_string(options_.max_response_bytes) +
+                               " bytes (after gunzip); refused");
+    }
+    if (expired) {
+      throw std::runtime_error(isStopping() ? "stopped"
+                                            : "no complete answer within the pull deadline");
+    }
+    if (!res) throw std::runtime_error("unreachable: " + httplib::to_string(res.error()));
+    if (res->status != 200) {
+      throw std::runtime_error("HTTP " + std::to_string(res->status) + ": " + body.substr(0, 200));
+    }
+    ExportPage p = parseExport(body);
+    if (p.cursor < cursor)
+      throw std::runtime_error("upstream cursor went backwards (store reset?)");
+    Batch b;
+    for (auto& [k, v] : p.rows.aggregates) {
+      AggKey key = k;
+      // Chains of local handlers keep the full provenance, so nothing is merged twice.
+      key.origin = k.origin.empty() ? up.url : up.url + ">" + k.origin;
+      b.aggregates.emplace(std::move(key), std::move(v));
+    }
+    b.functions = std::move(p.rows.functions);
+    b.hosts = std::move(p.rows.hosts);
+    b.meta[cursorMetaName(up.url)] = static_cast<int64_t>(p.cursor);
+    rows += b.aggregates.size();
+    store_.write(b, WriteMode::kReplace);
+    {
+      MutexLock hook(hook_mu_);
+      if (on_commit_) on_commit_();  // e.g. wake /v1/changes long-polls
+    }
+    cursor = p.cursor;
+    {
+      MutexLock lock(mu_);
+      status_[i].cursor = cursor;
+    }
+    if (!p.more) break;
+  }
+}
+
+void Syncer::recordPull(size_t i, uint64_t rows, const std::string& error) {
   MutexLock lock(mu_);
   UpstreamStatus& st = status_[i];
   st.rows_pulled += rows;

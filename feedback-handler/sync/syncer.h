@@ -20,6 +20,10 @@
 #include "common/thread_annotations.h"
 #include "feedback-handler/store/store.h"
 
+namespace httplib {
+class Client;
+}
+
 namespace perfhat::handler {
 
 struct Upstream {
@@ -68,6 +72,13 @@ class Syncer {
 
  private:
   void pull(size_t i) REQUIRES(pull_mu_) EXCLUDES(mu_);
+  // Upstream i's /v1/export pages from `cursor` on through `cli`, each committed as it comes
+  // (`rows` counts the aggregate rows written). Throws at the first page that fails;
+  // `expired`: the pull's watchdog stopped `cli`.
+  void pullPages(httplib::Client& cli, size_t i, uint64_t cursor, const std::atomic<bool>& expired,
+                 uint64_t& rows) REQUIRES(pull_mu_) EXCLUDES(mu_);
+  // A pull's outcome ("" or its error) into upstream i's status and its next attempt.
+  void recordPull(size_t i, uint64_t rows, const std::string& error) EXCLUDES(mu_);
   void loop() EXCLUDES(mu_, pull_mu_);
   bool isStopping() const EXCLUDES(mu_);
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "json_text.h"
+
 namespace perfhat::otlp {
 namespace {
 
@@ -163,12 +165,11 @@ void span_id_bytes(uint64_t id, uint8_t out[8]) {
 }
 
 // ---- JSON -----------------------------------------------------------------------------------
-std::string jstr(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 std::string jkv_string(const std::string& k, const std::string& v) {
-  return "{\"key\":" + jstr(k) + ",\"value\":{\"stringValue\":" + jstr(v) + "}}";
+  return "{\"key\":" + json_quoted(k) + ",\"value\":{\"stringValue\":" + json_quoted(v) + "}}";
 }
 std::string jkv_int(const std::string& k, int64_t v) {
-  return "{\"key\":" + jstr(k) + ",\"value\":{\"intValue\":\"" + std::to_string(v) + "\"}}";
+  return "{\"key\":" + json_quoted(k) + ",\"value\":{\"intValue\":\"" + std::to_string(v) + "\"}}";
 }
 std::string jnum(double d) {
   if (!std::isfinite(d)) return "0";
@@ -177,10 +178,11 @@ std::string jnum(double d) {
   return buf;
 }
 std::string jkv_double(const std::string& k, double v) {
-  return "{\"key\":" + jstr(k) + ",\"value\":{\"doubleValue\":" + jnum(v) + "}}";
+  return "{\"key\":" + json_quoted(k) + ",\"value\":{\"doubleValue\":" + jnum(v) + "}}";
 }
 std::string jkv_bool(const std::string& k, bool v) {
-  return "{\"key\":" + jstr(k) + ",\"value\":{\"boolValue\":" + (v ? "true" : "false") + "}}";
+  return "{\"key\":" + json_quoted(k) + ",\"value\":{\"boolValue\":" + (v ? "true" : "false") +
+         "}}";
 }
 
 std::string resource_json(const Resource& r) {
@@ -355,39 +357,6 @@ std::string hex(const uint8_t* p, size_t n) {
   return out;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out;
-}
-
 std::string_view traces_protobuf_view(const ExportBatch& b) {
   // One per-thread buffer holds the whole request and keeps its capacity, so a steady exporter
   // allocates nothing and copies the body only once per span (scratch Span -> buffer). The
@@ -454,7 +423,7 @@ std::string traces_json(const ExportBatch& b) {
       span_id_bytes(s.parent_span_id, id);
       out += ",\"parentSpanId\":\"" + hex(id, 8) + "\"";
     }
-    out += ",\"name\":" + jstr(s.name) + ",\"kind\":" + (s.is_request ? "2" : "1") +
+    out += ",\"name\":" + json_quoted(s.name) + ",\"kind\":" + (s.is_request ? "2" : "1") +
            ",\"startTimeUnixNano\":\"" + std::to_string(s.start_unix_ns) +
            "\",\"endTimeUnixNano\":\"" + std::to_string(s.end_unix_ns) +
            "\",\"attributes\":" + attrs_json(span_attrs(s));
@@ -536,21 +505,21 @@ std::string metrics_json(const ExportBatch& b) {
 }
 
 std::string aggregates_json(const ExportBatch& b) {
-  std::string out = "{\"resource\":{\"service.name\":" + jstr(b.resource.service_name);
+  std::string out = "{\"resource\":{\"service.name\":" + json_quoted(b.resource.service_name);
   if (!b.resource.service_version.empty()) {
-    out += ",\"service.version\":" + jstr(b.resource.service_version);
+    out += ",\"service.version\":" + json_quoted(b.resource.service_version);
   }
-  if (!b.resource.host_name.empty()) out += ",\"host.name\":" + jstr(b.resource.host_name);
+  if (!b.resource.host_name.empty()) out += ",\"host.name\":" + json_quoted(b.resource.host_name);
   for (const auto& [k, v] : variant_attributes(b.resource)) {
-    out += ",\"" + std::string(k) + "\":" + jstr(*v);
+    out += ",\"" + std::string(k) + "\":" + json_quoted(*v);
   }
   out += "},\"time_unix_nano\":\"" + std::to_string(b.histograms_end_unix_ns) + "\",\"sites\":[";
   for (size_t i = 0; i < b.sites.size(); ++i) {
     const SiteIdentity& s = b.sites[i];
     if (i) out += ',';
-    out += "{\"name\":" + jstr(s.name) + ",\"function\":" + jstr(s.function);
-    if (!s.mangled.empty()) out += ",\"mangled\":" + jstr(s.mangled);
-    if (!s.file.empty()) out += ",\"file\":" + jstr(s.file);
+    out += "{\"name\":" + json_quoted(s.name) + ",\"function\":" + json_quoted(s.function);
+    if (!s.mangled.empty()) out += ",\"mangled\":" + json_quoted(s.mangled);
+    if (!s.file.empty()) out += ",\"file\":" + json_quoted(s.file);
     if (s.line) out += ",\"line\":" + std::to_string(s.line);
     out += '}';
   }

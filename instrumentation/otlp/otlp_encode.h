@@ -24,6 +24,5 @@ std::string aggregates_json(const ExportBatch& b);
 
 // Helpers shared with tests.
 std::string hex(const uint8_t* p, size_t n);
-std::string json_escape(const std::string& s);
 
 }  // namespace perfhat::otlp

@@ -346,8 +346,7 @@ TEST(InstrOtlpEncode, SiteCachedFieldsEncodeLikeUncachedOnes) {
   EXPECT_EQ(perfhat::otlp::traces_protobuf(first), uncached(first)) << "and back again";
 }
 
-TEST(InstrOtlpEncode, JsonEscapingAndHex) {
-  EXPECT_EQ(perfhat::otlp::json_escape("a\"b\\c\n\x01"), "a\\\"b\\\\c\\n\\u0001");
+TEST(InstrOtlpEncode, Hex) {
   uint8_t b[] = {0x00, 0xAB, 0xFF};
   EXPECT_EQ(perfhat::otlp::hex(b, 3), "00abff");
 }

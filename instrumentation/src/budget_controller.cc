@@ -14,6 +14,7 @@
 #include "budget_calibration.h"
 #include "budget_runtime.h"
 #include "engine.h"
+#include "json_text.h"
 #include "stack_sampler.h"
 #include "symbolize.h"
 #include "tigris.h"
@@ -25,35 +26,6 @@ double clock_s(clockid_t id) {
   timespec ts{};
   clock_gettime(id, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string num(double v) {
@@ -523,7 +495,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
       functions.begin(), functions.end(),
       [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
   std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
-  o += ",\"mode\":" + json_string(p.probing ? "probing" : "rates");
+  o += ",\"mode\":" + json_quoted(p.probing ? "probing" : "rates");
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
        ",\"counted_ns\":" + num(c.counted_s * 1e9) + ",\"sample_ns\":" + num(c.sample_s * 1e9);
   o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
@@ -539,7 +511,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   for (std::size_t i = 0; i < p.classes.size(); ++i) {
     const ClassPlan& k = p.classes[i];
     if (i) o += ',';
-    o += "{\"name\":" + json_string(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
+    o += "{\"name\":" + json_quoted(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
          ",\"duty_ratio\":" + num(k.duty_ratio) + ",\"weight\":" + num(k.weight) +
          ",\"pinned\":" + (k.pinned ? "true" : "false") +
          ",\"traced\":" + (k.traced ? "true" : "false") + ",\"fraction\":" + num(k.fraction) +
@@ -551,7 +523,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
     o += ",\"sampled_functions\":[";
     for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
       if (i) o += ',';
-      o += "{\"function\":" + json_string(functions[i].function) +
+      o += "{\"function\":" + json_quoted(functions[i].function) +
            ",\"samples\":" + std::to_string(functions[i].samples) +
            ",\"self\":" + std::to_string(functions[i].self) + "}";
     }
@@ -564,8 +536,8 @@ std::string Controller::status_json_locked(bool without_sampled) const {
     if (st.klass < 0 || static_cast<std::size_t>(st.klass) >= class_names_.size()) continue;
     if (n == kMaxStatusRows * 10) break;
     if (n++) o += ',';
-    o += "{\"function\":" + json_string(st.qualified) +
-         ",\"class\":" + json_string(class_names_[st.klass]) + "}";
+    o += "{\"function\":" + json_quoted(st.qualified) +
+         ",\"class\":" + json_quoted(class_names_[st.klass]) + "}";
   }
   o += "]}";
   return o;

@@ -79,36 +79,25 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
       continue;
     }
     if (n.estimate.dist.mean_ns <= 0) continue;
-    AddedCost a;
-    a.status = AddedCost::Status::New;
+    AddedCost a = addedCost(n.estimate, executionFactors(fn, n));
     a.node = n.id;
-    a.per_execution = n.estimate.dist;
-    a.factors = executionFactors(fn, n);
-    a.executions = product(a.factors, false);
-    a.total = scaleDist(a.per_execution, a.executions);
-    setRange(a, n.estimate);
-    a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
     fn.added.push_back(std::move(a));
   }
   for (const Node& o : old.nodes) {
     if (o.kind != NodeKind::Call || kept[o.id]) continue;
     if (!o.estimate.known() || o.estimate.dist.mean_ns <= 0) continue;
-    AddedCost a;
+    // Production counted this very call: its count per call of the function is what goes away.
+    std::vector<CostFactor> factors;
+    if (o.production_calls > 0)
+      factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false,
+                  o.production_calls, o.production_calls}};
+    else
+      factors = executionFactors(old, o);
+    for (CostFactor& f : factors) f.from = -1;  // nodes of the deployed text
+    AddedCost a = addedCost(o.estimate, std::move(factors));
     a.status = AddedCost::Status::Removed;
     a.removed_name = displayName(o);
     a.removed_line = o.range.start.line;
-    a.per_execution = o.estimate.dist;
-    // Production counted this very call: its count per call of the function is what goes away.
-    if (o.production_calls > 0)
-      a.factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false,
-                    o.production_calls, o.production_calls}};
-    else
-      a.factors = executionFactors(old, o);
-    for (CostFactor& f : a.factors) f.from = -1;  // nodes of the deployed text
-    a.executions = product(a.factors, false);
-    a.total = scaleDist(a.per_execution, a.executions);
-    setRange(a, o.estimate);
-    a.floor_ns = o.estimate.floor_mean_ns * product(a.factors, true);
     fn.added.push_back(std::move(a));
   }
   if (fn.added.empty() && unknown_new == 0) return;

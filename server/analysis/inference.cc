@@ -242,14 +242,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   for (const Node& n : fn.nodes) {
     if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
     if (n.estimate.dist.mean_ns <= 0) continue;  // predicted to cost nothing: changes nothing
-    AddedCost a;
+    AddedCost a = addedCost(n.estimate, executionFactors(fn, n));
     a.node = n.id;
-    a.per_execution = n.estimate.dist;
-    a.factors = executionFactors(fn, n);
-    a.executions = product(a.factors, false);
-    a.total = scaleDist(a.per_execution, a.executions);
-    setRange(a, n.estimate);
-    a.floor_ns = n.estimate.floor_mean_ns * product(a.factors, true);
     a.room_ns = room;
     a.status = a.floor_ns > room ? AddedCost::Status::New : AddedCost::Status::PossiblyNew;
     fn.added.push_back(std::move(a));

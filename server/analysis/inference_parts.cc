@@ -91,6 +91,17 @@ void setRange(AddedCost& a, const Estimate& per) {
   a.total_hi = scaleDist(a.per_execution, hi);
 }
 
+AddedCost addedCost(const Estimate& per, std::vector<CostFactor> factors) {
+  AddedCost a;
+  a.per_execution = per.dist;
+  a.factors = std::move(factors);
+  a.executions = product(a.factors, false);
+  a.total = scaleDist(a.per_execution, a.executions);
+  setRange(a, per);
+  a.floor_ns = per.floor_mean_ns * product(a.factors, true);
+  return a;
+}
+
 std::string displayName(const Node& n) {
   return n.callee_name.empty() ? n.callee_key : n.callee_name + "()";
 }

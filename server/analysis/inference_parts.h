@@ -44,6 +44,9 @@ std::optional<double> loadedOutcome(const Stats& s, double ratio);
 int loopScope(const FunctionInfo& fn, const Node& n, bool certain);
 // The range of one cost: its per-execution spread times its factors' ranges.
 void setRange(AddedCost& a, const Estimate& per);
+// The cost of a call that runs `factors` times per call of its function, at `per` each: its
+// total, range and data-backed floor (DESIGN §10's consistency test); status New, no node.
+AddedCost addedCost(const Estimate& per, std::vector<CostFactor> factors);
 std::string displayName(const Node& n);
 void attach(Node& n, const FeedbackItem& item);
 // The call site of `callee`'s data whose caller is `caller` (spelled as the runtime spelled it,

@@ -21,6 +21,7 @@
 // only "possibly new" (DESIGN §10): an Information diagnostic when it would otherwise warn.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,10 +79,33 @@ std::string restsOn(const FunctionInfo& f,
   return out;
 }
 
-void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
-  if (f.nodes.empty() || f.added.empty()) return;
+using Costs = std::vector<std::pair<const analysis::AddedCost*, double>>;
+
+// What the code as written changes in a measured function, as the warnings read it: the
+// measured statistic, the threshold, and inference's costs by status, largest first; and one
+// member per kind of warning it may give, in the order they are published.
+struct Change {
+  const FunctionInfo& f;
+  const Options& o;
+  const Stats& st;
+  double m = 0;      // the measured statistic
+  double limit = 0;  // the threshold a change must exceed to warn
+  std::string fn;    // "name()"
+  Costs added, possibly, removed;
+  double delta = 0;        // the new costs less the removed ones
+  double added_total = 0;  // the new costs
+
+  void regressionWarnings(std::vector<Diagnostic>& out) const;
+  bool contextWarning(std::vector<Diagnostic>& out) const;  // whether it warned
+  void possibleRegression(bool context_warns, std::vector<Diagnostic>& out) const;
+  void improvement(std::vector<Diagnostic>& out) const;
+  void possiblyNew(std::vector<Diagnostic>& out) const;
+};
+
+std::optional<Change> changeOf(const FunctionInfo& f, const Options& o) {
+  if (f.nodes.empty() || f.added.empty()) return std::nullopt;
   const Node& root = f.root();
-  if (!root.measured || root.measured->count == 0) return;
+  if (!root.measured || root.measured->count == 0) return std::nullopt;
   const Stats& st = *root.measured;
   const double m = detail::pick(st, o);
   // The noise allowance guards against reading a change into a noisy measurement. Where the
@@ -91,13 +115,12 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   const double limit =
       std::max({o.regression_relative * m, o.regression_absolute_ns,
                 o.learn_thresholds && !known_change ? noiseAllowance(st, o, m) : 0.0});
-  const std::string fn = f.name + "()";
-
+  Change c{f, o, st, m, limit, f.name + "()"};
+  Costs &added = c.added, &possibly = c.possibly, &removed = c.removed;
+  double& delta = c.delta;
   // What inference added to the measured total (new) and what it left out (possibly new), each
   // with its cost per call of the function, largest first.
   using Status = analysis::AddedCost::Status;
-  std::vector<std::pair<const analysis::AddedCost*, double>> added, possibly, removed;
-  double delta = 0;
   for (const analysis::AddedCost& a : f.added) {
     const double cost = detail::pick(a.total, o);
     if (a.status == Status::New) {
@@ -114,11 +137,13 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
   std::stable_sort(added.begin(), added.end(), larger);
   std::stable_sort(possibly.begin(), possibly.end(), larger);
   std::stable_sort(removed.begin(), removed.end(), larger);
-  double added_total = 0;
-  for (const auto& entry : added) added_total += entry.second;
+  for (const auto& entry : added) c.added_total += entry.second;
+  return c;
+}
 
-  // The warning's figure is the sum of the products it lists: the prediction is the measured
-  // value plus exactly these costs.
+// The warning's figure is the sum of the products it lists: the prediction is the measured
+// value plus exactly these costs.
+void Change::regressionWarnings(std::vector<Diagnostic>& out) const {
   if (f.changed && !added.empty() && delta > limit) {
     Diagnostic d;
     d.severity = Severity::Warning;
@@ -153,10 +178,13 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
       out.push_back(more);
     }
   }
-  // A new call of a callee whose cost depends on the caller's context (an inner call with two
-  // production outcomes, e.g. a lazily loaded collection): production's callers ran it in the
-  // fast outcome, this caller's context is not known. When the slow outcome crosses the
-  // threshold, that is a warning, said as depending on the context.
+}
+
+// A new call of a callee whose cost depends on the caller's context (an inner call with two
+// production outcomes, e.g. a lazily loaded collection): production's callers ran it in the
+// fast outcome, this caller's context is not known. When the slow outcome crosses the
+// threshold, that is a warning, said as depending on the context.
+bool Change::contextWarning(std::vector<Diagnostic>& out) const {
   double context_up = 0;
   const analysis::AddedCost* context_cost = nullptr;
   for (const auto& [a, cost] : added) {
@@ -182,8 +210,12 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                 " in production (warns above +" + formatDuration(limit) + ")";
     out.push_back(d);
   }
-  // Only the upper part of the likely range crosses the threshold: a possible regression, said
-  // as such, never a warning.
+  return context_warns;
+}
+
+// Only the upper part of the likely range crosses the threshold: a possible regression, said
+// as such, never a warning.
+void Change::possibleRegression(bool context_warns, std::vector<Diagnostic>& out) const {
   const auto& interval = f.root().estimate.interval;
   if (f.changed && !added.empty() && !(delta > limit) && !context_warns && interval &&
       std::isfinite(detail::pick(interval->hi, o)) && detail::pick(interval->hi, o) - m > limit) {
@@ -200,7 +232,10 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
       d.message += "; rests on " + assumed;
     out.push_back(d);
   }
-  // Work removed: a predicted improvement is as much a prediction as a regression.
+}
+
+// Work removed: a predicted improvement is as much a prediction as a regression.
+void Change::improvement(std::vector<Diagnostic>& out) const {
   if (!removed.empty() && -delta > limit) {
     Diagnostic d;
     d.severity = Severity::Information;
@@ -218,8 +253,11 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                  " vs " + formatDuration(m) + " in production";
     out.push_back(d);
   }
-  // A call that would warn if it were new, but that production's measured time has room for:
-  // information, never a warning (DESIGN §10, "What production ran").
+}
+
+// A call that would warn if it were new, but that production's measured time has room for:
+// information, never a warning (DESIGN §10, "What production ran").
+void Change::possiblyNew(std::vector<Diagnostic>& out) const {
   for (const auto& [a, cost] : possibly) {
     if (!(cost > limit)) break;
     Diagnostic d;
@@ -237,6 +275,16 @@ void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic
                 "), so it may already run there";
     out.push_back(d);
   }
+}
+
+void regressions(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
+  const std::optional<Change> c = changeOf(f, o);
+  if (!c) return;
+  c->regressionWarnings(out);
+  const bool context_warns = c->contextWarning(out);
+  c->possibleRegression(context_warns, out);
+  c->improvement(out);
+  c->possiblyNew(out);
 }
 
 void hotspots(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& out) {
