@@ -1,0 +1,48 @@
+#include "budget_cold_calibration.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace perfhat::budget {
+namespace {
+
+uint64_t median(std::vector<uint64_t>& v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+uint64_t coldPairTicks(const std::function<void()>& prepare, const std::function<void()>& pair,
+                       const std::function<void()>& finish, const std::function<void()>& evict,
+                       uint64_t (*clock)(), int trials) {
+  trials = std::max(trials, 1);
+  std::vector<uint64_t> with, without;
+  with.reserve(static_cast<std::size_t>(trials));
+  without.reserve(static_cast<std::size_t>(trials));
+  prepare();  // first-use work (tables, thread state) is not the cold entry being measured
+  pair();
+  finish();
+  for (int t = 0; t < trials; ++t) {
+    evict();
+    uint64_t a = clock();
+    uint64_t b = clock();
+    without.push_back(b - a);
+    prepare();
+    evict();
+    a = clock();
+    pair();
+    b = clock();
+    with.push_back(b - a);
+    finish();
+  }
+  const uint64_t floor = median(without), cold = median(with);
+  return cold > floor ? cold - floor : 0;
+}
+
+void CacheSweep::operator()() {
+  volatile char* p = buffer_.data();
+  for (std::size_t i = 0; i < buffer_.size(); i += 64) p[i] = static_cast<char>(p[i] + 1);
+}
+
+}  // namespace perfhat::budget
