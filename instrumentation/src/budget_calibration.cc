@@ -1,6 +1,11 @@
 #include "budget_calibration.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -15,6 +20,25 @@ namespace {
 using autoinstrument::ProbeKind;
 
 uint64_t ticks() { return detail::now_ticks(); }
+
+// The same clock, but no instruction starts before it is read and none after it starts before
+// every earlier one finished: a single call's cache misses land inside the interval (a plain
+// TSC read lets the second read run ahead of the call's outstanding loads, and a cold call then
+// timed no dearer than an empty interval).
+uint64_t fenced_ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (detail::g_tick_source.load(std::memory_order_relaxed) == nullptr) {
+    _mm_lfence();
+    const uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+  }
+#endif
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint64_t t = detail::now_ticks();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return t;
+}
 
 constexpr uint32_t kSiteMargin = 256;
 
@@ -103,7 +127,7 @@ double coldDetectTicks(uint32_t free_site) {
   CacheSweep sweep;
   const uint64_t t =
       coldPairTicks([&] { cal->prepare(autoinstrument::kSkipped); }, [&] { cal->call(); },
-                    [&] { cal->reset(); }, [&] { sweep(); }, &ticks);
+                    [&] { cal->reset(); }, [&] { sweep(); }, &fenced_ticks);
   detail::t_hot = saved;
   clear();
   return static_cast<double>(t);

@@ -1,5 +1,7 @@
 #include "budget_cold_calibration.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -38,6 +40,15 @@ uint64_t coldPairTicks(const std::function<void()>& prepare, const std::function
   }
   const uint64_t floor = median(without), cold = median(with);
   return cold > floor ? cold - floor : 0;
+}
+
+std::size_t CacheSweep::defaultBytes() {
+  long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  const std::size_t level2 = l2 > 0 ? static_cast<std::size_t>(l2) : std::size_t{4} << 20;
+  return std::min(2 * level2, std::size_t{64} << 20);
 }
 
 void CacheSweep::operator()() {

@@ -16,14 +16,19 @@ namespace perfhat::budget {
 // empty interval timed right after `evict` (the clock's own cost). Clock ticks.
 uint64_t coldPairTicks(const std::function<void()>& prepare, const std::function<void()>& pair,
                        const std::function<void()>& finish, const std::function<void()>& evict,
-                       uint64_t (*clock)(), int trials = 31);
+                       uint64_t (*clock)(), int trials = 15);
 
-// Writes every line of a buffer of `bytes` (by default 512 KiB, several times the first-level
-// data and instruction caches of common x86 and ARM cores): what a request's worth of other work
-// does to a probe's lines. The buffer is allocated once, so a sweep costs no page faults.
+// Writes every line of a buffer twice the size of the second-level cache (sysconf, else 4 MiB;
+// at most 64 MiB): what a request's worth of other work, and the other processes sharing the
+// core, do to a probe's lines between two requests; they come back from the last-level cache or
+// memory. (A sweep of the first-level caches only, 512 KiB, found cold entries no dearer than
+// warm ones: second-level hits are too cheap to be what perf sees on the sample service.) The
+// buffer is allocated once, so a sweep costs no page faults.
 class CacheSweep {
  public:
-  explicit CacheSweep(std::size_t bytes = std::size_t{512} << 10) : buffer_(bytes) {}
+  CacheSweep() : CacheSweep(defaultBytes()) {}
+  explicit CacheSweep(std::size_t bytes) : buffer_(bytes) {}
+  static std::size_t defaultBytes();
   void operator()();
 
  private:
