@@ -11,12 +11,13 @@
 
 namespace perfhat::budget {
 
-// Median over `trials` of one call of `pair` timed alone: `prepare` sets it up, `evict` then
-// evicts what that touched, the call is timed, `finish` (untimed) tidies up; less the median of an
-// empty interval timed right after `evict` (the clock's own cost). Clock ticks.
+// The lower quartile over `trials` of one call of `pair` timed alone: `prepare` sets it up,
+// `evict` then evicts what that touched, the call is timed, `finish` (untimed) tidies up; less
+// the lower quartile of an empty interval timed right after `evict` (the clock's own cost).
+// Clock ticks.
 uint64_t coldPairTicks(const std::function<void()>& prepare, const std::function<void()>& pair,
                        const std::function<void()>& finish, const std::function<void()>& evict,
-                       uint64_t (*clock)(), int trials = 15);
+                       uint64_t (*clock)(), int trials = 31);
 
 // Writes every line of a buffer twice the size of the second-level cache (sysconf, else 4 MiB;
 // at most 64 MiB): what a request's worth of other work, and the other processes sharing the

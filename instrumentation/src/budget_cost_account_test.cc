@@ -102,5 +102,14 @@ TEST(BudgetCostAccount, ColdCalibrationTimesTheCallAloneAfterTheEviction) {
             5u);
 }
 
+// Trials slowed by something else (preemption, another core's traffic) only ever take longer:
+// up to half of them leave the figure alone.
+TEST(BudgetCostAccount, ColdCalibrationLooksPastSlowedTrials) {
+  g_now = 0;
+  int trial = 0;
+  auto pair = [&] { g_now += (trial++ % 2 == 0) ? 25 : 900; };
+  EXPECT_EQ(coldPairTicks([] {}, pair, [] {}, [] {}, &fake_clock, 20), 25u);
+}
+
 }  // namespace
 }  // namespace perfhat::budget
