@@ -14,7 +14,10 @@
 #   bench/budget/budget_bench.sh [BUILD_DIR] [STEADY_SECONDS] [RATE]
 #
 # BUDGET_CONFIGS picks the configurations (default "full budget-1 budget-3"; add "disabled" for
-# the floor); BUDGET_MODE=probing
+# the floor, and "full-b" for a second full-tracing run after the budget runs: compare.py then
+# shows how far two full runs' p50s differ, the method's own noise, and takes each function's
+# reference p50 as the mean of the two, which brackets the budget runs in time);
+# BUDGET_MODE=probing
 # runs the budgets in probing mode instead. Functions with fewer than BUDGET_MIN_CALLS calls in
 # the full run (default 200) are left out of the comparison (their p50 moves between two full
 # runs as much).
@@ -51,7 +54,7 @@ for cfg in "${configs[@]}"; do
   case $cfg in
     # Full tracing exports every 0.2 s so the span rings never overflow (as the overhead
     # benchmark does); the budget runs record few calls and keep the default 5 s interval.
-    full) env_args+=(PERFHAT_EXPORT_INTERVAL_S=0.2) ;;
+    full|full-b) env_args+=(PERFHAT_EXPORT_INTERVAL_S=0.2) ;;
     disabled) env_args+=(PERFHAT_ENABLED=0) ;;
     budget-*) env_args+=(PERFHAT_BUDGET="0.0${cfg#budget-}" PERFHAT_BUDGET_MODE="$MODE"
                          PERFHAT_BUDGET_STATUS="$run/status.json") ;;
@@ -79,7 +82,7 @@ for cfg in "${configs[@]}"; do
   sleep 1
   python3 bench/budget/p50s.py "http://$handler" "$TOKEN" "$run/h.sqlite" > "$run/p50.json"
   kill -TERM "$handler_pid"; wait "$handler_pid" 2>/dev/null || true
-  [ "$cfg" = full ] || sed 's/^/[budget]   /' "$run/perf_top.txt"
+  [[ $cfg == full* ]] || sed 's/^/[budget]   /' "$run/perf_top.txt"
   echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples);" \
        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ok"], "requests,", round(r["throughput_per_s"],1), "req/s")' "$run/steady.json")"
 done

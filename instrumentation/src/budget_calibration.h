@@ -22,5 +22,8 @@ Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site);
 // is a call the budget passes over. Publishes and then clears budget tables while it runs: only
 // before the first plan.
 autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site);
+// A call the budget passes over, timed alone right after its lines were evicted (what a site's
+// first call in a request costs, budget_cold_calibration.h), in clock ticks; 0 with probes off.
+double coldDetectTicks(uint32_t free_site);
 
 }  // namespace perfhat::budget

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "budget_calibration.h"
+#include "budget_cost_account.h"
 #include "budget_runtime.h"
 #include "engine.h"
 #include "json_text.h"
@@ -83,6 +84,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
   measuring_per_window_s_ = 0;
+  last_parts_ = {};
   rearm_ = {};
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
@@ -279,6 +281,9 @@ void Controller::tick() {
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
+  // Cold entries (budget_cost_account.h): each armed site's calls and the window's requests.
+  std::vector<double> armed_calls;
+  double requests = 0;
   std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured, by class
   bool any_measuring = false, any_disarmed = false;
   for (const detail::SiteActivity& a : sites) {
@@ -292,6 +297,7 @@ void Controller::tick() {
         window[s.klass].calls += s.calls_per_s * window_s;
         window[s.klass].busy_s += s.busy_per_s * window_s;
       }
+      if (a.kind == detail::kRequest) requests += s.calls_per_s * window_s;
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
@@ -314,6 +320,8 @@ void Controller::tick() {
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? calls_measuring : calls_all) += calls;
+    if (!s.measuring) armed_calls.push_back(calls);
+    if (a.kind == detail::kRequest) requests += calls;
     if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
       measured_hz[class_names_[s.klass]] += s.calls_per_s;
     // A request root the budget passed over opened no request context: only the taken ones pay.
@@ -395,11 +403,17 @@ void Controller::tick() {
         calls_measuring * costs_.detect_s / static_cast<double>(rearm_.every());
   } else if (!any_disarmed)
     measuring_per_window_s_ = 0;
-  cost.probe_cost_s = calls_all * costs_.detect_s + d_recorded * inprobe_report_s_ +
-                      (settings_.planner.probing ? measuring_per_window_s_ : 0.0) +
-                      std::max(0.0, calls_unsampled - d_recorded) *
-                          std::max(0.0, costs_.counted_s - costs_.detect_s) +
-                      request_calls * inprobe_report_s_ + sample_cpu_s;
+  WindowCounts counts;
+  counts.detected = calls_all;
+  counts.recorded = d_recorded;
+  counts.counted_unrecorded = calls_unsampled - d_recorded;
+  counts.request_roots_taken = request_calls;
+  counts.cold_entries = coldEntries(armed_calls, requests);
+  counts.measuring_s = settings_.planner.probing ? measuring_per_window_s_ : 0.0;
+  counts.sample_cpu_s = sample_cpu_s;
+  counts.collector_cpu_s = cost.collector_cpu_s;
+  last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
+  cost.probe_cost_s = last_parts_.probes_s();
   const Plan& plan = planner_.observe(window, cost, costs_);
 
   // Per-site recording probabilities.
@@ -498,14 +512,23 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   o += ",\"mode\":" + json_quoted(p.probing ? "probing" : "rates");
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
        ",\"counted_ns\":" + num(c.counted_s * 1e9) + ",\"sample_ns\":" + num(c.sample_s * 1e9);
+  o += ",\"cold_ns\":" + num(c.cold_s * 1e9);
   o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
+  // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
+  const CostParts& w = last_parts_;
+  o += ",\"window_cost_s\":{\"detect\":" + num(w.detect_s) + ",\"report\":" + num(w.report_s) +
+       ",\"counted\":" + num(w.counted_s) + ",\"requests\":" + num(w.requests_s) +
+       ",\"cold\":" + num(w.cold_s) + ",\"measuring\":" + num(w.measuring_s) +
+       ",\"samples\":" + num(w.samples_s) + ",\"collector\":" + num(w.collector_s) + "}";
   o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
        ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +
        ",\"max_probe_hz\":" + num(settings_.planner.max_probe_hz) +
        ",\"min_fraction\":" + num(settings_.planner.min_fraction);
   o += ",\"max_f\":" + num(p.max_f) + ",\"probing_hz\":" + num(p.probing_hz);
   o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
-  o += ",\"measured_overhead\":" + num(p.measured_overhead) + ",\"governor\":" + num(p.governor);
+  o += ",\"measured_overhead\":" + num(p.measured_overhead) +
+       ",\"measured_overhead_mean\":" + num(p.measured_overhead_mean) +
+       ",\"governor\":" + num(p.governor);
   o += ",\"over_budget\":" + std::string(p.over_budget ? "true" : "false");
   o += ",\"plan_changes\":" + std::to_string(p.changes) + ",\"classes\":[";
   for (std::size_t i = 0; i < p.classes.size(); ++i) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "budget_classes.h"
+#include "budget_cost_account.h"
 #include "budget_planner.h"
 #include "budget_rearm.h"
 #include "site_activity.h"
@@ -118,6 +119,7 @@ class Controller {
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
+  CostParts last_parts_ PERFHAT_GUARDED_BY(mu_);  // the last window's charge (the status)
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;

@@ -173,32 +173,50 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
 void Planner::updateGovernor(const WindowCost& c) {
   if (c.process_cpu_s <= 0) return;
   plan_.measured_overhead = (c.collector_cpu_s + c.probe_cost_s) / c.process_cpu_s;
-  if (c.wall_s <= 0 || c.process_cpu_s / c.wall_s < opt_.idle_cpu_per_s) return;
-  // Governed on the mean over the sliding windows (idle ones left out), not on the last window:
-  // the collector's periodic work (an export, the status sent every few seconds) makes single
-  // windows several times dearer than the mean, and a governor cut at each of them held the plan
-  // at its floor while the collector's mean stayed well within the budget.
+  auto busy = [&](const WindowCost& w) {
+    return w.wall_s > 0 && w.process_cpu_s / w.wall_s >= opt_.idle_cpu_per_s;
+  };
+  if (!busy(c)) return;
+  ++since_action_;
+  // Governed on means, not on the last window: the collector's periodic work (an export, the
+  // status sent every few seconds) makes single windows several times dearer than the mean.
+  // Only the windows since the last action count: earlier ones ran another plan, and cutting
+  // again for them each window compounded one dear window into a plan at its floor.
   double collector = 0, probes = 0, process = 0, fixed_s = 0;
-  for (const WindowCost& w : costs_) {
-    if (w.wall_s <= 0 || w.process_cpu_s / w.wall_s < opt_.idle_cpu_per_s) continue;
+  double all_collector = 0, all_probes = 0, all_process = 0;
+  std::size_t taken = 0;
+  for (auto it = costs_.rbegin(); it != costs_.rend(); ++it) {
+    const WindowCost& w = *it;
+    if (!busy(w)) continue;
+    all_collector += w.collector_cpu_s;
+    all_probes += w.probe_cost_s;
+    all_process += w.process_cpu_s;
+    if (taken == since_action_) continue;
+    ++taken;
     collector += w.collector_cpu_s;
     probes += w.probe_cost_s;
     process += w.process_cpu_s;
     fixed_s += std::min(w.fixed_cpu_s, w.collector_cpu_s);
   }
-  if (process <= 0) return;
+  if (all_process > 0) plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
+  const std::size_t settle =
+      opt_.governor_settle > 0 ? opt_.governor_settle : std::max<std::size_t>(2, opt_.windows / 2);
+  if (process <= 0 || since_action_ < settle) return;
   const double measured = (collector + probes) / process;
   // Only what the plan controls is governed: the collector's fixed part is taken off both sides
   // (when it alone exceeds the budget, the plan says over_budget; scaling cannot help).
   const double fixed = fixed_s / process;
   const double b = opt_.budget_share - fixed, m = measured - fixed;
   if (b <= 0) return;
-  if (m > b) {
-    governor_ *= std::clamp(b / m, 0.5, 0.95);
-  } else if (m < 0.8 * b) {
-    governor_ = std::min(1.0, governor_ * 1.1);
+  const double before = governor_;
+  if (m > b * (1 + opt_.governor_band)) {
+    governor_ *= std::clamp(opt_.governor_aim * b / m, 0.0, 1.0);
+  } else if (m < b * (1 - 2 * opt_.governor_band) && governor_ < 1) {
+    // At most half again per step: a plan that cost nothing may cost a lot more once widened.
+    governor_ *= std::clamp(opt_.governor_aim * b / std::max(m, 1e-12), 1.0, 1.5);
   }
-  governor_ = std::max(governor_, opt_.governor_floor);
+  governor_ = std::clamp(governor_, opt_.governor_floor, 1.0);
+  if (governor_ != before) since_action_ = 0;
 }
 
 const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
@@ -255,6 +273,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
                              opt_.max_probe_hz, opt_.min_fraction);
   candidate.governor = governor_;
   candidate.measured_overhead = plan_.measured_overhead;
+  candidate.measured_overhead_mean = plan_.measured_overhead_mean;
 
   bool adopt = plan_.classes.empty() || new_class;
   if (!adopt) {
@@ -295,6 +314,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       current.max_f = candidate.max_f;
       current.governor = governor_;
       current.measured_overhead = plan_.measured_overhead;
+      current.measured_overhead_mean = plan_.measured_overhead_mean;
       current.over_budget = candidate.over_budget;
       current.allowed_cpu_per_s = allowed;
       current.process_cpu_per_s = process_per_s;

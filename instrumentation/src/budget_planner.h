@@ -7,7 +7,7 @@
 // the running one only when the running one no longer fits the budget or the new one's value is
 // better by more than `hysteresis` (probing), or a class's rate moves by more than
 // `min_rate_change` of itself (rates). A governor scales the budget down when the measured
-// collector cost exceeds it and recovers slowly when it is well below.
+// collector cost exceeds it, once per over-budget episode, and back up when it is well below.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +25,14 @@ struct PlannerOptions {
   double min_rate_change = 0.1;  // rates: relative change needed to move a class's rate
   double max_probe_hz = 1000;    // the stack sampler's ceiling
   double governor_floor = 0.05;  // the governor never scales the budget below this factor
+  // The governor acts once per over-budget episode: when the mean cost since its last action is
+  // over the budget by more than `governor_band` of it, it scales the budget by budget / cost
+  // (times `governor_aim`, a little under, so the next measurement lands inside), then waits
+  // `governor_settle` busy windows (0 = half the sliding window, at least 2) to see what the
+  // new plan costs before it acts again. Under (1 - 2 band) of the budget it raises the same way.
+  double governor_band = 0.1;
+  double governor_aim = 0.95;
+  std::size_t governor_settle = 0;
   // Rates: every class keeps at least this share of its calls (a floor in the solver), so the
   // weights 1/fraction still estimate its count and percentiles without bias. 0 allows classes
   // the plan drops entirely (then only phase 1 counts them).
@@ -55,6 +63,10 @@ struct Costs {
   // costs tens of µs where a traced event costs one: the extract's §3.5 "different sampling and
   // tracing costs", F_probing x T_sample + sum traced F x T_trace = the budget.
   double sample_s = 0;
+  // What a probe entry costs on top of detection when its lines are cold (the site's first call
+  // in a request, budget_cost_account.h); the calibration's loops run warm. Not planned with
+  // (the plan's prices are per call); the governor's measure charges it.
+  double cold_s = 0;
 };
 
 // The collector's cost over one window, as measured.
@@ -80,14 +92,15 @@ struct ClassPlan {
 struct Plan {
   std::vector<ClassPlan> classes;
   bool probing = false;
-  double max_f = 0;               // reported events per second allowed
-  double probing_hz = 0;          // stack samples per second (probing)
-  double value = 0;               // the solver's information value
-  double predicted_overhead = 0;  // share of the process CPU
-  double measured_overhead = 0;   // last window, share of the process CPU
-  double governor = 1;            // factor on the budget
-  bool over_budget = false;       // detection alone exceeds the budget
-  std::size_t changes = 0;        // plans adopted so far (hysteresis keeps this low)
+  double max_f = 0;                   // reported events per second allowed
+  double probing_hz = 0;              // stack samples per second (probing)
+  double value = 0;                   // the solver's information value
+  double predicted_overhead = 0;      // share of the process CPU
+  double measured_overhead = 0;       // last window, share of the process CPU
+  double measured_overhead_mean = 0;  // mean over the busy windows of the sliding window
+  double governor = 1;                // factor on the budget
+  bool over_budget = false;           // detection alone exceeds the budget
+  std::size_t changes = 0;            // plans adopted so far (hysteresis keeps this low)
   // What the plan was solved with (the editor re-solves the plan with solvePlan on these):
   double allowed_cpu_per_s = 0;  // CPU seconds per second the plan may cost
   double process_cpu_per_s = 0;  // the process's CPU seconds per second
@@ -116,6 +129,9 @@ class Planner {
   std::deque<WindowCost> costs_;    // sliding
   Plan plan_;
   double governor_ = 1;
+  // Busy windows measured since the governor last changed its factor (the plan those windows
+  // ran is the one the factor made); the next action waits for enough of them.
+  std::size_t since_action_ = 0;
 };
 
 // Solves one plan from class rates without history (the planner each window; the editor's

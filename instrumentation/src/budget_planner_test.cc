@@ -163,8 +163,70 @@ TEST(BudgetPlanner, GovernorScalesDownWhenTheMeasuredCostIsOverBudget) {
     measured = 2 * p.predicted_overhead;  // next window's measurement
   }
   EXPECT_LT(planner.plan().governor, 0.6);
-  EXPECT_LE(measured, o.budget_share * 1.001);
-  EXPECT_GE(measured, o.budget_share * 0.75);  // and not starved either
+  // Within the governor's band around the budget (it does not chase costs inside it).
+  EXPECT_LE(measured, o.budget_share * (1 + o.governor_band));
+  EXPECT_GE(measured, o.budget_share * (1 - 2 * o.governor_band));  // and not starved either
+}
+
+// One dear window (10 % of the CPU, a start-up burst) among windows at 0.4 %: its mean over the
+// sliding window is over the 1 % budget for ten windows. The governor cuts once, by the measured
+// excess, and then measures what the cut plan costs; cutting again at every window while the
+// dear one stayed in the mean took the plan to its floor.
+TEST(BudgetPlanner, GovernorCutsOncePerOverBudgetEpisode) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(11);
+  int cuts = 0;
+  double last = 1, after_cut = 0;
+  for (int w = 0; w < 40; ++w) {
+    const Plan& p = planner.observe(stationary(0, rng), second(w == 10 ? 0.10 : 0.004), kCosts);
+    if (p.governor < last) {
+      ++cuts;
+      after_cut = p.governor;
+    }
+    last = p.governor;
+  }
+  EXPECT_EQ(cuts, 1);
+  // Proportional: the ten windows' mean was (9 × 0.4 % + 10 %) / 10 = 1.36 %.
+  EXPECT_NEAR(after_cut, o.governor_aim * 0.01 / 0.0136, 1e-9);
+  EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0);  // the cheap windows after it raised it back
+}
+
+// Costs inside the band around the budget (over by less than governor_band, or under by less
+// than twice that) move nothing; a cost over it that does not respond to the plan is cut again
+// only after each settling period, each time by that period's own excess.
+TEST(BudgetPlanner, GovernorHasABandAndWaitsForTheCutPlanToBeMeasured) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(13);
+  for (double cost : {0.0105, 0.0085}) {
+    for (int w = 0; w < 30; ++w) planner.observe(stationary(0, rng), second(cost), kCosts);
+    EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0) << cost;
+  }
+  for (int w = 0; w < 30; ++w) planner.observe(stationary(0, rng), second(0.0085), kCosts);
+  std::vector<int> cut_windows;
+  std::vector<double> factors, governors;
+  double last = planner.plan().governor;
+  for (int w = 0; w < 40; ++w) {
+    const Plan& p = planner.observe(stationary(0, rng), second(0.02), kCosts);
+    if (p.governor < last) {
+      cut_windows.push_back(w);
+      factors.push_back(p.governor / last);
+      governors.push_back(p.governor);
+    }
+    last = p.governor;
+  }
+  ASSERT_GE(cut_windows.size(), 2u);
+  const auto settle = static_cast<int>(o.windows / 2);
+  for (std::size_t i = 1; i < cut_windows.size(); ++i)
+    EXPECT_GE(cut_windows[i] - cut_windows[i - 1], settle);
+  // After the first, each cut measured only windows at 2 %: by 0.95 × 1 % / 2 % (until the
+  // governor's floor stops it).
+  for (std::size_t i = 1; i < factors.size(); ++i)
+    if (governors[i] > o.governor_floor) EXPECT_NEAR(factors[i], o.governor_aim * 0.5, 1e-9) << i;
+  EXPECT_DOUBLE_EQ(planner.plan().governor, o.governor_floor);
 }
 
 // One window in five the collector exports and sends its status: 3 % of the CPU in that window,

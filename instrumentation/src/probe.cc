@@ -11,6 +11,7 @@
 
 #include "budget_runtime.h"
 #include "macro_compensation.h"
+#include "probe_exit_warmup.h"
 
 namespace perfhat::detail {
 
@@ -314,6 +315,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   }
   flags_ = f;
   discount_ = nested_probe_base(h, *site_);
+  warm_exit_path(h);     // probe_exit_warmup.h
   start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
 }
 
