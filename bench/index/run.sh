@@ -3,10 +3,13 @@
 #   self:  this repository's server/ sources (non-test .cc files of BUILD's compile database),
 #          copied to WORK/self
 #   gtest: googletest (/usr/src/googletest copied to WORK, configured with its tests and samples)
-# For each: index from cold vs bare libclang parse, the index's memory vs clangd's background
-# index of the same database (clangd from Debian, same run), restart, an edit of a widely
-# included header, edit → fresh diagnostics p50/p95 on the largest file vs bare reparse, and
-# hover latency while indexing vs idle.
+# For each: index from cold vs bare libclang parse (interleaved file by file, CPU time), the
+# index's memory vs clangd's background index of the same database (clangd from Debian, same
+# run: its $/memoryUsage "background_index" subtree, its RSS, CPU and index on disk), restart,
+# the update after an edit of a widely included header, hover and inlay-hint latency while
+# indexing vs a server with the index off (alternating), and edit → fresh inlay hints p50/p95 on
+# the largest file vs libclang's bare reparse (interleaved). Long: about an hour on 2 loaded
+# cores; not run in CI. bench/README.md "Workspace index" has the figures.
 #
 # Usage: bench/index/run.sh BUILD [WORK] [EDITS]   (BUILD: a build tree with index_bench and
 #        perfhat-lsp; WORK: scratch directory, default /tmp/perfhat-index-bench; EDITS: 40)
@@ -69,6 +72,7 @@ run_tree() {
   rm -rf "$(dirname "$db")/.cache/clangd" "$root/.cache/clangd"
   # clangd indexes the whole database whichever file is open; a small one keeps its AST cheap.
   python3 "$HERE/clangd_memory.py" "$CLANGD" "$(dirname "$db")" "$(python3 -c 'import json,sys; print(min({e["file"] for e in json.load(open(sys.argv[1]))}, key=lambda f: sum(1 for _ in open(f, errors="replace"))))' "$db")"
+  echo "clangd index on disk: $(du -sk "$(dirname "$db")/.cache/clangd" "$root/.cache/clangd" 2>/dev/null | sort -u | awk '{s+=$1} END {printf "%.2f MB", s/1000}')"
   "$BUILD/server/index_bench" edit "$BUILD/server/perfhat-lsp" "$db" "$root" "$file" "$EDITS"
 }
 
