@@ -13,6 +13,8 @@
 #
 # Usage: bench/index/run.sh BUILD [WORK] [EDITS]   (BUILD: a build tree with index_bench and
 #        perfhat-lsp; WORK: scratch directory, default /tmp/perfhat-index-bench; EDITS: 40)
+# The two binaries are copied to WORK first, so that rebuilding BUILD during the run does not
+# change what the later steps run.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 WORK=${2:-/tmp/perfhat-index-bench}
@@ -21,7 +23,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
 CLANGD=${CLANGD:-clangd}
-mkdir -p "$WORK"
+mkdir -p "$WORK/bin"
+cp "$BUILD/server/index_bench" "$BUILD/server/perfhat-lsp" "$WORK/bin/"
+BIN=$WORK/bin
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 echo "== clangd: $($CLANGD --version | head -1)"
@@ -68,12 +72,12 @@ run_tree() {
   local file
   file=$(largest "$db")
   echo "== $name: $(python3 -c 'import json,sys; print(len({e["file"] for e in json.load(open(sys.argv[1]))}))' "$db") files, largest $file"
-  "$BUILD/server/index_bench" index "$db" "$root" "$store" "$header"
+  "$BIN/index_bench" index "$db" "$root" "$store" "$header"
   rm -rf "$(dirname "$db")/.cache/clangd" "$root/.cache/clangd"
   # clangd indexes the whole database whichever file is open; a small one keeps its AST cheap.
   python3 "$HERE/clangd_memory.py" "$CLANGD" "$(dirname "$db")" "$(python3 -c 'import json,sys; print(min({e["file"] for e in json.load(open(sys.argv[1]))}, key=lambda f: sum(1 for _ in open(f, errors="replace"))))' "$db")"
   echo "clangd index on disk: $(du -sk "$(dirname "$db")/.cache/clangd" "$root/.cache/clangd" 2>/dev/null | sort -u | awk '{s+=$1} END {printf "%.2f MB", s/1000}')"
-  "$BUILD/server/index_bench" edit "$BUILD/server/perfhat-lsp" "$db" "$root" "$file" "$EDITS"
+  "$BIN/index_bench" edit "$BIN/perfhat-lsp" "$db" "$root" "$file" "$EDITS"
 }
 
 run_tree gtest "$WORK/gtest/build/compile_commands.json" "$WORK/gtest" \
