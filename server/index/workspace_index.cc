@@ -140,6 +140,14 @@ void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr
   static const std::vector<StoredPtr> kNone;
   const std::vector<StoredPtr>& old = before ? *before : kNone;
   const std::vector<StoredPtr>& now = after ? *after : kNone;
+  const bool in_place = std::equal(old.begin(), old.end(), now.begin(), now.end(),
+                                   [](const StoredPtr& o, const StoredPtr& n) {
+                                     return o->key == n->key && o->file == n->file;
+                                   });
+  if (in_place) {
+    relinkInPlace(old, now);
+    return;
+  }
   // by_key_ as unlinking every old function and linking every new one would leave it: a key
   // whose body was the old one's takes the first new body of that key; a body from the file
   // itself beats one another TU saw in a header (same key, same code, and the file's own copy is
@@ -187,6 +195,37 @@ void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr
       for (const auto& callee : callees.get()) unlinkCaller(callee, key);
 }
 
+void WorkspaceIndex::relinkInPlace(const std::vector<StoredPtr>& old,
+                                   const std::vector<StoredPtr>& now) {
+  // The same keys from the same files in the same order: by_key_ holds the same place's
+  // function of each key before and after, and only the calls of the functions that changed
+  // can change callers_.
+  std::vector<std::string_view> calls_changed;
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i] == now[i]) continue;
+    if (auto it = by_key_.find(now[i]->key); it != by_key_.end() && it->second == old[i])
+      it->second = now[i];
+    if (old[i]->callees != now[i]->callees &&
+        std::find(calls_changed.begin(), calls_changed.end(), now[i]->key) == calls_changed.end())
+      calls_changed.push_back(now[i]->key);
+  }
+  for (std::string_view key : calls_changed) {
+    // Every function of the key counts (a key can have several).
+    auto calleesOf = [key](const std::vector<StoredPtr>& fns) {
+      std::set<std::string_view> out;
+      for (const auto& f : fns)
+        if (f->key == key) out.insert(f->callees.begin(), f->callees.end());
+      return out;
+    };
+    const auto had = calleesOf(old);
+    const auto has = calleesOf(now);
+    for (std::string_view callee : had)
+      if (!has.count(callee)) unlinkCaller(std::string(callee), key);
+    for (std::string_view callee : has)
+      if (!had.count(callee)) callers_[std::string(callee)].emplace(key);
+  }
+}
+
 void WorkspaceIndex::unlinkCaller(const std::string& callee, std::string_view caller) {
   auto c = callers_.find(callee);
   if (c == callers_.end()) return;
@@ -202,53 +241,77 @@ void WorkspaceIndex::setIndexed(const std::string& file, std::vector<FunctionInf
   indexed_[file] = std::move(stored);
 }
 
+WorkspaceIndex::StoredPtr WorkspaceIndex::reuse(const StoredPtr& previous, const FunctionInfo& f,
+                                                std::optional<uint64_t>& layout) {
+  // The same tokens with the same layout and resolution: the same summary, decoded at the lines
+  // the function moved by. (The tokens alone would keep a re-indented body's old columns, or a
+  // call's old callee after a declaration above it changed.)
+  if (previous->body_hash != f.body_hash) return nullptr;
+  if (!layout) layout = layoutOf(f);
+  if (previous->layout != *layout) return nullptr;
+  if (previous->range == f.range) return previous;
+  auto moved = std::make_shared<Stored>(*previous);
+  moved->moved_lines += f.range.start.line - previous->range.start.line;
+  moved->range = f.range;
+  return moved;
+}
+
 std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
                                                  const std::vector<FunctionInfo>& functions) {
   // Functions whose body is unchanged keep their encoded summary, wherever the edit moved them:
-  // an edit re-encodes only what it touched. The lists are copied (pointers) so that the maps
-  // below can key on their strings outside the lock.
-  std::vector<StoredPtr> before_fns, previous_fns;
+  // an edit re-encodes only what it touched. The list is copied (pointers) so that what follows
+  // runs outside the lock.
+  std::vector<StoredPtr> before_fns;
+  bool was_open = false;
   {
     MutexLock lock(mu_);
     if (const auto* fns = effective(file)) before_fns = *fns;
-    if (auto it = open_.find(file); it != open_.end()) previous_fns = it->second;
+    was_open = open_.count(file) > 0;
   }
-  // Several functions can share a key (block-scope classes of the same name in one function):
-  // each is matched to a previous one of its key with the same body and layout.
-  std::unordered_map<std::string_view, std::vector<const StoredPtr*>> previous;
-  previous.reserve(previous_fns.size());
-  for (const auto& f : previous_fns) previous[f->key].push_back(&f);
+  static const std::vector<StoredPtr> kNone;
+  const std::vector<StoredPtr>& previous_fns = was_open ? before_fns : kNone;
+  std::vector<const FunctionInfo*> valid;
+  valid.reserve(functions.size());
+  for (const auto& f : functions)
+    if (!f.key.empty() && !f.nodes.empty()) valid.push_back(&f);
   std::vector<StoredPtr> stored;
-  stored.reserve(functions.size());
-  for (const auto& f : functions) {
-    if (f.key.empty() || f.nodes.empty()) continue;
-    const StoredPtr* same = nullptr;
-    if (auto it = previous.find(f.key); it != previous.end()) {
-      // The same tokens with the same layout and resolution: the same summary, decoded at the
-      // lines the function moved by. (The tokens alone would keep a re-indented body's old
-      // columns, or a call's old callee after a declaration above it changed.)
+  stored.reserve(valid.size());
+  // The usual edit keeps every function, in order: each is matched with the one in its place.
+  const bool in_place =
+      was_open &&
+      std::equal(valid.begin(), valid.end(), previous_fns.begin(), previous_fns.end(),
+                 [](const FunctionInfo* f, const StoredPtr& p) { return f->key == p->key; });
+  if (in_place) {
+    for (size_t i = 0; i < valid.size(); ++i) {
       std::optional<uint64_t> layout;
-      for (auto c = it->second.begin(); c != it->second.end(); ++c) {
-        if ((**c)->body_hash != f.body_hash) continue;
-        if (!layout) layout = layoutOf(f);
-        if ((**c)->layout != *layout) continue;
-        same = *c;
-        it->second.erase(c);
-        break;
-      }
+      StoredPtr same = reuse(previous_fns[i], *valid[i], layout);
+      stored.push_back(same ? std::move(same) : store(*valid[i]));
     }
-    if (!same) {
-      stored.push_back(store(f));
-    } else if ((*same)->range == f.range) {
-      stored.push_back(*same);
-    } else {
-      auto moved = std::make_shared<Stored>(**same);
-      moved->moved_lines += f.range.start.line - (*same)->range.start.line;
-      moved->range = f.range;
-      stored.push_back(std::move(moved));
+  } else {
+    // Several functions can share a key (block-scope classes of the same name in one
+    // function): each is matched to a previous one of its key with the same body and layout.
+    std::unordered_map<std::string_view, std::vector<const StoredPtr*>> previous;
+    previous.reserve(previous_fns.size());
+    for (const auto& f : previous_fns) previous[f->key].push_back(&f);
+    for (const FunctionInfo* f : valid) {
+      StoredPtr same;
+      if (auto it = previous.find(f->key); it != previous.end()) {
+        std::optional<uint64_t> layout;
+        for (auto c = it->second.begin(); c != it->second.end() && !same; ++c)
+          if ((same = reuse(**c, *f, layout))) it->second.erase(c);
+      }
+      stored.push_back(same ? std::move(same) : store(*f));
     }
   }
-  std::vector<std::string> changed = changedKeys(before_fns, stored);
+  std::vector<std::string> changed;
+  if (in_place) {
+    for (size_t i = 0; i < stored.size(); ++i)
+      if (stored[i]->body_hash != previous_fns[i]->body_hash &&
+          std::find(changed.begin(), changed.end(), stored[i]->key) == changed.end())
+        changed.push_back(stored[i]->key);
+  } else {
+    changed = changedKeys(before_fns, stored);
+  }
   MutexLock lock(mu_);
   relink(file, effective(file), &stored);
   open_[file] = std::move(stored);

@@ -82,7 +82,13 @@ class WorkspaceIndex {
   // (either may be null: nothing), touching only the pairs that differ.
   void relink(const std::string& file, const std::vector<StoredPtr>* before,
               const std::vector<StoredPtr>* after) REQUIRES(mu_);
+  void relinkInPlace(const std::vector<StoredPtr>& before, const std::vector<StoredPtr>& after)
+      REQUIRES(mu_);
   void unlinkCaller(const std::string& callee, std::string_view caller) REQUIRES(mu_);
+  // `previous` again (or moved by whole lines) when `f` is the same body with the same layout,
+  // else null; `layout` caches f's layout across candidates.
+  static StoredPtr reuse(const StoredPtr& previous, const analysis::FunctionInfo& f,
+                         std::optional<uint64_t>& layout);
 
   mutable Mutex mu_;
   std::map<std::string, std::vector<StoredPtr>> indexed_ GUARDED_BY(mu_);
