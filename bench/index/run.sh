@@ -13,6 +13,7 @@
 #
 # Usage: bench/index/run.sh BUILD [WORK] [EDITS]   (BUILD: a build tree with index_bench and
 #        perfhat-lsp; WORK: scratch directory, default /tmp/perfhat-index-bench; EDITS: 40)
+# TREES="gtest self" (the default) chooses the trees, in that order.
 # The two binaries are copied to WORK first, so that rebuilding BUILD during the run does not
 # change what the later steps run.
 set -euo pipefail
@@ -23,6 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
 CLANGD=${CLANGD:-clangd}
+TREES=${TREES:-gtest self}
 mkdir -p "$WORK/bin"
 cp "$BUILD/server/index_bench" "$BUILD/server/perfhat-lsp" "$WORK/bin/"
 BIN=$WORK/bin
@@ -33,6 +35,7 @@ echo "== clangd: $($CLANGD --version | head -1)"
 # self: the server's own sources, from a copy of the checkout (so that the header edit below
 # touches neither the checkout nor its builds); the copy's database is BUILD's with the source
 # paths moved (generated headers stay in BUILD).
+prepare_self() {
 rm -rf "$WORK/self"
 mkdir -p "$WORK/self"
 tar -C "$SRC" --exclude=./build --exclude=./.git --exclude='./build-*' -cf - . | tar -C "$WORK/self" -xf -
@@ -54,11 +57,14 @@ for e in keep:
     if "arguments" in e: e["arguments"] = [move(a) for a in e["arguments"]]
 json.dump(keep, open(db_out, "w"))
 PY
+}
 # gtest: a copy, so that the header edit and the index files stay out of /usr/src.
+prepare_gtest() {
 rm -rf "$WORK/gtest"
 cp -r "$GTEST_SRC" "$WORK/gtest"
 cmake -S "$WORK/gtest" -B "$WORK/gtest/build" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
   -Dgtest_build_tests=ON -Dgtest_build_samples=ON >"$WORK/gtest-cmake.log" 2>&1
+}
 
 largest() {
   python3 -c '
@@ -80,7 +86,17 @@ run_tree() {
   "$BIN/index_bench" edit "$BIN/perfhat-lsp" "$db" "$root" "$file" "$EDITS"
 }
 
-run_tree gtest "$WORK/gtest/build/compile_commands.json" "$WORK/gtest" \
-  "$WORK/gtest/googletest/include/gtest/internal/gtest-port.h"
-# The most widely included header of the analysis: every server/ file reaches it.
-run_tree self "$WORK/self/compile_commands.json" "$WORK/self" "$WORK/self/server/analysis/snapshot.h"
+for tree in $TREES; do
+  case $tree in
+    gtest)
+      prepare_gtest
+      run_tree gtest "$WORK/gtest/build/compile_commands.json" "$WORK/gtest" \
+        "$WORK/gtest/googletest/include/gtest/internal/gtest-port.h" ;;
+    self)
+      prepare_self
+      # The most widely included header of the analysis: every server/ file reaches it.
+      run_tree self "$WORK/self/compile_commands.json" "$WORK/self" \
+        "$WORK/self/server/analysis/snapshot.h" ;;
+    *) echo "unknown tree $tree" >&2; exit 2 ;;
+  esac
+done
