@@ -6,8 +6,9 @@
 //     restart that reads STORE back, the index's memory; with HEADER, a comment is appended to
 //     it, the pass re-run (the update after an edit of a widely included header) and the header
 //     restored.
-//   index_bench split DB ROOT FILE N
-//     N edits of FILE analysed in this process, split by phase, beside the bare reparse (CPU).
+//   index_bench split DB ROOT FILE N [index]
+//     N edits of FILE analysed in this process, split by phase, beside the bare reparse (CPU);
+//     with `index`, the workspace index of DB is built first (as the server's, index on).
 //   index_bench edit PERFHAT_LSP DB ROOT FILE N
 //     hover and inlay-hint latency on FILE in a server building its index from cold, alternating
 //     with a server whose index is off (same run, same load); then, the index built, N edits →
@@ -415,10 +416,11 @@ int main(int argc, char** argv) {
   if (mode == "edit" && argc >= 7)
     return runEdit(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
   if (mode == "split" && argc >= 6)
-    return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]));
+    return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]),
+                                    argc > 6 && std::string(argv[6]) == "index");
   std::fprintf(stderr,
                "usage: index_bench index DB ROOT STORE [HEADER]\n"
-               "       index_bench split DB ROOT FILE N\n"
+               "       index_bench split DB ROOT FILE N [index]\n"
                "       index_bench memory DB ROOT STORE\n"
                "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n");
   return 2;
