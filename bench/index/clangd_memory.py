@@ -4,7 +4,7 @@
 Starts `clangd --background-index` on DB_DIR, opens FILE (which starts the background index of
 the whole database), waits for the index's $/progress to end, and prints the time it took,
 clangd's own account of its index memory ($/memoryUsage: the "background_index" subtree) and the
-process's RSS. Usage: clangd_memory.py CLANGD DB_DIR FILE [TIMEOUT_S]
+process's RSS and CPU time. Usage: clangd_memory.py CLANGD DB_DIR FILE [TIMEOUT_S]
 """
 import json
 import os
@@ -86,6 +86,9 @@ def main():
         if m is None or m.get("id") == 2:
             usage = m.get("result") if m else None
             break
+    with open("/proc/%d/stat" % p.pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
     rss = 0
     with open("/proc/%d/status" % p.pid) as f:
         for line in f:
@@ -101,9 +104,10 @@ def main():
                     bg = total(v)
                 elif isinstance(v, dict):
                     stack.append(v)
-    print("clangd background index: %s s, index memory %.2f MB ($/memoryUsage), "
-          "process RSS %.1f MB, whole process by $/memoryUsage %.1f MB"
-          % ("%.1f" % done if done else "not finished", bg / 1e6, rss / 1e3,
+    print("clangd background index: %s s wall, %.1f s CPU (whole process), index memory %.2f MB "
+          "($/memoryUsage background_index), process RSS %.1f MB, whole process by "
+          "$/memoryUsage %.1f MB"
+          % ("%.1f" % done if done else "not finished", cpu_s, bg / 1e6, rss / 1e3,
              total(usage) / 1e6 if usage else 0))
     send(p, {"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": None})
     send(p, {"jsonrpc": "2.0", "method": "exit", "params": None})

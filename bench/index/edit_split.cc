@@ -24,7 +24,8 @@ void line(const char* what, const std::vector<double>& v) {
 
 }  // namespace
 
-int runSplit(const std::string& db, const std::string& root, const std::string& file, int n) {
+int runSplit(const std::string& db, const std::string& root, const std::string& file, int n,
+             bool with_index) {
   setenv("LIBCLANG_NOTHREADS", "1", 1);  // libclang on this thread: its CPU clock covers it
   auto text = index::readFile(file);
   if (!text) return 1;
@@ -40,6 +41,11 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   server::ClangAnalyzer analyzer;
   analyzer.setBackgroundIndex(false);
   analyzer.configure(cfg, root);
+  if (with_index) {
+    index::IndexStats st = analyzer.indexNow(db, root);
+    std::printf("index: %zu parsed, %zu read back, %zu functions\n", st.parsed, st.reused,
+                analyzer.workspaceIndex()->functionCount());
+  }
   auto fetch = [](const std::vector<std::string>&) {
     return std::make_shared<analysis::InMemoryFeedback>();
   };

@@ -6,5 +6,8 @@
 #include <string>
 
 namespace perfhat::bench {
-int runSplit(const std::string& db, const std::string& root, const std::string& file, int n);
-}
+// with_index: the workspace index of DB is built (or read back from the server's store) first,
+// so that the analysis adds other files' bodies as the server does with its index on.
+int runSplit(const std::string& db, const std::string& root, const std::string& file, int n,
+             bool with_index = false);
+}  // namespace perfhat::bench

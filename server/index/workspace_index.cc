@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <deque>
+#include <iterator>
 #include <optional>
 #include <unordered_set>
 
@@ -38,13 +38,9 @@ uint64_t layoutOf(const FunctionInfo& f) {
   };
   range(f.range);
   range(f.name_range);
+  // Keys are long (qualified names with parameters): the library's string hash, then one mix.
   auto text = [&](const std::string& t) {
-    for (size_t i = 0; i < t.size(); i += 8) {
-      uint64_t w = 0;
-      std::memcpy(&w, t.data() + i, std::min<size_t>(8, t.size() - i));
-      mix(static_cast<int64_t>(w));
-    }
-    mix(static_cast<int64_t>(t.size()));
+    mix(t.empty() ? 0 : static_cast<int64_t>(std::hash<std::string_view>{}(t)));
   };
   // What declarations outside the body decide (same tokens, other meaning): which function a
   // call resolves to and what it is, a named constant's trip count, a branch's static prior.
@@ -115,96 +111,240 @@ const std::vector<WorkspaceIndex::StoredPtr>* WorkspaceIndex::effective(
   return nullptr;
 }
 
-void WorkspaceIndex::unlink(const std::string& file) {
-  const auto* fns = effective(file);
-  if (!fns) return;
-  for (const StoredPtr& f : *fns) {
-    auto it = by_key_.find(f->key);
-    if (it != by_key_.end() && it->second == f) by_key_.erase(it);
-    for (const auto& callee : f->callees) {
-      auto c = callers_.find(callee);
-      if (c == callers_.end()) continue;
-      c->second.erase(f->key);
-      if (c->second.empty()) callers_.erase(c);
+namespace {
+
+// The sorted, distinct callees of the functions of one key in one file's list (a key can come
+// twice: two block-scope classes of the same name in one function, as each EXPECT_FATAL_FAILURE
+// in a googletest test defines).
+struct CalleesOfKey {
+  const std::vector<std::string>* only = nullptr;
+  std::vector<std::string> merged;
+  const std::vector<std::string>& get() const { return only ? *only : merged; }
+  void add(const std::vector<std::string>& callees, bool first) {
+    if (first) {
+      only = &callees;
+      return;
     }
+    std::vector<std::string> all;
+    std::set_union(get().begin(), get().end(), callees.begin(), callees.end(),
+                   std::back_inserter(all));
+    merged = std::move(all);
+    only = nullptr;
+  }
+};
+
+}  // namespace
+
+void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr>* before,
+                            const std::vector<StoredPtr>* after) {
+  static const std::vector<StoredPtr> kNone;
+  const std::vector<StoredPtr>& old = before ? *before : kNone;
+  const std::vector<StoredPtr>& now = after ? *after : kNone;
+  const bool in_place = std::equal(old.begin(), old.end(), now.begin(), now.end(),
+                                   [](const StoredPtr& o, const StoredPtr& n) {
+                                     return o->key == n->key && o->file == n->file;
+                                   });
+  if (in_place) {
+    relinkInPlace(old, now);
+    return;
+  }
+  // by_key_ as unlinking every old function and linking every new one would leave it: a key
+  // whose body was the old one's takes the first new body of that key; a body from the file
+  // itself beats one another TU saw in a header (same key, same code, and the file's own copy is
+  // the one its edits update). Marked empty instead of erased, so that a key the new text keeps
+  // is not erased and inserted again.
+  for (const StoredPtr& f : old) {
+    auto it = by_key_.find(f->key);
+    if (it != by_key_.end() && it->second == f) it->second = nullptr;
+  }
+  for (const StoredPtr& f : now) {
+    auto [it, inserted] = by_key_.try_emplace(f->key, f);
+    if (!inserted && (!it->second || f->file == file)) it->second = f;
+  }
+  for (const StoredPtr& f : old) {
+    auto it = by_key_.find(f->key);
+    if (it != by_key_.end() && !it->second) by_key_.erase(it);
+  }
+  // callers_: only the (callee, caller) pairs the old text had and the new one has not, and
+  // back; an edit leaves almost every function calling what it called.
+  auto byKey = [](const std::vector<StoredPtr>& fns) {
+    std::unordered_map<std::string_view, CalleesOfKey> out;
+    out.reserve(fns.size());
+    for (const StoredPtr& f : fns) {
+      auto [it, first] = out.try_emplace(f->key);
+      it->second.add(f->callees, first);
+    }
+    return out;
+  };
+  const auto old_keys = byKey(old);
+  const auto new_keys = byKey(now);
+  static const std::vector<std::string> kNoCallees;
+  for (const auto& [key, callees] : new_keys) {
+    auto o = old_keys.find(key);
+    const std::vector<std::string>& had = o == old_keys.end() ? kNoCallees : o->second.get();
+    const std::vector<std::string>& has = callees.get();
+    if (had == has) continue;
+    std::vector<std::string> gone, added;
+    std::set_difference(had.begin(), had.end(), has.begin(), has.end(), std::back_inserter(gone));
+    std::set_difference(has.begin(), has.end(), had.begin(), had.end(), std::back_inserter(added));
+    for (const auto& callee : gone) unlinkCaller(callee, key);
+    for (const auto& callee : added) callers_[callee].emplace(key);
+  }
+  for (const auto& [key, callees] : old_keys)
+    if (!new_keys.count(key))
+      for (const auto& callee : callees.get()) unlinkCaller(callee, key);
+}
+
+void WorkspaceIndex::relinkInPlace(const std::vector<StoredPtr>& old,
+                                   const std::vector<StoredPtr>& now) {
+  // The same keys from the same files in the same order: by_key_ holds the same place's
+  // function of each key before and after, and only the calls of the functions that changed
+  // can change callers_.
+  std::vector<std::string_view> calls_changed;
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i] == now[i]) continue;
+    if (auto it = by_key_.find(now[i]->key); it != by_key_.end() && it->second == old[i])
+      it->second = now[i];
+    if (old[i]->callees != now[i]->callees &&
+        std::find(calls_changed.begin(), calls_changed.end(), now[i]->key) == calls_changed.end())
+      calls_changed.push_back(now[i]->key);
+  }
+  for (std::string_view key : calls_changed) {
+    // Every function of the key counts (a key can have several).
+    auto calleesOf = [key](const std::vector<StoredPtr>& fns) {
+      std::set<std::string_view> out;
+      for (const auto& f : fns)
+        if (f->key == key) out.insert(f->callees.begin(), f->callees.end());
+      return out;
+    };
+    const auto had = calleesOf(old);
+    const auto has = calleesOf(now);
+    for (std::string_view callee : had)
+      if (!has.count(callee)) unlinkCaller(std::string(callee), key);
+    for (std::string_view callee : has)
+      if (!had.count(callee)) callers_[std::string(callee)].emplace(key);
   }
 }
 
-void WorkspaceIndex::link(const std::string& file) {
-  const auto* fns = effective(file);
-  if (!fns) return;
-  for (const StoredPtr& f : *fns) {
-    // A body from the file itself beats one another TU saw in a header: same key, same code,
-    // and the file's own copy is the one its edits update.
-    auto [it, inserted] = by_key_.emplace(f->key, f);
-    if (!inserted && f->file == file) it->second = f;
-    for (const auto& callee : f->callees) callers_[callee].insert(f->key);
-  }
+void WorkspaceIndex::unlinkCaller(const std::string& callee, std::string_view caller) {
+  auto c = callers_.find(callee);
+  if (c == callers_.end()) return;
+  if (auto it = c->second.find(caller); it != c->second.end()) c->second.erase(it);
+  if (c->second.empty()) callers_.erase(c);
 }
 
 void WorkspaceIndex::setIndexed(const std::string& file, std::vector<FunctionInfo> functions) {
   std::vector<StoredPtr> stored = storeAll(functions);  // encoded outside the lock
   MutexLock lock(mu_);
-  unlink(file);
+  // An open document's text stands for the file until it is closed.
+  if (!open_.count(file)) relink(file, effective(file), &stored);
   indexed_[file] = std::move(stored);
-  link(file);
+}
+
+WorkspaceIndex::StoredPtr WorkspaceIndex::reuse(const StoredPtr& previous, const FunctionInfo& f,
+                                                std::optional<uint64_t>& layout) {
+  // The same tokens with the same layout and resolution: the same summary, decoded at the lines
+  // the function moved by. (The tokens alone would keep a re-indented body's old columns, or a
+  // call's old callee after a declaration above it changed.)
+  if (previous->body_hash != f.body_hash) return nullptr;
+  if (!layout) layout = layoutOf(f);
+  if (previous->layout != *layout) return nullptr;
+  if (previous->range == f.range) return previous;
+  auto moved = std::make_shared<Stored>(*previous);
+  moved->moved_lines += f.range.start.line - previous->range.start.line;
+  moved->range = f.range;
+  return moved;
 }
 
 std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
                                                  const std::vector<FunctionInfo>& functions) {
   // Functions whose body is unchanged keep their encoded summary, wherever the edit moved them:
-  // an edit re-encodes only what it touched.
-  std::unordered_map<std::string, StoredPtr> previous;
-  std::unordered_map<std::string, uint64_t> before;
+  // an edit re-encodes only what it touched. The list is copied (pointers) so that what follows
+  // runs outside the lock.
+  std::vector<StoredPtr> before_fns;
+  bool was_open = false;
   {
     MutexLock lock(mu_);
-    if (const auto* fns = effective(file))
-      for (const auto& f : *fns) before[f->key] = f->body_hash;
-    if (auto it = open_.find(file); it != open_.end())
-      for (const auto& f : it->second) previous[f->key] = f;
+    if (const auto* fns = effective(file)) before_fns = *fns;
+    was_open = open_.count(file) > 0;
   }
+  static const std::vector<StoredPtr> kNone;
+  const std::vector<StoredPtr>& previous_fns = was_open ? before_fns : kNone;
+  std::vector<const FunctionInfo*> valid;
+  valid.reserve(functions.size());
+  for (const auto& f : functions)
+    if (!f.key.empty() && !f.nodes.empty()) valid.push_back(&f);
   std::vector<StoredPtr> stored;
-  stored.reserve(functions.size());
-  for (const auto& f : functions) {
-    if (f.key.empty() || f.nodes.empty()) continue;
-    auto it = previous.find(f.key);
-    // The same tokens with the same layout and resolution: the same summary, decoded at the
-    // lines the function moved by. (The tokens alone would keep a re-indented body's old columns,
-    // or a call's old callee after a declaration above it changed.)
-    if (it != previous.end() && it->second->body_hash == f.body_hash &&
-        it->second->layout == layoutOf(f)) {
-      if (it->second->range == f.range) {
-        stored.push_back(it->second);
-      } else {
-        auto moved = std::make_shared<Stored>(*it->second);
-        moved->moved_lines += f.range.start.line - it->second->range.start.line;
-        moved->range = f.range;
-        stored.push_back(std::move(moved));
+  stored.reserve(valid.size());
+  // The usual edit keeps every function, in order: each is matched with the one in its place.
+  const bool in_place =
+      was_open &&
+      std::equal(valid.begin(), valid.end(), previous_fns.begin(), previous_fns.end(),
+                 [](const FunctionInfo* f, const StoredPtr& p) { return f->key == p->key; });
+  if (in_place) {
+    for (size_t i = 0; i < valid.size(); ++i) {
+      std::optional<uint64_t> layout;
+      StoredPtr same = reuse(previous_fns[i], *valid[i], layout);
+      stored.push_back(same ? std::move(same) : store(*valid[i]));
+    }
+  } else {
+    // Several functions can share a key (block-scope classes of the same name in one
+    // function): each is matched to a previous one of its key with the same body and layout.
+    std::unordered_map<std::string_view, std::vector<const StoredPtr*>> previous;
+    previous.reserve(previous_fns.size());
+    for (const auto& f : previous_fns) previous[f->key].push_back(&f);
+    for (const FunctionInfo* f : valid) {
+      StoredPtr same;
+      if (auto it = previous.find(f->key); it != previous.end()) {
+        std::optional<uint64_t> layout;
+        for (auto c = it->second.begin(); c != it->second.end() && !same; ++c)
+          if ((same = reuse(**c, *f, layout))) it->second.erase(c);
       }
-    } else {
-      stored.push_back(store(f));
+      stored.push_back(same ? std::move(same) : store(*f));
     }
   }
   std::vector<std::string> changed;
-  for (const auto& f : stored) {
-    auto it = before.find(f->key);
-    if (it == before.end() || it->second != f->body_hash) changed.push_back(f->key);
-    if (it != before.end()) before.erase(it);
+  if (in_place) {
+    for (size_t i = 0; i < stored.size(); ++i)
+      if (stored[i]->body_hash != previous_fns[i]->body_hash &&
+          std::find(changed.begin(), changed.end(), stored[i]->key) == changed.end())
+        changed.push_back(stored[i]->key);
+  } else {
+    changed = changedKeys(before_fns, stored);
   }
-  for (const auto& [key, hash] : before) changed.push_back(key);
   MutexLock lock(mu_);
-  unlink(file);
+  relink(file, effective(file), &stored);
   open_[file] = std::move(stored);
-  link(file);
+  return changed;
+}
+
+std::vector<std::string> WorkspaceIndex::changedKeys(const std::vector<StoredPtr>& before,
+                                                     const std::vector<StoredPtr>& after) {
+  // Per key, the bodies' hashes (sorted: a key can have several functions).
+  auto hashes = [](const std::vector<StoredPtr>& fns) {
+    std::unordered_map<std::string_view, std::vector<uint64_t>> out;
+    out.reserve(fns.size());
+    for (const auto& f : fns) out[f->key].push_back(f->body_hash);
+    for (auto& [key, h] : out) std::sort(h.begin(), h.end());
+    return out;
+  };
+  const auto had = hashes(before);
+  const auto has = hashes(after);
+  std::vector<std::string> changed;
+  for (const auto& [key, h] : has)
+    if (auto o = had.find(key); o == had.end() || o->second != h) changed.emplace_back(key);
+  for (const auto& [key, h] : had)
+    if (!has.count(key)) changed.emplace_back(key);
   return changed;
 }
 
 void WorkspaceIndex::closeOpen(const std::string& file) {
   MutexLock lock(mu_);
-  if (!open_.count(file)) return;
-  unlink(file);
-  open_.erase(file);
-  link(file);
+  auto it = open_.find(file);
+  if (it == open_.end()) return;
+  auto indexed = indexed_.find(file);
+  relink(file, &it->second, indexed == indexed_.end() ? nullptr : &indexed->second);
+  open_.erase(it);
 }
 
 FunctionPtr WorkspaceIndex::find(const std::string& key) const {

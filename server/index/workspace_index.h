@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -55,11 +56,6 @@ class WorkspaceIndex {
   size_t fileCount() const;
 
  private:
-  // The functions a file contributes (effective()): the open text when there is one, else the
-  // indexed one.
-  void unlink(const std::string& file) REQUIRES(mu_);
-  void link(const std::string& file) REQUIRES(mu_);
-
   // A function as the index keeps it: its summary encoded (summary_codec.h, about a fifth of
   // the decoded tree's size), decoded when an analysis or a command needs the body.
   struct Stored {
@@ -77,14 +73,29 @@ class WorkspaceIndex {
   static StoredPtr store(const analysis::FunctionInfo& f);
   static std::optional<analysis::FunctionInfo> decode(const Stored& st);
   static std::vector<StoredPtr> storeAll(const std::vector<analysis::FunctionInfo>& functions);
+  // The keys whose bodies differ between two lists of one file (added, removed or changed).
+  static std::vector<std::string> changedKeys(const std::vector<StoredPtr>& before,
+                                              const std::vector<StoredPtr>& after);
+  // The functions a file contributes: the open text when there is one, else the indexed one.
   const std::vector<StoredPtr>* effective(const std::string& file) const REQUIRES(mu_);
+  // Makes by_key_ and callers_ hold `after` instead of `before` as what `file` contributes
+  // (either may be null: nothing), touching only the pairs that differ.
+  void relink(const std::string& file, const std::vector<StoredPtr>* before,
+              const std::vector<StoredPtr>* after) REQUIRES(mu_);
+  void relinkInPlace(const std::vector<StoredPtr>& before, const std::vector<StoredPtr>& after)
+      REQUIRES(mu_);
+  void unlinkCaller(const std::string& callee, std::string_view caller) REQUIRES(mu_);
+  // `previous` again (or moved by whole lines) when `f` is the same body with the same layout,
+  // else null; `layout` caches f's layout across candidates.
+  static StoredPtr reuse(const StoredPtr& previous, const analysis::FunctionInfo& f,
+                         std::optional<uint64_t>& layout);
 
   mutable Mutex mu_;
   std::map<std::string, std::vector<StoredPtr>> indexed_ GUARDED_BY(mu_);
   std::map<std::string, std::vector<StoredPtr>> open_ GUARDED_BY(mu_);
   std::unordered_map<std::string, StoredPtr> by_key_ GUARDED_BY(mu_);
   // callee key → keys of the functions calling it.
-  std::unordered_map<std::string, std::set<std::string>> callers_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::set<std::string, std::less<>>> callers_ GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::index

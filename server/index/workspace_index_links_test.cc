@@ -1,0 +1,146 @@
+// What the workspace index links after each update (who calls whom, which body a key finds)
+// must not depend on how the update is applied: an edit relinks only the functions whose calls
+// changed, and the result is checked against an index given only the final texts.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "server/analysis/testing/test_tu.h"
+#include "server/index/workspace_index.h"
+
+namespace perfhat::index {
+namespace {
+
+using analysis::FunctionInfo;
+using analysis::NodeKind;
+
+// Two block-scope classes of one name in one function give two functions of one key: each
+// EXPECT_FATAL_FAILURE in a googletest test defines one (gtest_unittest.cc has 76 such bodies).
+constexpr const char* kTwoOfOneKey = R"src(int leaf(int);
+int twice() {
+  int s = 0;
+  { struct Helper { static int run() { return leaf(1); } }; s += Helper::run(); }
+  { struct Helper { static int run() { return leaf(2) + leaf(3); } }; s += Helper::run(); }
+  return s;
+}
+)src";
+
+TEST(WorkspaceIndexLinks, TwoFunctionsOfOneKeyAreEachUnchangedWhenTheTextIs) {
+  analysis::testing::TestTU tu{kTwoOfOneKey};
+  auto built = tu.build();
+  ASSERT_TRUE(built && built->tu);
+  const std::vector<FunctionInfo>& fns = built->unit.functions;
+  std::map<std::string, int> per_key;
+  for (const auto& f : fns) ++per_key[f.key];
+  auto twice = std::find_if(per_key.begin(), per_key.end(), [](const auto& kv) {
+    return kv.first.find("Helper::run") != std::string::npos;
+  });
+  ASSERT_NE(twice, per_key.end());
+  ASSERT_EQ(twice->second, 2) << "the test needs two bodies under one key";
+
+  WorkspaceIndex index;
+  const std::string path = built->dir + "/main.cc";
+  index.setOpen(path, fns);
+  EXPECT_EQ(index.setOpen(path, fns), std::vector<std::string>{})
+      << "the same text: no body changed";
+  EXPECT_EQ(index.setOpen(path, fns), std::vector<std::string>{});
+  // One of the two bodies changed: its key is reported, once.
+  std::vector<FunctionInfo> edited = fns;
+  for (auto& f : edited)
+    if (f.key == twice->first) {
+      f.body_hash ^= 1;
+      break;
+    }
+  EXPECT_EQ(index.setOpen(path, edited), std::vector<std::string>{twice->first});
+  EXPECT_EQ(index.setOpen(path, edited), std::vector<std::string>{});
+  EXPECT_EQ(index.callersOf("leaf(int)").size(), 1u) << "callers are listed by key";
+}
+
+// A function of `file` named `key` whose body (hash) is `hash` and which calls `callees`.
+FunctionInfo fn(const std::string& file, const std::string& key, uint64_t hash,
+                const std::vector<std::string>& callees) {
+  FunctionInfo f;
+  f.key = key;
+  f.file = file;
+  f.body_hash = hash;
+  f.nodes.emplace_back();  // the body
+  for (const auto& c : callees) {
+    analysis::Node n;
+    n.kind = NodeKind::Call;
+    n.id = static_cast<int>(f.nodes.size());
+    n.callee_key = c;
+    f.nodes.push_back(n);
+  }
+  return f;
+}
+
+// What `index` says about every key: the body found and its callers.
+std::map<std::string, std::pair<uint64_t, std::set<std::string>>> linksOf(
+    const WorkspaceIndex& index, const std::vector<std::string>& keys) {
+  std::map<std::string, std::pair<uint64_t, std::set<std::string>>> out;
+  for (const auto& k : keys) {
+    auto& entry = out[k];
+    if (auto f = index.find(k)) entry.first = f->body_hash;
+    for (const auto& c : index.callersOf(k)) entry.second.insert(c.function->key);
+  }
+  return out;
+}
+
+TEST(WorkspaceIndexLinks, ManyUpdatesLinkWhatTheFinalTextsLink) {
+  const std::vector<std::string> files = {"/w/a.cc", "/w/b.cc", "/w/c.cc"};
+  std::vector<std::string> keys;
+  for (int i = 0; i < 12; ++i) keys.push_back("f" + std::to_string(i) + "()");
+  std::mt19937 rng(25);
+  // Each file owns four keys (a key lives in one file); each update of a file gives some of
+  // them bodies calling random keys, with duplicates of a key now and then.
+  auto textOf = [&](size_t file) {
+    std::vector<FunctionInfo> out;
+    for (size_t k = file * 4; k < file * 4 + 4; ++k) {
+      int copies = rng() % 5 == 0 ? 0 : (rng() % 6 == 0 ? 2 : 1);
+      for (int c = 0; c < copies; ++c) {
+        std::vector<std::string> callees;
+        for (const auto& callee : keys)
+          if (rng() % 4 == 0) callees.push_back(callee);
+        out.push_back(fn(files[file], keys[k], rng() % 3, callees));
+      }
+    }
+    return out;
+  };
+  WorkspaceIndex index;
+  std::map<size_t, std::vector<FunctionInfo>> indexed, open;
+  for (int step = 0; step < 150; ++step) {
+    size_t file = rng() % files.size();
+    switch (rng() % 4) {
+      case 0:
+        indexed[file] = textOf(file);
+        index.setIndexed(files[file], indexed[file]);
+        break;
+      case 1:
+        open.erase(file);
+        index.closeOpen(files[file]);
+        break;
+      default: {
+        // An edit: the open text so far with one function's body or calls changed, or anew.
+        std::vector<FunctionInfo> now = open.count(file) && rng() % 2 ? open[file] : textOf(file);
+        if (!now.empty()) {
+          auto& f = now[rng() % now.size()];
+          f = fn(f.file, f.key, f.body_hash + 1,
+                 rng() % 2 ? std::vector<std::string>{keys[rng() % keys.size()]}
+                           : std::vector<std::string>{});
+        }
+        open[file] = now;
+        index.setOpen(files[file], now);
+      }
+    }
+    WorkspaceIndex fresh;
+    for (const auto& [f, fns] : indexed) fresh.setIndexed(files[f], fns);
+    for (const auto& [f, fns] : open) fresh.setOpen(files[f], fns);
+    ASSERT_EQ(linksOf(index, keys), linksOf(fresh, keys)) << "after step " << step;
+    ASSERT_EQ(index.functionCount(), fresh.functionCount()) << "after step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace perfhat::index
