@@ -405,6 +405,39 @@ int report(const std::vector<Story>& stories) {
   EXPECT_FALSE(calls[1]->receiver_var.empty());
 }
 
+// The same, when production measured the loading call from this very caller: the site (keyed by
+// caller, not by position) holds the first call's cost, and the second call still finds the
+// tasks loaded.
+TEST(RepeatedCallTest, ASecondCallTakesTheFastOutcomeAlsoWhenTheCallerHasASiteOfItsOwn) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    if (!story.tasks().empty()) ++n;
+  }
+  return n;
+}
+)src";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {callSite("report(const std::vector<Story> &)", 0.4 * kMs, 1)};
+  InMemoryFeedback view({tasks});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->estimate.derivation.model, Model::Measured);
+  EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // the site: loads
+  EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
+}
+
 // The loaded outcome below the clock's resolution: the fastest calls measured 0, and so many of
 // them that the mean (0.25 ms) lies below the median (0.4 ms). The second call costs 0; with a
 // mean above the median, a minimum of 0 says nothing (data without a minimum), and the second
