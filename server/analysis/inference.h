@@ -45,6 +45,9 @@ class Inference {
  private:
   Estimate inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee);
   Estimate inferLoop(Node& node, const FunctionInfo& fn);
+  // A callee seen with one kind of input only, costed for a call without a site of its own:
+  // the range of `e` (costed at `predicted`) reaches down to one element's share.
+  void widenForOtherInputs(const FeedbackItem& callee, double predicted, Estimate& e) const;
   // Picks a loop's iteration count by preference (DESIGN §6). Loops are visited in source order,
   // so the loops that fill a local container have their counts before the loop over it.
   void assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self);

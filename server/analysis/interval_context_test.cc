@@ -370,6 +370,41 @@ int report(const Story& s) { return s.points(); }
   EXPECT_NEAR(call->estimate.spread_hi, 3.0 / 1.5, 1e-9);
 }
 
+// A callee production measured from another caller only: every call returned about 50 stories
+// (one kind of input), so from a new caller its input may be of any size and the range reaches
+// down to one story's share (100 ms / 50). Where the result sizes varied (p90 2.4 × the mean)
+// and the cost is what it is, the data's own range stands.
+TEST(OtherInputsTest, OneKindOfInputSeenWidensTheRangeDownToOneElementsShare) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int page() { return static_cast<int>(fetchStories().size()); }
+)src";
+  for (const bool one_size : {true, false}) {
+    SCOPED_TRACE(one_size ? "one size seen" : "sizes varied");
+    FeedbackItem fetch = measured("fetchStories()", 100 * kMs, 110 * kMs, 120 * kMs);
+    fetch.callsites = {callSite("tree()", 100 * kMs, 1)};
+    fetch.result_size = SizeStats{50, one_size ? 52.0 : 120.0, 200, 100};
+    InMemoryFeedback view({fetch});
+    SnapshotPtr s = t.analyze(view);
+    const FunctionInfo* f = findFunction(*s, "page()");
+    ASSERT_NE(f, nullptr);
+    const Node* call = callOf(*f, "fetchStories");
+    ASSERT_NE(call, nullptr);
+    EXPECT_NEAR(call->estimate.dist.mean_ns, 100 * kMs, 1);  // the point stays
+    const auto* stated = call->estimate.derivation.assumption<analysis::fact::OtherInputs>();
+    if (one_size) {
+      EXPECT_NEAR(call->estimate.spread_lo, 1.0 / 50, 1e-9);
+      ASSERT_NE(stated, nullptr);
+      EXPECT_NEAR(stated->one_element_ns, 2 * kMs, 1);
+    } else {
+      EXPECT_GT(call->estimate.spread_lo, 0.5);
+      EXPECT_EQ(stated, nullptr);
+    }
+  }
+}
+
 // story.tasks() in a loop header and again in its body: the second call finds the tasks loaded.
 TEST(RepeatedCallTest, SecondCallOfALazilyLoadedValueOnTheSameObjectCostsTheFastOutcome) {
   TestTU t;
