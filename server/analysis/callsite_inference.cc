@@ -50,6 +50,23 @@ Estimate Inference::bodyEstimate(const std::string& key) {
   return e;
 }
 
+// Every call production measured returned about as many elements (one kind of input seen), so
+// the data cannot show how the callee's cost follows its input, and the call being costed has no
+// call site of its own (one with a site takes it and does not come here): its caller may pass
+// inputs of any size. The range reaches down to one element's share of the cost, the cost taken
+// as proportional to the result. Where the sizes varied and the costs did not (a fixed query
+// cost), or both did, the data's own range stands.
+void Inference::widenForOtherInputs(const FeedbackItem& callee, double predicted,
+                                    Estimate& e) const {
+  if (!(predicted > 0) || !callee.result_size) return;
+  const SizeStats& size = *callee.result_size;
+  if (!(size.mean > 1) || size.p90 > options_.one_input_size_spread * size.mean) return;
+  const double one_element = predicted / size.mean;
+  if (!(one_element < e.spread_lo * predicted)) return;
+  e.spread_lo = one_element / predicted;
+  e.derivation.assumptions.push_back(fact::OtherInputs{one_element, size.mean});
+}
+
 Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee) {
   Estimate e;
   const FeedbackItem* item = callee.item;
@@ -153,6 +170,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
             e.derivation.assumptions.push_back(fact::OneContext{p50, p90});
         }
       }
+      widenForOtherInputs(*item, predicted, e);
       e.provenance = Provenance::Inferred;
       e.dist = scaleDist(fromStats(overall), ratio);
       e.dist.mean_ns = predicted;
@@ -190,6 +208,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
     e.derivation.inputs.push_back(
         {{}, fact::CalleeStats{displayName(node), overall.mean_ns, overall.p99_ns}});
     e.derivation.assumptions.push_back(fact::NoCallSiteData{});
+    widenForOtherInputs(*item, overall.mean_ns, e);
     return e;
   }
   if (node.callee_in_workspace && !node.callee_key.empty()) {

@@ -238,6 +238,66 @@ int owners(const Repo& r, int story) {
   ASSERT_EQ(loops[1]->fill_sites.size(), 1u);
 }
 
+// Insertions behind a branch fill the container on the branch's share of the iterations only:
+// by production's share where the arm begins with a call measured from here (owner() on 9 of
+// the 45 tasks), else by the condition's static prior.
+TEST(DataFlowIterationsTest, InsertionsBehindABranchCountOnTheBranchsShare) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include <vector>
+#include "repo.h"
+int guessed(const Repo& r, int story) {
+  std::vector<int> ids;
+  for (const Task& t : r.tasks(story)) {
+    if (t.id == 0) ids.push_back(t.id);
+  }
+  int sum = 0;
+  for (int id : ids) sum += r.lookup(id);
+  return sum;
+}
+int shown(const Repo& r, int story) {
+  std::vector<int> ids;
+  for (const Task& t : r.tasks(story)) {
+    if (t.id == 0) {
+      r.owner(t.id);
+      ids.push_back(t.id);
+    }
+  }
+  int sum = 0;
+  for (int id : ids) sum += r.lookup(id);
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  owner.callsites = {callSite("shown(const Repo &, int)", 0.1 * kMs, 9)};
+  InMemoryFeedback view({tasks, owner, measured("Repo::lookup(int) const", 1 * kMs),
+                         measured("guessed(const Repo &, int)", 10 * kMs),
+                         measured("shown(const Repo &, int)", 10 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  for (const char* name : {"guessed(const Repo &, int)", "shown(const Repo &, int)"}) {
+    SCOPED_TRACE(name);
+    const FunctionInfo* f = findFunction(*s, name);
+    ASSERT_NE(f, nullptr);
+    std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
+    std::vector<const Node*> branches = testing::nodesOfKind(*f, NodeKind::Branch);
+    ASSERT_EQ(loops.size(), 2u);
+    ASSERT_EQ(branches.size(), 1u);
+    EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
+    ASSERT_TRUE(loops[1]->iterations);
+    if (std::string(name) == "shown(const Repo &, int)") {
+      EXPECT_TRUE(branches[0]->branch_measured);
+      EXPECT_NEAR(*loops[1]->iterations, 9, 1e-9);
+    } else {
+      ASSERT_TRUE(branches[0]->branch_prior);
+      EXPECT_LT(*branches[0]->branch_prior, 0.5);
+      EXPECT_NEAR(*loops[1]->iterations, 45 * *branches[0]->branch_prior, 1e-9);
+    }
+  }
+}
+
 TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
   TestTU t;
   t.headers = {{"repo.h", kHeader}};

@@ -251,6 +251,12 @@ struct OneContext {
   double p50_ns = 0;
   double p90_ns = 0;
 };
+// A callee whose calls all returned about `mean_size` elements, costed for a caller production
+// did not measure it from: that caller's input may be of any size, down to one element's share.
+struct OtherInputs {
+  double one_element_ns = 0;
+  double mean_size = 0;
+};
 struct WeakFit {
   double r2_adj = 0;
 };
@@ -302,9 +308,10 @@ using Assumption =
     std::variant<Aggregated, NegligibleParts, UnknownParts, SumOfParts, NewCallsAdd, NotCounted,
                  ComparedWithDeployed, ClampedAtZero, UnknownNewCalls, NegligibleBody,
                  DeveloperIterations, InsertionBound, DefaultIterations, PercentilesScaled,
-                 WorstCase, StaticPrior, EqualArms, OneContext, WeakFit, OutsideObserved,
-                 ConstantWorkloads, WorkloadUnknown, InputSizeAtMean, NoCallSiteData, BodyAnalysed,
-                 RecursionCut, ContextDependent, TwoOutcomesRepeated, FirstAccessHere>;
+                 WorstCase, StaticPrior, EqualArms, OneContext, OtherInputs, WeakFit,
+                 OutsideObserved, ConstantWorkloads, WorkloadUnknown, InputSizeAtMean,
+                 NoCallSiteData, BodyAnalysed, RecursionCut, ContextDependent, TwoOutcomesRepeated,
+                 FirstAccessHere>;
 
 }  // namespace fact
 

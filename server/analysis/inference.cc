@@ -123,6 +123,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
               callee[id].how != MatchKind::Overloads)
             n.production_calls = site->calls_per_parent;
           if (!n.callee_indirect) measured_site[n.callee_key] = site;
+          // Sites are keyed by caller, not by position: a second call on the same object takes
+          // the site's figure, which its first call (the one that loads) made. It finds the
+          // value loaded like a call without a site of its own.
+          takeRepeatedCallFast(n, fn, callee[id], n.estimate);
         } else if (item && item->stats && item->callsites.empty()) {
           // The data does not record call sites, so this call cannot be told apart from an
           // existing one: the callee's own distribution is its measurement.
@@ -266,8 +270,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
       any = &n;
     }
     // Beyond counting noise: half again as many, and at least one more every other call.
-    auto beyond = [&](double count) {
-      return count >= 1.5 * site->calls_per_parent && count - site->calls_per_parent >= 0.5;
+    // (A copy, not the binding: clang 14 does not capture structured bindings.)
+    const double production_calls = site->calls_per_parent;
+    auto beyond = [production_calls](double count) {
+      return count >= 1.5 * production_calls && count - production_calls >= 0.5;
     };
     if (!any || !beyond(expected)) continue;
     const double extra = expected - site->calls_per_parent;

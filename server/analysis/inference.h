@@ -45,6 +45,9 @@ class Inference {
  private:
   Estimate inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee);
   Estimate inferLoop(Node& node, const FunctionInfo& fn);
+  // A callee seen with one kind of input only, costed for a call without a site of its own:
+  // the range of `e` (costed at `predicted`) reaches down to one element's share.
+  void widenForOtherInputs(const FeedbackItem& callee, double predicted, Estimate& e) const;
   // Picks a loop's iteration count by preference (DESIGN §6). Loops are visited in source order,
   // so the loops that fill a local container have their counts before the loop over it.
   void assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self);
@@ -58,6 +61,10 @@ class Inference {
   Estimate::Interval intervalOf(const Node& root, const std::vector<AddedCost>& costs,
                                 const std::vector<Node>& fn_nodes, int unknown_new) const;
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
+  // A branch's arm weights: production's share where an arm begins with a call it measured from
+  // this function, else the static prior of a two-arm branch, else equal arms (every arm 1 in
+  // the worst case). Sets branch_probability, arm_probabilities, branch_measured.
+  void weighArms(Node& node, const FunctionInfo& fn) const;
   Estimate bodyEstimate(const std::string& key);
   // A new call of a measured callee whose body holds a call with a bimodal production
   // distribution (both outcomes seen): the caller's own calls of that inner callee say which

@@ -370,6 +370,41 @@ int report(const Story& s) { return s.points(); }
   EXPECT_NEAR(call->estimate.spread_hi, 3.0 / 1.5, 1e-9);
 }
 
+// A callee production measured from another caller only: every call returned about 50 stories
+// (one kind of input), so from a new caller its input may be of any size and the range reaches
+// down to one story's share (100 ms / 50). Where the result sizes varied (p90 2.4 × the mean)
+// and the cost is what it is, the data's own range stands.
+TEST(OtherInputsTest, OneKindOfInputSeenWidensTheRangeDownToOneElementsShare) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int page() { return static_cast<int>(fetchStories().size()); }
+)src";
+  for (const bool one_size : {true, false}) {
+    SCOPED_TRACE(one_size ? "one size seen" : "sizes varied");
+    FeedbackItem fetch = measured("fetchStories()", 100 * kMs, 110 * kMs, 120 * kMs);
+    fetch.callsites = {callSite("tree()", 100 * kMs, 1)};
+    fetch.result_size = SizeStats{50, one_size ? 52.0 : 120.0, 200, 100};
+    InMemoryFeedback view({fetch});
+    SnapshotPtr s = t.analyze(view);
+    const FunctionInfo* f = findFunction(*s, "page()");
+    ASSERT_NE(f, nullptr);
+    const Node* call = callOf(*f, "fetchStories");
+    ASSERT_NE(call, nullptr);
+    EXPECT_NEAR(call->estimate.dist.mean_ns, 100 * kMs, 1);  // the point stays
+    const auto* stated = call->estimate.derivation.assumption<analysis::fact::OtherInputs>();
+    if (one_size) {
+      EXPECT_NEAR(call->estimate.spread_lo, 1.0 / 50, 1e-9);
+      ASSERT_NE(stated, nullptr);
+      EXPECT_NEAR(stated->one_element_ns, 2 * kMs, 1);
+    } else {
+      EXPECT_GT(call->estimate.spread_lo, 0.5);
+      EXPECT_EQ(stated, nullptr);
+    }
+  }
+}
+
 // story.tasks() in a loop header and again in its body: the second call finds the tasks loaded.
 TEST(RepeatedCallTest, SecondCallOfALazilyLoadedValueOnTheSameObjectCostsTheFastOutcome) {
   TestTU t;
@@ -403,6 +438,39 @@ int report(const std::vector<Story>& stories) {
   EXPECT_NEAR(calls[2]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // in an arm, after it
   EXPECT_EQ(calls[1]->receiver_var, calls[0]->receiver_var);
   EXPECT_FALSE(calls[1]->receiver_var.empty());
+}
+
+// The same, when production measured the loading call from this very caller: the site (keyed by
+// caller, not by position) holds the first call's cost, and the second call still finds the
+// tasks loaded.
+TEST(RepeatedCallTest, ASecondCallTakesTheFastOutcomeAlsoWhenTheCallerHasASiteOfItsOwn) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    if (!story.tasks().empty()) ++n;
+  }
+  return n;
+}
+)src";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {callSite("report(const std::vector<Story> &)", 0.4 * kMs, 1)};
+  InMemoryFeedback view({tasks});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "report(const std::vector<Story> &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->estimate.derivation.model, Model::Measured);
+  EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // the site: loads
+  EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
 }
 
 // The loaded outcome below the clock's resolution: the fastest calls measured 0, and so many of

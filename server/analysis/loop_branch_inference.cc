@@ -13,6 +13,17 @@ namespace perfhat::analysis {
 
 using namespace inference_detail;  // NOLINT(google-build-using-namespace): the units of one class
 
+namespace {
+
+// Whether node `outer` is `n` or one of its ancestors.
+bool encloses(const FunctionInfo& fn, int outer, const Node& n) {
+  for (int up = n.id; up >= 0; up = fn.nodes[up].parent)
+    if (up == outer) return true;
+  return false;
+}
+
+}  // namespace
+
 void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self) {
   node.iterations.reset();
   node.loop_executions = 0;
@@ -44,11 +55,16 @@ void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult
     return;
   }
   // A local container the function fills itself holds at most as many elements as it inserts
-  // before the loop: the insertions' executions per call, from the counts of their own loops.
+  // before the loop: the insertions' executions per call, from the counts of their own loops
+  // and the shares of the branches around them (weighed now: branches get their weights in the
+  // inside-out pass, after every loop has its count).
   if (!node.range_var.empty()) {
     double inserted = 0;
     for (const Node& c : fn.nodes) {
       if (c.id >= node.id || c.kind != NodeKind::Call || c.fills_var != node.range_var) continue;
+      // Up to what encloses the loop too: a branch around both decides whether either runs.
+      for (int up = c.parent; up > 0 && !encloses(fn, up, node); up = fn.nodes[up].parent)
+        if (fn.nodes[up].kind == NodeKind::Branch) weighArms(fn.nodes[up], fn);
       const double k = product(executionFactors(fn, c), false);
       node.fill_sites.emplace_back(c.id, k);
       inserted += k;
@@ -180,19 +196,8 @@ std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, cons
   return out;
 }
 
-Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
-  int arms = std::max(node.branch_arms, 1);
-  Sum cond;
-  std::vector<Sum> arm(arms);
-  for (int c : node.children) {
-    const Node& child = fn.nodes[c];
-    if (child.arm < 0 || child.arm >= arms)
-      cond.add(child);
-    else
-      arm[child.arm].add(child);
-  }
-  // Set before anything can return: continue-guards and the function total use it even when
-  // nothing inside the branch is known.
+void Inference::weighArms(Node& node, const FunctionInfo& fn) const {
+  const int arms = std::max(node.branch_arms, 1);
   // Without branch counts in the data (the feedback contract has none), a two-arm branch uses
   // the static prior the AST builder derived from the code as written, if any; else equal arms.
   // The worst case ignores priors: every arm may be the one taken.
@@ -227,6 +232,24 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
                             : node.branch_measured                    ? node.arm_probabilities[0]
                             : prior                                   ? *node.branch_prior
                                                                       : 1.0 / arms;
+}
+
+Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
+  int arms = std::max(node.branch_arms, 1);
+  Sum cond;
+  std::vector<Sum> arm(arms);
+  for (int c : node.children) {
+    const Node& child = fn.nodes[c];
+    if (child.arm < 0 || child.arm >= arms)
+      cond.add(child);
+    else
+      arm[child.arm].add(child);
+  }
+  // Set before anything can return: continue-guards and the function total use it even when
+  // nothing inside the branch is known.
+  weighArms(node, fn);
+  const bool prior = !node.branch_measured && options_.branch_mode != BranchMode::Worst &&
+                     arms == 2 && node.branch_prior;
   Estimate e;
   e.derivation.model = Model::Branch;
   bool any = cond.any_known;

@@ -64,6 +64,7 @@ void to_json(nlohmann::json& j, const AnalysisOptions& v) {
                        {"branch_prior_low", v.branch_prior_low},
                        {"branch_prior_high", v.branch_prior_high},
                        {"dataflow_low", v.dataflow_low},
+                       {"one_input_size_spread", v.one_input_size_spread},
                        {"z", v.interval_z},
                        {"drift", v.drift_share},
                        {"context_bimodal_ratio", v.context_bimodal_ratio}}}};
@@ -93,6 +94,7 @@ void from_json(const nlohmann::json& j, AnalysisOptions& v) {
     factor("branch_prior_low", v.branch_prior_low, 0, 1);
     factor("branch_prior_high", v.branch_prior_high, 1, 1e6);
     factor("dataflow_low", v.dataflow_low, 0, 1);
+    factor("one_input_size_spread", v.one_input_size_spread, 1, 1e6);
     factor("z", v.interval_z, 0, 10);
     factor("drift", v.drift_share, 0, 1);
     factor("context_bimodal_ratio", v.context_bimodal_ratio, 1, 1e6);

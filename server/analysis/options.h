@@ -82,6 +82,10 @@ struct AnalysisOptions {
   double branch_prior_low = 0.5;
   double branch_prior_high = 2;
   double dataflow_low = 0.5;
+  // A callee whose result sizes' p90 lies within this factor of their mean saw one kind of input;
+  // costed for a caller production did not measure it from, its range reaches down to one
+  // element's share of its cost (the data cannot show how the cost follows the input).
+  double one_input_size_spread = 1.25;
   double interval_z = 1.2816;
   // Run-to-run drift: how far a function's measured value may move between two deployments of
   // the same code (machine load, data, neighbours), as a share of the prediction; the interval is

@@ -322,6 +322,13 @@ std::string assumptionText(const fact::Assumption& a) {
                    "its p90 (" +
                    formatDuration(c.p50_ns) + "–" + formatDuration(c.p90_ns) + ")";
           },
+          [](const fact::OtherInputs& o) {
+            return "production measured it from other callers only, each returning about " +
+                   number(o.mean_size) +
+                   " elements: this caller's input may be of any size, down to one element's "
+                   "share (" +
+                   formatDuration(o.one_element_ns) + ")";
+          },
           [](const fact::WeakFit& w) {
             return "weak fit: shrunk toward the call sites' mean latency by " +
                    number(1 - w.r2_adj) + " (adjusted R² " + number(w.r2_adj) + ")";
