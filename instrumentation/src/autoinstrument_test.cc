@@ -316,7 +316,14 @@ TEST(InstrAutoInstrument, HooksCountEveryCallAndTheCycleSelectsWhatTigrisClassif
 // Calls nested deeper than the hooks' frame stack are neither counted nor recorded, and the
 // stack is whole again once they return: the next call is a root span.
 namespace deepns {
-__attribute__((noinline)) int down(int n) { return n == 0 ? 0 : 1 + down(n - 1); }
+// The barrier keeps the recursion a recursion (an optimiser may turn `1 + down(n - 1)` into a
+// loop before clang's -finstrument-functions-after-inlining places its hooks).
+__attribute__((noinline)) int down(int n) {
+  if (n == 0) return 0;
+  int r = down(n - 1);
+  asm volatile("" : "+r"(r));
+  return r + 1;
+}
 __attribute__((noinline)) int after(int x) { return x + 1; }
 }  // namespace deepns
 

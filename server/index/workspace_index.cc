@@ -148,25 +148,8 @@ void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr
     relinkInPlace(old, now);
     return;
   }
-  // by_key_ as unlinking every old function and linking every new one would leave it: a key
-  // whose body was the old one's takes the first new body of that key; a body from the file
-  // itself beats one another TU saw in a header (same key, same code, and the file's own copy is
-  // the one its edits update). Marked empty instead of erased, so that a key the new text keeps
-  // is not erased and inserted again.
-  for (const StoredPtr& f : old) {
-    auto it = by_key_.find(f->key);
-    if (it != by_key_.end() && it->second == f) it->second = nullptr;
-  }
-  for (const StoredPtr& f : now) {
-    auto [it, inserted] = by_key_.try_emplace(f->key, f);
-    if (!inserted && (!it->second || f->file == file)) it->second = f;
-  }
-  for (const StoredPtr& f : old) {
-    auto it = by_key_.find(f->key);
-    if (it != by_key_.end() && !it->second) by_key_.erase(it);
-  }
-  // callers_: only the (callee, caller) pairs the old text had and the new one has not, and
-  // back; an edit leaves almost every function calling what it called.
+  // callers_ and the files per key: only the (callee, caller) pairs the old text had and the new
+  // one has not, and back; an edit leaves almost every function calling what it called.
   auto byKey = [](const std::vector<StoredPtr>& fns) {
     std::unordered_map<std::string_view, CalleesOfKey> out;
     out.reserve(fns.size());
@@ -178,6 +161,32 @@ void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr
   };
   const auto old_keys = byKey(old);
   const auto new_keys = byKey(now);
+  // by_key_ as unlinking every old function and linking every new one would leave it: a key
+  // whose body was the old one's takes the first new body of that key; a body from the file
+  // itself beats one another TU saw in a header (same key, same code, and the file's own copy is
+  // the one its edits update). Marked empty instead of erased, so that a key the new text keeps
+  // is not erased and inserted again.
+  for (const StoredPtr& f : old) {
+    auto it = by_key_.find(f->key);
+    if (it != by_key_.end() && it->second.fn == f) it->second.fn = nullptr;
+  }
+  for (const StoredPtr& f : now) {
+    KeyEntry& e = by_key_[f->key];
+    if (!e.fn || f->file == file) e.fn = f;
+  }
+  for (const auto& [key, callees] : new_keys)
+    if (!old_keys.count(key)) ++by_key_.find(std::string(key))->second.files;
+  bool orphaned = false;
+  for (const auto& [key, callees] : old_keys) {
+    if (new_keys.count(key)) continue;
+    auto it = by_key_.find(std::string(key));
+    if (it == by_key_.end()) continue;
+    if (--it->second.files <= 0)
+      by_key_.erase(it);
+    else if (!it->second.fn)
+      orphaned = true;
+  }
+  if (orphaned) adoptFromOtherFiles(file);
   static const std::vector<std::string> kNoCallees;
   for (const auto& [key, callees] : new_keys) {
     auto o = old_keys.find(key);
@@ -188,11 +197,26 @@ void WorkspaceIndex::relink(const std::string& file, const std::vector<StoredPtr
     std::set_difference(had.begin(), had.end(), has.begin(), has.end(), std::back_inserter(gone));
     std::set_difference(has.begin(), has.end(), had.begin(), had.end(), std::back_inserter(added));
     for (const auto& callee : gone) unlinkCaller(callee, key);
-    for (const auto& callee : added) callers_[callee].emplace(key);
+    for (const auto& callee : added) linkCaller(callee, key);
   }
   for (const auto& [key, callees] : old_keys)
     if (!new_keys.count(key))
       for (const auto& callee : callees.get()) unlinkCaller(callee, key);
+}
+
+void WorkspaceIndex::adoptFromOtherFiles(const std::string& file) {
+  // One pass over the other files' lists, made only when such a key exists (a header's inline
+  // function given up by one of the files that see it).
+  std::vector<const std::vector<StoredPtr>*> others;
+  for (const auto& [other, fns] : open_)
+    if (other != file) others.push_back(&fns);
+  for (const auto& [other, fns] : indexed_)
+    if (other != file && !open_.count(other)) others.push_back(&fns);
+  for (const auto* fns : others)
+    for (const StoredPtr& f : *fns)
+      if (auto it = by_key_.find(f->key); it != by_key_.end() && !it->second.fn) it->second.fn = f;
+  for (auto it = by_key_.begin(); it != by_key_.end();)
+    it = it->second.fn ? std::next(it) : by_key_.erase(it);  // no provider found after all
 }
 
 void WorkspaceIndex::relinkInPlace(const std::vector<StoredPtr>& old,
@@ -203,8 +227,8 @@ void WorkspaceIndex::relinkInPlace(const std::vector<StoredPtr>& old,
   std::vector<std::string_view> calls_changed;
   for (size_t i = 0; i < old.size(); ++i) {
     if (old[i] == now[i]) continue;
-    if (auto it = by_key_.find(now[i]->key); it != by_key_.end() && it->second == old[i])
-      it->second = now[i];
+    if (auto it = by_key_.find(now[i]->key); it != by_key_.end() && it->second.fn == old[i])
+      it->second.fn = now[i];
     if (old[i]->callees != now[i]->callees &&
         std::find(calls_changed.begin(), calls_changed.end(), now[i]->key) == calls_changed.end())
       calls_changed.push_back(now[i]->key);
@@ -222,14 +246,19 @@ void WorkspaceIndex::relinkInPlace(const std::vector<StoredPtr>& old,
     for (std::string_view callee : had)
       if (!has.count(callee)) unlinkCaller(std::string(callee), key);
     for (std::string_view callee : has)
-      if (!had.count(callee)) callers_[std::string(callee)].emplace(key);
+      if (!had.count(callee)) linkCaller(std::string(callee), key);
   }
+}
+
+void WorkspaceIndex::linkCaller(const std::string& callee, std::string_view caller) {
+  ++callers_[callee][std::string(caller)];
 }
 
 void WorkspaceIndex::unlinkCaller(const std::string& callee, std::string_view caller) {
   auto c = callers_.find(callee);
   if (c == callers_.end()) return;
-  if (auto it = c->second.find(caller); it != c->second.end()) c->second.erase(it);
+  if (auto it = c->second.find(caller); it != c->second.end() && --it->second <= 0)
+    c->second.erase(it);
   if (c->second.empty()) callers_.erase(c);
 }
 
@@ -297,8 +326,11 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
       StoredPtr same;
       if (auto it = previous.find(f->key); it != previous.end()) {
         std::optional<uint64_t> layout;
-        for (auto c = it->second.begin(); c != it->second.end() && !same; ++c)
-          if ((same = reuse(**c, *f, layout))) it->second.erase(c);
+        for (auto c = it->second.begin(); c != it->second.end(); ++c)
+          if ((same = reuse(**c, *f, layout))) {
+            it->second.erase(c);
+            break;
+          }
       }
       stored.push_back(same ? std::move(same) : store(*f));
     }
@@ -353,7 +385,7 @@ FunctionPtr WorkspaceIndex::find(const std::string& key) const {
     MutexLock lock(mu_);
     auto it = by_key_.find(key);
     if (it == by_key_.end()) return nullptr;
-    st = it->second;
+    st = it->second.fn;
   }
   std::optional<FunctionInfo> f = decode(*st);
   return f ? std::make_shared<const FunctionInfo>(std::move(*f)) : nullptr;
@@ -365,8 +397,8 @@ std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
     MutexLock lock(mu_);
     auto it = callers_.find(key);
     if (it == callers_.end()) return {};
-    for (const std::string& caller : it->second)
-      if (auto f = by_key_.find(caller); f != by_key_.end()) stored.push_back(f->second);
+    for (const auto& [caller, files] : it->second)
+      if (auto f = by_key_.find(caller); f != by_key_.end()) stored.push_back(f->second.fn);
   }
   std::vector<Caller> out;
   for (const auto& st : stored) {
@@ -403,8 +435,8 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) co
       if (local.count(key)) continue;
       local.insert(key);
       auto it = by_key_.find(key);
-      if (it == by_key_.end() || it->second->file == unit.path) continue;
-      std::optional<FunctionInfo> decoded = decode(*it->second);
+      if (it == by_key_.end() || it->second.fn->file == unit.path) continue;
+      std::optional<FunctionInfo> decoded = decode(*it->second.fn);
       if (!decoded) continue;
       FunctionInfo body = std::move(*decoded);
       want(body);
@@ -454,10 +486,10 @@ size_t WorkspaceIndex::approxBytes() const {
   };
   count(indexed_);
   count(open_);
-  b += by_key_.size() * (sizeof(std::string) + sizeof(StoredPtr) + 32);
+  b += by_key_.size() * (sizeof(std::string) + sizeof(KeyEntry) + 32);
   for (const auto& [key, callers] : callers_) {
     b += bytesOf(key) + sizeof(std::string) + 64;
-    for (const auto& c : callers) b += bytesOf(c) + sizeof(std::string) + 32;
+    for (const auto& [c, files] : callers) b += bytesOf(c) + sizeof(std::string) + sizeof(int) + 32;
   }
   return b;
 }

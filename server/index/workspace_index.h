@@ -84,7 +84,11 @@ class WorkspaceIndex {
               const std::vector<StoredPtr>* after) REQUIRES(mu_);
   void relinkInPlace(const std::vector<StoredPtr>& before, const std::vector<StoredPtr>& after)
       REQUIRES(mu_);
+  void linkCaller(const std::string& callee, std::string_view caller) REQUIRES(mu_);
   void unlinkCaller(const std::string& callee, std::string_view caller) REQUIRES(mu_);
+  // Gives the keys whose function `file` no longer provides, and other files still do, another
+  // file's function.
+  void adoptFromOtherFiles(const std::string& file) REQUIRES(mu_);
   // `previous` again (or moved by whole lines) when `f` is the same body with the same layout,
   // else null; `layout` caches f's layout across candidates.
   static StoredPtr reuse(const StoredPtr& previous, const analysis::FunctionInfo& f,
@@ -93,9 +97,15 @@ class WorkspaceIndex {
   mutable Mutex mu_;
   std::map<std::string, std::vector<StoredPtr>> indexed_ GUARDED_BY(mu_);
   std::map<std::string, std::vector<StoredPtr>> open_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, StoredPtr> by_key_ GUARDED_BY(mu_);
-  // callee key → keys of the functions calling it.
-  std::unordered_map<std::string, std::set<std::string, std::less<>>> callers_ GUARDED_BY(mu_);
+  // A key's function as find() answers it, and how many files provide the key (every TU that
+  // includes a header sees its inline functions): a file giving a key up leaves another's copy.
+  struct KeyEntry {
+    StoredPtr fn;
+    int files = 0;
+  };
+  std::unordered_map<std::string, KeyEntry> by_key_ GUARDED_BY(mu_);
+  // callee key → caller key → how many files have a function of the caller's key calling it.
+  std::unordered_map<std::string, std::map<std::string, int, std::less<>>> callers_ GUARDED_BY(mu_);
 };
 
 }  // namespace perfhat::index

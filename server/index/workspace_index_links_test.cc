@@ -142,5 +142,88 @@ TEST(WorkspaceIndexLinks, ManyUpdatesLinkWhatTheFinalTextsLink) {
   }
 }
 
+// A header's inline function is seen by every file that includes it: a file giving it up (an
+// edit, a closed header) leaves the others' copy found and its calls linked.
+TEST(WorkspaceIndexLinks, AKeySeveralFilesProvideStaysWhileOneOfThemProvidesIt) {
+  WorkspaceIndex index;
+  index.setIndexed("/w/a.cc", {fn("/w/a.cc", "inl()", 1, {"leaf()"}), fn("/w/a.cc", "a()", 2, {})});
+  index.setIndexed("/w/b.cc", {fn("/w/b.cc", "inl()", 1, {"leaf()"})});
+  index.setOpen("/w/h.h", {fn("/w/h.h", "inl()", 1, {"leaf()"})});
+  index.closeOpen("/w/h.h");
+  index.setIndexed("/w/b.cc", {});
+  ASSERT_NE(index.find("inl()"), nullptr) << "a.cc still provides it";
+  EXPECT_EQ(index.find("inl()")->file, "/w/a.cc");
+  ASSERT_EQ(index.callersOf("leaf()").size(), 1u);
+  // An in-place edit of a.cc (same functions, same order) keeps it too.
+  index.setIndexed("/w/a.cc", {fn("/w/a.cc", "inl()", 1, {"leaf()"}), fn("/w/a.cc", "a()", 3, {})});
+  ASSERT_NE(index.find("inl()"), nullptr);
+  EXPECT_EQ(index.callersOf("leaf()").size(), 1u);
+  index.setIndexed("/w/a.cc", {fn("/w/a.cc", "a()", 3, {})});
+  EXPECT_EQ(index.find("inl()"), nullptr) << "no file provides it any more";
+  EXPECT_TRUE(index.callersOf("leaf()").empty());
+}
+
+// Random updates with keys that every file may provide: a key is found exactly while some file
+// provides it, the body found is one of the providers', and every caller whose body found calls
+// a key is listed among its callers (none is lost when another file's copy goes).
+TEST(WorkspaceIndexLinks, ManyUpdatesOfKeysSharedAcrossFilesLinkWhatTheFinalTextsLink) {
+  const std::vector<std::string> files = {"/w/a.cc", "/w/b.cc", "/w/c.cc"};
+  std::vector<std::string> keys;
+  for (int i = 0; i < 6; ++i) keys.push_back("s" + std::to_string(i) + "()");
+  std::mt19937 rng(2532);
+  auto textOf = [&](size_t file) {
+    std::vector<FunctionInfo> out;
+    for (const auto& key : keys) {
+      if (rng() % 3 == 0) continue;
+      std::vector<std::string> callees;
+      for (const auto& callee : keys)
+        if (rng() % 4 == 0) callees.push_back(callee);
+      out.push_back(fn(files[file], key, rng() % 3, callees));
+    }
+    return out;
+  };
+  WorkspaceIndex index;
+  std::map<size_t, std::vector<FunctionInfo>> indexed, open;
+  for (int step = 0; step < 300; ++step) {
+    size_t file = rng() % files.size();
+    switch (rng() % 3) {
+      case 0:
+        indexed[file] = textOf(file);
+        index.setIndexed(files[file], indexed[file]);
+        break;
+      case 1:
+        open.erase(file);
+        index.closeOpen(files[file]);
+        break;
+      default:
+        open[file] = textOf(file);
+        index.setOpen(files[file], open[file]);
+    }
+    std::map<size_t, std::vector<FunctionInfo>> effective = indexed;
+    for (const auto& [f, fns] : open) effective[f] = fns;
+    for (const auto& key : keys) {
+      std::set<uint64_t> bodies;
+      for (const auto& [f, fns] : effective)
+        for (const auto& g : fns)
+          if (g.key == key) bodies.insert(g.body_hash);
+      const auto found = index.find(key);
+      ASSERT_EQ(found != nullptr, !bodies.empty()) << key << " after step " << step;
+      if (found) EXPECT_TRUE(bodies.count(found->body_hash)) << key << " after step " << step;
+      // One body per key answers for it: a caller is listed when the body found for its key
+      // calls `key` (copies of one key in several files are the same code in a real tree).
+      std::set<std::string> callers;
+      for (const auto& caller : keys) {
+        const auto body = index.find(caller);
+        if (!body) continue;
+        for (const auto& n : body->nodes)
+          if (n.kind == NodeKind::Call && n.callee_key == key) callers.insert(caller);
+      }
+      std::set<std::string> linked;
+      for (const auto& c : index.callersOf(key)) linked.insert(c.function->key);
+      ASSERT_EQ(linked, callers) << key << " after step " << step;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::index
