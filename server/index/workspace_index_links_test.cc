@@ -88,6 +88,34 @@ std::map<std::string, std::pair<uint64_t, std::set<std::string>>> linksOf(
   return out;
 }
 
+// Callees among `keys`, each with odds 1 in 4.
+std::vector<std::string> randomCallees(const std::vector<std::string>& keys, std::mt19937& rng) {
+  std::vector<std::string> callees;
+  for (const auto& callee : keys)
+    if (rng() % 4 == 0) callees.push_back(callee);
+  return callees;
+}
+
+// An index and the texts it was given, per file: what an index built afresh would be given.
+struct TrackedIndex {
+  const std::vector<std::string>& files;
+  WorkspaceIndex index;
+  std::map<size_t, std::vector<FunctionInfo>> indexed, open;
+
+  void setIndexed(size_t file, std::vector<FunctionInfo> text) {
+    indexed[file] = std::move(text);
+    index.setIndexed(files[file], indexed[file]);
+  }
+  void closeOpen(size_t file) {
+    open.erase(file);
+    index.closeOpen(files[file]);
+  }
+  void setOpen(size_t file, std::vector<FunctionInfo> text) {
+    open[file] = std::move(text);
+    index.setOpen(files[file], open[file]);
+  }
+};
+
 TEST(WorkspaceIndexLinks, ManyUpdatesLinkWhatTheFinalTextsLink) {
   const std::vector<std::string> files = {"/w/a.cc", "/w/b.cc", "/w/c.cc"};
   std::vector<std::string> keys;
@@ -100,38 +128,36 @@ TEST(WorkspaceIndexLinks, ManyUpdatesLinkWhatTheFinalTextsLink) {
     for (size_t k = file * 4; k < file * 4 + 4; ++k) {
       int copies = rng() % 5 == 0 ? 0 : (rng() % 6 == 0 ? 2 : 1);
       for (int c = 0; c < copies; ++c) {
-        std::vector<std::string> callees;
-        for (const auto& callee : keys)
-          if (rng() % 4 == 0) callees.push_back(callee);
+        std::vector<std::string> callees = randomCallees(keys, rng);
         out.push_back(fn(files[file], keys[k], rng() % 3, callees));
       }
     }
     return out;
   };
-  WorkspaceIndex index;
-  std::map<size_t, std::vector<FunctionInfo>> indexed, open;
+  TrackedIndex tracked{files};
+  WorkspaceIndex& index = tracked.index;
+  const auto& indexed = tracked.indexed;
+  const auto& open = tracked.open;
   for (int step = 0; step < 150; ++step) {
     size_t file = rng() % files.size();
     switch (rng() % 4) {
       case 0:
-        indexed[file] = textOf(file);
-        index.setIndexed(files[file], indexed[file]);
+        tracked.setIndexed(file, textOf(file));
         break;
       case 1:
-        open.erase(file);
-        index.closeOpen(files[file]);
+        tracked.closeOpen(file);
         break;
       default: {
         // An edit: the open text so far with one function's body or calls changed, or anew.
-        std::vector<FunctionInfo> now = open.count(file) && rng() % 2 ? open[file] : textOf(file);
+        std::vector<FunctionInfo> now =
+            open.count(file) && rng() % 2 ? open.at(file) : textOf(file);
         if (!now.empty()) {
           auto& f = now[rng() % now.size()];
           f = fn(f.file, f.key, f.body_hash + 1,
                  rng() % 2 ? std::vector<std::string>{keys[rng() % keys.size()]}
                            : std::vector<std::string>{});
         }
-        open[file] = now;
-        index.setOpen(files[file], now);
+        tracked.setOpen(file, std::move(now));
       }
     }
     WorkspaceIndex fresh;
@@ -175,32 +201,27 @@ TEST(WorkspaceIndexLinks, ManyUpdatesOfKeysSharedAcrossFilesLinkWhatTheFinalText
     std::vector<FunctionInfo> out;
     for (const auto& key : keys) {
       if (rng() % 3 == 0) continue;
-      std::vector<std::string> callees;
-      for (const auto& callee : keys)
-        if (rng() % 4 == 0) callees.push_back(callee);
+      std::vector<std::string> callees = randomCallees(keys, rng);
       out.push_back(fn(files[file], key, rng() % 3, callees));
     }
     return out;
   };
-  WorkspaceIndex index;
-  std::map<size_t, std::vector<FunctionInfo>> indexed, open;
+  TrackedIndex tracked{files};
+  const WorkspaceIndex& index = tracked.index;
   for (int step = 0; step < 300; ++step) {
     size_t file = rng() % files.size();
     switch (rng() % 3) {
       case 0:
-        indexed[file] = textOf(file);
-        index.setIndexed(files[file], indexed[file]);
+        tracked.setIndexed(file, textOf(file));
         break;
       case 1:
-        open.erase(file);
-        index.closeOpen(files[file]);
+        tracked.closeOpen(file);
         break;
       default:
-        open[file] = textOf(file);
-        index.setOpen(files[file], open[file]);
+        tracked.setOpen(file, textOf(file));
     }
-    std::map<size_t, std::vector<FunctionInfo>> effective = indexed;
-    for (const auto& [f, fns] : open) effective[f] = fns;
+    std::map<size_t, std::vector<FunctionInfo>> effective = tracked.indexed;
+    for (const auto& [f, fns] : tracked.open) effective[f] = fns;
     for (const auto& key : keys) {
       std::set<uint64_t> bodies;
       for (const auto& [f, fns] : effective)
@@ -208,7 +229,9 @@ TEST(WorkspaceIndexLinks, ManyUpdatesOfKeysSharedAcrossFilesLinkWhatTheFinalText
           if (g.key == key) bodies.insert(g.body_hash);
       const auto found = index.find(key);
       ASSERT_EQ(found != nullptr, !bodies.empty()) << key << " after step " << step;
-      if (found) EXPECT_TRUE(bodies.count(found->body_hash)) << key << " after step " << step;
+      if (found) {
+        EXPECT_TRUE(bodies.count(found->body_hash)) << key << " after step " << step;
+      }
       // One body per key answers for it: a caller is listed when the body found for its key
       // calls `key` (copies of one key in several files are the same code in a real tree).
       std::set<std::string> callers;
