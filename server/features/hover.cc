@@ -203,40 +203,27 @@ const FunctionInfo* findFunction(const Snapshot& s, const std::string& key) {
   return nullptr;
 }
 
-}  // namespace
-
-std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o) {
-  const detail::Located at = detail::locate(s, p);
-  if (!at.node) return std::nullopt;
-  const FunctionInfo& f = *at.function;
-  const Node& n = *at.node;
-
-  HoverResult r;
-  // Hover only on the part of a node that names it: a function's declarator name, a loop's or
-  // branch's header, a call's whole extent. Hovering in a body elsewhere shows nothing, so the
-  // hover never covers a whole function.
+// The part of a node that names it: a function's declarator name, a loop's or branch's header,
+// a call's whole extent. Hovering in a body elsewhere shows nothing, so the hover never covers a
+// whole function.
+std::optional<Range> hoverRange(const FunctionInfo& f, const Node& n, Position p) {
   switch (n.kind) {
     case NodeKind::Function:
       if (!detail::within(f.name_range, p)) return std::nullopt;
-      r.range = f.name_range;
-      break;
+      return f.name_range;
     case NodeKind::Loop:
     case NodeKind::Branch:
       if (n.hint < p) return std::nullopt;
-      r.range = {n.range.start, n.hint};
-      break;
+      return Range{n.range.start, n.hint};
     case NodeKind::Call:
-      r.range = n.range;
-      break;
+      return n.range;
   }
+  return std::nullopt;
+}
 
-  const detail::NodeValue v = detail::valueOf(n, o);
-  std::string& md = r.markdown;
-  md += "### " + detail::displayName(f, n) + "\n\n";
-  if (n.kind == NodeKind::Call && !n.callee_key.empty()) md += "`" + n.callee_key + "`\n\n";
-  if (n.kind == NodeKind::Function && !f.key.empty()) md += "`" + f.key + "`\n\n";
-
-  // The headline figure.
+// The headline figure: what is known of the node (measured, predicted with its likely range,
+// or `?`) and what it covers.
+void headline(std::string& md, const Node& n, const detail::NodeValue& v, const Options& o) {
   const std::string what = n.kind == NodeKind::Function ? " per call"
                            : n.kind == NodeKind::Loop   ? " for the whole loop"
                            : n.kind == NodeKind::Branch ? " (weighted by probability)"
@@ -267,7 +254,11 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
           formatDurationRange(pick(n.estimate.interval->lo, o), pick(n.estimate.interval->hi, o)) +
           " (about p10–p90: the measurement's uncertainty and each cost's range)\n\n";
   }
+}
 
+// A changed function that production measured: the prediction against the measurement.
+void changedFunction(std::string& md, const FunctionInfo& f, const Node& n,
+                     const detail::NodeValue& v, const Options& o) {
   if (n.kind == NodeKind::Function && f.changed && n.measured && v.ns &&
       v.kind == HintKind::Predicted) {
     const double measured = pick(*n.measured, o);
@@ -276,44 +267,72 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     if (measured > 0) md += " (" + formatPercent(*v.ns / measured - 1) + ")";
     md += ".\n\n";
   }
-  addedCosts(md, f, n, o);
+}
 
-  if (n.kind == NodeKind::Loop) {
-    if (n.iterations) {
-      md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
-            detail::iterationSourceText(n.iteration_source);
-      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
-          !n.constant_trip_source.empty())
-        md += ": `" + n.constant_trip_source + "`";
-      md += ")";
-      if (v.ns) {
-        if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
-          md += " × " + (*per > 0 ? formatDuration(*per) : std::string("negligible")) +
-                " per iteration";
-        }
+// A loop's iterations, where they came from and what one of them costs, then its body.
+void loopBlock(std::string& md, const FunctionInfo& f, const Node& n, const detail::NodeValue& v,
+               const Options& o) {
+  if (n.iterations) {
+    md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
+          detail::iterationSourceText(n.iteration_source);
+    if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
+        !n.constant_trip_source.empty())
+      md += ": `" + n.constant_trip_source + "`";
+    md += ")";
+    if (v.ns) {
+      if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
+        md += " × " + (*per > 0 ? formatDuration(*per) : std::string("negligible")) +
+              " per iteration";
       }
-      md += "\n\n";
-    } else {
-      md +=
-          "Iterations: **?** — no loop data, no collection size, no constant bound. Add "
-          "`// perfhat: iterations=N` above the loop.\n\n";
     }
-    loopBody(md, f, n, o);
+    md += "\n\n";
+  } else {
+    md +=
+        "Iterations: **?** — no loop data, no collection size, no constant bound. Add "
+        "`// perfhat: iterations=N` above the loop.\n\n";
   }
+  loopBody(md, f, n, o);
+}
+
+// Production's statistics of the node, with how its function (or a call's callee) was matched.
+void productionStats(std::string& md, const Snapshot& s, const FunctionInfo& f, const Node& n,
+                     const Options& o) {
+  if (!n.measured || n.measured->count == 0) return;
+  analysis::MatchKind match = analysis::MatchKind::None;
+  if (n.kind == NodeKind::Function) {
+    match = f.match;
+  } else if (const FunctionInfo* callee = findFunction(s, n.callee_key)) {
+    match = callee->match;
+  }
+  statsTable(md, n, match, o);
+}
+
+}  // namespace
+
+std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o) {
+  const detail::Located at = detail::locate(s, p);
+  if (!at.node) return std::nullopt;
+  const FunctionInfo& f = *at.function;
+  const Node& n = *at.node;
+  const std::optional<Range> range = hoverRange(f, n, p);
+  if (!range) return std::nullopt;
+
+  HoverResult r;
+  r.range = *range;
+  const detail::NodeValue v = detail::valueOf(n, o);
+  std::string& md = r.markdown;
+  md += "### " + detail::displayName(f, n) + "\n\n";
+  if (n.kind == NodeKind::Call && !n.callee_key.empty()) md += "`" + n.callee_key + "`\n\n";
+  if (n.kind == NodeKind::Function && !f.key.empty()) md += "`" + f.key + "`\n\n";
+  headline(md, n, v, o);
+  changedFunction(md, f, n, v, o);
+  addedCosts(md, f, n, o);
+  if (n.kind == NodeKind::Loop) loopBlock(md, f, n, v, o);
   if (n.kind == NodeKind::Call) addedCosts(md, f, n, o);
   if (n.kind == NodeKind::Branch && n.branch_probability) {
     md += "Taken with probability " + formatCount(*n.branch_probability * 100) + " %\n\n";
   }
-
-  if (n.measured && n.measured->count > 0) {
-    analysis::MatchKind match = analysis::MatchKind::None;
-    if (n.kind == NodeKind::Function) {
-      match = f.match;
-    } else if (const FunctionInfo* callee = findFunction(s, n.callee_key)) {
-      match = callee->match;
-    }
-    statsTable(md, n, match, o);
-  }
+  productionStats(md, s, f, n, o);
   if (n.kind == NodeKind::Call && !n.callee_changed.empty()) md += "⚠ " + n.callee_changed + "\n\n";
   if (n.kind == NodeKind::Function) partsTable(md, "ran as", f.matched);
   if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.implementations);
