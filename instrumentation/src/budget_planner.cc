@@ -39,37 +39,41 @@ void fillOverheads(Plan& p, const Costs& c, double process_cpu_per_s) {
   p.predicted_overhead = planCost(p, c) * per;
 }
 
-}  // namespace
-
-Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cpu_per_s,
-               const Costs& costs, bool probing, double max_probe_hz, double min_fraction) {
-  Plan p;
-  p.probing = probing;
-  p.allowed_cpu_per_s = allowed;
-  p.process_cpu_per_s = process_cpu_per_s;
-  p.classes = std::move(classes);
-  // Rates: every call is detected, whatever its class's rate, so detection is paid first
-  // (MaxF' of the extract's §3.5). Probing: only the traced classes are detected, so a traced
-  // event costs detection and report, and MaxF counts traced events and stack samples at that
-  // price (a sample costs a report only: the plan is a little pessimistic about the probe).
+// MaxF, the reported events per second the budget allows. Rates: every call is detected,
+// whatever its class's rate, so detection is paid first (MaxF' of the extract's §3.5). Probing:
+// only the traced classes are detected, so a traced event costs detection and report, and MaxF
+// counts traced events and stack samples at that price (a sample costs a report only: the plan
+// is a little pessimistic about the probe).
+void setMaxF(Plan& p, const Costs& costs) {
+  const bool probing = p.probing;
   const double report = std::max(costs.report_s + (probing ? costs.detect_s : 0), kNoReportCost);
   double detect_all = 0, pinned_f = 0;
   for (const ClassPlan& k : p.classes) {
     if (!probing) detect_all += k.frequency_hz * costs.detect_s;
     if (k.pinned) pinned_f += k.frequency_hz;
   }
-  const double spare = allowed - detect_all;
+  const double spare = p.allowed_cpu_per_s - detect_all;
   p.over_budget = spare < 0;
   p.max_f = std::max(0.0, spare) / report;
   if (pinned_f > p.max_f) {  // pins win over the budget; the plan says it is over
     p.over_budget = true;
     p.max_f = pinned_f;
   }
-  // Classes that did nothing yet are traced (their first calls are kept; the next window knows
-  // their rate). Pinned ones are outside the solver in probing mode, floors in the base case.
+}
+
+// The classes the solver chooses among, and what of MaxF is theirs.
+struct SolverInput {
   std::vector<plan::EventClass> solver;
-  std::vector<std::size_t> index;
-  double rest_f = p.max_f;
+  std::vector<std::size_t> index;  // the plan's class of each solver class
+  double rest_f = 0;
+};
+
+// Classes that did nothing yet are traced (their first calls are kept; the next window knows
+// their rate). Pinned ones are outside the solver in probing mode, floors in the base case.
+SolverInput solverInput(Plan& p, double min_fraction) {
+  const bool probing = p.probing;
+  SolverInput in;
+  in.rest_f = p.max_f;
   for (std::size_t i = 0; i < p.classes.size(); ++i) {
     ClassPlan& k = p.classes[i];
     if (k.frequency_hz <= 0) {
@@ -80,91 +84,121 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
     if (probing && k.pinned) {
       k.traced = true;
       k.fraction = 1;
-      rest_f -= k.frequency_hz;
+      in.rest_f -= k.frequency_hz;
       p.value += k.frequency_hz * k.weight;
       continue;
     }
-    solver.push_back({k.name, k.frequency_hz, std::clamp(k.duty_ratio, 0.0, 1.0), k.weight,
-                      probing    ? 0.0
-                      : k.pinned ? k.frequency_hz
-                                 : k.frequency_hz * std::clamp(min_fraction, 0.0, 1.0)});
-    index.push_back(i);
+    in.solver.push_back({k.name, k.frequency_hz, std::clamp(k.duty_ratio, 0.0, 1.0), k.weight,
+                         probing    ? 0.0
+                         : k.pinned ? k.frequency_hz
+                                    : k.frequency_hz * std::clamp(min_fraction, 0.0, 1.0)});
+    in.index.push_back(i);
   }
-  rest_f = std::max(0.0, rest_f);
-  if (probing) {
-    // The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget
-    // past it is worth more spent on tracing. The solver's best plans and the greedy prefixes
-    // by weight (trace each class that still fits) are compared under the capped value, with
-    // the samples the rest buys at their own price (Costs::sample_s).
-    plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
-    std::vector<std::vector<bool>> candidates;
-    candidates.push_back(r.best.traced);
-    for (const plan::ProbePlan& a : r.alternatives) candidates.push_back(a.traced);
-    std::vector<std::size_t> order(solver.size());
-    for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return solver[a].weight > solver[b].weight;
-    });
-    std::vector<bool> prefix(solver.size(), false);
-    double prefix_f = 0;
-    for (std::size_t j : order) {
-      if (prefix_f + solver[j].frequency_hz > rest_f) continue;
-      prefix_f += solver[j].frequency_hz;
-      prefix[j] = true;
-      candidates.push_back(prefix);
-    }
-    auto capped = [&](const std::vector<bool>& t) {
-      double f = 0, fw = 0, rw = 0;
-      for (std::size_t j = 0; j < solver.size(); ++j) {
-        if (j < t.size() && t[j]) {
-          f += solver[j].frequency_hz;
-          fw += solver[j].frequency_hz * solver[j].weight;
-        } else {
-          rw += solver[j].duty_ratio * solver[j].weight;
-        }
-      }
-      if (f > rest_f * (1 + 1e-9)) return -1.0;
-      return fw + probeHz(rest_f - f, costs, max_probe_hz) * rw;
-    };
-    std::size_t best = 0;
-    for (std::size_t c = 1; c < candidates.size(); ++c)
-      if (capped(candidates[c]) > capped(candidates[best])) best = c;
-    r.best = plan::evaluateProbePlan(solver, rest_f, candidates[best]);
-    for (std::size_t j = 0; j < index.size(); ++j) {
-      ClassPlan& k = p.classes[index[j]];
-      k.traced = j < r.best.traced.size() && r.best.traced[j];
-      k.fraction = k.traced ? 1 : 0;
-    }
-    // The sampler's ceiling may leave part of MaxF unused: the value is the one it achieves.
-    p.probing_hz = probeHz(r.best.probing_hz, costs, max_probe_hz);
-    double untraced_rw = 0;
-    for (std::size_t j = 0; j < index.size(); ++j) {
-      const ClassPlan& k = p.classes[index[j]];
-      if (k.traced) {
-        p.value += k.frequency_hz * k.weight;
+  in.rest_f = std::max(0.0, in.rest_f);
+  return in;
+}
+
+// The solver's model lets the probe take all of MaxF; the sampler has a ceiling, so budget past
+// it is worth more spent on tracing. The solver's best plans and the greedy prefixes by weight
+// (trace each class that still fits) are compared under the capped value, with the samples the
+// rest buys at their own price (Costs::sample_s).
+plan::ProbePlan bestProbePlan(const std::vector<plan::EventClass>& solver, double rest_f,
+                              const Costs& costs, double max_probe_hz) {
+  plan::ProbeResult r = plan::solveProbing(solver, rest_f, false);
+  std::vector<std::vector<bool>> candidates;
+  candidates.push_back(r.best.traced);
+  for (const plan::ProbePlan& a : r.alternatives) candidates.push_back(a.traced);
+  std::vector<std::size_t> order(solver.size());
+  for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return solver[a].weight > solver[b].weight;
+  });
+  std::vector<bool> prefix(solver.size(), false);
+  double prefix_f = 0;
+  for (std::size_t j : order) {
+    if (prefix_f + solver[j].frequency_hz > rest_f) continue;
+    prefix_f += solver[j].frequency_hz;
+    prefix[j] = true;
+    candidates.push_back(prefix);
+  }
+  auto capped = [&](const std::vector<bool>& t) {
+    double f = 0, fw = 0, rw = 0;
+    for (std::size_t j = 0; j < solver.size(); ++j) {
+      if (j < t.size() && t[j]) {
+        f += solver[j].frequency_hz;
+        fw += solver[j].frequency_hz * solver[j].weight;
       } else {
-        untraced_rw += k.duty_ratio * k.weight;
+        rw += solver[j].duty_ratio * solver[j].weight;
       }
     }
-    p.value += p.probing_hz * untraced_rw;
+    if (f > rest_f * (1 + 1e-9)) return -1.0;
+    return fw + probeHz(rest_f - f, costs, max_probe_hz) * rw;
+  };
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < candidates.size(); ++c)
+    if (capped(candidates[c]) > capped(candidates[best])) best = c;
+  return plan::evaluateProbePlan(solver, rest_f, candidates[best]);
+}
+
+// Probing: each class traced in full or not at all, the rest of MaxF spent on stack samples.
+void applyProbing(Plan& p, const SolverInput& in, const Costs& costs, double max_probe_hz) {
+  const plan::ProbePlan best = bestProbePlan(in.solver, in.rest_f, costs, max_probe_hz);
+  for (std::size_t j = 0; j < in.index.size(); ++j) {
+    ClassPlan& k = p.classes[in.index[j]];
+    k.traced = j < best.traced.size() && best.traced[j];
+    k.fraction = k.traced ? 1 : 0;
+  }
+  // The sampler's ceiling may leave part of MaxF unused: the value is the one it achieves.
+  p.probing_hz = probeHz(best.probing_hz, costs, max_probe_hz);
+  double untraced_rw = 0;
+  for (std::size_t j = 0; j < in.index.size(); ++j) {
+    const ClassPlan& k = p.classes[in.index[j]];
+    if (k.traced) {
+      p.value += k.frequency_hz * k.weight;
+    } else {
+      untraced_rw += k.duty_ratio * k.weight;
+    }
+  }
+  p.value += p.probing_hz * untraced_rw;
+}
+
+// Rates: each class reports a fraction of its calls, at least its floor.
+void applyRates(Plan& p, const SolverInput& in, double min_fraction) {
+  const std::vector<plan::EventClass>& solver = in.solver;
+  plan::RatePlan r;
+  if (!plan::solveRates(solver, in.rest_f, r)) {  // floors over MaxF: pins in full, the floors
+    p.over_budget = true;
+    r.fraction.assign(solver.size(), 0);
+    r.value = 0;
+    for (std::size_t j = 0; j < solver.size(); ++j) {
+      const bool pin = p.classes[in.index[j]].pinned;
+      r.fraction[j] = pin ? 1 : std::clamp(min_fraction, 0.0, 1.0);
+      r.value += r.fraction[j] * solver[j].frequency_hz * solver[j].weight;
+    }
+  }
+  for (std::size_t j = 0; j < in.index.size(); ++j) {
+    ClassPlan& k = p.classes[in.index[j]];
+    k.fraction = r.fraction[j];
+    k.traced = k.fraction >= 1;
+  }
+  p.value += r.value;
+}
+
+}  // namespace
+
+Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cpu_per_s,
+               const Costs& costs, bool probing, double max_probe_hz, double min_fraction) {
+  Plan p;
+  p.probing = probing;
+  p.allowed_cpu_per_s = allowed;
+  p.process_cpu_per_s = process_cpu_per_s;
+  p.classes = std::move(classes);
+  setMaxF(p, costs);
+  const SolverInput in = solverInput(p, min_fraction);
+  if (probing) {
+    applyProbing(p, in, costs, max_probe_hz);
   } else {
-    plan::RatePlan r;
-    if (!plan::solveRates(solver, rest_f, r)) {  // floors over MaxF: pins in full, the floors
-      p.over_budget = true;
-      r.fraction.assign(solver.size(), 0);
-      r.value = 0;
-      for (std::size_t j = 0; j < solver.size(); ++j) {
-        const bool pin = p.classes[index[j]].pinned;
-        r.fraction[j] = pin ? 1 : std::clamp(min_fraction, 0.0, 1.0);
-        r.value += r.fraction[j] * solver[j].frequency_hz * solver[j].weight;
-      }
-    }
-    for (std::size_t j = 0; j < index.size(); ++j) {
-      ClassPlan& k = p.classes[index[j]];
-      k.fraction = r.fraction[j];
-      k.traced = k.fraction >= 1;
-    }
-    p.value += r.value;
+    applyRates(p, in, min_fraction);
   }
   fillOverheads(p, costs, process_cpu_per_s);
   return p;
