@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 namespace perfhat::handler {
 
@@ -19,44 +20,53 @@ void Metrics::storeWrite(double seconds) {
   write_sum_ += seconds;
 }
 
+namespace {
+
+// A metric's HELP and TYPE lines (Prometheus text format), written the same way for every metric.
+void header(std::ostringstream& o, std::string_view name, std::string_view help,
+            std::string_view type) {
+  o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+// A metric of one unlabelled sample.
+template <class T>
+void single(std::ostringstream& o, std::string_view name, std::string_view help,
+            std::string_view type, T value) {
+  header(o, name, help, type);
+  o << name << " " << value << "\n";
+}
+
+}  // namespace
+
 std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_s,
                             const std::vector<MetricSample>& extra) const {
   std::ostringstream o;
-  o << "# HELP perfhat_handler_spans_ingested_total Spans aggregated into the store.\n"
-       "# TYPE perfhat_handler_spans_ingested_total counter\n"
-    << "perfhat_handler_spans_ingested_total " << spans_ingested_.load() << "\n"
-    << "# HELP perfhat_handler_spans_rejected_total Spans refused (invalid, unidentifiable).\n"
-       "# TYPE perfhat_handler_spans_rejected_total counter\n"
-    << "perfhat_handler_spans_rejected_total " << spans_rejected_.load() << "\n"
-    << "# HELP perfhat_handler_aggregate_rows_ingested_total Histogram rows (POST /v1/aggregates) "
-       "merged into the store.\n"
-       "# TYPE perfhat_handler_aggregate_rows_ingested_total counter\n"
-    << "perfhat_handler_aggregate_rows_ingested_total " << rows_ingested_.load() << "\n"
-    << "# HELP perfhat_handler_aggregate_rows_rejected_total Histogram rows refused "
-       "(unidentifiable; a malformed body counts 1).\n"
-       "# TYPE perfhat_handler_aggregate_rows_rejected_total counter\n"
-    << "perfhat_handler_aggregate_rows_rejected_total " << rows_rejected_.load() << "\n"
-    << "# HELP perfhat_handler_exporter_lost_calls_total Calls that instrumented services "
-       "reported lost in export (weighted; `dropped` of POST /v1/aggregates).\n"
-       "# TYPE perfhat_handler_exporter_lost_calls_total counter\n"
-    << "perfhat_handler_exporter_lost_calls_total " << lost_calls_.load() << "\n"
-    << "# HELP perfhat_handler_received_bytes_total Request body bytes received on /v1/traces.\n"
-       "# TYPE perfhat_handler_received_bytes_total counter\n"
-    << "perfhat_handler_received_bytes_total " << bytes_received_.load() << "\n"
-    << "# HELP perfhat_handler_sketches Aggregate rows (sketches) in the store.\n"
-       "# TYPE perfhat_handler_sketches gauge\n"
-    << "perfhat_handler_sketches " << sketches << "\n"
-    << "# HELP perfhat_handler_store_cursor Current change cursor of the store.\n"
-       "# TYPE perfhat_handler_store_cursor gauge\n"
-    << "perfhat_handler_store_cursor " << cursor << "\n";
+  single(o, "perfhat_handler_spans_ingested_total", "Spans aggregated into the store.", "counter",
+         spans_ingested_.load());
+  single(o, "perfhat_handler_spans_rejected_total", "Spans refused (invalid, unidentifiable).",
+         "counter", spans_rejected_.load());
+  single(o, "perfhat_handler_aggregate_rows_ingested_total",
+         "Histogram rows (POST /v1/aggregates) merged into the store.", "counter",
+         rows_ingested_.load());
+  single(o, "perfhat_handler_aggregate_rows_rejected_total",
+         "Histogram rows refused (unidentifiable; a malformed body counts 1).", "counter",
+         rows_rejected_.load());
+  single(o, "perfhat_handler_exporter_lost_calls_total",
+         "Calls that instrumented services reported lost in export (weighted; `dropped` of POST "
+         "/v1/aggregates).",
+         "counter", lost_calls_.load());
+  single(o, "perfhat_handler_received_bytes_total", "Request body bytes received on /v1/traces.",
+         "counter", bytes_received_.load());
+  single(o, "perfhat_handler_sketches", "Aggregate rows (sketches) in the store.", "gauge",
+         sketches);
+  single(o, "perfhat_handler_store_cursor", "Current change cursor of the store.", "gauge", cursor);
   if (data_age_s >= 0) {
-    o << "# HELP perfhat_handler_data_age_seconds Time since the oldest upstream last synced.\n"
-         "# TYPE perfhat_handler_data_age_seconds gauge\n"
-      << "perfhat_handler_data_age_seconds " << data_age_s << "\n";
+    single(o, "perfhat_handler_data_age_seconds", "Time since the oldest upstream last synced.",
+           "gauge", data_age_s);
   }
   for (const MetricSample& m : extra) {
-    o << "# HELP " << m.name << " " << m.help << "\n# TYPE " << m.name << " " << m.type << "\n"
-      << m.name << " ";
+    header(o, m.name, m.help, m.type);
+    o << m.name << " ";
     // Counters print exactly (the stream's default precision would round large ones).
     if (m.value >= 0 && m.value < 9e15 && m.value == std::floor(m.value)) {
       o << static_cast<uint64_t>(m.value) << "\n";
@@ -65,13 +75,11 @@ std::string Metrics::render(uint64_t sketches, uint64_t cursor, double data_age_
     }
   }
   MutexLock lock(mu_);
-  o << "# HELP perfhat_handler_requests_total HTTP requests by status code.\n"
-       "# TYPE perfhat_handler_requests_total counter\n";
+  header(o, "perfhat_handler_requests_total", "HTTP requests by status code.", "counter");
   for (const auto& [status, n] : requests_) {
     o << "perfhat_handler_requests_total{status=\"" << status << "\"} " << n << "\n";
   }
-  o << "# HELP perfhat_handler_store_write_seconds Durable batch commit latency.\n"
-       "# TYPE perfhat_handler_store_write_seconds histogram\n";
+  header(o, "perfhat_handler_store_write_seconds", "Durable batch commit latency.", "histogram");
   for (size_t i = 0; i < kBounds.size(); ++i) {
     o << "perfhat_handler_store_write_seconds_bucket{le=\"" << kBounds[i] << "\"} "
       << write_buckets_[i] << "\n";
