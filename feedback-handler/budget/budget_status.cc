@@ -90,45 +90,46 @@ const json& array(const json& in, const char* name, size_t max, bool required) {
   return *it;
 }
 
-json classes(const json& in) {
+// The array `name` (at most `max` entries) made of objects, each checked and copied by `entry`,
+// which gets the object and the path its errors name ("classes[3].").
+template <class Entry>
+json objects(const json& in, const char* name, size_t max, bool required, Entry entry) {
   json out = json::array();
-  const json& a = array(in, "classes", L::kMaxClasses, true);
+  const json& a = array(in, name, max, required);
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string where = "classes[" + std::to_string(i) + "].";
-    if (!a[i].is_object()) bad("classes[" + std::to_string(i) + "]", "must be an object");
-    json c = {{"name", label(a[i], "name", where, L::kMaxNameBytes, true)}};
-    for (const char* n : kClassNumbers) copyNumber(a[i], c, n, where, n[0] != 'w');
-    copyFlag(a[i], c, "pinned", where);
-    copyFlag(a[i], c, "traced", where);
-    if (c.contains("traced") == false) bad(where + "traced", "is missing");
-    out.push_back(std::move(c));
+    const std::string at = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!a[i].is_object()) bad(at, "must be an object");
+    out.push_back(entry(a[i], at + "."));
   }
   return out;
+}
+
+json classes(const json& in) {
+  return objects(in, "classes", L::kMaxClasses, true, [](const json& o, const std::string& where) {
+    json c = {{"name", label(o, "name", where, L::kMaxNameBytes, true)}};
+    for (const char* n : kClassNumbers) copyNumber(o, c, n, where, n[0] != 'w');
+    copyFlag(o, c, "pinned", where);
+    copyFlag(o, c, "traced", where);
+    if (c.contains("traced") == false) bad(where + "traced", "is missing");
+    return c;
+  });
 }
 
 json sampledFunctions(const json& in) {
-  json out = json::array();
-  const json& a = array(in, "sampled_functions", L::kMaxSampledFunctions, false);
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string where = "sampled_functions[" + std::to_string(i) + "].";
-    if (!a[i].is_object()) bad("sampled_functions[" + std::to_string(i) + "]", "must be an object");
-    json f = {{"function", label(a[i], "function", where, L::kMaxNameBytes, true)}};
-    for (const char* n : kSampledNumbers) copyNumber(a[i], f, n, where, n[0] == 's');
-    out.push_back(std::move(f));
-  }
-  return out;
+  return objects(in, "sampled_functions", L::kMaxSampledFunctions, false,
+                 [](const json& o, const std::string& where) {
+                   json f = {{"function", label(o, "function", where, L::kMaxNameBytes, true)}};
+                   for (const char* n : kSampledNumbers) copyNumber(o, f, n, where, n[0] == 's');
+                   return f;
+                 });
 }
 
 json functions(const json& in) {
-  json out = json::array();
-  const json& a = array(in, "functions", L::kMaxFunctions, false);
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string where = "functions[" + std::to_string(i) + "].";
-    if (!a[i].is_object()) bad("functions[" + std::to_string(i) + "]", "must be an object");
-    out.push_back({{"function", label(a[i], "function", where, L::kMaxNameBytes, true)},
-                   {"class", label(a[i], "class", where, L::kMaxNameBytes, true)}});
-  }
-  return out;
+  return objects(in, "functions", L::kMaxFunctions, false,
+                 [](const json& o, const std::string& where) {
+                   return json{{"function", label(o, "function", where, L::kMaxNameBytes, true)},
+                               {"class", label(o, "class", where, L::kMaxNameBytes, true)}};
+                 });
 }
 
 }  // namespace
