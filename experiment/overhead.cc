@@ -161,44 +161,38 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
     }
     for (const bool cache : modes) {
       const std::string suffix = cache ? "" : "_nocache";
+      // One scenario: a fresh server analyses `scope` cold, then again warm (the full project
+      // reopened after closing every file; the single file changed in place). Records both
+      // and says them on the progress line.
+      auto coldWarm = [&](const std::string& scenario, const std::vector<std::string>& scope,
+                          bool reopen) {
+        const std::string cold = scenario + "_cold" + suffix, warm = scenario + "_warm" + suffix;
+        auto t0 = Clock::now();
+        auto s = startServer(o, root, cache);
+        analyse(*s, scope, 1, false);
+        seconds[cold].push_back(secondsSince(t0));
+        double c0 = s->cpuSeconds();
+        cpu[cold].push_back(c0);
+        if (reopen) {
+          closeAll(*s, scope);
+          c0 = s->cpuSeconds();
+        }
+        t0 = Clock::now();
+        analyse(*s, scope, 2, !reopen);
+        seconds[warm].push_back(secondsSince(t0));
+        cpu[warm].push_back(s->cpuSeconds() - c0);
+        return " " + scenario + " cold " + fmt(seconds[cold].back()) + " (cpu " +
+               fmt(cpu[cold].back()) + "), warm " + fmt(seconds[warm].back()) + " (cpu " +
+               fmt(cpu[warm].back()) + ")";
+      };
       std::string line;
       if (i <= full_repeat) {
         progress << "[" << o.name << " " << i << "/" << full_repeat << "] full project, "
                  << (cache ? "cache" : "no cache") << ": " << files.size() << " files..."
                  << std::endl;
-        auto t0 = Clock::now();
-        auto s = startServer(o, root, cache);
-        analyse(*s, files, 1, false);
-        seconds["full_cold" + suffix].push_back(secondsSince(t0));
-        double c0 = s->cpuSeconds();
-        cpu["full_cold" + suffix].push_back(c0);
-        closeAll(*s, files);
-        t0 = Clock::now();
-        c0 = s->cpuSeconds();
-        analyse(*s, files, 2, false);
-        seconds["full_warm" + suffix].push_back(secondsSince(t0));
-        cpu["full_warm" + suffix].push_back(s->cpuSeconds() - c0);
-        line += " full cold " + fmt(seconds["full_cold" + suffix].back()) + " (cpu " +
-                fmt(cpu["full_cold" + suffix].back()) + "), warm " +
-                fmt(seconds["full_warm" + suffix].back()) + " (cpu " +
-                fmt(cpu["full_warm" + suffix].back()) + ");";
+        line += coldWarm("full", files, true) + ";";
       }
-      if (i <= o.repeat) {
-        auto t0 = Clock::now();
-        auto s = startServer(o, root, cache);
-        analyse(*s, {single}, 1, false);
-        seconds["single_cold" + suffix].push_back(secondsSince(t0));
-        const double c0 = s->cpuSeconds();
-        cpu["single_cold" + suffix].push_back(c0);
-        t0 = Clock::now();
-        analyse(*s, {single}, 2, true);
-        seconds["single_warm" + suffix].push_back(secondsSince(t0));
-        cpu["single_warm" + suffix].push_back(s->cpuSeconds() - c0);
-        line += " single cold " + fmt(seconds["single_cold" + suffix].back()) + " (cpu " +
-                fmt(cpu["single_cold" + suffix].back()) + "), warm " +
-                fmt(seconds["single_warm" + suffix].back()) + " (cpu " +
-                fmt(cpu["single_warm" + suffix].back()) + ")";
-      }
+      if (i <= o.repeat) line += coldWarm("single", {single}, false);
       progress << "[" << o.name << " " << i << "/" << std::max(o.repeat, full_repeat) << ", "
                << (cache ? "cache" : "no cache") << "]" << line << std::endl;
     }
