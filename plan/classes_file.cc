@@ -110,9 +110,7 @@ ClassFile parseClassFile(std::string_view text) {
 }
 
 ClassFile readClassFile(const std::string& path) {
-  std::string text, error;
-  if (!readBoundedFile(path, kMaxClassFileBytes, text, error)) return ClassFile{{}, error};
-  return parseClassFile(text);
+  return parseBoundedFile(path, kMaxClassFileBytes, parseClassFile);
 }
 
 }  // namespace perfhat::plan

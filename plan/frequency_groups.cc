@@ -32,13 +32,7 @@ FrequencyProfile parseFrequencyProfile(std::string_view text) {
 }
 
 FrequencyProfile readFrequencyProfile(const std::string& path) {
-  std::string text, error;
-  FrequencyProfile r;
-  if (!readBoundedFile(path, kMaxProfileBytes, text, error)) {
-    r.error = error;
-    return r;
-  }
-  return parseFrequencyProfile(text);
+  return parseBoundedFile(path, kMaxProfileBytes, parseFrequencyProfile);
 }
 
 std::vector<Block> frequencyBlocks(const std::vector<std::string>& units,

@@ -45,9 +45,7 @@ UnitsFile parseUnits(std::string_view text) {
 }
 
 UnitsFile readUnitsFile(const std::string& path) {
-  std::string text, error;
-  if (!readBoundedFile(path, kMaxUnitsFileBytes, text, error)) return UnitsFile{{}, error};
-  return parseUnits(text);
+  return parseBoundedFile(path, kMaxUnitsFileBytes, parseUnits);
 }
 
 }  // namespace perfhat::plan
