@@ -29,6 +29,24 @@ std::string optionalString(const json& obj, const char* field) {
   return obj.contains(field) && obj[field].is_string() ? obj[field].get<std::string>() : "";
 }
 
+// The objects of the study's array `name`, each read by `read(entry, where)` (where: "tasks[2]",
+// the place its errors name), whose ids must be unique ("duplicate <noun> id").
+template <class Read>
+auto readEntries(const json& doc, const char* name, const char* noun, const std::string& path,
+                 Read read) {
+  const json& a = doc.at(name);
+  std::vector<decltype(read(a, std::string()))> out;
+  std::set<std::string> ids;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string where = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!a[i].is_object()) fail(path, where + " must be an object");
+    auto entry = read(a[i], where);
+    if (!ids.insert(entry.id).second) fail(path, where + ": duplicate " + noun + " id " + entry.id);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> StudyTask::measures() const {
@@ -75,11 +93,7 @@ Study parseStudy(const std::string& text, const std::string& path) {
   if (!doc.contains("tasks") || !doc["tasks"].is_array() || doc["tasks"].empty()) {
     fail(path, "'tasks' must be a non-empty array");
   }
-  std::set<std::string> task_ids;
-  for (size_t i = 0; i < doc["tasks"].size(); ++i) {
-    const json& t = doc["tasks"][i];
-    const std::string where = "tasks[" + std::to_string(i) + "]";
-    if (!t.is_object()) fail(path, where + " must be an object");
+  s.tasks = readEntries(doc, "tasks", "task", path, [&](const json& t, const std::string& where) {
     StudyTask task;
     task.id = requireString(t, "id", path, where);
     task.type = requireString(t, "type", path, where + " (" + task.id + ")");
@@ -95,9 +109,8 @@ Study parseStudy(const std::string& text, const std::string& path) {
     task.briefing = brief.lexically_normal().string();
     task.function = optionalString(t, "function");
     task.culprit = optionalString(t, "culprit");
-    if (!task_ids.insert(task.id).second) fail(path, where + ": duplicate task id " + task.id);
-    s.tasks.push_back(std::move(task));
-  }
+    return task;
+  });
 
   if (!doc.contains("participants") || !doc["participants"].is_array() ||
       doc["participants"].size() < 2) {
@@ -106,29 +119,25 @@ Study parseStudy(const std::string& text, const std::string& path) {
   if (doc["participants"].size() > kMaxParticipants) {
     fail(path, "more than " + std::to_string(kMaxParticipants) + " participants");
   }
-  std::set<std::string> ids;
-  for (size_t i = 0; i < doc["participants"].size(); ++i) {
-    const json& p = doc["participants"][i];
-    const std::string where = "participants[" + std::to_string(i) + "]";
-    if (!p.is_object()) fail(path, where + " must be an object");
-    Participant part;
-    part.id = requireString(p, "id", path, where);
-    const std::string who = where + " (" + part.id + ")";
-    if (!p.contains("experience_years") || !p["experience_years"].is_number() ||
-        p["experience_years"].get<double>() < 0 || p["experience_years"].get<double>() > 80) {
-      fail(path, who + ": 'experience_years' must be a number from 0 to 80");
-    }
-    part.experience_years = p["experience_years"].get<double>();
-    if (!p.contains("performance_skill") || !p["performance_skill"].is_number_integer() ||
-        p["performance_skill"].get<int>() < s.skill_min ||
-        p["performance_skill"].get<int>() > s.skill_max) {
-      fail(path, who + ": 'performance_skill' must be an integer from " +
-                     std::to_string(s.skill_min) + " to " + std::to_string(s.skill_max));
-    }
-    part.performance_skill = p["performance_skill"].get<int>();
-    if (!ids.insert(part.id).second) fail(path, where + ": duplicate participant id " + part.id);
-    s.participants.push_back(std::move(part));
-  }
+  s.participants = readEntries(
+      doc, "participants", "participant", path, [&](const json& p, const std::string& where) {
+        Participant part;
+        part.id = requireString(p, "id", path, where);
+        const std::string who = where + " (" + part.id + ")";
+        if (!p.contains("experience_years") || !p["experience_years"].is_number() ||
+            p["experience_years"].get<double>() < 0 || p["experience_years"].get<double>() > 80) {
+          fail(path, who + ": 'experience_years' must be a number from 0 to 80");
+        }
+        part.experience_years = p["experience_years"].get<double>();
+        if (!p.contains("performance_skill") || !p["performance_skill"].is_number_integer() ||
+            p["performance_skill"].get<int>() < s.skill_min ||
+            p["performance_skill"].get<int>() > s.skill_max) {
+          fail(path, who + ": 'performance_skill' must be an integer from " +
+                         std::to_string(s.skill_min) + " to " + std::to_string(s.skill_max));
+        }
+        part.performance_skill = p["performance_skill"].get<int>();
+        return part;
+      });
   return s;
 }
 
