@@ -328,7 +328,6 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
   changedFunction(md, f, n, v, o);
   addedCosts(md, f, n, o);
   if (n.kind == NodeKind::Loop) loopBlock(md, f, n, v, o);
-  if (n.kind == NodeKind::Call) addedCosts(md, f, n, o);
   if (n.kind == NodeKind::Branch && n.branch_probability) {
     md += "Taken with probability " + formatCount(*n.branch_probability * 100) + " %\n\n";
   }

@@ -116,6 +116,18 @@ TEST(FeaturesHover, PredictionShowsDerivationAndDistribution) {
   EXPECT_THAT(md, Not(HasSubstr("| production |")));
 }
 
+// The cost a new call adds is listed once on it: the same derivation the warning prints.
+TEST(FeaturesHover, ANewCallsAddedCostIsListedOnce) {
+  const T4 t;
+  const auto h = hover(t.snapshot, t.tasks_range.start, Options());
+  ASSERT_TRUE(h);
+  const std::string& md = h->markdown;
+  const std::string heading = "New cost counted in the prediction";
+  const size_t first = md.find(heading);
+  ASSERT_NE(first, std::string::npos) << md;
+  EXPECT_EQ(md.find(heading, first + 1), std::string::npos) << md;
+}
+
 TEST(FeaturesHover, LoopShowsIterationsTheirSourceAndTheBody) {
   const T4 t;
   const auto h = hover(t.snapshot, {4, 4}, Options());  // on "for"
