@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds everything, runs every test, then
-# runs the unit tests again under the sanitizers, each in its own Debug tree.
+# The README's test command: installs what is missing, builds everything and runs every test once.
+# The unit and fuzz-replay tests run under ASan+UBSan in a Debug tree of their own (those whose
+# checks are about optimized code, marked OPTIMIZED in CMake, also run in the optimized tree); the
+# integration, editor and real-code tests run against the optimized build; the unit tests of the
+# multi-threaded components run again under TSan.
 #   PERFHAT_BUILD_DIR   build folder (default: build); the sanitizer trees are $build-asan, $build-tsan
 #   PERFHAT_SANITIZE    which sanitizer runs follow the normal tests:
 #     short (default)   ASan+UBSan over every unit and fuzz-replay test; TSan over the unit tests
 #                       of the multi-threaded components (tsan_short_targets below). Sized for CI.
 #     full (or 1)       ASan+UBSan over every unit and fuzz-replay test, TSan over every unit test
-#     0                 none
+#     0                 none: the optimized tree builds and runs the unit and fuzz-replay tests
 #   PERFHAT_SKIP_EDITOR_TESTS=1  explicit opt-out of the real-editor tests (reported, never silent)
 #   PERFHAT_DEBUG_INFO  debug information of the four trees (default: lines, compressed line tables;
 #                       full takes about 15 GB of disk for all four, lines under 3 GB)
@@ -23,10 +26,16 @@ tsan_short_targets=(
   lsp_server_test lsp_feedback_test samples_agile_test
 )
 
+# Each step says when it ends and how long it took: the whole command has to fit CI's time.
+started=$SECONDS
+step_done() { echo "[test] $1 done at $((SECONDS - started)) s (took $((SECONDS - $2)) s)"; }
+
+t=$SECONDS
 bash scripts/install-deps.sh
 if [ "${PERFHAT_SKIP_EDITOR_TESTS:-0}" != 1 ] && [ -x scripts/setup-editors.sh ]; then
   bash scripts/setup-editors.sh
 fi
+step_done "set-up" "$t"
 
 build=${PERFHAT_BUILD_DIR:-build}
 jobs=$(nproc)
@@ -60,14 +69,23 @@ free_disk_for_next_tree() {
   fi
 }
 
-echo "[test] configuring $build"
+# Where the ASan+UBSan tree runs the unit and fuzz-replay tests, the optimized tree leaves them out.
+case "$sanitize" in
+  0 | off) unit_tests_here=ON ;;
+  *) unit_tests_here=OFF ;;
+esac
+echo "[test] configuring $build (unit tests here: $unit_tests_here)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFHAT_DEBUG_INFO="$debug_info" \
-  "${launcher[@]}" >/dev/null
+  -DPERFHAT_UNIT_TESTS="$unit_tests_here" "${launcher[@]}" >/dev/null
 echo "[test] building with $jobs jobs"
+t=$SECONDS
 cmake --build "$build" -j"$jobs"
+step_done "build of $build" "$t"
 
 echo "[test] running ctest"
+t=$SECONDS
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 900
+step_done "ctest in $build" "$t"
 
 # sanitizer_run PRESET DIR LABELS TARGET...: configure DIR from CMakePresets.json's PRESET, build
 # only TARGET..., run the tests with LABELS. Tests of targets not built are not registered.
@@ -81,7 +99,7 @@ sanitizer_run() {
   cmake --preset "$preset" -B "$dir" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$dir" -j"$jobs" --target "$@" &&
     ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 -L "$labels"; then
-    echo "[test] $preset: passed in $((SECONDS - start)) s"
+    echo "[test] $preset: passed in $((SECONDS - start)) s (at $((SECONDS - started)) s)"
   else
     echo "[test] $preset: FAILED after $((SECONDS - start)) s"
     failed+=("$preset")
@@ -96,7 +114,7 @@ if command -v clang++ >/dev/null; then
   echo "[test] tsa: clang thread-safety analysis of tsa_targets in $build-tsa"
   cmake --preset tsa -B "$build-tsa" -DPERFHAT_DEBUG_INFO="$debug_info" "${launcher[@]}" >/dev/null
   if cmake --build "$build-tsa" -j"$jobs" --target tsa_targets; then
-    echo "[test] tsa: passed in $((SECONDS - start)) s"
+    echo "[test] tsa: passed in $((SECONDS - start)) s (at $((SECONDS - started)) s)"
   else
     echo "[test] tsa: FAILED after $((SECONDS - start)) s"
     failed+=(tsa)
@@ -121,4 +139,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "[test] sanitizer or thread-safety runs failed: ${failed[*]}" >&2
   exit 1
 fi
-echo "[test] all tests passed"
+echo "[test] all tests passed in $((SECONDS - started)) s"

@@ -20,6 +20,7 @@
 #include "server/features/names.h"
 #include "server/feedback/provider.h"
 #include "server/lsp/transport.h"
+#include "server/process_temp_dir.h"
 #include "server/server/clang_analyzer.h"
 #include "server/server/config.h"
 #include "server/server/large_stack_thread.h"
@@ -314,8 +315,17 @@ int main(int argc, char** argv) {
   parseOnCallingThread();         // before any thread: libclang parses on our large stacks
   Args args;
   parseArgs(argc, argv, args);
+  // Before any thread starts (it sets TMPDIR), after the arguments (--help exits).
+  perfhat::lsp::ProcessTempDir temp_dir;
+  temp_dir.removeOnTerminationSignals();
   Logger log;
   if (args.verbose) log.setLevel(LogLevel::Debug);
+  if (temp_dir.path().empty())
+    log.warn("temporary files go to the default directory: " + temp_dir.error());
+  if (temp_dir.sweptStale() > 0) {
+    log.info("removed the temporary directories of " + std::to_string(temp_dir.sweptStale()) +
+             " ended servers");
+  }
   if (!args.log_file.empty() && !log.openFile(args.log_file)) {
     std::cerr << "perfhat-lsp: cannot open log file " << args.log_file << "; logging to stderr\n";
   }

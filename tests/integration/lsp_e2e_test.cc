@@ -4,8 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -314,6 +316,69 @@ TEST_F(LspE2E, CheckModeExitsWithTwoWhenTheFeedbackSourceFails) {
     EXPECT_THAT(text, HasSubstr("int Backlog::total")) << source;
   }
   EXPECT_THAT(serverLog(), HasSubstr("the feedback source failed"));
+}
+
+// A process id that is certainly not running: a child that has already been reaped.
+pid_t endedProcess() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return child;
+}
+
+// The directories named `perfhat-lsp-<pid>-…` in `dir`.
+std::vector<fs::path> serverTempDirs(const std::string& dir, pid_t pid) {
+  const std::string prefix = "perfhat-lsp-" + std::to_string(pid) + "-";
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path());
+  }
+  return found;
+}
+
+// libclang writes a precompiled preamble (megabytes per open file) to the temporary directory and
+// deletes it only when the translation unit is disposed. The server keeps it in a directory of its
+// own, which goes on a normal exit and on SIGTERM, and which the next server removes after a kill.
+TEST_F(LspE2E, TemporaryFilesGoWithTheServerOnSigtermAndAfterAKill) {
+  const std::string tmp = dir_.path() + "/tmp";
+  fs::create_directory(tmp);
+  const std::string stale = tmp + "/perfhat-lsp-" + std::to_string(endedProcess()) + "-Ab12Cd";
+  const std::string live = tmp + "/perfhat-lsp-" + std::to_string(getpid()) + "-Ab12Cd";
+  fs::create_directory(stale);
+  std::ofstream(stale + "/preamble-x.pch") << "left by a killed server";
+  fs::create_directory(live);
+
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto p = start({"--feedback-file", feedback_});
+  if (old_tmpdir) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  EXPECT_FALSE(fs::exists(stale)) << "the ended server's directory stays";
+  EXPECT_TRUE(fs::exists(live)) << "a running process's directory was removed";
+
+  // An include gives the file a preamble; libclang builds it at the first reparse.
+  std::string text =
+      "#include <vector>\nint f() { std::vector<int> v(3); return int(v.size()); }\n";
+  const std::string src = dir_.file("pre.cc", text);
+  open(*p, src, text);
+  ASSERT_TRUE(diagnostics(*p, src, 1)) << serverLog();
+  p->notify("textDocument/didChange",
+            {{"textDocument", {{"uri", uriOf(src)}, {"version", 2}}},
+             {"contentChanges", json::array({{{"text", text + "int g() { return f(); }\n"}}})}});
+  ASSERT_TRUE(diagnostics(*p, src, 2)) << serverLog();
+  const std::vector<fs::path> own = serverTempDirs(tmp, p->pid());
+  ASSERT_EQ(own.size(), 1u);
+  EXPECT_FALSE(fs::is_empty(own[0])) << "libclang wrote nothing to the server's directory";
+
+  ASSERT_EQ(::kill(p->pid(), SIGTERM), 0);
+  for (int i = 0; i < 600 && p->running(); ++i) usleep(50'000);  // a bounded wait for the exit
+  ASSERT_FALSE(p->running());
+  EXPECT_FALSE(fs::exists(own[0])) << "SIGTERM left the server's temporary files";
 }
 
 TEST_F(LspE2E, HelpAndVersion) {

@@ -1,0 +1,112 @@
+#include "server/process_temp_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <csignal>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+
+namespace perfhat::lsp {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPrefix = "perfhat-lsp-";
+
+int signal_pipe_write = -1;
+
+void onTerminationSignal(int sig) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] ssize_t n = ::write(signal_pipe_write, &byte, 1);
+  errno = saved;
+}
+
+// The pid in `perfhat-lsp-<pid>-XXXXXX`, or 0 when the name is not of that form.
+pid_t pidOf(const std::string& name) {
+  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return 0;
+  const char* first = name.data() + kPrefix.size();
+  const char* last = name.data() + name.size();
+  long pid = 0;
+  auto [end, ec] = std::from_chars(first, last, pid);
+  if (ec != std::errc() || end == first || end == last || *end != '-' || pid <= 0) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+bool processGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Directories of servers that ended without removing theirs (SIGKILL, a crash). Only this user's:
+// /tmp is shared.
+int sweepStale(const fs::path& base) {
+  int swept = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const pid_t pid = pidOf(name);
+    if (pid == 0 || pid == ::getpid() || !processGone(pid)) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
+      continue;
+    }
+    std::error_code rm;
+    fs::remove_all(it->path(), rm);
+    if (!rm) ++swept;
+  }
+  return swept;
+}
+
+}  // namespace
+
+ProcessTempDir::ProcessTempDir() {
+  const char* env = std::getenv("TMPDIR");
+  const fs::path base = env && *env ? fs::path(env) : fs::path("/tmp");
+  swept_ = sweepStale(base);
+  std::string tmpl =
+      (base / (std::string(kPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    error_ = "cannot create a temporary directory under " + base.string() + ": " +
+             std::error_code(errno, std::generic_category()).message();
+    return;
+  }
+  path_ = tmpl;
+  ::setenv("TMPDIR", path_.c_str(), 1);
+}
+
+ProcessTempDir::~ProcessTempDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+void ProcessTempDir::removeOnTerminationSignals() {
+  if (path_.empty() || signal_pipe_write >= 0) return;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  signal_pipe_write = fds[1];
+  // The thread owns a copy: it may run while main() is already destroying this object.
+  std::thread([read_end = fds[0], dir = path_] {
+    unsigned char sig = 0;
+    while (::read(read_end, &sig, 1) < 0 && errno == EINTR) {
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    // End as the signal's default action would (the parent sees the signal), not by returning.
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    ::_exit(128 + sig);
+  }).detach();
+  struct sigaction sa {};
+  sa.sa_handler = onTerminationSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace perfhat::lsp
