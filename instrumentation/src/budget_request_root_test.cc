@@ -5,6 +5,7 @@
 // budget's table is published directly (no PERFHAT_BUDGET: the controller publishes nothing).
 #include <gtest/gtest.h>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <thread>
@@ -140,6 +141,39 @@ TEST_F(BudgetRequestRoot, ASampledRootOpensItsShareOfRequestsAndItsWeightsCountT
   EXPECT_EQ(by_root[true].size(), seen.in_context + 1);
   // Σ 1/p over the taken roots estimates the calls: sd sqrt(n (1-p)/p) = 110 calls.
   EXPECT_NEAR(weighted, kCalls, 700);
+}
+
+// Probing mode: a plan that leaves the root's class untraced publishes rate 0, and a thread's
+// next root call draws a pass-over run at that rate; a later plan that traces the class again
+// must record that thread's next requests, each at weight 1. The runs used to outlast the plan
+// (kZeroRateRun calls on each thread: on the sample service's thread pool, the rest of a bench
+// run's requests of a re-traced class went unrecorded, weighted counts 77-88 % low).
+TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEveryThread) {
+  std::vector<double> traced(std::max(g_root.id.load(), g_inner.id.load()) + 1, 1.0);
+  std::vector<double> untraced = traced;
+  untraced[g_root.id.load()] = 0;
+  perfhat::budget::publish_plan({}, traced);
+  perfhat::budget::publish_plan(traced, untraced);
+  constexpr uint64_t kBefore = 50, kAfter = 300;
+  std::promise<void> passed_over, traced_again;
+  Inside seen;
+  uint64_t counted = 0;
+  std::thread worker([&] {
+    for (uint64_t i = 0; i < kBefore; ++i) handle(seen);
+    passed_over.set_value();
+    traced_again.get_future().wait();
+    for (uint64_t i = 0; i < kAfter; ++i) handle(seen);
+    counted = root_calls();
+  });
+  passed_over.get_future().wait();
+  perfhat::budget::publish_plan(untraced, traced);
+  traced_again.set_value();
+  worker.join();
+  EXPECT_EQ(seen.in_context, kAfter);
+  EXPECT_EQ(counted, kBefore + kAfter);  // the calls passed over are still counted
+  auto by_root = spans();
+  ASSERT_EQ(by_root[true].size(), kAfter + 1);  // and the warm-up's
+  for (const auto& s : by_root[true]) EXPECT_DOUBLE_EQ(s.weight, 1.0);
 }
 
 }  // namespace

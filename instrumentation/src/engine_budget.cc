@@ -1,7 +1,9 @@
 // The engine's side of the collection budget: a snapshot of every site's totals for the planner,
 // counting the calls of skip runs in progress (budget_runtime.h).
+#include <algorithm>
 #include <vector>
 
+#include "budget_runtime.h"
 #include "engine.h"
 
 namespace perfhat::detail {
@@ -31,13 +33,22 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
       const Slot& slot = ts->hot.slots[id];
       const uint32_t run = slot.budget_run.load(std::memory_order_relaxed);
       const uint32_t skip = slot.budget_skip.load(std::memory_order_relaxed);
-      if (run > skip) a.count += run - skip;
+      a.count += budget::passed_over(run, skip);
     }
     a.timed = t[id].timed;
     a.sum_ticks = t[id].sum_ticks;
     out.push_back(std::move(a));
   }
   return ns_per_tick_.load();
+}
+
+void Engine::cut_budget_runs(const std::vector<bool>& sites) {
+  Lock l(mu_);
+  for (ThreadState* ts : threads_) {
+    const std::size_t n = std::min<std::size_t>(sites.size(), ts->hot.capacity);
+    for (std::size_t id = 1; id < n; ++id)
+      if (sites[id]) budget::cut_run(ts->hot.slots[id]);
+  }
 }
 
 }  // namespace perfhat::detail
