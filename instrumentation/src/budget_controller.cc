@@ -58,6 +58,18 @@ void Controller::set_meter(const Meter& m) {
   meter_ = m;
 }
 
+void Controller::set_calibrator(Calibrator c) {
+  detail::Lock l(mu_);
+  calibrator_ = c;
+}
+
+bool Controller::unlocked() const {
+  std::mutex& m = mu_.native();
+  if (!m.try_lock()) return false;
+  m.unlock();
+  return true;
+}
+
 Controller& Controller::get() {
   static auto* c = new Controller();  // used by the background thread until exit
   return *c;
@@ -237,20 +249,40 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
+bool Controller::calibrate_unlocked(Costs* out) {
+  Calibrator calibrate = nullptr;
+  {
+    detail::Lock l(mu_);
+    if (!settings_.enabled || calibrated_) return false;
+    calibrate = calibrator_ != nullptr ? calibrator_ : &calibrateProbeCosts;
+  }
+  std::vector<detail::SiteActivity> sites;
+  uint64_t recorded = 0;
+  // No names: only the ids matter here.
+  const double nspt = detail::Engine::get().budget_snapshot(sites, recorded, ~uint32_t{0});
+  uint32_t free_site = 1;
+  for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
+  *out = calibrate(nspt, free_site);
+  return true;
+}
+
 void Controller::tick() {
+  // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
+  // in between (tests) drops this one's result.
+  Costs calibrated;
+  const bool fresh = calibrate_unlocked(&calibrated);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
+  if (fresh && !calibrated_) {
+    costs_ = calibrated;
+    inprobe_report_s_ = costs_.report_s;
+    calibrated_ = true;
+  }
+  if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates
   detail::Engine& engine = detail::Engine::get();
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
   const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
-  if (!calibrated_) {
-    uint32_t free_site = 1;
-    for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
-    costs_ = calibrateProbeCosts(nspt, free_site);
-    inprobe_report_s_ = costs_.report_s;
-    calibrated_ = true;
-  }
   const double wall = meter_.wall(), process = meter_.process_cpu(),
                thread = meter_.collector_cpu();
   ++windows_;
