@@ -315,6 +315,9 @@ void Controller::tick() {
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
   // Cold entries (budget_cost_account.h): each armed site's calls and the window's requests.
   std::vector<double> armed_calls;
+  // Per site, for each class's cold entries (the plan's price of detecting it): the calls in the
+  // window, measured or (disarmed) estimated from the last window it was armed in.
+  std::vector<std::pair<long, double>> class_site_calls;
   double requests = 0;
   std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured, by class
   bool any_measuring = false, any_disarmed = false;
@@ -330,6 +333,7 @@ void Controller::tick() {
         window[s.klass].busy_s += s.busy_per_s * window_s;
       }
       if (a.kind == detail::kRequest) requests += s.calls_per_s * window_s;
+      class_site_calls.emplace_back(s.klass, s.calls_per_s * window_s);
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
@@ -353,6 +357,7 @@ void Controller::tick() {
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? calls_measuring : calls_all) += calls;
     if (!s.measuring) armed_calls.push_back(calls);
+    class_site_calls.emplace_back(s.klass, calls);
     if (a.kind == detail::kRequest) requests += calls;
     if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
       measured_hz[class_names_[s.klass]] += s.calls_per_s;
@@ -364,6 +369,9 @@ void Controller::tick() {
       window[s.klass].busy_s += calls * mean_ns * 1e-9;
     }
   }
+  for (const auto& [klass, calls] : class_site_calls)
+    if (klass >= 0 && static_cast<std::size_t>(klass) < window.size())
+      window[klass].cold_entries += coldEntries({calls}, requests);
   // Stack samples (probing): their handlers ran on the application threads, timed there.
   double sample_cpu_s = 0;
   if (settings_.planner.probing) {
@@ -441,7 +449,7 @@ void Controller::tick() {
   counts.counted_unrecorded = calls_unsampled - d_recorded;
   counts.request_roots_taken = request_calls;
   counts.cold_entries = coldEntries(armed_calls, requests);
-  counts.measuring_s = settings_.planner.probing ? measuring_per_window_s_ : 0.0;
+  counts.measuring_s = measuring_per_window_s_;
   counts.sample_cpu_s = sample_cpu_s;
   counts.collector_cpu_s = cost.collector_cpu_s;
   last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
@@ -463,12 +471,13 @@ void Controller::tick() {
     st.probability = probability[a.id];
   }
   publish_plan(before, probability);
-  if (settings_.planner.probing) {
-    // Untraced classes are left to the stack sampler: their sites are disarmed, so their calls
-    // cost what a disabled probe costs (the paper's probing model detects traced classes only).
-    // Re-arm windows (budget_rearm.h) arm them all, to measure their rates again. Request roots
-    // of untraced classes too: a request no traced call runs in needs no context, and traced
-    // calls in one start traces of their own.
+  {
+    // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
+    // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
+    // model detects traced classes only), and the classes rates mode leaves undetected when
+    // detecting them all does not fit the budget. Re-arm windows (budget_rearm.h) arm them all,
+    // to measure their rates again. Request roots of such classes too: a request no recorded
+    // call runs in needs no context, and recorded calls in one start traces of their own.
     bool any_untraced = false;
     for (const detail::SiteActivity& a : sites) {
       const SiteState& st = sites_[a.id];
@@ -484,6 +493,8 @@ void Controller::tick() {
       st.measuring = untraced && rearm;
     }
     engine.set_budget_disarmed(off);
+  }
+  if (settings_.planner.probing) {
     auto& sampler = sampling::StackSampler::get();
     const double hz = plan.probing_hz;
     if (std::abs(hz - sampler.rate()) > 0.1 * std::max(hz, 1.0)) {
@@ -570,8 +581,9 @@ std::string Controller::status_json_locked(bool without_sampled) const {
     o += "{\"name\":" + json_quoted(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
          ",\"duty_ratio\":" + num(k.duty_ratio) + ",\"weight\":" + num(k.weight) +
          ",\"pinned\":" + (k.pinned ? "true" : "false") +
-         ",\"traced\":" + (k.traced ? "true" : "false") + ",\"fraction\":" + num(k.fraction) +
-         ",\"overhead\":" + num(k.overhead) + "}";
+         ",\"traced\":" + (k.traced ? "true" : "false") +
+         ",\"detected\":" + (k.detected ? "true" : "false") + ",\"cold_hz\":" + num(k.cold_hz) +
+         ",\"fraction\":" + num(k.fraction) + ",\"overhead\":" + num(k.overhead) + "}";
   }
   // Each stack sample stands for 1 / probing_hz seconds of process CPU.
   o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);
