@@ -295,6 +295,7 @@ void Controller::tick() {
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
+      s.on_request_threads = a.on_request_threads;
     }
     recorded_ = recorded;
     last_wall_ = wall;
@@ -313,7 +314,8 @@ void Controller::tick() {
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
-  // Cold entries (budget_cost_account.h): each armed site's calls and the window's requests.
+  // Cold entries (budget_cost_account.h): each armed site's calls on threads that serve
+  // requests, and the window's requests.
   std::vector<double> armed_calls;
   // Per site, for each class's cold entries (the plan's price of detecting it): the calls in the
   // window, measured or (disarmed) estimated from the last window it was armed in.
@@ -333,10 +335,11 @@ void Controller::tick() {
         window[s.klass].busy_s += s.busy_per_s * window_s;
       }
       if (a.kind == detail::kRequest) requests += s.calls_per_s * window_s;
-      class_site_calls.emplace_back(s.klass, s.calls_per_s * window_s);
+      class_site_calls.emplace_back(s.klass, s.request_thread_calls_per_s * window_s);
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
+      s.on_request_threads = a.on_request_threads;
       continue;
     }
     const double calls = static_cast<double>(a.count - std::min(a.count, s.count));
@@ -347,17 +350,23 @@ void Controller::tick() {
                      : a.timed > 0
                          ? static_cast<double>(a.sum_ticks) * nspt / static_cast<double>(a.timed)
                          : 0;
+    // Calls on threads that serve requests: only those can find the site's lines cold. (A
+    // thread retiring takes its calls out of the sum: no negative windows.)
+    const double request_thread_calls = static_cast<double>(
+        a.on_request_threads - std::min(a.on_request_threads, s.on_request_threads));
     s.count = a.count;
     s.timed = a.timed;
     s.sum_ticks = a.sum_ticks;
+    s.on_request_threads = a.on_request_threads;
     if (window_s > 0) {
       s.calls_per_s = calls / window_s;
       s.busy_per_s = calls * mean_ns * 1e-9 / window_s;
+      s.request_thread_calls_per_s = request_thread_calls / window_s;
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? calls_measuring : calls_all) += calls;
-    if (!s.measuring) armed_calls.push_back(calls);
-    class_site_calls.emplace_back(s.klass, calls);
+    if (!s.measuring) armed_calls.push_back(request_thread_calls);
+    class_site_calls.emplace_back(s.klass, request_thread_calls);
     if (a.kind == detail::kRequest) requests += calls;
     if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
       measured_hz[class_names_[s.klass]] += s.calls_per_s;

@@ -94,6 +94,7 @@ class Controller {
  private:
   struct SiteState {
     uint64_t count = 0, timed = 0, sum_ticks = 0;  // last window's totals
+    uint64_t on_request_threads = 0;               // ... of SiteActivity::on_request_threads
     long klass = -2;                               // -2 = not classified yet
     const void* symbol = nullptr;                  // function start, for stack samples
     std::string qualified;
@@ -104,6 +105,7 @@ class Controller {
     bool disarmed = false;
     bool measuring = false;  // armed through that window only to measure its rates again
     double calls_per_s = 0, busy_per_s = 0;
+    double request_thread_calls_per_s = 0;  // the calls that may find it cold
   };
   // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the

@@ -176,4 +176,45 @@ TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEve
   for (const auto& s : by_root[true]) EXPECT_DOUBLE_EQ(s.weight, 1.0);
 }
 
+// Cold probe entries are charged per site at most once per request, and only for the calls
+// made on threads that serve requests (SiteActivity::on_request_threads): a thread running no
+// request calls its sites in a loop, warm, however many requests the others serve.
+TEST_F(BudgetRequestRoot, OnlyCallsOnThreadsThatServeRequestsCanBeColdEntries) {
+  constexpr uint64_t kRequests = 10, kLoop = 1000;
+  // Sites and the test thread's slots outlive a test: what this one adds is what counts.
+  auto snapshot = [] {
+    std::vector<perfhat::detail::SiteActivity> sites;
+    uint64_t recorded = 0;
+    perfhat::detail::Engine::get().budget_snapshot(sites, recorded, 0);
+    std::map<uint32_t, perfhat::detail::SiteActivity> by_id;
+    for (const auto& a : sites) by_id[a.id] = a;
+    return by_id;
+  };
+  auto before = snapshot();
+  std::promise<void> served, looped, snapshot_taken;
+  std::shared_future<void> done = snapshot_taken.get_future().share();
+  Inside seen;
+  std::thread server([&] {
+    for (uint64_t i = 0; i < kRequests; ++i) handle(seen);
+    served.set_value();
+    done.wait();  // alive until the snapshot: a thread's slots count while it runs
+  });
+  std::thread background([&] {
+    Inside outside;
+    for (uint64_t i = 0; i < kLoop; ++i) work(outside);
+    looped.set_value();
+    done.wait();
+  });
+  served.get_future().wait();
+  looped.get_future().wait();
+  auto after = snapshot();
+  snapshot_taken.set_value();
+  server.join();
+  background.join();
+  const uint32_t inner = g_inner.id.load(), root = g_root.id.load();
+  EXPECT_EQ(after[inner].count - before[inner].count, kRequests + kLoop);
+  EXPECT_EQ(after[inner].on_request_threads - before[inner].on_request_threads, kRequests);
+  EXPECT_EQ(after[root].on_request_threads - before[root].on_request_threads, kRequests);
+}
+
 }  // namespace
