@@ -193,6 +193,20 @@ TEST(BudgetPlanner, GovernorCutsOncePerOverBudgetEpisode) {
   EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0);  // the cheap windows after it raised it back
 }
 
+// The window before the first plan records every call: however dear, it is not held against
+// the plans that follow (the governor judges only windows run under a plan).
+TEST(BudgetPlanner, GovernorIgnoresTheWindowBeforeTheFirstPlan) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  planner.observe(stationary(0, rng), second(0.25), kCosts);  // start-up: 25 % of the CPU
+  for (int w = 0; w < 20; ++w) {
+    const Plan& p = planner.observe(stationary(0, rng), second(0.009), kCosts);
+    EXPECT_DOUBLE_EQ(p.governor, 1.0) << w;
+  }
+}
+
 // Costs inside the band around the budget (over by less than governor_band, or under by less
 // than twice that) move nothing; a cost over it that does not respond to the plan is cut again
 // only after each settling period, each time by that period's own excess.
