@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -153,6 +154,7 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   EXPECT_NE(text.str().find("\"function\":\"budgettest::cold::step\",\"class\":\"cold\""),
             std::string::npos)
       << text.str();
+  std::remove(status.c_str());
 }
 
 TEST(BudgetEngine, ProbingModeCoversUntracedClassesWithStackSamples) {
