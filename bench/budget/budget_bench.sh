@@ -63,14 +63,35 @@ for cfg in "${configs[@]}"; do
   start "service-$cfg" env "${env_args[@]}" "$S/agile-service" --listen 127.0.0.1:0 --db "$run/a.sqlite" \
     --tcp-nodelay --userdir "http://$USERDIR" --report-max-age-s 3600
   service=$ADDR; service_pid=$LAST_PID
+  service_t0=$(date +%s.%N)
+  since_start() { echo "$(date +%s.%N) - $service_t0" | bc; }
+  # Every plan the run adopted, with its time since the service started: the library rewrites
+  # its status file at each plan change (and every 10 windows), so polling it catches each one.
+  # compare.py uses it to tell how long each class was traced (probing mode records a class's
+  # calls only while the plan traces it).
+  poll_pid=
+  if [[ $cfg == budget-* ]]; then
+    ( while kill -0 "$service_pid" 2>/dev/null; do
+        if [ -f "$run/status.json" ] && ! cmp -s "$run/status.json" "$run/.status-last" 2>/dev/null; then
+          cp "$run/status.json" "$run/.status-last"
+          printf '{"t_s":%s,"status":%s}\n' "$(since_start)" \
+            "$(cat "$run/.status-last")" >> "$run/status-history.jsonl"
+        fi
+        sleep 0.25
+      done ) &
+    poll_pid=$!
+  fi
   load=(--target "http://$service" --shape stationary --quiet --cpu-bound --workers 4 --rate "$RATE")
+  echo "warmup $(since_start)" > "$run/phases.txt"
   "$S/agile-workload" "${load[@]}" --duration "$WARMUP_S" --seed 7 2>"$run/warmup.log"
+  echo "steady $(since_start)" >> "$run/phases.txt"
   perf record -q -e cpu-clock --call-graph dwarf,16384 -F 1000 -p "$service_pid" \
     -o "$run/perf.data" -- sleep "$STEADY_S" >"$run/perf.log" 2>&1 &
   perf_pid=$!
   "$S/agile-workload" "${load[@]}" --duration "$STEADY_S" --seed 8 --report "$run/steady.json" 2>"$run/steady.log"
   # The plan as it stood at the end of the steady phase (an idle service re-plans after it).
   [ ! -f "$run/status.json" ] || cp "$run/status.json" "$run/status-steady.json"
+  echo "end $(since_start)" >> "$run/phases.txt"
   wait "$perf_pid" || true
   perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null > "$run/perf.txt"
   python3 bench/overhead/perf_share.py < "$run/perf.txt" > "$run/perf_share.txt"
@@ -79,6 +100,7 @@ for cfg in "${configs[@]}"; do
   rm -f "$run/perf.data"
   sleep 1
   kill -TERM "$service_pid"; wait "$service_pid" 2>/dev/null || true
+  [ -z "$poll_pid" ] || wait "$poll_pid" 2>/dev/null || true
   sleep 1
   python3 bench/budget/p50s.py "http://$handler" "$TOKEN" "$run/h.sqlite" > "$run/p50.json"
   kill -TERM "$handler_pid"; wait "$handler_pid" 2>/dev/null || true

@@ -69,6 +69,34 @@ def qualified(key):
     return head.rsplit(" ", 1)[-1]
 
 
+def traced_share(c):
+    """Per class, the share of the service's run (start to the end of the steady phase) in which
+    the plans traced it, from the plans the bench saw adopted (status-history.jsonl); before the
+    first plan every call is kept. Probing mode records a class's calls only while it is traced,
+    so its weighted count is about this share of the full run's. {} without a history."""
+    try:
+        history = [json.loads(line) for line in open(os.path.join(root, c, "status-history.jsonl"))]
+        phases = dict(line.split() for line in open(os.path.join(root, c, "phases.txt")))
+        end = float(phases["end"])
+    except (OSError, KeyError, ValueError):
+        return {}
+    if not history or end <= 0:
+        return {}
+    # A status is written when a plan is adopted (and every 10 windows): a plan holds from the
+    # status that first shows it to the next one.
+    traced_s, t_prev, prev = {}, 0.0, None
+    for h in history + [{"t_s": end, "status": None}]:
+        t = min(float(h["t_s"]), end)
+        for k in (prev["classes"] if prev else []):
+            traced_s[k["name"]] = traced_s.get(k["name"], 0) + (t - t_prev) * (1 if k["traced"] else 0)
+        if prev is None:  # before the first plan: everything kept
+            first = h["status"]["classes"] if h["status"] else []
+            for k in first:
+                traced_s[k["name"]] = traced_s.get(k["name"], 0) + t
+        t_prev, prev = t, h["status"]
+    return {k: v / end for k, v in traced_s.items()}
+
+
 print("\n| configuration | libperfhat share of service CPU samples (perf) | library's own measure "
       "(collector CPU ÷ process CPU) | governor | classes traced / sampled | functions compared "
       "traced: p50 within 10 % | sampled: p50 within 25 % | worst traced / sampled |")
@@ -86,6 +114,7 @@ for c in configs:
     active = {k["name"] for k in status["classes"] if k["frequency_hz"] > 0}
     klass = {f["function"]: f["class"] for f in status["functions"]}
     p50 = load(c, "p50.json")
+    share_traced = traced_share(c)
     errors = {"traced": [], "sampled": []}
     for key, ref in full.items():
         if ref.get("count", 0) < min_calls or key not in p50 or not ref.get("p50_ns"):
@@ -99,7 +128,8 @@ for c in configs:
         recorded = p50[key].get("count", 0) * min(1.0, fraction.get(k, 0))
         errors[kind].append((abs(p50[key]["p50_ns"] / ref["p50_ns"] - 1), key,
                              p50[key]["p50_ns"] / ref["p50_ns"] - 1,
-                             p50[key].get("count", 0) / ref["count"] - 1, recorded))
+                             p50[key].get("count", 0) / ref["count"] - 1, recorded,
+                             share_traced.get(k)))
     traced = sum(1 for k in status["classes"] if k["traced"])
     ok = lambda kind, lim: f"{sum(e[0] <= lim for e in errors[kind])}/{len(errors[kind])}"
     worst = lambda kind: f"{100 * max(errors[kind])[0]:.1f} %" if errors[kind] else "—"
@@ -110,6 +140,8 @@ for c in configs:
           f"{len(errors['traced']) + len(errors['sampled'])} | {ok('traced', 0.10)} | "
           f"{ok('sampled', 0.25)} | {worst('traced')} / {worst('sampled')} |")
     for kind in ("traced", "sampled"):
-        for _, key, signed, count, recorded in sorted(errors[kind], reverse=True):
+        for _, key, signed, count, recorded, share in sorted(errors[kind], reverse=True):
+            traced_for = f", class traced {100 * share:.0f} % of the run" if share is not None else ""
             print(f"    {c} {kind}: p50 {100 * signed:+.1f} %, weighted count {100 * count:+.1f} %"
-                  f", ~{recorded:.0f} recorded at the end's fraction  {key}", file=sys.stderr)
+                  f", ~{recorded:.0f} recorded at the end's fraction{traced_for}  {key}",
+                  file=sys.stderr)

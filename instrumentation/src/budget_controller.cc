@@ -58,6 +58,18 @@ void Controller::set_meter(const Meter& m) {
   meter_ = m;
 }
 
+void Controller::set_calibrator(Calibrator c) {
+  detail::Lock l(mu_);
+  calibrator_ = c;
+}
+
+bool Controller::unlocked() const {
+  std::mutex& m = mu_.native();
+  if (!m.try_lock()) return false;
+  m.unlock();
+  return true;
+}
+
 Controller& Controller::get() {
   static auto* c = new Controller();  // used by the background thread until exit
   return *c;
@@ -237,20 +249,40 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
+bool Controller::calibrate_unlocked(Costs* out) {
+  Calibrator calibrate = nullptr;
+  {
+    detail::Lock l(mu_);
+    if (!settings_.enabled || calibrated_) return false;
+    calibrate = calibrator_ != nullptr ? calibrator_ : &calibrateProbeCosts;
+  }
+  std::vector<detail::SiteActivity> sites;
+  uint64_t recorded = 0;
+  // No names: only the ids matter here.
+  const double nspt = detail::Engine::get().budget_snapshot(sites, recorded, ~uint32_t{0});
+  uint32_t free_site = 1;
+  for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
+  *out = calibrate(nspt, free_site);
+  return true;
+}
+
 void Controller::tick() {
+  // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
+  // in between (tests) drops this one's result.
+  Costs calibrated;
+  const bool fresh = calibrate_unlocked(&calibrated);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
+  if (fresh && !calibrated_) {
+    costs_ = calibrated;
+    inprobe_report_s_ = costs_.report_s;
+    calibrated_ = true;
+  }
+  if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates
   detail::Engine& engine = detail::Engine::get();
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
   const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
-  if (!calibrated_) {
-    uint32_t free_site = 1;
-    for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
-    costs_ = calibrateProbeCosts(nspt, free_site);
-    inprobe_report_s_ = costs_.report_s;
-    calibrated_ = true;
-  }
   const double wall = meter_.wall(), process = meter_.process_cpu(),
                thread = meter_.collector_cpu();
   ++windows_;
@@ -263,6 +295,7 @@ void Controller::tick() {
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
+      s.on_request_threads = a.on_request_threads;
     }
     recorded_ = recorded;
     last_wall_ = wall;
@@ -281,8 +314,12 @@ void Controller::tick() {
   // calls_all: the calls the probes detected (and so cost their detection); request roots on
   // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
   double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
-  // Cold entries (budget_cost_account.h): each armed site's calls and the window's requests.
+  // Cold entries (budget_cost_account.h): each armed site's calls on threads that serve
+  // requests, and the window's requests.
   std::vector<double> armed_calls;
+  // Per site, for each class's cold entries (the plan's price of detecting it): the calls in the
+  // window, measured or (disarmed) estimated from the last window it was armed in.
+  std::vector<std::pair<long, double>> class_site_calls;
   double requests = 0;
   std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured, by class
   bool any_measuring = false, any_disarmed = false;
@@ -298,9 +335,11 @@ void Controller::tick() {
         window[s.klass].busy_s += s.busy_per_s * window_s;
       }
       if (a.kind == detail::kRequest) requests += s.calls_per_s * window_s;
+      class_site_calls.emplace_back(s.klass, s.request_thread_calls_per_s * window_s);
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
+      s.on_request_threads = a.on_request_threads;
       continue;
     }
     const double calls = static_cast<double>(a.count - std::min(a.count, s.count));
@@ -311,16 +350,23 @@ void Controller::tick() {
                      : a.timed > 0
                          ? static_cast<double>(a.sum_ticks) * nspt / static_cast<double>(a.timed)
                          : 0;
+    // Calls on threads that serve requests: only those can find the site's lines cold. (A
+    // thread retiring takes its calls out of the sum: no negative windows.)
+    const double request_thread_calls = static_cast<double>(
+        a.on_request_threads - std::min(a.on_request_threads, s.on_request_threads));
     s.count = a.count;
     s.timed = a.timed;
     s.sum_ticks = a.sum_ticks;
+    s.on_request_threads = a.on_request_threads;
     if (window_s > 0) {
       s.calls_per_s = calls / window_s;
       s.busy_per_s = calls * mean_ns * 1e-9 / window_s;
+      s.request_thread_calls_per_s = request_thread_calls / window_s;
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? calls_measuring : calls_all) += calls;
-    if (!s.measuring) armed_calls.push_back(calls);
+    if (!s.measuring) armed_calls.push_back(request_thread_calls);
+    class_site_calls.emplace_back(s.klass, request_thread_calls);
     if (a.kind == detail::kRequest) requests += calls;
     if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
       measured_hz[class_names_[s.klass]] += s.calls_per_s;
@@ -332,6 +378,9 @@ void Controller::tick() {
       window[s.klass].busy_s += calls * mean_ns * 1e-9;
     }
   }
+  for (const auto& [klass, calls] : class_site_calls)
+    if (klass >= 0 && static_cast<std::size_t>(klass) < window.size())
+      window[klass].cold_entries += coldEntries({calls}, requests);
   // Stack samples (probing): their handlers ran on the application threads, timed there.
   double sample_cpu_s = 0;
   if (settings_.planner.probing) {
@@ -409,7 +458,7 @@ void Controller::tick() {
   counts.counted_unrecorded = calls_unsampled - d_recorded;
   counts.request_roots_taken = request_calls;
   counts.cold_entries = coldEntries(armed_calls, requests);
-  counts.measuring_s = settings_.planner.probing ? measuring_per_window_s_ : 0.0;
+  counts.measuring_s = measuring_per_window_s_;
   counts.sample_cpu_s = sample_cpu_s;
   counts.collector_cpu_s = cost.collector_cpu_s;
   last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
@@ -419,9 +468,10 @@ void Controller::tick() {
   // Per-site recording probabilities.
   uint32_t max_id = 0;
   for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
-  std::vector<double> probability(max_id + 1, 1.0);
+  std::vector<double> probability(max_id + 1, 1.0), before(max_id + 1, 1.0);
   for (const detail::SiteActivity& a : sites) {
     SiteState& st = sites_[a.id];
+    before[a.id] = st.probability;
     long k = st.klass;
     if (k >= 0) {
       for (const ClassPlan& c : plan.classes)
@@ -429,13 +479,14 @@ void Controller::tick() {
     }
     st.probability = probability[a.id];
   }
-  publish(probability);
-  if (settings_.planner.probing) {
-    // Untraced classes are left to the stack sampler: their sites are disarmed, so their calls
-    // cost what a disabled probe costs (the paper's probing model detects traced classes only).
-    // Re-arm windows (budget_rearm.h) arm them all, to measure their rates again. Request roots
-    // of untraced classes too: a request no traced call runs in needs no context, and traced
-    // calls in one start traces of their own.
+  publish_plan(before, probability);
+  {
+    // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
+    // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
+    // model detects traced classes only), and the classes rates mode leaves undetected when
+    // detecting them all does not fit the budget. Re-arm windows (budget_rearm.h) arm them all,
+    // to measure their rates again. Request roots of such classes too: a request no recorded
+    // call runs in needs no context, and recorded calls in one start traces of their own.
     bool any_untraced = false;
     for (const detail::SiteActivity& a : sites) {
       const SiteState& st = sites_[a.id];
@@ -451,6 +502,8 @@ void Controller::tick() {
       st.measuring = untraced && rearm;
     }
     engine.set_budget_disarmed(off);
+  }
+  if (settings_.planner.probing) {
     auto& sampler = sampling::StackSampler::get();
     const double hz = plan.probing_hz;
     if (std::abs(hz - sampler.rate()) > 0.1 * std::max(hz, 1.0)) {
@@ -537,8 +590,9 @@ std::string Controller::status_json_locked(bool without_sampled) const {
     o += "{\"name\":" + json_quoted(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
          ",\"duty_ratio\":" + num(k.duty_ratio) + ",\"weight\":" + num(k.weight) +
          ",\"pinned\":" + (k.pinned ? "true" : "false") +
-         ",\"traced\":" + (k.traced ? "true" : "false") + ",\"fraction\":" + num(k.fraction) +
-         ",\"overhead\":" + num(k.overhead) + "}";
+         ",\"traced\":" + (k.traced ? "true" : "false") +
+         ",\"detected\":" + (k.detected ? "true" : "false") + ",\"cold_hz\":" + num(k.cold_hz) +
+         ",\"fraction\":" + num(k.fraction) + ",\"overhead\":" + num(k.overhead) + "}";
   }
   // Each stack sample stands for 1 / probing_hz seconds of process CPU.
   o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);

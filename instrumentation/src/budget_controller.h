@@ -61,15 +61,24 @@ struct Meter {
   static Meter system();
 };
 
+// The start-up calibration of the per-event costs (calibrateProbeCosts: ns per clock tick, a site
+// id above every registered one). Tests inject their own.
+using Calibrator = Costs (*)(double ns_per_tick, uint32_t free_site);
+
 class Controller {
  public:
   static Controller& get();
   // Until the next call (Meter::system() restores the real clocks); kept across configure().
   void set_meter(const Meter& m);
+  // Until the next call (nullptr restores calibrateProbeCosts); kept across configure().
+  void set_calibrator(Calibrator c);
+  // Whether no thread holds the controller's lock right now (tests: the calibration runs outside
+  // it). Never blocks.
+  bool unlocked() const;
   // At engine init: reads the settings. False + error when they are refused.
   bool configure(const Settings& s, std::string* error);
   // Background thread, about once a second.
-  void tick();
+  void tick() PERFHAT_EXCLUDES(mu_);
   // Engine shutdown: sampler off, every call kept again.
   void stop();
 
@@ -85,6 +94,7 @@ class Controller {
  private:
   struct SiteState {
     uint64_t count = 0, timed = 0, sum_ticks = 0;  // last window's totals
+    uint64_t on_request_threads = 0;               // ... of SiteActivity::on_request_threads
     long klass = -2;                               // -2 = not classified yet
     const void* symbol = nullptr;                  // function start, for stack samples
     std::string qualified;
@@ -95,7 +105,12 @@ class Controller {
     bool disarmed = false;
     bool measuring = false;  // armed through that window only to measure its rates again
     double calls_per_s = 0, busy_per_s = 0;
+    double request_thread_calls_per_s = 0;  // the calls that may find it cold
   };
+  // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
+  // of ms, which a reader of the plan or the status must not wait for. Returns false when the
+  // costs are calibrated already (or the budget is off).
+  bool calibrate_unlocked(Costs* out) PERFHAT_EXCLUDES(mu_);
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
@@ -106,6 +121,7 @@ class Controller {
 
   mutable detail::Mutex mu_;
   Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
+  Calibrator calibrator_ PERFHAT_GUARDED_BY(mu_) = nullptr;
   Settings settings_ PERFHAT_GUARDED_BY(mu_);
   ClassRules rules_ PERFHAT_GUARDED_BY(mu_);
   Pins pins_ PERFHAT_GUARDED_BY(mu_);

@@ -46,7 +46,9 @@ CostParts accountWindow(const WindowCounts& w, const Costs& c, double report_in_
 // run) is touched once per call, and between two requests a worker thread runs enough of the
 // program to evict it, so each site's first call in a request finds it cold: per armed site, at
 // most one cold entry per request root (taken or passed over). `site_calls`: each armed site's
-// calls in the window. A program without request roots calls its sites in loops, warm: none.
+// calls in the window on threads that serve requests (SiteActivity::on_request_threads: a
+// background thread's loop calls its sites warm, however many requests other threads serve). A
+// program without request roots calls its sites in loops, warm: none.
 double coldEntries(const std::vector<double>& site_calls, double request_roots);
 
 }  // namespace perfhat::budget

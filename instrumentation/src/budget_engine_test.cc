@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -153,6 +154,9 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
   EXPECT_NE(text.str().find("\"function\":\"budgettest::cold::step\",\"class\":\"cold\""),
             std::string::npos)
       << text.str();
+  // The controller keeps its settings after shutdown (an exit would write the status again).
+  ASSERT_TRUE(perfhat::budget::Controller::get().configure(perfhat::budget::Settings{}, nullptr));
+  std::remove(status.c_str());
 }
 
 TEST(BudgetEngine, ProbingModeCoversUntracedClassesWithStackSamples) {

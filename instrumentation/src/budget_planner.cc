@@ -15,7 +15,47 @@ constexpr double kNoReportCost = 1e-12;  // a report cost of 0 would make MaxF i
 // covers it), a traced one is detected and reported (the paper's probing model, §3.4).
 double classCost(const ClassPlan& k, const Costs& c, bool probing) {
   if (probing) return k.traced ? k.frequency_hz * (c.detect_s + c.report_s) : 0;
-  return k.frequency_hz * (c.detect_s + k.fraction * c.report_s);
+  if (!k.detected) return 0;
+  return k.frequency_hz * (c.detect_s + k.fraction * c.report_s) + k.cold_hz * c.cold_s;
+}
+
+// Rates: every detected call pays its detection before any is recorded (MaxF' of the extract's
+// §3.5), so when detecting every class and recording its floor costs more than `allowed`, no rate
+// can fit and a plan of floors alone overshoots by the whole excess (on the sample service at 1 %:
+// 46,000 detected calls a second, governor at its floor, 1.6-2.8 % measured). The plan then leaves
+// whole classes undetected (their sites disarmed, as probing mode's untraced classes): pinned
+// classes first, then by weight, and among equal weights the cheapest first (more classes
+// covered), each kept while it fits. Classes not measured yet are kept (their rate is unknown).
+std::vector<bool> detectedClasses(const std::vector<ClassPlan>& classes, double allowed,
+                                  const Costs& c, double min_fraction) {
+  const double report = std::max(c.report_s, kNoReportCost);
+  auto keep_cost = [&](const ClassPlan& k) {
+    const double floor = k.pinned ? 1.0 : std::clamp(min_fraction, 0.0, 1.0);
+    return k.frequency_hz * (c.detect_s + floor * report) + k.cold_hz * c.cold_s;
+  };
+  std::vector<bool> detected(classes.size(), true);
+  double all = 0;
+  for (const ClassPlan& k : classes) all += keep_cost(k);
+  if (all <= allowed) return detected;
+  double used = 0;
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].pinned || classes[i].frequency_hz <= 0)
+      used += keep_cost(classes[i]);
+    else
+      order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (classes[a].weight != classes[b].weight) return classes[a].weight > classes[b].weight;
+    return keep_cost(classes[a]) < keep_cost(classes[b]);
+  });
+  for (std::size_t i : order) {
+    if (used + keep_cost(classes[i]) <= allowed)
+      used += keep_cost(classes[i]);
+    else
+      detected[i] = false;
+  }
+  return detected;
 }
 
 // A traced event's price in probing mode (detected and reported), and a stack sample's.
@@ -44,12 +84,18 @@ void fillOverheads(Plan& p, const Costs& c, double process_cpu_per_s) {
 // only the traced classes are detected, so a traced event costs detection and report, and MaxF
 // counts traced events and stack samples at that price (a sample costs a report only: the plan
 // is a little pessimistic about the probe).
-void setMaxF(Plan& p, const Costs& costs) {
+void setMaxF(Plan& p, const Costs& costs, double min_fraction) {
   const bool probing = p.probing;
   const double report = std::max(costs.report_s + (probing ? costs.detect_s : 0), kNoReportCost);
+  if (!probing) {
+    const std::vector<bool> detected =
+        detectedClasses(p.classes, p.allowed_cpu_per_s, costs, min_fraction);
+    for (std::size_t i = 0; i < p.classes.size(); ++i) p.classes[i].detected = detected[i];
+  }
   double detect_all = 0, pinned_f = 0;
   for (const ClassPlan& k : p.classes) {
-    if (!probing) detect_all += k.frequency_hz * costs.detect_s;
+    if (!probing && k.detected)
+      detect_all += k.frequency_hz * costs.detect_s + k.cold_hz * costs.cold_s;
     if (k.pinned) pinned_f += k.frequency_hz;
   }
   const double spare = p.allowed_cpu_per_s - detect_all;
@@ -86,6 +132,11 @@ SolverInput solverInput(Plan& p, double min_fraction) {
       k.fraction = 1;
       in.rest_f -= k.frequency_hz;
       p.value += k.frequency_hz * k.weight;
+      continue;
+    }
+    if (!k.detected) {  // rates: left undetected, nothing recorded
+      k.traced = false;
+      k.fraction = 0;
       continue;
     }
     in.solver.push_back({k.name, k.frequency_hz, std::clamp(k.duty_ratio, 0.0, 1.0), k.weight,
@@ -193,7 +244,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   p.allowed_cpu_per_s = allowed;
   p.process_cpu_per_s = process_cpu_per_s;
   p.classes = std::move(classes);
-  setMaxF(p, costs);
+  setMaxF(p, costs, min_fraction);
   const SolverInput in = solverInput(p, min_fraction);
   if (probing) {
     applyProbing(p, in, costs, max_probe_hz);
@@ -211,6 +262,12 @@ void Planner::updateGovernor(const WindowCost& c) {
     return w.wall_s > 0 && w.process_cpu_s / w.wall_s >= opt_.idle_cpu_per_s;
   };
   if (!busy(c)) return;
+  // A window that ran before the first plan recorded every call (and its export lands in the
+  // next windows): what it cost says nothing of any plan. Counted like the windows before an
+  // action, so the governor first judges the windows the first plan ran, after its settling
+  // wait. (On the sample service such a start-up window cost 15-28 % of the CPU, and the
+  // governor cut a 1 % plan to its floor in its first step, recording nothing for 30 s.)
+  if (plan_.classes.empty()) return;
   ++since_action_;
   // Governed on means, not on the last window: the collector's periodic work (an export, the
   // status sent every few seconds) makes single windows several times dearer than the mean.
@@ -287,17 +344,19 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   for (std::size_t i = 0; i < names_.size(); ++i) {
     ClassPlan k;
     k.name = names_[i];
-    double calls = 0, busy = 0;
+    double calls = 0, busy = 0, cold = 0;
     // The class's windows are the last ones of costs_ (a newer class has fewer).
     const auto& ws = history_[i].windows;
     double class_wall = 0;
     for (std::size_t j = 0; j < ws.size(); ++j) {
       calls += ws[j].calls;
       busy += ws[j].busy_s;
+      cold += ws[j].cold_entries;
       class_wall += costs_[costs_.size() - ws.size() + j].wall_s;
     }
     k.frequency_hz = class_wall > 0 ? calls / class_wall : 0;
     k.duty_ratio = class_wall > 0 ? std::min(1.0, busy / class_wall) : 0;
+    k.cold_hz = class_wall > 0 ? cold / class_wall : 0;
     k.weight = ws.back().weight;
     k.pinned = ws.back().pinned;
     classes.push_back(std::move(k));
@@ -317,6 +376,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       ClassPlan& k = current.classes[i];
       k.frequency_hz = classes[i].frequency_hz;
       k.duty_ratio = classes[i].duty_ratio;
+      k.cold_hz = classes[i].cold_hz;
       k.weight = classes[i].weight;
       if (k.pinned != classes[i].pinned) adopt = true;
       k.pinned = classes[i].pinned;
@@ -341,7 +401,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
     } else if (!adopt) {
       for (std::size_t i = 0; i < classes.size() && !adopt; ++i) {
         const double f_old = current.classes[i].fraction, f_new = candidate.classes[i].fraction;
-        adopt = std::abs(f_new - f_old) > opt_.min_rate_change * std::max(f_old, 0.01);
+        adopt = current.classes[i].detected != candidate.classes[i].detected ||
+                std::abs(f_new - f_old) > opt_.min_rate_change * std::max(f_old, 0.01);
       }
     }
     if (!adopt) {
@@ -366,7 +427,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   bool same = candidate.classes.size() == plan_.classes.size();
   for (std::size_t i = 0; same && i < candidate.classes.size(); ++i)
     same = candidate.classes[i].fraction == plan_.classes[i].fraction &&
-           candidate.classes[i].traced == plan_.classes[i].traced;
+           candidate.classes[i].traced == plan_.classes[i].traced &&
+           candidate.classes[i].detected == plan_.classes[i].detected;
   candidate.changes = plan_.changes + (same ? 0 : 1);
   plan_ = std::move(candidate);
   return plan_;

@@ -49,6 +49,9 @@ struct ClassWindow {
   double busy_s = 0;    // calls × their mean duration: time spent inside the class
   double weight = 1;    // importance
   bool pinned = false;  // "always trace"
+  // Probe entries on cold cache lines its calls would make (budget_cost_account.h coldEntries:
+  // per site, at most one per request), each priced at Costs::cold_s on top of detection.
+  double cold_entries = 0;
 };
 
 // Per event: detection (every call) and report (a recorded call or a stack sample), seconds.
@@ -64,8 +67,9 @@ struct Costs {
   // tracing costs", F_probing x T_sample + sum traced F x T_trace = the budget.
   double sample_s = 0;
   // What a probe entry costs on top of detection when its lines are cold (the site's first call
-  // in a request, budget_cost_account.h); the calibration's loops run warm. Not planned with
-  // (the plan's prices are per call); the governor's measure charges it.
+  // in a request, budget_cost_account.h); the calibration's loops run warm. Rates mode plans
+  // with it (a detected class pays its cold entries, ClassPlan::cold_hz); the governor's
+  // measure charges it in both modes.
   double cold_s = 0;
 };
 
@@ -84,8 +88,12 @@ struct ClassPlan {
   std::string name;
   double frequency_hz = 0, duty_ratio = 0, weight = 1;
   bool pinned = false;
+  double cold_hz = 0;   // cold probe entries per second (ClassWindow::cold_entries)
   bool traced = false;  // recorded in full (fraction 1)
   double fraction = 0;  // share of calls recorded
+  // Rates: its calls are detected (each pays the pass-over). When detecting every class does not
+  // fit the budget, the plan leaves some undetected: fraction 0, their sites disarmed.
+  bool detected = true;
   double overhead = 0;  // predicted CPU share this class costs (detect + report)
 };
 

@@ -5,6 +5,7 @@
 // budget's table is published directly (no PERFHAT_BUDGET: the controller publishes nothing).
 #include <gtest/gtest.h>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <thread>
@@ -140,6 +141,80 @@ TEST_F(BudgetRequestRoot, ASampledRootOpensItsShareOfRequestsAndItsWeightsCountT
   EXPECT_EQ(by_root[true].size(), seen.in_context + 1);
   // Σ 1/p over the taken roots estimates the calls: sd sqrt(n (1-p)/p) = 110 calls.
   EXPECT_NEAR(weighted, kCalls, 700);
+}
+
+// Probing mode: a plan that leaves the root's class untraced publishes rate 0, and a thread's
+// next root call draws a pass-over run at that rate; a later plan that traces the class again
+// must record that thread's next requests, each at weight 1. The runs used to outlast the plan
+// (kZeroRateRun calls on each thread: on the sample service's thread pool, the rest of a bench
+// run's requests of a re-traced class went unrecorded, weighted counts 77-88 % low).
+TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEveryThread) {
+  std::vector<double> traced(std::max(g_root.id.load(), g_inner.id.load()) + 1, 1.0);
+  std::vector<double> untraced = traced;
+  untraced[g_root.id.load()] = 0;
+  perfhat::budget::publish_plan({}, traced);
+  perfhat::budget::publish_plan(traced, untraced);
+  constexpr uint64_t kBefore = 50, kAfter = 300;
+  std::promise<void> passed_over, traced_again;
+  Inside seen;
+  uint64_t counted = 0;
+  std::thread worker([&] {
+    for (uint64_t i = 0; i < kBefore; ++i) handle(seen);
+    passed_over.set_value();
+    traced_again.get_future().wait();
+    for (uint64_t i = 0; i < kAfter; ++i) handle(seen);
+    counted = root_calls();
+  });
+  passed_over.get_future().wait();
+  perfhat::budget::publish_plan(untraced, traced);
+  traced_again.set_value();
+  worker.join();
+  EXPECT_EQ(seen.in_context, kAfter);
+  EXPECT_EQ(counted, kBefore + kAfter);  // the calls passed over are still counted
+  auto by_root = spans();
+  ASSERT_EQ(by_root[true].size(), kAfter + 1);  // and the warm-up's
+  for (const auto& s : by_root[true]) EXPECT_DOUBLE_EQ(s.weight, 1.0);
+}
+
+// Cold probe entries are charged per site at most once per request, and only for the calls
+// made on threads that serve requests (SiteActivity::on_request_threads): a thread running no
+// request calls its sites in a loop, warm, however many requests the others serve.
+TEST_F(BudgetRequestRoot, OnlyCallsOnThreadsThatServeRequestsCanBeColdEntries) {
+  constexpr uint64_t kRequests = 10, kLoop = 1000;
+  // Sites and the test thread's slots outlive a test: what this one adds is what counts.
+  auto snapshot = [] {
+    std::vector<perfhat::detail::SiteActivity> sites;
+    uint64_t recorded = 0;
+    perfhat::detail::Engine::get().budget_snapshot(sites, recorded, 0);
+    std::map<uint32_t, perfhat::detail::SiteActivity> by_id;
+    for (const auto& a : sites) by_id[a.id] = a;
+    return by_id;
+  };
+  auto before = snapshot();
+  std::promise<void> served, looped, snapshot_taken;
+  std::shared_future<void> done = snapshot_taken.get_future().share();
+  Inside seen;
+  std::thread server([&] {
+    for (uint64_t i = 0; i < kRequests; ++i) handle(seen);
+    served.set_value();
+    done.wait();  // alive until the snapshot: a thread's slots count while it runs
+  });
+  std::thread background([&] {
+    Inside outside;
+    for (uint64_t i = 0; i < kLoop; ++i) work(outside);
+    looped.set_value();
+    done.wait();
+  });
+  served.get_future().wait();
+  looped.get_future().wait();
+  auto after = snapshot();
+  snapshot_taken.set_value();
+  server.join();
+  background.join();
+  const uint32_t inner = g_inner.id.load(), root = g_root.id.load();
+  EXPECT_EQ(after[inner].count - before[inner].count, kRequests + kLoop);
+  EXPECT_EQ(after[inner].on_request_threads - before[inner].on_request_threads, kRequests);
+  EXPECT_EQ(after[root].on_request_threads - before[root].on_request_threads, kRequests);
 }
 
 }  // namespace

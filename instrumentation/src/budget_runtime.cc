@@ -44,7 +44,7 @@ uint64_t threshold(double p) noexcept {
 }
 
 uint32_t skip_length(uint64_t x, double p) noexcept {
-  constexpr double kMax = std::numeric_limits<uint32_t>::max() - 1.0;
+  constexpr double kMax = kRunCut - 1.0;
   if (!(p > 0)) return static_cast<uint32_t>(kMax);
   if (p >= 1) return 0;
   // Inverse transform: floor(ln U / ln(1 - p)), U uniform on (0, 1].
@@ -56,8 +56,10 @@ uint32_t skip_length(uint64_t x, double p) noexcept {
 Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
   // The run that just ended: its calls happened. The count first, then the run cleared: the
   // budget's snapshot adds run - skip of a run in progress.
-  if (const uint32_t run = s.budget_run.load(std::memory_order_relaxed); run != 0) {
-    s.count.store(s.count.load(std::memory_order_relaxed) + run, std::memory_order_relaxed);
+  const uint32_t run = s.budget_run.load(std::memory_order_relaxed);
+  if (run != 0) {
+    s.count.store(s.count.load(std::memory_order_relaxed) + passed_over(run, 0),
+                  std::memory_order_relaxed);
     s.budget_run.store(0, std::memory_order_relaxed);
   }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
@@ -66,7 +68,7 @@ Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
   // (read by weight() when the call is recorded, at its exit). Without a run in progress: a fresh
   // draw at the current rate.
   const double p = probability_of(thr);
-  const bool run_ended = s.budget_p > 0;
+  const bool run_ended = s.budget_p > 0 && (run & kRunCut) == 0;  // a cut run has no end
   const bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
   if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0})) {
     h->owner->budget_weight_site = site;
@@ -108,6 +110,27 @@ double probability(uint32_t site) noexcept {
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
   if (t == nullptr || site >= t[0]) return 1;
   return probability_of(t[kTableHeader + site]);
+}
+
+void cut_run(detail::Slot& s) noexcept {
+  const uint32_t skip = s.budget_skip.load(std::memory_order_relaxed);
+  if (skip == 0) return;  // no run, or only its last (taken) call to come
+  const uint32_t run = s.budget_run.load(std::memory_order_relaxed);
+  if (run & kRunCut) return;
+  s.budget_run.store(passed_over(run, skip) | kRunCut, std::memory_order_relaxed);
+  s.budget_skip.store(0, std::memory_order_relaxed);
+}
+
+void publish_plan(const std::vector<double>& before, const std::vector<double>& after) {
+  publish(after);
+  std::vector<bool> changed(after.size(), false);
+  bool any = false;
+  for (std::size_t id = 1; id < after.size(); ++id) {
+    const double was = id < before.size() ? before[id] : 1.0;
+    changed[id] = threshold(was) != threshold(after[id]);
+    any = any || changed[id];
+  }
+  if (any) detail::Engine::get().cut_budget_runs(changed);
 }
 
 void publish(const std::vector<double>& probability) {

@@ -31,7 +31,7 @@ extern std::atomic<const uint64_t*> g_keep;
 enum class Take { kKeep, kKeepSampled, kPass };
 Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 // Calls to pass over before the next taken one for a draw x (uniform 64-bit): geometric with
-// success probability `probability`, capped below 2^32.
+// success probability `probability`, capped below 2^31 (kRunCut).
 uint32_t skip_length(uint64_t x, double probability) noexcept;
 
 // A recorded call's weight: 1 / the probability it was taken with (1 without a budget). The
@@ -44,6 +44,31 @@ double probability(uint32_t site) noexcept;
 
 // Probability -> threshold, exactly ~0 for 1 and 0 for 0.
 uint64_t threshold(double probability) noexcept;
+
+// A plan's rates: publishes `after` (probability per site id) and ends the skip runs in progress,
+// on every thread, of each site whose probability differs from `before` (the last plan's; sites
+// past its end count as 1). A run is drawn for the rate it was drawn at; without the cut it
+// outlasts the plan: a run drawn at rate 0 (probing mode, a class the plan did not trace) passed
+// over its next kZeroRateRun calls on each thread after a plan traced the class again, minutes of
+// a request root's calls on a thread pool, none of them recorded or weighted. Cutting a run is
+// unbiased: a geometric skip is one independent draw per call, so the calls it passed over were
+// each left out at the old rate, and the calls after the cut are drawn at the new one.
+void publish_plan(const std::vector<double>& before, const std::vector<double>& after);
+// Ends the slot's skip run in progress (called by another thread than the owner, the engine's
+// background thread, under the engine's lock): the calls it passed over stay counted (the next
+// taken call adds them), and the next call is a fresh draw at the table's rate, not the run's
+// end. A probe of the owner racing with the cut (a few instructions' window, once per plan
+// change) can only keep the old run going (the cut is lost, as before the fix) or count the
+// passed-over calls as of the cut.
+void cut_run(detail::Slot& slot) noexcept;
+// budget_run's mark of a cut run (its low bits are the calls it passed over); runs are capped
+// below it.
+inline constexpr uint32_t kRunCut = 1u << 31;
+// Calls a run in progress has passed over so far (the owner adds them to count when it ends).
+inline uint32_t passed_over(uint32_t run, uint32_t skip) noexcept {
+  if (run & kRunCut) return run & ~kRunCut;
+  return run > skip ? run - skip : 0;
+}
 
 // Publishes a new table (probability per site id, index 0 unused). Earlier tables stay readable
 // for kRetainedTables publications: a probe holds the pointer for a few instructions, a

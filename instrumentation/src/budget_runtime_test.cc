@@ -45,7 +45,7 @@ Calls call(uint64_t n, Slot& s, Hot& h) {
 
 // Counted so far plus the calls of the run in progress that already happened.
 uint64_t counted(const Slot& s) {
-  return s.count.load() + (s.budget_run.load() - s.budget_skip.load());
+  return s.count.load() + perfhat::budget::passed_over(s.budget_run.load(), s.budget_skip.load());
 }
 
 class BudgetSkip : public ::testing::Test {
@@ -62,7 +62,8 @@ class BudgetSkip : public ::testing::Test {
 
 TEST_F(BudgetSkip, SkipLengthsAreGeometric) {
   EXPECT_EQ(perfhat::budget::skip_length(12345, 1.0), 0u);
-  EXPECT_GT(perfhat::budget::skip_length(12345, 0.0), 4000000000u);  // never: the longest run
+  EXPECT_EQ(perfhat::budget::skip_length(12345, 0.0),
+            perfhat::budget::kRunCut - 1);  // the longest run
   uint64_t x = 88172645463325252ull;
   double sum = 0, zeros = 0;
   constexpr int kDraws = 200000;
@@ -150,16 +151,38 @@ TEST_F(BudgetSkip, ANewRateTakesEffectAtTheEndOfTheRunningSkip) {
   EXPECT_LT(first_taken, 20u);  // p = 0.001: about 2 of 2000
 }
 
-// Probing mode's untraced classes run at rate 0; when a later plan traces the class, its calls
-// are taken again within kZeroRateRun calls, and every call is still counted.
-TEST_F(BudgetSkip, AClassAtRateZeroIsTakenAgainSoonAfterThePlanTracesIt) {
+// Probing mode's untraced classes run at rate 0; once a later plan traces the class and cuts the
+// runs in progress (what publish_plan has the engine do on every thread), every call is taken,
+// and every call is still counted.
+TEST_F(BudgetSkip, AClassAtRateZeroIsTakenFromTheCallAfterThePlanTracesIt) {
   perfhat::budget::publish({1.0, 0.0});
-  EXPECT_EQ(call(100000, s_, h_).taken, 0u);
+  EXPECT_EQ(call(100000 + 7, s_, h_).taken, 0u);
+  ASSERT_GT(s_.budget_skip.load(), 0u);  // inside a run
   perfhat::budget::publish({1.0, 1.0});
-  const Calls c = call(perfhat::budget::kZeroRateRun + 500, s_, h_);
-  EXPECT_GE(c.taken, 500u);
-  EXPECT_DOUBLE_EQ(c.weight, static_cast<double>(c.taken));  // taken at rate 1: weight 1 each
-  EXPECT_EQ(counted(s_), 100000u + perfhat::budget::kZeroRateRun + 500);
+  perfhat::budget::cut_run(s_);
+  EXPECT_EQ(counted(s_), 100000u + 7);
+  const Calls c = call(500, s_, h_);
+  EXPECT_EQ(c.taken, 500u);
+  EXPECT_DOUBLE_EQ(c.weight, 500.0);  // taken at rate 1: weight 1 each
+  EXPECT_EQ(counted(s_), 100000u + 7 + 500);
+}
+
+// A run cut by a rate change ends in a fresh draw at the new rate, not in the run's own end at
+// the old rate's weight (the estimate stays unbiased: a geometric skip is a draw per call).
+TEST_F(BudgetSkip, ACutRunEndsInAFreshDrawAtTheNewRate) {
+  perfhat::budget::publish({1.0, 0.001});
+  uint64_t calls = 0;
+  do {
+    call(1, s_, h_);
+    ++calls;
+  } while (s_.budget_skip.load() < 10);  // a run in progress, drawn at 0.001
+  perfhat::budget::publish({1.0, 0.5});
+  perfhat::budget::cut_run(s_);
+  const Calls c = call(4000, s_, h_);
+  // Binomial(4000, 0.5) taken at weight 2 each: none carries the old rate's 1000.
+  EXPECT_NEAR(static_cast<double>(c.taken), 2000, 200);
+  EXPECT_DOUBLE_EQ(c.weight, 2.0 * static_cast<double>(c.taken));
+  EXPECT_EQ(counted(s_), calls + 4000);
 }
 
 }  // namespace

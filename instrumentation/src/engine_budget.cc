@@ -1,7 +1,9 @@
 // The engine's side of the collection budget: a snapshot of every site's totals for the planner,
 // counting the calls of skip runs in progress (budget_runtime.h).
+#include <algorithm>
 #include <vector>
 
+#include "budget_runtime.h"
 #include "engine.h"
 
 namespace perfhat::detail {
@@ -13,6 +15,22 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
   auto t = totals();
   recorded = recorded_retired_.load();
   for (ThreadState* ts : threads_) recorded += ts->recorded.load(std::memory_order_relaxed);
+  // The calls a site made on a thread, a skip run in progress included.
+  auto calls_on = [](const ThreadState* ts, uint32_t id) -> uint64_t {
+    if (id >= ts->hot.capacity) return 0;
+    const Slot& slot = ts->hot.slots[id];
+    return slot.count.load(std::memory_order_relaxed) +
+           budget::passed_over(slot.budget_run.load(std::memory_order_relaxed),
+                               slot.budget_skip.load(std::memory_order_relaxed));
+  };
+  // Threads that have run a request root (any call of a kRequest site).
+  std::vector<const ThreadState*> serving;
+  for (const ThreadState* ts : threads_) {
+    bool serves = false;
+    for (uint32_t id = 1; id < sites_.size() && !serves; ++id)
+      serves = sites_[id].kind == kRequest && calls_on(ts, id) > 0;
+    if (serves) serving.push_back(ts);
+  }
   for (uint32_t id = 1; id < sites_.size(); ++id) {
     SiteInfo& si = sites_[id];
     if (si.site->id.load(std::memory_order_relaxed) == kExcludedSite) continue;
@@ -31,13 +49,23 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
       const Slot& slot = ts->hot.slots[id];
       const uint32_t run = slot.budget_run.load(std::memory_order_relaxed);
       const uint32_t skip = slot.budget_skip.load(std::memory_order_relaxed);
-      if (run > skip) a.count += run - skip;
+      a.count += budget::passed_over(run, skip);
     }
+    for (const ThreadState* ts : serving) a.on_request_threads += calls_on(ts, id);
     a.timed = t[id].timed;
     a.sum_ticks = t[id].sum_ticks;
     out.push_back(std::move(a));
   }
   return ns_per_tick_.load();
+}
+
+void Engine::cut_budget_runs(const std::vector<bool>& sites) {
+  Lock l(mu_);
+  for (ThreadState* ts : threads_) {
+    const std::size_t n = std::min<std::size_t>(sites.size(), ts->hot.capacity);
+    for (std::size_t id = 1; id < n; ++id)
+      if (sites[id]) budget::cut_run(ts->hot.slots[id]);
+  }
 }
 
 }  // namespace perfhat::detail
