@@ -372,6 +372,19 @@ PERFHAT_NOINSTR void leave_sampled(ThreadStack& s, Frame* f) noexcept {
   note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
 }
 
+PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {
+  Frame* match = nullptr;
+  for (Frame* f = s.top - 1; f != s.frames;) {
+    if ((--f)->fn == fn) {
+      match = f;
+      break;
+    }
+  }
+  if (match == nullptr) return;
+  while (s.top - 1 != match) leave(s, s.top[-1].fn);
+  leave(s, fn);
+}
+
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
   auto& c = s.cache[ThreadStack::cache_index(fn)];
   c.site = site_for(fn);

@@ -1,8 +1,11 @@
 // Built by xray_test.sh with clang++ -fxray-instrument and linked with perfhat::xray: no probe
 // macro, every function gets an XRay sled; prints what libperfhat recorded.
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -11,6 +14,8 @@
 namespace perfhat::autoinstrument {
 size_t xray_unpatched();
 size_t xray_functions();
+size_t windows_closed();
+size_t window_kept();
 }  // namespace perfhat::autoinstrument
 
 namespace xapp {
@@ -62,8 +67,71 @@ PERFHAT_TEST_NOINSTR int nested_main() {
   return t.reported_calls > 100 ? 0 : 1;
 }
 
+// Tigris phase 1 in a counting window: hot() is called eight times as often as each cold
+// function, so "most frequent" selects it alone.
+namespace xwin {
+__attribute__((noinline)) int hot(int x) { return x * 5 + 1; }
+__attribute__((noinline)) int cold0(int x) { return x ^ 0x10; }
+__attribute__((noinline)) int cold1(int x) { return x ^ 0x20; }
+__attribute__((noinline)) int cold2(int x) { return x ^ 0x30; }
+__attribute__((noinline)) int cold3(int x) { return x ^ 0x40; }
+__attribute__((noinline)) int cold4(int x) { return x ^ 0x50; }
+__attribute__((noinline)) int cold5(int x) { return x ^ 0x60; }
+__attribute__((noinline)) int cold6(int x) { return x ^ 0x70; }
+}  // namespace xwin
+PERFHAT_TEST_NOINSTR int window_round(int x) {
+  int s = 0;
+  for (int i = 0; i < 8; ++i) s += xwin::hot(x + i);
+  return s + xwin::cold0(x) + xwin::cold1(x) + xwin::cold2(x) + xwin::cold3(x) + xwin::cold4(x) +
+         xwin::cold5(x) + xwin::cold6(x);
+}
+
+// `xray_app window`: four threads call until the first counting window has closed (the close
+// patches while the others run sleds), then 500 rounds each; prints the phase-1 counts of the
+// second part, which sees only the sleds left patched.
+PERFHAT_TEST_NOINSTR int window_main() {
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  perfhat::Config c = perfhat::Config::from_env();
+  c.endpoint.clear();
+  perfhat::init(c, ex);
+  constexpr int kThreads = 4, kRoundsAfter = 500;
+  std::atomic<int> sink{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&sink, t] {
+      for (int r = 0; r < 200000 && perfhat::autoinstrument::windows_closed() == 0; ++r) {
+        sink += window_round(r + t);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  threads.clear();
+  perfhat::flush();
+  ex->clear();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&sink, t] {
+      for (int r = 0; r < kRoundsAfter; ++r) sink += window_round(r + t);
+    });
+  }
+  for (auto& th : threads) th.join();
+  perfhat::flush();
+  std::map<std::string, uint64_t> after;
+  for (const auto& a : ex->aggregates()) after[a.function] += a.count;
+  uint64_t cold = 0;
+  for (const auto& [fn, n] : after) {
+    if (fn.find("xwin::cold") != std::string::npos) cold += n;
+  }
+  std::printf("closed=%zu kept=%zu hot_after=%llu cold_after=%llu\n",
+              perfhat::autoinstrument::windows_closed(), perfhat::autoinstrument::window_kept(),
+              static_cast<unsigned long long>(after["xwin::hot(int)"]),
+              static_cast<unsigned long long>(cold));
+  perfhat::shutdown();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
+  if (argc > 1 && std::string(argv[1]) == "window") return window_main();
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # XRay mode end to end: a program built with clang++ -fxray-instrument and perfhat::xray records
-# the functions in scope (nesting kept), unpatches the others, and patches nothing when probes
-# are off. Skipped (77) without a clang++ that has the XRay runtime.
+# the functions in scope (nesting kept), unpatches the others, patches nothing when probes are
+# off, and with a Tigris filter keeps only the selected functions patched after a counting window. Skipped (77) without a clang++ that has the XRay runtime.
 #   xray_test.sh <source-dir> <libperfhat.a> <libperfhat_xray.a> <work-dir>
 set -euo pipefail
 SRC=$1 CORE=$2 XRAY=$3 WORK=$4
@@ -29,6 +29,13 @@ unpatched=$(sed -E 's/.*unpatched=([0-9]+).*/\1/' <<<"$on")
 off=$(PERFHAT_ENABLED=0 PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "off: $off"
 [[ $off == *"leaf=0 middle=0 skipped=0 nested=0 functions=0 unpatched=0"* ]] || fail "off: $off"
+# Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
+# patched (its calls are all still counted), the others' calls are no longer seen.
+win=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
+  PERFHAT_PHASE1_WINDOW_CALLS=4096 PERFHAT_EXPORT=aggregates PERFHAT_CYCLE_S=1000000 \
+  PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= "$WORK/xray_app" window)
+echo "window: $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "counting window: $win"
 # Overhead compensation: a parent calling 32 tiny children reports its uninstrumented time within
 # 35 % compensated (median per call, same run), and not without (the children's sleds and hooks).
 nested() {
