@@ -148,13 +148,16 @@ PERFHAT_XRAY_NOINSTR void window_batch() noexcept {
   if (!g_open.load(std::memory_order_relaxed)) return;
   const uint64_t n = g_window_calls.fetch_add(kWindowBatch, std::memory_order_relaxed);
   if (n + kWindowBatch < detail::g_phase1_window_calls.load(std::memory_order_relaxed)) return;
-  // Not from the engine's own code (it may hold the engine's lock), nor once probes are off.
-  if (detail::t_in_engine || detail::g_mode.load() != detail::kEnabled) return;
+  // Not from the library's own code (the engine's, or the hooks' registering a function: either
+  // may hold the lock the close needs), nor once probes are off. A later batch closes it.
   ThreadStack* s = t_stack;
-  const bool in_hook = s != nullptr && s->in_hook;
+  if (detail::t_in_engine || (s != nullptr && s->in_hook) ||
+      detail::g_mode.load() != detail::kEnabled) {
+    return;
+  }
   if (s != nullptr) s->in_hook = true;  // the analysis' own instrumented calls are not counted
   close_window();
-  if (s != nullptr) s->in_hook = in_hook;
+  if (s != nullptr) s->in_hook = false;
 }
 
 PERFHAT_XRAY_NOINSTR size_t windows_closed() { return g_closed.load(); }
