@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 
 #include "engine.h"
 #include "hook_stack.h"
@@ -30,7 +29,8 @@ namespace {
 // instructions per process on googletest's samples, whose programs call few of their functions.
 // Any thread may fill a slot, always with the same value. Two ids past the program's are the
 // start-up calibration's (its timed and skipped keys).
-std::unique_ptr<std::atomic<void*>[]> g_fns;
+// Never freed: sleds fire in static destructors after this file's own would have run.
+std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
 constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
@@ -147,7 +147,7 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   if (detail::ensure_initialized() != detail::kEnabled) return;  // sleds stay no-ops
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
-  g_fns.reset(new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]());
+  g_fns = new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]();
 #if defined(__x86_64__)
   g_hook_enter = &calibration_enter;
   g_hook_exit = &calibration_exit;

@@ -39,9 +39,13 @@ std::atomic<uint64_t> g_last_window_ns{0};   // the last closed window's length
 std::atomic<uint64_t> g_closed_at_ns{0};     // when it closed
 std::atomic<size_t> g_closed{0}, g_kept{0};  // tests
 // Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
+// Both never destroyed: sleds fire in static destructors, and a window may close there.
 detail::Mutex g_counted_mu;
-detail::CountedTime g_counted PERFHAT_GUARDED_BY(g_counted_mu);
-// Entry address -> function id of every function seen (never destroyed: hooks run at exit).
+detail::CountedTime& counted() PERFHAT_REQUIRES(g_counted_mu) {
+  static auto* c = new detail::CountedTime();
+  return *c;
+}
+// Entry address -> function id of every function seen.
 std::unordered_map<const void*, int32_t>& fid_of() PERFHAT_REQUIRES(g_counted_mu) {
   static auto* m = new std::unordered_map<const void*, int32_t>();
   return *m;
@@ -63,7 +67,7 @@ PERFHAT_XRAY_NOINSTR double scale_of(const detail::Site& site) {
   const uint64_t now = detail::steady_now_ns();
   detail::Lock l(g_counted_mu);
   auto it = fid_of().find(site.address);
-  return it == fid_of().end() ? 1 : g_counted.scale(static_cast<size_t>(it->second), now);
+  return it == fid_of().end() ? 1 : counted().scale(static_cast<size_t>(it->second), now);
 }
 
 // The cycle selects; only its functions stay patched. Without a filter every function is
@@ -103,8 +107,8 @@ PERFHAT_XRAY_NOINSTR void close_window() {
   {
     detail::Lock c(g_counted_mu);
     for (const auto& [fn, fid] : seen) fid_of().emplace(fn, fid);
-    start = g_counted.window_start();
-    g_counted.close(now, kept);
+    start = counted().window_start();
+    counted().close(now, kept);
   }
   g_last_window_ns.store(now - start);
   g_closed_at_ns.store(now);
@@ -126,7 +130,7 @@ PERFHAT_XRAY_NOINSTR void maybe_open_window() {
   g_window_calls.store(0);
   {
     detail::Lock c(g_counted_mu);
-    g_counted.open(detail::steady_now_ns());
+    counted().open(detail::steady_now_ns());
   }
   g_open.store(true);
 }
@@ -137,7 +141,7 @@ PERFHAT_XRAY_NOINSTR void start_windows() {
   if (detail::g_phase1_window_calls.load() == 0) return;  // phase 1 always counting
   {
     detail::Lock c(g_counted_mu);
-    g_counted.open(detail::steady_now_ns());
+    counted().open(detail::steady_now_ns());
   }
   detail::g_phase1_scale.store(&scale_of);
   detail::g_phase1_tick.store(&maybe_open_window);
