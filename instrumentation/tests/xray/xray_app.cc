@@ -22,6 +22,20 @@ namespace xapp {
 __attribute__((noinline)) int leaf(int x) { return x * 3; }
 __attribute__((noinline)) int middle(int x) { return leaf(x) + leaf(x + 1); }
 __attribute__((noinline)) int skipped(int x) { return x - 1; }
+// XRay reports no exit for a function left by an exception: thrower's frame stays open until
+// catcher's exit closes it, and after() is a root again.
+__attribute__((noinline)) int thrower(int x) {
+  if (x >= 0) throw x;
+  return x;
+}
+__attribute__((noinline)) int catcher(int x) {
+  try {
+    return thrower(x);
+  } catch (int e) {
+    return e + 1;
+  }
+}
+__attribute__((noinline)) int after(int x) { return x + 2; }
 }  // namespace xapp
 
 // The nested workload of InstrAutoInstrument.CompensatedNestedWorkload..., with XRay sleds and
@@ -138,17 +152,23 @@ int main(int argc, char** argv) {
   perfhat::init(c, ex);
   int total = 0;
   for (int i = 0; i < 100; ++i) total += xapp::middle(i) + xapp::skipped(i);
+  total += xapp::catcher(1);
+  total += xapp::after(1);
   perfhat::flush();
   std::map<std::string, int> spans;
-  uint64_t middle_id = 0, last_leaf_parent = 0;
+  uint64_t middle_id = 0, last_leaf_parent = 0, after_parent = 1;
   for (const auto& s : ex->spans()) {
     ++spans[s.function];
     if (s.function == "xapp::middle(int)") middle_id = s.span_id;
     if (s.function == "xapp::leaf(int)") last_leaf_parent = s.parent_span_id;
+    if (s.function == "xapp::after(int)") after_parent = s.parent_span_id;
   }
-  std::printf("total=%d leaf=%d middle=%d skipped=%d nested=%d functions=%zu unpatched=%zu\n",
-              total, spans["xapp::leaf(int)"], spans["xapp::middle(int)"],
-              spans["xapp::skipped(int)"], middle_id != 0 && last_leaf_parent == middle_id,
-              perfhat::autoinstrument::xray_functions(), perfhat::autoinstrument::xray_unpatched());
+  // unwound: catcher's span ended and after() is a root (the thrower's frame was closed).
+  std::printf(
+      "total=%d leaf=%d middle=%d skipped=%d nested=%d unwound=%d functions=%zu unpatched=%zu\n",
+      total, spans["xapp::leaf(int)"], spans["xapp::middle(int)"], spans["xapp::skipped(int)"],
+      middle_id != 0 && last_leaf_parent == middle_id,
+      spans["xapp::catcher(int)"] == 1 && spans["xapp::after(int)"] == 1 && after_parent == 0,
+      perfhat::autoinstrument::xray_functions(), perfhat::autoinstrument::xray_unpatched());
   perfhat::shutdown();
 }

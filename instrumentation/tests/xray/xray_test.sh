@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # XRay mode end to end: a program built with clang++ -fxray-instrument and perfhat::xray records
 # the functions in scope (nesting kept), unpatches the others, patches nothing when probes are
-# off, and with a Tigris filter keeps only the selected functions patched after a counting window. Skipped (77) without a clang++ that has the XRay runtime.
+# off, closes the frame of a function left by an exception (XRay reports no exit), and with a
+# Tigris filter keeps only the selected functions patched after a counting window. Skipped (77)
+# without a clang++ that has the XRay runtime.
 #   xray_test.sh <source-dir> <libperfhat.a> <libperfhat_xray.a> <work-dir>
 set -euo pipefail
 SRC=$1 CORE=$2 XRAY=$3 WORK=$4
@@ -22,13 +24,14 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 on=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xapp::*,-xapp::skipped*' PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "on:  $on"
-[[ $on == *"leaf=200 middle=100 skipped=0 nested=1"* ]] || fail "scope or nesting: $on"
+[[ $on == *"leaf=200 middle=100 skipped=0 nested=1 unwound=1"* ]] || fail "scope or nesting: $on"
 unpatched=$(sed -E 's/.*unpatched=([0-9]+).*/\1/' <<<"$on")
 ((unpatched >= 2)) || fail "skipped() and main() should be unpatched: $on"
 
 off=$(PERFHAT_ENABLED=0 PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "off: $off"
-[[ $off == *"leaf=0 middle=0 skipped=0 nested=0 functions=0 unpatched=0"* ]] || fail "off: $off"
+[[ $off == *"leaf=0 middle=0 skipped=0 nested=0 unwound=0 functions=0 unpatched=0"* ]] ||
+  fail "off: $off"
 # Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
 # patched (its calls are all still counted), the others' calls are no longer seen.
 win=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
