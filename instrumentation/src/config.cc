@@ -75,6 +75,13 @@ Config Config::from_env() {
   } else {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_CALLS (an integer >= 0)\n");
   }
+  const double window_ms =
+      parse_double_env("PERFHAT_PHASE1_WINDOW_MS", static_cast<double>(c.phase1_window_ms));
+  if (window_ms >= 0 && window_ms <= 1e9 && window_ms == std::floor(window_ms)) {
+    c.phase1_window_ms = static_cast<uint32_t>(window_ms);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_MS (an integer >= 0)\n");
+  }
   const double duty = parse_double_env("PERFHAT_PHASE1_DUTY", c.phase1_duty);
   if (duty > 0 && duty <= 1) {
     c.phase1_duty = duty;

@@ -5,6 +5,7 @@
 namespace perfhat::detail {
 
 std::atomic<uint64_t> g_phase1_window_calls{0};
+std::atomic<uint64_t> g_phase1_window_ns{0};
 std::atomic<double> g_phase1_duty{1};
 std::atomic<double (*)(const Site& site)> g_phase1_scale{nullptr};
 std::atomic<void (*)()> g_phase1_tick{nullptr};

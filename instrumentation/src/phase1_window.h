@@ -18,6 +18,8 @@ struct Site;
 
 // Config::phase1_window_calls and Config::phase1_duty of the running configuration.
 extern std::atomic<uint64_t> g_phase1_window_calls;
+// Config::phase1_window_ms of the running configuration, in nanoseconds (0: no time bound).
+extern std::atomic<uint64_t> g_phase1_window_ns;
 extern std::atomic<double> g_phase1_duty;
 // The counting windows' scale of a site's count-like metrics (elapsed time / time its calls were
 // counted, >= 1); nullptr or a site phase 1 always counts: 1. Set by the XRay mode; called by
@@ -31,6 +33,18 @@ extern std::atomic<void (*)()> g_phase1_tick;
 // (invocations, errors, concurrent executions) up, the inter-arrival time down. Execution time,
 // computation pattern and static metrics are means or not counted: unchanged.
 void scale_phase1_metrics(tigris::EventMetrics& e, double scale);
+
+// Whether a counting window that has seen `calls` calls and opened at `start` (ns) is over at
+// `now` (ns): it reached its length in calls, or in time (a program that makes few calls, or
+// ends soon, still gets its selection). A bound of 0 is no bound.
+struct WindowBound {
+  uint64_t max_calls = 0;
+  uint64_t max_ns = 0;
+  bool reached_calls(uint64_t calls) const { return max_calls != 0 && calls >= max_calls; }
+  bool reached_time(uint64_t start, uint64_t now) const {
+    return max_ns != 0 && now >= start && now - start >= max_ns;
+  }
+};
 
 // Per function (a dense index, XRay's function id), the time its calls were counted: all of them
 // inside a window, the kept ones also between windows. Times are any monotonic unit. Not

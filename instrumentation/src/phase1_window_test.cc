@@ -123,4 +123,22 @@ TEST(Phase1Window, MetricsScaleCountsUpAndTheInterArrivalTimeDown) {
   EXPECT_EQ(e.metrics[std::string(m::kExecutionTime)], 70);
 }
 
+// A window is over at its length in calls or in time, whichever comes first; a bound of 0 is
+// none. Times are given (an injected clock), not read.
+TEST(Phase1Window, BoundClosesAtItsCallsOrItsTimeWhicheverComesFirst) {
+  using perfhat::detail::WindowBound;
+  const WindowBound both{65536, 5'000'000};
+  EXPECT_FALSE(both.reached_calls(65535));
+  EXPECT_TRUE(both.reached_calls(65536));
+  EXPECT_FALSE(both.reached_time(1'000'000, 5'999'999));  // 4.999999 ms after it opened
+  EXPECT_TRUE(both.reached_time(1'000'000, 6'000'000));
+  EXPECT_FALSE(both.reached_time(1'000'000, 999'999));  // a clock read before the open's
+  const WindowBound calls_only{4096, 0};
+  EXPECT_FALSE(calls_only.reached_time(0, UINT64_MAX));
+  EXPECT_TRUE(calls_only.reached_calls(4096));
+  const WindowBound time_only{0, 1};
+  EXPECT_FALSE(time_only.reached_calls(UINT64_MAX));
+  EXPECT_TRUE(time_only.reached_time(7, 8));
+}
+
 }  // namespace

@@ -1,8 +1,9 @@
 // Tigris phase 1 in counting windows, XRay mode (phase1_window.h): a window counts with every sled
-// patched; when it has seen Config::phase1_window_calls calls, the cycle classifies (the thread
-// whose batch reached the length runs it) and every sled is unpatched except those of the
-// functions the cycle selected, which phase 2 records. The engine's background thread opens the
-// next window after the closed time is (1 - duty) / duty times the last window's length.
+// patched; when it has seen Config::phase1_window_calls calls or lasted Config::phase1_window_ms,
+// the cycle classifies (the thread whose batch found it over runs it, or the background tick) and
+// every sled is unpatched except those of the functions the cycle selected, which phase 2 records.
+// The engine's background thread opens the next window after the closed time is (1 - duty) / duty
+// times the last window's length.
 //
 // Patching while other threads run: XRay writes each sled with one atomic store of its first
 // instruction, so a thread runs either the old or the new sled; a function unpatched while it runs
@@ -35,6 +36,7 @@ namespace {
 std::mutex g_transition_mu;
 std::atomic<bool> g_open{false};
 std::atomic<uint64_t> g_window_calls{0};     // calls of the open window, in batches
+std::atomic<uint64_t> g_window_start_ns{0};  // when the open window opened
 std::atomic<uint64_t> g_last_window_ns{0};   // the last closed window's length
 std::atomic<uint64_t> g_closed_at_ns{0};     // when it closed
 std::atomic<size_t> g_closed{0}, g_kept{0};  // tests
@@ -117,9 +119,20 @@ PERFHAT_XRAY_NOINSTR void close_window() {
   g_open.store(false);
 }
 
-// The background thread's tick: the next window once the closed time is long enough.
-PERFHAT_XRAY_NOINSTR void maybe_open_window() {
-  if (g_open.load() || g_closed.load() == 0) return;
+PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
+  return {detail::g_phase1_window_calls.load(std::memory_order_relaxed),
+          detail::g_phase1_window_ns.load(std::memory_order_relaxed)};
+}
+
+// The background thread's tick: a window past its time closes (its threads may make too few
+// calls to reach a batch); a closed one reopens once the closed time is long enough.
+PERFHAT_XRAY_NOINSTR void window_tick() {
+  if (g_open.load()) {
+    if (window_bound().reached_time(g_window_start_ns.load(), detail::steady_now_ns()))
+      close_window();
+    return;
+  }
+  if (g_closed.load() == 0) return;
   const double duty = detail::g_phase1_duty.load();
   const uint64_t now = detail::steady_now_ns();
   const double due = static_cast<double>(g_last_window_ns.load()) * (1 - duty) / duty;
@@ -128,10 +141,12 @@ PERFHAT_XRAY_NOINSTR void maybe_open_window() {
   if (g_open.load()) return;
   if (!patch_retrying([] { return __xray_patch(); })) return;
   g_window_calls.store(0);
+  const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
-    counted().open(detail::steady_now_ns());
+    counted().open(start);
   }
+  g_window_start_ns.store(start);
   g_open.store(true);
 }
 
@@ -139,19 +154,27 @@ PERFHAT_XRAY_NOINSTR void maybe_open_window() {
 
 PERFHAT_XRAY_NOINSTR void start_windows() {
   if (detail::g_phase1_window_calls.load() == 0) return;  // phase 1 always counting
+  const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
-    counted().open(detail::steady_now_ns());
+    counted().open(start);
   }
+  g_window_start_ns.store(start);
   detail::g_phase1_scale.store(&scale_of);
-  detail::g_phase1_tick.store(&maybe_open_window);
+  detail::g_phase1_tick.store(&window_tick);
   g_open.store(true);
 }
 
 PERFHAT_XRAY_NOINSTR void window_batch() noexcept {
   if (!g_open.load(std::memory_order_relaxed)) return;
   const uint64_t n = g_window_calls.fetch_add(kWindowBatch, std::memory_order_relaxed);
-  if (n + kWindowBatch < detail::g_phase1_window_calls.load(std::memory_order_relaxed)) return;
+  // One clock read per batch of a thread's calls, not per call.
+  const detail::WindowBound bound = window_bound();
+  if (!bound.reached_calls(n + kWindowBatch) &&
+      !bound.reached_time(g_window_start_ns.load(std::memory_order_relaxed),
+                          detail::steady_now_ns())) {
+    return;
+  }
   // Not from the library's own code (the engine's, or the hooks' registering a function: either
   // may hold the lock the close needs), nor once probes are off. A later batch closes it.
   ThreadStack* s = t_stack;

@@ -34,11 +34,20 @@ echo "off: $off"
   fail "off: $off"
 # Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
 # patched (its calls are all still counted), the others' calls are no longer seen.
-win=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
-  PERFHAT_PHASE1_WINDOW_CALLS=4096 PERFHAT_EXPORT=aggregates PERFHAT_CYCLE_S=1000000 \
-  PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= "$WORK/xray_app" window)
-echo "window: $win"
+# The window closes at its length in calls (no time bound), or in time (a call bound it never
+# reaches, 1 ms).
+window() {
+  PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
+    PERFHAT_PHASE1_WINDOW_CALLS=$1 PERFHAT_PHASE1_WINDOW_MS=$2 PERFHAT_EXPORT=aggregates \
+    PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
+    "$WORK/xray_app" window
+}
+win=$(window 4096 0)
+echo "window (calls): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "counting window: $win"
+win=$(window 1000000000000 1)
+echo "window (time):  $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "timed window: $win"
 # Overhead compensation: a parent calling 32 tiny children reports its uninstrumented time within
 # 35 % compensated (median per call, same run), and not without (the children's sleds and hooks).
 nested() {
