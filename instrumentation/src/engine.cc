@@ -287,7 +287,7 @@ void Engine::run_background() {
       auto* s = sampler_.load();
       s->tick(now);
       update_threshold(s->rate());
-      if (!macro_costs_measured) macro_costs_measured = (calibrate_macro_compensation(), true);
+      if (!macro_costs_measured) macro_costs_measured = calibrate_macro_compensation();
       budget::Controller::get().tick();
       publish_budget();
       calibrate_clock(false);
