@@ -141,6 +141,10 @@ class HookCalibration final : public CalibrationTarget {
     ts_.calls_mask = 15;
     site_.id.store(1);
     skipped_.id.store(detail::kExcludedSite);
+    // Hook sites, as the program's are: the probe takes their path (macro_compensation.h leaves
+    // them to this stack), and a program without probe macros never needs the macros' costs.
+    site_.address = fn_;
+    skipped_.address = skipped_fn_;
     stack_->costs = &kNoCosts;
     stack_->adapt = false;
     stack_->sample_countdown = UINT32_MAX;  // armed by run() in the sampling pass only
