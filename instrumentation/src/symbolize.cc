@@ -26,10 +26,11 @@ struct Entry {
   const char* name;  // in the file's mapping, which stays for the process
 };
 
-// An object's function symbols. Sorted only once it has been looked up kLinearLookups times:
-// sorting a program's whole symbol table (0.4 M instructions for googletest's samples) costs
-// more than the few linear scans of a process that symbolizes a handful of functions.
-constexpr int kLinearLookups = 8;
+// An object's function symbols. Sorted at its third lookup: sorting a program's whole symbol
+// table (0.4 M instructions for googletest's samples) costs about eight linear scans, so a
+// process that symbolizes one or two functions saves most of it, and one that symbolizes many
+// (the stack sampler) pays two scans more.
+constexpr int kLinearLookups = 2;
 struct ObjectSymbols {
   bool pie = false;
   bool sorted = false;
