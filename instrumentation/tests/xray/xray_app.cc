@@ -1,6 +1,7 @@
 // Built by xray_test.sh with clang++ -fxray-instrument and linked with perfhat::xray: no probe
 // macro, every function gets an XRay sled; prints what libperfhat recorded.
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -103,7 +104,10 @@ PERFHAT_TEST_NOINSTR int window_round(int x) {
 // `xray_app window`: four threads call until the first counting window has closed (the close
 // patches while the others run sleds), then 500 rounds each; prints the phase-1 counts of the
 // second part, which sees only the sleds left patched.
-PERFHAT_TEST_NOINSTR int window_main() {
+// `xray_app window-idle`: each thread makes 4 rounds (60 calls, fewer than a thread's batch of
+// 256, so no call ever checks the window) and waits for the background thread's tick to close it
+// by time; then the same 500 rounds each.
+PERFHAT_TEST_NOINSTR int window_main(bool idle) {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();
@@ -112,7 +116,13 @@ PERFHAT_TEST_NOINSTR int window_main() {
   std::atomic<int> sink{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&sink, t] {
+    threads.emplace_back([&sink, t, idle] {
+      if (idle) {
+        for (int r = 0; r < 4; ++r) sink += window_round(r + t);
+        for (int i = 0; i < 6000 && perfhat::autoinstrument::windows_closed() == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polls; bounded at 30 s
+        return;
+      }
       for (int r = 0; r < 200000 && perfhat::autoinstrument::windows_closed() == 0; ++r) {
         sink += window_round(r + t);
       }
@@ -145,7 +155,8 @@ PERFHAT_TEST_NOINSTR int window_main() {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
-  if (argc > 1 && std::string(argv[1]) == "window") return window_main();
+  if (argc > 1 && std::string(argv[1]) == "window") return window_main(false);
+  if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();

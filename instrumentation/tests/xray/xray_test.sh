@@ -35,12 +35,13 @@ echo "off: $off"
 # Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
 # patched (its calls are all still counted), the others' calls are no longer seen.
 # The window closes at its length in calls (no time bound), or in time (a call bound it never
-# reaches, 1 ms).
+# reaches, 1 ms): checked at a thread's batch of calls, or at the background thread's tick when
+# the threads make too few calls for a batch (window-idle).
 window() {
   PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
     PERFHAT_PHASE1_WINDOW_CALLS=$1 PERFHAT_PHASE1_WINDOW_MS=$2 PERFHAT_EXPORT=aggregates \
     PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
-    "$WORK/xray_app" window
+    "$WORK/xray_app" "${3:-window}"
 }
 win=$(window 4096 0)
 echo "window (calls): $win"
@@ -48,6 +49,9 @@ echo "window (calls): $win"
 win=$(window 1000000000000 1)
 echo "window (time):  $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "timed window: $win"
+win=$(window 1000000000000 1 window-idle)
+echo "window (tick):  $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "window closed at the tick: $win"
 # Overhead compensation: a parent calling 32 tiny children reports its uninstrumented time within
 # 35 % compensated (median per call, same run), and not without (the children's sleds and hooks).
 nested() {
