@@ -1,6 +1,7 @@
 // The analysis cycle: per-site metrics from the threads' slots, classified by the Tigris
 // filter into the set of relevant sites the probes read; the sampling rate and cycle settings.
 #include "engine_internal.h"
+#include "phase1_window.h"
 
 #include <algorithm>
 #include <bit>
@@ -67,6 +68,7 @@ void Engine::analyze() {
       int zeros = 64 - std::popcount(s.sessions);
       e.metrics[std::string(kUserBehavior)] =
           s.sessions == 0 ? 0 : (zeros == 0 ? 64 * std::log(64.0) : -64 * std::log(zeros / 64.0));
+      if (auto* scale = g_phase1_scale.load()) scale_phase1_metrics(e, scale(*sites_[id].site));
       for (const std::string& key : {sites_[id].name, sites_[id].function, sites_[id].mangled}) {
         auto it = static_.by_name.find(key);
         if (it != static_.by_name.end()) {

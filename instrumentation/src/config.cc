@@ -68,6 +68,26 @@ Config Config::from_env() {
   } else {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_TIMING_PERIOD (an integer in [1, 1e6])\n");
   }
+  const double window =
+      parse_double_env("PERFHAT_PHASE1_WINDOW_CALLS", static_cast<double>(c.phase1_window_calls));
+  if (window >= 0 && window <= 1e15 && window == std::floor(window)) {
+    c.phase1_window_calls = static_cast<uint64_t>(window);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_CALLS (an integer >= 0)\n");
+  }
+  const double window_ms =
+      parse_double_env("PERFHAT_PHASE1_WINDOW_MS", static_cast<double>(c.phase1_window_ms));
+  if (window_ms >= 0 && window_ms <= 1e9 && window_ms == std::floor(window_ms)) {
+    c.phase1_window_ms = static_cast<uint32_t>(window_ms);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_MS (an integer >= 0)\n");
+  }
+  const double duty = parse_double_env("PERFHAT_PHASE1_DUTY", c.phase1_duty);
+  if (duty > 0 && duty <= 1) {
+    c.phase1_duty = duty;
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_DUTY (a fraction in (0, 1])\n");
+  }
   // Export path sizes (issue #5): spans per POST and per-thread ring capacity.
   auto count_env = [](const char* name, uint32_t def, uint32_t hi) {
     double v = parse_double_env(name, def);

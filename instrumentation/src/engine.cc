@@ -13,6 +13,7 @@
 #include "budget_runtime.h"
 #include "engine_internal.h"
 #include "macro_compensation.h"
+#include "phase1_window.h"
 
 // Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
 // free of any HTTP dependency.
@@ -162,6 +163,10 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   g_aggregate_export.store(cfg.export_mode == "aggregates", std::memory_order_relaxed);
   g_compensate.store(cfg.compensate_overhead, std::memory_order_relaxed);
   g_timing_period.store(std::max<uint32_t>(cfg.timing_period, 1), std::memory_order_relaxed);
+  g_phase1_window_calls.store(cfg.phase1_window_calls, std::memory_order_relaxed);
+  g_phase1_window_ns.store(uint64_t{cfg.phase1_window_ms} * 1000000, std::memory_order_relaxed);
+  g_phase1_duty.store(cfg.phase1_duty > 0 && cfg.phase1_duty <= 1 ? cfg.phase1_duty : 1,
+                      std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
   if (!cfg.filter.empty()) {
     auto empty = std::make_unique<uint64_t[]>(1);  // nothing relevant before the first cycle
@@ -282,10 +287,11 @@ void Engine::run_background() {
       auto* s = sampler_.load();
       s->tick(now);
       update_threshold(s->rate());
-      if (!macro_costs_measured) macro_costs_measured = (calibrate_macro_compensation(), true);
+      if (!macro_costs_measured) macro_costs_measured = calibrate_macro_compensation();
       budget::Controller::get().tick();
       publish_budget();
       calibrate_clock(false);
+      if (auto* phase1_tick = g_phase1_tick.load()) phase1_tick();  // XRay's counting windows
       last_tick = now;
     }
     if (now - last_analysis >= cycle_s_.load()) {

@@ -141,6 +141,10 @@ class HookCalibration final : public CalibrationTarget {
     ts_.calls_mask = 15;
     site_.id.store(1);
     skipped_.id.store(detail::kExcludedSite);
+    // Hook sites, as the program's are: the probe takes their path (macro_compensation.h leaves
+    // them to this stack), and a program without probe macros never needs the macros' costs.
+    site_.address = fn_;
+    skipped_.address = skipped_fn_;
     stack_->costs = &kNoCosts;
     stack_->adapt = false;
     stack_->sample_countdown = UINT32_MAX;  // armed by run() in the sampling pass only
@@ -370,6 +374,19 @@ PERFHAT_NOINSTR void leave_sampled(ThreadStack& s, Frame* f) noexcept {
   s.top = f;
   s.in_hook = false;
   note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+}
+
+PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {
+  Frame* match = nullptr;
+  for (Frame* f = s.top - 1; f != s.frames;) {
+    if ((--f)->fn == fn) {
+      match = f;
+      break;
+    }
+  }
+  if (match == nullptr) return;
+  while (s.top - 1 != match) leave(s, s.top[-1].fn);
+  leave(s, fn);
 }
 
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {

@@ -224,6 +224,14 @@ PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site&
   s.in_hook = false;
 }
 
+// XRay's exit of `fn` when the innermost open frame is another function's: if `fn` has an open
+// frame deeper down, the frames above it belong to calls whose exits will never come (unpatched
+// while they ran, or left by an exception) and are ended here, then `fn`'s; else the exit had no
+// entry (patched while it ran) and is ignored. A recursive function entered before its sled was
+// unpatched matches its outer call: the calls in between end at that exit (rare, and only
+// their durations are long).
+void leave_unmatched(ThreadStack& s, void* fn) noexcept;
+
 // The compiler hooks themselves, set by the -finstrument-functions mode: the calibration then
 // measures a call through them (the hook call, its checks and thread-local lookups included),
 // not only the frame work behind them.

@@ -22,9 +22,14 @@ namespace perfhat::detail {
 // Fixed-point ticks (<< autoinstrument::kCostShift) one macro probe of each kind adds to an
 // enclosing call's measured duration; 0 until calibrated (then nothing is taken off).
 extern std::atomic<uint64_t> g_macro_pair[autoinstrument::kProbeKinds];
+// Set when a probe macro's site first did exit work: until then nothing uses the costs, and a
+// program with automatic instrumentation only (most short processes) never pays their
+// calibration (1.2 M instructions).
+extern std::atomic<bool> g_macro_probe_ran;
 
-// Once, on the background thread before its first wait (probes enabled): measures the costs.
-void calibrate_macro_compensation();
+// On the background thread at its one-second ticks (probes enabled): measures the costs once a
+// probe macro's site has run. False: nothing measured yet (no macro probe ran), ask again.
+bool calibrate_macro_compensation();
 
 inline bool macro_compensated(const Site& site) noexcept {
   return site.address == nullptr && g_compensate.load(std::memory_order_relaxed);
@@ -40,8 +45,11 @@ inline uint64_t nested_probe_ticks(const Hot* h, const Site& site, uint64_t disc
 }
 // At the end of the exit work: this probe's own cost, for the calls enclosing it.
 inline void add_probe_cost(Hot* h, const Site& site, autoinstrument::ProbeKind kind) noexcept {
-  if (macro_compensated(site))
-    h->owner->probe_fixed += g_macro_pair[kind].load(std::memory_order_relaxed);
+  if (!macro_compensated(site)) return;
+  h->owner->probe_fixed += g_macro_pair[kind].load(std::memory_order_relaxed);
+  // Read first: one store per process, not a shared line written at every probe.
+  if (!g_macro_probe_ran.load(std::memory_order_relaxed)) [[unlikely]]
+    g_macro_probe_ran.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace perfhat::detail

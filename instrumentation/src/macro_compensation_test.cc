@@ -59,4 +59,23 @@ TEST_F(MacroCompensation, HookSitesAndCompensationOffAreLeftAlone) {
   EXPECT_EQ(nested_probe_ticks(h, macro_, off), 0u);
 }
 
+// The costs are measured only once a probe macro's site has done exit work: before that the
+// calibration does nothing and is asked again; a hook site's probes do not count.
+TEST_F(MacroCompensation, NothingIsCalibratedBeforeAMacroProbeRan) {
+  const bool ran = g_macro_probe_ran.load();
+  g_macro_probe_ran.store(false);
+  Hot* h = &ts_.hot;
+  Site hook{"h", "g", "file", 2, kFunction};
+  hook.address = reinterpret_cast<const void*>(&ts_);
+  add_probe_cost(h, hook, kRecorded);
+  EXPECT_FALSE(g_macro_probe_ran.load());
+  EXPECT_FALSE(calibrate_macro_compensation());
+  EXPECT_EQ(g_macro_pair[kClocked].load(), uint64_t{5} << kCostShift);  // untouched
+  add_probe_cost(h, macro_, kRecorded);
+  EXPECT_TRUE(g_macro_probe_ran.load());
+  g_compensate.store(false);
+  EXPECT_TRUE(calibrate_macro_compensation());  // off: never needed, not asked again
+  g_macro_probe_ran.store(ran);
+}
+
 }  // namespace

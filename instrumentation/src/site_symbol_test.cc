@@ -4,6 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "symbolize.h"
+
+// Internal linkage: not in the dynamic symbol table, so dladdr has no name for them and
+// symbolize reads the program's own symbol table (linear scans first, sorted after a few lookups).
+namespace {
+[[gnu::noinline]] int symboltest_first(int x) { return x * 7 + 1; }
+[[gnu::noinline]] int symboltest_second(int x) { return x * 11 + 3; }
+}  // namespace
+
 namespace perfhat::detail {
 namespace {
 
@@ -43,6 +52,22 @@ TEST(SiteSymbol, AnInlinedFunctionIsNotFiledUnderItsCaller) {
   // A lambda's probe keeps whatever symbol it found (its names do not compare).
   EXPECT_FALSE(symbol_is_another_function("ns::f()::<lambda(int)>",
                                           "ns::f()::{lambda(int)#1}::operator()(int) const"));
+}
+
+// Every lookup names the function that contains the address, before and after the object's
+// symbols are sorted (the first lookups of a process scan them).
+TEST(SiteSymbol, LocalFunctionsResolveTheSameBeforeAndAfterTheTableIsSorted) {
+  const void* fns[] = {reinterpret_cast<const void*>(&symboltest_first),
+                       reinterpret_cast<const void*>(&symboltest_second)};
+  for (int round = 0; round < 20; ++round) {
+    for (int f = 0; f < 2; ++f) {
+      const symbolize::Symbol s = symbolize::resolve(static_cast<const char*>(fns[f]) + 1);
+      EXPECT_EQ(s.start, fns[f]) << round;
+      EXPECT_NE(s.demangled.find(f == 0 ? "symboltest_first" : "symboltest_second"),
+                std::string::npos)
+          << s.demangled;
+    }
+  }
 }
 
 }  // namespace

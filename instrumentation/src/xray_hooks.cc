@@ -4,33 +4,22 @@
 //   - probes off (PERFHAT_ENABLED=0): nothing is patched, each instrumented function runs its
 //     no-ops only;
 //   - on: every sled is patched at start-up; a function found outside PERFHAT_SCOPE on its
-//     first call is unpatched again, so it costs nothing from then on;
+//     first call is unpatched again, so it costs nothing from then on; with a Tigris filter,
+//     phase 1 counts in windows and between them only the selected functions stay patched
+//     (xray_window.cc);
 //   - small functions get no sled at all (-fxray-instruction-threshold, set by
 //     perfhat_autoinstrument(... XRAY)): the compile-time exclusion of trivial functions.
 // The handler shares the -finstrument-functions mode's stack, sites and compensation
-// (hook_stack.h). This file is compiled by any compiler (the XRay interface is declared here,
-// not included): only the program it is linked into must be built with Clang and XRay.
+// (hook_stack.h). This file is compiled by any compiler (the XRay interface is declared in
+// xray_interface.h, not included): only the program it is linked into must be built with Clang
+// and XRay.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 
 #include "engine.h"
 #include "hook_stack.h"
-
-extern "C" {
-enum XRayEntryType { ENTRY = 0, EXIT = 1, TAIL = 2, LOG_ARGS_ENTRY = 3 };
-enum XRayPatchingStatus { NOT_INITIALIZED = 0, SUCCESS = 1, ONGOING = 2, FAILED = 3 };
-int __xray_set_handler(void (*entry)(int32_t, XRayEntryType));
-XRayPatchingStatus __xray_patch();
-XRayPatchingStatus __xray_unpatch_function(int32_t fid);
-uintptr_t __xray_function_address(int32_t fid);
-size_t __xray_max_function_id();
-void __xray_FunctionEntry();  // the runtime's trampolines (called by patched sleds)
-void __xray_FunctionExit();
-}
-
-#define PERFHAT_XRAY_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
+#include "xray_interface.h"
 
 namespace perfhat::autoinstrument {
 namespace {
@@ -40,7 +29,8 @@ namespace {
 // instructions per process on googletest's samples, whose programs call few of their functions.
 // Any thread may fill a slot, always with the same value. Two ids past the program's are the
 // start-up calibration's (its timed and skipped keys).
-std::unique_ptr<std::atomic<void*>[]> g_fns;
+// Never freed: sleds fire in static destructors after this file's own would have run.
+std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
 constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
@@ -61,6 +51,7 @@ std::atomic<size_t> g_unpatched{0};
 
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_entry(int32_t fid) {
   if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
+  count_window_call();
   void* fn = function_of(fid);
   ThreadStack* s = thread_stack();
   if (s == nullptr) return;
@@ -81,7 +72,13 @@ std::atomic<size_t> g_unpatched{0};
 // with it every exit paid the entry's register saves.
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_exit(int32_t fid) {
   ThreadStack* s = t_stack;
-  if (s != nullptr) leave(*s, function_of(fid));
+  if (s == nullptr) return;
+  void* fn = function_of(fid);
+  // Not the innermost open call: a call whose sled was unpatched while it ran (a counting window
+  // closed), or left by an exception (XRay reports no exit for it), may be open above this one.
+  if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]]
+    return leave_unmatched(*s, fn);
+  leave(*s, fn);
 }
 
 PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
@@ -150,7 +147,7 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   if (detail::ensure_initialized() != detail::kEnabled) return;  // sleds stay no-ops
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
-  g_fns.reset(new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]());
+  g_fns = new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]();
 #if defined(__x86_64__)
   g_hook_enter = &calibration_enter;
   g_hook_exit = &calibration_exit;
@@ -158,7 +155,9 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   __xray_set_handler(&on_xray);
   if (__xray_patch() != SUCCESS) {
     std::fputs("perfhat: XRay could not patch the program's sleds; nothing is recorded\n", stderr);
+    return;
   }
+  start_windows();
 }
 
 }  // namespace
@@ -167,6 +166,10 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
 PERFHAT_XRAY_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
 // Functions XRay instrumented in the program (0 without -fxray-instrument).
 PERFHAT_XRAY_NOINSTR size_t xray_functions() { return g_max_fid; }
+PERFHAT_XRAY_NOINSTR void* xray_seen_function(int32_t fid) {
+  return static_cast<size_t>(fid) <= g_max_fid ? g_fns[fid].load(std::memory_order_relaxed)
+                                               : nullptr;
+}
 
 }  // namespace perfhat::autoinstrument
 

@@ -13,11 +13,14 @@
 # --base-prefix DIR: also the two instrumented trees built against another installed perfhat (e.g.
 # main's: `cmake --install <main build> --component dev --prefix DIR`), run interleaved with the
 # others, rows marked "[base]": a before/after in one run, on one machine load.
+# --xray-window N: one more row, XRay with the Tigris filter and a counting window of N calls
+# (PERFHAT_PHASE1_WINDOW_CALLS; the default row uses the library's default).
+# Per program instruction counts go to WORK/instructions.tsv (configuration, program, count).
 # Usage: throughput.sh --lib-build DIR --work DIR [--base-prefix DIR] [--reps 5] [--repeat 200]
-#                      [--no-callgrind]
+#                      [--xray-window N] [--no-callgrind]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-LIB_BUILD= WORK= BASE_PREFIX= REPS=5 REPEAT=200 CALLGRIND=1 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
+LIB_BUILD= WORK= BASE_PREFIX= XRAY_WINDOW= REPS=5 REPEAT=200 CALLGRIND=1 GTEST_SRC=${GOOGLETEST_SOURCE_DIR:-/usr/src/googletest}
 CLANG_CXX=${CLANG_CXX:-clang++-14} CLANG_CC=${CLANG_CC:-clang-14}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
     --work) WORK=$2; shift 2 ;;
     --base-prefix) BASE_PREFIX=$(cd "$2" && pwd); shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
+    --xray-window) XRAY_WINDOW=$2; shift 2 ;;
     --repeat) REPEAT=$2; shift 2 ;;
     --no-callgrind) CALLGRIND=0; shift ;;
     *) echo "throughput.sh: unknown argument $1" >&2; exit 2 ;;
@@ -59,7 +63,7 @@ for t in "${TREES[@]}"; do
 done
 
 programs=$(tr ';' ' ' <"$WORK/gcc-plain/programs.txt")
-# name | tree | environment
+# name | tree | environment (assignments separated by ";")
 CONFIGS=(
   "gcc plain|gcc-plain|"
   "gcc -finstrument-functions, off|gcc-auto|PERFHAT_ENABLED=0"
@@ -68,6 +72,7 @@ CONFIGS=(
   "clang XRay, off|clang-xray|PERFHAT_ENABLED=0"
   "clang XRay, Tigris filter|clang-xray|PERFHAT_FILTER=most expensive"
 )
+[ -n "$XRAY_WINDOW" ] && CONFIGS+=("clang XRay, Tigris filter, window $XRAY_WINDOW calls|clang-xray|PERFHAT_FILTER=most expensive;PERFHAT_PHASE1_WINDOW_CALLS=$XRAY_WINDOW")
 [ -n "$BASE_PREFIX" ] && CONFIGS+=(
   "gcc -finstrument-functions, off [base]|gcc-auto-base|PERFHAT_ENABLED=0"
   "gcc -finstrument-functions, Tigris filter [base]|gcc-auto-base|PERFHAT_FILTER=most expensive"
@@ -81,7 +86,8 @@ run_all() {
   for p in $programs; do
     exe=$(find "$WORK/$tree" -type f -name "$p" -perm -u+x | head -1)
     [ -n "$exe" ] || continue
-    (cd "$WORK" && env -u PERFHAT_ENDPOINT ${envs:+"$envs"} "$@" "$exe" --gtest_repeat="$REPEAT" \
+    IFS=';' read -ra ev <<<"$envs"
+    (cd "$WORK" && env -u PERFHAT_ENDPOINT "${ev[@]}" "$@" "$exe" --gtest_repeat="$REPEAT" \
       >/dev/null 2>>"$WORK/runs.err") || true
   done
 }
@@ -101,16 +107,19 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if ((CALLGRIND)); then
   echo "== instructions (callgrind, every thread)"
+  : >"$WORK/instructions.tsv"
   for c in "${CONFIGS[@]}"; do
     IFS='|' read -r name tree envs <<<"$c"
     total=0
     for p in $programs; do
       exe=$(find "$WORK/$tree" -type f -name "$p" -perm -u+x | head -1)
       [ -n "$exe" ] || continue
-      n=$(cd "$WORK" && env -u PERFHAT_ENDPOINT ${envs:+"$envs"} valgrind --tool=callgrind \
+      IFS=';' read -ra ev <<<"$envs"
+      n=$(cd "$WORK" && env -u PERFHAT_ENDPOINT "${ev[@]}" valgrind --tool=callgrind \
         --smc-check=all --callgrind-out-file=/dev/null "$exe" --gtest_repeat="$REPEAT" 2>&1 >/dev/null |
         sed -nE 's/.*Collected : ([0-9]+).*/\1/p' | tail -1)
       total=$((total + ${n:-0}))
+      printf '%s\t%s\t%s\n' "$name" "$p" "${n:-0}" >>"$WORK/instructions.tsv"
     done
     INS[$name]=$total
   done

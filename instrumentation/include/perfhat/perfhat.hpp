@@ -68,6 +68,18 @@ struct Config {
   // PERFHAT_TIMING_PERIOD: phase 1 times 1 in N calls per function (randomized countdown; every
   // call is still counted). 1 = time every call (two clock reads per call).
   uint32_t timing_period = 16;
+  // XRay mode with a Tigris filter: phase 1 counts in windows. While a window is open every sled
+  // is patched; after PERFHAT_PHASE1_WINDOW_CALLS instrumented calls (65,536: 4,096 timed calls
+  // at the default timing period) the cycle classifies and only the functions it selected stay
+  // patched. The next window opens when the closed time reaches (1 - duty) / duty times the
+  // window's length (PERFHAT_PHASE1_DUTY, 0.1; checked each second), and counts are scaled by
+  // the time each function was counted. 0 calls: phase 1 counts every call all the time.
+  uint64_t phase1_window_calls = 65536;
+  // A window also closes after PERFHAT_PHASE1_WINDOW_MS milliseconds (checked every 256 calls of
+  // a thread, and at the background thread's tick), so a program that makes fewer calls, or
+  // ends sooner, still runs selected. 0: no time bound.
+  uint32_t phase1_window_ms = 5;
+  double phase1_duty = 0.1;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
   uint32_t span_ring_per_thread = 4096;  // PERFHAT_SPAN_RING: spans per thread before drops
   uint32_t queue_capacity = 65536;       // spans waiting for export before drops

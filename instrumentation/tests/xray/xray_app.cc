@@ -1,8 +1,12 @@
 // Built by xray_test.sh with clang++ -fxray-instrument and linked with perfhat::xray: no probe
 // macro, every function gets an XRay sled; prints what libperfhat recorded.
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -11,12 +15,28 @@
 namespace perfhat::autoinstrument {
 size_t xray_unpatched();
 size_t xray_functions();
+size_t windows_closed();
+size_t window_kept();
 }  // namespace perfhat::autoinstrument
 
 namespace xapp {
 __attribute__((noinline)) int leaf(int x) { return x * 3; }
 __attribute__((noinline)) int middle(int x) { return leaf(x) + leaf(x + 1); }
 __attribute__((noinline)) int skipped(int x) { return x - 1; }
+// XRay reports no exit for a function left by an exception: thrower's frame stays open until
+// catcher's exit closes it, and after() is a root again.
+__attribute__((noinline)) int thrower(int x) {
+  if (x >= 0) throw x;
+  return x;
+}
+__attribute__((noinline)) int catcher(int x) {
+  try {
+    return thrower(x);
+  } catch (int e) {
+    return e + 1;
+  }
+}
+__attribute__((noinline)) int after(int x) { return x + 2; }
 }  // namespace xapp
 
 // The nested workload of InstrAutoInstrument.CompensatedNestedWorkload..., with XRay sleds and
@@ -62,25 +82,104 @@ PERFHAT_TEST_NOINSTR int nested_main() {
   return t.reported_calls > 100 ? 0 : 1;
 }
 
+// Tigris phase 1 in a counting window: hot() is called eight times as often as each cold
+// function, so "most frequent" selects it alone.
+namespace xwin {
+__attribute__((noinline)) int hot(int x) { return x * 5 + 1; }
+__attribute__((noinline)) int cold0(int x) { return x ^ 0x10; }
+__attribute__((noinline)) int cold1(int x) { return x ^ 0x20; }
+__attribute__((noinline)) int cold2(int x) { return x ^ 0x30; }
+__attribute__((noinline)) int cold3(int x) { return x ^ 0x40; }
+__attribute__((noinline)) int cold4(int x) { return x ^ 0x50; }
+__attribute__((noinline)) int cold5(int x) { return x ^ 0x60; }
+__attribute__((noinline)) int cold6(int x) { return x ^ 0x70; }
+}  // namespace xwin
+PERFHAT_TEST_NOINSTR int window_round(int x) {
+  int s = 0;
+  for (int i = 0; i < 8; ++i) s += xwin::hot(x + i);
+  return s + xwin::cold0(x) + xwin::cold1(x) + xwin::cold2(x) + xwin::cold3(x) + xwin::cold4(x) +
+         xwin::cold5(x) + xwin::cold6(x);
+}
+
+// `xray_app window`: four threads call until the first counting window has closed (the close
+// patches while the others run sleds), then 500 rounds each; prints the phase-1 counts of the
+// second part, which sees only the sleds left patched.
+// `xray_app window-idle`: each thread makes 4 rounds (60 calls, fewer than a thread's batch of
+// 256, so no call ever checks the window) and waits for the background thread's tick to close it
+// by time; then the same 500 rounds each.
+PERFHAT_TEST_NOINSTR int window_main(bool idle) {
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  perfhat::Config c = perfhat::Config::from_env();
+  c.endpoint.clear();
+  perfhat::init(c, ex);
+  constexpr int kThreads = 4, kRoundsAfter = 500;
+  std::atomic<int> sink{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&sink, t, idle] {
+      if (idle) {
+        for (int r = 0; r < 4; ++r) sink += window_round(r + t);
+        for (int i = 0; i < 6000 && perfhat::autoinstrument::windows_closed() == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polls; bounded at 30 s
+        return;
+      }
+      for (int r = 0; r < 200000 && perfhat::autoinstrument::windows_closed() == 0; ++r) {
+        sink += window_round(r + t);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  threads.clear();
+  perfhat::flush();
+  ex->clear();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&sink, t] {
+      for (int r = 0; r < kRoundsAfter; ++r) sink += window_round(r + t);
+    });
+  }
+  for (auto& th : threads) th.join();
+  perfhat::flush();
+  std::map<std::string, uint64_t> after;
+  for (const auto& a : ex->aggregates()) after[a.function] += a.count;
+  uint64_t cold = 0;
+  for (const auto& [fn, n] : after) {
+    if (fn.find("xwin::cold") != std::string::npos) cold += n;
+  }
+  std::printf("closed=%zu kept=%zu hot_after=%llu cold_after=%llu\n",
+              perfhat::autoinstrument::windows_closed(), perfhat::autoinstrument::window_kept(),
+              static_cast<unsigned long long>(after["xwin::hot(int)"]),
+              static_cast<unsigned long long>(cold));
+  perfhat::shutdown();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
+  if (argc > 1 && std::string(argv[1]) == "window") return window_main(false);
+  if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();
   perfhat::init(c, ex);
   int total = 0;
   for (int i = 0; i < 100; ++i) total += xapp::middle(i) + xapp::skipped(i);
+  total += xapp::catcher(1);
+  total += xapp::after(1);
   perfhat::flush();
   std::map<std::string, int> spans;
-  uint64_t middle_id = 0, last_leaf_parent = 0;
+  uint64_t middle_id = 0, last_leaf_parent = 0, after_parent = 1;
   for (const auto& s : ex->spans()) {
     ++spans[s.function];
     if (s.function == "xapp::middle(int)") middle_id = s.span_id;
     if (s.function == "xapp::leaf(int)") last_leaf_parent = s.parent_span_id;
+    if (s.function == "xapp::after(int)") after_parent = s.parent_span_id;
   }
-  std::printf("total=%d leaf=%d middle=%d skipped=%d nested=%d functions=%zu unpatched=%zu\n",
-              total, spans["xapp::leaf(int)"], spans["xapp::middle(int)"],
-              spans["xapp::skipped(int)"], middle_id != 0 && last_leaf_parent == middle_id,
-              perfhat::autoinstrument::xray_functions(), perfhat::autoinstrument::xray_unpatched());
+  // unwound: catcher's span ended and after() is a root (the thrower's frame was closed).
+  std::printf(
+      "total=%d leaf=%d middle=%d skipped=%d nested=%d unwound=%d functions=%zu unpatched=%zu\n",
+      total, spans["xapp::leaf(int)"], spans["xapp::middle(int)"], spans["xapp::skipped(int)"],
+      middle_id != 0 && last_leaf_parent == middle_id,
+      spans["xapp::catcher(int)"] == 1 && spans["xapp::after(int)"] == 1 && after_parent == 0,
+      perfhat::autoinstrument::xray_functions(), perfhat::autoinstrument::xray_unpatched());
   perfhat::shutdown();
 }

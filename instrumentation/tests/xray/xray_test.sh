@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # XRay mode end to end: a program built with clang++ -fxray-instrument and perfhat::xray records
-# the functions in scope (nesting kept), unpatches the others, and patches nothing when probes
-# are off. Skipped (77) without a clang++ that has the XRay runtime.
+# the functions in scope (nesting kept), unpatches the others, patches nothing when probes are
+# off, closes the frame of a function left by an exception (XRay reports no exit), and with a
+# Tigris filter keeps only the selected functions patched after a counting window. Skipped (77)
+# without a clang++ that has the XRay runtime.
 #   xray_test.sh <source-dir> <libperfhat.a> <libperfhat_xray.a> <work-dir>
 set -euo pipefail
 SRC=$1 CORE=$2 XRAY=$3 WORK=$4
@@ -22,13 +24,36 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 on=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xapp::*,-xapp::skipped*' PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "on:  $on"
-[[ $on == *"leaf=200 middle=100 skipped=0 nested=1"* ]] || fail "scope or nesting: $on"
+[[ $on == *"leaf=200 middle=100 skipped=0 nested=1 unwound=1"* ]] || fail "scope or nesting: $on"
 unpatched=$(sed -E 's/.*unpatched=([0-9]+).*/\1/' <<<"$on")
 ((unpatched >= 2)) || fail "skipped() and main() should be unpatched: $on"
 
 off=$(PERFHAT_ENABLED=0 PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "off: $off"
-[[ $off == *"leaf=0 middle=0 skipped=0 nested=0 functions=0 unpatched=0"* ]] || fail "off: $off"
+[[ $off == *"leaf=0 middle=0 skipped=0 nested=0 unwound=0 functions=0 unpatched=0"* ]] ||
+  fail "off: $off"
+# Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
+# patched (its calls are all still counted), the others' calls are no longer seen.
+# The window closes at its length in calls (no time bound), or in time (a call bound it never
+# reaches, 1 ms): checked at a thread's batch of calls, or at the background thread's tick when
+# the threads make too few calls for a batch (window-idle).
+window() {
+  PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
+    PERFHAT_PHASE1_WINDOW_CALLS=$1 PERFHAT_PHASE1_WINDOW_MS=$2 PERFHAT_EXPORT=aggregates \
+    PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
+    "$WORK/xray_app" "${3:-window}"
+}
+win=$(window 4096 0)
+echo "window (calls): $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "counting window: $win"
+win=$(window 1000000000000 1)
+echo "window (time):  $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "timed window: $win"
+win=$(window 1000000000000 1 window-idle)
+echo "window (tick):  $win"
+# 240 calls are too few for a reliable selection (the hot function was left out in 2 of 10 runs):
+# this checks the close and the unpatching, not what was selected.
+[[ $win == "closed=1 kept="*" cold_after=0" ]] || fail "window closed at the tick: $win"
 # Overhead compensation: a parent calling 32 tiny children reports its uninstrumented time within
 # 35 % compensated (median per call, same run), and not without (the children's sleds and hooks).
 nested() {

@@ -1,0 +1,144 @@
+// Tigris phase 1 in counting windows (phase1_window.h): on a fixed call stream, the selection
+// from windowed, scaled counts is the selection from counting every call.
+#include "phase1_window.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tigris.h"
+#include "tigris_dsl.h"
+
+namespace {
+
+using perfhat::detail::CountedTime;
+using perfhat::detail::scale_phase1_metrics;
+
+// Windowed functions (XRay sleds) called every kPeriods[i] ticks, and one function phase 1 always
+// counts (a probe macro's site) called every kAlwaysPeriod ticks, which is what unscaled window
+// counts would misrank.
+constexpr int kPeriods[] = {1, 2, 4, 5, 10, 20, 25, 40, 50, 100, 200, 500};
+constexpr size_t kWindowed = std::size(kPeriods);
+constexpr int kAlwaysPeriod = 8;
+constexpr uint64_t kTicks = 100000, kWindow = 1000, kClosed = 9000;  // duty 0.1
+
+std::vector<bool> select(const std::vector<double>& counts) {
+  std::vector<perfhat::tigris::EventMetrics> events;
+  for (double n : counts) {
+    perfhat::tigris::EventMetrics e;
+    e.metrics[std::string(perfhat::tigris::metric::kInvocationFrequency)] = n;
+    events.push_back(std::move(e));
+  }
+  auto filter = perfhat::tigris::parse("most frequent");
+  return perfhat::tigris::classify(*filter.root, events, perfhat::tigris::Bindings::defaults())
+      .relevant;
+}
+
+// Counts of the windowed functions, scaled by `counted` at `now` (or not), then the always-counted
+// function's.
+std::vector<double> metrics_of(const std::vector<uint64_t>& counts, const CountedTime* counted,
+                               uint64_t now) {
+  std::vector<double> out;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    perfhat::tigris::EventMetrics e;
+    e.metrics[std::string(perfhat::tigris::metric::kInvocationFrequency)] =
+        static_cast<double>(counts[i]);
+    if (counted != nullptr && i < kWindowed) scale_phase1_metrics(e, counted->scale(i, now));
+    out.push_back(e.metrics.begin()->second);
+  }
+  return out;
+}
+
+TEST(Phase1Window, WindowedScaledCountsSelectWhatCountingEveryCallSelects) {
+  std::vector<uint64_t> all(kWindowed + 1, 0), windowed(kWindowed + 1, 0);
+  CountedTime counted;
+  std::vector<bool> kept(kWindowed, false);
+  counted.open(0);
+  int closes = 0;
+  for (uint64_t t = 0; t < kTicks; ++t) {
+    const uint64_t phase = t % (kWindow + kClosed);
+    if (phase == 0) counted.open(t);
+    if (phase == kWindow) {
+      // The cycle at the window's end selects from the scaled counts so far; the selected
+      // functions stay counted until the next window.
+      const std::vector<bool> sel = select(metrics_of(windowed, &counted, t));
+      kept.assign(sel.begin(), sel.begin() + kWindowed);
+      counted.close(t, kept);
+      ++closes;
+    }
+    for (size_t i = 0; i < kWindowed; ++i) {
+      if (t % kPeriods[i] != 0) continue;
+      ++all[i];
+      if (counted.is_open() || kept[i]) ++windowed[i];
+    }
+    if (t % kAlwaysPeriod == 0) {
+      ++all[kWindowed];
+      ++windowed[kWindowed];
+    }
+  }
+  ASSERT_EQ(closes, 10);
+  std::vector<double> always(all.begin(), all.end());
+  const std::vector<bool> expected = select(always);
+  EXPECT_EQ(select(metrics_of(windowed, &counted, kTicks)), expected);
+  // The stream's shape: some functions are left out between windows and some are kept...
+  EXPECT_LT(windowed[kWindowed - 1], all[kWindowed - 1]);
+  EXPECT_EQ(windowed[0] * 10 > all[0] * 9, kept[0]);
+  size_t selected = 0;
+  for (bool b : expected) selected += b ? 1 : 0;
+  EXPECT_GT(selected, 0u);
+  EXPECT_LT(selected, expected.size());
+  // ... and without the scale the always-counted function would rank differently.
+  EXPECT_NE(select(metrics_of(windowed, nullptr, kTicks)), expected);
+}
+
+TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
+  CountedTime c;
+  EXPECT_EQ(c.scale(0, 100), 1);  // no window yet: phase 1 counts everything
+  c.open(100);
+  EXPECT_EQ(c.scale(0, 150), 1);  // inside the first window
+  c.close(200, {true, false});    // function 0 kept, function 1 left out
+  EXPECT_EQ(c.scale(0, 600), 1);
+  EXPECT_DOUBLE_EQ(c.scale(1, 600), 5.0);  // 100 of 500 counted
+  EXPECT_DOUBLE_EQ(c.scale(7, 600), 5.0);  // a function not seen by the close: windows only
+  c.open(600);
+  c.close(700, {false, false});
+  EXPECT_DOUBLE_EQ(c.scale(0, 800), 700.0 / 600.0);  // windows 200 + kept 400 of 700
+  EXPECT_DOUBLE_EQ(c.scale(1, 800), 3.5);            // 200 of 700
+}
+
+TEST(Phase1Window, MetricsScaleCountsUpAndTheInterArrivalTimeDown) {
+  namespace m = perfhat::tigris::metric;
+  perfhat::tigris::EventMetrics e;
+  e.metrics[std::string(m::kInvocationFrequency)] = 10;
+  e.metrics[std::string(m::kErrorLevel)] = 2;
+  e.metrics[std::string(m::kConcurrencyLevel)] = 0.5;
+  e.metrics[std::string(m::kInterArrivalTime)] = 400;
+  e.metrics[std::string(m::kExecutionTime)] = 70;
+  scale_phase1_metrics(e, 4);
+  EXPECT_EQ(e.metrics[std::string(m::kInvocationFrequency)], 40);
+  EXPECT_EQ(e.metrics[std::string(m::kErrorLevel)], 8);
+  EXPECT_EQ(e.metrics[std::string(m::kConcurrencyLevel)], 2);
+  EXPECT_EQ(e.metrics[std::string(m::kInterArrivalTime)], 100);
+  EXPECT_EQ(e.metrics[std::string(m::kExecutionTime)], 70);
+}
+
+// A window is over at its length in calls or in time, whichever comes first; a bound of 0 is
+// none. Times are given (an injected clock), not read.
+TEST(Phase1Window, BoundClosesAtItsCallsOrItsTimeWhicheverComesFirst) {
+  using perfhat::detail::WindowBound;
+  const WindowBound both{65536, 5'000'000};
+  EXPECT_FALSE(both.reached_calls(65535));
+  EXPECT_TRUE(both.reached_calls(65536));
+  EXPECT_FALSE(both.reached_time(1'000'000, 5'999'999));  // 4.999999 ms after it opened
+  EXPECT_TRUE(both.reached_time(1'000'000, 6'000'000));
+  EXPECT_FALSE(both.reached_time(1'000'000, 999'999));  // a clock read before the open's
+  const WindowBound calls_only{4096, 0};
+  EXPECT_FALSE(calls_only.reached_time(0, UINT64_MAX));
+  EXPECT_TRUE(calls_only.reached_calls(4096));
+  const WindowBound time_only{0, 1};
+  EXPECT_FALSE(time_only.reached_calls(UINT64_MAX));
+  EXPECT_TRUE(time_only.reached_time(7, 8));
+}
+
+}  // namespace

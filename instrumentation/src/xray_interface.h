@@ -1,0 +1,49 @@
+// What the XRay mode's files share: compiler-rt's XRay interface, declared here rather than
+// included (any compiler builds these files; only the program they are linked into is built with
+// Clang and XRay), and the handler's function table (xray_hooks.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+enum XRayEntryType { ENTRY = 0, EXIT = 1, TAIL = 2, LOG_ARGS_ENTRY = 3 };
+enum XRayPatchingStatus { NOT_INITIALIZED = 0, SUCCESS = 1, ONGOING = 2, FAILED = 3 };
+int __xray_set_handler(void (*entry)(int32_t, XRayEntryType));
+XRayPatchingStatus __xray_patch();
+XRayPatchingStatus __xray_unpatch();
+XRayPatchingStatus __xray_patch_function(int32_t fid);
+XRayPatchingStatus __xray_unpatch_function(int32_t fid);
+uintptr_t __xray_function_address(int32_t fid);
+size_t __xray_max_function_id();
+void __xray_FunctionEntry();  // the runtime's trampolines (called by patched sleds)
+void __xray_FunctionExit();
+}
+
+#define PERFHAT_XRAY_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
+
+namespace perfhat::autoinstrument {
+
+// The program's highest XRay function id (0: not built with -fxray-instrument, or probes off).
+size_t xray_functions();
+// The entry address of function `fid` if a call of it was seen, else nullptr (no look-up).
+void* xray_seen_function(int32_t fid);
+
+// Tigris phase 1 in counting windows (xray_window.cc, phase1_window.h).
+// At start-up, after every sled is patched: the first window opens.
+void start_windows();
+// Calls are counted per thread and added to the window in batches (one shared counter per call
+// would be a contended line); the window closes at the batch that reaches its length.
+inline constexpr uint32_t kWindowBatch = 256;
+extern constinit thread_local uint32_t t_window_calls __attribute__((tls_model("initial-exec")));
+void window_batch() noexcept;
+// Counts one instrumented call toward the open window (the handler's entry).
+[[gnu::always_inline]] PERFHAT_XRAY_NOINSTR inline void count_window_call() noexcept {
+  if ((++t_window_calls & (kWindowBatch - 1)) == 0) [[unlikely]]
+    window_batch();
+}
+// Windows closed so far, and functions left patched by the last close (tests).
+size_t windows_closed();
+size_t window_kept();
+
+}  // namespace perfhat::autoinstrument

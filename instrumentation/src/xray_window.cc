@@ -1,0 +1,193 @@
+// Tigris phase 1 in counting windows, XRay mode (phase1_window.h): a window counts with every sled
+// patched; when it has seen Config::phase1_window_calls calls or lasted Config::phase1_window_ms,
+// the cycle classifies (the thread whose batch found it over runs it, or the background tick) and
+// every sled is unpatched except those of the functions the cycle selected, which phase 2 records.
+// The engine's background thread opens the next window after the closed time is (1 - duty) / duty
+// times the last window's length.
+//
+// Patching while other threads run: XRay writes each sled with one atomic store of its first
+// instruction, so a thread runs either the old or the new sled; a function unpatched while it runs
+// never reports its exit (hook_stack.h, leave_unmatched, closes its frame at its caller's exit)
+// and one patched while it runs reports an exit without an entry (ignored). Patching calls race
+// with the first-call unpatching of out-of-scope functions (the runtime answers ONGOING): they
+// are retried. At exit the background thread is stopped (no window opens) and a close after
+// shutdown does nothing (probes are off).
+#include <sched.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "engine.h"
+#include "engine_internal.h"
+#include "hook_stack.h"
+#include "phase1_window.h"
+#include "thread_annotations.h"
+#include "xray_interface.h"
+
+namespace perfhat::autoinstrument {
+
+constinit thread_local uint32_t t_window_calls __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+// Opening and closing, one at a time (held across the cycle's analysis: a leaf for no one).
+std::mutex g_transition_mu;
+std::atomic<bool> g_open{false};
+std::atomic<uint64_t> g_window_calls{0};     // calls of the open window, in batches
+std::atomic<uint64_t> g_window_start_ns{0};  // when the open window opened
+std::atomic<uint64_t> g_last_window_ns{0};   // the last closed window's length
+std::atomic<uint64_t> g_closed_at_ns{0};     // when it closed
+std::atomic<size_t> g_closed{0}, g_kept{0};  // tests
+// Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
+// Both never destroyed: sleds fire in static destructors, and a window may close there.
+detail::Mutex g_counted_mu;
+detail::CountedTime& counted() PERFHAT_REQUIRES(g_counted_mu) {
+  static auto* c = new detail::CountedTime();
+  return *c;
+}
+// Entry address -> function id of every function seen.
+std::unordered_map<const void*, int32_t>& fid_of() PERFHAT_REQUIRES(g_counted_mu) {
+  static auto* m = new std::unordered_map<const void*, int32_t>();
+  return *m;
+}
+
+// A patching call the runtime refused because another thread was patching (the first-call
+// unpatching of an out-of-scope function): tried again.
+template <class F>
+PERFHAT_XRAY_NOINSTR bool patch_retrying(F f) {
+  for (int i = 0; i < 1000; ++i) {
+    const XRayPatchingStatus r = f();
+    if (r != ONGOING) return r == SUCCESS;
+    sched_yield();
+  }
+  return false;
+}
+
+PERFHAT_XRAY_NOINSTR double scale_of(const detail::Site& site) {
+  const uint64_t now = detail::steady_now_ns();
+  detail::Lock l(g_counted_mu);
+  auto it = fid_of().find(site.address);
+  return it == fid_of().end() ? 1 : counted().scale(static_cast<size_t>(it->second), now);
+}
+
+// The cycle selects; only its functions stay patched. Without a filter every function is
+// relevant: nothing to leave out, windows stop.
+PERFHAT_XRAY_NOINSTR void close_window() {
+  std::unique_lock<std::mutex> l(g_transition_mu, std::try_to_lock);
+  if (!l.owns_lock() || !g_open.load()) return;
+  perfhat::analyze_now();
+  const uint64_t* bits = detail::g_relevant.load(std::memory_order_acquire);
+  if (bits == nullptr) {
+    g_open.store(false);
+    return;
+  }
+  const size_t max_fid = xray_functions();
+  std::vector<bool> kept(max_fid + 1, false);
+  std::vector<std::pair<const void*, int32_t>> seen;
+  for (size_t fid = 1; fid <= max_fid; ++fid) {
+    void* fn = xray_seen_function(static_cast<int32_t>(fid));
+    if (fn == nullptr) continue;
+    seen.emplace_back(fn, static_cast<int32_t>(fid));
+    const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
+    kept[fid] = id != 0 && id != detail::kExcludedSite && detail::relevant(id);
+  }
+  size_t n_kept = 0;
+  if (patch_retrying([] { return __xray_unpatch(); })) {
+    for (size_t fid = 1; fid <= max_fid; ++fid) {
+      if (!kept[fid]) continue;
+      const auto f = static_cast<int32_t>(fid);
+      if (patch_retrying([f] { return __xray_patch_function(f); })) ++n_kept;
+    }
+  } else {
+    kept.assign(max_fid + 1, true);  // still all patched: all still counted
+    n_kept = seen.size();
+  }
+  const uint64_t now = detail::steady_now_ns();
+  uint64_t start;
+  {
+    detail::Lock c(g_counted_mu);
+    for (const auto& [fn, fid] : seen) fid_of().emplace(fn, fid);
+    start = counted().window_start();
+    counted().close(now, kept);
+  }
+  g_last_window_ns.store(now - start);
+  g_closed_at_ns.store(now);
+  g_kept.store(n_kept);
+  g_closed.fetch_add(1);
+  g_open.store(false);
+}
+
+PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
+  return {detail::g_phase1_window_calls.load(std::memory_order_relaxed),
+          detail::g_phase1_window_ns.load(std::memory_order_relaxed)};
+}
+
+// The background thread's tick: a window past its time closes (its threads may make too few
+// calls to reach a batch); a closed one reopens once the closed time is long enough.
+PERFHAT_XRAY_NOINSTR void window_tick() {
+  if (g_open.load()) {
+    if (window_bound().reached_time(g_window_start_ns.load(), detail::steady_now_ns()))
+      close_window();
+    return;
+  }
+  if (g_closed.load() == 0) return;
+  const double duty = detail::g_phase1_duty.load();
+  const uint64_t now = detail::steady_now_ns();
+  const double due = static_cast<double>(g_last_window_ns.load()) * (1 - duty) / duty;
+  if (static_cast<double>(now - g_closed_at_ns.load()) < due) return;
+  std::lock_guard<std::mutex> l(g_transition_mu);
+  if (g_open.load()) return;
+  if (!patch_retrying([] { return __xray_patch(); })) return;
+  g_window_calls.store(0);
+  const uint64_t start = detail::steady_now_ns();
+  {
+    detail::Lock c(g_counted_mu);
+    counted().open(start);
+  }
+  g_window_start_ns.store(start);
+  g_open.store(true);
+}
+
+}  // namespace
+
+PERFHAT_XRAY_NOINSTR void start_windows() {
+  if (detail::g_phase1_window_calls.load() == 0) return;  // phase 1 always counting
+  const uint64_t start = detail::steady_now_ns();
+  {
+    detail::Lock c(g_counted_mu);
+    counted().open(start);
+  }
+  g_window_start_ns.store(start);
+  detail::g_phase1_scale.store(&scale_of);
+  detail::g_phase1_tick.store(&window_tick);
+  g_open.store(true);
+}
+
+PERFHAT_XRAY_NOINSTR void window_batch() noexcept {
+  if (!g_open.load(std::memory_order_relaxed)) return;
+  const uint64_t n = g_window_calls.fetch_add(kWindowBatch, std::memory_order_relaxed);
+  // One clock read per batch of a thread's calls, not per call.
+  const detail::WindowBound bound = window_bound();
+  if (!bound.reached_calls(n + kWindowBatch) &&
+      !bound.reached_time(g_window_start_ns.load(std::memory_order_relaxed),
+                          detail::steady_now_ns())) {
+    return;
+  }
+  // Not from the library's own code (the engine's, or the hooks' registering a function: either
+  // may hold the lock the close needs), nor once probes are off. A later batch closes it.
+  ThreadStack* s = t_stack;
+  if (detail::t_in_engine || (s != nullptr && s->in_hook) ||
+      detail::g_mode.load() != detail::kEnabled) {
+    return;
+  }
+  if (s != nullptr) s->in_hook = true;  // the analysis' own instrumented calls are not counted
+  close_window();
+  if (s != nullptr) s->in_hook = false;
+}
+
+PERFHAT_XRAY_NOINSTR size_t windows_closed() { return g_closed.load(); }
+PERFHAT_XRAY_NOINSTR size_t window_kept() { return g_kept.load(); }
+
+}  // namespace perfhat::autoinstrument
