@@ -135,6 +135,29 @@ int total(const Repo& r, int story) {
   EXPECT_TRUE(f->changed);
 }
 
+// A `continue` put in front of a kept call (c85): production counted the call on every
+// iteration, where it stood; behind the new guard it runs on the share that passes it (no
+// heuristic for `t.id < 2`: even arms), so half the calls go.
+TEST(DeployedDiffTest, ACallBehindANewContinueGuardRunsOnTheShareThatPassesIt) {
+  const char* guarded = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) {
+    if (t.id < 2) continue;
+    sum += r.effort(t.id);
+  }
+  return sum;
+}
+)src";
+  Both b = analyseAgainst(kDeployed, guarded, nPlusOneData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  // 25 − 45 × 0.5 (where it stood) + 45 × 0.5 × 0.5 (behind the guard).
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, 13.75 * kMs, 1);
+}
+
 TEST(DeployedDiffTest, CallMovedIntoALoopIsOneGoneAndOneNew) {
   const char* before = R"src(
 #include "repo.h"

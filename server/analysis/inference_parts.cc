@@ -216,6 +216,23 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
   return path;
 }
 
+std::vector<bool> callsAtDeployedPlace(const FunctionInfo& now, const FunctionInfo& deployed) {
+  const std::vector<std::string> now_path = nodePaths(now), old_path = nodePaths(deployed);
+  std::unordered_map<std::string, int> old_calls;
+  for (const Node& o : deployed.nodes)
+    if (o.kind == NodeKind::Call) ++old_calls[old_path[o.id]];
+  std::vector<bool> kept(now.nodes.size(), false);
+  for (const Node& n : now.nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    auto it = old_calls.find(now_path[n.id]);
+    if (it != old_calls.end() && it->second > 0) {
+      --it->second;
+      kept[n.id] = true;
+    }
+  }
+  return kept;
+}
+
 Distribution subtractDist(const Distribution& a, const Distribution& b) {
   Distribution d = a;
   d.mean_ns = std::max(0.0, a.mean_ns - b.mean_ns);

@@ -1,6 +1,7 @@
 // Honest intervals and context-dependent callee costs: real libclang parses of the code as written
 // and as production ran it, an in-memory feedback view, analyze(). Durations in nanoseconds.
 #include <cmath>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -471,6 +472,43 @@ int report(const std::vector<Story>& stories) {
   EXPECT_EQ(calls[0]->estimate.derivation.model, Model::Measured);
   EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // the site: loads
   EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
+}
+
+// The same second call, the caller measured too: its figure is the callee's loaded outcome, an
+// inference, and says so (provenance and summary agree); it is not a new call either, since
+// production measured it from here.
+TEST(RepeatedCallTest, ARepeatedCallWithASiteOfItsOwnIsInferredAndNotNew) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    if (!story.tasks().empty()) ++n;
+  }
+  return n;
+}
+)src";
+  const std::string key = "report(const std::vector<Story> &)";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {callSite(key, 0.4 * kMs, 2)};
+  InMemoryFeedback view({tasks, measured(key, 1 * kMs, 1.2 * kMs, 1.5 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, key);
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->estimate.provenance, Provenance::Measured);
+  EXPECT_EQ(calls[1]->estimate.provenance, Provenance::Inferred);
+  EXPECT_NE(calls[1]->estimate.derivation.model, Model::Measured);
+  EXPECT_TRUE(std::holds_alternative<fact::RepeatedFast>(calls[1]->estimate.derivation.summary));
+  for (const AddedCost& a : f->added) EXPECT_NE(a.status, AddedCost::Status::New);
+  EXPECT_FALSE(f->changed);
 }
 
 // The loaded outcome below the clock's resolution: the fastest calls measured 0, and so many of
