@@ -151,6 +151,7 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.callee_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
     addNode(ctx, std::move(n), parent, arm);
+    walkAlgorithmLambda(c, ref, ctx, parent, arm);
   } else if (indirect.indirect) {
     Node n;
     n.kind = NodeKind::Call;

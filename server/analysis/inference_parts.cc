@@ -203,8 +203,10 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
         own = "C:" + (n.callee_key.empty() ? n.callee_name : n.callee_key);
         break;
       case NodeKind::Loop:
+        // A loop is the collection it goes over: a range over a local holding a producer's
+        // result is the same loop as one over the producer's call (or an algorithm's over it).
         own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
-              n.range_var_name;
+              (n.producer_key.empty() ? n.range_var_name : std::string());
         break;
       case NodeKind::Branch:
         own = "B" + std::to_string(n.branch_arms);
