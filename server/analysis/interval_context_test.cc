@@ -171,6 +171,65 @@ int plan() {
   EXPECT_NEAR(call->estimate.dist.mean_ns * call->estimate.spread_lo, 0.02 * kMs, 1);
 }
 
+// The removed first access (c78): plan() loaded each story's tasks with s.tasks() and then
+// called taskCount(s), which production measured from here in the fast outcome. With s.tasks()
+// gone, taskCount(s) loads them: the removal saves the loaded outcome, not the load.
+TEST(CalleeContextTest, ARemovedFirstAccessHandsTheLoadToTheNextAccess) {
+  const char* deployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += static_cast<int>(s.tasks().size()) + taskCount(s);
+  return n;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += taskCount(s);
+  return n;
+}
+)src";
+  std::vector<FeedbackItem> items = lazyItems();
+  items[0].callsites.push_back(callSite("plan()", 4 * kMs, 5));     // tasks(): loads
+  items[1].callsites.push_back(callSite("plan()", 0.02 * kMs, 5));  // taskCount(): loaded
+  FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  fetch.callsites = {callSite("plan()", 1 * kMs, 1)};
+  FeedbackItem plan = measured("plan()", 22 * kMs, 24 * kMs, 26 * kMs);
+  plan.versions = {"abc1234"};
+  items.push_back(fetch);
+  items.push_back(plan);
+  Both b = analyseAgainst(deployed, now, InMemoryFeedback(items));
+  const FunctionInfo* f = findFunction(*b.snap, "plan()");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->deployed, DeployedBody::Changed);
+  // 22 ms − 5 × the loaded outcome (10 µs), not − 5 × 4 ms.
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, (22 - 5 * 0.01) * kMs, 1);
+  const auto* moved = f->root().estimate.derivation.assumption<analysis::fact::LoadMovesOn>();
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->next, "taskCount()");
+  EXPECT_EQ(moved->object, "s");
+
+  // Without a later access of the value, the removal saves the load.
+  const char* dropped = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += 1 + 0 * static_cast<int>(sizeof s);
+  return n;
+}
+)src";
+  Both c = analyseAgainst(deployed, dropped, InMemoryFeedback(items));
+  const FunctionInfo* g = findFunction(*c.snap, "plan()");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->root().estimate.derivation.assumption<analysis::fact::LoadMovesOn>(), nullptr);
+  EXPECT_LT(g->root().estimate.dist.mean_ns, (22 - 5 * 3.9) * kMs);
+}
+
 // Most calls of tasks() load (p50 0.4 ms, p90 0.5 ms: no slow tail); the fastest, loaded, took
 // 2 µs. The loading outcome is then the p50.
 TEST(CalleeContextTest, WhenMostCallsLoadTheLoadingOutcomeIsTheP50) {
