@@ -40,6 +40,22 @@ std::string receiverVar(CXCursor call) {
   return object.empty() ? std::string() : localVar(object[0]);
 }
 
+// The local variables a call names as its object or as whole arguments, by name.
+std::vector<std::string> localNamesRead(CXCursor call) {
+  std::vector<std::string> out;
+  auto note = [&out](CXCursor e) {
+    if (!localVar(e).empty()) out.push_back(spelling(stripConversions(e)));
+  };
+  std::vector<CXCursor> k = children(call);
+  if (!k.empty() && k[0].kind == CXCursor_MemberRefExpr) {
+    std::vector<CXCursor> object = children(k[0]);
+    if (!object.empty()) note(object[0]);
+  }
+  const int args = clang_Cursor_getNumArguments(call);
+  for (int i = 0; i < args; ++i) note(clang_Cursor_getArgument(call, i));
+  return out;
+}
+
 // Asking libclang to evaluate costs ~10 k instructions per call, and in C++20 most standard
 // library members are constexpr, so calls are first screened by what they read: a constant
 // expression cannot read a parameter, a variable whose type is not const, or the object of a
@@ -147,10 +163,12 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.callee_in_workspace = info.in_workspace;
     n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
     if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
+    n.local_names = localNamesRead(c);
     if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = n.receiver_var;
     n.callee_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
     addNode(ctx, std::move(n), parent, arm);
+    walkAlgorithmLambda(c, ref, ctx, parent, arm);
   } else if (indirect.indirect) {
     Node n;
     n.kind = NodeKind::Call;

@@ -178,6 +178,8 @@ CXCursor firstCall(CXCursor c) {
 
 }  // namespace
 
+CXCursor Builder::firstCallUnder(CXCursor c) { return firstCall(c); }
+
 // Offset of the first `;` at paren depth 1 in a for header: children before it are the init.
 Position Builder::firstSemicolon(CXCursor loop, CXCursor body) {
   CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(loop)),

@@ -71,6 +71,11 @@ class Builder {
   bool declaredConstexpr(CXCursor ref);
   void walkCall(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas);
   bool writtenInSource(CXCursor call, CXCursor ref);
+  // A standard algorithm (`std::accumulate`, `std::transform`, …) called with a lambda: a loop
+  // over the algorithm's range whose body is the lambda's (ast_algorithms.cc).
+  void walkAlgorithmLambda(CXCursor c, CXCursor ref, FnCtx& ctx, int parent, int arm);
+  // The first call under `c` (pre-order) that references a function, or a null cursor.
+  static CXCursor firstCallUnder(CXCursor c);
   bool hasWorkspaceBody(CXCursor ref);
   uint64_t tokenHash(CXSourceRange range);
   std::vector<std::string> tokens(CXSourceRange range);

@@ -55,14 +55,7 @@ Outcome outcomeHere(const FunctionInfo& fn, const Node& call, const std::string&
 
 }  // namespace
 
-void Inference::addCalleeContext(const Node& call, const FunctionInfo& fn, Estimate& e) {
-  if (e.provenance != Provenance::Inferred || !(e.dist.mean_ns > 0)) return;
-  // Only a measured callee (its cost learned from other callers) hides its context; a body
-  // analysed without data already sums its parts' own distributions.
-  if (e.derivation.model != Model::CallsiteRegression && e.derivation.model != Model::CalleeOverall)
-    return;
-  if (!call.callee_in_workspace || call.callee_key.empty()) return;
-  const std::string& key = call.callee_key;
+const Inference::CalleeContext& Inference::contextOf(const std::string& key) {
   auto memo = context_memo_.find(key);
   if (memo == context_memo_.end()) {
     CalleeContext out;
@@ -86,12 +79,22 @@ void Inference::addCalleeContext(const Node& call, const FunctionInfo& fn, Estim
         out.extras.push_back((slow - fast) * times);
         out.inner_keys.push_back(c.callee_key);
         out.outcomes.push_back(
-            {displayName(c), displayName(call), c.measured->p50_ns, slow, times});
+            {displayName(c), body->name + "()", c.measured->p50_ns, slow, times});
       }
     }
     memo = context_memo_.emplace(key, std::move(out)).first;
   }
-  const CalleeContext& out = memo->second;
+  return memo->second;
+}
+
+void Inference::addCalleeContext(const Node& call, const FunctionInfo& fn, Estimate& e) {
+  if (e.provenance != Provenance::Inferred || !(e.dist.mean_ns > 0)) return;
+  // Only a measured callee (its cost learned from other callers) hides its context; a body
+  // analysed without data already sums its parts' own distributions.
+  if (e.derivation.model != Model::CallsiteRegression && e.derivation.model != Model::CalleeOverall)
+    return;
+  if (!call.callee_in_workspace || call.callee_key.empty()) return;
+  const CalleeContext& out = contextOf(call.callee_key);
   if (!(out.extra_ns > 0)) return;
   // Split the outcomes by what this caller's own calls of each inner callee say.
   double slow_extra = 0, unknown_extra = 0;

@@ -50,6 +50,40 @@ Estimate::Interval Inference::intervalOf(const Node& root, const std::vector<Add
   return {scaleDist(lo, 1 - drift), hi};
 }
 
+const Node* Inference::nextAccessAfterRemoval(const FunctionInfo& fn,
+                                              const std::vector<std::string>& now_path,
+                                              const std::vector<bool>& stays,
+                                              const FunctionInfo& old,
+                                              const std::vector<std::string>& old_path,
+                                              const Node& removed) {
+  // A member call on a local object, of a callee with two outcomes, costed at the loading one.
+  if (removed.receiver_var.empty() || removed.local_names.empty() || !removed.measured)
+    return nullptr;
+  const std::optional<double> loaded =
+      loadedOutcome(*removed.measured, options_.context_bimodal_ratio);
+  if (!loaded || !(*loaded < removed.estimate.dist.mean_ns)) return nullptr;
+  const std::string& object = removed.local_names.front();
+  const std::string scope = old_path[loopScope(old, removed, false)];
+  for (const Node& m : fn.nodes) {
+    if (m.kind != NodeKind::Call || !stays[m.id]) continue;
+    if (now_path[loopScope(fn, m, false)] != scope) continue;
+    if (std::find(m.local_names.begin(), m.local_names.end(), object) == m.local_names.end())
+      continue;
+    // The same callee on the same object, or a callee given the object whose body reads the
+    // value (a call of the removed callee with both outcomes in production).
+    if (m.callee_key == removed.callee_key && !m.receiver_var.empty() &&
+        m.local_names.front() == object)
+      return &m;
+    if (m.callee_in_workspace && !m.callee_key.empty()) {
+      const CalleeContext& c = contextOf(m.callee_key);
+      if (std::find(c.inner_keys.begin(), c.inner_keys.end(), removed.callee_key) !=
+          c.inner_keys.end())
+        return &m;
+    }
+  }
+  return nullptr;
+}
+
 void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed) {
   // The deployed body with production data attached: what each of its calls cost there.
   analysing_deployed_ = true;
@@ -83,9 +117,27 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     a.node = n.id;
     fn.added.push_back(std::move(a));
   }
+  // The calls of the text as written that stand where production ran them.
+  std::vector<bool> stays(fn.nodes.size(), false);
+  {
+    std::unordered_map<std::string, size_t> taken;
+    for (const Node& n : fn.nodes)
+      if (n.kind == NodeKind::Call)
+        stays[n.id] = taken[now_path[n.id]]++ < old_calls[now_path[n.id]].size();
+  }
+  std::vector<fact::Assumption> moved_loads;
   for (const Node& o : old.nodes) {
     if (o.kind != NodeKind::Call || kept[o.id]) continue;
     if (!o.estimate.known() || o.estimate.dist.mean_ns <= 0) continue;
+    Estimate per = o.estimate;
+    if (const Node* next = nextAccessAfterRemoval(fn, now_path, stays, old, old_path, o)) {
+      const double loaded = *loadedOutcome(*o.measured, options_.context_bimodal_ratio);
+      moved_loads.push_back(fact::LoadMovesOn{displayName(o), o.local_names.front(),
+                                              displayName(*next), loaded, per.dist.mean_ns});
+      per.dist.mean_ns = per.dist.p50_ns = per.dist.p90_ns = per.dist.p99_ns = loaded;
+      per.floor_mean_ns = loaded;
+      per.spread_lo = per.spread_hi = 1;
+    }
     // Production counted this very call: its count per call of the function is what goes away.
     std::vector<CostFactor> factors;
     if (o.production_calls > 0)
@@ -94,7 +146,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     else
       factors = executionFactors(old, o);
     for (CostFactor& f : factors) f.from = -1;  // nodes of the deployed text
-    AddedCost a = addedCost(o.estimate, std::move(factors));
+    AddedCost a = addedCost(per, std::move(factors));
     a.status = AddedCost::Status::Removed;
     a.removed_name = displayName(o);
     a.removed_line = o.range.start.line;
@@ -131,6 +183,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   for (auto& i : inputs) e.derivation.inputs.push_back({{}, std::move(i)});
   e.derivation.assumptions = root.estimate.derivation.assumptions;
   e.derivation.assumptions.push_back(fact::ComparedWithDeployed{deployed_revision_});
+  for (auto& m : moved_loads) e.derivation.assumptions.push_back(std::move(m));
   if (m.mean_ns + added.mean_ns < removed.mean_ns)
     e.derivation.assumptions.push_back(fact::ClampedAtZero{});
   if (unknown_new > 0) e.derivation.assumptions.push_back(fact::UnknownNewCalls{unknown_new});

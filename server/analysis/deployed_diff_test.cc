@@ -135,6 +135,76 @@ int total(const Repo& r, int story) {
   EXPECT_TRUE(f->changed);
 }
 
+// A `continue` put in front of a kept call (c85): production counted the call on every
+// iteration, where it stood; behind the new guard it runs on the share that passes it (no
+// heuristic for `t.id < 2`: even arms), so half the calls go.
+TEST(DeployedDiffTest, ACallBehindANewContinueGuardRunsOnTheShareThatPassesIt) {
+  const char* guarded = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) {
+    if (t.id < 2) continue;
+    sum += r.effort(t.id);
+  }
+  return sum;
+}
+)src";
+  Both b = analyseAgainst(kDeployed, guarded, nPlusOneData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  // 25 − 45 × 0.5 (where it stood) + 45 × 0.5 × 0.5 (behind the guard).
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, 13.75 * kMs, 1);
+}
+
+// The loop rewritten as std::accumulate with a lambda (c89): the algorithm calls the lambda per
+// element of the same collection, so the lambda's effort() is the loop's, kept, not removed.
+TEST(DeployedDiffTest, ALoopRewrittenAsAnAlgorithmWithALambdaIsTheSameLoop) {
+  const char* accumulated = R"src(
+#include <numeric>
+#include "repo.h"
+int total(const Repo& r, int story) {
+  const auto tasks = r.tasks(story);
+  return std::accumulate(tasks.begin(), tasks.end(), 0,
+                         [&r](int sum, const Task& t) { return sum + r.effort(t.id); });
+}
+)src";
+  Both b = analyseAgainst(kDeployed, accumulated, nPlusOneData());
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  for (const AddedCost& a : f->added) EXPECT_NE(a.removed_name, "effort()");
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, 25 * kMs, 0.01 * kMs);
+}
+
+// A new algorithm call whose lambda makes a call: per element of its range (the producer's 45).
+TEST(DeployedDiffTest, ACallInANewAlgorithmsLambdaRunsPerElement) {
+  const char* counted = R"src(
+#include <algorithm>
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  for (const Task& t : r.tasks(story)) sum += r.effort(t.id);
+  const auto tasks = r.tasks(story);
+  return sum + int(std::count_if(tasks.begin(), tasks.end(),
+                                 [&r](const Task& t) { return r.owner(t.id) == 0; }));
+}
+)src";
+  InMemoryFeedback view = nPlusOneData();
+  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
+  view.add(owner);
+  Both b = analyseAgainst(kDeployed, counted, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  const AddedCost* owners = nullptr;
+  for (const AddedCost& a : f->added)
+    if (a.status == AddedCost::Status::New && f->nodes[a.node].callee_name == "owner") owners = &a;
+  ASSERT_NE(owners, nullptr);
+  EXPECT_NEAR(owners->executions, 45, 1e-6);
+}
+
 TEST(DeployedDiffTest, CallMovedIntoALoopIsOneGoneAndOneNew) {
   const char* before = R"src(
 #include "repo.h"

@@ -304,6 +304,17 @@ struct TwoOutcomesRepeated {
   double instead_ns = 0;
 };
 
+// A removed call was the first access of a lazily loaded value on `object`: the next access
+// that stays (`next`) now loads it, so the removal saves only the loaded outcome (`loaded_ns`
+// per call instead of `loading_ns`).
+struct LoadMovesOn {
+  std::string removed;
+  std::string object;
+  std::string next;
+  double loaded_ns = 0;
+  double loading_ns = 0;
+};
+
 using Assumption =
     std::variant<Aggregated, NegligibleParts, UnknownParts, SumOfParts, NewCallsAdd, NotCounted,
                  ComparedWithDeployed, ClampedAtZero, UnknownNewCalls, NegligibleBody,
@@ -311,7 +322,7 @@ using Assumption =
                  WorstCase, StaticPrior, EqualArms, OneContext, OtherInputs, WeakFit,
                  OutsideObserved, ConstantWorkloads, WorkloadUnknown, InputSizeAtMean,
                  NoCallSiteData, BodyAnalysed, RecursionCut, ContextDependent, TwoOutcomesRepeated,
-                 FirstAccessHere>;
+                 FirstAccessHere, LoadMovesOn>;
 
 }  // namespace fact
 

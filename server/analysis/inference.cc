@@ -75,12 +75,20 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
       root.estimate.derivation.assumptions.push_back(fact::Aggregated{qualifiedName(fn.key), true});
   }
 
+  // Against a deployed body that differs: which calls stand where production ran them.
+  std::vector<bool> at_deployed_place(fn.nodes.size(), true);
+  if (has_deployed_ && !analysing_deployed_)
+    if (auto d = deployed_.find(fn.key);
+        d != deployed_.end() && d->second->body_hash != fn.body_hash)
+      at_deployed_place = callsAtDeployedPlace(fn, *d->second);
+
   // Outside-in (BFS): attach data; what has none goes on the stack.
   std::vector<MatchResult> callee(fn.nodes.size());
   std::unordered_map<std::string, const CallSiteStats*> measured_site;  // by callee key
   std::unordered_map<std::string, int> calls_of;
   for (const Node& n : fn.nodes)
     if (n.kind == NodeKind::Call) ++calls_of[n.callee_key];
+  std::vector<bool> has_site(fn.nodes.size(), false);  // calls with a site from this caller
   std::vector<int> to_infer;
   std::deque<int> queue{0};
   while (!queue.empty()) {
@@ -110,6 +118,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
         if (item) attach(n, *item);
         const CallSiteStats* site = item ? callSiteFrom(*item, fn, caller_cache_) : nullptr;
         if (site) {
+          has_site[id] = true;
           n.estimate.provenance = Provenance::Measured;
           n.estimate.dist = fromCallSite(*site);
           n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
@@ -118,9 +127,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           n.estimate.derivation.model = Model::Measured;
           n.estimate.derivation.summary = fact::ProductionCallSite{fn.name, displayName(n)};
           // Only data of this very callee counts its calls: a site matched across overloads
-          // (`operator<<` for another argument type) counts the other overloads' calls.
+          // (`operator<<` for another argument type) counts the other overloads' calls. A call
+          // moved to a new place (behind a new `continue` guard) is not counted where it was.
           if (function_measured && calls_of[n.callee_key] == 1 &&
-              callee[id].how != MatchKind::Overloads)
+              callee[id].how != MatchKind::Overloads && at_deployed_place[id])
             n.production_calls = site->calls_per_parent;
           if (!n.callee_indirect) measured_site[n.callee_key] = site;
           // Sites are keyed by caller, not by position: a second call on the same object takes
@@ -246,6 +256,9 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   for (const Node& n : fn.nodes) {
     if (n.kind != NodeKind::Call || n.estimate.provenance != Provenance::Inferred) continue;
     if (n.estimate.dist.mean_ns <= 0) continue;  // predicted to cost nothing: changes nothing
+    // A call production measured from here (a repeated call costed at its loaded outcome) is
+    // not new: the check of calls beyond production's count below covers it.
+    if (has_site[n.id]) continue;
     AddedCost a = addedCost(n.estimate, executionFactors(fn, n));
     a.node = n.id;
     a.room_ns = room;

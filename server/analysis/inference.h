@@ -54,6 +54,14 @@ class Inference {
   // Code as written against the deployed body: fn.added gets every call that is new and every
   // call that is gone, each with its executions per call of the function.
   void diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deployed);
+  // A call gone from the deployed body that was the first access of a lazily loaded value on a
+  // local object (a two-outcome callee costed at its loading outcome): the next access that
+  // stays in the same loop scope (the same callee on that object, or a callee given the object
+  // whose body reads the value) now loads it. Returns that access, or nullptr.
+  const Node* nextAccessAfterRemoval(const FunctionInfo& fn,
+                                     const std::vector<std::string>& now_path,
+                                     const std::vector<bool>& stays, const FunctionInfo& old,
+                                     const std::vector<std::string>& old_path, const Node& removed);
   // The likely range of a measured function's prediction: the measurement's z-range, plus the
   // new costs' ranges, less the removed ones', widened by the run-to-run drift; open above
   // (infinite) when a new part has no data (`unknown_new` calls, or a new call's own unknown
@@ -95,6 +103,8 @@ class Inference {
     std::vector<double> extras;           // per outcome: slow − fast, × its calls
   };
   std::unordered_map<std::string, CalleeContext> context_memo_;  // by callee key
+  // The inner calls with two production outcomes in `key`'s body, analysed once (memoized).
+  const CalleeContext& contextOf(const std::string& key);
   std::unordered_set<std::string> in_progress_;
   std::vector<std::string> recursion_cuts_;  // keys whose recursive call bodyEstimate cut
   std::unordered_map<std::string, std::string> caller_cache_;

@@ -203,8 +203,10 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
         own = "C:" + (n.callee_key.empty() ? n.callee_name : n.callee_key);
         break;
       case NodeKind::Loop:
+        // A loop is the collection it goes over: a range over a local holding a producer's
+        // result is the same loop as one over the producer's call (or an algorithm's over it).
         own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
-              n.range_var_name;
+              (n.producer_key.empty() ? n.range_var_name : std::string());
         break;
       case NodeKind::Branch:
         own = "B" + std::to_string(n.branch_arms);
@@ -214,6 +216,23 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
     path[n.id] = n.parent >= 0 && n.parent < n.id ? path[n.parent] + "/" + own : own;
   }
   return path;
+}
+
+std::vector<bool> callsAtDeployedPlace(const FunctionInfo& now, const FunctionInfo& deployed) {
+  const std::vector<std::string> now_path = nodePaths(now), old_path = nodePaths(deployed);
+  std::unordered_map<std::string, int> old_calls;
+  for (const Node& o : deployed.nodes)
+    if (o.kind == NodeKind::Call) ++old_calls[old_path[o.id]];
+  std::vector<bool> kept(now.nodes.size(), false);
+  for (const Node& n : now.nodes) {
+    if (n.kind != NodeKind::Call) continue;
+    auto it = old_calls.find(now_path[n.id]);
+    if (it != old_calls.end() && it->second > 0) {
+      --it->second;
+      kept[n.id] = true;
+    }
+  }
+  return kept;
 }
 
 Distribution subtractDist(const Distribution& a, const Distribution& b) {

@@ -72,6 +72,11 @@ Distribution subtractDist(const Distribution& a, const Distribution& b);
 // of its parent. Two versions of a function share a node exactly when they share its path, so a
 // call moved into a loop or behind a guard is one call gone and one call new.
 std::vector<std::string> nodePaths(const FunctionInfo& f);
+// Per node of `now`: whether it is a call with a counterpart in `deployed` at the same place (the
+// same path, paired in source order as the diff pairs them). Production's count of a call from
+// this function describes the call where production ran it: a call at a new place (behind a new
+// guard, in a new loop) runs as often as its new place says, not as its old one did.
+std::vector<bool> callsAtDeployedPlace(const FunctionInfo& now, const FunctionInfo& deployed);
 
 struct Sum {
   Distribution dist;

@@ -1,6 +1,7 @@
 // Honest intervals and context-dependent callee costs: real libclang parses of the code as written
 // and as production ran it, an in-memory feedback view, analyze(). Durations in nanoseconds.
 #include <cmath>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -168,6 +169,65 @@ int plan() {
   EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::ContextDependent>(), nullptr);
   // The range still reaches down to the fast outcome (the producer may have loaded them).
   EXPECT_NEAR(call->estimate.dist.mean_ns * call->estimate.spread_lo, 0.02 * kMs, 1);
+}
+
+// The removed first access (c78): plan() loaded each story's tasks with s.tasks() and then
+// called taskCount(s), which production measured from here in the fast outcome. With s.tasks()
+// gone, taskCount(s) loads them: the removal saves the loaded outcome, not the load.
+TEST(CalleeContextTest, ARemovedFirstAccessHandsTheLoadToTheNextAccess) {
+  const char* deployed = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += static_cast<int>(s.tasks().size()) + taskCount(s);
+  return n;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += taskCount(s);
+  return n;
+}
+)src";
+  std::vector<FeedbackItem> items = lazyItems();
+  items[0].callsites.push_back(callSite("plan()", 4 * kMs, 5));     // tasks(): loads
+  items[1].callsites.push_back(callSite("plan()", 0.02 * kMs, 5));  // taskCount(): loaded
+  FeedbackItem fetch = measured("fetchStories()", 1 * kMs, 1.2 * kMs, 1.5 * kMs);
+  fetch.callsites = {callSite("plan()", 1 * kMs, 1)};
+  FeedbackItem plan = measured("plan()", 22 * kMs, 24 * kMs, 26 * kMs);
+  plan.versions = {"abc1234"};
+  items.push_back(fetch);
+  items.push_back(plan);
+  Both b = analyseAgainst(deployed, now, InMemoryFeedback(items));
+  const FunctionInfo* f = findFunction(*b.snap, "plan()");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->deployed, DeployedBody::Changed);
+  // 22 ms − 5 × the loaded outcome (10 µs), not − 5 × 4 ms.
+  EXPECT_NEAR(f->root().estimate.dist.mean_ns, (22 - 5 * 0.01) * kMs, 1);
+  const auto* moved = f->root().estimate.derivation.assumption<analysis::fact::LoadMovesOn>();
+  ASSERT_NE(moved, nullptr);
+  EXPECT_EQ(moved->next, "taskCount()");
+  EXPECT_EQ(moved->object, "s");
+
+  // Without a later access of the value, the removal saves the load.
+  const char* dropped = R"src(
+#include "repo.h"
+int taskCount(const Story& s) { return static_cast<int>(s.tasks().size()); }
+int plan() {
+  int n = 0;
+  for (const Story& s : fetchStories()) n += 1 + 0 * static_cast<int>(sizeof s);
+  return n;
+}
+)src";
+  Both c = analyseAgainst(deployed, dropped, InMemoryFeedback(items));
+  const FunctionInfo* g = findFunction(*c.snap, "plan()");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->root().estimate.derivation.assumption<analysis::fact::LoadMovesOn>(), nullptr);
+  EXPECT_LT(g->root().estimate.dist.mean_ns, (22 - 5 * 3.9) * kMs);
 }
 
 // Most calls of tasks() load (p50 0.4 ms, p90 0.5 ms: no slow tail); the fastest, loaded, took
@@ -471,6 +531,43 @@ int report(const std::vector<Story>& stories) {
   EXPECT_EQ(calls[0]->estimate.derivation.model, Model::Measured);
   EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // the site: loads
   EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
+}
+
+// The same second call, the caller measured too: its figure is the callee's loaded outcome, an
+// inference, and says so (provenance and summary agree); it is not a new call either, since
+// production measured it from here.
+TEST(RepeatedCallTest, ARepeatedCallWithASiteOfItsOwnIsInferredAndNotNew) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include "repo.h"
+int report(const std::vector<Story>& stories) {
+  int n = 0;
+  for (const Story& story : stories) {
+    for (int id : story.tasks()) n += id;
+    if (!story.tasks().empty()) ++n;
+  }
+  return n;
+}
+)src";
+  const std::string key = "report(const std::vector<Story> &)";
+  FeedbackItem tasks = measured("Story::tasks() const", 0.4 * kMs, 0.5 * kMs, 0.6 * kMs);
+  tasks.stats->min_ns = 0.002 * kMs;
+  tasks.callsites = {callSite(key, 0.4 * kMs, 2)};
+  InMemoryFeedback view({tasks, measured(key, 1 * kMs, 1.2 * kMs, 1.5 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, key);
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> calls;
+  for (const Node& n : f->nodes)
+    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0]->estimate.provenance, Provenance::Measured);
+  EXPECT_EQ(calls[1]->estimate.provenance, Provenance::Inferred);
+  EXPECT_NE(calls[1]->estimate.derivation.model, Model::Measured);
+  EXPECT_TRUE(std::holds_alternative<fact::RepeatedFast>(calls[1]->estimate.derivation.summary));
+  for (const AddedCost& a : f->added) EXPECT_NE(a.status, AddedCost::Status::New);
+  EXPECT_FALSE(f->changed);
 }
 
 // The loaded outcome below the clock's resolution: the fastest calls measured 0, and so many of

@@ -30,6 +30,10 @@ bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
   const Stats& s = *callee.item->stats;
   const double slow = e.dist.mean_ns;
   e.dist.mean_ns = e.dist.p50_ns = e.dist.p90_ns = e.dist.p99_ns = fast;
+  // The figure is the callee's loaded outcome, inferred from its overall distribution: not the
+  // call site's measurement, even where the call took a site's figure first.
+  e.provenance = Provenance::Inferred;
+  e.derivation.model = Model::CalleeOverall;
   e.floor_mean_ns = fast;
   e.spread_lo = e.spread_hi = 1;
   e.context_extra_ns = 0;

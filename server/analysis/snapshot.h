@@ -155,6 +155,10 @@ struct Node {
   std::string fills_var;
   // A member call on a local variable of the function (`story.tasks()`): that variable's USR.
   std::string receiver_var;
+  // The names of the local variables the call reads as its object and its arguments (`story` in
+  // `story.tasks()` and in `storyPoints(story)`): what it may access of them, by name, so the
+  // deployed text and the text as written (where USRs move with offsets) can be compared.
+  std::vector<std::string> local_names;
   // DataFlow iterations: the insertions that bound the count, as (call node id, executions per
   // call of the function), in source order.
   std::vector<std::pair<int, double>> fill_sites;

@@ -368,6 +368,11 @@ std::string assumptionText(const fact::Assumption& a) {
                    contextText(f.outcomes) + ", so the new call loads the value and takes the " +
                    "slow outcome (+" + formatDuration(f.extra_ns) + " per call)";
           },
+          [](const fact::LoadMovesOn& m) {
+            return "the removed " + m.removed + " loaded " + m.object + "'s value first; " +
+                   m.next + " still reads it and now loads it, so the removal saves " +
+                   formatDuration(m.loaded_ns) + " per call, not " + formatDuration(m.loading_ns);
+          },
       },
       a);
 }
