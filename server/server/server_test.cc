@@ -239,6 +239,36 @@ TEST_F(LspServerTest, IncrementalEditsReachTheAnalyzer) {
   EXPECT_TRUE(diags);
 }
 
+// The edit loop bench/index measures: a change, then at once a request for the changed text.
+// The request waits for the change's build and is answered from it: one analysis per edit.
+TEST_F(LspServerTest, AnEditFollowedByARequestIsAnalysedOnce) {
+  start(json{{"debounce", {{"minMs", 0}, {"maxMs", 0}}}});
+  open("int f() {\n  return 1;\n}\n");
+  lensRequest(2);
+  for (int version = 2; version <= 4; ++version) {
+    json range = {{"start", {{"line", 1}, {"character", 9}}},
+                  {"end", {{"line", 1}, {"character", 10}}}};
+    notify(
+        "textDocument/didChange",
+        {{"textDocument", {{"uri", uri_}, {"version", version}}},
+         {"contentChanges", json::array({{{"range", range}, {"text", std::to_string(version)}}})}});
+    send(
+        10 + version, "textDocument/inlayHint",
+        {{"textDocument", {{"uri", uri_}}},
+         {"range",
+          {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 3}, {"character", 0}}}}}});
+    ASSERT_TRUE(sink_.reply(10 + version));
+    ASSERT_TRUE(sink_.waitFor([&](const json& m) {
+      return m.value("method", "") == "textDocument/publishDiagnostics" &&
+             m["params"]["version"] == version;
+    }));
+  }
+  ASSERT_TRUE(server_->waitIdle(20s));
+  const std::vector<std::string> texts = analyzer_->texts();
+  ASSERT_EQ(texts.size(), 4u) << "the open text and one build per edit";
+  EXPECT_EQ(texts.back(), "int f() {\n  return 4;\n}\n");
+}
+
 TEST_F(LspServerTest, CorruptFeedbackFileIsReportedOnceAndTheServerKeepsServing) {
   std::string path = "/tmp/perfhat-corrupt-" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << "{\"items\": [ {\"key\": ";
