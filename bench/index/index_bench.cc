@@ -287,7 +287,7 @@ void printBuildSplit(const std::string& log) {
   while (std::getline(in, line)) {
     auto b = line.find("built ");
     auto v = line.find(" v", b);
-    if (b == std::string::npos || v == std::string::npos || line.compare(v, 3, " v1") == 0 ||
+    if (b == std::string::npos || v == std::string::npos || line.compare(v, 4, " v1 ") == 0 ||
         line.find(" in ", v) == std::string::npos)
       continue;
     double t = 0, pm = 0;
