@@ -1,6 +1,7 @@
 // index_bench split DB ROOT FILE N: N edits of FILE analysed by ClangAnalyzer in this process,
 // each beside libclang's bare reparse of the same text (preamble reused) on the same thread,
-// in CPU time, with the analysis split by phase.
+// in CPU time, with the analysis split by phase. INDEX_BENCH_KEEP_SNAPSHOT=1 keeps each edit's
+// snapshot until the next one has replaced it, as the server does.
 #pragma once
 
 #include <string>

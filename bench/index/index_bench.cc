@@ -16,19 +16,30 @@
 //     answered from the changed text's snapshot), each interleaved with libclang's bare reparse
 //     of the same text (preamble reused), in wall time and CPU time (the server's worker thread
 //     vs this thread).
+//   index_bench edits PERFHAT_LSP DB ROOT FILE N
+//     the edit step of `edit` alone: one server, its index read back from ROOT's store (or built
+//     at normal priority), then the N edits.
+//   index_bench threads DB FILE N
+//     libclang's reparse of N edits on the main thread and on two other threads, in turn
+//     (reparse_threads.h).
 #include <malloc.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "bench/index/edit_split.h"
 #include "bench/index/percentile.h"
+#include "bench/index/reparse_threads.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/translation_unit.h"
 #include "server/index/indexer.h"
@@ -187,6 +198,18 @@ double threadCpuMs(pid_t pid, const std::string& name) {
   return -1;
 }
 
+// This thread's kernel CPU time (ms) and minor page faults so far.
+std::pair<double, double> threadSysAndFaults() {
+  rusage r{};
+  getrusage(RUSAGE_THREAD, &r);
+  return {r.ru_stime.tv_sec * 1e3 + r.ru_stime.tv_usec / 1e3, static_cast<double>(r.ru_minflt)};
+}
+
+// The server's analysis: its worker and the thread libclang parses on (parse_thread.h).
+double analysisCpuMs(pid_t pid) {
+  return threadCpuMs(pid, "perfhat-worker") + std::max(0.0, threadCpuMs(pid, "perfhat-parse"));
+}
+
 std::string percentiles(const std::vector<double>& v, const char* unit = "ms") {
   char buf[160];
   std::snprintf(buf, sizeof buf, "p50 %.2f %s, p95 %.2f %s, p99 %.2f %s (n=%zu)", pct(v, 0.5), unit,
@@ -264,7 +287,7 @@ void printBuildSplit(const std::string& log) {
   while (std::getline(in, line)) {
     auto b = line.find("built ");
     auto v = line.find(" v", b);
-    if (b == std::string::npos || v == std::string::npos || line.compare(v, 3, " v1") == 0 ||
+    if (b == std::string::npos || v == std::string::npos || line.compare(v, 4, " v1 ") == 0 ||
         line.find(" in ", v) == std::string::npos)
       continue;
     double t = 0, pm = 0;
@@ -280,20 +303,141 @@ void printBuildSplit(const std::string& log) {
               percentiles(rest).c_str());
 }
 
+// The server's own per-stage account of each build after the first, when it ran with
+// PERFHAT_EDIT_TRACE: "edit trace URI vN: queued Q | stage wall/cpu/sys/faults ... | total ...".
+void printEditTrace(const std::string& log) {
+  std::ifstream in(log);
+  std::string line;
+  std::vector<std::string> order;
+  std::map<std::string, std::array<std::vector<double>, 4>> stages;
+  std::vector<double> queued;
+  while (std::getline(in, line)) {
+    auto at = line.find("edit trace ");
+    if (at == std::string::npos || line.find(" v1: ", at) != std::string::npos) continue;
+    std::istringstream words(line.substr(line.find(": queued ", at) + 9));
+    double q = 0;
+    words >> q;
+    queued.push_back(q);
+    std::string name, value;
+    while (words >> name) {
+      if (name == "|") continue;
+      if (!(words >> value)) break;
+      std::array<double, 4> v{};
+      if (std::sscanf(value.c_str(), "%lf/%lf/%lf/%lf", &v[0], &v[1], &v[2], &v[3]) != 4) continue;
+      auto [it, first] = stages.try_emplace(name);
+      if (first) order.push_back(name);
+      for (int k = 0; k < 4; ++k) it->second[k].push_back(v[k]);
+    }
+  }
+  if (queued.empty()) return;
+  std::printf("server's edit trace (p50 of %zu builds): queued %.2f ms\n", queued.size(),
+              pct(queued, 0.5));
+  std::printf("  %-14s %10s %10s %10s %10s %10s\n", "stage", "wall", "cpu", "cpu p95", "sys",
+              "faults");
+  for (const auto& name : order) {
+    const auto& v = stages[name];
+    std::printf("  %-14s %10.2f %10.2f %10.2f %10.2f %10.0f\n", name.c_str(), pct(v[0], 0.5),
+                pct(v[1], 0.5), pct(v[1], 0.95), pct(v[2], 0.5), pct(v[3], 0.5));
+  }
+}
+
+// The edited text of FILE: odd edits insert a comment at the start of the middle line, even ones
+// take it out again.
+struct EditPlan {
+  int edit_line = 0;
+  std::string with;  // the text after an odd edit
+  json hints;        // a screenful of hints around the edited line, as an editor asks for them
+};
+
+EditPlan editPlan(const std::string& uri, const std::string& text) {
+  EditPlan e;
+  int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  e.edit_line = lines / 2;
+  size_t line_start = 0;
+  for (int l = 0; l < e.edit_line; ++l) line_start = text.find('\n', line_start) + 1;
+  e.with = text;
+  e.with.insert(line_start, "/*x*/");
+  e.hints = {{"textDocument", {{"uri", uri}}},
+             {"range",
+              {{"start", {{"line", std::max(0, e.edit_line - 30)}, {"character", 0}}},
+               {"end", {{"line", e.edit_line + 30}, {"character", 0}}}}}};
+  return e;
+}
+
+// N edits → fresh inlay hints on `busy` (index built), each beside libclang's bare reparse of the
+// same text in this process; then the server's own split of its builds.
+int editLoop(Server& busy, const std::string& db, const std::string& file, const std::string& text,
+             int n) {
+  const std::string uri = "file://" + file;
+  const EditPlan plan = editPlan(uri, text);
+  const int edit_line = plan.edit_line;
+  const std::string& with = plan.with;
+  const json& hints = plan.hints;
+  const std::string mark = "/*x*/";
+  // Edits, each beside libclang's bare reparse of the same text (a TU with a preamble, reparsed
+  // on this thread: its thread CPU time is the reparse's), interleaved.
+  setenv("LIBCLANG_NOTHREADS", "1", 1);
+  auto cc = analysis::compileCommandFor(file, db, {});
+  auto tu = analysis::TranslationUnit::parse(file, text, cc.args);
+  std::vector<double> bare, bare_cpu, bare_sys, bare_faults, lsp_ms, lsp_cpu;
+  for (int i = 1; i <= n; ++i) {
+    double c0 = server::threadCpuMs();
+    const auto [sys0, flt0] = threadSysAndFaults();
+    tu->reparse(i % 2 ? with : text);
+    bare_cpu.push_back(server::threadCpuMs() - c0);
+    const auto [sys1, flt1] = threadSysAndFaults();
+    bare_sys.push_back(sys1 - sys0);
+    bare_faults.push_back(flt1 - flt0);
+    bare.push_back(tu->lastParseMs());
+
+    json change = i % 2 ? json{{"range",
+                                {{"start", {{"line", edit_line}, {"character", 0}}},
+                                 {"end", {{"line", edit_line}, {"character", 0}}}}},
+                               {"text", mark}}
+                        : json{{"range",
+                                {{"start", {{"line", edit_line}, {"character", 0}}},
+                                 {"end", {{"line", edit_line}, {"character", 5}}}}},
+                               {"text", ""}};
+    double w0 = analysisCpuMs(busy.p->pid());
+    auto t0 = Clock::now();
+    busy.p->notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", i + 1}}},
+                                              {"contentChanges", json::array({change})}});
+    // A request after a change is answered from the snapshot of the changed text (the server
+    // queues it until that is built): its answer is the fresh hints.
+    auto fresh = busy.p->call("textDocument/inlayHint", hints, std::chrono::seconds(600));
+    if (!fresh || !fresh->contains("result")) {
+      std::fprintf(stderr, "no inlay hints for version %d\n", i + 1);
+      return 1;
+    }
+    lsp_ms.push_back(msSince(t0));
+    lsp_cpu.push_back(analysisCpuMs(busy.p->pid()) - w0);
+    if (!waitDiagnostics(*busy.p, i + 1)) {
+      std::fprintf(stderr, "no diagnostics for version %d\n", i + 1);
+      return 1;
+    }
+  }
+  std::printf("bare reparse (preamble reused), wall: %s\n", percentiles(bare).c_str());
+  std::printf("edit -> fresh inlay hints over LSP, wall: %s\n", percentiles(lsp_ms).c_str());
+  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_ms, 0.5) / pct(bare, 0.5),
+              pct(lsp_ms, 0.95) / pct(bare, 0.95));
+  std::printf("bare reparse, CPU: %s\n", percentiles(bare_cpu).c_str());
+  std::printf("edit -> fresh inlay hints, server worker + parse thread CPU: %s\n",
+              percentiles(lsp_cpu).c_str());
+  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_cpu, 0.5) / pct(bare_cpu, 0.5),
+              pct(lsp_cpu, 0.95) / pct(bare_cpu, 0.95));
+  std::printf("  of which in the kernel: %s; minor page faults: %s\n",
+              percentiles(bare_sys).c_str(), percentiles(bare_faults, "").c_str());
+  busy.p->shutdownAndWait();
+  printBuildSplit(busy.log);
+  printEditTrace(busy.log);
+  return 0;
+}
+
 int runEdit(const std::string& lsp, const std::string& db, const std::string& root,
             const std::string& file, int n) {
   auto text = index::readFile(file);
   if (!text) return 1;
-  int lines = static_cast<int>(std::count(text->begin(), text->end(), '\n'));
-  int edit_line = lines / 2;
-  // Text after edit i: odd edits insert a comment at the start of the middle line, even ones
-  // take it out again.
-  size_t line_start = 0;
-  for (int l = 0; l < edit_line; ++l) line_start = text->find('\n', line_start) + 1;
-  const std::string mark = "/*x*/";
-  std::string with = *text;
-  with.insert(line_start, mark);
-  std::printf("%s: %d lines\n", file.c_str(), lines);
+  std::printf("%s: %zd lines\n", file.c_str(), std::count(text->begin(), text->end(), '\n'));
 
   // Two servers on the same file, alive together: one with the index off (the idle baseline)
   // and one building its index from cold. Hovers alternate between them, so both see the same
@@ -307,13 +451,10 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
     std::fprintf(stderr, "no diagnostics for the opened file\n");
     return 1;
   }
+  const EditPlan plan = editPlan(uri, *text);
+  const json& hints = plan.hints;
   json hover = {{"textDocument", {{"uri", uri}}},
-                {"position", {{"line", edit_line}, {"character", 4}}}};
-  // The hints of a screenful around the edited line, as an editor asks for them.
-  json hints = {{"textDocument", {{"uri", uri}}},
-                {"range",
-                 {{"start", {{"line", std::max(0, edit_line - 30)}, {"character", 0}}},
-                  {"end", {{"line", edit_line + 30}, {"character", 0}}}}}};
+                {"position", {{"line", plan.edit_line}, {"character", 4}}}};
   std::vector<double> during, baseline, hints_during, hints_baseline;
   auto timed = [&](perfhat::testing::LspProcess& p, const char* method, const json& params,
                    std::vector<double>& into) {
@@ -352,57 +493,34 @@ int runEdit(const std::string& lsp, const std::string& db, const std::string& ro
   }
   idle.p->shutdownAndWait();
 
-  // Edits, each beside libclang's bare reparse of the same text (a TU with a preamble, reparsed
-  // on this thread: its thread CPU time is the reparse's), interleaved.
-  setenv("LIBCLANG_NOTHREADS", "1", 1);
-  auto cc = analysis::compileCommandFor(file, db, {});
-  auto tu = analysis::TranslationUnit::parse(file, *text, cc.args);
-  std::vector<double> bare, bare_cpu, lsp_ms, lsp_cpu;
-  for (int i = 1; i <= n; ++i) {
-    double c0 = server::threadCpuMs();
-    tu->reparse(i % 2 ? with : *text);
-    bare_cpu.push_back(server::threadCpuMs() - c0);
-    bare.push_back(tu->lastParseMs());
-
-    json change = i % 2 ? json{{"range",
-                                {{"start", {{"line", edit_line}, {"character", 0}}},
-                                 {"end", {{"line", edit_line}, {"character", 0}}}}},
-                               {"text", mark}}
-                        : json{{"range",
-                                {{"start", {{"line", edit_line}, {"character", 0}}},
-                                 {"end", {{"line", edit_line}, {"character", 5}}}}},
-                               {"text", ""}};
-    double w0 = threadCpuMs(busy.p->pid(), "perfhat-worker");
-    auto t0 = Clock::now();
-    busy.p->notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", i + 1}}},
-                                              {"contentChanges", json::array({change})}});
-    // A request after a change is answered from the snapshot of the changed text (the server
-    // queues it until that is built): its answer is the fresh hints.
-    auto fresh = busy.p->call("textDocument/inlayHint", hints, std::chrono::seconds(600));
-    if (!fresh || !fresh->contains("result")) {
-      std::fprintf(stderr, "no inlay hints for version %d\n", i + 1);
-      return 1;
-    }
-    lsp_ms.push_back(msSince(t0));
-    lsp_cpu.push_back(threadCpuMs(busy.p->pid(), "perfhat-worker") - w0);
-    if (!waitDiagnostics(*busy.p, i + 1)) {
-      std::fprintf(stderr, "no diagnostics for version %d\n", i + 1);
-      return 1;
-    }
-  }
-  std::printf("bare reparse (preamble reused), wall: %s\n", percentiles(bare).c_str());
-  std::printf("edit -> fresh inlay hints over LSP, wall: %s\n", percentiles(lsp_ms).c_str());
-  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_ms, 0.5) / pct(bare, 0.5),
-              pct(lsp_ms, 0.95) / pct(bare, 0.95));
-  std::printf("bare reparse, CPU: %s\n", percentiles(bare_cpu).c_str());
-  std::printf("edit -> fresh inlay hints, server worker CPU: %s\n", percentiles(lsp_cpu).c_str());
-  std::printf("  ratio p50 %.3f, p95 %.3f\n", pct(lsp_cpu, 0.5) / pct(bare_cpu, 0.5),
-              pct(lsp_cpu, 0.95) / pct(bare_cpu, 0.95));
-  busy.p->shutdownAndWait();
-  printBuildSplit(busy.log);
+  const int rc = editLoop(busy, db, file, *text, n);
   fs::remove(idle.log, ec);
   fs::remove(busy.log, ec);
-  return 0;
+  return rc;
+}
+
+// The edit step alone: one server with the index on (read back from ROOT's store when it is
+// there, else built at normal priority), then N edits as in runEdit.
+int runEditsOnly(const std::string& lsp, const std::string& db, const std::string& root,
+                 const std::string& file, int n) {
+  auto text = index::readFile(file);
+  if (!text) return 1;
+  std::printf("%s: %zd lines\n", file.c_str(), std::count(text->begin(), text->end(), '\n'));
+  Server busy = startServer(lsp, db, root, "file://" + file, *text, true);
+  std::printf("server pid %d\n", static_cast<int>(busy.p->pid()));
+  if (!waitDiagnostics(*busy.p, 1)) {
+    std::fprintf(stderr, "no diagnostics for the opened file\n");
+    return 1;
+  }
+  normalPriority(busy.p->pid());
+  if (!waitIndexed(busy.log)) {
+    std::fprintf(stderr, "the index did not finish\n");
+    return 1;
+  }
+  const int rc = editLoop(busy, db, file, *text, n);
+  std::error_code ec;
+  if (!getenv("INDEX_BENCH_KEEP_LOG")) fs::remove(busy.log, ec);
+  return rc;
 }
 
 }  // namespace
@@ -415,6 +533,10 @@ int main(int argc, char** argv) {
   if (mode == "memory" && argc >= 5) return runMemory(argv[2], argv[3], argv[4]);
   if (mode == "edit" && argc >= 7)
     return runEdit(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
+  if (mode == "threads" && argc >= 5)
+    return perfhat::bench::runReparseThreads(argv[2], argv[3], std::atoi(argv[4]));
+  if (mode == "edits" && argc >= 7)
+    return runEditsOnly(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
   if (mode == "split" && argc >= 6)
     return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]),
                                     argc > 6 && std::string(argv[6]) == "index");
@@ -422,6 +544,8 @@ int main(int argc, char** argv) {
                "usage: index_bench index DB ROOT STORE [HEADER]\n"
                "       index_bench split DB ROOT FILE N [index]\n"
                "       index_bench memory DB ROOT STORE\n"
-               "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n");
+               "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n"
+               "       index_bench edits PERFHAT_LSP DB ROOT FILE N\n"
+               "       index_bench threads DB FILE N\n");
   return 2;
 }

@@ -311,11 +311,28 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
       std::equal(valid.begin(), valid.end(), previous_fns.begin(), previous_fns.end(),
                  [](const FunctionInfo* f, const StoredPtr& p) { return f->key == p->key; });
   if (in_place) {
+    // A function that is not the one in its place may be another of its key that moved (two
+    // functions of one key swapped): those left over are matched by key among themselves.
+    std::vector<size_t> unmatched;
+    std::vector<std::optional<uint64_t>> layouts(valid.size());
     for (size_t i = 0; i < valid.size(); ++i) {
-      std::optional<uint64_t> layout;
-      StoredPtr same = reuse(previous_fns[i], *valid[i], layout);
-      stored.push_back(same ? std::move(same) : store(*valid[i]));
+      stored.push_back(reuse(previous_fns[i], *valid[i], layouts[i]));
+      if (!stored.back()) unmatched.push_back(i);
     }
+    if (unmatched.size() > 1) {
+      std::unordered_map<std::string_view, std::vector<size_t>> free_of_key;
+      for (size_t i : unmatched) free_of_key[previous_fns[i]->key].push_back(i);
+      for (size_t i : unmatched) {
+        std::vector<size_t>& free = free_of_key[valid[i]->key];
+        for (auto c = free.begin(); c != free.end(); ++c)
+          if (*c != i && (stored[i] = reuse(previous_fns[*c], *valid[i], layouts[i]))) {
+            free.erase(c);
+            break;
+          }
+      }
+    }
+    for (size_t i : unmatched)
+      if (!stored[i]) stored[i] = store(*valid[i]);
   } else {
     // Several functions can share a key (block-scope classes of the same name in one
     // function): each is matched to a previous one of its key with the same body and layout.
@@ -337,10 +354,24 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
   }
   std::vector<std::string> changed;
   if (in_place) {
-    for (size_t i = 0; i < stored.size(); ++i)
-      if (stored[i]->body_hash != previous_fns[i]->body_hash &&
-          std::find(changed.begin(), changed.end(), stored[i]->key) == changed.end())
-        changed.push_back(stored[i]->key);
+    // A key whose body differs in some place changed unless its bodies in those places are
+    // the same as a set (functions of one key that swapped places); the other places are equal.
+    std::vector<std::string_view> order;
+    std::unordered_map<std::string_view, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>>
+        differing;
+    for (size_t i = 0; i < stored.size(); ++i) {
+      if (stored[i]->body_hash == previous_fns[i]->body_hash) continue;
+      auto [it, first] = differing.try_emplace(stored[i]->key);
+      if (first) order.push_back(stored[i]->key);
+      it->second.first.push_back(previous_fns[i]->body_hash);
+      it->second.second.push_back(stored[i]->body_hash);
+    }
+    for (std::string_view key : order) {
+      auto& [had, has] = differing[key];
+      std::sort(had.begin(), had.end());
+      std::sort(has.begin(), has.end());
+      if (had != has) changed.emplace_back(key);
+    }
   } else {
     changed = changedKeys(before_fns, stored);
   }

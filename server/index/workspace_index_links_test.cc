@@ -58,6 +58,47 @@ TEST(WorkspaceIndexLinks, TwoFunctionsOfOneKeyAreEachUnchangedWhenTheTextIs) {
   EXPECT_EQ(index.callersOf("leaf(int)").size(), 1u) << "callers are listed by key";
 }
 
+TEST(WorkspaceIndexLinks, TwoFunctionsOfOneKeyThatSwapPlacesAreNotChanged) {
+  // The two bodies of Helper::run trade places: only twice() (whose text moved them) changed.
+  constexpr const char* kSwapped = R"src(int leaf(int);
+int twice() {
+  int s = 0;
+  { struct Helper { static int run() { return leaf(2) + leaf(3); } }; s += Helper::run(); }
+  { struct Helper { static int run() { return leaf(1); } }; s += Helper::run(); }
+  return s;
+}
+)src";
+  analysis::testing::TestTU before_tu{kTwoOfOneKey}, after_tu{kSwapped};
+  auto before = before_tu.build();
+  auto after = after_tu.build();
+  ASSERT_TRUE(before && before->tu && after && after->tu);
+  const std::string twice = "twice()", helper = "twice()::Helper::run()";
+  ASSERT_EQ(std::count_if(before->unit.functions.begin(), before->unit.functions.end(),
+                          [&](const FunctionInfo& f) { return f.key == helper; }),
+            2);
+
+  WorkspaceIndex index;
+  const std::string path = "/w/main.cc";
+  index.setOpen(path, before->unit.functions);
+  EXPECT_EQ(index.setOpen(path, after->unit.functions), std::vector<std::string>{twice})
+      << "the same two bodies of " << helper << ", in each other's places";
+  // The key finds the first body in the file, at its new lines.
+  const FunctionInfo* first = nullptr;
+  for (const auto& f : after->unit.functions)
+    if (f.key == helper && (!first || f.range.start.line < first->range.start.line)) first = &f;
+  ASSERT_NE(first, nullptr);
+  auto found = index.find(helper);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->body_hash, first->body_hash);
+  EXPECT_EQ(found->range, first->range);
+  ASSERT_EQ(found->nodes.size(), first->nodes.size());
+  for (size_t i = 0; i < found->nodes.size(); ++i)
+    EXPECT_EQ(found->nodes[i].range, first->nodes[i].range) << "node " << i;
+  EXPECT_EQ(index.callersOf("leaf(int)").size(), 1u);
+  // And back.
+  EXPECT_EQ(index.setOpen(path, before->unit.functions), std::vector<std::string>{twice});
+}
+
 // A function of `file` named `key` whose body (hash) is `hash` and which calls `callees`.
 FunctionInfo fn(const std::string& file, const std::string& key, uint64_t hash,
                 const std::vector<std::string>& callees) {

@@ -8,6 +8,7 @@
 
 #include "server/analysis/analyze.h"
 #include "server/analysis/compile_db.h"
+#include "server/server/edit_trace.h"
 #include "server/server/thread_cpu.h"
 
 namespace perfhat::server {
@@ -75,18 +76,21 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
 
   Entry& e = tus_[in.path];
   std::string error;
+  EditTrace::mark("setup");
   const double parse_cpu0 = threadCpuMs();
   e.reparsed = false;
-  if (e.tu && e.args == cc.args) {
-    e.reparsed = e.tu->reparse(in.text, &error);
-    if (!e.reparsed) e.tu.reset();  // libclang invalidated it: start over
-  } else {
-    e.tu.reset();
-  }
-  if (!e.tu) {
-    e.tu = analysis::TranslationUnit::parse(in.path, in.text, cc.args, &error);
-    e.args = cc.args;
-  }
+  const double parse_thread_cpu = parse_thread_.run([&] {
+    if (e.tu && e.args == cc.args) {
+      e.reparsed = e.tu->reparse(in.text, &error);
+      if (!e.reparsed) e.tu.reset();  // libclang invalidated it: start over
+    } else {
+      e.tu.reset();
+    }
+    if (!e.tu) {
+      e.tu = analysis::TranslationUnit::parse(in.path, in.text, cc.args, &error);
+      e.args = cc.args;
+    }
+  });
   if (!e.tu) {
     tus_.erase(in.path);
     auto s = std::make_shared<analysis::Snapshot>();
@@ -99,7 +103,9 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   split_ = Split{};
   split_.parse = e.tu->lastParseMs();
   double cpu = threadCpuMs();
-  split_.parse_cpu = cpu - parse_cpu0;
+  split_.parse_cpu = cpu - parse_cpu0 + parse_thread_cpu;
+  split_.parse_thread_cpu = parse_thread_cpu;
+  EditTrace::mark("parse", parse_thread_cpu);
   auto lap = [&cpu] {
     const double now = threadCpuMs(), ms = now - cpu;
     cpu = now;
@@ -107,8 +113,10 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   };
   analysis::ParsedUnit unit = e.headers.build(*e.tu, options_);
   split_.walk = lap();
+  EditTrace::mark("walk");
   index_->augment(unit);  // callees defined in other files, from the workspace index
   split_.augment = lap();
+  EditTrace::mark("augment");
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const analysis::FeedbackView> view = fetch(analysis::referencedKeys(unit));
   double fetch_ms = msSince(t0);
@@ -126,13 +134,16 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     fetch_ms = msSince(t0);
   }
   split_.fetch = lap();
+  EditTrace::mark("fetch");
   std::shared_ptr<analysis::Snapshot> snap =
       analysis::analyzeOwned(unit, *view, options_, in.version, deployed);
   snap->fetch_ms = fetch_ms;
   split_.infer = lap();
+  EditTrace::mark("infer");
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
   markChangedCallees(*snap, *view);
   split_.after = lap();
+  EditTrace::mark("index");
   return snap;
 }
 

@@ -16,6 +16,7 @@
 #include "server/server/analyzer.h"
 #include "server/server/deployed_source.h"
 #include "server/server/index_session.h"
+#include "server/server/parse_thread.h"
 #include "server/server/walk_cache.h"
 
 namespace perfhat::server {
@@ -52,14 +53,18 @@ class ClangAnalyzer : public Analyzer {
   // Whether the last build of `path` walked the workspace headers' bodies or reused them
   // (walk_cache.h); empty for a path not open.
   WalkCache::LastBuild lastHeaderBodies(const std::string& path) const;
-  // Where the last analyze() spent its time: libclang's reparse (wall and CPU), then in CPU time of
+  // Where the last analyze() spent its time: libclang's reparse (wall and CPU, the parse thread's
+  // included), then in CPU time of
   // the calling thread the AST walk (header key included), the workspace index's bodies, the
   // feedback fetch, the inference, and what follows it (the open document into the index,
   // changed callees). Milliseconds.
   struct Split {
     double parse = 0, parse_cpu = 0, walk = 0, augment = 0, fetch = 0, infer = 0, after = 0;
+    double parse_thread_cpu = 0;  // the part of parse_cpu spent on the parse thread
   };
   const Split& lastSplit() const { return split_; }
+  // How many parses and reparses have run on the parse thread (parse_thread.h).
+  size_t parseThreadRuns() const { return parse_thread_.runs(); }
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -108,6 +113,7 @@ class ClangAnalyzer : public Analyzer {
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;
   std::map<std::string, Entry> tus_;
+  ParseThread parse_thread_;  // libclang's parses of tus_ (parse_thread.h)
   Split split_;
   DeployedSource deployed_source_;
   std::map<std::string, Deployed> deployed_units_;

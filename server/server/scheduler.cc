@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "server/server/edit_trace.h"
+
 namespace perfhat::server {
 
 namespace {
@@ -78,6 +80,7 @@ void Scheduler::open(std::shared_ptr<const Document> doc) {
     st.doc = std::move(doc);
     st.dirty = true;
     st.due = clock_.now();  // first build: no debounce
+    st.changed = st.due;
   }
   cv_.notifyAll();
 }
@@ -97,7 +100,7 @@ bool Scheduler::edit(std::shared_ptr<const Document> doc) {
     const bool settled = !st.dirty && st.built_doc && st.built_doc->version() == st.doc->version();
     st.doc = std::move(doc);
     st.dirty = true;
-    st.due = clock_.now();
+    st.due = st.changed = clock_.now();
     if (!settled) st.due += debounce_.delay(last_build_ms_);
   }
   cv_.notifyAll();
@@ -306,7 +309,8 @@ Scheduler::Job Scheduler::nextJob() {
   if (uri && due <= now) {
     DocState& st = docs_[*uri];
     st.dirty = false;
-    return {[this, uri = *uri, doc = st.doc] { build(uri, doc); }, true, true};
+    return {[this, uri = *uri, doc = st.doc, changed = st.changed] { build(uri, doc, changed); },
+            true, true};
   }
   if (polling() && next_poll_ <= now) {
     next_poll_ = now + poll_interval_;
@@ -315,7 +319,9 @@ Scheduler::Job Scheduler::nextJob() {
   return {};
 }
 
-void Scheduler::build(const std::string& uri, const std::shared_ptr<const Document>& doc) {
+void Scheduler::build(const std::string& uri, const std::shared_ptr<const Document>& doc,
+                      TimePoint changed) {
+  EditTrace::begin(std::chrono::duration<double, std::milli>(clock_.now() - changed).count());
   Build build = work_.build(*doc);
   std::vector<WaitingRead> ready;
   analysis::SnapshotPtr before;
@@ -323,7 +329,10 @@ void Scheduler::build(const std::string& uri, const std::shared_ptr<const Docume
     MutexLock lock(mu_);
     last_build_ms_ = build.ms;
     auto it = docs_.find(uri);
-    if (it == docs_.end()) return;  // closed meanwhile
+    if (it == docs_.end()) {
+      EditTrace::end();
+      return;  // closed meanwhile
+    }
     DocState& st = it->second;
     before = st.last.snapshot;
     st.last = build;
@@ -333,8 +342,14 @@ void Scheduler::build(const std::string& uri, const std::shared_ptr<const Docume
     // their positions always refer to the text they were computed on.
     if (!st.dirty) ready = takeReads(uri);
   }
+  EditTrace::mark("store");
   for (auto& r : ready) r.run(*build.snapshot, *doc);
+  EditTrace::mark("reads");
   work_.built(uri, build, *doc, before);
+  before.reset();  // the previous snapshot, unless a reader still holds it
+  EditTrace::mark("drop-previous");
+  const std::string stages = EditTrace::end();
+  if (!stages.empty() && work_.traced) work_.traced(uri, doc->version(), stages);
 }
 
 }  // namespace perfhat::server

@@ -85,6 +85,8 @@ class Scheduler {
         built;
     std::function<void()> poll;     // feedback changes, when the poll timer is due
     std::function<void()> refresh;  // the rebuilds asked with a refresh have all finished
+    // With PERFHAT_EDIT_TRACE: a build's stages (edit_trace.h), after it; may be empty.
+    std::function<void(const std::string& uri, int version, const std::string& stages)> traced;
   };
 
   explicit Scheduler(Work work, SchedulerClock& clock = steadySchedulerClock());
@@ -157,6 +159,7 @@ class Scheduler {
     Build last;
     bool dirty = false;
     TimePoint due;
+    TimePoint changed;  // when `doc` became the latest text (the trace's queue time)
   };
 
   // What the worker runs next, taken out of the state under the lock and run without it.
@@ -169,7 +172,8 @@ class Scheduler {
   // The highest-priority work that is due.
   Job nextJob() REQUIRES(mu_);
   // Builds `doc`, stores the build, runs the reads waiting for it, then Work::built.
-  void build(const std::string& uri, const std::shared_ptr<const Document>& doc) EXCLUDES(mu_);
+  void build(const std::string& uri, const std::shared_ptr<const Document>& doc, TimePoint changed)
+      EXCLUDES(mu_);
   bool anyDirty() const REQUIRES(mu_);
   bool polling() const REQUIRES(mu_);
   // Moves the reads waiting for `uri` out of the queue.

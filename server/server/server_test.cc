@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -49,8 +50,15 @@ class GatedAnalyzer : public Analyzer {
     }
     f.nodes.push_back(root);
     s->functions.push_back(f);
+    if (two_of_one_key_) {
+      // Two bodies under one key, as two block-scope classes of one name give.
+      s->functions.back().body_hash = 1;
+      f.body_hash = 2;
+      s->functions.push_back(f);
+    }
     return s;
   }
+  void setTwoOfOneKey(bool on) { two_of_one_key_ = on; }
   void setOpen(bool open) {
     {
       std::lock_guard lock(mu_);
@@ -67,6 +75,7 @@ class GatedAnalyzer : public Analyzer {
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = true;
+  std::atomic<bool> two_of_one_key_{false};
   std::vector<std::string> texts_;
 };
 
@@ -237,6 +246,63 @@ TEST_F(LspServerTest, IncrementalEditsReachTheAnalyzer) {
            m["params"]["version"] == 4;
   });
   EXPECT_TRUE(diags);
+}
+
+// The edit loop bench/index measures: a change, then at once a request for the changed text.
+// The request waits for the change's build and is answered from it: one analysis per edit.
+TEST_F(LspServerTest, AnEditFollowedByARequestIsAnalysedOnce) {
+  start(json{{"debounce", {{"minMs", 0}, {"maxMs", 0}}}});
+  open("int f() {\n  return 1;\n}\n");
+  lensRequest(2);
+  for (int version = 2; version <= 4; ++version) {
+    json range = {{"start", {{"line", 1}, {"character", 9}}},
+                  {"end", {{"line", 1}, {"character", 10}}}};
+    notify(
+        "textDocument/didChange",
+        {{"textDocument", {{"uri", uri_}, {"version", version}}},
+         {"contentChanges", json::array({{{"range", range}, {"text", std::to_string(version)}}})}});
+    send(
+        10 + version, "textDocument/inlayHint",
+        {{"textDocument", {{"uri", uri_}}},
+         {"range",
+          {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 3}, {"character", 0}}}}}});
+    ASSERT_TRUE(sink_.reply(10 + version));
+    ASSERT_TRUE(sink_.waitFor([&](const json& m) {
+      return m.value("method", "") == "textDocument/publishDiagnostics" &&
+             m["params"]["version"] == version;
+    }));
+  }
+  ASSERT_TRUE(server_->waitIdle(20s));
+  const std::vector<std::string> texts = analyzer_->texts();
+  ASSERT_EQ(texts.size(), 4u) << "the open text and one build per edit";
+  EXPECT_EQ(texts.back(), "int f() {\n  return 4;\n}\n");
+}
+
+// An edit that changes no function's body re-analyses no other open document, also when a key
+// has two bodies in the edited file.
+TEST_F(LspServerTest, AnEditThatKeepsTwoBodiesOfOneKeyRebuildsNoOtherDocument) {
+  start(json{{"debounce", {{"minMs", 0}, {"maxMs", 0}}}});
+  analyzer_->setTwoOfOneKey(true);
+  const std::string other = "file:///tmp/perfhat-server-test/other.cc";
+  open("int f();\n");
+  notify("textDocument/didOpen",
+         {{"textDocument",
+           {{"uri", other}, {"languageId", "cpp"}, {"version", 1}, {"text", "int other();\n"}}}});
+  ASSERT_TRUE(server_->waitIdle(20s));
+  json range = {{"start", {{"line", 0}, {"character", 0}}},
+                {"end", {{"line", 0}, {"character", 0}}}};
+  notify("textDocument/didChange",
+         {{"textDocument", {{"uri", uri_}, {"version", 2}}},
+          {"contentChanges", json::array({{{"range", range}, {"text", "// note\n"}}})}});
+  ASSERT_TRUE(sink_.waitFor([](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" &&
+           m["params"]["version"] == 2;
+  }));
+  ASSERT_TRUE(server_->waitIdle(20s));
+  const std::vector<std::string> texts = analyzer_->texts();
+  EXPECT_EQ(std::count(texts.begin(), texts.end(), "int other();\n"), 1)
+      << "the other document was re-analysed though no body changed";
+  EXPECT_EQ(texts.size(), 3u);
 }
 
 TEST_F(LspServerTest, CorruptFeedbackFileIsReportedOnceAndTheServerKeepsServing) {

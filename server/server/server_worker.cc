@@ -11,6 +11,7 @@
 #include "common/function_key.h"
 #include "server/features/features.h"
 #include "server/presentation/render.h"
+#include "server/server/edit_trace.h"
 #include "server/server/server_internal.h"
 
 namespace perfhat::server {
@@ -46,6 +47,9 @@ Scheduler::Work Server::schedulerWork() {
                    const analysis::SnapshotPtr& before) { afterBuild(uri, b, doc, before); };
   w.poll = [this] { pollChanges(); };
   w.refresh = [this] { sendRefresh(); };
+  w.traced = [this](const std::string& uri, int version, const std::string& stages) {
+    log_.info(fmt::format("edit trace {} v{}: {}", uri, version, stages));
+  };
   return w;
 }
 
@@ -248,13 +252,16 @@ Build Server::rebuild(const Document& doc) {
   DynamicRead dynamic = readDynamic(*snap);
   std::sort(used_keys.begin(), used_keys.end());
   used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());
+  EditTrace::mark("build-rest");
   return Build{snap, std::move(used_keys), dynamic.view, ms};
 }
 
 void Server::afterBuild(const std::string& uri, const Build& build, const Document& doc,
                         const analysis::SnapshotPtr& before) {
   publishDiagnostics(uri, *build.snapshot, doc);
+  EditTrace::mark("diagnostics");
   refreshDependents(uri, before, *build.snapshot);
+  EditTrace::mark("dependents");
 }
 
 void Server::publishDiagnostics(const std::string& uri, const analysis::Snapshot& s,

@@ -1,0 +1,43 @@
+// ParseThread: libclang's parses on a thread of their own (parse_thread.h), one task at a time,
+// the caller waiting for each.
+#include "server/server/parse_thread.h"
+
+#include <stdexcept>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace perfhat::server {
+namespace {
+
+TEST(ParseThread, RunsEachTaskOnOneOtherThreadAndReturnsWhenItIsDone) {
+  ParseThread parse;
+  EXPECT_EQ(parse.runs(), 0u);
+  std::thread::id first, second;
+  int value = 0;
+  parse.run([&] {
+    first = std::this_thread::get_id();
+    value = 1;
+  });
+  EXPECT_EQ(value, 1) << "run() returned before its task had finished";
+  parse.run([&] {
+    second = std::this_thread::get_id();
+    value = 2;
+  });
+  EXPECT_EQ(value, 2);
+  EXPECT_NE(first, std::this_thread::get_id());
+  EXPECT_EQ(first, second) << "the parses keep one thread (and its malloc arena)";
+  EXPECT_EQ(parse.runs(), 2u);
+}
+
+TEST(ParseThread, AnExceptionOfTheTaskReachesTheCallerAndTheThreadGoesOn) {
+  ParseThread parse;
+  EXPECT_THROW(parse.run([] { throw std::runtime_error("libclang failed"); }), std::runtime_error);
+  bool ran = false;
+  parse.run([&] { ran = true; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(parse.runs(), 2u);
+}
+
+}  // namespace
+}  // namespace perfhat::server
