@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,7 +41,20 @@ pid_t pidOf(const std::string& name) {
   return static_cast<pid_t>(pid);
 }
 
-bool processGone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+constexpr const char* kLockFile = ".lock";
+
+// Whether the server that made `dir` has ended. It holds an exclusive flock on the directory's lock
+// file while it runs, and the kernel drops the lock when the process ends however it ends, so a
+// lock we can take means the owner is gone. That holds across PID namespaces sharing a /tmp and
+// after the pid was reused. A directory without the lock file (its server was killed between
+// creating the directory and the file) falls back to whether the pid is still running.
+bool ownerEnded(const fs::path& dir, pid_t pid) {
+  const int fd = ::open((dir / kLockFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return errno == ENOENT && ::kill(pid, 0) != 0 && errno == ESRCH;
+  const bool ended = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return ended;
+}
 
 // Directories of servers that ended without removing theirs (SIGKILL, a crash). Only this user's:
 // /tmp is shared.
@@ -50,11 +64,12 @@ int sweepStale(const fs::path& base) {
   for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     const pid_t pid = pidOf(name);
-    if (pid == 0 || pid == ::getpid() || !processGone(pid)) continue;
+    if (pid == 0) continue;
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
       continue;
     }
+    if (!ownerEnded(it->path(), pid)) continue;
     std::error_code rm;
     fs::remove_all(it->path(), rm);
     if (!rm) ++swept;
@@ -76,6 +91,10 @@ ProcessTempDir::ProcessTempDir() {
     return;
   }
   path_ = tmpl;
+  // Held until the process ends: other servers' sweeps leave the directory alone while it is.
+  lock_fd_ = ::open((fs::path(path_) / kLockFile).c_str(),
+                    O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
   ::setenv("TMPDIR", path_.c_str(), 1);
 }
 
@@ -83,6 +102,7 @@ ProcessTempDir::~ProcessTempDir() {
   if (path_.empty()) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 void ProcessTempDir::removeOnTerminationSignals() {
@@ -106,7 +126,12 @@ void ProcessTempDir::removeOnTerminationSignals() {
   sa.sa_handler = onTerminationSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    // A signal the parent chose to ignore (nohup, a background job) stays ignored.
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 }  // namespace perfhat::lsp

@@ -1,7 +1,8 @@
 // A temporary directory of perfhat-lsp's own, for what libclang writes there (a precompiled
 // preamble of 2-10 MB per open file). libclang deletes those files when a translation unit is
 // disposed, so they outlive a server stopped by a signal; here they are removed on a normal exit,
-// on SIGTERM, SIGINT and SIGHUP, and, after a SIGKILL, by the next server that starts.
+// on SIGTERM, SIGINT and SIGHUP (unless ignored when the server started), and, after a SIGKILL,
+// by the next server that starts (a directory whose lock file no process holds).
 #pragma once
 
 #include <string>
@@ -10,9 +11,10 @@ namespace perfhat::lsp {
 
 class ProcessTempDir {
  public:
-  // Creates `perfhat-lsp-<pid>-XXXXXX` under $TMPDIR (or /tmp), first removing the directories of
-  // that form whose process is gone, and points TMPDIR at it. Call before any thread starts: the
-  // environment is changed. On failure path() is empty and TMPDIR is left as it was.
+  // Creates `perfhat-lsp-<pid>-XXXXXX` under $TMPDIR (or /tmp), first removing this user's
+  // directories of that form whose server has ended, and points TMPDIR at it. Call before any
+  // thread starts: the environment is changed. On failure path() is empty and TMPDIR is left as it
+  // was.
   ProcessTempDir();
   ~ProcessTempDir();  // removes the directory
   ProcessTempDir(const ProcessTempDir&) = delete;
@@ -33,6 +35,7 @@ class ProcessTempDir {
   std::string path_;
   std::string error_;
   int swept_ = 0;
+  int lock_fd_ = -1;  // flock held while the process runs (see sweepStale)
 };
 
 }  // namespace perfhat::lsp

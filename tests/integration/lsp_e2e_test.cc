@@ -1,6 +1,8 @@
 // End to end: the real perfhat-lsp binary over pipes, real libclang, a real feedback file.
 // Paper T4 shape: a lazily loaded getter with production data added inside two nested loops.
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -348,6 +350,16 @@ TEST_F(LspE2E, TemporaryFilesGoWithTheServerOnSigtermAndAfterAKill) {
   fs::create_directory(stale);
   std::ofstream(stale + "/preamble-x.pch") << "left by a killed server";
   fs::create_directory(live);
+  // The lock file decides where there is one: held (a server in another PID namespace, whose pid
+  // means nothing here) stays; free (the pid in the name was reused by another process) goes.
+  const std::string held = tmp + "/perfhat-lsp-" + std::to_string(endedProcess()) + "-Held12";
+  const std::string reused = tmp + "/perfhat-lsp-" + std::to_string(getpid()) + "-Free12";
+  fs::create_directory(held);
+  fs::create_directory(reused);
+  const int held_lock = ::open((held + "/.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(held_lock, 0);
+  ASSERT_EQ(::flock(held_lock, LOCK_EX | LOCK_NB), 0);
+  std::ofstream(reused + "/.lock") << "";
 
   const char* old_tmpdir = std::getenv("TMPDIR");
   const std::string saved = old_tmpdir ? old_tmpdir : "";
@@ -360,6 +372,9 @@ TEST_F(LspE2E, TemporaryFilesGoWithTheServerOnSigtermAndAfterAKill) {
   }
   EXPECT_FALSE(fs::exists(stale)) << "the ended server's directory stays";
   EXPECT_TRUE(fs::exists(live)) << "a running process's directory was removed";
+  EXPECT_TRUE(fs::exists(held)) << "a directory whose lock is held was removed";
+  EXPECT_FALSE(fs::exists(reused)) << "a directory whose lock nobody holds stays";
+  ::close(held_lock);
 
   // An include gives the file a preamble; libclang builds it at the first reparse.
   std::string text =
