@@ -468,10 +468,9 @@ void Controller::tick() {
   // Per-site recording probabilities.
   uint32_t max_id = 0;
   for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
-  std::vector<double> probability(max_id + 1, 1.0), before(max_id + 1, 1.0);
+  std::vector<double> probability(max_id + 1, 1.0);
   for (const detail::SiteActivity& a : sites) {
     SiteState& st = sites_[a.id];
-    before[a.id] = st.probability;
     long k = st.klass;
     if (k >= 0) {
       for (const ClassPlan& c : plan.classes)
@@ -479,7 +478,7 @@ void Controller::tick() {
     }
     st.probability = probability[a.id];
   }
-  publish_plan(before, probability);
+  publish(probability);
   {
     // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
     // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
