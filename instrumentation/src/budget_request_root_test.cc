@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "budget_calibration.h"
 #include "budget_runtime.h"
 #include "engine.h"
 #include "perfhat/memory_exporter.hpp"
@@ -224,6 +225,24 @@ TEST_F(BudgetRequestRoot, CountsStayExactWhilePlansChangeUnderCallsOnSeveralThre
     EXPECT_EQ(roots[w], kCalls) << "thread " << w;
     EXPECT_EQ(inner[w], kCalls) << "thread " << w;
   }
+}
+
+// The probe-cost calibrations may run after plans were published (the macros' compensation is
+// measured on the first tick after a macro probe ran): they leave the plan's table as it was,
+// not "keep every call" until the next plan.
+TEST_F(BudgetRequestRoot, TheProbeCalibrationsLeaveThePublishedPlanInPlace) {
+  publish_root_rate(0.25);
+  const std::vector<uint64_t> plan = perfhat::budget::published_thresholds();
+  ASSERT_FALSE(plan.empty());
+  const uint32_t free_site = std::max(g_root.id.load(), g_inner.id.load()) + 1;
+  perfhat::budget::calibrateMacroProbe(free_site);
+  EXPECT_EQ(perfhat::budget::published_thresholds(), plan);
+  perfhat::budget::coldDetectTicks(free_site);
+  EXPECT_EQ(perfhat::budget::published_thresholds(), plan);
+  // Without a plan, none is left behind.
+  perfhat::budget::clear();
+  perfhat::budget::calibrateMacroProbe(free_site);
+  EXPECT_TRUE(perfhat::budget::published_thresholds().empty());
 }
 
 // Cold probe entries are charged per site at most once per request, and only for the calls

@@ -121,10 +121,24 @@ double probability(uint32_t site) noexcept {
 }
 
 void publish(const std::vector<double>& probability) {
-  auto table = std::make_unique<uint64_t[]>(kTableHeader + probability.size());
-  table[0] = probability.size();
-  for (std::size_t i = 0; i < probability.size(); ++i)
-    table[kTableHeader + i] = threshold(probability[i]);
+  std::vector<uint64_t> thresholds(probability.size());
+  for (std::size_t i = 0; i < probability.size(); ++i) thresholds[i] = threshold(probability[i]);
+  publish_thresholds(thresholds);
+}
+
+std::vector<uint64_t> published_thresholds() {
+  // Under the lock: the table read stays retained while it is copied.
+  detail::Lock l(g_tables_mu);
+  const uint64_t* t = g_keep.load(std::memory_order_acquire);
+  if (t == nullptr) return {};
+  return std::vector<uint64_t>(t + kTableHeader, t + kTableHeader + t[0]);
+}
+
+void publish_thresholds(const std::vector<uint64_t>& thresholds) {
+  if (thresholds.empty()) return clear();
+  auto table = std::make_unique<uint64_t[]>(kTableHeader + thresholds.size());
+  table[0] = thresholds.size();
+  std::copy(thresholds.begin(), thresholds.end(), table.get() + kTableHeader);
   detail::Lock l(g_tables_mu);
   // Serial 0 is never used (a table read before any publication would look new).
   if (static_cast<uint32_t>(++g_serial) == 0) ++g_serial;

@@ -64,6 +64,12 @@ inline uint32_t passed_over(uint32_t run, uint32_t skip) noexcept {
 void publish(const std::vector<double>& probability);
 // Back to "keep every call" (shutdown, tests).
 void clear();
+// The published table's thresholds per site id (empty: no table), and its republication (a copy,
+// under a new serial; empty: clear()). The start-up calibration overrides its own site's rate
+// with these while other threads' probes keep reading the plan's rates, and restores the plan
+// when done.
+std::vector<uint64_t> published_thresholds();
+void publish_thresholds(const std::vector<uint64_t>& thresholds);
 inline constexpr std::size_t kRetainedTables = 64;
 // The longest skip run: a site re-reads its rate at least every kMaxRun calls on each thread
 // (rate 0: one out-of-line call in 1,024; the cost of the cap at low rates is one slow path per
