@@ -42,6 +42,12 @@ uint64_t fenced_ticks() {
 
 constexpr uint32_t kSiteMargin = 256;
 
+// `plan` extended to site `id` (the sites past its end are kept, as they were).
+std::vector<uint64_t> with_site(std::vector<uint64_t> plan, uint32_t id) {
+  if (plan.size() < id + 1) plan.resize(id + 1, ~uint64_t{0});
+  return plan;
+}
+
 // The probe's own site on private slots (an id no real site has yet) and a thread state no
 // export ever drains.
 class MacroCalibration final : public autoinstrument::CalibrationTarget {
@@ -78,8 +84,8 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     slot.budget_run.store(0);
     slot.budget_p = 0;
     ts_.hot.request_sampled = kind == autoinstrument::kRecorded;
-    keep_[id_] = kind == autoinstrument::kRecorded ? 1.0 : 0.0;
-    if (kind != last_) publish(keep_);
+    keep_[id_] = kind == autoinstrument::kRecorded ? ~uint64_t{0} : 0;
+    if (kind != last_) publish_thresholds(keep_);
     last_ = kind;
     ts_.hot.request_weight = 1;
   }
@@ -92,12 +98,19 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.calls_tail_seen = 0;
   }
   detail::Hot* hot() { return &ts_.hot; }
+  // Back to the table published before the calibration (none: keep every call). The
+  // calibration may run after plans were published (the macros' compensation, measured on the
+  // first tick after a macro probe ran): clearing the table then kept every call until the next
+  // plan.
+  void restore_plan() { publish_thresholds(plan_); }
 
  private:
   static constexpr unsigned kZero = 0;
   uint32_t id_;
   std::vector<detail::Slot> slots_;
-  std::vector<double> keep_ = std::vector<double>(id_ + 1, 1.0);
+  // The plan's table (other threads' probes keep reading it) with the calibration's own site.
+  const std::vector<uint64_t> plan_ = published_thresholds();
+  std::vector<uint64_t> keep_ = with_site(plan_, id_);
   ProbeKind last_ = autoinstrument::kProbeKinds;
   detail::CallRecord calls_[16] = {};
   detail::ThreadState ts_;
@@ -115,7 +128,7 @@ autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site) {
   detail::t_hot = cal->hot();
   autoinstrument::ProbeCosts c = autoinstrument::calibrate(*cal, &ticks);
   detail::t_hot = saved;
-  clear();  // back to "keep every call" until the first plan
+  cal->restore_plan();
   return c;
 }
 
@@ -129,7 +142,7 @@ double coldDetectTicks(uint32_t free_site) {
       coldPairTicks([&] { cal->prepare(autoinstrument::kSkipped); }, [&] { cal->call(); },
                     [&] { cal->reset(); }, [&] { sweep(); }, &fenced_ticks);
   detail::t_hot = saved;
-  clear();
+  cal->restore_plan();
   return static_cast<double>(t);
 }
 

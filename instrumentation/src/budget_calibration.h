@@ -19,8 +19,8 @@ namespace perfhat::budget {
 // budget table that leaves it out is published while it runs.
 Costs calibrateProbeCosts(double ns_per_tick, uint32_t free_site);
 // The same calibration's raw result: per kind, fixed-point ticks (probe_calibration.h). kSkipped
-// is a call the budget passes over. Publishes and then clears budget tables while it runs: only
-// before the first plan.
+// is a call the budget passes over. Publishes budget tables while it runs (the plan's rates plus
+// its own site) and then restores the table published before it.
 autoinstrument::ProbeCosts calibrateMacroProbe(uint32_t free_site);
 // A call the budget passes over, timed alone right after its lines were evicted (what a site's
 // first call in a request costs, budget_cold_calibration.h), in clock ticks; 0 with probes off.

@@ -93,6 +93,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   status_window_ = 0;
   status_changes_ = ~std::size_t{0};
   calibrated_ = false;
+  ++configurations_;
   export_per_call_s_ = -1;
   fixed_per_s_ = 0;
   measuring_per_window_s_ = 0;
@@ -249,11 +250,12 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
-bool Controller::calibrate_unlocked(Costs* out) {
+bool Controller::calibrate_unlocked(Costs* out, uint64_t* configuration) {
   Calibrator calibrate = nullptr;
   {
     detail::Lock l(mu_);
     if (!settings_.enabled || calibrated_) return false;
+    *configuration = configurations_;
     calibrate = calibrator_ != nullptr ? calibrator_ : &calibrateProbeCosts;
   }
   std::vector<detail::SiteActivity> sites;
@@ -268,12 +270,13 @@ bool Controller::calibrate_unlocked(Costs* out) {
 
 void Controller::tick() {
   // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
-  // in between (tests) drops this one's result.
+  // in between (tests) drops this one's result: its settings may differ.
   Costs calibrated;
-  const bool fresh = calibrate_unlocked(&calibrated);
+  uint64_t configuration = 0;
+  const bool fresh = calibrate_unlocked(&calibrated, &configuration);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
-  if (fresh && !calibrated_) {
+  if (fresh && !calibrated_ && configuration == configurations_) {
     costs_ = calibrated;
     inprobe_report_s_ = costs_.report_s;
     calibrated_ = true;
@@ -468,10 +471,9 @@ void Controller::tick() {
   // Per-site recording probabilities.
   uint32_t max_id = 0;
   for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
-  std::vector<double> probability(max_id + 1, 1.0), before(max_id + 1, 1.0);
+  std::vector<double> probability(max_id + 1, 1.0);
   for (const detail::SiteActivity& a : sites) {
     SiteState& st = sites_[a.id];
-    before[a.id] = st.probability;
     long k = st.klass;
     if (k >= 0) {
       for (const ClassPlan& c : plan.classes)
@@ -479,7 +481,7 @@ void Controller::tick() {
     }
     st.probability = probability[a.id];
   }
-  publish_plan(before, probability);
+  publish(probability);
   {
     // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
     // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing

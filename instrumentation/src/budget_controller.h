@@ -110,7 +110,8 @@ class Controller {
   // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the
   // costs are calibrated already (or the budget is off).
-  bool calibrate_unlocked(Costs* out) PERFHAT_EXCLUDES(mu_);
+  // `configuration`: configurations_ when it started (its result is for that configuration).
+  bool calibrate_unlocked(Costs* out, uint64_t* configuration) PERFHAT_EXCLUDES(mu_);
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
@@ -139,6 +140,7 @@ class Controller {
   // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
   std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
+  uint64_t configurations_ PERFHAT_GUARDED_BY(mu_) = 0;  // configure() calls so far
   std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);
   std::vector<double> class_weights_ PERFHAT_GUARDED_BY(mu_);
   std::vector<bool> class_pinned_ PERFHAT_GUARDED_BY(mu_);

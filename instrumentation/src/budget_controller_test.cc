@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 
 namespace perfhat::budget {
@@ -45,6 +46,40 @@ TEST(BudgetController, CalibratesOutsideItsLockAndPublishesTheCostsUnderIt) {
   EXPECT_DOUBLE_EQ(c.costs().cold_s, 90e-9);
   c.tick();  // calibrated once per configuration
   EXPECT_EQ(g_calibrations, 1);
+  c.set_calibrator(nullptr);
+  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
+}
+
+// A configure() while the calibration runs (outside the lock) drops that calibration's result:
+// the next tick calibrates again for the new configuration.
+int g_reconfiguring_calibrations = 0;
+Costs calibrateWhileReconfigured(double, uint32_t) {
+  Costs c;
+  c.detect_s = ++g_reconfiguring_calibrations * 1e-9;
+  if (g_reconfiguring_calibrations == 1) {
+    Settings s;
+    s.enabled = true;
+    std::string error;
+    EXPECT_TRUE(Controller::get().configure(s, &error)) << error;
+  }
+  return c;
+}
+
+TEST(BudgetController, AConfigureDuringTheCalibrationDropsItsResult) {
+  Controller& c = Controller::get();
+  Settings s;
+  s.enabled = true;
+  std::string error;
+  ASSERT_TRUE(c.configure(s, &error)) << error;
+  c.set_calibrator(&calibrateWhileReconfigured);
+  g_reconfiguring_calibrations = 0;
+  c.tick();  // calibrates, reconfigured meanwhile: result dropped
+  EXPECT_EQ(g_reconfiguring_calibrations, 1);
+  c.tick();  // calibrates again, for the configuration now in force
+  EXPECT_EQ(g_reconfiguring_calibrations, 2);
+  EXPECT_DOUBLE_EQ(c.costs().detect_s, 2e-9);
+  c.tick();
+  EXPECT_EQ(g_reconfiguring_calibrations, 2);  // once per configuration
   c.set_calibrator(nullptr);
   ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
 }

@@ -5,12 +5,14 @@
 // budget's table is published directly (no PERFHAT_BUDGET: the controller publishes nothing).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "budget_calibration.h"
 #include "budget_runtime.h"
 #include "engine.h"
 #include "perfhat/memory_exporter.hpp"
@@ -44,7 +46,7 @@ struct Inside {
 // The root's calls so far, the calls of a skip run in progress included.
 uint64_t root_calls() {
   const perfhat::detail::Slot& s = perfhat::detail::t_hot->slots[g_root.id.load()];
-  return s.count.load() + (s.budget_run.load() - s.budget_skip.load());
+  return s.count.load() + perfhat::budget::passed_over(s.budget_run.load(), s.budget_skip.load());
 }
 
 // Runs `fn` on a thread of its own: fresh slots, no skip run left over from an earlier test.
@@ -143,17 +145,16 @@ TEST_F(BudgetRequestRoot, ASampledRootOpensItsShareOfRequestsAndItsWeightsCountT
   EXPECT_NEAR(weighted, kCalls, 700);
 }
 
-// Probing mode: a plan that leaves the root's class untraced publishes rate 0, and a thread's
-// next root call draws a pass-over run at that rate; a later plan that traces the class again
-// must record that thread's next requests, each at weight 1. The runs used to outlast the plan
-// (kZeroRateRun calls on each thread: on the sample service's thread pool, the rest of a bench
-// run's requests of a re-traced class went unrecorded, weighted counts 77-88 % low).
+// Probing mode: a plan that leaves the root's class untraced publishes rate 0; a later plan that
+// traces the class again must record that thread's next requests, each at weight 1. Roots draw
+// per call, no skip run: a run drawn at rate 0 outlasted the plan (kMaxRun calls on each thread:
+// on the sample service's thread pool, the rest of a bench run's requests of a re-traced class
+// went unrecorded, weighted counts 77-88 % low).
 TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEveryThread) {
   std::vector<double> traced(std::max(g_root.id.load(), g_inner.id.load()) + 1, 1.0);
   std::vector<double> untraced = traced;
   untraced[g_root.id.load()] = 0;
-  perfhat::budget::publish_plan({}, traced);
-  perfhat::budget::publish_plan(traced, untraced);
+  perfhat::budget::publish(untraced);
   constexpr uint64_t kBefore = 50, kAfter = 300;
   std::promise<void> passed_over, traced_again;
   Inside seen;
@@ -166,7 +167,7 @@ TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEve
     counted = root_calls();
   });
   passed_over.get_future().wait();
-  perfhat::budget::publish_plan(untraced, traced);
+  perfhat::budget::publish(traced);
   traced_again.set_value();
   worker.join();
   EXPECT_EQ(seen.in_context, kAfter);
@@ -174,6 +175,74 @@ TEST_F(BudgetRequestRoot, APlanThatTracesTheRootAgainRecordsItsNextRequestsOnEve
   auto by_root = spans();
   ASSERT_EQ(by_root[true].size(), kAfter + 1);  // and the warm-up's
   for (const auto& s : by_root[true]) EXPECT_DOUBLE_EQ(s.weight, 1.0);
+}
+
+// Plans changing the rates of a root and of the function it calls, published while several
+// threads call them: every call is counted exactly (only the owning thread writes its slots, so
+// a plan cannot add calls that never happened nor lose the ones made after it).
+TEST_F(BudgetRequestRoot, CountsStayExactWhilePlansChangeUnderCallsOnSeveralThreads) {
+  const std::size_t n = std::max(g_root.id.load(), g_inner.id.load()) + 1;
+  const double rates[] = {0.0, 0.001, 0.5, 1.0, 0.02, 0.0};
+  auto plan = [&](std::size_t i) {
+    std::vector<double> p(n, 1.0);
+    p[g_root.id.load()] = rates[i % std::size(rates)];
+    p[g_inner.id.load()] = rates[(i + 2) % std::size(rates)];
+    return p;
+  };
+  perfhat::budget::publish(plan(0));
+  constexpr int kThreads = 4;
+  constexpr uint64_t kCalls = 20000;
+  std::atomic<int> running{kThreads};
+  std::atomic<uint64_t> plans{0};
+  std::vector<uint64_t> roots(kThreads), inner(kThreads);
+  std::vector<std::thread> workers;
+  for (int w = 0; w < kThreads; ++w) {
+    workers.emplace_back([&, w] {
+      Inside seen;
+      for (uint64_t i = 0; i < kCalls; ++i) {
+        handle(seen);  // one root call and one inner call
+        // Let the plans interleave with the calls, without relying on timing: every 1,000
+        // calls, wait until a plan has been published since the last wait.
+        if (i % 1000 == 999) {
+          const uint64_t seen_plans = plans.load();
+          while (plans.load() == seen_plans) std::this_thread::yield();
+        }
+      }
+      const perfhat::detail::Slot& s = perfhat::detail::t_hot->slots[g_inner.id.load()];
+      roots[w] = root_calls();
+      inner[w] =
+          s.count.load() + perfhat::budget::passed_over(s.budget_run.load(), s.budget_skip.load());
+      running.fetch_sub(1);
+    });
+  }
+  for (std::size_t i = 1; running.load() > 0; ++i) {
+    perfhat::budget::publish(plan(i));
+    plans.fetch_add(1);
+    std::this_thread::yield();
+  }
+  for (std::thread& t : workers) t.join();
+  for (int w = 0; w < kThreads; ++w) {
+    EXPECT_EQ(roots[w], kCalls) << "thread " << w;
+    EXPECT_EQ(inner[w], kCalls) << "thread " << w;
+  }
+}
+
+// The probe-cost calibrations may run after plans were published (the macros' compensation is
+// measured on the first tick after a macro probe ran): they leave the plan's table as it was,
+// not "keep every call" until the next plan.
+TEST_F(BudgetRequestRoot, TheProbeCalibrationsLeaveThePublishedPlanInPlace) {
+  publish_root_rate(0.25);
+  const std::vector<uint64_t> plan = perfhat::budget::published_thresholds();
+  ASSERT_FALSE(plan.empty());
+  const uint32_t free_site = std::max(g_root.id.load(), g_inner.id.load()) + 1;
+  perfhat::budget::calibrateMacroProbe(free_site);
+  EXPECT_EQ(perfhat::budget::published_thresholds(), plan);
+  perfhat::budget::coldDetectTicks(free_site);
+  EXPECT_EQ(perfhat::budget::published_thresholds(), plan);
+  // Without a plan, none is left behind.
+  perfhat::budget::clear();
+  perfhat::budget::calibrateMacroProbe(free_site);
+  EXPECT_TRUE(perfhat::budget::published_thresholds().empty());
 }
 
 // Cold probe entries are charged per site at most once per request, and only for the calls

@@ -1,5 +1,6 @@
 #include "budget_runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -44,7 +45,7 @@ uint64_t threshold(double p) noexcept {
 }
 
 uint32_t skip_length(uint64_t x, double p) noexcept {
-  constexpr double kMax = kRunCut - 1.0;
+  constexpr double kMax = kLongestSkip;
   if (!(p > 0)) return static_cast<uint32_t>(kMax);
   if (p >= 1) return 0;
   // Inverse transform: floor(ln U / ln(1 - p)), U uniform on (0, 1].
@@ -53,45 +54,52 @@ uint32_t skip_length(uint64_t x, double p) noexcept {
   return k >= kMax ? static_cast<uint32_t>(kMax) : static_cast<uint32_t>(k);
 }
 
-Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
+namespace {
+// The decision of one call that is not inside a skip run. `runs`: draw the skip run that follows
+// (function sites); without it every call is a fresh draw (request roots).
+Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept {
   // The run that just ended: its calls happened. The count first, then the run cleared: the
   // budget's snapshot adds run - skip of a run in progress.
   const uint32_t run = s.budget_run.load(std::memory_order_relaxed);
   if (run != 0) {
-    s.count.store(s.count.load(std::memory_order_relaxed) + passed_over(run, 0),
-                  std::memory_order_relaxed);
+    s.count.store(s.count.load(std::memory_order_relaxed) + run, std::memory_order_relaxed);
     s.budget_run.store(0, std::memory_order_relaxed);
   }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
   const uint64_t thr = t == nullptr || site >= t[0] ? ~uint64_t{0} : t[kTableHeader + site];
   // The end of a run is the call it was drawn to take, worth 1 / the rate the run was drawn with
-  // (read by weight() when the call is recorded, at its exit). Without a run in progress: a fresh
-  // draw at the current rate.
+  // (read by weight() when the call is recorded, at its exit). Without a run in progress, or
+  // after a capped one: a fresh draw at the current rate.
   const double p = probability_of(thr);
-  const bool run_ended = s.budget_p > 0 && (run & kRunCut) == 0;  // a cut run has no end
+  const bool run_ended = s.budget_p > 0;
   const bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
   if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0})) {
     h->owner->budget_weight_site = site;
     h->owner->budget_weight = 1.0f / (run_ended ? s.budget_p : static_cast<float>(p));
   }
-  if (thr == ~uint64_t{0}) {
-    s.budget_p = 0;
-    return run_ended ? Take::kKeepSampled : Take::kKeep;
-  }
-  if (thr == 0) {
-    // Never taken (probing mode's untraced classes): a run of bounded length that ends in a
-    // fresh draw, not a taken call. An unbounded run would outlast a plan that traces the class
-    // again: its calls would stay skipped for 2^32 calls.
-    s.budget_p = 0;
-    s.budget_skip.store(kZeroRateRun, std::memory_order_relaxed);
-    s.budget_run.store(kZeroRateRun, std::memory_order_relaxed);
-    return kept ? Take::kKeepSampled : Take::kPass;
-  }
-  s.budget_p = static_cast<float>(p);
-  const uint32_t k = skip_length(next_random(h), p);
-  s.budget_skip.store(k, std::memory_order_relaxed);
-  s.budget_run.store(k, std::memory_order_relaxed);
+  s.budget_p = 0;
+  if (thr == ~uint64_t{0}) return run_ended ? Take::kKeepSampled : Take::kKeep;
+  if (!runs) return kept ? Take::kKeepSampled : Take::kPass;
+  // A run drawn longer than kMaxRun (rate 0: always) passes over kMaxRun calls and ends in a
+  // fresh draw, not a taken call. Unbiased (a geometric skip is memoryless: the draw after the
+  // cap is the rest of the same run, in distribution), and the owner re-reads its rate at least
+  // every kMaxRun calls, so a new plan applies on every thread without another thread writing
+  // the slot.
+  const uint32_t k = thr == 0 ? kMaxRun : skip_length(next_random(h), p);
+  const uint32_t len = std::min(k, kMaxRun);
+  if (k < kMaxRun) s.budget_p = static_cast<float>(p);
+  s.budget_skip.store(len, std::memory_order_relaxed);
+  s.budget_run.store(len, std::memory_order_relaxed);
   return kept ? Take::kKeepSampled : Take::kPass;
+}
+}  // namespace
+
+Take take(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
+  return decide(site, h, s, true);
+}
+
+Take take_request(uint32_t site, detail::Hot* h, detail::Slot& s) noexcept {
+  return decide(site, h, s, false);
 }
 
 double weight(uint32_t site, detail::Hot* h) noexcept {
@@ -112,32 +120,25 @@ double probability(uint32_t site) noexcept {
   return probability_of(t[kTableHeader + site]);
 }
 
-void cut_run(detail::Slot& s) noexcept {
-  const uint32_t skip = s.budget_skip.load(std::memory_order_relaxed);
-  if (skip == 0) return;  // no run, or only its last (taken) call to come
-  const uint32_t run = s.budget_run.load(std::memory_order_relaxed);
-  if (run & kRunCut) return;
-  s.budget_run.store(passed_over(run, skip) | kRunCut, std::memory_order_relaxed);
-  s.budget_skip.store(0, std::memory_order_relaxed);
-}
-
-void publish_plan(const std::vector<double>& before, const std::vector<double>& after) {
-  publish(after);
-  std::vector<bool> changed(after.size(), false);
-  bool any = false;
-  for (std::size_t id = 1; id < after.size(); ++id) {
-    const double was = id < before.size() ? before[id] : 1.0;
-    changed[id] = threshold(was) != threshold(after[id]);
-    any = any || changed[id];
-  }
-  if (any) detail::Engine::get().cut_budget_runs(changed);
-}
-
 void publish(const std::vector<double>& probability) {
-  auto table = std::make_unique<uint64_t[]>(kTableHeader + probability.size());
-  table[0] = probability.size();
-  for (std::size_t i = 0; i < probability.size(); ++i)
-    table[kTableHeader + i] = threshold(probability[i]);
+  std::vector<uint64_t> thresholds(probability.size());
+  for (std::size_t i = 0; i < probability.size(); ++i) thresholds[i] = threshold(probability[i]);
+  publish_thresholds(thresholds);
+}
+
+std::vector<uint64_t> published_thresholds() {
+  // Under the lock: the table read stays retained while it is copied.
+  detail::Lock l(g_tables_mu);
+  const uint64_t* t = g_keep.load(std::memory_order_acquire);
+  if (t == nullptr) return {};
+  return std::vector<uint64_t>(t + kTableHeader, t + kTableHeader + t[0]);
+}
+
+void publish_thresholds(const std::vector<uint64_t>& thresholds) {
+  if (thresholds.empty()) return clear();
+  auto table = std::make_unique<uint64_t[]>(kTableHeader + thresholds.size());
+  table[0] = thresholds.size();
+  std::copy(thresholds.begin(), thresholds.end(), table.get() + kTableHeader);
   detail::Lock l(g_tables_mu);
   // Serial 0 is never used (a table read before any publication would look new).
   if (static_cast<uint32_t>(++g_serial) == 0) ++g_serial;

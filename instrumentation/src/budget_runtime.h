@@ -24,15 +24,23 @@ extern std::atomic<const uint64_t*> g_keep;
 // (Slot::budget_skip, counted down inline at one decrement each, no clock, no count), so calls
 // are still taken independently with the site's probability p, yet only taken calls pay for the
 // decision. The run's calls are added to the slot's count when it ends, so phase-1 counts stay
-// exact. A call at the end of a run is kept; a call with no run in progress (the first, or the
-// first after a rate of 1) is a plain Bernoulli draw. A request root is decided the same way:
-// one passed over opens no request context, so the calls inside it decide as calls outside any
-// request do (each still weighted by 1 / the probability it was recorded with).
+// exact. A call at the end of a run is kept; a call with no run in progress (the first, the
+// first after a rate of 1, or the one after a capped run) is a plain Bernoulli draw. Runs last
+// at most kMaxRun calls, so a new plan's rates apply on every thread within kMaxRun calls of a
+// site; only the owning thread ever writes a slot (a run cut from another thread raced with the
+// owner's inline decrement: phantom or lost calls).
 enum class Take { kKeep, kKeepSampled, kPass };
 Take take(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
+// A request root's decision: a Bernoulli draw at the current rate on every call, no skip run
+// (a root is a whole request, so the draw costs little, and a plan that traces the root's class
+// again records the next request on every thread). A root passed over opens no request context,
+// so the calls inside it decide as calls outside any request do (each still weighted by 1 / the
+// probability it was recorded with).
+Take take_request(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 // Calls to pass over before the next taken one for a draw x (uniform 64-bit): geometric with
-// success probability `probability`, capped below 2^31 (kRunCut).
+// success probability `probability`, capped at kLongestSkip (take() caps runs at kMaxRun).
 uint32_t skip_length(uint64_t x, double probability) noexcept;
+inline constexpr uint32_t kLongestSkip = (1u << 31) - 1;
 
 // A recorded call's weight: 1 / the probability it was taken with (1 without a budget). The
 // last call take() kept at `site` on this thread is worth 1 / the rate its run was drawn with
@@ -45,28 +53,8 @@ double probability(uint32_t site) noexcept;
 // Probability -> threshold, exactly ~0 for 1 and 0 for 0.
 uint64_t threshold(double probability) noexcept;
 
-// A plan's rates: publishes `after` (probability per site id) and ends the skip runs in progress,
-// on every thread, of each site whose probability differs from `before` (the last plan's; sites
-// past its end count as 1). A run is drawn for the rate it was drawn at; without the cut it
-// outlasts the plan: a run drawn at rate 0 (probing mode, a class the plan did not trace) passed
-// over its next kZeroRateRun calls on each thread after a plan traced the class again, minutes of
-// a request root's calls on a thread pool, none of them recorded or weighted. Cutting a run is
-// unbiased: a geometric skip is one independent draw per call, so the calls it passed over were
-// each left out at the old rate, and the calls after the cut are drawn at the new one.
-void publish_plan(const std::vector<double>& before, const std::vector<double>& after);
-// Ends the slot's skip run in progress (called by another thread than the owner, the engine's
-// background thread, under the engine's lock): the calls it passed over stay counted (the next
-// taken call adds them), and the next call is a fresh draw at the table's rate, not the run's
-// end. A probe of the owner racing with the cut (a few instructions' window, once per plan
-// change) can only keep the old run going (the cut is lost, as before the fix) or count the
-// passed-over calls as of the cut.
-void cut_run(detail::Slot& slot) noexcept;
-// budget_run's mark of a cut run (its low bits are the calls it passed over); runs are capped
-// below it.
-inline constexpr uint32_t kRunCut = 1u << 31;
 // Calls a run in progress has passed over so far (the owner adds them to count when it ends).
 inline uint32_t passed_over(uint32_t run, uint32_t skip) noexcept {
-  if (run & kRunCut) return run & ~kRunCut;
   return run > skip ? run - skip : 0;
 }
 
@@ -76,9 +64,17 @@ inline uint32_t passed_over(uint32_t run, uint32_t skip) noexcept {
 void publish(const std::vector<double>& probability);
 // Back to "keep every call" (shutdown, tests).
 void clear();
+// The published table's thresholds per site id (empty: no table), and its republication (a copy,
+// under a new serial; empty: clear()). The start-up calibration overrides its own site's rate
+// with these while other threads' probes keep reading the plan's rates, and restores the plan
+// when done.
+std::vector<uint64_t> published_thresholds();
+void publish_thresholds(const std::vector<uint64_t>& thresholds);
 inline constexpr std::size_t kRetainedTables = 64;
-// A site kept at rate 0 re-reads its rate after this many calls (one out-of-line call in 1,024).
-inline constexpr uint32_t kZeroRateRun = 1024;
+// The longest skip run: a site re-reads its rate at least every kMaxRun calls on each thread
+// (rate 0: one out-of-line call in 1,024; the cost of the cap at low rates is one slow path per
+// kMaxRun calls instead of one per 1/p).
+inline constexpr uint32_t kMaxRun = 1024;
 inline constexpr std::size_t kTableHeader = 2;
 
 }  // namespace perfhat::budget

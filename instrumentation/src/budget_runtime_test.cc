@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -62,8 +63,7 @@ class BudgetSkip : public ::testing::Test {
 
 TEST_F(BudgetSkip, SkipLengthsAreGeometric) {
   EXPECT_EQ(perfhat::budget::skip_length(12345, 1.0), 0u);
-  EXPECT_EQ(perfhat::budget::skip_length(12345, 0.0),
-            perfhat::budget::kRunCut - 1);  // the longest run
+  EXPECT_EQ(perfhat::budget::skip_length(12345, 0.0), perfhat::budget::kLongestSkip);
   uint64_t x = 88172645463325252ull;
   double sum = 0, zeros = 0;
   constexpr int kDraws = 200000;
@@ -151,25 +151,51 @@ TEST_F(BudgetSkip, ANewRateTakesEffectAtTheEndOfTheRunningSkip) {
   EXPECT_LT(first_taken, 20u);  // p = 0.001: about 2 of 2000
 }
 
-// Probing mode's untraced classes run at rate 0; once a later plan traces the class and cuts the
-// runs in progress (what publish_plan has the engine do on every thread), every call is taken,
-// and every call is still counted.
-TEST_F(BudgetSkip, AClassAtRateZeroIsTakenFromTheCallAfterThePlanTracesIt) {
+// Probing mode's untraced classes run at rate 0 (runs of kMaxRun calls ending in a fresh draw);
+// once a later plan traces the class, the thread's run in progress ends within kMaxRun calls and
+// every call after it is taken, with no other thread writing the slot; every call stays counted.
+TEST_F(BudgetSkip, AClassAtRateZeroIsTakenWithinAMaxRunOfThePlanThatTracesIt) {
+  using perfhat::budget::kMaxRun;
   perfhat::budget::publish({1.0, 0.0});
   EXPECT_EQ(call(100000 + 7, s_, h_).taken, 0u);
-  ASSERT_GT(s_.budget_skip.load(), 0u);  // inside a run
+  const uint32_t left = s_.budget_skip.load();
+  ASSERT_GT(left, 0u);  // inside a run
+  ASSERT_LE(left, kMaxRun);
   perfhat::budget::publish({1.0, 1.0});
-  perfhat::budget::cut_run(s_);
-  EXPECT_EQ(counted(s_), 100000u + 7);
+  EXPECT_EQ(call(left, s_, h_).taken, 0u);  // the run's rest: passed over, counted
+  EXPECT_EQ(counted(s_), 100000u + 7 + left);
   const Calls c = call(500, s_, h_);
   EXPECT_EQ(c.taken, 500u);
   EXPECT_DOUBLE_EQ(c.weight, 500.0);  // taken at rate 1: weight 1 each
-  EXPECT_EQ(counted(s_), 100000u + 7 + 500);
+  EXPECT_EQ(counted(s_), 100000u + 7 + left + 500);
 }
 
-// A run cut by a rate change ends in a fresh draw at the new rate, not in the run's own end at
-// the old rate's weight (the estimate stays unbiased: a geometric skip is a draw per call).
-TEST_F(BudgetSkip, ACutRunEndsInAFreshDrawAtTheNewRate) {
+// Runs are capped at kMaxRun calls, the longer ones ending in a fresh draw: at rate 0.001 (mean
+// run 999 calls) most runs are capped, and the taken calls still estimate the calls without
+// bias (a geometric skip is memoryless: the draw after the cap is the rest of the same run).
+TEST_F(BudgetSkip, CappedRunsKeepTheEstimateUnbiased) {
+  using perfhat::budget::kMaxRun;
+  perfhat::budget::publish({1.0, 0.001});
+  constexpr uint64_t kCalls = 4000000;
+  uint32_t longest = 0;
+  Calls c;
+  for (uint64_t i = 0; i < kCalls; i += 1000) {
+    const Calls part = call(1000, s_, h_);
+    c.taken += part.taken;
+    c.weight += part.weight;
+    longest = std::max(longest, s_.budget_run.load());
+  }
+  EXPECT_EQ(longest, kMaxRun);
+  // Binomial(4e6, 0.001): 4000 taken, sd 63; weighted 1000 each.
+  EXPECT_NEAR(static_cast<double>(c.taken), 4000, 380);
+  EXPECT_NEAR(c.weight / static_cast<double>(c.taken), 1000, 0.01);  // 1 / float(0.001)
+  EXPECT_EQ(counted(s_), kCalls);
+}
+
+// A run drawn at the old rate ends within kMaxRun calls of a rate change (in its own end, worth
+// 1 / the old rate, or in a fresh draw); every call after it is drawn at the new rate.
+TEST_F(BudgetSkip, ARunDrawnAtTheOldRateEndsWithinAMaxRun) {
+  using perfhat::budget::kMaxRun;
   perfhat::budget::publish({1.0, 0.001});
   uint64_t calls = 0;
   do {
@@ -177,7 +203,8 @@ TEST_F(BudgetSkip, ACutRunEndsInAFreshDrawAtTheNewRate) {
     ++calls;
   } while (s_.budget_skip.load() < 10);  // a run in progress, drawn at 0.001
   perfhat::budget::publish({1.0, 0.5});
-  perfhat::budget::cut_run(s_);
+  call(kMaxRun + 1, s_, h_);  // the old run's rest and its end, whatever its length
+  calls += kMaxRun + 1;
   const Calls c = call(4000, s_, h_);
   // Binomial(4000, 0.5) taken at weight 2 each: none carries the old rate's 1000.
   EXPECT_NEAR(static_cast<double>(c.taken), 2000, 200);

@@ -159,9 +159,6 @@ class Engine : private ExportSource {
   // sampler covers): off[id] set = the site costs what a disabled probe costs until the next
   // call; an empty vector re-arms them all (site_arming.cc).
   void set_budget_disarmed(const std::vector<bool>& off) PERFHAT_EXCLUDES(mu_);
-  // Ends every thread's skip run at the sites marked (a new plan changed their rates,
-  // budget::publish_plan; engine_budget.cc).
-  void cut_budget_runs(const std::vector<bool>& sites) PERFHAT_EXCLUDES(mu_);
 
   // What activation does outside every lock (engine.cc): the exporter's start and the exit
   // flush. Called by the public entry points after init/set_enabled, and after the lazy init.

@@ -59,13 +59,4 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
   return ns_per_tick_.load();
 }
 
-void Engine::cut_budget_runs(const std::vector<bool>& sites) {
-  Lock l(mu_);
-  for (ThreadState* ts : threads_) {
-    const std::size_t n = std::min<std::size_t>(sites.size(), ts->hot.capacity);
-    for (std::size_t id = 1; id < n; ++id)
-      if (sites[id]) budget::cut_run(ts->hot.slots[id]);
-  }
-}
-
 }  // namespace perfhat::detail

@@ -255,10 +255,10 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
   uint8_t f = kClock;
   if (site_->kind == kRequest) {
-    // A request root is budgeted like any other call (budget_runtime.h): one the budget
+    // A request root is budgeted by a draw per call (budget_runtime.h): one the budget
     // passes over opens no request context (the calls inside it decide as calls outside any
     // request do) and, unless timed, does nothing more.
-    const budget::Take t = budget::take(site_index, h, *slot_);
+    const budget::Take t = budget::take_request(site_index, h, *slot_);
     if (t == budget::Take::kPass) {
       if (!measure) {
         flags_ = 0;
