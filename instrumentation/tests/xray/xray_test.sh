@@ -37,9 +37,11 @@ echo "off: $off"
 # The window closes at its length in calls (no time bound), or in time (a call bound it never
 # reaches, 1 ms): checked at a thread's batch of calls, or at the background thread's tick when
 # the threads make too few calls for a batch (window-idle).
+# A duty of 1e-6 keeps the window closed for a million times its length (at least 1 s past
+# start-up otherwise): a loaded machine's slow run must not see a second window reopen.
 window() {
   PERFHAT_SAMPLER=full PERFHAT_SCOPE='xwin::*' PERFHAT_FILTER='most frequent' \
-    PERFHAT_PHASE1_WINDOW_CALLS=$1 PERFHAT_PHASE1_WINDOW_MS=$2 PERFHAT_EXPORT=aggregates \
+    PERFHAT_PHASE1_DUTY=0.000001 PERFHAT_PHASE1_WINDOW_CALLS=$1 PERFHAT_PHASE1_WINDOW_MS=$2 PERFHAT_EXPORT=aggregates \
     PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
     "$WORK/xray_app" "${3:-window}"
 }
