@@ -389,6 +389,16 @@ PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {
   leave(s, fn);
 }
 
+PERFHAT_NOINSTR void leave_returned(ThreadStack& s, uintptr_t sp) noexcept {
+  // Calls past kMaxDepth ran above the returned frame: they have returned too.
+  s.deep = 0;
+  while (returned_on_top(s, sp)) {
+    const Frame* top = s.top;
+    leave(s, top[-1].fn);
+    if (s.top == top) break;  // not popped (cannot happen outside a hook): no endless loop
+  }
+}
+
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
   auto& c = s.cache[ThreadStack::cache_index(fn)];
   c.site = site_for(fn);

@@ -55,9 +55,15 @@ std::atomic<size_t> g_unpatched{0};
   void* fn = function_of(fid);
   ThreadStack* s = thread_stack();
   if (s == nullptr) return;
+  // Every entry comes through the runtime's trampoline and on_xray: this frame is a fixed
+  // distance below the called function's stack pointer.
+  const auto sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (returned_on_top(*s, sp)) [[unlikely]]
+    leave_returned(*s, sp);
   const Frame* top = s->top;
   const bool nested = s->in_hook;
   enter(*s, fn);
+  if (s->top != top) s->top[-1].sp = sp;
   if (nested || s->top != top || s->deep != 0) return;
   // No frame: outside the scope. No more calls to this handler for it (retried on a later
   // call if another thread was patching at the time).

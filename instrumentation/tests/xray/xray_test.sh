@@ -32,6 +32,14 @@ off=$(PERFHAT_ENABLED=0 PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "off: $off"
 [[ $off == *"leaf=0 middle=0 skipped=0 nested=0 unwound=0 functions=0 unpatched=0"* ]] ||
   fail "off: $off"
+# Calls that return while their sleds are unpatched (a window's close) under a loop that never
+# returns: each one's frame is ended at the next call at its level, not left open (wrong parents,
+# and past 256 open frames the thread recorded nothing more).
+stale=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xstale::*' PERFHAT_PHASE1_WINDOW_CALLS=0 \
+  PERFHAT_ENDPOINT= "$WORK/xray_app" stale)
+echo "stale: $stale"
+[[ $stale == *"loop=1 steps=300 steps_under_loop=300 probe_under_loop=1 leaf_under_probe=1" ]] ||
+  fail "frames of calls returned unreported: $stale"
 # Tigris phase 1 in a counting window: after it closes, only the selected function's sleds are
 # patched (its calls are all still counted), the others' calls are no longer seen.
 # The window closes at its length in calls (no time bound), or in time (a call bound it never
