@@ -56,14 +56,21 @@ window() {
 win=$(window 4096 0)
 echo "window (calls): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "counting window: $win"
+# A window closed by time counts what the threads called since start-up within 1 ms: on a loaded
+# machine that can be a single batch, too few calls for a reliable selection (the hot function was
+# left out in 1 of 20 runs, and in 2 of 10 with window-idle's 240 calls). These check the close and
+# the unpatching, not what was selected: one window, no cold call after it, and the hot function's
+# calls all seen if it was kept, none if not.
+closed_by_time() {
+  [[ $1 =~ ^closed=1\ kept=([01])\ hot_after=([0-9]+)\ cold_after=0$ ]] || return 1
+  ((BASH_REMATCH[1] == 1 ? BASH_REMATCH[2] == 16000 : BASH_REMATCH[2] == 0))
+}
 win=$(window 1000000000000 1)
 echo "window (time):  $win"
-[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "timed window: $win"
+closed_by_time "$win" || fail "timed window: $win"
 win=$(window 1000000000000 1 window-idle)
 echo "window (tick):  $win"
-# 240 calls are too few for a reliable selection (the hot function was left out in 2 of 10 runs):
-# this checks the close and the unpatching, not what was selected.
-[[ $win == "closed=1 kept="*" cold_after=0" ]] || fail "window closed at the tick: $win"
+closed_by_time "$win" || fail "window closed at the tick: $win"
 # Overhead compensation: a parent calling 32 tiny children reports its uninstrumented time within
 # 35 % compensated (median per call, same run), and not without (the children's sleds and hooks).
 nested() {
