@@ -77,6 +77,9 @@ struct ThreadStack {
     void* fn;
     detail::Site* site;
   } cache[kCacheSize] = {};
+  // The thread's own stack, [stack_lo, stack_hi): found at the first leave_returned (0, 0 before;
+  // everything when it cannot be known).
+  uintptr_t stack_lo = 0, stack_hi = 0;
   Frame frames[kMaxDepth];
   PERFHAT_NOINSTR int depth() const { return static_cast<int>(top - frames); }
   PERFHAT_NOINSTR static size_t cache_index(void* fn) {
@@ -240,7 +243,9 @@ void leave_unmatched(ThreadStack& s, void* fn) noexcept;
 // exit was never reported (its sled unpatched while it ran, as all are while a counting window
 // closes), and is ended here. Catches the frames leave_unmatched cannot: a caller that never
 // returns (a worker's loop) or is not instrumented. A returned call's frame stays open until a
-// call enters at its level or above (a call entering deeper meanwhile becomes its child).
+// call enters at its level or above (a call entering deeper meanwhile becomes its child). Only
+// on the thread's own stack: a signal handler on an alternate stack (or a fiber's) above it ends
+// nothing.
 [[gnu::always_inline]] PERFHAT_NOINSTR inline bool returned_on_top(const ThreadStack& s,
                                                                    uintptr_t sp) noexcept {
   return s.top != s.frames && s.top[-1].sp <= sp && !s.in_hook;
