@@ -40,7 +40,7 @@ struct Frame {
   ProbeKind kind;
   uint32_t sampled_entry;  // a sampled call: its entry hook's own ticks (at least 1), else 0
   // XRay mode: where the call's entry hook ran on the thread's stack, a fixed distance below the
-  // call's own stack pointer (set after the push; unused by -finstrument-functions).
+  // call's own stack pointer (written before the push; unused by -finstrument-functions).
   uintptr_t sp;
   alignas(detail::Probe) unsigned char storage[sizeof(detail::Probe)];
   PERFHAT_NOINSTR detail::Probe* probe() {
@@ -80,7 +80,9 @@ struct ThreadStack {
   // The thread's own stack, [stack_lo, stack_hi): found at the first leave_returned (0, 0 before;
   // everything when it cannot be known).
   uintptr_t stack_lo = 0, stack_hi = 0;
-  Frame frames[kMaxDepth];
+  // One spare past kMaxDepth: XRay's entry writes the next free frame's sp before knowing whether
+  // the call gets a frame (one store instead of a test after the push).
+  Frame frames[kMaxDepth + 1];
   PERFHAT_NOINSTR int depth() const { return static_cast<int>(top - frames); }
   PERFHAT_NOINSTR static size_t cache_index(void* fn) {
     return (reinterpret_cast<uintptr_t>(fn) >> 4) & (kCacheSize - 1);

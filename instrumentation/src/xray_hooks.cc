@@ -62,10 +62,10 @@ std::atomic<size_t> g_unpatched{0};
   const auto sp = reinterpret_cast<uintptr_t>(&here);
   if (returned_on_top(*s, sp)) [[unlikely]]
     leave_returned(*s, sp);
-  const Frame* top = s->top;
+  Frame* top = s->top;
+  top->sp = sp;  // the frame enter() pushes, if any (push_frame leaves sp alone)
   const bool nested = s->in_hook;
   enter(*s, fn);
-  if (s->top != top) s->top[-1].sp = sp;
   if (nested || s->top != top || s->deep != 0) return;
   // No frame: outside the scope. No more calls to this handler for it (retried on a later
   // call if another thread was patching at the time).
