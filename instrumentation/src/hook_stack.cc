@@ -416,7 +416,7 @@ PERFHAT_NOINSTR void leave_returned(ThreadStack& s, uintptr_t sp) noexcept {
     s.in_hook = false;
   }
   if (sp < s.stack_lo || sp >= s.stack_hi) return;
-  // Calls past kMaxDepth ran above the returned frame: they have returned too.
+  // Calls past kMaxDepth were deeper than the returned frame: they have returned too.
   s.deep = 0;
   while (returned_on_top(s, sp)) {
     const Frame* top = s.top;
