@@ -1,5 +1,7 @@
 #include "hook_stack.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -387,6 +389,40 @@ PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {
   if (match == nullptr) return;
   while (s.top - 1 != match) leave(s, s.top[-1].fn);
   leave(s, fn);
+}
+
+// The calling thread's stack, found once per thread and only when a frame is to be ended (for
+// the main thread glibc reads /proc/self/maps).
+PERFHAT_NOINSTR void find_thread_stack(ThreadStack& s) noexcept {
+  s.stack_lo = 0;
+  s.stack_hi = UINTPTR_MAX;
+#if defined(__GLIBC__)
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* lo = nullptr;
+  size_t size = 0;
+  if (pthread_attr_getstack(&attr, &lo, &size) == 0 && lo != nullptr && size != 0) {
+    s.stack_lo = reinterpret_cast<uintptr_t>(lo);
+    s.stack_hi = s.stack_lo + size;
+  }
+  pthread_attr_destroy(&attr);
+#endif
+}
+
+PERFHAT_NOINSTR void leave_returned(ThreadStack& s, uintptr_t sp) noexcept {
+  if (s.stack_hi == 0) {
+    s.in_hook = true;
+    find_thread_stack(s);
+    s.in_hook = false;
+  }
+  if (sp < s.stack_lo || sp >= s.stack_hi) return;
+  // Calls past kMaxDepth were deeper than the returned frame: they have returned too.
+  s.deep = 0;
+  while (returned_on_top(s, sp)) {
+    const Frame* top = s.top;
+    leave(s, top[-1].fn);
+    if (s.top == top) break;  // not popped (cannot happen outside a hook): no endless loop
+  }
 }
 
 PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {

@@ -39,6 +39,9 @@ struct Frame {
   uint64_t spent0;  // the thread's ThreadStack::spent when this call began
   ProbeKind kind;
   uint32_t sampled_entry;  // a sampled call: its entry hook's own ticks (at least 1), else 0
+  // XRay mode: where the call's entry hook ran on the thread's stack, a fixed distance below the
+  // call's own stack pointer (written before the push; unused by -finstrument-functions).
+  uintptr_t sp;
   alignas(detail::Probe) unsigned char storage[sizeof(detail::Probe)];
   PERFHAT_NOINSTR detail::Probe* probe() {
     return std::launder(reinterpret_cast<detail::Probe*>(storage));
@@ -74,7 +77,12 @@ struct ThreadStack {
     void* fn;
     detail::Site* site;
   } cache[kCacheSize] = {};
-  Frame frames[kMaxDepth];
+  // The thread's own stack, [stack_lo, stack_hi): found at the first leave_returned (0, 0 before;
+  // everything when it cannot be known).
+  uintptr_t stack_lo = 0, stack_hi = 0;
+  // One spare past kMaxDepth: XRay's entry writes the next free frame's sp before knowing whether
+  // the call gets a frame (one store instead of a test after the push).
+  Frame frames[kMaxDepth + 1];
   PERFHAT_NOINSTR int depth() const { return static_cast<int>(top - frames); }
   PERFHAT_NOINSTR static size_t cache_index(void* fn) {
     return (reinterpret_cast<uintptr_t>(fn) >> 4) & (kCacheSize - 1);
@@ -231,6 +239,20 @@ PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site&
 // unpatched matches its outer call: the calls in between end at that exit (rare, and only
 // their durations are long).
 void leave_unmatched(ThreadStack& s, void* fn) noexcept;
+
+// XRay's entry of a call whose entry hook runs at `sp` (Frame::sp): every open frame at or below
+// that stack address belongs to a call that has returned (a live call's callees run deeper), whose
+// exit was never reported (its sled unpatched while it ran, as all are while a counting window
+// closes), and is ended here. Catches the frames leave_unmatched cannot: a caller that never
+// returns (a worker's loop) or is not instrumented. A returned call's frame stays open until a
+// call enters at its level or above (a call entering deeper meanwhile becomes its child). Only
+// on the thread's own stack: a signal handler on an alternate stack (or a fiber's) above it ends
+// nothing.
+[[gnu::always_inline]] PERFHAT_NOINSTR inline bool returned_on_top(const ThreadStack& s,
+                                                                   uintptr_t sp) noexcept {
+  return s.top != s.frames && s.top[-1].sp <= sp && !s.in_hook;
+}
+void leave_returned(ThreadStack& s, uintptr_t sp) noexcept;
 
 // The compiler hooks themselves, set by the -finstrument-functions mode: the calibration then
 // measures a call through them (the hook call, its checks and thread-local lookups included),

@@ -55,7 +55,15 @@ std::atomic<size_t> g_unpatched{0};
   void* fn = function_of(fid);
   ThreadStack* s = thread_stack();
   if (s == nullptr) return;
-  const Frame* top = s->top;
+  // Every entry comes through the runtime's trampoline and on_xray: this frame, and so a local
+  // in it, is a fixed distance below the called function's stack pointer. (A local's address,
+  // not __builtin_frame_address: that sets up a frame pointer, 4 more instructions per entry.)
+  char here;
+  const auto sp = reinterpret_cast<uintptr_t>(&here);
+  if (returned_on_top(*s, sp)) [[unlikely]]
+    leave_returned(*s, sp);
+  Frame* top = s->top;
+  top->sp = sp;  // the frame enter() pushes, if any (push_frame leaves sp alone)
   const bool nested = s->in_hook;
   enter(*s, fn);
   if (nested || s->top != top || s->deep != 0) return;

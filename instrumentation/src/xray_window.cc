@@ -7,7 +7,8 @@
 //
 // Patching while other threads run: XRay writes each sled with one atomic store of its first
 // instruction, so a thread runs either the old or the new sled; a function unpatched while it runs
-// never reports its exit (hook_stack.h, leave_unmatched, closes its frame at its caller's exit)
+// never reports its exit (hook_stack.h: leave_returned ends its frame at the thread's next call
+// at its level or above, leave_unmatched at its caller's exit)
 // and one patched while it runs reports an exit without an entry (ignored). Patching calls race
 // with the first-call unpatching of out-of-scope functions (the runtime answers ONGOING): they
 // are retried. At exit the background thread is stopped (no window opens) and a close after

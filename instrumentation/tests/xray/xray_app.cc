@@ -11,6 +11,7 @@
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 #include "tests/nested_workload.h"
+#include "xray_interface.h"
 
 namespace perfhat::autoinstrument {
 size_t xray_unpatched();
@@ -153,7 +154,63 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle) {
   return 0;
 }
 
+// A worker's loop that does not return while calls under it return unreported: step() returns
+// with every sled unpatched (what a counting window's close does between __xray_unpatch and
+// re-patching the functions it keeps), and the loop patches them again. More steps than a
+// thread's kMaxDepth frames.
+namespace xstale {
+__attribute__((noinline)) int leaf(int x) { return x + 7; }
+__attribute__((noinline)) int step(int x) {
+  __xray_unpatch();  // this call's exit is not reported
+  return x * 2;
+}
+__attribute__((noinline)) int probe(int x) { return leaf(x) + 1; }
+__attribute__((noinline)) int loop(int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i) {
+    s += step(i);
+    __xray_patch();
+  }
+  return s + probe(n);
+}
+}  // namespace xstale
+
+// `xray_app stale`: on a thread of its own, loop(300); prints the spans recorded: every step and
+// probe() a child of loop (no step left open under the next call), leaf() a child of probe().
+PERFHAT_TEST_NOINSTR int stale_main() {
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  perfhat::Config c = perfhat::Config::from_env();
+  c.endpoint.clear();
+  perfhat::init(c, ex);
+  constexpr int kSteps = 300;
+  int total = 0;
+  std::thread([&total] { total = xstale::loop(kSteps); }).join();
+  perfhat::flush();
+  uint64_t loop_id = 0, probe_id = 0;
+  for (const auto& sp : ex->spans()) {
+    if (sp.function == "xstale::loop(int)") loop_id = sp.span_id;
+    if (sp.function == "xstale::probe(int)") probe_id = sp.span_id;
+  }
+  int steps = 0, steps_under_loop = 0, probes_under_loop = 0, leaves_under_probe = 0;
+  for (const auto& sp : ex->spans()) {
+    if (sp.function == "xstale::step(int)") {
+      ++steps;
+      steps_under_loop += loop_id != 0 && sp.parent_span_id == loop_id;
+    }
+    probes_under_loop +=
+        sp.function == "xstale::probe(int)" && loop_id != 0 && sp.parent_span_id == loop_id;
+    leaves_under_probe +=
+        sp.function == "xstale::leaf(int)" && probe_id != 0 && sp.parent_span_id == probe_id;
+  }
+  std::printf(
+      "total=%d loop=%d steps=%d steps_under_loop=%d probe_under_loop=%d leaf_under_probe=%d\n",
+      total, loop_id != 0, steps, steps_under_loop, probes_under_loop, leaves_under_probe);
+  perfhat::shutdown();
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "stale") return stale_main();
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
   if (argc > 1 && std::string(argv[1]) == "window") return window_main(false);
   if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true);
