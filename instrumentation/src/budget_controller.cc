@@ -15,7 +15,6 @@
 #include "budget_cost_account.h"
 #include "budget_runtime.h"
 #include "engine.h"
-#include "json_text.h"
 #include "stack_sampler.h"
 #include "symbolize.h"
 #include "tigris.h"
@@ -29,17 +28,8 @@ double clock_s(clockid_t id) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "0";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 constexpr std::size_t kMaxCachedPcs = 1 << 16;
 constexpr std::size_t kGroupRefreshWindows = 10;
-constexpr std::size_t kMaxStatusRows = 200;
-constexpr std::size_t kExportWindows = 30;
 // The status file is rewritten when the plan changes and at least this often, in windows: on the
 // sample service, creating and renaming it every second was over half the collector's own CPU.
 constexpr std::size_t kStatusEveryWindows = 10;
@@ -94,8 +84,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   status_changes_ = ~std::size_t{0};
   calibrated_ = false;
   ++configurations_;
-  export_per_call_s_ = -1;
-  fixed_per_s_ = 0;
+  collector_fit_.clear();
   measuring_per_window_s_ = 0;
   last_parts_ = {};
   rearm_ = {};
@@ -104,7 +93,6 @@ bool Controller::configure(const Settings& s, std::string* error) {
   const auto* sampler = sampling::StackSampler::if_created();
   sampler_ticks_ = sampler ? sampler->handler_ticks() : 0;
   sampler_taken_ = sampler ? sampler->taken() : 0;
-  export_windows_.clear();
   clear();
   if (!s.error.empty()) {
     if (error) *error = s.error;
@@ -408,39 +396,9 @@ void Controller::tick() {
   last_wall_ = wall;
   last_process_ = process;
   last_thread_ = thread;
-  // The collector's CPU = fixed + per call × recorded calls, fitted over recent windows (least
-  // squares; the plan's own changes vary the recorded count). Without spread in the counts the
-  // ratio stands in, with no fixed part.
-  export_windows_.push_back({d_recorded, cost.collector_cpu_s, cost.wall_s});
-  while (export_windows_.size() > kExportWindows) export_windows_.pop_front();
-  {
-    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, wall_sum = 0;
-    for (const auto& [x, y, w] : export_windows_) {
-      n += 1;
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-      wall_sum += w;
-    }
-    double min_per_s = 1e30;  // the least the collector cost in a window, per second
-    for (const auto& [x, y, w] : export_windows_)
-      if (w > 0) min_per_s = std::min(min_per_s, y / w);
-    const double var = sxx - sx * sx / n;
-    double slope = var > 0 && n >= 3 ? (sxy - sx * sy / n) / var : -1;
-    if (slope <= 0 && sx >= 100) slope = sy / sx;
-    if (slope > 0) {
-      export_per_call_s_ = slope;
-      const double intercept = std::max(0.0, (sy - slope * sx) / n);  // per window
-      // The fixed part is no more than the least any window cost: the start-up windows (the
-      // calibration, every site's first classification and symbols, everything recorded before
-      // the first plan) otherwise pull the line's intercept above what the collector costs
-      // once it runs (1.97 ms/s fitted against 0.19 ms measured, on the sample service).
-      fixed_per_s_ = std::min(wall_sum > 0 ? intercept * n / wall_sum : 0, min_per_s);
-    }
-  }
-  cost.fixed_cpu_s = fixed_per_s_ * cost.wall_s;
-  costs_.report_s = inprobe_report_s_ + std::max(0.0, export_per_call_s_);
+  collector_fit_.add(d_recorded, cost.collector_cpu_s, cost.wall_s);
+  cost.fixed_cpu_s = collector_fit_.fixed_per_s() * cost.wall_s;
+  costs_.report_s = inprobe_report_s_ + std::max(0.0, collector_fit_.per_call_s());
   // Every call pays at least the pass-over (detect); a recorded call its report on top; a call at
   // a site the budget does not sample that is not recorded either (the request sampler's) pays
   // the full counted path.
@@ -544,94 +502,9 @@ std::vector<SampledFunction> Controller::sampled() const {
   return out;
 }
 
-std::string Controller::status_json(bool without_sampled) const {
-  detail::Lock l(mu_);
-  return status_json_locked(without_sampled);
-}
-
 std::size_t Controller::windows_setting() const {
   detail::Lock l(mu_);
   return settings_.planner.windows;
-}
-
-std::string Controller::status_json_locked(bool without_sampled) const {
-  const Plan& p = planner_.plan();
-  const Costs& c = costs_;
-  std::vector<SampledFunction> functions;
-  if (!without_sampled)
-    for (const auto& [fn, f] : sampled_) functions.push_back(f);
-  std::sort(
-      functions.begin(), functions.end(),
-      [](const SampledFunction& a, const SampledFunction& b) { return a.samples > b.samples; });
-  std::string o = "{\"budget_share\":" + num(settings_.planner.budget_share);
-  o += ",\"mode\":" + json_quoted(p.probing ? "probing" : "rates");
-  o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
-       ",\"counted_ns\":" + num(c.counted_s * 1e9) + ",\"sample_ns\":" + num(c.sample_s * 1e9);
-  o += ",\"cold_ns\":" + num(c.cold_s * 1e9);
-  o += ",\"collector_fixed_cpu_per_s\":" + num(fixed_per_s_);
-  // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
-  const CostParts& w = last_parts_;
-  o += ",\"window_cost_s\":{\"detect\":" + num(w.detect_s) + ",\"report\":" + num(w.report_s) +
-       ",\"counted\":" + num(w.counted_s) + ",\"requests\":" + num(w.requests_s) +
-       ",\"cold\":" + num(w.cold_s) + ",\"measuring\":" + num(w.measuring_s) +
-       ",\"samples\":" + num(w.samples_s) + ",\"collector\":" + num(w.collector_s) + "}";
-  o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
-       ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +
-       ",\"max_probe_hz\":" + num(settings_.planner.max_probe_hz) +
-       ",\"min_fraction\":" + num(settings_.planner.min_fraction);
-  o += ",\"max_f\":" + num(p.max_f) + ",\"probing_hz\":" + num(p.probing_hz);
-  o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
-  o += ",\"measured_overhead\":" + num(p.measured_overhead) +
-       ",\"measured_overhead_mean\":" + num(p.measured_overhead_mean) +
-       ",\"governor\":" + num(p.governor);
-  o += ",\"over_budget\":" + std::string(p.over_budget ? "true" : "false");
-  o += ",\"plan_changes\":" + std::to_string(p.changes) + ",\"classes\":[";
-  for (std::size_t i = 0; i < p.classes.size(); ++i) {
-    const ClassPlan& k = p.classes[i];
-    if (i) o += ',';
-    o += "{\"name\":" + json_quoted(k.name) + ",\"frequency_hz\":" + num(k.frequency_hz) +
-         ",\"duty_ratio\":" + num(k.duty_ratio) + ",\"weight\":" + num(k.weight) +
-         ",\"pinned\":" + (k.pinned ? "true" : "false") +
-         ",\"traced\":" + (k.traced ? "true" : "false") +
-         ",\"detected\":" + (k.detected ? "true" : "false") + ",\"cold_hz\":" + num(k.cold_hz) +
-         ",\"fraction\":" + num(k.fraction) + ",\"overhead\":" + num(k.overhead) + "}";
-  }
-  // Each stack sample stands for 1 / probing_hz seconds of process CPU.
-  o += "],\"sample_weight_s\":" + num(p.probing_hz > 0 ? 1.0 / p.probing_hz : 0);
-  if (!without_sampled) {
-    o += ",\"sampled_functions\":[";
-    for (std::size_t i = 0; i < functions.size() && i < kMaxStatusRows; ++i) {
-      if (i) o += ',';
-      o += "{\"function\":" + json_quoted(functions[i].function) +
-           ",\"samples\":" + std::to_string(functions[i].samples) +
-           ",\"self\":" + std::to_string(functions[i].self) + "}";
-    }
-    o += ']';
-  }
-  o += ",\"functions\":[";  // which class each probed function is in (the editor's lens)
-  std::size_t n = 0;
-  for (const auto& [id, st] : sites_) {
-    (void)id;
-    if (st.klass < 0 || static_cast<std::size_t>(st.klass) >= class_names_.size()) continue;
-    if (n == kMaxStatusRows * 10) break;
-    if (n++) o += ',';
-    o += "{\"function\":" + json_quoted(st.qualified) +
-         ",\"class\":" + json_quoted(class_names_[st.klass]) + "}";
-  }
-  o += "]}";
-  return o;
-}
-
-void Controller::write_status() {
-  if (settings_.status_file.empty()) return;
-  const std::string json = status_json_locked();
-  const std::string tmp = settings_.status_file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << json << '\n';
-    if (!out) return;
-  }
-  std::rename(tmp.c_str(), settings_.status_file.c_str());
 }
 
 }  // namespace perfhat::budget

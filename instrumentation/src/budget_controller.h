@@ -10,8 +10,6 @@
 // changes), PERFHAT_BUDGET_STATUS (JSON written each window).
 #pragma once
 
-#include <array>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "budget_classes.h"
+#include "budget_collector_fit.h"
 #include "budget_cost_account.h"
 #include "budget_planner.h"
 #include "budget_rearm.h"
@@ -130,15 +129,12 @@ class Controller {
   Planner planner_ PERFHAT_GUARDED_BY(mu_);
   Costs costs_ PERFHAT_GUARDED_BY(mu_);
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
-  double export_per_call_s_ PERFHAT_GUARDED_BY(mu_) = -1;  // < 0: not measured yet
-  double fixed_per_s_ PERFHAT_GUARDED_BY(mu_) = 0;      // collector CPU no plan changes, per second
-  uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::handler_ticks charged
-  uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;  // StackSampler::taken priced
+  CollectorCostFit collector_fit_ PERFHAT_GUARDED_BY(mu_);  // the export's price per call
+  uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::handler_ticks charged
+  uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::taken priced
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
   CostParts last_parts_ PERFHAT_GUARDED_BY(mu_);  // the last window's charge (the status)
-  // (recorded calls, collector CPU s, wall s) of recent windows: the export cost's regression.
-  std::deque<std::array<double, 3>> export_windows_ PERFHAT_GUARDED_BY(mu_);
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
   uint64_t configurations_ PERFHAT_GUARDED_BY(mu_) = 0;  // configure() calls so far
   std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);
