@@ -310,6 +310,33 @@ void Planner::updateGovernor(const WindowCost& c) {
   if (governor_ != before) since_action_ = 0;
 }
 
+// Each known class's rates over the windows it has (frequency, duty ratio, cold entries per
+// second) with its newest weight and pin.
+std::vector<ClassPlan> Planner::classRates() const {
+  std::vector<ClassPlan> classes;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    ClassPlan k;
+    k.name = names_[i];
+    double calls = 0, busy = 0, cold = 0;
+    // The class's windows are the last ones of costs_ (a newer class has fewer).
+    const auto& ws = history_[i].windows;
+    double class_wall = 0;
+    for (std::size_t j = 0; j < ws.size(); ++j) {
+      calls += ws[j].calls;
+      busy += ws[j].busy_s;
+      cold += ws[j].cold_entries;
+      class_wall += costs_[costs_.size() - ws.size() + j].wall_s;
+    }
+    k.frequency_hz = class_wall > 0 ? calls / class_wall : 0;
+    k.duty_ratio = class_wall > 0 ? std::min(1.0, busy / class_wall) : 0;
+    k.cold_hz = class_wall > 0 ? cold / class_wall : 0;
+    k.weight = ws.back().weight;
+    k.pinned = ws.back().pinned;
+    classes.push_back(std::move(k));
+  }
+  return classes;
+}
+
 const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
                              const Costs& costs) {
   // Slide every known class; a class absent from this window did nothing in it.
@@ -340,27 +367,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   }
   const double fixed_per_s = wall > 0 ? fixed / wall : 0;
   const double process_per_s = wall > 0 ? process / wall : 0;
-  std::vector<ClassPlan> classes;
-  for (std::size_t i = 0; i < names_.size(); ++i) {
-    ClassPlan k;
-    k.name = names_[i];
-    double calls = 0, busy = 0, cold = 0;
-    // The class's windows are the last ones of costs_ (a newer class has fewer).
-    const auto& ws = history_[i].windows;
-    double class_wall = 0;
-    for (std::size_t j = 0; j < ws.size(); ++j) {
-      calls += ws[j].calls;
-      busy += ws[j].busy_s;
-      cold += ws[j].cold_entries;
-      class_wall += costs_[costs_.size() - ws.size() + j].wall_s;
-    }
-    k.frequency_hz = class_wall > 0 ? calls / class_wall : 0;
-    k.duty_ratio = class_wall > 0 ? std::min(1.0, busy / class_wall) : 0;
-    k.cold_hz = class_wall > 0 ? cold / class_wall : 0;
-    k.weight = ws.back().weight;
-    k.pinned = ws.back().pinned;
-    classes.push_back(std::move(k));
-  }
+  const std::vector<ClassPlan> classes = classRates();
   const double allowed = std::max(0.0, opt_.budget_share * process_per_s * governor_ - fixed_per_s);
   Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
                              opt_.max_probe_hz, opt_.min_fraction);

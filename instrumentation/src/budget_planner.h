@@ -130,6 +130,7 @@ class Planner {
     bool seen = false;
   };
   void updateGovernor(const WindowCost& cost);
+  std::vector<ClassPlan> classRates() const;
 
   PlannerOptions opt_;
   std::vector<std::string> names_;  // class order of the plan
