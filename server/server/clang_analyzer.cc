@@ -91,6 +91,8 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
       e.args = cc.args;
     }
   });
+  if (std::string note = parse_thread_.takeFallbackNote(); !note.empty())
+    warnings.push_back(std::move(note));
   if (!e.tu) {
     tus_.erase(in.path);
     auto s = std::make_shared<analysis::Snapshot>();

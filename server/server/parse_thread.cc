@@ -2,11 +2,15 @@
 
 #include <pthread.h>
 
+#include <system_error>
 #include <utility>
 
 #include "server/server/thread_cpu.h"
 
 namespace perfhat::server {
+
+ParseThread::ParseThread(size_t stack_bytes)
+    : stack_bytes_(stack_bytes ? stack_bytes : analysisStackBytes()) {}
 
 ParseThread::~ParseThread() {
   {
@@ -18,11 +22,20 @@ ParseThread::~ParseThread() {
 }
 
 double ParseThread::run(const std::function<void()>& task) {
-  if (!thread_.joinable()) {
-    thread_ = LargeStackThread(analysisStackBytes(), [this] {
-      pthread_setname_np(pthread_self(), "perfhat-parse");
-      loop();
-    });
+  if (!thread_.joinable() && !fallback_) {
+    try {
+      thread_ = LargeStackThread(stack_bytes_, [this] {
+        pthread_setname_np(pthread_self(), "perfhat-parse");
+        loop();
+      });
+    } catch (const std::system_error& e) {
+      fallback_ = true;  // not retried: each attempt would reserve the whole stack again
+      fallback_note_ = std::string("libclang parses on the analysis thread: ") + e.what();
+    }
+  }
+  if (fallback_) {
+    task();
+    return 0;
   }
   MutexLock lock(mu_);
   task_ = &task;
@@ -37,6 +50,8 @@ size_t ParseThread::runs() const {
   MutexLock lock(mu_);
   return runs_;
 }
+
+std::string ParseThread::takeFallbackNote() { return std::exchange(fallback_note_, {}); }
 
 void ParseThread::loop() {
   MutexLock lock(mu_);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <string>
 
 #include "common/thread_annotations.h"
 #include "server/server/large_stack_thread.h"
@@ -19,7 +20,8 @@ namespace perfhat::server {
 
 class ParseThread {
  public:
-  ParseThread() = default;
+  // `stack_bytes`: the parse thread's stack (0: analysisStackBytes()).
+  explicit ParseThread(size_t stack_bytes = 0);
   ~ParseThread();  // ends and joins the thread
   ParseThread(const ParseThread&) = delete;
   ParseThread& operator=(const ParseThread&) = delete;
@@ -27,9 +29,16 @@ class ParseThread {
   // Runs `task` on the parse thread (started at the first call, on the analysis stack, named
   // "perfhat-parse") and returns when it has finished, with the CPU time it took there (ms).
   // An exception thrown by `task` is rethrown here.
+  // When the thread cannot be created (its stack cannot be reserved: `ulimit -v`, a low
+  // RLIMIT_AS), this and every later task run on the calling thread instead, as they did before
+  // the parse thread existed (the analysis worker has the same large stack), and 0 is returned:
+  // their CPU time is the caller's own.
   double run(const std::function<void()>& task) EXCLUDES(mu_);
   // How many tasks have run on the parse thread.
   size_t runs() const EXCLUDES(mu_);
+  // Why the tasks run on the calling thread, once: the first call after the thread could not be
+  // created returns the reason, every other call "".
+  std::string takeFallbackNote();
 
  private:
   void loop() EXCLUDES(mu_);
@@ -42,7 +51,11 @@ class ParseThread {
   bool done_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
   size_t runs_ GUARDED_BY(mu_) = 0;
-  LargeStackThread thread_;  // started by the first run(), from the one thread that calls run()
+  // Only the one thread that calls run() touches these.
+  const size_t stack_bytes_;
+  bool fallback_ = false;      // the thread could not be created: tasks run on the caller
+  std::string fallback_note_;  // why, until takeFallbackNote() takes it
+  LargeStackThread thread_;    // started by the first run(), from the one thread that calls run()
 };
 
 }  // namespace perfhat::server

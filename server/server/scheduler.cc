@@ -181,10 +181,7 @@ void Scheduler::post(std::function<void()> task) {
 void Scheduler::markAllDirty(bool refresh_after) {
   {
     MutexLock lock(mu_);
-    for (auto& [uri, st] : docs_) {
-      st.dirty = true;
-      st.due = clock_.now();
-    }
+    for (auto& [uri, st] : docs_) markDirtyNow(st);
     if (refresh_after) refresh_after_build_ = true;
   }
   cv_.notifyAll();
@@ -197,14 +194,21 @@ size_t Scheduler::markDirtyWhere(
     MutexLock lock(mu_);
     for (auto& [uri, st] : docs_) {
       if (!uses(uri, st.last)) continue;
-      st.dirty = true;
-      st.due = clock_.now();
+      markDirtyNow(st);
       ++marked;
     }
     if (marked) refresh_after_build_ = true;
   }
   if (marked) cv_.notifyAll();
   return marked;
+}
+
+void Scheduler::markDirtyNow(DocState& st) {
+  const TimePoint now = clock_.now();
+  // A document already waiting keeps the time it began to wait (its edit's).
+  if (!st.dirty) st.changed = now;
+  st.dirty = true;
+  st.due = now;
 }
 
 void Scheduler::reconfigureAnalyzer() {
@@ -228,6 +232,11 @@ void Scheduler::setPolling(bool enabled, std::chrono::seconds interval, bool res
     if (restart_timer) next_poll_ = clock_.now() + std::max(interval, std::chrono::seconds(1));
   }
   cv_.notifyAll();
+}
+
+double Scheduler::lastQueuedMs() const {
+  MutexLock lock(mu_);
+  return last_queued_ms_;
 }
 
 bool Scheduler::waitIdle(std::chrono::milliseconds timeout) {
@@ -321,13 +330,16 @@ Scheduler::Job Scheduler::nextJob() {
 
 void Scheduler::build(const std::string& uri, const std::shared_ptr<const Document>& doc,
                       TimePoint changed) {
-  EditTrace::begin(std::chrono::duration<double, std::milli>(clock_.now() - changed).count());
+  const double queued_ms =
+      std::chrono::duration<double, std::milli>(clock_.now() - changed).count();
+  EditTrace::begin(queued_ms);
   Build build = work_.build(*doc);
   std::vector<WaitingRead> ready;
   analysis::SnapshotPtr before;
   {
     MutexLock lock(mu_);
     last_build_ms_ = build.ms;
+    last_queued_ms_ = queued_ms;
     auto it = docs_.find(uri);
     if (it == docs_.end()) {
       EditTrace::end();

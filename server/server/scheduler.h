@@ -151,6 +151,9 @@ class Scheduler {
   // For tests and benchmarks: blocks until no work is due or running, or `timeout` passes (on
   // the scheduler's clock). True when idle.
   bool waitIdle(std::chrono::milliseconds timeout) EXCLUDES(mu_);
+  // How long the text of the last build waited for the worker (ms on the scheduler's clock, the
+  // edit trace's "queued"): from its edit, or from when a refresh or config change made it dirty.
+  double lastQueuedMs() const EXCLUDES(mu_);
 
  private:
   struct DocState {
@@ -159,7 +162,7 @@ class Scheduler {
     Build last;
     bool dirty = false;
     TimePoint due;
-    TimePoint changed;  // when `doc` became the latest text (the trace's queue time)
+    TimePoint changed;  // when it began to wait: edited, or made dirty (the trace's queue time)
   };
 
   // What the worker runs next, taken out of the state under the lock and run without it.
@@ -174,6 +177,8 @@ class Scheduler {
   // Builds `doc`, stores the build, runs the reads waiting for it, then Work::built.
   void build(const std::string& uri, const std::shared_ptr<const Document>& doc, TimePoint changed)
       EXCLUDES(mu_);
+  // Makes `st` due now (a rebuild asked for, not an edit).
+  void markDirtyNow(DocState& st) REQUIRES(mu_);
   bool anyDirty() const REQUIRES(mu_);
   bool polling() const REQUIRES(mu_);
   // Moves the reads waiting for `uri` out of the queue.
@@ -193,6 +198,7 @@ class Scheduler {
   bool busy_ GUARDED_BY(mu_) = false;  // the worker is running something
   bool stopping_ GUARDED_BY(mu_) = false;
   double last_build_ms_ GUARDED_BY(mu_) = 0;
+  double last_queued_ms_ GUARDED_BY(mu_) = 0;
   DebouncePolicy debounce_ GUARDED_BY(mu_);
   bool poll_enabled_ GUARDED_BY(mu_) = false;
   std::chrono::seconds poll_interval_ GUARDED_BY(mu_){0};

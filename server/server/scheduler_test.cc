@@ -386,6 +386,53 @@ TEST_F(SchedulerTest, RefreshFollowsOnceAllAskedRebuildsAreDone) {
   EXPECT_EQ(scheduler_.markDirtyWhere([](const std::string&, const Build&) { return false; }), 0u);
 }
 
+// A rebuild asked for by a refresh (new feedback, a config change) waited from that moment, not
+// from the document's last edit hours before; a document already waiting for its edit's build
+// keeps the edit's time.
+TEST_F(SchedulerTest, ARebuildByARefreshIsQueuedFromTheRefresh) {
+  openSettled({"a.cc", "b.cc"});
+  clock_.advance(5h);  // since the last edit
+  // The worker is busy with a task while the rebuilds are asked for.
+  auto busy = [&](const std::string& name) {
+    rec_.hold(true);
+    scheduler_.post([this, name] {
+      rec_.add(name);
+      rec_.passGate();
+    });
+    ASSERT_TRUE(rec_.awaitEvent(name));
+  };
+  busy("task 1");
+  scheduler_.markAllDirty(true);
+  clock_.advance(250ms);
+  rec_.hold(false);
+  ASSERT_TRUE(rec_.awaitCount("refresh", 1));
+  EXPECT_EQ(scheduler_.lastQueuedMs(), 250.0);
+
+  clock_.advance(5h);
+  busy("task 2");
+  EXPECT_EQ(scheduler_.markDirtyWhere(
+                [](const std::string& uri, const Build&) { return uri == "file:///b.cc"; }),
+            1u);
+  clock_.advance(40ms);
+  rec_.hold(false);
+  ASSERT_TRUE(rec_.awaitCount("refresh", 2));
+  EXPECT_EQ(only("built").back(), "built b.cc v1 after v1");
+  EXPECT_EQ(scheduler_.lastQueuedMs(), 40.0);
+
+  // Edited, then refreshed before its build began: queued from the edit.
+  busy("task 3");
+  scheduler_.edit(doc("a.cc", 2));
+  clock_.advance(30ms);
+  EXPECT_EQ(scheduler_.markDirtyWhere(
+                [](const std::string& uri, const Build&) { return uri == "file:///a.cc"; }),
+            1u);
+  clock_.advance(20ms);
+  rec_.hold(false);
+  ASSERT_TRUE(rec_.awaitCount("refresh", 3));
+  EXPECT_EQ(only("built").back(), "built a.cc v2 after v1");
+  EXPECT_EQ(scheduler_.lastQueuedMs(), 50.0);
+}
+
 TEST_F(SchedulerTest, StopHandsBackWaitingReadsAndEndsTheWorker) {
   rec_.hold(true);
   scheduler_.open(doc("a.cc", 1));
