@@ -20,6 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kPrefix = "perfhat-lsp-";
+// A directory is made under this name, locked, then renamed to kPrefix's: a sweep never sees a
+// server's directory before its lock is held.
+constexpr std::string_view kNewPrefix = "perfhat-lsp-new-";
 
 int signal_pipe_write = -1;
 
@@ -30,10 +33,10 @@ void onTerminationSignal(int sig) {
   errno = saved;
 }
 
-// The pid in `perfhat-lsp-<pid>-XXXXXX`, or 0 when the name is not of that form.
-pid_t pidOf(const std::string& name) {
-  if (name.compare(0, kPrefix.size(), kPrefix) != 0) return 0;
-  const char* first = name.data() + kPrefix.size();
+// The pid in `<prefix><pid>-XXXXXX`, or 0 when the name is not of that form.
+pid_t pidOf(const std::string& name, std::string_view prefix) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return 0;
+  const char* first = name.data() + prefix.size();
   const char* last = name.data() + name.size();
   long pid = 0;
   auto [end, ec] = std::from_chars(first, last, pid);
@@ -48,9 +51,11 @@ constexpr const char* kLockFile = ".lock";
 // lock we can take means the owner is gone. That holds across PID namespaces sharing a /tmp and
 // after the pid was reused. A directory without the lock file (its server was killed between
 // creating the directory and the file) falls back to whether the pid is still running.
+bool processEnded(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
 bool ownerEnded(const fs::path& dir, pid_t pid) {
   const int fd = ::open((dir / kLockFile).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return errno == ENOENT && ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (fd < 0) return errno == ENOENT && processEnded(pid);
   const bool ended = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
   ::close(fd);
   return ended;
@@ -63,13 +68,15 @@ int sweepStale(const fs::path& base) {
   std::error_code ec;
   for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const pid_t pid = pidOf(name);
+    // Still being made (no lock yet): only its pid tells.
+    const pid_t making = pidOf(name, kNewPrefix);
+    const pid_t pid = making != 0 ? making : pidOf(name, kPrefix);
     if (pid == 0) continue;
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
       continue;
     }
-    if (!ownerEnded(it->path(), pid)) continue;
+    if (making != 0 ? !processEnded(pid) : !ownerEnded(it->path(), pid)) continue;
     std::error_code rm;
     fs::remove_all(it->path(), rm);
     if (!rm) ++swept;
@@ -83,18 +90,20 @@ ProcessTempDir::ProcessTempDir() {
   const char* env = std::getenv("TMPDIR");
   const fs::path base = env && *env ? fs::path(env) : fs::path("/tmp");
   swept_ = sweepStale(base);
-  std::string tmpl =
-      (base / (std::string(kPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) {
+  const std::string pid = std::to_string(::getpid());
+  std::string made = (base / (std::string(kNewPrefix) + pid + "-XXXXXX")).string();
+  if (::mkdtemp(made.data()) == nullptr) {
     error_ = "cannot create a temporary directory under " + base.string() + ": " +
              std::error_code(errno, std::generic_category()).message();
     return;
   }
-  path_ = tmpl;
   // Held until the process ends: other servers' sweeps leave the directory alone while it is.
-  lock_fd_ = ::open((fs::path(path_) / kLockFile).c_str(),
-                    O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+  lock_fd_ =
+      ::open((fs::path(made) / kLockFile).c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  const std::string suffix = made.substr(made.size() - 6);
+  const std::string named = (base / (std::string(kPrefix) + pid + "-" + suffix)).string();
+  path_ = ::rename(made.c_str(), named.c_str()) == 0 ? named : made;
   ::setenv("TMPDIR", path_.c_str(), 1);
 }
 

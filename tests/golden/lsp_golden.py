@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET = "samples/agile/iteration_service.cc"
@@ -69,6 +70,21 @@ class Lsp:
                 self.send({"jsonrpc": "2.0", "id": m["id"], "result": None})
             elif "method" in m:
                 self.notes.append(m)
+
+    def wait_note(self, match, probe, seconds=120):
+        """The first notification for which match(note) holds, or None after `seconds`. The
+        server publishes diagnostics from its worker after the build that answered the first
+        request, so they may come after later responses; each probe() (a request) reads what
+        the server sent before its answer."""
+        deadline = time.monotonic() + seconds
+        while True:
+            for n in self.notes:
+                if match(n):
+                    return n
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+            probe()
 
     def notify(self, method, params):
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
@@ -132,6 +148,9 @@ def lsp_output(lsp_bin, root, compile_db):
                 if value is not None and value != last:
                     out.append(f"-- {n + 1}:{m.start() + 1}\n{value}")
                 last = value
+        lsp.wait_note(lambda m: m["method"] == "textDocument/publishDiagnostics"
+                      and m["params"]["uri"] == uri,
+                      lambda: lsp.call("textDocument/codeLens", doc))
         diags = [m["params"] for m in lsp.notes
                  if m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
         out.append("== diagnostics")

@@ -360,6 +360,10 @@ TEST_F(LspE2E, TemporaryFilesGoWithTheServerOnSigtermAndAfterAKill) {
   ASSERT_GE(held_lock, 0);
   ASSERT_EQ(::flock(held_lock, LOCK_EX | LOCK_NB), 0);
   std::ofstream(reused + "/.lock") << "";
+  // One a server was still making (named before its lock is taken) when it was killed.
+  const std::string unfinished =
+      tmp + "/perfhat-lsp-new-" + std::to_string(endedProcess()) + "-New123";
+  fs::create_directory(unfinished);
 
   const char* old_tmpdir = std::getenv("TMPDIR");
   const std::string saved = old_tmpdir ? old_tmpdir : "";
@@ -374,6 +378,7 @@ TEST_F(LspE2E, TemporaryFilesGoWithTheServerOnSigtermAndAfterAKill) {
   EXPECT_TRUE(fs::exists(live)) << "a running process's directory was removed";
   EXPECT_TRUE(fs::exists(held)) << "a directory whose lock is held was removed";
   EXPECT_FALSE(fs::exists(reused)) << "a directory whose lock nobody holds stays";
+  EXPECT_FALSE(fs::exists(unfinished)) << "a killed server's unfinished directory stays";
   ::close(held_lock);
 
   // An include gives the file a preamble; libclang builds it at the first reparse.
