@@ -86,12 +86,23 @@ void Builder::walkAlgorithmLambda(CXCursor c, CXCursor ref, FnCtx& ctx, int pare
     n.producer_mangled = info.mangled;
   }
   const int id = addNode(ctx, std::move(n), parent, arm);
-  // The lambda's own lambdas are functions of the lambda's (buildLambda adds them).
-  std::vector<FunctionInfo> nested;
-  for (CXCursor child : children(lambda)) {
-    if (child.kind == CXCursor_ParmDecl) continue;
-    walk(child, ctx, id, 0, nested);
-  }
+  // Only the body runs per element: a capture's initialiser runs once, where the lambda is
+  // made, and is walked there (walkChildren of the call). The body is walked in this function's
+  // context without counting its loops or lambdas here (they are the lambda's, and buildLambda
+  // keys and counts them), so a nesting of algorithm lambdas is walked once per enclosing
+  // function, not twice per level.
+  CXCursor body = clang_getNullCursor();
+  for (CXCursor child : children(lambda))
+    if (child.kind == CXCursor_CompoundStmt) body = child;
+  if (clang_Cursor_isNull(body)) return;
+  const bool was_in = ctx.in_algorithm_lambda;
+  const int loops = ctx.loop_counter, lambdas = ctx.lambda_counter;
+  ctx.in_algorithm_lambda = true;
+  std::vector<FunctionInfo> none;  // stays empty: no lambda is built in this walk
+  walk(body, ctx, id, 0, none);
+  ctx.in_algorithm_lambda = was_in;
+  ctx.loop_counter = loops;
+  ctx.lambda_counter = lambdas;
 }
 
 }  // namespace perfhat::analysis::ast_walk

@@ -237,7 +237,7 @@ void Builder::walkAt(CXCursor c, FnCtx& ctx, int parent, int arm,
                      std::vector<FunctionInfo>& lambdas) {
   switch (c.kind) {
     case CXCursor_LambdaExpr:
-      buildLambda(c, ctx, lambdas);
+      if (!ctx.in_algorithm_lambda) buildLambda(c, ctx, lambdas);
       return;
     case CXCursor_ClassDecl:
     case CXCursor_StructDecl:
@@ -245,7 +245,7 @@ void Builder::walkAt(CXCursor c, FnCtx& ctx, int parent, int arm,
     case CXCursor_ClassTemplate:
       // A class declared inside the function: its members are functions of their own (keyed
       // under the enclosing function's key), not part of this body's cost.
-      buildClassMembers(c, ctx.fn.file, lambdas);
+      if (!ctx.in_algorithm_lambda) buildClassMembers(c, ctx.fn.file, lambdas);
       return;
     case CXCursor_CallExpr:
       walkCall(c, ctx, parent, arm, lambdas);

@@ -160,6 +160,7 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.callee_mangled = info.mangled;
     n.callee_name = spelling(c);
     if (n.callee_name.empty()) n.callee_name = spelling(ref);
+    n.via_lambda = ctx.in_algorithm_lambda;
     n.callee_in_workspace = info.in_workspace;
     n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
     if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
@@ -177,6 +178,7 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.callee_name = std::move(indirect.name);
     n.callee_indirect = true;
     n.callee_params = std::move(indirect.params);
+    n.via_lambda = ctx.in_algorithm_lambda;
     addNode(ctx, std::move(n), parent, arm);
   }
   walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children

@@ -223,7 +223,8 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
   n.range = toRange(clang_getCursorExtent(c));
   n.hint = c.kind == CXCursor_DoStmt ? n.range.end
                                      : toPosition(clang_getRangeStart(clang_getCursorExtent(body)));
-  n.loop_ordinal = ctx.loop_counter++;
+  // A loop in an algorithm's lambda is the lambda's loop in production's records.
+  n.loop_ordinal = ctx.in_algorithm_lambda ? -1 : ctx.loop_counter++;
   int line = n.range.start.line;
   // On the loop's line, or alone on the line above (not another statement's comment).
   std::optional<IterationsAnnotation> a;

@@ -91,7 +91,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
   analysing_deployed_ = false;
   in_progress_.insert(fn.key);  // the nested analysis of the same key released it
 
-  const std::vector<std::string> now_path = nodePaths(fn), old_path = nodePaths(old);
+  const std::vector<std::string> now_path = nodePaths(fn, old), old_path = nodePaths(old, fn);
   std::unordered_map<std::string, std::vector<int>> old_calls;
   for (const Node& o : old.nodes)
     if (o.kind == NodeKind::Call) old_calls[old_path[o.id]].push_back(o.id);

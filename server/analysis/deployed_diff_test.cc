@@ -205,6 +205,84 @@ int total(const Repo& r, int story) {
   EXPECT_NEAR(owners->executions, 45, 1e-6);
 }
 
+// Production records a call inside an algorithm's lambda under the lambda: with f's own call of
+// the same callee, and without any site from f, unchanged code adds nothing to f's measurement.
+TEST(DeployedDiffTest, CallsInAnAlgorithmsLambdaAreNotNewOrExtraCallsOfTheFunction) {
+  TestTU t;
+  t.code = R"src(
+#include <algorithm>
+#include "repo.h"
+int total(const Repo& r, int story) {
+  const auto tasks = r.tasks(story);
+  int sum = r.effort(story);
+  std::for_each(tasks.begin(), tasks.end(),
+                [&](const Task& x) { sum += r.effort(x.id) + r.owner(x.id); });
+  return sum;
+}
+)src";
+  t.headers = {{"repo.h", kHeader}};
+  const std::string lambda = kFn + "::lambda#1";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {callSite(kFn, 0.5 * kMs, 1), callSite(lambda, 0.5 * kMs, 1)};
+  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  owner.callsites = {callSite(lambda, 0.1 * kMs, 1)};
+  FeedbackItem total = measured(kFn, 30 * kMs);
+  InMemoryFeedback view({tasks, effort, owner, total});
+  auto b = t.build();
+  SnapshotPtr snap = analyze(b->unit, view, t.options, 0);
+  const FunctionInfo* f = findFunction(*snap, kFn);
+  ASSERT_NE(f, nullptr);
+  int in_lambda = 0;
+  for (const Node& n : f->nodes) in_lambda += n.kind == NodeKind::Call && n.via_lambda;
+  EXPECT_EQ(in_lambda, 2);  // the calls are still modelled in f, per element
+  EXPECT_TRUE(f->added.empty()) << f->added.size() << " added, first on "
+                                << f->nodes[f->added.front().node].callee_name;
+}
+
+// Two locals holding results of the same producer are two collections: a call moved from the
+// loop over one to the loop over the other moves (one gone, one new), it is not kept.
+TEST(DeployedDiffTest, CallMovedBetweenLoopsOverTwoResultsOfOneProducerIsNotKept) {
+  const char* before = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  const auto xs = r.tasks(story);
+  const auto ys = r.tasks(story + 1);
+  for (const Task& x : xs) sum += r.effort(x.id);
+  for (const Task& y : ys) sum += y.id;
+  return sum;
+}
+)src";
+  const char* after = R"src(
+#include "repo.h"
+int total(const Repo& r, int story) {
+  int sum = 0;
+  const auto xs = r.tasks(story);
+  const auto ys = r.tasks(story + 1);
+  for (const Task& x : xs) sum += x.id;
+  for (const Task& y : ys) sum += r.effort(y.id);
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.callsites = {callSite(kFn, 1 * kMs, 2)};
+  tasks.result_size = SizeStats{45, 60};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {callSite(kFn, 0.5 * kMs, 45)};
+  FeedbackItem total = measured(kFn, 25 * kMs);
+  InMemoryFeedback view({tasks, effort, total});
+  Both b = analyseAgainst(before, after, view);
+  const FunctionInfo* f = findFunction(*b.snap, kFn);
+  ASSERT_NE(f, nullptr);
+  int removed = 0, added = 0;
+  for (const AddedCost& a : f->added) ++(a.status == AddedCost::Status::Removed ? removed : added);
+  EXPECT_EQ(removed, 1);
+  EXPECT_EQ(added, 1);
+}
+
 TEST(DeployedDiffTest, CallMovedIntoALoopIsOneGoneAndOneNew) {
   const char* before = R"src(
 #include "repo.h"

@@ -86,8 +86,10 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
   std::vector<MatchResult> callee(fn.nodes.size());
   std::unordered_map<std::string, const CallSiteStats*> measured_site;  // by callee key
   std::unordered_map<std::string, int> calls_of;
+  // A call inside an algorithm's lambda is the lambda's in production's records (a site from
+  // this function is another call's): it is not among this function's counted calls.
   for (const Node& n : fn.nodes)
-    if (n.kind == NodeKind::Call) ++calls_of[n.callee_key];
+    if (n.kind == NodeKind::Call && !n.via_lambda) ++calls_of[n.callee_key];
   std::vector<bool> has_site(fn.nodes.size(), false);  // calls with a site from this caller
   std::vector<int> to_infer;
   std::deque<int> queue{0};
@@ -129,7 +131,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
           // Only data of this very callee counts its calls: a site matched across overloads
           // (`operator<<` for another argument type) counts the other overloads' calls. A call
           // moved to a new place (behind a new `continue` guard) is not counted where it was.
-          if (function_measured && calls_of[n.callee_key] == 1 &&
+          if (function_measured && !n.via_lambda && calls_of[n.callee_key] == 1 &&
               callee[id].how != MatchKind::Overloads && at_deployed_place[id])
             n.production_calls = site->calls_per_parent;
           if (!n.callee_indirect) measured_site[n.callee_key] = site;
@@ -259,6 +261,8 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     // A call production measured from here (a repeated call costed at its loaded outcome) is
     // not new: the check of calls beyond production's count below covers it.
     if (has_site[n.id]) continue;
+    // Production measured it within the lambda, whose time this function's measurement holds.
+    if (n.via_lambda) continue;
     AddedCost a = addedCost(n.estimate, executionFactors(fn, n));
     a.node = n.id;
     a.room_ns = room;
@@ -277,6 +281,7 @@ FunctionInfo Inference::analyzeFunction(const FunctionInfo& input) {
     const Node* any = nullptr;
     for (const Node& n : fn.nodes) {
       if (n.kind != NodeKind::Call || n.callee_key != key) continue;
+      if (n.via_lambda) continue;  // counted under the lambda's site
       const std::vector<CostFactor> f = executionFactors(fn, n);
       expected += product(f, false);
       expected_data += product(f, true);

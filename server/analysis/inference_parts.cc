@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "common/function_key.h"
 #include "server/analysis/inference_parts.h"
@@ -188,10 +189,24 @@ Estimate negligibleEstimate(NodeKind kind, const std::string& function) {
   return e;
 }
 
+namespace {
+
+// Producers a loop of `f` ranges over by calling them directly (`for (t : r.tasks())`).
+void addDirectProducers(const FunctionInfo& f, std::set<std::string>& out) {
+  for (const Node& n : f.nodes)
+    if (n.kind == NodeKind::Loop && !n.producer_key.empty() && n.range_var_name.empty())
+      out.insert(n.producer_key);
+}
+
+}  // namespace
+
 // Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
 // of its parent. Two versions of a function share a node exactly when they share its path, so a
 // call moved into a loop or behind a guard is one call gone and one call new.
-std::vector<std::string> nodePaths(const FunctionInfo& f) {
+std::vector<std::string> nodePaths(const FunctionInfo& f, const FunctionInfo& other) {
+  std::set<std::string> direct;
+  addDirectProducers(f, direct);
+  addDirectProducers(other, direct);
   std::vector<std::string> path(f.nodes.size());
   for (const Node& n : f.nodes) {  // pre-order: a parent precedes its children
     std::string own;
@@ -205,8 +220,9 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
       case NodeKind::Loop:
         // A loop is the collection it goes over: a range over a local holding a producer's
         // result is the same loop as one over the producer's call (or an algorithm's over it).
+        // Two locals holding results of the same producer are two collections.
         own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
-              (n.producer_key.empty() ? n.range_var_name : std::string());
+              (direct.count(n.producer_key) > 0 ? std::string() : n.range_var_name);
         break;
       case NodeKind::Branch:
         own = "B" + std::to_string(n.branch_arms);
@@ -219,7 +235,8 @@ std::vector<std::string> nodePaths(const FunctionInfo& f) {
 }
 
 std::vector<bool> callsAtDeployedPlace(const FunctionInfo& now, const FunctionInfo& deployed) {
-  const std::vector<std::string> now_path = nodePaths(now), old_path = nodePaths(deployed);
+  const std::vector<std::string> now_path = nodePaths(now, deployed),
+                                 old_path = nodePaths(deployed, now);
   std::unordered_map<std::string, int> old_calls;
   for (const Node& o : deployed.nodes)
     if (o.kind == NodeKind::Call) ++old_calls[old_path[o.id]];

@@ -70,8 +70,10 @@ Estimate negligibleEstimate(NodeKind kind, const std::string& function = "");
 Distribution subtractDist(const Distribution& a, const Distribution& b);
 // Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
 // of its parent. Two versions of a function share a node exactly when they share its path, so a
-// call moved into a loop or behind a guard is one call gone and one call new.
-std::vector<std::string> nodePaths(const FunctionInfo& f);
+// call moved into a loop or behind a guard is one call gone and one call new. `other` is the
+// version `f` is compared with: a loop over a local holding a producer's result is named by
+// its producer alone when either version ranges over that producer's call directly.
+std::vector<std::string> nodePaths(const FunctionInfo& f, const FunctionInfo& other);
 // Per node of `now`: whether it is a call with a counterpart in `deployed` at the same place (the
 // same path, paired in source order as the diff pairs them). Production's count of a call from
 // this function describes the call where production ran it: a call at a new place (behind a new

@@ -139,6 +139,9 @@ struct Node {
   // key): resolved like a virtual call, from what production ran from this function that it does
   // not call as written, among functions taking `callee_params` (canonical; "" = any).
   bool callee_indirect = false;
+  // A call inside a lambda passed to a standard algorithm (ast_algorithms.cc): production
+  // records its caller as the lambda, so the enclosing function has no call site for it.
+  bool via_lambda = false;
   std::string callee_params;
 
   // Loops.

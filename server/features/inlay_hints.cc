@@ -179,6 +179,9 @@ std::vector<InlayHint> inlayHints(const Snapshot& s, const Range& range, const O
     if (!detail::overlaps(f.range, range)) continue;
     for (const analysis::Node& n : f.nodes) {
       if (!detail::within(range, n.hint) || !detail::profileShows(f, n, o)) continue;
+      // A call in an algorithm's lambda, modelled in f's loop, has its hint from the lambda's
+      // own function at the same place; f's loop hint carries the per-element total.
+      if (n.via_lambda) continue;
       detail::HintText t = detail::hintText(s, f, n, o);
       InlayHint h;
       h.position = n.hint;

@@ -37,6 +37,17 @@ TEST(FeaturesInlayHints, T4NestedLoopsShowTheProduct) {
   EXPECT_THAT(hints[1].tooltip, HasSubstr("p50 3 ms · p99 9 ms · 1.2k calls/min"));
 }
 
+// A call inside an algorithm's lambda is a node of f's loop and of the lambda's function at the
+// same place: the lambda's shows the hint, f's does not add a second one.
+TEST(FeaturesInlayHints, ACallInAnAlgorithmsLambdaHasNoSecondHintFromTheFunction) {
+  T4 t;
+  t.snapshot.functions[0].nodes[t.tasks].via_lambda = true;
+  const std::vector<InlayHint> hints = inlayHints(t.snapshot, everything(), Options());
+  EXPECT_THAT(labels(hints),
+              ElementsAre("~⏱ 4.13 s (prod 410 ms)", "⏱ 3 ms", "≈ 3.87 s (100 × 38.7 ms)",
+                          "⏱ 1.5 ms", "≈ 37.2 ms (3 × 12.4 ms)"));
+}
+
 TEST(FeaturesInlayHints, HonoursTheRequestedRange) {
   const T4 t;
   // Only lines 6–7: the inner loop and the getter.

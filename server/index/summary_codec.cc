@@ -38,6 +38,7 @@ void nodeFields(N& n, F&& f) {
   f("cs", n.callee_system);
   f("cv", n.callee_virtual);
   f("ci", n.callee_indirect);
+  f("vl", n.via_lambda);
   f("cp", n.callee_params);
   f("lk", n.loop_kind);
   f("lo", n.loop_ordinal, -1);
