@@ -59,6 +59,13 @@ const FunctionInfo* findFunction(const ParsedUnit& u, const std::string& key) {
   return nullptr;
 }
 
+std::vector<std::string> keysOf(const ParsedUnit& u) {
+  std::vector<std::string> keys;
+  for (const auto& f : u.functions)
+    if (!f.implicit) keys.push_back(f.key);  // implicit_members_test.cc
+  return keys;
+}
+
 std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind) {
   std::vector<const Node*> out;
   for (const auto& n : f.nodes)

@@ -35,6 +35,8 @@ const FunctionInfo* findFunction(const Snapshot& s, const std::string& key);
 const FunctionInfo* findFunction(const ParsedUnit& u, const std::string& key);
 // Nodes of a kind in pre-order.
 std::vector<const Node*> nodesOfKind(const FunctionInfo& f, NodeKind kind);
+// The keys of the unit's functions as written (implicit members left out).
+std::vector<std::string> keysOf(const ParsedUnit& u);
 // The first call node of `f` in pre-order, or nullptr.
 const Node* firstCall(const FunctionInfo& f);
 
