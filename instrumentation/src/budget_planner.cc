@@ -368,9 +368,13 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   const double fixed_per_s = wall > 0 ? fixed / wall : 0;
   const double process_per_s = wall > 0 ? process / wall : 0;
   const std::vector<ClassPlan> classes = classRates();
-  const double allowed = std::max(0.0, opt_.budget_share * process_per_s * governor_ - fixed_per_s);
+  // What the plans may spend once the collector's fixed part is paid; when that part alone is
+  // over the budget, no plan keeps to it, and the plan says so.
+  const double left = opt_.budget_share * process_per_s * governor_ - fixed_per_s;
+  const double allowed = std::max(0.0, left);
   Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
                              opt_.max_probe_hz, opt_.min_fraction);
+  if (left < 0) candidate.over_budget = true;
   candidate.governor = governor_;
   candidate.measured_overhead = plan_.measured_overhead;
   candidate.measured_overhead_mean = plan_.measured_overhead_mean;

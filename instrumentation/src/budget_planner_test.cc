@@ -168,6 +168,24 @@ TEST(BudgetPlanner, GovernorScalesDownWhenTheMeasuredCostIsOverBudget) {
   EXPECT_GE(measured, o.budget_share * (1 - 2 * o.governor_band));  // and not starved either
 }
 
+// The collector's fixed part alone (waking, phase-1 export) costs more than the budget: nothing
+// is left for any class, and the plan says it is over budget rather than within it.
+TEST(BudgetPlanner, AFixedCollectorCostOverTheBudgetIsOverBudget) {
+  for (bool probing : {true, false}) {
+    PlannerOptions o;
+    o.budget_share = 0.01;
+    o.probing = probing;
+    Planner planner(o);
+    std::mt19937 rng(5);
+    WindowCost w = second(0.02);
+    w.fixed_cpu_s = 0.02;  // 2 % of the CPU, twice the budget
+    for (int i = 0; i < 5; ++i) planner.observe(stationary(0, rng), w, kCosts);
+    const Plan& p = planner.plan();
+    EXPECT_TRUE(p.over_budget) << (probing ? "probing" : "rates");
+    EXPECT_EQ(p.max_f, 0) << (probing ? "probing" : "rates");
+  }
+}
+
 // One dear window (10 % of the CPU, a start-up burst) among windows at 0.4 %: its mean over the
 // sliding window is over the 1 % budget for ten windows. The governor cuts once, by the measured
 // excess, and then measures what the cut plan costs; cutting again at every window while the
