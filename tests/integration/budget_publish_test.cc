@@ -97,8 +97,14 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
   ASSERT_EQ(s["classes"].size(), 2u);
   for (const json& k : s["classes"]) {
     if (k["name"] == "hot") EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
-    // The cheap class is traced whenever the collector's own cost leaves room for anything.
-    if (k["name"] == "cold") EXPECT_TRUE(k["traced"].get<bool>() || s["over_budget"].get<bool>());
+    // The cheap class is traced whenever what the collector's own cost leaves of the budget
+    // pays for tracing it (detection and report of each of its calls).
+    if (k["name"] == "cold") {
+      const double price = k["frequency_hz"].get<double>() *
+                           (s["detect_ns"].get<double>() + s["report_ns"].get<double>()) * 1e-9;
+      EXPECT_TRUE(k["traced"].get<bool>() || s["over_budget"].get<bool>() ||
+                  s["allowed_cpu_per_s"].get<double>() < price);
+    }
     EXPECT_GT(k["frequency_hz"].get<double>(), 0);
   }
   double hot_cpu = 0;
