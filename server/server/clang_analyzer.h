@@ -4,6 +4,7 @@
 // references, then specification + inference (server/analysis/analyze.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -65,6 +66,9 @@ class ClangAnalyzer : public Analyzer {
   const Split& lastSplit() const { return split_; }
   // How many parses and reparses have run on the parse thread (parse_thread.h).
   size_t parseThreadRuns() const { return parse_thread_.runs(); }
+  // Open documents holding a libclang translation unit now (at most the configured
+  // maxParsedDocuments).
+  size_t parsedDocuments() const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -75,9 +79,13 @@ class ClangAnalyzer : public Analyzer {
   struct Entry {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
-    bool reparsed = false;  // the last build reparsed `tu`
+    bool reparsed = false;    // the last build reparsed `tu`
+    uint64_t last_built = 0;  // build_clock_ at its last build: the least recent gives up `tu`
     WalkCache headers;
   };
+  // Releases the translation units of the least recently built documents other than `keep`
+  // until at most max_parsed_ hold one.
+  void releaseIdleUnits(const std::string& keep);
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked
   // once per revision, not at every keystroke.
@@ -113,6 +121,8 @@ class ClangAnalyzer : public Analyzer {
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;
   std::map<std::string, Entry> tus_;
+  size_t max_parsed_ = Config().max_parsed_documents;
+  uint64_t build_clock_ = 0;
   ParseThread parse_thread_;  // libclang's parses of tus_ (parse_thread.h)
   Split split_;
   DeployedSource deployed_source_;
