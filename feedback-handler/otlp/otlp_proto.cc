@@ -86,6 +86,22 @@ class Reader {
   const char* end_;
 };
 
+// Calls on(bytes) for each occurrence of the embedded message `field` in the message `data`,
+// in order; every other field is skipped.
+template <class On>
+void eachMessage(std::string_view data, uint32_t field, On&& on) {
+  Reader r(data);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == field) {
+      r.expect(w, kLen);
+      on(r.bytes());
+    } else {
+      r.skip(w);
+    }
+  }
+}
+
 // Length-delimited field into `into`, reusing its capacity.
 void str(Reader& r, uint32_t wire, std::string& into) {
   r.expect(wire, kLen);
@@ -161,16 +177,7 @@ void keyValue(std::string_view data, Attributes& attrs, size_t& used) {
 Attributes resource(std::string_view data) {
   Attributes attrs;
   size_t used = 0;
-  Reader r(data);
-  uint32_t f, w;
-  while (r.next(f, w)) {
-    if (f == 1) {
-      r.expect(w, kLen);
-      keyValue(r.bytes(), attrs, used);
-    } else {
-      r.skip(w);
-    }
-  }
+  eachMessage(data, 1, [&](std::string_view kv) { keyValue(kv, attrs, used); });
   return attrs;
 }
 
@@ -255,16 +262,7 @@ void span(std::string_view data, size_t res, Decoder& d) {
 }
 
 void scopeSpans(std::string_view data, size_t res, Decoder& d) {
-  Reader r(data);
-  uint32_t f, w;
-  while (r.next(f, w)) {
-    if (f == 2) {
-      r.expect(w, kLen);
-      span(r.bytes(), res, d);
-    } else {
-      r.skip(w);
-    }
-  }
+  eachMessage(data, 2, [&](std::string_view sp) { span(sp, res, d); });
 }
 
 void resourceSpans(std::string_view data, Decoder& d) {
@@ -294,16 +292,7 @@ void decodeProtobuf(std::string_view body, ExportRequest& out) {
   out.rejection_reason.clear();
   Decoder d{out};
   try {
-    Reader r(body);
-    uint32_t f, w;
-    while (r.next(f, w)) {
-      if (f == 1) {
-        r.expect(w, kLen);
-        resourceSpans(r.bytes(), d);
-      } else {
-        r.skip(w);
-      }
-    }
+    eachMessage(body, 1, [&](std::string_view rs) { resourceSpans(rs, d); });
   } catch (...) {
     out.spans.clear();  // no half-decoded request
     throw;
