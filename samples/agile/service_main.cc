@@ -18,6 +18,7 @@
 #include "samples/agile/cli.h"
 #include "samples/agile/database.h"
 #include "samples/agile/instrumentation.h"
+#include "samples/agile/listen_option.h"
 #include "samples/agile/report_api.h"
 #include "samples/agile/seed.h"
 #include "samples/agile/serve.h"
@@ -36,9 +37,7 @@ int main(int argc, char** argv) {
   long threads = 8;
   bool tcp_nodelay = false;
   long report_max_age = 5;
-  app.add_option("--listen", listen_text,
-                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
-      ->capture_default_str();
+  agile::addListenOption(app, listen_text);
   app.add_option("--db", db_path, "SQLite file; created and seeded with the demo dataset if empty")
       ->required();
   app.add_option("--userdir", userdir,
@@ -58,9 +57,7 @@ int main(int argc, char** argv) {
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
-  const auto listen = agile::cli::parseHostPort(listen_text);
-  if (!listen)
-    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
+  const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
 
   const sigset_t stop_signals = agile::blockStopSignals();
 
@@ -85,7 +82,7 @@ int main(int argc, char** argv) {
     agile::ReportService reports(db, std::chrono::seconds(report_max_age));
     agile::ReportApi report_api(reports);
     report_api.registerRoutes(server);
-    if (!agile::serveUntilStopped(server, *listen, "agile-service", stop_signals)) return 1;
+    if (!agile::serveUntilStopped(server, listen, "agile-service", stop_signals)) return 1;
   } catch (const std::exception& e) {
     std::cerr << "agile-service: " << e.what() << "\n";
     return 1;

@@ -14,6 +14,7 @@
 
 #include "common/cli.h"
 #include "samples/agile/cli.h"
+#include "samples/agile/listen_option.h"
 #include "samples/agile/serve.h"
 #include "samples/agile/user_directory.h"
 
@@ -26,9 +27,7 @@ int main(int argc, char** argv) {
   std::string listen_text = "127.0.0.1:0";
   long latency = 800;
   long users = 40;
-  app.add_option("--listen", listen_text,
-                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
-      ->capture_default_str();
+  agile::addListenOption(app, listen_text);
   app.add_option("--latency-us", latency, "delay before each answer (us)")
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
@@ -36,9 +35,7 @@ int main(int argc, char** argv) {
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
-  const auto listen = agile::cli::parseHostPort(listen_text);
-  if (!listen)
-    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
+  const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
   const sigset_t stop_signals = agile::blockStopSignals();
 
   httplib::Server server;
@@ -68,6 +65,6 @@ int main(int argc, char** argv) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
     response.set_content("ok\n", "text/plain");
   });
-  if (!agile::serveUntilStopped(server, *listen, "agile-userdir", stop_signals)) return 1;
+  if (!agile::serveUntilStopped(server, listen, "agile-userdir", stop_signals)) return 1;
   return 0;
 }
