@@ -2,6 +2,7 @@
 // opentelemetry/proto/collector/trace/v1/trace_service.proto (no libprotobuf dependency).
 // Unknown fields are skipped per proto3 rules; every read is bounds-checked, so truncated or
 // garbage input is an OtlpError, never an out-of-bounds read.
+#include <cstddef>
 #include <cstring>
 
 #include "feedback-handler/otlp/otlp.h"
@@ -29,20 +30,8 @@ class Reader {
     }
     fail("varint too long");
   }
-  uint64_t fixed64() {
-    if (end_ - p_ < 8) fail("truncated fixed64");
-    uint64_t v;
-    std::memcpy(&v, p_, 8);
-    p_ += 8;
-    return v;
-  }
-  uint32_t fixed32() {
-    if (end_ - p_ < 4) fail("truncated fixed32");
-    uint32_t v;
-    std::memcpy(&v, p_, 4);
-    p_ += 4;
-    return v;
-  }
+  uint64_t fixed64() { return fixed<uint64_t>("truncated fixed64"); }
+  uint32_t fixed32() { return fixed<uint32_t>("truncated fixed32"); }
   std::string_view bytes() {
     uint64_t n = varint();
     if (n > static_cast<uint64_t>(end_ - p_)) fail("length-delimited field runs past the end");
@@ -82,6 +71,17 @@ class Reader {
   }
 
  private:
+  // proto3 fixed64/fixed32: sizeof(T) little-endian bytes, copied as they are (as before: the
+  // decoder assumes a little-endian host).
+  template <class T>
+  T fixed(const char* truncated) {
+    if (end_ - p_ < static_cast<std::ptrdiff_t>(sizeof(T))) fail(truncated);
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+
   const char* p_;
   const char* end_;
 };
