@@ -95,6 +95,15 @@ void addOptions(CLI::App& app, Args& a) {
         name, [&into](double v) { into = static_cast<std::remove_reference_t<decltype(into)>>(v); },
         help);
   };
+  // A std::chrono duration field, given as a whole number of its units.
+  auto duration = [&](const char* name, auto& into, const char* help) {
+    onNumber(
+        name,
+        [&into](double v) {
+          into = std::remove_reference_t<decltype(into)>(static_cast<int64_t>(v));
+        },
+        help);
+  };
   app.add_option("--mode", a.mode,
                  "deployed|local. deployed: OTLP ingest + read API; local: pulls --upstream(s)");
   app.add_option("--listen", a.listen,
@@ -156,22 +165,15 @@ void addOptions(CLI::App& app, Args& a) {
         "threads reading and writing one large batchGet (2048 keys or more) in parallel, each on "
         "its own SQLite read connection (default 0: one per core, at most 4; 1 = the request's "
         "own thread only)");
-  onNumber(
-      "--commit-delay-us",
-      [&a](double v) {
-        a.commit.max_batch_delay = std::chrono::microseconds(static_cast<int64_t>(v));
-      },
-      "ingest group commit: wait up to N µs for more requests to share a durable commit "
-      "(default 0: requests that overlap a commit share the next one, no added latency)");
+  duration("--commit-delay-us", a.commit.max_batch_delay,
+           "ingest group commit: wait up to N µs for more requests to share a durable commit "
+           "(default 0: requests that overlap a commit share the next one, no added latency)");
   onNumber(
       "--commit-max-pending",
       [&a](double v) { a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(v)); },
       "ingest requests queued for the committer before clients block (default 256)");
-  onNumber(
-      "--checkpoint-ms",
-      [&a](double v) {
-        a.commit.checkpoint_interval = std::chrono::milliseconds(static_cast<int64_t>(v));
-      },
+  duration(
+      "--checkpoint-ms", a.commit.checkpoint_interval,
       "SQLite ingest write-behind: a request is acknowledged once its body is durable in the "
       "store's intake log; its aggregates are written at most N ms later (and before any read), "
       "each row once per checkpoint (default 1000; 0 = write every request's aggregates before "
