@@ -69,19 +69,26 @@ otlp::ExportRequest makeRequest(int spans, int functions, uint64_t seed) {
   return r;
 }
 
-void BM_DecodeProtobuf(benchmark::State& state) {
-  std::string body = otlp::encodeProtobuf(makeRequest(500, 50, 1));
-  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(otlp::decodeProtobuf(body));
+// Decoding a request of 500 spans, encoded by `encode`, with `decode`.
+template <class Encode, class Decode>
+void decodeBench(benchmark::State& state, Encode encode, Decode decode) {
+  const std::string body = encode(makeRequest(500, 50, 1));
+  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(decode(body));
   state.SetItemsProcessed(state.iterations() * 500);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+}
+
+void BM_DecodeProtobuf(benchmark::State& state) {
+  decodeBench(
+      state, [](const otlp::ExportRequest& r) { return otlp::encodeProtobuf(r); },
+      [](const std::string& b) { return otlp::decodeProtobuf(b); });
 }
 BENCHMARK(BM_DecodeProtobuf);
 
 void BM_DecodeJson(benchmark::State& state) {
-  std::string body = otlp::encodeJson(makeRequest(500, 50, 1));
-  for ([[maybe_unused]] auto _ : state) benchmark::DoNotOptimize(otlp::decodeJson(body));
-  state.SetItemsProcessed(state.iterations() * 500);
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+  decodeBench(
+      state, [](const otlp::ExportRequest& r) { return otlp::encodeJson(r); },
+      [](const std::string& b) { return otlp::decodeJson(b); });
 }
 BENCHMARK(BM_DecodeJson);
 

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "experiment/commands.h"
 #include "experiment/deploy.h"
 #include "experiment/lsp_proxy.h"
@@ -17,7 +18,8 @@ namespace ex = perfhat::experiment;
 int main(int argc, char** argv) {
   CLI::App app{
       "perfhat-experiment: design, analyse and report the controlled experiment of the "
-      "PerformanceHat paper (treatment: perfhat in the editor; control: a dashboard)"};
+      "PerformanceHat paper (treatment: perfhat in the editor; control: a dashboard)",
+      "perfhat-experiment"};
   app.set_version_flag("--version", std::string("perfhat-experiment ") + PERFHAT_VERSION);
   app.require_subcommand(1);
 
@@ -120,12 +122,7 @@ int main(int argc, char** argv) {
   o->add_option("server", overhead.server, "-- perfhat-lsp ARGS... (e.g. --feedback-file F)")
       ->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  perfhat::cli::parse(app, argc, argv);
   try {
     if (s->parsed()) return ex::runStats(stats, std::cout);
     if (d->parsed()) return ex::runDesign(design, std::cout);

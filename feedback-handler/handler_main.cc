@@ -14,11 +14,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/cli.h"
@@ -78,17 +80,29 @@ double number(const std::string& flag, const std::string& v) {
 }
 
 // The command line's options, with their help. Numbers are read as non-negative doubles (so
-// 1e6 works for sizes) and converted by the caller.
-struct NumberArgs {
-  double sync_max_response, max_connections, max_connections_per_peer, max_change_waiters;
-  double max_body, threads, read_threads, commit_delay_us, commit_max_pending, checkpoint_ms;
-};
-
-void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
+// 1e6 works for sizes); a count is stored as its field's type.
+void addOptions(CLI::App& app, Args& a) {
   using perfhat::cli::repeatable;
   const CLI::Validator number = perfhat::cli::nonNegativeNumber();
   auto num = [&](const char* name, double& into, const char* help) {
     app.add_option(name, into, help)->check(number);
+  };
+  auto onNumber = [&](const char* name, std::function<void(double)> set, const char* help) {
+    app.add_option_function<double>(name, std::move(set), help)->check(number);
+  };
+  auto count = [&](const char* name, auto& into, const char* help) {
+    onNumber(
+        name, [&into](double v) { into = static_cast<std::remove_reference_t<decltype(into)>>(v); },
+        help);
+  };
+  // A std::chrono duration field, given as a whole number of its units.
+  auto duration = [&](const char* name, auto& into, const char* help) {
+    onNumber(
+        name,
+        [&into](double v) {
+          into = std::remove_reference_t<decltype(into)>(static_cast<int64_t>(v));
+        },
+        help);
   };
   app.add_option("--mode", a.mode,
                  "deployed|local. deployed: OTLP ingest + read API; local: pulls --upstream(s)");
@@ -119,12 +133,12 @@ void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
   num("--sync-deadline", a.sync_deadline,
       "local mode: one upstream's whole pull ends after S seconds, however slowly it answers; "
       "pages already pulled are kept (default 120)");
-  num("--sync-max-response-bytes", n.sync_max_response,
-      "local mode: largest upstream answer after gunzip (default 256 MiB)");
+  count("--sync-max-response-bytes", a.sync_max_response,
+        "local mode: largest upstream answer after gunzip (default 256 MiB)");
   num("--retention-days", a.retention_days, "keep aggregates this long (default 30)");
   num("--range-hours", a.range_hours, "default read window (default 24)");
-  num("--max-body-bytes", n.max_body,
-      "largest request body on the wire (default 16 MiB) → else 413");
+  count("--max-body-bytes", a.max_body,
+        "largest request body on the wire (default 16 MiB) → else 413");
   num("--rate-limit", a.rate_limit,
       "requests/s per client (its token; without tokens, its address) (default 0 = unlimited) "
       "→ else 429");
@@ -132,31 +146,34 @@ void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
       "failed authentications allowed per client address, after a burst of 20 (default 12; 0 = "
       "unlimited) → else 429 before the token is checked. Behind a proxy, all clients share the "
       "proxy's address");
-  num("--threads", n.threads,
-      "connection threads kept ready (default 8); more start on demand, one per open "
-      "connection, and idle ones exit after 30 s");
-  num("--max-connections", n.max_connections,
-      "open connections in total (default 512) → else 503 and close");
-  num("--max-connections-per-peer", n.max_connections_per_peer,
-      "open connections per client address (default 256; 0 = no cap)");
+  count("--threads", a.threads,
+        "connection threads kept ready (default 8); more start on demand, one per open "
+        "connection, and idle ones exit after 30 s");
+  count("--max-connections", a.max_connections,
+        "open connections in total (default 512) → else 503 and close");
+  count("--max-connections-per-peer", a.max_connections_per_peer,
+        "open connections per client address (default 256; 0 = no cap)");
   num("--header-timeout-ms", a.header_timeout_ms,
       "a request's line and headers must arrive within N ms of its first byte (default 10000) "
       "→ else 408 and close");
   num("--body-timeout-ms", a.body_timeout_ms,
       "and its body within N ms after the headers (default 60000)");
   num("--keep-alive-ms", a.keep_alive_ms, "an idle connection is closed after N ms (default 5000)");
-  num("--max-change-waiters", n.max_change_waiters,
-      "parked GET /v1/changes?wait_ms= requests (default 64) → else 429");
-  num("--read-threads", n.read_threads,
-      "threads reading and writing one large batchGet (2048 keys or more) in parallel, each on "
-      "its own SQLite read connection (default 0: one per core, at most 4; 1 = the request's "
-      "own thread only)");
-  num("--commit-delay-us", n.commit_delay_us,
-      "ingest group commit: wait up to N µs for more requests to share a durable commit "
-      "(default 0: requests that overlap a commit share the next one, no added latency)");
-  num("--commit-max-pending", n.commit_max_pending,
+  count("--max-change-waiters", a.max_change_waiters,
+        "parked GET /v1/changes?wait_ms= requests (default 64) → else 429");
+  count("--read-threads", a.read_threads,
+        "threads reading and writing one large batchGet (2048 keys or more) in parallel, each on "
+        "its own SQLite read connection (default 0: one per core, at most 4; 1 = the request's "
+        "own thread only)");
+  duration("--commit-delay-us", a.commit.max_batch_delay,
+           "ingest group commit: wait up to N µs for more requests to share a durable commit "
+           "(default 0: requests that overlap a commit share the next one, no added latency)");
+  onNumber(
+      "--commit-max-pending",
+      [&a](double v) { a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(v)); },
       "ingest requests queued for the committer before clients block (default 256)");
-  num("--checkpoint-ms", n.checkpoint_ms,
+  duration(
+      "--checkpoint-ms", a.commit.checkpoint_interval,
       "SQLite ingest write-behind: a request is acknowledged once its body is durable in the "
       "store's intake log; its aggregates are written at most N ms later (and before any read), "
       "each row once per checkpoint (default 1000; 0 = write every request's aggregates before "
@@ -165,37 +182,11 @@ void addOptions(CLI::App& app, Args& a, NumberArgs& n) {
 
 Args parse(int argc, char** argv) {
   Args a;
-  NumberArgs n{static_cast<double>(a.sync_max_response),
-               static_cast<double>(a.max_connections),
-               static_cast<double>(a.max_connections_per_peer),
-               static_cast<double>(a.max_change_waiters),
-               static_cast<double>(a.max_body),
-               static_cast<double>(a.threads),
-               static_cast<double>(a.read_threads),
-               -1,
-               -1,
-               -1};
   CLI::App app(kAbout, "perfhat-handler");
   perfhat::cli::configure(app, PERFHAT_VERSION);
   app.footer(kFooter);
-  addOptions(app, a, n);
+  addOptions(app, a);
   perfhat::cli::parse(app, argc, argv);
-  a.sync_max_response = static_cast<size_t>(n.sync_max_response);
-  a.max_connections = static_cast<size_t>(n.max_connections);
-  a.max_connections_per_peer = static_cast<size_t>(n.max_connections_per_peer);
-  a.max_change_waiters = static_cast<size_t>(n.max_change_waiters);
-  a.max_body = static_cast<size_t>(n.max_body);
-  a.threads = static_cast<int>(n.threads);
-  a.read_threads = static_cast<int>(n.read_threads);
-  if (n.commit_delay_us >= 0) {
-    a.commit.max_batch_delay = std::chrono::microseconds(static_cast<int64_t>(n.commit_delay_us));
-  }
-  if (n.commit_max_pending >= 0) {
-    a.commit.max_pending = std::max<size_t>(1, static_cast<size_t>(n.commit_max_pending));
-  }
-  if (n.checkpoint_ms >= 0) {
-    a.commit.checkpoint_interval = std::chrono::milliseconds(static_cast<int64_t>(n.checkpoint_ms));
-  }
   if (a.mode != "deployed" && a.mode != "local") usageError("--mode must be deployed or local");
   if (a.store.empty()) usageError("--store PATH is required");
   if (a.listen.empty()) a.listen = a.mode == "deployed" ? "127.0.0.1:4318" : "127.0.0.1:4319";

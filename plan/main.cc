@@ -5,26 +5,41 @@
 //   functions)
 #include <CLI/CLI.hpp>
 
+#include "common/cli.h"
 #include "plan/commands.h"
 
 #ifndef PERFHAT_VERSION
 #define PERFHAT_VERSION "0.0.0"
 #endif
 
+namespace {
+
+// A subcommand that answers --version as the binary does.
+CLI::App* subcommand(CLI::App& app, const std::string& name, const std::string& about) {
+  CLI::App* sub = app.add_subcommand(name, about);
+  sub->set_version_flag("--version", app.version());
+  return sub;
+}
+
+// The probe inventory that variants and calibrate both draw from.
+void addUnitsOption(CLI::App* sub, std::string& path) {
+  sub->add_option("--units", path, "one function key a line ('#' comments)")->required();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace perfhat::plan;
-  const std::string version = std::string("perfhat-plan ") + PERFHAT_VERSION;
-  CLI::App app{"perfhat-plan: plan what perfhat collects under an overhead budget"};
-  app.set_version_flag("--version", version);
+  CLI::App app{"perfhat-plan: plan what perfhat collects under an overhead budget", "perfhat-plan"};
+  app.set_version_flag("--version", std::string("perfhat-plan ") + PERFHAT_VERSION);
   app.require_subcommand(1);
 
   BudgetOptions budget;
-  CLI::App* b = app.add_subcommand(
-      "budget",
+  CLI::App* b = subcommand(
+      app, "budget",
       "Which event classes to trace and which to sample under a budget of reported events "
       "(Metz, Lencevicius, Gonzalez). Prints JSON: traced set, per-class rates, information "
       "value, the 5 best alternatives.");
-  b->set_version_flag("--version", version);
   b->add_option("--classes", budget.classes_path,
                 "JSON array of {name, frequency_hz, duty_ratio, weight, min_rate_hz}")
       ->required();
@@ -40,13 +55,11 @@ int main(int argc, char** argv) {
               "with --probing above 20 classes: improve the approximation by add/drop/swap moves");
 
   VariantsOptions variants;
-  CLI::App* v = app.add_subcommand(
-      "variants",
-      "Distribute probes across program variants, at most --h-bound each (Diep, Elbaum, "
-      "Cohen). Prints the release manifest JSON.");
-  v->set_version_flag("--version", version);
-  v->add_option("--units", variants.units_path, "one function key a line ('#' comments)")
-      ->required();
+  CLI::App* v =
+      subcommand(app, "variants",
+                 "Distribute probes across program variants, at most --h-bound each (Diep, Elbaum, "
+                 "Cohen). Prints the release manifest JSON.");
+  addUnitsOption(v, variants.units_path);
   v->add_option("--h-bound", variants.h_bound, "probes per variant")->required();
   v->add_option("--variants", variants.variants, "number of variants")->required();
   v->add_option("--strategy", variants.strategy,
@@ -62,12 +75,11 @@ int main(int argc, char** argv) {
                 "replicas to assign variants to, round-robin (default: one per variant)");
 
   SimulateOptions simulate;
-  CLI::App* s = app.add_subcommand(
-      "simulate",
+  CLI::App* s = subcommand(
+      app, "simulate",
       "Replay a full-trace corpus (lines SITE<TAB>FUNCTION KEY) through a manifest's variant "
       "masks; prints coverage, top hot-spot identification and overhead against full tracing, "
       "for the variants, Dynamic (Bernoulli) sampling and Dynamic on top of the variants.");
-  s->set_version_flag("--version", version);
   s->add_option("--manifest", simulate.manifest_path, "release manifest of perfhat-plan variants")
       ->required();
   s->add_option("--trace", simulate.trace_path, "full trace: one SITE<TAB>FUNCTION KEY a line")
@@ -80,13 +92,11 @@ int main(int argc, char** argv) {
   s->add_option("--seed", simulate.seed, "random seed of the Dynamic sampling");
 
   CalibrateOptions calibrate;
-  CLI::App* c = app.add_subcommand(
-      "calibrate",
+  CLI::App* c = subcommand(
+      app, "calibrate",
       "Find the h_bound that meets a target overhead: run the benchmark command without probes, "
       "then with k random units probed (PERFHAT_VARIANT_MANIFEST), bisecting k. Prints JSON.");
-  c->set_version_flag("--version", version);
-  c->add_option("--units", calibrate.units_path, "one function key a line ('#' comments)")
-      ->required();
+  addUnitsOption(c, calibrate.units_path);
   c->add_option("--target-overhead", calibrate.target_overhead,
                 "extra CPU share allowed, e.g. 0.05 for 5 %")
       ->required();
@@ -99,18 +109,7 @@ int main(int argc, char** argv) {
                 "the benchmark built without probes (default: the command with PERFHAT_ENABLED=0)");
   c->add_option("command", calibrate.command, "the benchmark command (after --)")->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "perfhat-plan: %s\n(see --help)\n", e.what());
-    return 2;
-  }
+  perfhat::cli::parse(app, argc, argv);
   if (b->parsed()) return runBudget(budget);
   if (s->parsed()) return runSimulate(simulate);
   if (c->parsed()) return runCalibrate(calibrate);

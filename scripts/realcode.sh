@@ -18,6 +18,7 @@
 # status 1 below --min-share (default 98) or on any regression warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/args.sh
 mode=long
 min_share=98
 while [ $# -gt 0 ]; do
@@ -25,16 +26,12 @@ while [ $# -gt 0 ]; do
     --short) mode=short ;;
     --medium) mode=medium ;;
     --min-share) min_share=${2:?--min-share needs a value}; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
-    *) echo "realcode.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) help_or_unknown "$1" 2,19 ;;
   esac
   shift
 done
-build=${PERFHAT_BUILD_DIR:-build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-fi
-cmake --build "$build" -j "${PERFHAT_JOBS:-2}" --target perfhat-handler perfhat-lsp perfhat \
-  perfhat_otlp perfhat_autoinstrument perfhat_xray
+source scripts/lib/build.sh
+build_targets "${PERFHAT_JOBS:-2}" perfhat-handler perfhat-lsp perfhat perfhat_otlp \
+  perfhat_autoinstrument perfhat_xray
 exec bash tests/realcode/run.sh --build "$build" --work "$build/realcode-$mode" --mode "$mode" \
   --min-share "$min_share"

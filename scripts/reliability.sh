@@ -14,24 +14,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/lib/args.sh
 mode=long
 seconds=120
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) mode=short ;;
     --seconds) seconds=${2:?--seconds needs a value}; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "reliability.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) help_or_unknown "$1" 2,13 ;;
   esac
   shift
 done
 
-build=${PERFHAT_BUILD_DIR:-build}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
-cmake --build "$build" -j"$(nproc)" --target perfhat-handler perfhat-lsp \
-  reliability_handler_test reliability_lsp_test reliability_report
+source scripts/lib/build.sh
+build_targets "$(nproc)" perfhat-handler perfhat-lsp reliability_handler_test reliability_lsp_test \
+  reliability_report
 
 out="$build/reliability"
 mkdir -p "$out"

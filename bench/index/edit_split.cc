@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "bench/index/middle_line_edit.h"
 #include "bench/index/percentile.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/feedback_view.h"
@@ -27,14 +28,11 @@ void line(const char* what, const std::vector<double>& v) {
 int runSplit(const std::string& db, const std::string& root, const std::string& file, int n,
              bool with_index) {
   setenv("LIBCLANG_NOTHREADS", "1", 1);  // libclang on this thread: its CPU clock covers it
-  auto text = index::readFile(file);
-  if (!text) return 1;
-  int lines = static_cast<int>(std::count(text->begin(), text->end(), '\n'));
-  size_t line_start = 0;
-  for (int l = 0; l < lines / 2; ++l) line_start = text->find('\n', line_start) + 1;
-  std::string with = *text;
-  with.insert(line_start, "/*x*/");  // odd edits add a comment in the middle line, even remove it
-  std::printf("%s: %d lines\n", file.c_str(), lines);
+  const auto edit = middleLineEdit(file);
+  if (!edit) return 1;
+  const std::string& original = edit->original;
+  const std::string& with = edit->edited;
+  std::printf("%s: %d lines\n", file.c_str(), edit->lines);
 
   server::Config cfg;
   cfg.compile_commands = std::filesystem::absolute(db).string();  // not relative to ROOT
@@ -50,9 +48,9 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
     return std::make_shared<analysis::InMemoryFeedback>();
   };
   auto cc = analysis::compileCommandFor(file, db, {});
-  auto bare = analysis::TranslationUnit::parse(file, *text, cc.args);
+  auto bare = analysis::TranslationUnit::parse(file, original, cc.args);
   std::vector<std::string> warnings;
-  auto first = analyzer.analyze({file, *text, 1}, fetch, warnings);
+  auto first = analyzer.analyze({file, original, 1}, fetch, warnings);
   const bool keep_snapshot = std::getenv("INDEX_BENCH_KEEP_SNAPSHOT") != nullptr;
   analysis::SnapshotPtr kept = keep_snapshot ? first : nullptr;
   for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
@@ -70,7 +68,7 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   int reused = 0;
   std::vector<double> main_reused, main_walked, implicit_reused;
   for (int i = 1; i <= n; ++i) {
-    const std::string& t = i % 2 ? with : *text;
+    const std::string& t = i % 2 ? with : original;
     double c0 = server::threadCpuMs();
     bare->reparse(t);
     bare_cpu.push_back(server::threadCpuMs() - c0);

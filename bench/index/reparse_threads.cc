@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench/index/middle_line_edit.h"
 #include "bench/index/percentile.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/translation_unit.h"
@@ -69,13 +70,10 @@ class TaskThread {
 
 int runReparseThreads(const std::string& db, const std::string& file, int n) {
   setenv("LIBCLANG_NOTHREADS", "1", 1);  // libclang on the calling thread
-  auto text = index::readFile(file);
-  if (!text) return 1;
-  int lines = static_cast<int>(std::count(text->begin(), text->end(), '\n'));
-  size_t line_start = 0;
-  for (int l = 0; l < lines / 2; ++l) line_start = text->find('\n', line_start) + 1;
-  std::string with = *text;
-  with.insert(line_start, "/*x*/");
+  const auto edit = middleLineEdit(file);
+  if (!edit) return 1;
+  const std::string& original = edit->original;
+  const std::string& with = edit->edited;
   auto cc = analysis::compileCommandFor(file, db, {});
 
   struct Variant {
@@ -97,14 +95,14 @@ int runReparseThreads(const std::string& db, const std::string& file, int n) {
       f();
   };
   for (auto& v : variants)
-    on(v, [&] { v.tu = analysis::TranslationUnit::parse(file, *text, cc.args); });
+    on(v, [&] { v.tu = analysis::TranslationUnit::parse(file, original, cc.args); });
   for (int i = 1; i <= n; ++i) {
     // A different order each round, so that no variant always follows the same one.
     for (int k = 0; k < 3; ++k) {
       Variant& v = variants[(i + k) % 3];
       on(v, [&] {
         const double c0 = server::threadCpuMs();
-        v.tu->reparse(i % 2 ? with : *text);
+        v.tu->reparse(i % 2 ? with : original);
         v.cpu.push_back(server::threadCpuMs() - c0);
       });
     }

@@ -56,11 +56,7 @@ def editor_view(build, addr, targets):
                "--compile-commands", build])
     out = {}
     try:
-        lsp.call("initialize", {"processId": None, "rootUri": "file://" + ROOT,
-                                "capabilities": {"general": {"positionEncodings": ["utf-8"]},
-                                                 "textDocument": {"hover": {
-                                                     "contentFormat": ["markdown"]}}}})
-        lsp.notify("initialized", {})
+        lsp.initialize(ROOT)
         by_file = {}
         for key, path in targets:
             by_file.setdefault(path, []).append(key)

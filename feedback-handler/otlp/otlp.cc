@@ -1,7 +1,8 @@
 #include "feedback-handler/otlp/otlp.h"
 
-#include <charconv>
 #include <cstdio>
+
+#include "common/from_chars_whole.h"
 
 namespace perfhat::otlp {
 
@@ -25,10 +26,7 @@ bool attrNumber(const Attributes& attrs, std::string_view key, double& out) {
   }
   if (auto* s = std::get_if<std::string>(v)) {
     // Some SDKs stringify numbers; accept a fully numeric string.
-    const char* b = s->data();
-    const char* e = b + s->size();
-    auto [p, ec] = std::from_chars(b, e, out);
-    return ec == std::errc() && p == e;
+    return fromCharsWhole(*s, out);
   }
   return false;
 }

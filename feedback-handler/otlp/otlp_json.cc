@@ -2,10 +2,10 @@
 // Lenient where the spec allows variation (int64 as string or number, enums as int or name,
 // lowerCamelCase or original snake_case field names); strict on types otherwise, so a document
 // with wrong types is a clear 400 instead of silently missing data.
-#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/from_chars_whole.h"
 #include "common/json_parse.h"
 #include "feedback-handler/otlp/otlp.h"
 
@@ -53,10 +53,8 @@ T getInt(const json& j, const char* what) {
     return static_cast<T>(d);
   }
   if (j.is_string()) {
-    const auto& s = j.get_ref<const std::string&>();
     T v{};
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) {
+    if (!fromCharsWhole(j.get_ref<const std::string&>(), v)) {
       fail(std::string(what) + " is not a valid integer string");
     }
     return v;
@@ -72,10 +70,7 @@ double getDouble(const json& j, const char* what) {
     if (s == "Infinity") return INFINITY;
     if (s == "-Infinity") return -INFINITY;
     double v{};
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) {
-      fail(std::string(what) + " is not a number");
-    }
+    if (!fromCharsWhole(s, v)) fail(std::string(what) + " is not a number");
     return v;
   }
   fail(std::string(what) + " must be a number");

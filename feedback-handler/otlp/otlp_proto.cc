@@ -2,6 +2,7 @@
 // opentelemetry/proto/collector/trace/v1/trace_service.proto (no libprotobuf dependency).
 // Unknown fields are skipped per proto3 rules; every read is bounds-checked, so truncated or
 // garbage input is an OtlpError, never an out-of-bounds read.
+#include <cstddef>
 #include <cstring>
 
 #include "feedback-handler/otlp/otlp.h"
@@ -29,20 +30,8 @@ class Reader {
     }
     fail("varint too long");
   }
-  uint64_t fixed64() {
-    if (end_ - p_ < 8) fail("truncated fixed64");
-    uint64_t v;
-    std::memcpy(&v, p_, 8);
-    p_ += 8;
-    return v;
-  }
-  uint32_t fixed32() {
-    if (end_ - p_ < 4) fail("truncated fixed32");
-    uint32_t v;
-    std::memcpy(&v, p_, 4);
-    p_ += 4;
-    return v;
-  }
+  uint64_t fixed64() { return fixed<uint64_t>("truncated fixed64"); }
+  uint32_t fixed32() { return fixed<uint32_t>("truncated fixed32"); }
   std::string_view bytes() {
     uint64_t n = varint();
     if (n > static_cast<uint64_t>(end_ - p_)) fail("length-delimited field runs past the end");
@@ -82,9 +71,36 @@ class Reader {
   }
 
  private:
+  // proto3 fixed64/fixed32: sizeof(T) little-endian bytes, copied as they are (as before: the
+  // decoder assumes a little-endian host).
+  template <class T>
+  T fixed(const char* truncated) {
+    if (end_ - p_ < static_cast<std::ptrdiff_t>(sizeof(T))) fail(truncated);
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+
   const char* p_;
   const char* end_;
 };
+
+// Calls on(bytes) for each occurrence of the embedded message `field` in the message `data`,
+// in order; every other field is skipped.
+template <class On>
+void eachMessage(std::string_view data, uint32_t field, On&& on) {
+  Reader r(data);
+  uint32_t f, w;
+  while (r.next(f, w)) {
+    if (f == field) {
+      r.expect(w, kLen);
+      on(r.bytes());
+    } else {
+      r.skip(w);
+    }
+  }
+}
 
 // Length-delimited field into `into`, reusing its capacity.
 void str(Reader& r, uint32_t wire, std::string& into) {
@@ -161,16 +177,7 @@ void keyValue(std::string_view data, Attributes& attrs, size_t& used) {
 Attributes resource(std::string_view data) {
   Attributes attrs;
   size_t used = 0;
-  Reader r(data);
-  uint32_t f, w;
-  while (r.next(f, w)) {
-    if (f == 1) {
-      r.expect(w, kLen);
-      keyValue(r.bytes(), attrs, used);
-    } else {
-      r.skip(w);
-    }
-  }
+  eachMessage(data, 1, [&](std::string_view kv) { keyValue(kv, attrs, used); });
   return attrs;
 }
 
@@ -255,16 +262,7 @@ void span(std::string_view data, size_t res, Decoder& d) {
 }
 
 void scopeSpans(std::string_view data, size_t res, Decoder& d) {
-  Reader r(data);
-  uint32_t f, w;
-  while (r.next(f, w)) {
-    if (f == 2) {
-      r.expect(w, kLen);
-      span(r.bytes(), res, d);
-    } else {
-      r.skip(w);
-    }
-  }
+  eachMessage(data, 2, [&](std::string_view sp) { span(sp, res, d); });
 }
 
 void resourceSpans(std::string_view data, Decoder& d) {
@@ -294,16 +292,7 @@ void decodeProtobuf(std::string_view body, ExportRequest& out) {
   out.rejection_reason.clear();
   Decoder d{out};
   try {
-    Reader r(body);
-    uint32_t f, w;
-    while (r.next(f, w)) {
-      if (f == 1) {
-        r.expect(w, kLen);
-        resourceSpans(r.bytes(), d);
-      } else {
-        r.skip(w);
-      }
-    }
+    eachMessage(body, 1, [&](std::string_view rs) { resourceSpans(rs, d); });
   } catch (...) {
     out.spans.clear();  // no half-decoded request
     throw;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "common/from_chars_whole.h"
+
 namespace perfhat::handler::sql {
 namespace {
 
@@ -150,35 +152,32 @@ class PostgresStatement final : public Statement {
 
   int64_t i64(int col) const override {
     if (!has(col)) return 0;
-    const char* v = PQgetvalue(res_.get(), row_, col);
-    const char* end = v + PQgetlength(res_.get(), row_, col);
+    const std::string_view v = cell(col);
     int64_t out = 0;
-    auto r = std::from_chars(v, end, out);
-    if (r.ec == std::errc() && r.ptr == end) return out;
-    if (PQftype(res_.get(), col) == kBoolOid) return *v == 't' ? 1 : 0;
+    if (fromCharsWhole(v, out)) return out;
+    if (PQftype(res_.get(), col) == kBoolOid) return !v.empty() && v[0] == 't' ? 1 : 0;
     return static_cast<int64_t>(f64(col));  // a float or numeric column read as an integer
   }
 
   double f64(int col) const override {
     if (!has(col)) return 0;
-    const char* v = PQgetvalue(res_.get(), row_, col);
-    const char* end = v + PQgetlength(res_.get(), row_, col);
+    const std::string_view v = cell(col);
     double out = 0;
-    auto r = std::from_chars(v, end, out);
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
     return r.ec == std::errc() ? out : 0;
   }
 
   std::string text(int col) const override {
     if (!has(col)) return {};
-    return std::string(PQgetvalue(res_.get(), row_, col),
-                       static_cast<size_t>(PQgetlength(res_.get(), row_, col)));
+    return std::string(cell(col));
   }
 
   std::string_view blob(int col) const override {
     if (!has(col)) return {};
-    const char* v = PQgetvalue(res_.get(), row_, col);
-    const size_t n = static_cast<size_t>(PQgetlength(res_.get(), row_, col));
-    if (PQftype(res_.get(), col) != kByteaOid) return std::string_view(v, n);
+    const std::string_view cell_text = cell(col);
+    const char* v = cell_text.data();
+    const size_t n = cell_text.size();
+    if (PQftype(res_.get(), col) != kByteaOid) return cell_text;
     // bytea in text format is "\x" + hex (bytea_output=hex is set per session).
     if (n < 2 || v[0] != '\\' || v[1] != 'x') {
       throw StoreError("store: unexpected bytea encoding in column " + std::to_string(col));
@@ -195,6 +194,12 @@ class PostgresStatement final : public Statement {
   }
 
  private:
+  // Column col of the current row as libpq holds it (text format).
+  std::string_view cell(int col) const {
+    return {PQgetvalue(res_.get(), row_, col),
+            static_cast<size_t>(PQgetlength(res_.get(), row_, col))};
+  }
+
   // The statement's own buffer for parameter i (1-based), after a range check.
   std::string& own(int i) {
     if (i < 1 || i > nparams_) {

@@ -7,21 +7,21 @@
 // connections, and on SIGINT/SIGTERM stops serving and flushes the instrumentation.
 #include <httplib.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
-#include <thread>
 
 #include "common/cli.h"
 #include "samples/agile/api.h"
 #include "samples/agile/cli.h"
 #include "samples/agile/database.h"
 #include "samples/agile/instrumentation.h"
+#include "samples/agile/listen_option.h"
 #include "samples/agile/report_api.h"
 #include "samples/agile/seed.h"
+#include "samples/agile/serve.h"
 #include "samples/agile/user_directory.h"
 
 int main(int argc, char** argv) {
@@ -37,9 +37,7 @@ int main(int argc, char** argv) {
   long threads = 8;
   bool tcp_nodelay = false;
   long report_max_age = 5;
-  app.add_option("--listen", listen_text,
-                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
-      ->capture_default_str();
+  agile::addListenOption(app, listen_text);
   app.add_option("--db", db_path, "SQLite file; created and seeded with the demo dataset if empty")
       ->required();
   app.add_option("--userdir", userdir,
@@ -59,17 +57,9 @@ int main(int argc, char** argv) {
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
-  const auto listen = agile::cli::parseHostPort(listen_text);
-  if (!listen)
-    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
+  const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
 
-  // Stop on SIGINT/SIGTERM from a dedicated thread: blocked everywhere else, so no handler
-  // runs inside the server's code.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = agile::blockStopSignals();
 
   try {
     agile::Database db({db_path, std::chrono::microseconds(latency), int(threads)});
@@ -92,25 +82,7 @@ int main(int argc, char** argv) {
     agile::ReportService reports(db, std::chrono::seconds(report_max_age));
     agile::ReportApi report_api(reports);
     report_api.registerRoutes(server);
-    const int port = listen->port == 0
-                         ? server.bind_to_any_port(listen->host)
-                         : (server.bind_to_port(listen->host, listen->port) ? listen->port : -1);
-    if (port < 0) {
-      std::cerr << "agile-service: cannot listen on " << listen->host << ":" << listen->port
-                << "\n";
-      return 1;
-    }
-    std::thread stopper([&] {
-      int signal_number = 0;
-      sigwait(&stop_signals, &signal_number);
-      server.stop();
-    });
-    std::cout << "agile-service listening on http://" << listen->host << ":" << port << std::endl;
-    server.listen_after_bind();
-    // listen_after_bind also returns when the socket fails: wake the stopper with a signal of
-    // our own (still blocked, so if the stopper already returned it just stays pending).
-    kill(getpid(), SIGTERM);
-    stopper.join();
+    if (!agile::serveUntilStopped(server, listen, "agile-service", stop_signals)) return 1;
   } catch (const std::exception& e) {
     std::cerr << "agile-service: " << e.what() << "\n";
     return 1;

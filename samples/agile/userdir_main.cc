@@ -6,7 +6,6 @@
 // (an LDAP query behind an HTTP façade in real deployments).
 #include <httplib.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <iostream>
@@ -15,6 +14,8 @@
 
 #include "common/cli.h"
 #include "samples/agile/cli.h"
+#include "samples/agile/listen_option.h"
+#include "samples/agile/serve.h"
 #include "samples/agile/user_directory.h"
 
 int main(int argc, char** argv) {
@@ -26,9 +27,7 @@ int main(int argc, char** argv) {
   std::string listen_text = "127.0.0.1:0";
   long latency = 800;
   long users = 40;
-  app.add_option("--listen", listen_text,
-                 "HOST:PORT to serve on; port 0 picks a free one (printed on stdout)")
-      ->capture_default_str();
+  agile::addListenOption(app, listen_text);
   app.add_option("--latency-us", latency, "delay before each answer (us)")
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
@@ -36,14 +35,8 @@ int main(int argc, char** argv) {
       ->check(perfhat::cli::nonNegativeNumber())
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
-  const auto listen = agile::cli::parseHostPort(listen_text);
-  if (!listen)
-    perfhat::cli::usageError(app, "--listen expects HOST:PORT, got '" + listen_text + "'");
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
+  const sigset_t stop_signals = agile::blockStopSignals();
 
   httplib::Server server;
   const std::chrono::microseconds delay(latency);
@@ -72,21 +65,6 @@ int main(int argc, char** argv) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
     response.set_content("ok\n", "text/plain");
   });
-  const int port = listen->port == 0
-                       ? server.bind_to_any_port(listen->host)
-                       : (server.bind_to_port(listen->host, listen->port) ? listen->port : -1);
-  if (port < 0) {
-    std::cerr << "agile-userdir: cannot listen on " << listen->host << ":" << listen->port << "\n";
-    return 1;
-  }
-  std::thread stopper([&] {
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
-    server.stop();
-  });
-  std::cout << "agile-userdir listening on http://" << listen->host << ":" << port << std::endl;
-  server.listen_after_bind();
-  kill(getpid(), SIGTERM);  // wakes the stopper if the server ended on its own
-  stopper.join();
+  if (!agile::serveUntilStopped(server, listen, "agile-userdir", stop_signals)) return 1;
   return 0;
 }

@@ -111,13 +111,13 @@ InMemoryFeedback feedbackFor(const ParsedUnit& unit) {
   for (size_t i = 0; i < unit.functions.size(); i += 2) {
     FeedbackItem it;
     it.key = unit.functions[i].key;
-    Stats st;
-    st.count = 1000 + i;
-    st.mean_ns = 1e6 * (1 + i % 7);
-    st.p50_ns = st.mean_ns * 0.9;
-    st.p90_ns = st.mean_ns * 1.8;
-    st.p99_ns = st.mean_ns * 3;
-    st.rate_per_s = 5 + i % 3;
+    const double mean = 1e6 * (1 + i % 7);
+    const Stats st{.count = 1000 + i,
+                   .mean_ns = mean,
+                   .p50_ns = mean * 0.9,
+                   .p90_ns = mean * 1.8,
+                   .p99_ns = mean * 3,
+                   .rate_per_s = 5.0 + i % 3};
     it.stats = st;
     for (int c = 0; c < 3; ++c) {
       CallSiteStats cs;
@@ -133,13 +133,7 @@ InMemoryFeedback feedbackFor(const ParsedUnit& unit) {
                         "gen::Service0::tasks() const"}) {
     FeedbackItem it;
     it.key = k;
-    Stats st;
-    st.count = 5000;
-    st.mean_ns = 2e5;
-    st.p50_ns = 1.8e5;
-    st.p90_ns = 4e5;
-    st.p99_ns = 9e5;
-    it.stats = st;
+    it.stats = Stats{.count = 5000, .mean_ns = 2e5, .p50_ns = 1.8e5, .p90_ns = 4e5, .p99_ns = 9e5};
     it.result_size = SizeStats{12, 30, 80, 5000};
     view.add(std::move(it));
   }

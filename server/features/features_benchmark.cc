@@ -54,13 +54,12 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
         analysis::fact::PartsSum{3, 30e6},
         {{{}, analysis::fact::PartCost{NodeKind::Loop, "", base + 3, 25e6}}},
         {}};
-    Stats st;
-    st.count = 12000;
-    st.p50_ns = 20e6;
-    st.p90_ns = 26e6;
-    st.p99_ns = 60e6;
-    st.mean_ns = 22e6;
-    st.rate_per_s = 3.5;
+    const Stats st{.count = 12000,
+                   .mean_ns = 22e6,
+                   .p50_ns = 20e6,
+                   .p90_ns = 26e6,
+                   .p99_ns = 60e6,
+                   .rate_per_s = 3.5};
     root.measured = st;
     f.nodes.push_back(root);
     Node loop;

@@ -36,34 +36,14 @@ printf '%s\n' \
   "vim.cmd('highlight NormalFloat ctermbg=NONE ctermfg=NONE')" \
   "require('perfhat').setup{ cmd = { '$server', '--handler', '$url' } }" >"$tmp/init.lua"
 
-capture_when() {  # waits (bounded) until the pane shows $1, then saves it as ANSI text in $2
-  local needle=$1 file=$2
-  for _ in $(seq 1 120); do
-    if tmux capture-pane -t "$session" -p | grep -qF "$needle"; then
-      sleep 1
-      tmux capture-pane -t "$session" -e -p >"$file"
-      return 0
-    fi
-    sleep 0.5
-  done
-  echo "screenshots: '$needle' never appeared in Neovim; pane was:" >&2
-  tmux capture-pane -t "$session" -p >&2
-  return 1
-}
-
 cols=150 rows=50
-tmux new-session -d -s "$session" -x "$cols" -y "$rows" \
-  "env HOME=$tmp/home XDG_STATE_HOME=$tmp/xdg XDG_CACHE_HOME=$tmp/xdg XDG_DATA_HOME=$tmp/xdg TERM=tmux-256color nvim --clean -u $tmp/init.lua +22 $tmp/ws/src/catalog.cc"
+source "$here/screenshot_lib.sh"
+open_in_nvim 22 "$tmp/ws/src/catalog.cc"
 capture_when 'calls/h' "$tmp/lens.ansi"
 # The cursor on price's name in its definition, then the hover.
 tmux send-keys -t "$session" ':26' Enter '0f:ll' ':lua vim.lsp.buf.hover()' Enter
 capture_when 'Callers' "$tmp/callgraph.ansi"
-node "$here/ansi_to_html.mjs" "$tmp/callgraph.ansi" >"$tmp/screen.html"
-/usr/bin/chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-  --disable-background-networking --user-data-dir="$tmp/chrome" \
-  --window-size="$((cols * 9 + 24)),$((rows * 39 / 2 + 22))" \
-  --screenshot="$out/nvim-callgraph.png" "file://$tmp/screen.html" >/dev/null 2>&1
-echo "wrote $out/nvim-callgraph.png"
+render_png "$tmp/callgraph.ansi" "$out/nvim-callgraph.png" "$cols" "$rows"
 
 if [ "${PERFHAT_SCREENSHOTS_NO_VSCODE:-0}" != 1 ]; then
   PERFHAT_EDITOR_ARTIFACTS=$tmp/vscode bash "$here/run_dynamic_test.sh" "$server" "$handler" vscode

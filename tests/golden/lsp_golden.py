@@ -89,6 +89,14 @@ class Lsp:
     def notify(self, method, params):
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    def initialize(self, root):
+        """The handshake an editor opens with: UTF-8 positions, markdown hovers, workspace root."""
+        self.call("initialize", {"processId": None, "rootUri": "file://" + root,
+                                 "capabilities": {"general": {"positionEncodings": ["utf-8"]},
+                                                  "textDocument": {"hover": {
+                                                      "contentFormat": ["markdown"]}}}})
+        self.notify("initialized", {})
+
     def close(self):
         try:
             self.call("shutdown", None)
@@ -122,11 +130,7 @@ def lsp_output(lsp_bin, root, compile_db):
     lsp = Lsp([lsp_bin, "--feedback-file", DATASET, "--compile-commands", compile_db])
     out = []
     try:
-        lsp.call("initialize", {"processId": None, "rootUri": "file://" + root,
-                                "capabilities": {"general": {"positionEncodings": ["utf-8"]},
-                                                 "textDocument": {"hover": {
-                                                     "contentFormat": ["markdown"]}}}})
-        lsp.notify("initialized", {})
+        lsp.initialize(root)
         lsp.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "cpp", "version": 1, "text": text}})
         doc = {"textDocument": {"uri": uri}}
