@@ -273,8 +273,12 @@ PERFHAT_NOINSTR bool in_context_sampling() {
 // with GCC); 50 calls moved the compensated nested workload's error by less than its run-to-run
 // spread (InstrAutoInstrument.CompensatedNestedWorkloadReportsItsUninstrumentedTime, 3 x 30
 // runs each, medians -2 % to -6 % either way).
+// A kind stops after 3 loops once two of them agree within 1/32 (probe_calibration.h): on a
+// quiet machine 3 loops, not 7 (0.6 M of the 1.3 M instructions every XRay process spent at its
+// first hook); a loaded one runs up to 7.
 constexpr int kCalibrationCalls = 50;
 constexpr int kCalibrationTrials = 7;
+constexpr int kCalibrationMinTrials = 3;
 
 // Probes must be on (the calibration runs the real probe code); otherwise the costs stay.
 PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
@@ -284,14 +288,16 @@ PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
   ThreadStack* saved_stack = t_stack;
   detail::t_hot = cal->hot();
   t_stack = cal->stack();
-  ProbeCosts c = calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials);
+  ProbeCosts c =
+      calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials, kCalibrationMinTrials);
   if (!in_context_sampling()) {
     t_stack = saved_stack;
     detail::t_hot = saved;
     return detail::g_mode.load() == detail::kEnabled ? c : current;
   }
   cal->set_sampling(true);
-  const ProbeCosts sampled = calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials);
+  const ProbeCosts sampled =
+      calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials, kCalibrationMinTrials);
   for (int k = 0; k < kProbeKinds; ++k) {
     c.sampling[k] = sampled.pair[k] > c.pair[k] ? sampled.pair[k] - c.pair[k] : 0;
     c.reference[k] = cal->sampled_median(static_cast<ProbeKind>(k));
