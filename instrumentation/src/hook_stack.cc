@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine.h"
+#include "site_table.h"
 #include "symbolize.h"
 
 namespace perfhat::detail {
@@ -56,36 +57,17 @@ PERFHAT_NOINSTR uint64_t sample_median(ThreadStack& s, ProbeKind kind) {
 }
 
 // ---- Address -> Site ------------------------------------------------------------------------
-// A fixed open-addressing table read without a lock (entries are written once, site before fn,
-// under g_mu); the map behind it holds every Site and takes over when the table is 3/4 full.
-constexpr size_t kTableSize = size_t{1} << 15;
-struct TableEntry {
-  std::atomic<void*> fn{nullptr};
-  std::atomic<Site*> site{nullptr};
-};
-TableEntry g_table[kTableSize];
+// The lock-free table (site_table.h, written under g_mu); the map behind it holds every Site
+// and takes over when the table cannot grow.
+constinit SiteTable::Entry g_first_sites[SiteTable::kFirstLevelSize];
+constinit SiteTable g_table{g_first_sites};
 detail::Mutex g_mu;
-size_t g_table_used PERFHAT_GUARDED_BY(g_mu) = 0;
 std::unordered_map<void*, Site*>& sites() PERFHAT_REQUIRES(g_mu) {
   static auto* m = new std::unordered_map<void*, Site*>();  // never destroyed: hooks run at exit
   return *m;
 }
 
-PERFHAT_NOINSTR size_t slot_of(void* fn) {
-  auto x = reinterpret_cast<uintptr_t>(fn);
-  x ^= x >> 17;
-  x *= 0x9E3779B97F4A7C15ull;
-  return static_cast<size_t>(x >> 40) & (kTableSize - 1);
-}
-
-PERFHAT_NOINSTR Site* table_find(void* fn) {
-  for (size_t i = slot_of(fn), n = 0; n < kTableSize; i = (i + 1) & (kTableSize - 1), ++n) {
-    void* f = g_table[i].fn.load(std::memory_order_acquire);
-    if (f == fn) return g_table[i].site.load(std::memory_order_relaxed);
-    if (f == nullptr) return nullptr;
-  }
-  return nullptr;
-}
+PERFHAT_NOINSTR Site* table_find(void* fn) { return g_table.find(fn); }
 
 PERFHAT_NOINSTR Site* register_site(void* fn) {
   detail::Lock l(g_mu);
@@ -98,13 +80,7 @@ PERFHAT_NOINSTR Site* register_site(void* fn) {
   site->address = fn;
   site->mangled = sym.mangled.empty() ? nullptr : strdup(sym.mangled.c_str());
   sites().emplace(fn, site);
-  if (g_table_used < kTableSize / 4 * 3) {
-    size_t i = slot_of(fn);
-    while (g_table[i].fn.load(std::memory_order_relaxed) != nullptr) i = (i + 1) & (kTableSize - 1);
-    g_table[i].site.store(site, std::memory_order_relaxed);
-    g_table[i].fn.store(fn, std::memory_order_release);
-    ++g_table_used;
-  }
+  g_table.insert(fn, site);
   return site;
 }
 
