@@ -36,6 +36,10 @@ struct ObjectSymbols {
   bool sorted = false;
   int lookups = 0;
   std::vector<Entry> funcs;  // sorted by value once `sorted`
+  // The end of the string table the names point into: a name is checked to end inside it when
+  // it is found, not every name at load (that read the whole string table, 0.3 MB for
+  // googletest's samples, at the first function's symbolization of every process).
+  const char* names_end = nullptr;
 };
 
 bool contains(const Entry& e, uint64_t off) {
@@ -103,10 +107,11 @@ ObjectSymbols load(const char* path) {
         for (size_t k = 0; k < n; ++k) {
           if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_value == 0) continue;
           if (syms[k].st_name >= strtab.sh_size) continue;
-          const char* nm = strs + syms[k].st_name;
-          if (strnlen(nm, strtab.sh_size - syms[k].st_name) == strtab.sh_size - syms[k].st_name)
-            continue;  // not terminated inside the string table
-          out.funcs.push_back({syms[k].st_value, syms[k].st_size, nm});
+          out.funcs.push_back({syms[k].st_value, syms[k].st_size, strs + syms[k].st_name});
+        }
+        if (!out.funcs.empty()) {  // one table's names: one end to check them against
+          out.names_end = strs + strtab.sh_size;
+          break;
         }
       }
       if (!out.funcs.empty()) break;
@@ -170,7 +175,13 @@ Symbol resolve(const void* addr) {
     ObjectSymbols& obj = it->second;
     uint64_t a = reinterpret_cast<uintptr_t>(addr);
     uint64_t off = obj.pie ? a - reinterpret_cast<uintptr_t>(info.dli_fbase) : a;
-    if (const Entry* e = find_function(obj, off)) {
+    const Entry* e = find_function(obj, off);
+    // A name not terminated inside its string table (a damaged file) is no name.
+    if (e != nullptr && strnlen(e->name, static_cast<size_t>(obj.names_end - e->name)) ==
+                            static_cast<size_t>(obj.names_end - e->name)) {
+      e = nullptr;
+    }
+    if (e != nullptr) {
       s.mangled = e->name;
       // NOLINTNEXTLINE(performance-no-int-to-ptr): a symbol's value is its address
       s.start = reinterpret_cast<const void*>(
