@@ -218,7 +218,8 @@ class HookCalibration final : public CalibrationTarget {
   alignas(64) detail::Slot slots_[2];
   detail::CallRecord calls_[16] = {};
   detail::ThreadState ts_;
-  std::unique_ptr<ThreadStack> stack_ = std::make_unique<ThreadStack>();
+  // Default-initialized, as a thread's own (thread_stack_slow): frames are written when pushed.
+  std::unique_ptr<ThreadStack> stack_{new ThreadStack};
   void* fn_ = reinterpret_cast<void*>(&calibration_marker);
   // The skipped site's key is never called, only looked up in the pre-seeded cache: one cache
   // line after the marker, so the two can never share a cache slot (two empty functions can sit
@@ -421,7 +422,9 @@ PERFHAT_NOINSTR Site* site_for(void* fn) noexcept {
 
 PERFHAT_NOINSTR ThreadStack* thread_stack_slow() noexcept {
   if (t_stack == nullptr && !t_stack_dead) {
-    t_stack = new (std::nothrow) ThreadStack();
+    // Default-initialized: the frames (20 KB, 5 pages) are written when pushed and never read
+    // above the top, so a thread touches only the pages its depth reaches.
+    t_stack = new (std::nothrow) ThreadStack;
     if (t_stack == nullptr) return nullptr;
     if (!in_context_sampling()) {
       t_stack->adapt = false;
