@@ -10,9 +10,11 @@ namespace perfhat::autoinstrument {
 namespace {
 
 TEST(InstrSiteTable, StartsSmallGrowsByLevelsAndFindsEveryEntry) {
-  // Kept reachable, never freed, as the hooks' own table is (its levels outlive every hook).
-  static auto* first = new SiteTable::Entry[SiteTable::kFirstLevelSize];
-  static auto* table = new SiteTable(first);
+  // A new table each run (--gtest_repeat), kept reachable and never freed, as the hooks' own
+  // table is (its levels outlive every hook).
+  static std::vector<SiteTable*> tables;
+  auto* table =
+      tables.emplace_back(new SiteTable(new SiteTable::Entry[SiteTable::kFirstLevelSize]));
   // Distinct function-like addresses (16-byte aligned, as functions are) and distinct values.
   std::vector<char> fns(16 * 8000);
   auto fn = [&](size_t i) { return static_cast<const void*>(&fns[16 * i]); };
