@@ -142,7 +142,7 @@ void Engine::calibrate_clock(bool initial) {
     do {
       paired_read(t1, s1);
     } while (!base.provisional(s1));
-    clock_settled_.store(false, std::memory_order_relaxed);
+    clock_settled_.store(false, std::memory_order_release);  // after tick0_ and steady0_
     ns_per_tick_.store(base.ns_per_tick(t1, s1));
     return;
   }
