@@ -10,7 +10,7 @@ namespace perfhat::detail {
 
 void Engine::fold_calls() {
   const double* bounds = sketch_bin_bounds();
-  const double nspt = ns_per_tick_.load();
+  const double nspt = ns_per_tick();
   if (histograms_.size() < sites_.size()) histograms_.resize(sites_.size());
   for (ThreadState* ts : threads_) {
     if (ts->calls == nullptr) continue;
@@ -82,7 +82,7 @@ void Engine::fold_self_time(ThreadState& ts, const CallRecord& r, double nspt,
 
 void Engine::fold_span(const SpanRecord& r) {
   const double* bounds = sketch_bin_bounds();
-  const double nspt = ns_per_tick_.load();
+  const double nspt = ns_per_tick();
   const auto w = static_cast<float>(r.weight);
   fold_record(nullptr, {r.end - r.start, 0, r.site, 0, w, CellKind::kLatency, r.error}, nspt,
               bounds);

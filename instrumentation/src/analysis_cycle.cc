@@ -38,7 +38,7 @@ void Engine::analyze() {
       return;
     }
     auto t = totals();
-    double nspt = ns_per_tick_.load();
+    double nspt = ns_per_tick();
     for (uint32_t id = 1; id < nsites; ++id) {
       const SiteTotals& s = t[id];
       if (s.count == 0 || sites_[id].site->id.load() == kExcludedSite) continue;

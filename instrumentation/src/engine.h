@@ -176,6 +176,13 @@ class Engine : private ExportSource {
   void analyze() PERFHAT_EXCLUDES(mu_);
   void update_threshold(double rate);
   void calibrate_clock(bool initial);
+  void settle_clock();
+  // The tick rate every conversion of ticks to time uses (settled on first use once it can be).
+  double ns_per_tick() {
+    if (!clock_settled_.load(std::memory_order_acquire)) [[unlikely]]
+      settle_clock();
+    return ns_per_tick_.load(std::memory_order_relaxed);
+  }
   // The clock's calibration, the background thread, the exit flush and the collection budget:
   // by init when probes start on, else by the first set_mode(kEnabled) after it (engine.cc).
   void activate();
@@ -251,8 +258,10 @@ class Engine : private ExportSource {
   std::atomic<bool> start_pending_{false};  // activated; finish_activation() not yet run
   std::atomic<double> cycle_s_{120};
 
-  // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick.
+  // Clock: unix_ns = unix0 + (tick - tick0) * ns_per_tick. Provisional after activation until
+  // the first conversion past the settled baseline (tick_baseline.h).
   std::atomic<double> ns_per_tick_{1.0};
+  std::atomic<bool> clock_settled_{true};
   uint64_t tick0_ = 0, unix0_ = 0;
   uint64_t steady0_ = 0;
 

@@ -56,7 +56,7 @@ double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorde
     a.sum_ticks = t[id].sum_ticks;
     out.push_back(std::move(a));
   }
-  return ns_per_tick_.load();
+  return ns_per_tick();
 }
 
 }  // namespace perfhat::detail

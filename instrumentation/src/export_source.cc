@@ -11,7 +11,7 @@ void Engine::collect_aggregates(ExportBatch& rows) {
   auto t = totals();
   if (exported_agg_.size() < t.size()) exported_agg_.resize(t.size());
   uint64_t now_tick = now_ticks();
-  double nspt = ns_per_tick_.load();
+  double nspt = ns_per_tick();
   for (size_t id = 1; id < t.size(); ++id) {
     const SiteTotals& cur = t[id];
     SiteTotals& prev = exported_agg_[id];

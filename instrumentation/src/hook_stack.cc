@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "engine.h"
+#include "site_table.h"
 #include "symbolize.h"
 
 namespace perfhat::detail {
@@ -56,36 +57,17 @@ PERFHAT_NOINSTR uint64_t sample_median(ThreadStack& s, ProbeKind kind) {
 }
 
 // ---- Address -> Site ------------------------------------------------------------------------
-// A fixed open-addressing table read without a lock (entries are written once, site before fn,
-// under g_mu); the map behind it holds every Site and takes over when the table is 3/4 full.
-constexpr size_t kTableSize = size_t{1} << 15;
-struct TableEntry {
-  std::atomic<void*> fn{nullptr};
-  std::atomic<Site*> site{nullptr};
-};
-TableEntry g_table[kTableSize];
+// The lock-free table (site_table.h, written under g_mu); the map behind it holds every Site
+// and takes over when the table cannot grow.
+constinit SiteTable::Entry g_first_sites[SiteTable::kFirstLevelSize];
+constinit SiteTable g_table{g_first_sites};
 detail::Mutex g_mu;
-size_t g_table_used PERFHAT_GUARDED_BY(g_mu) = 0;
 std::unordered_map<void*, Site*>& sites() PERFHAT_REQUIRES(g_mu) {
   static auto* m = new std::unordered_map<void*, Site*>();  // never destroyed: hooks run at exit
   return *m;
 }
 
-PERFHAT_NOINSTR size_t slot_of(void* fn) {
-  auto x = reinterpret_cast<uintptr_t>(fn);
-  x ^= x >> 17;
-  x *= 0x9E3779B97F4A7C15ull;
-  return static_cast<size_t>(x >> 40) & (kTableSize - 1);
-}
-
-PERFHAT_NOINSTR Site* table_find(void* fn) {
-  for (size_t i = slot_of(fn), n = 0; n < kTableSize; i = (i + 1) & (kTableSize - 1), ++n) {
-    void* f = g_table[i].fn.load(std::memory_order_acquire);
-    if (f == fn) return g_table[i].site.load(std::memory_order_relaxed);
-    if (f == nullptr) return nullptr;
-  }
-  return nullptr;
-}
+PERFHAT_NOINSTR Site* table_find(void* fn) { return g_table.find(fn); }
 
 PERFHAT_NOINSTR Site* register_site(void* fn) {
   detail::Lock l(g_mu);
@@ -98,13 +80,7 @@ PERFHAT_NOINSTR Site* register_site(void* fn) {
   site->address = fn;
   site->mangled = sym.mangled.empty() ? nullptr : strdup(sym.mangled.c_str());
   sites().emplace(fn, site);
-  if (g_table_used < kTableSize / 4 * 3) {
-    size_t i = slot_of(fn);
-    while (g_table[i].fn.load(std::memory_order_relaxed) != nullptr) i = (i + 1) & (kTableSize - 1);
-    g_table[i].site.store(site, std::memory_order_relaxed);
-    g_table[i].fn.store(fn, std::memory_order_release);
-    ++g_table_used;
-  }
+  g_table.insert(fn, site);
   return site;
 }
 
@@ -242,7 +218,8 @@ class HookCalibration final : public CalibrationTarget {
   alignas(64) detail::Slot slots_[2];
   detail::CallRecord calls_[16] = {};
   detail::ThreadState ts_;
-  std::unique_ptr<ThreadStack> stack_ = std::make_unique<ThreadStack>();
+  // Default-initialized, as a thread's own (thread_stack_slow): frames are written when pushed.
+  std::unique_ptr<ThreadStack> stack_{new ThreadStack};
   void* fn_ = reinterpret_cast<void*>(&calibration_marker);
   // The skipped site's key is never called, only looked up in the pre-seeded cache: one cache
   // line after the marker, so the two can never share a cache slot (two empty functions can sit
@@ -273,8 +250,12 @@ PERFHAT_NOINSTR bool in_context_sampling() {
 // with GCC); 50 calls moved the compensated nested workload's error by less than its run-to-run
 // spread (InstrAutoInstrument.CompensatedNestedWorkloadReportsItsUninstrumentedTime, 3 x 30
 // runs each, medians -2 % to -6 % either way).
+// A kind stops after 3 loops once two of them agree within 1/32 (probe_calibration.h): on a
+// quiet machine 3 loops, not 7 (0.6 M of the 1.3 M instructions every XRay process spent at its
+// first hook); a loaded one runs up to 7.
 constexpr int kCalibrationCalls = 50;
 constexpr int kCalibrationTrials = 7;
+constexpr int kCalibrationMinTrials = 3;
 
 // Probes must be on (the calibration runs the real probe code); otherwise the costs stay.
 PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
@@ -284,14 +265,16 @@ PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
   ThreadStack* saved_stack = t_stack;
   detail::t_hot = cal->hot();
   t_stack = cal->stack();
-  ProbeCosts c = calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials);
+  ProbeCosts c =
+      calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials, kCalibrationMinTrials);
   if (!in_context_sampling()) {
     t_stack = saved_stack;
     detail::t_hot = saved;
     return detail::g_mode.load() == detail::kEnabled ? c : current;
   }
   cal->set_sampling(true);
-  const ProbeCosts sampled = calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials);
+  const ProbeCosts sampled =
+      calibrate(*cal, &ticks, kCalibrationCalls, kCalibrationTrials, kCalibrationMinTrials);
   for (int k = 0; k < kProbeKinds; ++k) {
     c.sampling[k] = sampled.pair[k] > c.pair[k] ? sampled.pair[k] - c.pair[k] : 0;
     c.reference[k] = cal->sampled_median(static_cast<ProbeKind>(k));
@@ -439,7 +422,9 @@ PERFHAT_NOINSTR Site* site_for(void* fn) noexcept {
 
 PERFHAT_NOINSTR ThreadStack* thread_stack_slow() noexcept {
   if (t_stack == nullptr && !t_stack_dead) {
-    t_stack = new (std::nothrow) ThreadStack();
+    // Default-initialized: the frames (20 KB, 5 pages) are written when pushed and never read
+    // above the top, so a thread touches only the pages its depth reaches.
+    t_stack = new (std::nothrow) ThreadStack;
     if (t_stack == nullptr) return nullptr;
     if (!in_context_sampling()) {
       t_stack->adapt = false;

@@ -31,7 +31,7 @@ void Engine::begin_request(Hot* h, const Site& site) {
 void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) {
   ThreadState* ts = h->owner;
   if (--ts->request_depth > 0) return;
-  double rt = static_cast<double>(end - start) * ns_per_tick_.load();
+  double rt = static_cast<double>(end - start) * ns_per_tick();
   sampler_.load()->on_response(site.name ? site.name : site.function, rt, h->request_sampled,
                                now_s());
   h->in_request = false;

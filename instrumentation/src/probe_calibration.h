@@ -54,8 +54,12 @@ class CalibrationTarget {
 
 // Each kind: `trials` loops of `calls` calls, timed with `clock`; the cheapest loop counts (a
 // loop preempted or slowed by an interrupt only ever takes longer), less the cheapest loop of
-// run_harness (which includes the cost of reading the clock).
+// run_harness (which includes the cost of reading the clock). With `min_trials` below `trials`,
+// a kind's loops stop after `min_trials` once a second loop came within 1/32 of the cheapest
+// (kConfirmShift): the cheapest is then a cost two loops saw, not a lucky one, and a quiet
+// machine runs fewer loops (each is start-up time of every instrumented process).
+inline constexpr int kConfirmShift = 5;
 ProbeCosts calibrate(CalibrationTarget& target, uint64_t (*clock)(), int calls = 200,
-                     int trials = 9);
+                     int trials = 9, int min_trials = 0);
 
 }  // namespace perfhat::autoinstrument

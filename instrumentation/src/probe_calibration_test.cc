@@ -53,5 +53,43 @@ TEST(InstrCalibration, KeepsFractionsOfATick) {
   EXPECT_LE(c.pair[kCounted], 6u << kCostShift);
 }
 
+// With a minimum below the trials, a kind whose loops agree stops at the minimum; one whose
+// loops never come within 1/32 of each other runs every trial, and the cheapest still counts.
+class CountingTarget : public CalibrationTarget {
+ public:
+  explicit CountingTarget(bool varying) : varying_(varying) {}
+  void run_pair(ProbeKind kind) override {
+    ++pairs[kind];
+    // Varying: each loop of 100 calls costs 10 % more than the one before, from 1,000 ticks.
+    g_now += varying_ ? 10 + (pairs[kind] - 2) / 100 : 10;
+  }
+  void run_harness() override { ++harness; }
+  int pairs[kProbeKinds] = {};
+  int harness = 0;
+
+ private:
+  bool varying_;
+};
+
+TEST(InstrCalibration, StopsAKindOnceTwoLoopsAgree) {
+  CountingTarget t(false);
+  ProbeCosts c = calibrate(t, &fake_clock, 100, 7, 3);
+  for (int k = 0; k < kProbeKinds; ++k) {
+    EXPECT_EQ(t.pairs[k], 1 + 3 * 100) << "kind " << k;  // the warm-up call and 3 loops
+    EXPECT_EQ(c.pair[k], 10u << kCostShift) << "kind " << k;
+  }
+  EXPECT_EQ(t.harness, 1 + 3 * 100);
+}
+
+TEST(InstrCalibration, RunsEveryTrialWhenNoLoopsAgree) {
+  CountingTarget t(true);
+  ProbeCosts c = calibrate(t, &fake_clock, 100, 7, 3);
+  for (int k = 0; k < kProbeKinds; ++k) {
+    EXPECT_EQ(t.pairs[k], 1 + 7 * 100) << "kind " << k;
+    // The first (cheapest) loop: 100 calls of 10 ticks (its clock read is the harness floor).
+    EXPECT_EQ(c.pair[k], 10u << kCostShift) << "kind " << k;
+  }
+}
+
 }  // namespace
 }  // namespace perfhat::autoinstrument

@@ -22,37 +22,63 @@ namespace perfhat::symbolize {
 namespace {
 
 struct Entry {
-  uint64_t value, size;
-  const char* name;  // in the file's mapping, which stays for the process
+  uint64_t value = 0, size = 0;
+  const char* name = nullptr;  // in the file's mapping, which stays for the process
 };
 
-// An object's function symbols. Sorted at its third lookup: sorting a program's whole symbol
-// table (0.4 M instructions for googletest's samples) costs about eight linear scans, so a
-// process that symbolizes one or two functions saves most of it, and one that symbolizes many
-// (the stack sampler) pays two scans more.
+// An object's function symbols: its symbol table, scanned in place in the file's mapping for the
+// first lookups, then copied and sorted at the third. Sorting a program's whole symbol table
+// (0.4 M instructions for googletest's samples) costs about eight linear scans, and the copy
+// writes 0.1 MB (26 pages, each a page fault): a process that symbolizes one or two functions
+// pays neither, one that symbolizes many (the stack sampler) pays two scans more.
 constexpr int kLinearLookups = 2;
 struct ObjectSymbols {
   bool pie = false;
   bool sorted = false;
   int lookups = 0;
-  std::vector<Entry> funcs;  // sorted by value once `sorted`
+  const Elf64_Sym* syms = nullptr;  // the table in the mapping
+  size_t n_syms = 0;
+  const char* names = nullptr;  // its string table
+  size_t names_size = 0;
+  std::vector<Entry> funcs;  // the function symbols, sorted by value once `sorted`
 };
+
+// Symbol k of the table as an Entry, or an Entry without a name when it is not a function.
+Entry function_at(const ObjectSymbols& obj, size_t k) {
+  const Elf64_Sym& sym = obj.syms[k];
+  if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 || sym.st_name >= obj.names_size)
+    return {};
+  return {sym.st_value, sym.st_size, obj.names + sym.st_name};
+}
 
 bool contains(const Entry& e, uint64_t off) {
   return off >= e.value && off < e.value + std::max<uint64_t>(e.size, 1);
 }
 
-// The entry whose function contains `off` (the highest-valued one if several do), or nullptr.
-const Entry* find_function(ObjectSymbols& obj, uint64_t off) {
-  if (!obj.sorted && ++obj.lookups > kLinearLookups) {
-    std::sort(obj.funcs.begin(), obj.funcs.end(),
-              [](const Entry& a, const Entry& b) { return a.value < b.value; });
-    obj.sorted = true;
+void sort_functions(ObjectSymbols& obj) {
+  size_t n = 0;
+  for (size_t k = 0; k < obj.n_syms; ++k) n += function_at(obj, k).name != nullptr;
+  obj.funcs.reserve(n);
+  for (size_t k = 0; k < obj.n_syms; ++k) {
+    const Entry e = function_at(obj, k);
+    if (e.name != nullptr) obj.funcs.push_back(e);
   }
+  std::sort(obj.funcs.begin(), obj.funcs.end(),
+            [](const Entry& a, const Entry& b) { return a.value < b.value; });
+  obj.sorted = true;
+}
+
+// The function containing `off` (the highest-valued one if several do), or an Entry without a
+// name.
+Entry find_function(ObjectSymbols& obj, uint64_t off) {
+  if (!obj.sorted && ++obj.lookups > kLinearLookups) sort_functions(obj);
   if (!obj.sorted) {
-    const Entry* best = nullptr;
-    for (const Entry& e : obj.funcs)
-      if (contains(e, off) && (best == nullptr || e.value > best->value)) best = &e;
+    Entry best;
+    for (size_t k = 0; k < obj.n_syms; ++k) {
+      const Entry e = function_at(obj, k);
+      if (e.name != nullptr && contains(e, off) && (best.name == nullptr || e.value > best.value))
+        best = e;
+    }
     return best;
   }
   auto ub = std::upper_bound(obj.funcs.begin(), obj.funcs.end(), off,
@@ -61,13 +87,13 @@ const Entry* find_function(ObjectSymbols& obj, uint64_t off) {
   // the address.
   for (int k = 0; k < 8 && ub != obj.funcs.begin(); ++k) {
     --ub;
-    if (contains(*ub, off)) return &*ub;
+    if (contains(*ub, off)) return *ub;
   }
-  return nullptr;
+  return {};
 }
 
-// Reads STT_FUNC symbols from .symtab (or .dynsym) of an ELF64 file. The file stays mapped
-// (read-only, pages shared with the page cache): names are not copied, thousands of small
+// Finds .symtab (or .dynsym, when .symtab has no function) of an ELF64 file. The file stays
+// mapped (read-only, pages shared with the page cache): names are not copied, thousands of small
 // allocations at the first call of each process otherwise.
 ObjectSymbols load(const char* path) {
   ObjectSymbols out;
@@ -90,29 +116,29 @@ ObjectSymbols load(const char* path) {
     out.pie = eh->e_type == ET_DYN;
     const auto* sh = reinterpret_cast<const Elf64_Shdr*>(base + eh->e_shoff);
     for (int want : {SHT_SYMTAB, SHT_DYNSYM}) {
-      for (int i = 0; i < eh->e_shnum; ++i) {
+      for (int i = 0; i < eh->e_shnum && out.syms == nullptr; ++i) {
         if (static_cast<int>(sh[i].sh_type) != want || sh[i].sh_link >= eh->e_shnum) continue;
         const Elf64_Shdr& strtab = sh[sh[i].sh_link];
         if (!in_bounds(sh[i].sh_offset, sh[i].sh_size) ||
             !in_bounds(strtab.sh_offset, strtab.sh_size)) {
           continue;
         }
-        const auto* syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
-        size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-        const char* strs = reinterpret_cast<const char*>(base + strtab.sh_offset);
-        for (size_t k = 0; k < n; ++k) {
-          if (ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC || syms[k].st_value == 0) continue;
-          if (syms[k].st_name >= strtab.sh_size) continue;
-          const char* nm = strs + syms[k].st_name;
-          if (strnlen(nm, strtab.sh_size - syms[k].st_name) == strtab.sh_size - syms[k].st_name)
-            continue;  // not terminated inside the string table
-          out.funcs.push_back({syms[k].st_value, syms[k].st_size, nm});
-        }
+        out.syms = reinterpret_cast<const Elf64_Sym*>(base + sh[i].sh_offset);
+        out.n_syms = sh[i].sh_size / sizeof(Elf64_Sym);
+        out.names = reinterpret_cast<const char*>(base + strtab.sh_offset);
+        out.names_size = strtab.sh_size;
+        // A table without a function is no table (a stripped file's .symtab).
+        size_t k = 0;
+        while (k < out.n_syms && function_at(out, k).name == nullptr) ++k;
+        if (k == out.n_syms) out.syms = nullptr;
       }
-      if (!out.funcs.empty()) break;
+      if (out.syms != nullptr) break;
     }
   }
-  if (out.funcs.empty()) ::munmap(map, size);
+  if (out.syms == nullptr) {
+    ::munmap(map, size);
+    out.n_syms = 0;
+  }
   return out;
 }
 
@@ -170,11 +196,15 @@ Symbol resolve(const void* addr) {
     ObjectSymbols& obj = it->second;
     uint64_t a = reinterpret_cast<uintptr_t>(addr);
     uint64_t off = obj.pie ? a - reinterpret_cast<uintptr_t>(info.dli_fbase) : a;
-    if (const Entry* e = find_function(obj, off)) {
-      s.mangled = e->name;
+    const Entry e = find_function(obj, off);
+    // A name not terminated inside its string table (a damaged file) is no name.
+    const auto room =
+        e.name != nullptr ? static_cast<size_t>(obj.names + obj.names_size - e.name) : size_t{0};
+    if (e.name != nullptr && strnlen(e.name, room) < room) {
+      s.mangled = e.name;
       // NOLINTNEXTLINE(performance-no-int-to-ptr): a symbol's value is its address
       s.start = reinterpret_cast<const void*>(
-          obj.pie ? e->value + reinterpret_cast<uintptr_t>(info.dli_fbase) : e->value);
+          obj.pie ? e.value + reinterpret_cast<uintptr_t>(info.dli_fbase) : e.value);
     }
   }
   if (!s.mangled.empty()) s.demangled = demangle(s.mangled);

@@ -35,10 +35,15 @@ size_t g_max_fid = 0;
 constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
 
+// Every function's address, read once at start-up (xray_function_map.cc), or nullptr: then
+// XRay's own look-up, per function.
+const uintptr_t* g_addresses = nullptr;
+
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void* look_up_function(int32_t fid) {
   void* fn = nullptr;
   if (static_cast<size_t>(fid) <= g_max_fid) {
-    fn = reinterpret_cast<void*>(__xray_function_address(fid));
+    fn = reinterpret_cast<void*>(g_addresses != nullptr ? g_addresses[fid]
+                                                        : __xray_function_address(fid));
     g_fns[fid].store(fn, std::memory_order_relaxed);
   }
   return fn;
@@ -156,6 +161,7 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
   g_fns = new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]();
+  g_addresses = xray_function_addresses(g_max_fid);
 #if defined(__x86_64__)
   g_hook_enter = &calibration_enter;
   g_hook_exit = &calibration_exit;
@@ -174,6 +180,8 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
 PERFHAT_XRAY_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
 // Functions XRay instrumented in the program (0 without -fxray-instrument).
 PERFHAT_XRAY_NOINSTR size_t xray_functions() { return g_max_fid; }
+// Whether function addresses come from the one-pass map (tests).
+PERFHAT_XRAY_NOINSTR bool xray_address_map() { return g_addresses != nullptr; }
 PERFHAT_XRAY_NOINSTR void* xray_seen_function(int32_t fid) {
   return static_cast<size_t>(fid) <= g_max_fid ? g_fns[fid].load(std::memory_order_relaxed)
                                                : nullptr;

@@ -28,6 +28,10 @@ namespace perfhat::autoinstrument {
 size_t xray_functions();
 // The entry address of function `fid` if a call of it was seen, else nullptr (no look-up).
 void* xray_seen_function(int32_t fid);
+// Every function's entry address, indexed by id (1..max_fid), read from the program's sled map
+// in one pass (xray_function_map.cc); nullptr when the map cannot be read (then ask
+// __xray_function_address). Never freed.
+const uintptr_t* xray_function_addresses(size_t max_fid);
 
 // Tigris phase 1 in counting windows (xray_window.cc, phase1_window.h).
 // At start-up, after every sled is patched: the first window opens.

@@ -79,12 +79,22 @@ CONFIGS=(
   "clang XRay, off [base]|clang-xray-base|PERFHAT_ENABLED=0"
   "clang XRay, Tigris filter [base]|clang-xray-base|PERFHAT_FILTER=most expensive"
 )
+# Each tree's executables, found once: a `find` per program inside the timed runs was CPU time
+# of its own (about 40 ms for the 10 samples, as much as the programs themselves) and diluted
+# every figure of this script before 2026-11-26 (s34).
+declare -A EXES
+for t in "${TREES[@]}"; do
+  IFS='|' read -r tname _ _ _ <<<"$t"
+  for p in $programs; do
+    EXES[$tname/$p]=$(find "$WORK/$tname" -type f -name "$p" -perm -u+x | head -1)
+  done
+done
 # Runs every sample program of `tree` with `env`, through `wrap`; prints nothing.
 run_all() {
   local tree=$1 envs=$2
   shift 2
   for p in $programs; do
-    exe=$(find "$WORK/$tree" -type f -name "$p" -perm -u+x | head -1)
+    exe=${EXES[$tree/$p]}
     [ -n "$exe" ] || continue
     IFS=';' read -ra ev <<<"$envs"
     (cd "$WORK" && env -u PERFHAT_ENDPOINT "${ev[@]}" "$@" "$exe" --gtest_repeat="$REPEAT" \
@@ -112,7 +122,7 @@ if ((CALLGRIND)); then
     IFS='|' read -r name tree envs <<<"$c"
     total=0
     for p in $programs; do
-      exe=$(find "$WORK/$tree" -type f -name "$p" -perm -u+x | head -1)
+      exe=${EXES[$tree/$p]}
       [ -n "$exe" ] || continue
       IFS=';' read -ra ev <<<"$envs"
       n=$(cd "$WORK" && env -u PERFHAT_ENDPOINT "${ev[@]}" valgrind --tool=callgrind \

@@ -15,6 +15,7 @@
 
 namespace perfhat::autoinstrument {
 size_t xray_unpatched();
+bool xray_address_map();
 size_t xray_functions();
 size_t windows_closed();
 size_t window_kept();
@@ -209,7 +210,21 @@ PERFHAT_TEST_NOINSTR int stale_main() {
   return 0;
 }
 
+// `xray_app addresses`: the one-pass map of every function's address (read at start-up)
+// against XRay's own look-up of each id.
+PERFHAT_TEST_NOINSTR int addresses_main() {
+  const size_t n = perfhat::autoinstrument::xray_functions();
+  const uintptr_t* map = perfhat::autoinstrument::xray_function_addresses(n);
+  size_t mismatches = 0;
+  for (size_t fid = 1; map != nullptr && fid <= n; ++fid)
+    mismatches += map[fid] != __xray_function_address(static_cast<int32_t>(fid));
+  std::printf("map=%d functions=%zu mismatches=%zu\n",
+              perfhat::autoinstrument::xray_address_map() && map != nullptr, n, mismatches);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "addresses") return addresses_main();
   if (argc > 1 && std::string(argv[1]) == "stale") return stale_main();
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
   if (argc > 1 && std::string(argv[1]) == "window") return window_main(false);

@@ -32,6 +32,12 @@ off=$(PERFHAT_ENABLED=0 PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "off: $off"
 [[ $off == *"leaf=0 middle=0 skipped=0 nested=0 unwound=0 functions=0 unpatched=0"* ]] ||
   fail "off: $off"
+# Every function's address comes from one pass over the sled map at start-up, and agrees with
+# XRay's own per-id look-up.
+addrs=$(PERFHAT_SAMPLER=full PERFHAT_ENDPOINT= "$WORK/xray_app" addresses)
+echo "addresses: $addrs"
+[[ $addrs =~ ^map=1\ functions=([0-9]+)\ mismatches=0$ ]] && ((BASH_REMATCH[1] > 10)) ||
+  fail "function addresses: $addrs"
 # Calls that return while their sleds are unpatched (a window's close) under a loop that never
 # returns: each one's frame is ended at the next call at its level, not left open (wrong parents,
 # and past 256 open frames the thread recorded nothing more).
