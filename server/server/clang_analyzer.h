@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "server/analysis/ast_builder.h"
+#include "server/analysis/inference_reuse.h"
 #include "server/analysis/options.h"
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
@@ -65,6 +66,9 @@ class ClangAnalyzer : public Analyzer {
   const Split& lastSplit() const { return split_; }
   // How many parses and reparses have run on the parse thread (parse_thread.h).
   size_t parseThreadRuns() const { return parse_thread_.runs(); }
+  // What the last analysis of `path` reused of the one before (inference_reuse.h); empty for a
+  // path not open.
+  analysis::InferenceReuse::Last lastInference(const std::string& path) const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -77,6 +81,8 @@ class ClangAnalyzer : public Analyzer {
     std::vector<std::string> args;
     bool reparsed = false;  // the last build reparsed `tu`
     WalkCache headers;
+    analysis::InferenceReuse inference;  // the last analysis, for the next edit's
+    std::vector<std::shared_ptr<const void>> index_bodies;  // what the index added to the unit
   };
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked
