@@ -53,7 +53,11 @@ class CallGraph {
   }
   Reach of(const std::string& key, int depth) {
     State& s = state_[key];  // node-based map: the reference survives insertions below
-    if (s.color == kDone) return s.reach;
+    if (s.color == kDone) {
+      // Reached deeper than before: the chain below may now reach the inference's limit.
+      if (depth + s.reach.height > limit_) too_deep_ = true;
+      return s.reach;
+    }
     if (s.color == kOnStack) return Reach{false, true, 0};  // a cycle back to `key`
     s.color = kOnStack;
     Reach r;
@@ -133,8 +137,9 @@ std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit,
     if (!matched[j]) changed.insert(results_[j].key);
   // A margin below the inference's own limit: a chain that deep is cut by where it began.
   CallGraph graph(unit, changed, std::max(0, options.max_body_depth - 4));
+  // Every function, the ones analysed again too: a chain cut at the depth limit anywhere makes
+  // the memoized bodies along it depend on where it began.
   for (size_t i = 0; i < n; ++i) {
-    if (from[i] < 0) continue;
     const CallGraph::Reach r = graph.ofFunction(unit.functions[i]);
     if (r.changed || r.recursive) from[i] = -1;
   }

@@ -146,6 +146,12 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   snap->fetch_ms = fetch_ms;
   split_.infer = lap();
   EditTrace::mark("infer");
+  if (EditTrace::enabled()) {
+    const analysis::InferenceReuse::Last& r = e.inference.last();
+    EditTrace::note("inferred " + std::to_string(r.analysed) + " reused " +
+                    std::to_string(r.reused) +
+                    (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
+  }
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
   markChangedCallees(*snap, *view);
   split_.after = lap();
