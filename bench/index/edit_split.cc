@@ -66,7 +66,8 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
   std::vector<double> bare_cpu, edit_cpu, parse, parse_cpu, key, walk, augment, infer, after,
       header_walked;
   int reused = 0;
-  std::vector<double> main_reused, main_walked, implicit_reused;
+  std::vector<double> main_reused, main_walked, implicit_reused, inferred, inference_reused;
+  std::string all_inferred_because;
   for (int i = 1; i <= n; ++i) {
     const std::string& t = i % 2 ? with : original;
     double c0 = server::threadCpuMs();
@@ -91,6 +92,10 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
     main_reused.push_back(static_cast<double>(h.main_reused));
     main_walked.push_back(static_cast<double>(h.main_walked));
     implicit_reused.push_back(static_cast<double>(h.main_implicit_reused));
+    const auto inf = analyzer.lastInference(file);
+    inferred.push_back(static_cast<double>(inf.analysed));
+    inference_reused.push_back(static_cast<double>(inf.reused));
+    if (!inf.all_analysed_because.empty()) all_inferred_because = inf.all_analysed_because;
   }
   std::printf("edits: %d, header bodies reused in %d; header bodies per unit %zu\n", n, reused,
               analyzer.lastHeaderBodies(file).header_bodies);
@@ -111,6 +116,10 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
       "reused p50 %.0f; classes whose implicit members were reused p50 %.0f\n",
       pct(header_walked, 0.5), pct(main_walked, 0.5), pct(main_reused, 0.5),
       pct(implicit_reused, 0.5));
+  std::printf("  functions inferred p50 %.0f, their last inference reused p50 %.0f%s%s\n",
+              pct(inferred, 0.5), pct(inference_reused, 0.5),
+              all_inferred_because.empty() ? "" : "; once all inferred because: ",
+              all_inferred_because.c_str());
   return 0;
 }
 

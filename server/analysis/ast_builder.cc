@@ -53,16 +53,19 @@ void Builder::buildAll(MainBodies* reuse, bool context_same) {
   for (const Event& ev : events_) {
     if (ev.kind == Event::kImplicit) {
       const size_t first = out_.functions.size();
-      if (!main.takeImplicit(ev.cursor, out_.functions)) {
+      const bool taken = main.takeImplicit(ev.cursor, out_.functions);
+      if (!taken) {
         implicitMembers(ev.cursor, ev.file, out_.functions);
         main.madeImplicit(out_.functions, first);
       }
+      if (reuse) out_.same_as_last.resize(out_.functions.size(), taken && main.lastTakeInPlace());
       continue;
     }
     const size_t problems_before = out_.problems.size();
     const bool is_main = ev.kind == Event::kMainFunction;
     std::vector<FunctionInfo> fns;
-    if (!is_main || !main.take(ev.cursor, fns, out_.problems)) {
+    const bool taken = is_main && main.take(ev.cursor, fns, out_.problems);
+    if (!taken) {
       fns = buildFunction(ev.cursor, ev.file);
       if (is_main) main.walked(ev.cursor, fns, out_.problems, problems_before);
     }
@@ -77,6 +80,7 @@ void Builder::buildAll(MainBodies* reuse, bool context_same) {
         for (const ParseProblem& p : out_.problems)
           if (p.error && f.range.contains(p.range.start)) ++f.unresolved_calls;
         out_.functions.push_back(std::move(f));
+        if (reuse) out_.same_as_last.push_back(taken && main.lastTakeInPlace());
       } else {
         std::string key = f.key;
         out_.workspace_bodies.emplace(std::move(key), std::move(f));

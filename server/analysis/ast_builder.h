@@ -30,6 +30,10 @@ struct ParsedUnit {
   // and the problems their walk added to `problems`: what a cache of them must restore.
   size_t header_functions_walked = 0;
   std::vector<ParseProblem> header_problems;
+  // Per function (parallel to `functions` when a build reused the last walk, else empty): true
+  // when it was taken from the last build of the same document at the same place, so it is that
+  // build's function as it was (inference_reuse.h reuses its analysis).
+  std::vector<bool> same_as_last;
 };
 
 // Which definitions buildAst walks: every one the TU sees in the workspace, or the main file's

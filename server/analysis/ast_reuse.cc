@@ -206,6 +206,7 @@ MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::B
     MainBodies::Walked& w = it->second;
     if (w.start.column != start.column) continue;
     const int d = start.line - w.start.line;
+    last_shift_ = d;
     for (FunctionInfo& f : w.functions) {
       moveLines(f.range, d);
       moveLines(f.name_range, d);

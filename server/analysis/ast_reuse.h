@@ -38,6 +38,9 @@ class MainReuse {
   void madeImplicit(const std::vector<FunctionInfo>& out, size_t first);
   // Replaces the cache's content with this build's.
   void finish();
+  // Whether what the last successful take() or takeImplicit() returned stands where the last
+  // build had it (moved by no line): then it is that build's output unchanged (inference_reuse.h).
+  bool lastTakeInPlace() const { return last_shift_ == 0; }
 
  private:
   // Where a definition's text is in the main file (byte offsets), its body's, and its start.
@@ -68,6 +71,7 @@ class MainReuse {
   Span class_span_;  // of the class takeImplicit last looked at
   uint64_t class_key_ = 0;
   size_t reused_ = 0, walked_ = 0, implicit_reused_ = 0;
+  int last_shift_ = 0;  // lines the last taken definition moved
 };
 
 }  // namespace perfhat::analysis::ast_walk

@@ -443,7 +443,9 @@ std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
   return out;
 }
 
-size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) const {
+size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies,
+                               std::vector<std::shared_ptr<const void>>* used) const {
+  if (used) used->clear();
   std::unordered_set<std::string> local;  // keys with a body in the unit, and keys visited
   for (const auto& f : unit.functions) local.insert(f.key);
   for (const auto& [key, f] : unit.workspace_bodies) local.insert(key);
@@ -472,6 +474,7 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies) co
       FunctionInfo body = std::move(*decoded);
       want(body);
       added.insert(key);
+      if (used) used->push_back(it->second.fn);
       unit.workspace_bodies.emplace(key, std::move(body));
     }
   }

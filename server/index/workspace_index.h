@@ -46,8 +46,11 @@ class WorkspaceIndex {
   // Adds to `unit.workspace_bodies` the summaries of the functions its code calls that are
   // defined in other files, transitively (at most `max_bodies`), and marks the calls to them as
   // having a body: the inference then costs them bottom-up like a body in a header. Returns how
-  // many were added.
-  size_t augment(analysis::ParsedUnit& unit, size_t max_bodies = 4096) const;
+  // many were added. `used`, when given, gets the index's stored summaries the added bodies were
+  // decoded from, in the order added: a stored summary is immutable, so the same list (the same
+  // objects, kept alive by the list) means the same bodies.
+  size_t augment(analysis::ParsedUnit& unit, size_t max_bodies = 4096,
+                 std::vector<std::shared_ptr<const void>>* used = nullptr) const;
 
   size_t functionCount() const;
   // Heap bytes the summaries and the caller map hold (strings, nodes, containers), estimated

@@ -120,7 +120,11 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   analysis::ParsedUnit unit = e.headers.build(*e.tu, options_);
   split_.walk = lap();
   EditTrace::mark("walk");
-  index_->augment(unit);  // callees defined in other files, from the workspace index
+  // Callees defined in other files, from the workspace index.
+  std::vector<std::shared_ptr<const void>> index_bodies;
+  index_->augment(unit, 4096, &index_bodies);
+  const bool workspace_same = e.headers.last().reused && index_bodies == e.index_bodies;
+  e.index_bodies = std::move(index_bodies);
   split_.augment = lap();
   EditTrace::mark("augment");
   auto t0 = std::chrono::steady_clock::now();
@@ -142,10 +146,16 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   split_.fetch = lap();
   EditTrace::mark("fetch");
   std::shared_ptr<analysis::Snapshot> snap =
-      analysis::analyzeOwned(unit, *view, options_, in.version, deployed);
+      e.inference.analyze(unit, *view, options_, in.version, deployed, {workspace_same});
   snap->fetch_ms = fetch_ms;
   split_.infer = lap();
   EditTrace::mark("infer");
+  if (EditTrace::enabled()) {
+    const analysis::InferenceReuse::Last& r = e.inference.last();
+    EditTrace::note("inferred " + std::to_string(r.analysed) + " reused " +
+                    std::to_string(r.reused) +
+                    (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
+  }
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
   markChangedCallees(*snap, *view);
   split_.after = lap();
@@ -182,6 +192,11 @@ ClangAnalyzer::ParseInfo ClangAnalyzer::lastParse(const std::string& path) const
       preamble_bytes += usage.entries[i].amount;
   clang_disposeCXTUResourceUsage(usage);
   return {it->second.reparsed, preamble_bytes > 0};
+}
+
+analysis::InferenceReuse::Last ClangAnalyzer::lastInference(const std::string& path) const {
+  auto it = tus_.find(path);
+  return it == tus_.end() ? analysis::InferenceReuse::Last{} : it->second.inference.last();
 }
 
 WalkCache::LastBuild ClangAnalyzer::lastHeaderBodies(const std::string& path) const {

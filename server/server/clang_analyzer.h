@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "server/analysis/ast_builder.h"
+#include "server/analysis/inference_reuse.h"
 #include "server/analysis/options.h"
 #include "server/analysis/translation_unit.h"
 #include "server/server/analyzer.h"
@@ -69,6 +70,9 @@ class ClangAnalyzer : public Analyzer {
   // Open documents holding a libclang translation unit now (at most the configured
   // maxParsedDocuments).
   size_t parsedDocuments() const;
+  // What the last analysis of `path` reused of the one before (inference_reuse.h); empty for a
+  // path not open.
+  analysis::InferenceReuse::Last lastInference(const std::string& path) const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -82,6 +86,8 @@ class ClangAnalyzer : public Analyzer {
     bool reparsed = false;    // the last build reparsed `tu`
     uint64_t last_built = 0;  // build_clock_ at its last build: the least recent gives up `tu`
     WalkCache headers;
+    analysis::InferenceReuse inference;  // the last analysis, for the next edit's
+    std::vector<std::shared_ptr<const void>> index_bodies;  // what the index added to the unit
   };
   // Releases the translation units of the least recently built documents other than `keep`
   // until at most max_parsed_ hold one.

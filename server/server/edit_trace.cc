@@ -32,6 +32,7 @@ struct ThreadTrace {
   Usage use0, use;
   double elsewhere_cpu_ms = 0;
   std::vector<EditTrace::Stage> stages;
+  std::string notes;
 };
 
 ThreadTrace& current() {
@@ -56,6 +57,7 @@ void EditTrace::begin(double queued_ms) {
   t.on = true;
   t.queued_ms = queued_ms;
   t.stages.clear();
+  t.notes.clear();
   t.wall0 = t.wall = std::chrono::steady_clock::now();
   t.use0 = t.use = usageNow();
   t.elsewhere_cpu_ms = 0;
@@ -73,6 +75,11 @@ void EditTrace::mark(const char* stage, double elsewhere_cpu_ms) {
   t.use = use;
 }
 
+void EditTrace::note(const std::string& text) {
+  ThreadTrace& t = current();
+  if (t.on) t.notes += " " + text;
+}
+
 std::string EditTrace::end() {
   ThreadTrace& t = current();
   if (!t.on) return {};
@@ -84,6 +91,7 @@ std::string EditTrace::end() {
   out += fmt::format(" | total {:.2f}/{:.2f}/{:.1f}/{}", msBetween(t.wall0, t.wall),
                      t.use.cpu_ms - t.use0.cpu_ms + t.elsewhere_cpu_ms,
                      t.use.sys_ms - t.use0.sys_ms, t.use.minor_faults - t.use0.minor_faults);
+  if (!t.notes.empty()) out += " |" + t.notes;
   return out;
 }
 

@@ -22,6 +22,8 @@ class EditTrace {
   // CPU time the stage spent on another thread this one waited for (the parse thread), added
   // to its CPU (its kernel time and faults are this thread's only).
   static void mark(const char* stage, double elsewhere_cpu_ms = 0);
+  // Adds `text` to this thread's trace line, after its stages (what a stage did, not its cost).
+  static void note(const std::string& text);
   // This thread's stages as "queued Q | stage wall/cpu/sys/faults ... | total ...", and clears
   // them; empty when no trace was begun.
   static std::string end();

@@ -1,0 +1,216 @@
+#include "server/analysis/inference_reuse.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_set>
+
+#include "server/analysis/inference.h"
+
+namespace perfhat::analysis {
+namespace {
+
+// The keys a function's analysis may look up a body for: its calls' callees and the producers
+// of the collections it loops over.
+template <typename Visit>
+void keysLookedUp(const FunctionInfo& f, Visit&& visit) {
+  for (const Node& n : f.nodes) {
+    if (!n.callee_key.empty()) visit(n.callee_key);
+    if (!n.producer_key.empty()) visit(n.producer_key);
+  }
+}
+
+// The bodies the analysis reaches from a key, as the inference looks them up (the document's
+// own definitions over the workspace's), and what each key reaches: a changed key, a cycle, and
+// how deep the calls go.
+class CallGraph {
+ public:
+  struct Reach {
+    bool changed = false;
+    bool recursive = false;  // on a cycle or reaching one
+    int height = 0;          // the longest chain of bodies below
+  };
+  CallGraph(const ParsedUnit& unit, const std::unordered_set<std::string>& changed, int limit)
+      : changed_(changed), limit_(limit) {
+    for (const auto& [key, f] : unit.workspace_bodies) bodies_.emplace(key, &f);
+    for (const auto& f : unit.functions) bodies_[f.key] = &f;
+  }
+  // What `f`'s analysis reaches (`f` itself being analysed, so a call of its own key is a cycle).
+  Reach ofFunction(const FunctionInfo& f) {
+    Reach r = of(f.key, 0);
+    keysLookedUp(f, [&](const std::string& k) {
+      r.recursive = r.recursive || k == f.key;
+      add(r, of(k, 1));
+    });
+    return r;
+  }
+  bool tooDeep() const { return too_deep_; }
+
+ private:
+  static void add(Reach& into, const Reach& r) {
+    into.changed = into.changed || r.changed;
+    into.recursive = into.recursive || r.recursive;
+    into.height = std::max(into.height, r.height + 1);
+  }
+  Reach of(const std::string& key, int depth) {
+    State& s = state_[key];  // node-based map: the reference survives insertions below
+    if (s.color == kDone) {
+      // Reached deeper than before: the chain below may now reach the inference's limit.
+      if (depth + s.reach.height > limit_) too_deep_ = true;
+      return s.reach;
+    }
+    if (s.color == kOnStack) return Reach{false, true, 0};  // a cycle back to `key`
+    s.color = kOnStack;
+    Reach r;
+    r.changed = changed_.count(key) > 0;
+    if (depth > limit_) {
+      too_deep_ = true;
+    } else if (auto it = bodies_.find(key); it != bodies_.end()) {
+      keysLookedUp(*it->second, [&](const std::string& k) { add(r, of(k, depth + 1)); });
+    }
+    s.color = kDone;
+    s.reach = r;
+    return r;
+  }
+  enum Color { kNew, kOnStack, kDone };
+  struct State {
+    Color color = kNew;
+    Reach reach;
+  };
+  const std::unordered_set<std::string>& changed_;
+  const int limit_;
+  std::unordered_map<std::string, const FunctionInfo*> bodies_;
+  std::unordered_map<std::string, State> state_;
+  bool too_deep_ = false;
+};
+
+bool sameProblems(const std::vector<ParseProblem>& a, const std::vector<ParseProblem>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const ParseProblem& x, const ParseProblem& y) {
+                      return x.range == y.range && x.error == y.error && x.message == y.message;
+                    });
+}
+
+bool sameFeedback(const FeedbackView& view, const std::vector<FeedbackItem>& last) {
+  const std::vector<const FeedbackItem*> now = view.all();
+  return std::equal(now.begin(), now.end(), last.begin(), last.end(),
+                    [](const FeedbackItem* a, const FeedbackItem& b) { return *a == b; });
+}
+
+}  // namespace
+
+std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
+                                       const DeployedUnit& deployed, const ReuseContext& context,
+                                       bool feedback_same) const {
+  if (!valid_) return "no earlier analysis";
+  if (deployed.unit) return "a deployed text";
+  if (unit.same_as_last.size() != unit.functions.size()) return "the walk reused nothing";
+  if (!context.workspace_same) return "other workspace bodies";
+  if (!(options == options_)) return "other options";
+  if (!sameProblems(unit.problems, problems_)) return "other parse problems";
+  if (!feedback_same) return "other feedback";
+  return "";
+}
+
+std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit,
+                                           const AnalysisOptions& options) const {
+  // Each function's last result, when the walk says it is the same function at the same place.
+  const size_t n = unit.functions.size();
+  std::vector<long> from(n, -1);
+  std::vector<bool> matched(results_.size(), false);
+  for (size_t i = 0; i < n; ++i) {
+    if (!unit.same_as_last[i]) continue;
+    const FunctionInfo& f = unit.functions[i];
+    auto it = by_key_.find(f.key);
+    if (it == by_key_.end()) continue;
+    for (size_t j : it->second)
+      if (!matched[j] && results_[j].range == f.range) {
+        from[i] = static_cast<long>(j);
+        matched[j] = true;
+        break;
+      }
+  }
+  // Changed keys: walked again, added, moved, or gone.
+  std::unordered_set<std::string> changed;
+  for (size_t i = 0; i < n; ++i)
+    if (from[i] < 0) changed.insert(unit.functions[i].key);
+  for (size_t j = 0; j < results_.size(); ++j)
+    if (!matched[j]) changed.insert(results_[j].key);
+  // A margin below the inference's own limit: a chain that deep is cut by where it began.
+  CallGraph graph(unit, changed, std::max(0, options.max_body_depth - 4));
+  // Every function, the ones analysed again too: a chain cut at the depth limit anywhere makes
+  // the memoized bodies along it depend on where it began.
+  for (size_t i = 0; i < n; ++i) {
+    const CallGraph::Reach r = graph.ofFunction(unit.functions[i]);
+    if (r.changed || r.recursive) from[i] = -1;
+  }
+  if (graph.tooDeep()) std::fill(from.begin(), from.end(), -1);
+  return from;
+}
+
+std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
+                                                  const FeedbackView& feedback,
+                                                  const AnalysisOptions& options, int version,
+                                                  const DeployedUnit& deployed,
+                                                  const ReuseContext& context) {
+  auto t0 = std::chrono::steady_clock::now();
+  last_ = Last{};
+  const bool feedback_same = feedback.stale() == stale_ && sameFeedback(feedback, feedback_);
+  last_.all_analysed_because = whyNoReuse(unit, options, deployed, context, feedback_same);
+  std::vector<long> from = last_.all_analysed_because.empty()
+                               ? reusable(unit, options)
+                               : std::vector<long>(unit.functions.size(), -1);
+
+  auto snap = std::make_shared<Snapshot>();
+  snap->path = unit.path;
+  snap->version = version;
+  snap->problems = unit.problems;
+  snap->stale = feedback.stale();
+  snap->parse_ms = unit.parse_ms;
+  snap->functions.reserve(unit.functions.size());
+  std::vector<Result> results(unit.functions.size());
+  std::unique_ptr<Inference> inference;
+  // In the document's order, as analyzeOwned: what the analysed functions memoize along the way
+  // is then what a full analysis memoizes for them.
+  for (size_t i = 0; i < unit.functions.size(); ++i) {
+    const FunctionInfo& fn = unit.functions[i];
+    Result& r = results[i];
+    if (from[i] >= 0) {
+      r = std::move(results_[from[i]]);
+      ++last_.reused;
+    } else {
+      if (!inference)
+        inference =
+            std::make_unique<Inference>(unit, feedback, options, deployed.unit, deployed.revision);
+      r.key = fn.key;
+      r.range = fn.range;
+      r.analysed = inference->analyzeFunction(fn);
+      // A compiler-defined member is shown only where production ran it (ast_builder.cc).
+      r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
+      ++last_.analysed;
+    }
+    if (r.kept) snap->functions.push_back(r.analysed);
+  }
+  results_ = std::move(results);
+  remember(unit, feedback, options, deployed, feedback_same);
+  snap->analysis_ms =
+      unit.build_ms +
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return snap;
+}
+
+void InferenceReuse::remember(const ParsedUnit& unit, const FeedbackView& feedback,
+                              const AnalysisOptions& options, const DeployedUnit& deployed,
+                              bool feedback_same) {
+  by_key_.clear();
+  for (size_t j = 0; j < results_.size(); ++j) by_key_[results_[j].key].push_back(j);
+  valid_ = deployed.unit == nullptr;
+  if (!(options == options_)) options_ = options;
+  problems_ = unit.problems;
+  stale_ = feedback.stale();
+  if (!feedback_same) {
+    feedback_.clear();
+    for (const FeedbackItem* item : feedback.all()) feedback_.push_back(*item);
+  }
+}
+
+}  // namespace perfhat::analysis
