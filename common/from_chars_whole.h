@@ -8,7 +8,8 @@
 namespace perfhat {
 
 // True when all of `text` is one T (empty text, trailing characters or a value out of T's range
-// are false), which is then in `out`; on false `out` is left as it was.
+// are false), which is then in `out`. On false `out` is unspecified: trailing characters leave the
+// leading number's value in it, as std::from_chars does; callers must not read it.
 template <class T>
 bool fromCharsWhole(std::string_view text, T& out) {
   const char* end = text.data() + text.size();

@@ -1,18 +1,17 @@
 #include "common/result.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+
+#include "common/from_chars_whole.h"
 
 namespace perfhat {
 
 Result<unsigned long long> parseUnsigned(std::string_view text) {
   unsigned long long v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || p != end) {
+  if (!fromCharsWhole(text, v)) {
     return Result<unsigned long long>::failure("expects a whole number ≥ 0, got '" +
                                                std::string(text) + "'");
   }

@@ -1,11 +1,8 @@
 #include "experiment/dashboard_server.h"
 
-#include <signal.h>
-
-#include <atomic>
 #include <chrono>
-#include <thread>
 
+#include "common/stop_signals.h"
 #include "experiment/commands.h"
 #include "experiment/dashboard_page.h"
 #include "experiment/measurements.h"
@@ -102,12 +99,7 @@ int runDashboard(const DashboardOptions& o, std::ostream& out) {
   if (port < 0 || port > 65535) {
     throw InputError("--listen " + o.listen + ": expected HOST:PORT (PORT 0 picks a free one)");
   }
-  // SIGINT/SIGTERM are taken by a waiting thread (not a handler), which stops the server.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  blockStopSignals();  // before the handler client and the server start their threads
 
   HandlerReader reader(o.handler, o.token);
   DashboardServer server(reader);
@@ -115,19 +107,7 @@ int runDashboard(const DashboardOptions& o, std::ostream& out) {
   const int bound = server.bind(host, port);
   out << "dashboard on http://" << host << ":" << bound << "/ (data from " << o.handler << ")"
       << std::endl;
-  std::atomic<bool> done{false};
-  std::thread waiter([&] {
-    const timespec tick{0, 200'000'000L};
-    while (!done.load()) {
-      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) {
-        server.stop();
-        return;
-      }
-    }
-  });
-  server.run();
-  done.store(true);  // run() may also end on its own (e.g. the listening socket failed)
-  waiter.join();
+  runUntilStopSignal([&] { server.run(); }, [&] { server.stop(); });
   return 0;
 }
 

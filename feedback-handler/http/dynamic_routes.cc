@@ -3,7 +3,6 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/from_chars_whole.h"
 #include "feedback-handler/dynamic/call_graph.h"
 #include "feedback-handler/dynamic/graph_export.h"
 #include "feedback-handler/ingest/intake_limits.h"
@@ -48,8 +48,7 @@ uint64_t param(const httplib::Request& req, const char* name, uint64_t def, uint
   if (!req.has_param(name)) return def;
   const std::string v = req.get_param_value(name);
   uint64_t out = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (ec != std::errc() || p != v.data() + v.size() || out < lo || out > hi) {
+  if (!fromCharsWhole(v, out) || out < lo || out > hi) {
     throw std::invalid_argument(std::string(name) + " must be an integer in [" +
                                 std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }

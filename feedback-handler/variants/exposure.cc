@@ -1,10 +1,10 @@
 #include "feedback-handler/variants/exposure.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 
+#include "common/from_chars_whole.h"
 #include "common/release_id.h"
 
 namespace perfhat::handler {
@@ -13,8 +13,7 @@ namespace {
 // A variant or replica number: digits only, at most 1,000,000 (perfhat-plan's bound).
 bool index(std::string_view s, int64_t& out) {
   if (s.empty() || s.size() > 7) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && p == s.data() + s.size() && out >= 0 && out <= 1'000'000;
+  return fromCharsWhole(s, out) && out >= 0 && out <= 1'000'000;
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 // Seeds the database on first start, prints "listening on http://HOST:PORT" once it accepts
 // connections, and on SIGINT/SIGTERM stops serving and flushes the instrumentation.
 #include <httplib.h>
-#include <signal.h>
 
 #include <cstdio>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "common/cli.h"
+#include "common/stop_signals.h"
 #include "samples/agile/api.h"
 #include "samples/agile/cli.h"
 #include "samples/agile/database.h"
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   perfhat::cli::parse(app, argc, argv);
   const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
 
-  const sigset_t stop_signals = agile::blockStopSignals();
+  perfhat::blockStopSignals();
 
   try {
     agile::Database db({db_path, std::chrono::microseconds(latency), int(threads)});
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     agile::ReportService reports(db, std::chrono::seconds(report_max_age));
     agile::ReportApi report_api(reports);
     report_api.registerRoutes(server);
-    if (!agile::serveUntilStopped(server, listen, "agile-service", stop_signals)) return 1;
+    if (!agile::serveUntilStopped(server, listen, "agile-service")) return 1;
   } catch (const std::exception& e) {
     std::cerr << "agile-service: " << e.what() << "\n";
     return 1;

@@ -5,7 +5,6 @@
 // GET /users/{id} answers after a fixed delay, standing in for the directory's own lookup
 // (an LDAP query behind an HTTP façade in real deployments).
 #include <httplib.h>
-#include <signal.h>
 
 #include <chrono>
 #include <iostream>
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include "common/cli.h"
+#include "common/stop_signals.h"
 #include "samples/agile/cli.h"
 #include "samples/agile/listen_option.h"
 #include "samples/agile/serve.h"
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   perfhat::cli::parse(app, argc, argv);
   const agile::cli::HostPort listen = agile::listenAddress(app, listen_text);
-  const sigset_t stop_signals = agile::blockStopSignals();
+  perfhat::blockStopSignals();
 
   httplib::Server server;
   const std::chrono::microseconds delay(latency);
@@ -65,6 +65,6 @@ int main(int argc, char** argv) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& response) {
     response.set_content("ok\n", "text/plain");
   });
-  if (!agile::serveUntilStopped(server, listen, "agile-userdir", stop_signals)) return 1;
+  if (!agile::serveUntilStopped(server, listen, "agile-userdir")) return 1;
   return 0;
 }

@@ -1,10 +1,11 @@
 #include "server/lsp/transport.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include <unistd.h>
+
+#include "common/from_chars_whole.h"
 
 namespace perfhat::lsp {
 namespace {
@@ -113,8 +114,7 @@ std::optional<Frame> FrameParser::next() {
       std::string_view value = trim(line.substr(colon + 1));
       if (name.size() == kContentLength.size() && iequalsPrefix(name, kContentLength)) {
         size_t n = 0;
-        auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (ec != std::errc() || ptr != value.data() + value.size() || value.empty()) {
+        if (!fromCharsWhole(value, n)) {
           error = "bad Content-Length '" + std::string(value.substr(0, 32)) + "'";
           break;
         }
