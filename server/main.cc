@@ -170,14 +170,26 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   out << summary.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
+// The working directory the server was started in (read before any parse changes it), which
+// relative paths on the command line and in the environment are relative to.
+std::string startDirectory() {
+  static const std::string dir = [] {
+    std::error_code ec;
+    auto d = std::filesystem::current_path(ec);
+    return ec ? std::string() : d.string();
+  }();
+  return dir;
+}
+
 // A `--check` run's settings: the project file of `root`, the environment, then the command line.
 Config resolveCheckConfig(const std::string& root, const Args& a, Logger& log) {
   ConfigLayers layers;
   std::optional<std::string> project_error;
-  layers.project = loadProjectFile(root, &project_error);
+  layers.project = withAbsolutePaths(loadProjectFile(root, &project_error), root);
   if (project_error) log.warn(*project_error);
-  layers.env = envLayer([](const char* k) { return std::getenv(k); });
-  layers.cli = a.cli;
+  layers.env =
+      withAbsolutePaths(envLayer([](const char* k) { return std::getenv(k); }), startDirectory());
+  layers.cli = withAbsolutePaths(a.cli, startDirectory());
   std::vector<std::string> warnings;
   Config cfg = layers.resolve(&warnings);
   for (const auto& w : warnings) log.warn(w);
@@ -288,8 +300,9 @@ int runCheckManyFromArgs(const Args& a, Logger& log) {
 
 int runServer(const Args& a, Logger& log) {
   ConfigLayers layers;
-  layers.env = envLayer([](const char* k) { return std::getenv(k); });
-  layers.cli = a.cli;
+  layers.env =
+      withAbsolutePaths(envLayer([](const char* k) { return std::getenv(k); }), startDirectory());
+  layers.cli = withAbsolutePaths(a.cli, startDirectory());
   lsp::FdTransport transport(STDIN_FILENO, STDOUT_FILENO);
   Server server(
       layers, std::make_unique<ClangAnalyzer>(),

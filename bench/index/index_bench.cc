@@ -531,12 +531,17 @@ int main(int argc, char** argv) {
   if (mode == "index" && argc >= 5)
     return runIndex(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "");
   if (mode == "memory" && argc >= 5) return runMemory(argv[2], argv[3], argv[4]);
+  // The server is given DB, ROOT and FILE in its settings and URIs, where a relative path would
+  // be relative to ROOT (or no URI at all): they are made absolute here, against this directory.
+  auto absolute = [](const char* p) { return fs::absolute(p).lexically_normal().string(); };
   if (mode == "edit" && argc >= 7)
-    return runEdit(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
+    return runEdit(argv[2], absolute(argv[3]), absolute(argv[4]), absolute(argv[5]),
+                   std::atoi(argv[6]));
   if (mode == "threads" && argc >= 5)
     return perfhat::bench::runReparseThreads(argv[2], argv[3], std::atoi(argv[4]));
   if (mode == "edits" && argc >= 7)
-    return runEditsOnly(argv[2], argv[3], argv[4], argv[5], std::atoi(argv[6]));
+    return runEditsOnly(argv[2], absolute(argv[3]), absolute(argv[4]), absolute(argv[5]),
+                        std::atoi(argv[6]));
   if (mode == "split" && argc >= 6)
     return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]),
                                     argc > 6 && std::string(argv[6]) == "index");

@@ -1,5 +1,6 @@
 #include "server/server/config.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -140,6 +141,24 @@ json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
   num("PERFHAT_CACHE_TTL_S", "cache", "ttlSeconds");
   num("PERFHAT_MAX_PARSED_DOCUMENTS", nullptr, "maxParsedDocuments");
   return j;
+}
+
+json withAbsolutePaths(json layer, const std::string& base) {
+  if (base.empty() || !layer.is_object()) return layer;
+  auto absolute = [&](json& obj, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_string()) return;  // a wrong type is reported by applyJson
+    const std::string path = it->get<std::string>();
+    if (!path.empty() && std::filesystem::path(path).is_relative())
+      *it = (std::filesystem::path(base) / path).lexically_normal().string();
+  };
+  absolute(layer, "compileCommands");
+  absolute(layer, "feedbackFile");
+  if (auto a = layer.find("analysis"); a != layer.end() && a->is_object()) {
+    absolute(*a, "compile_commands");
+    absolute(*a, "compileCommands");
+  }
+  return layer;
 }
 
 json loadProjectFile(const std::string& root, std::optional<std::string>* error) {

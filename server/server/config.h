@@ -84,6 +84,14 @@ void applyJson(Config& cfg, const nlohmann::json& j, std::vector<std::string>& w
 // PERFHAT_MAX_PARSED_DOCUMENTS.
 nlohmann::json envLayer(const std::function<const char*(const char*)>& getenv_fn);
 
+// `layer` with its relative paths (compileCommands, feedbackFile, analysis.compile_commands)
+// made absolute against `base`, once, when the layer is read: libclang sets the process's
+// working directory to a compile entry's "directory" while it parses, so a relative path read
+// later would name another file. The command line and the environment are relative to the
+// working directory the server started in; .perfhat.json and editor settings to the workspace
+// root. An empty `base` leaves the layer as it is.
+nlohmann::json withAbsolutePaths(nlohmann::json layer, const std::string& base);
+
 // Reads `<root>/.perfhat.json`. Missing file: empty object. Corrupt: empty object and an error.
 nlohmann::json loadProjectFile(const std::string& root, std::optional<std::string>* error);
 

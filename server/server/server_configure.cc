@@ -29,8 +29,8 @@ json Server::initialize(const json& params) {
     MutexLock lock(mu_);
     caps_ = p.capabilities;
     root_ = root;
-    layers_.project = project;
-    layers_.client = clientSettings(p.initialization_options);
+    layers_.project = withAbsolutePaths(project, root);
+    layers_.client = withAbsolutePaths(clientSettings(p.initialization_options), root);
     config_warnings = applyConfigLocked();
     reconfigure(true);
   }
@@ -114,7 +114,7 @@ void Server::didChangeConfiguration(const json& params) {
   std::vector<std::string> config_warnings;
   {
     MutexLock lock(mu_);
-    layers_.client = settings;
+    layers_.client = withAbsolutePaths(settings, root_);
     std::string before = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;
     config_warnings = applyConfigLocked();
     std::string after = cfg_.handler_url + "\n" + cfg_.feedback_file + "\n" + cfg_.token;

@@ -1,0 +1,152 @@
+// Relative paths in settings name the same file for the whole session: libclang sets the
+// process's working directory to a compile entry's "directory" while it parses, so the server
+// makes them absolute when it reads each layer (the workspace root for editor settings and
+// .perfhat.json, the start directory for the command line and the environment).
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "server/server/clang_analyzer.h"
+#include "server/server/config.h"
+#include "server/server/server.h"
+
+namespace perfhat::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+TEST(ConfigPaths, RelativePathsAreMadeAbsoluteAgainstTheLayersBase) {
+  json layer = {{"compileCommands", "build"},
+                {"feedbackFile", "data/../feedback.json"},
+                {"handler", "http://127.0.0.1:1"},
+                {"analysis", {{"compile_commands", "out/compile_commands.json"}}}};
+  json out = withAbsolutePaths(layer, "/work/ws");
+  EXPECT_EQ(out["compileCommands"], "/work/ws/build");
+  EXPECT_EQ(out["feedbackFile"], "/work/ws/feedback.json");
+  EXPECT_EQ(out["analysis"]["compile_commands"], "/work/ws/out/compile_commands.json");
+  EXPECT_EQ(out["handler"], "http://127.0.0.1:1");  // not a path
+
+  json kept = {{"compileCommands", "/abs/build"}, {"feedbackFile", ""}, {"analysis", 3}};
+  EXPECT_EQ(withAbsolutePaths(kept, "/work/ws"), kept);  // absolute, empty, wrong type: as given
+  EXPECT_EQ(withAbsolutePaths(layer, ""), layer);        // no base (no workspace root)
+}
+
+// Messages the server sends.
+class Messages {
+ public:
+  void push(const json& j) {
+    {
+      std::lock_guard lock(mu_);
+      all_.push_back(j);
+    }
+    cv_.notify_all();
+  }
+  std::optional<json> diagnostics(int version) {
+    std::unique_lock lock(mu_);
+    std::optional<json> found;
+    cv_.wait_for(lock, 60s, [&] {
+      for (const json& m : all_)
+        if (m.value("method", "") == "textDocument/publishDiagnostics" &&
+            m["params"].value("version", -1) == version)
+          found = m["params"]["diagnostics"];
+      return found.has_value();
+    });
+    return found;
+  }
+  std::string shownMessages() {
+    std::lock_guard lock(mu_);
+    std::string out;
+    for (const json& m : all_)
+      if (m.value("method", "") == "window/showMessage")
+        out += m["params"].value("message", "") + "\n";
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<json> all_;
+};
+
+class RelativeCompileCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cwd_ = fs::current_path();
+    char tmpl[] = "/tmp/perfhat-relative-db-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    fs::create_directories(dir_ + "/inc");
+    fs::create_directories(dir_ + "/build");
+    // Compiles only with the database's -I: fallback flags give "'needed.h' file not found".
+    std::ofstream(dir_ + "/inc/needed.h") << "inline int twice(int x) { return 2 * x; }\n";
+    std::ofstream(dir_ + "/a.cc") << text_;
+    json db = json::array(
+        {{{"directory", dir_ + "/build"},
+          {"file", dir_ + "/a.cc"},
+          {"arguments", {"c++", "-std=c++20", "-I" + dir_ + "/inc", "-c", dir_ + "/a.cc"}}}});
+    std::ofstream(dir_ + "/build/compile_commands.json") << db.dump();
+  }
+  void TearDown() override {
+    server_.reset();
+    std::error_code ec;
+    fs::current_path(cwd_, ec);  // libclang moved it into the database's directory
+    fs::remove_all(dir_, ec);
+  }
+  void notify(const std::string& method, json params) {
+    server_->handleBody(json{{"jsonrpc", "2.0"}, {"method", method}, {"params", params}}.dump());
+  }
+
+  const std::string text_ = "#include \"needed.h\"\nint f(int n) { return twice(n); }\n";
+  fs::path cwd_;
+  std::string dir_;
+  Logger log_;
+  Messages sent_;
+  std::unique_ptr<Server> server_;
+};
+
+// "build" in the editor settings is the workspace root's build/, for the first build and for
+// every edit after it (the process's working directory is the test's, then build/).
+TEST_F(RelativeCompileCommands, EditorSettingIsRelativeToTheWorkspaceRootForEveryBuild) {
+  log_.setLevel(LogLevel::Error);
+  server_ = std::make_unique<Server>(
+      ConfigLayers{}, std::make_unique<ClangAnalyzer>(), [this](const json& j) { sent_.push(j); },
+      log_);
+  server_->handleBody(json{{"jsonrpc", "2.0"},
+                           {"id", 1},
+                           {"method", "initialize"},
+                           {"params",
+                            {{"rootUri", "file://" + dir_},
+                             {"capabilities", json::object()},
+                             {"initializationOptions",
+                              {{"compileCommands", "build"},
+                               {"debounce", {{"minMs", 0}, {"maxMs", 0}}},
+                               {"analysis", {{"index", {{"enabled", false}}}}}}}}}}
+                          .dump());
+  notify("initialized", json::object());
+  const std::string uri = "file://" + dir_ + "/a.cc";
+  notify(
+      "textDocument/didOpen",
+      {{"textDocument", {{"uri", uri}, {"languageId", "cpp"}, {"version", 1}, {"text", text_}}}});
+  for (int version = 1; version <= 3; ++version) {
+    if (version > 1)
+      notify("textDocument/didChange",
+             {{"textDocument", {{"uri", uri}, {"version", version}}},
+              {"contentChanges",
+               json::array({{{"text", text_ + "// v" + std::to_string(version) + "\n"}}})}});
+    auto diags = sent_.diagnostics(version);
+    ASSERT_TRUE(diags) << "no diagnostics for v" << version;
+    EXPECT_EQ(diags->dump().find("file not found"), std::string::npos)
+        << "v" << version << ": " << diags->dump();
+  }
+  EXPECT_EQ(sent_.shownMessages().find("fallback flags"), std::string::npos)
+      << sent_.shownMessages();
+}
+
+}  // namespace
+}  // namespace perfhat::server
