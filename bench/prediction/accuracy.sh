@@ -43,7 +43,9 @@
 # baseline store and scores it against that run's measurements, without running the workload
 # again: for iterating on the analysis. The workspace is rebuilt from DIR/baseline.bundle, so the
 # revision named in the store is the one in the workspace. The table then says the measurements
-# were reused. ACCURACY_INDEX=1 predicts with `--check --index` (see the compile database below).
+# were reused. Predictions use `--check --index` (the workspace index, which the editor's server
+# runs by default: analysis.index.enabled); ACCURACY_INDEX=0 predicts with the changed file
+# analysed alone, as every figure in bench/README.md before 2026-11-26 s34 was made.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -222,10 +224,9 @@ if sys.argv[1] not in versions:
 fi
 
 # The workspace's compile database: the sample service's own sources (not its tests, fuzzers or
-# the rest of the checkout), each once, pointed at $TREE. ACCURACY_INDEX=1: `--check --index`
-# indexes it first, as the editor's background index would, so a callee defined in another file
-# of the service is costed from its body (off by default: every figure in bench/README.md so far
-# was made with the changed file analysed alone).
+# the rest of the checkout), each once, pointed at $TREE. `--check --index` indexes it first, as
+# the editor's background index does by default, so a callee defined in another file of the
+# service is costed from its body (ACCURACY_INDEX=0: off, the changed file analysed alone).
 mkdir -p "$CACHE/compile-db"
 sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" | python3 -c '
 import json, sys
@@ -240,7 +241,7 @@ for e in json.load(sys.stdin):
         out.append(e)
 json.dump(out, sys.stdout, indent=1)' "$TREE" > "$CACHE/compile-db/compile_commands.json"
 INDEX_FLAG=()
-[ "${ACCURACY_INDEX:-0}" = 1 ] && INDEX_FLAG=(--index)
+[ "${ACCURACY_INDEX:-1}" = 1 ] && INDEX_FLAG=(--index)
 
 : > "$TMP/rows.tsv"
 while IFS=$'\t' read -r change set_of patch_file file function key category <&3; do
