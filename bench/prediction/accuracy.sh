@@ -2,14 +2,14 @@
 # Prediction accuracy: what perfhat-lsp predicts for a changed function before the change is
 # deployed, against what the changed service measures after it is deployed.
 #
-#   bench/prediction/accuracy.sh BUILD_DIR --manifest FILE [--set dev|eval|heldout|heldout2|heldout3|heldout4|all] [--only C1,C2,...]
+#   bench/prediction/accuracy.sh BUILD_DIR --manifest FILE [--set dev|eval|heldout|heldout2|heldout3|heldout4|heldout5|all] [--only C1,C2,...]
 #   bench/prediction/accuracy.sh BUILD_DIR PATCH FILE FUNCTION KEY [PATCH FILE FUNCTION KEY]...
 #
 #   --manifest  bench/prediction/changes.tsv (columns change, set, patch, file, function, key,
 #               category, description); --set picks the development set, the evaluation set,
 #               the held-out sets written after both had been looked at (heldout: c43-c61,
 #               measured once and since looked at; heldout2: c62-c76, measured once and since looked at;
-#               heldout3: c77-c91, measured once and since looked at; heldout4: c92-c102), or all (default), --only a
+#               heldout3: c77-c91, measured once and since looked at; heldout4: c92-c102, measured once and since looked at; heldout5: c103-c111), or all (default), --only a
 #               comma-separated list of change ids (e.g. --only c10,c22)
 #   PATCH       a patch of samples/ (p1, e.g. samples/tasks/T4/reference.patch)
 #   FILE        the changed source file (e.g. samples/agile/iteration_service.cc)
@@ -32,7 +32,7 @@
 #    is shown;
 # 3. per change: the patched service is built (one incremental build tree, reused across runs),
 #    deployed with a fresh handler and the same workload → measured p50 and mean of KEY;
-# 4. prints Markdown tables per set (dev, eval, heldout, heldout2, heldout3, heldout4) and a summary over each set and all
+# 4. prints Markdown tables per set (dev, eval, heldout, heldout2, heldout3, heldout4, heldout5) and a summary over each set and all
 #    (bench/prediction/report.py): APE, flagged direction against the measured change, whether
 #    the predicted interval contains the measured p50.
 #
@@ -43,7 +43,9 @@
 # baseline store and scores it against that run's measurements, without running the workload
 # again: for iterating on the analysis. The workspace is rebuilt from DIR/baseline.bundle, so the
 # revision named in the store is the one in the workspace. The table then says the measurements
-# were reused. ACCURACY_INDEX=1 predicts with `--check --index` (see the compile database below).
+# were reused. Predictions use `--check --index` (the workspace index, which the editor's server
+# runs by default: analysis.index.enabled); ACCURACY_INDEX=0 predicts with the changed file
+# analysed alone, as every figure in bench/README.md before 2026-11-26 s34 was made.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -73,12 +75,12 @@ if [ "${1:-}" = --manifest ]; then
   set_name=all only=
   while [ $# -gt 0 ]; do
     case "$1" in
-      --set) set_name=${2:?--set needs dev, eval, heldout, heldout2, heldout3, heldout4 or all}; shift 2 ;;
+      --set) set_name=${2:?--set needs dev, eval, heldout, heldout2, heldout3, heldout4, heldout5 or all}; shift 2 ;;
       --only) only=${2:?--only needs change ids}; shift 2 ;;
       *) echo "accuracy.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
   done
-  case "$set_name" in dev|eval|heldout|heldout2|heldout3|heldout4|all) ;; *) echo "accuracy.sh: --set dev, eval, heldout, heldout2, heldout3, heldout4 or all" >&2; exit 2 ;; esac
+  case "$set_name" in dev|eval|heldout|heldout2|heldout3|heldout4|heldout5|all) ;; *) echo "accuracy.sh: --set dev, eval, heldout, heldout2, heldout3, heldout4, heldout5 or all" >&2; exit 2 ;; esac
   awk -F'\t' -v s="$set_name" -v only=",$only," 'NR > 1 && (s == "all" || $2 == s) &&
       (only == ",," || index(only, "," $1 ",")) { print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 "\t" $7 }' \
     "$manifest" > "$CHANGES"
@@ -222,10 +224,9 @@ if sys.argv[1] not in versions:
 fi
 
 # The workspace's compile database: the sample service's own sources (not its tests, fuzzers or
-# the rest of the checkout), each once, pointed at $TREE. ACCURACY_INDEX=1: `--check --index`
-# indexes it first, as the editor's background index would, so a callee defined in another file
-# of the service is costed from its body (off by default: every figure in bench/README.md so far
-# was made with the changed file analysed alone).
+# the rest of the checkout), each once, pointed at $TREE. `--check --index` indexes it first, as
+# the editor's background index does by default, so a callee defined in another file of the
+# service is costed from its body (ACCURACY_INDEX=0: off, the changed file analysed alone).
 mkdir -p "$CACHE/compile-db"
 sed "s#$ROOT\([/ \"]\)#$TREE\1#g" "$BUILD/compile_commands.json" | python3 -c '
 import json, sys
@@ -240,7 +241,7 @@ for e in json.load(sys.stdin):
         out.append(e)
 json.dump(out, sys.stdout, indent=1)' "$TREE" > "$CACHE/compile-db/compile_commands.json"
 INDEX_FLAG=()
-[ "${ACCURACY_INDEX:-0}" = 1 ] && INDEX_FLAG=(--index)
+[ "${ACCURACY_INDEX:-1}" = 1 ] && INDEX_FLAG=(--index)
 
 : > "$TMP/rows.tsv"
 while IFS=$'\t' read -r change set_of patch_file file function key category <&3; do

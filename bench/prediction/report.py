@@ -13,7 +13,7 @@ Per change: the absolute percentage error (APE) of the predicted p50 and mean ag
 measured ones; the expected flag from the measured change of the p50 (regression or improvement
 when it moved by more than 1 ms and 10 %, none when it moved by less than 0.5 ms, either in
 between: not scored); whether the predicted interval contains the measured p50. Then one table
-per set (dev, eval, heldout, heldout2, heldout3, heldout4, and '-' for changes given on the command line) and a summary with a
+per set (dev, eval, heldout, heldout2, heldout3, heldout4, heldout5, and '-' for changes given on the command line) and a summary with a
 row per set and one over all.
 """
 import math
@@ -125,7 +125,7 @@ def main():
         sys.exit(__doc__)
     rows = [score(l.split("\t")) for l in open(sys.argv[1], encoding="utf-8").read().splitlines()
             if l.strip()]
-    sets = [s for s in ("dev", "eval", "heldout", "heldout2", "heldout3", "heldout4", "-") if any(r["set"] == s for r in rows)]
+    sets = [s for s in ("dev", "eval", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "-") if any(r["set"] == s for r in rows)]
     for s in sets:
         print(f"\n### set: {'(command line)' if s == '-' else s}\n")
         table([r for r in rows if r["set"] == s])

@@ -14,7 +14,7 @@ check fails until the split is redrawn on purpose (and the README says so).
 
 Rows of a held-out set take no part in the draw: `heldout` was written after dev and eval had
 been looked at and before the analysis was tuned again, `heldout2` after that set had been
-measured and before the next round of tuning, `heldout3` and `heldout4` likewise after that (HELDOUT lists each set's changes, so a row cannot
+measured and before the next round of tuning, `heldout3`, `heldout4` and `heldout5` likewise after that (HELDOUT lists each set's changes, so a row cannot
 move in or out of one silently).
 """
 import json
@@ -28,11 +28,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MANIFEST = os.path.join(HERE, "changes.tsv")
 # Each held-out set's changes, written before any tuning on them (2026-11-26: c43-c61 in the
-# morning, c62-c76 in the next stop, c77-c91 in the one after, c92-c102 in the one after that).
+# morning, c62-c76 in the next stop, c77-c91 in the one after, c92-c102 in the one after that, c103-c111 in the next).
 HELDOUT = {"heldout": ["c%d" % n for n in range(43, 62)],
            "heldout2": ["c%d" % n for n in range(62, 77)],
            "heldout3": ["c%d" % n for n in range(77, 92)],
-           "heldout4": ["c%d" % n for n in range(92, 103)]}
+           "heldout4": ["c%d" % n for n in range(92, 103)],
+           "heldout5": ["c%d" % n for n in range(103, 112)]}
 HELDOUT_OF = {c: s for s, changes in HELDOUT.items() for c in changes}
 COLUMNS = ["change", "set", "patch", "file", "function", "key", "category", "description"]
 CATEGORIES = {"added", "removed", "moved", "replaced", "producer-loop", "local-loop",
@@ -131,9 +132,9 @@ def main():
         problems = check(rows)
         for p in problems:
             print("changes.tsv:", p, file=sys.stderr)
-        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval", "heldout", "heldout2", "heldout3", "heldout4")}
+        n = {s: sum(r["set"] == s for r in rows) for s in ("dev", "eval", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")}
         print(f"changes.tsv: {len(rows)} changes, dev {n['dev']}, eval {n['eval']}, "
-              f"heldout {n['heldout']}, heldout2 {n['heldout2']}, heldout3 {n['heldout3']}, heldout4 {n['heldout4']}, seed {SEED}: "
+              f"heldout {n['heldout']}, heldout2 {n['heldout2']}, heldout3 {n['heldout3']}, heldout4 {n['heldout4']}, heldout5 {n['heldout5']}, seed {SEED}: "
               + ("ok" if not problems else f"{len(problems)} problem(s)"))
         return 1 if problems else 0
     if sys.argv[1:]:

@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <optional>
+#include <set>
+#include <string>
 
 namespace perfhat::analysis::ast_walk {
 
@@ -177,6 +179,33 @@ void Builder::exitPrior(char then_exit, char else_exit, Prior& out) {
   }
 }
 
+namespace {
+
+bool isName(const std::string& t) {
+  static const std::set<std::string, std::less<>> kLiterals = {"true", "false", "nullptr", "this"};
+  return !t.empty() && (std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_') &&
+         kLiterals.count(t) == 0;
+}
+
+// A condition as the diff compares it: its tokens, each name of a variable written as `_`, so
+// that a renamed local leaves it the same while a changed operator, operand, call, member or
+// constant does not. A name is a variable's unless a call, a scope or a member access follows
+// or precedes it.
+std::string conditionShape(const std::vector<std::string>& toks) {
+  std::string out;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const std::string& t = toks[i];
+    const std::string next = i + 1 < toks.size() ? toks[i + 1] : std::string();
+    const std::string prev = i > 0 ? toks[i - 1] : std::string();
+    const bool variable = isName(t) && next != "(" && next != "::" && next != "<" && prev != "::" &&
+                          prev != "." && prev != "->";
+    out += (out.empty() ? "" : " ") + (variable ? std::string("_") : t);
+  }
+  return out;
+}
+
+}  // namespace
+
 void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
                          std::vector<FunctionInfo>& lambdas) {
   std::vector<CXCursor> kids = children(c);
@@ -206,7 +235,10 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(kids[has_else ? k - 2 : k - 1])));
     const size_t then_at = has_else ? k - 2 : k - 1;
     Prior prior;
-    if (then_at >= 1) conditionPrior(kids[then_at - 1], prior);
+    if (then_at >= 1) {
+      conditionPrior(kids[then_at - 1], prior);
+      n.condition = conditionShape(tokens(clang_getCursorExtent(kids[then_at - 1])));
+    }
     exitPrior(exitOf(kids[then_at]), has_else ? exitOf(kids[k - 1]) : 0, prior);
     if (prior.any) {
       n.branch_prior = prior.taken;
@@ -219,6 +251,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
       arms[2] = 1;
       Prior prior;
       conditionPrior(kids[0], prior);
+      n.condition = conditionShape(tokens(clang_getCursorExtent(kids[0])));
       if (prior.any) {
         n.branch_prior = prior.taken;
         n.branch_prior_reason = prior.reason;

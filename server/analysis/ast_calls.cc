@@ -32,6 +32,20 @@ bool isInsertion(const std::string& name) {
   return kNames.count(name) > 0;
 }
 
+// `m[k]` inserts k when it is missing where the container maps keys to values it
+// default-constructs (std::map, std::unordered_map and their like); a sequence's `v[i]` does not.
+bool subscriptInserts(CXCursor method) {
+  static const std::set<std::string, std::less<>> kMaps = {"map", "unordered_map", "flat_map"};
+  return spelling(method) == "operator[]" &&
+         kMaps.count(spelling(clang_getCursorSemanticParent(method))) > 0;
+}
+
+// `m[k]`: the local variable subscripted (an operator call's first argument is its object).
+std::string subscriptedVar(CXCursor call) {
+  return clang_Cursor_getNumArguments(call) > 0 ? localVar(clang_Cursor_getArgument(call, 0))
+                                                : std::string();
+}
+
 // `ids.insert(x)`: the local variable the member is called on.
 std::string receiverVar(CXCursor call) {
   std::vector<CXCursor> k = children(call);
@@ -166,6 +180,7 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
     n.local_names = localNamesRead(c);
     if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = n.receiver_var;
+    if (ref.kind == CXCursor_CXXMethod && subscriptInserts(ref)) n.fills_var = subscriptedVar(c);
     n.callee_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
     addNode(ctx, std::move(n), parent, arm);

@@ -242,7 +242,8 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
   }
   if (c.kind == CXCursor_CXXForRangeStmt) {
     for (size_t i = 0; i + 1 < kids.size(); ++i) {
-      if (kids[i].kind == CXCursor_VarDecl) continue;
+      // The loop variable (a structured binding too: its initializer dereferences an iterator).
+      if (clang_isDeclaration(kids[i].kind)) continue;
       CXCursor producer = firstCall(kids[i]);
       // A range over a local variable: the collection it was initialized from is the producer
       // (`auto stories = repo.stories(id); for (auto& s : stories)`); a variable filled by the

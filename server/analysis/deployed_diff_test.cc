@@ -446,6 +446,45 @@ int shown(const Repo& r, int story) {
   }
 }
 
+// `m[key]` on a map inserts the key when it is missing: it fills the map as insert() does, so a
+// loop over the map is bounded by those insertions, not the default count. A vector's `v[i]`
+// inserts nothing.
+TEST(DataFlowIterationsTest, AMapsSubscriptIsAnInsertion) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include <map>
+#include <vector>
+#include "repo.h"
+int perOwner(const Repo& r, int story) {
+  std::map<int, int> hours;
+  std::vector<int> seen(1);
+  for (const Task& t : r.tasks(story)) {
+    hours[t.id] += 1;
+    seen[0] += t.id;
+  }
+  int sum = 0;
+  for (const auto& [owner, n] : hours) sum += r.lookup(owner) * n;
+  for (int s : seen) sum += r.lookup(s);
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  InMemoryFeedback view({tasks, measured("Repo::lookup(int) const", 1 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "perOwner(const Repo &, int)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 3u);
+  EXPECT_EQ(loops[1]->range_var_name, "hours");
+  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
+  ASSERT_TRUE(loops[1]->iterations);
+  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
+  EXPECT_EQ(loops[2]->range_var_name, "seen");
+  EXPECT_EQ(loops[2]->iteration_source, IterationSource::Default);
+}
+
 TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
   TestTU t;
   t.headers = {{"repo.h", kHeader}};

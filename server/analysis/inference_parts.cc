@@ -200,9 +200,10 @@ void addDirectProducers(const FunctionInfo& f, std::set<std::string>& out) {
 
 }  // namespace
 
-// Where each node sits, as a path of what encloses it: kind, callee or loop source, and the arm
-// of its parent. Two versions of a function share a node exactly when they share its path, so a
-// call moved into a loop or behind a guard is one call gone and one call new.
+// Where each node sits, as a path of what encloses it: kind, callee or loop source, a branch's
+// condition, and the arm of its parent. Two versions of a function share a node exactly when they
+// share its path, so a call moved into a loop or behind a guard, or under a condition that
+// changed, is one call gone and one call new.
 std::vector<std::string> nodePaths(const FunctionInfo& f, const FunctionInfo& other) {
   std::set<std::string> direct;
   addDirectProducers(f, direct);
@@ -225,7 +226,7 @@ std::vector<std::string> nodePaths(const FunctionInfo& f, const FunctionInfo& ot
               (direct.count(n.producer_key) > 0 ? std::string() : n.range_var_name);
         break;
       case NodeKind::Branch:
-        own = "B" + std::to_string(n.branch_arms);
+        own = "B" + std::to_string(n.branch_arms) + "(" + n.condition + ")";
         break;
     }
     own += "@" + std::to_string(n.arm);

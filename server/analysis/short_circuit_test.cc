@@ -189,5 +189,74 @@ int check(const Repo& r, const Task* p) {
   EXPECT_LT(sc[1]->range.end.column, sc[2]->range.end.column);
 }
 
+// A kept call under a condition that changed (c101: `&& state != done` put before it) is not
+// where production counted it: production's count belongs to the old condition, so the call is
+// one gone (production's 30 per call) and one new (weighed by the new condition's arms). A
+// renamed loop variable leaves the condition the same, and the call kept.
+TEST(ShortCircuitTest, AKeptCallUnderAChangedConditionIsNotCountedWhereItWas) {
+  const char* deployed = R"src(
+#include "repo.h"
+int narrowed(const Repo& r, int story) {
+  int s = 0;
+  for (const Task& t : r.tasks(story))
+    if (t.id > 0) s += r.effort(t.id);
+  return s;
+}
+int renamed(const Repo& r, int story) {
+  int s = 0;
+  for (const Task& t : r.tasks(story))
+    if (t.id > 0) s += r.effort(t.id);
+  return s;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int narrowed(const Repo& r, int story) {
+  int s = 0;
+  for (const Task& t : r.tasks(story))
+    if (t.open && t.id > 0) s += r.effort(t.id);
+  return s;
+}
+int renamed(const Repo& r, int story) {
+  int s = 0;
+  for (const Task& task : r.tasks(story))
+    if (task.id > 0) s += r.effort(task.id);
+  return s;
+}
+)src";
+  TestTU was, is;
+  was.code = deployed;
+  is.code = now;
+  was.headers = is.headers = {{"repo.h", kHeader}};
+  auto built_was = was.build();
+  auto built_is = is.build();
+  const std::string narrowed = "narrowed(const Repo &, int)",
+                    renamed = "renamed(const Repo &, int)";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  tasks.callsites = {callSite(narrowed, 1 * kMs, 1), callSite(renamed, 1 * kMs, 1)};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {callSite(narrowed, 0.5 * kMs, 30), callSite(renamed, 0.5 * kMs, 30)};
+  InMemoryFeedback view({tasks, effort, measured(narrowed, 16 * kMs), measured(renamed, 16 * kMs)});
+  SnapshotPtr s =
+      analyze(built_is->unit, view, is.options, 0, DeployedUnit{&built_was->unit, "abc1234"});
+  const FunctionInfo* f = findFunction(*s, narrowed);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  bool gone = false, added = false;
+  for (const AddedCost& a : f->added) {
+    if (a.status == AddedCost::Status::Removed && a.removed_name == "effort()") {
+      gone = true;
+      EXPECT_DOUBLE_EQ(a.executions, 30);
+    }
+    if (a.status == AddedCost::Status::New) added = true;
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_TRUE(added);
+  const FunctionInfo* g = findFunction(*s, renamed);
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->added.empty());
+}
+
 }  // namespace
 }  // namespace perfhat::analysis

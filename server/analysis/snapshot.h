@@ -190,6 +190,9 @@ struct Node {
   // expression (evaluated once), 0 for the body, condition and increment (every iteration).
   int arm = 0;
   int branch_arms = 0;  // Branch: number of arms (an `if` without `else` has 2, one empty)
+  // Branch: its condition as the diff with the deployed body compares it (conditionShape in
+  // ast_branches.cc); a call under a changed condition is not where production counted it.
+  std::string condition;
   // Loop iteration evidence found in the source (inference picks by preference, DESIGN §6).
   std::optional<double> constant_trip;  // `for (int i = 0; i < 100; ++i)`
   // Where a constant trip count came from when it is not a literal: "kCount = 16",
