@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -139,6 +140,43 @@ __attribute__((noinline)) int closer(int x) {
 }
 __attribute__((noinline)) int middle(int x) { return leaf(x) * 2; }
 }  // namespace togglens
+
+// Probes turned off while the calibration runs (as another thread's set_enabled(false) would):
+// its hooks then push no frame, and the calibration must not read the unpushed one, which holds
+// whatever the heap held. The injected clock turns them off at the calibration's first read and
+// fills the first frame with garbage (a wild probe: any read of it crashes or records).
+namespace {
+thread_local bool t_disable_at_clock = false;
+__attribute__((no_instrument_function)) uint64_t disabling_clock() {
+  if (t_disable_at_clock) {
+    t_disable_at_clock = false;
+    perfhat::detail::g_mode.store(perfhat::detail::kDisabled);
+    auto* s = perfhat::autoinstrument::t_stack;  // the calibration's own while it runs
+    std::memset(static_cast<void*>(&s->frames[0]), 0xff, sizeof s->frames[0]);
+  }
+  return 0;
+}
+}  // namespace
+
+TEST(InstrAutoInstrument, CalibrationReadsNoFrameWhenProbesTurnOffMeanwhile) {
+  perfhat::Config c;
+  c.sampler = "full";
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
+  const perfhat::autoinstrument::ProbeCosts before = perfhat::autoinstrument::recalibrate();
+  perfhat::detail::set_tick_source(&disabling_clock);
+  t_disable_at_clock = true;
+  const perfhat::autoinstrument::ProbeCosts after = perfhat::autoinstrument::recalibrate();
+  perfhat::detail::set_tick_source(nullptr);
+  EXPECT_FALSE(t_disable_at_clock);  // the calibration ran, and probes went off during it
+  perfhat::detail::g_mode.store(perfhat::detail::kEnabled);
+  // Discarded: the costs stay those of the last complete calibration.
+  for (int k = 0; k < perfhat::autoinstrument::kProbeKinds; ++k) {
+    EXPECT_EQ(after.pair[k], before.pair[k]);
+    EXPECT_EQ(after.self[k], before.self[k]);
+  }
+  perfhat::shutdown();
+}
 
 TEST(InstrAutoInstrument, SwitchingProbesMidCallKeepsLaterNesting) {
   perfhat::Config c;

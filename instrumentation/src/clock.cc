@@ -114,6 +114,8 @@ void paired_read(uint64_t& tick, uint64_t& steady) {
 }  // namespace
 
 void Engine::calibrate_clock(bool initial) {
+  Lock l(clock_mu_);
+  if (initial) rate_steady_ = 0;  // a new baseline: no rate stored from it yet
   auto src = g_tick_source.load(std::memory_order_relaxed);
   if (src != nullptr && src != &steady_ticks) {
     ns_per_tick_.store(1.0);  // injected clocks tick in nanoseconds
@@ -144,23 +146,31 @@ void Engine::calibrate_clock(bool initial) {
     } while (!base.provisional(s1));
     clock_settled_.store(false, std::memory_order_release);  // after tick0_ and steady0_
     ns_per_tick_.store(base.ns_per_tick(t1, s1));
+    rate_steady_ = s1;
     return;
   }
   if (g_tick_source.load() == &steady_ticks) return;
   uint64_t t = now_ticks(), s = steady_now_ns();
-  if (t > tick0_ && s > steady0_ + 100'000'000) {
+  if (t > tick0_ && s > steady0_ + 100'000'000 && s > rate_steady_) {
     ns_per_tick_.store(static_cast<double>(s - steady0_) / static_cast<double>(t - tick0_));
+    rate_steady_ = s;
     clock_settled_.store(true, std::memory_order_release);
   }
 }
 
 void Engine::settle_clock() {
+  // Another thread storing a rate meanwhile: this conversion uses the current one.
+  if (!clock_mu_.try_lock()) return;
   const TickBaseline base{tick0_, steady0_};
   uint64_t t = 0, s = 0;
   paired_read(t, s);
   // Before the settled baseline, each conversion still gets the longest baseline so far.
-  ns_per_tick_.store(base.ns_per_tick(t, s));
-  if (base.settled(s)) clock_settled_.store(true, std::memory_order_release);
+  if (!clock_settled_.load(std::memory_order_relaxed) && s > rate_steady_) {
+    ns_per_tick_.store(base.ns_per_tick(t, s));
+    rate_steady_ = s;
+    if (base.settled(s)) clock_settled_.store(true, std::memory_order_release);
+  }
+  clock_mu_.unlock();
 }
 
 double Engine::now_s() { return static_cast<double>(now_ticks() - tick0_) * ns_per_tick() / 1e9; }

@@ -264,6 +264,10 @@ class Engine : private ExportSource {
   std::atomic<bool> clock_settled_{true};
   uint64_t tick0_ = 0, unix0_ = 0;
   uint64_t steady0_ = 0;
+  // Held by every store of a rate: a settle that read its clocks before a newer or longer
+  // estimate was stored must not overwrite it (hooks only try it, settle_clock).
+  Mutex clock_mu_;
+  uint64_t rate_steady_ PERFHAT_GUARDED_BY(clock_mu_) = 0;  // where the rate's baseline ends
 
   std::atomic<uint64_t> cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0},
       recorded_retired_{0}, hist_dropped_retired_{0}, to_aggregates_{0};

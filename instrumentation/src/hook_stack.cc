@@ -182,11 +182,14 @@ class HookCalibration final : public CalibrationTarget {
       call_none(fn_);
     } else {
       call_enter(fn_);
-      // Inactive when probes were turned off meanwhile (the measurement is then discarded).
-      detail::Probe& p = *stack_->frames[0].probe();
-      if (kind == kRecorded && p.clocked()) {
-        detail::ProbeCalibration::record(p);
-        stack_->frames[0].kind = kRecorded;  // the sample is a recorded call's
+      // No frame when probes were turned off meanwhile (the measurement is then discarded): the
+      // frames are default-initialized, so an unpushed one is never read.
+      if (kind == kRecorded && stack_->top != stack_->frames) {
+        detail::Probe& p = *stack_->frames[0].probe();
+        if (p.clocked()) {
+          detail::ProbeCalibration::record(p);
+          stack_->frames[0].kind = kRecorded;  // the sample is a recorded call's
+        }
       }
       call_exit(fn_);
     }

@@ -12,6 +12,7 @@
 #define PERFHAT_EXCLUDES(...) PERFHAT_TSA(locks_excluded(__VA_ARGS__))
 #define PERFHAT_CAPABILITY(x) PERFHAT_TSA(capability(x))
 #define PERFHAT_ACQUIRE(...) PERFHAT_TSA(acquire_capability(__VA_ARGS__))
+#define PERFHAT_TRY_ACQUIRE(...) PERFHAT_TSA(try_acquire_capability(__VA_ARGS__))
 #define PERFHAT_RELEASE(...) PERFHAT_TSA(release_capability(__VA_ARGS__))
 #define PERFHAT_SCOPED_CAPABILITY PERFHAT_TSA(scoped_lockable)
 
@@ -25,6 +26,7 @@ class PERFHAT_CAPABILITY("mutex") Mutex {
  public:
   void lock() PERFHAT_ACQUIRE() { m_.lock(); }
   void unlock() PERFHAT_RELEASE() { m_.unlock(); }
+  bool try_lock() PERFHAT_TRY_ACQUIRE(true) { return m_.try_lock(); }
   std::mutex& native() { return m_; }
 
  private:
