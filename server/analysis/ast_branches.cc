@@ -187,18 +187,55 @@ bool isName(const std::string& t) {
          kLiterals.count(t) == 0;
 }
 
+// A condition's code tokens, each with whether libclang resolves it to a template (`f<T>(x)`,
+// `std::vector<int>`): a name followed by `<` is a template only then; otherwise the `<` is a
+// comparison (`i < n`) and the name an operand like any other.
+struct ConditionToken {
+  std::string text;
+  bool template_name = false;
+};
+
+bool namesTemplate(CXCursor c) {
+  if (c.kind == CXCursor_TemplateRef || c.kind == CXCursor_OverloadedDeclRef) return true;
+  CXCursor ref = clang_getCursorReferenced(c);
+  if (clang_Cursor_isNull(ref)) return false;
+  return ref.kind == CXCursor_FunctionTemplate || ref.kind == CXCursor_ClassTemplate ||
+         ref.kind == CXCursor_TypeAliasTemplateDecl ||
+         !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(ref));
+}
+
+std::vector<ConditionToken> conditionTokens(CXTranslationUnit tu, CXSourceRange range) {
+  CXToken* toks = nullptr;
+  unsigned n = 0;
+  clang_tokenize(tu, range, &toks, &n);
+  std::vector<CXCursor> cursors(n);
+  if (n > 0) clang_annotateTokens(tu, toks, n, cursors.data());
+  std::vector<ConditionToken> out;
+  for (unsigned i = 0; i < n; ++i) {
+    if (clang_getTokenKind(toks[i]) == CXToken_Comment) continue;
+    ConditionToken t;
+    t.text = toString(clang_getTokenSpelling(tu, toks[i]));
+    t.template_name =
+        clang_getTokenKind(toks[i]) == CXToken_Identifier && namesTemplate(cursors[i]);
+    out.push_back(std::move(t));
+  }
+  if (toks) clang_disposeTokens(tu, toks, n);
+  return out;
+}
+
 // A condition as the diff compares it: its tokens, each name of a variable written as `_`, so
 // that a renamed local leaves it the same while a changed operator, operand, call, member or
-// constant does not. A name is a variable's unless a call, a scope or a member access follows
-// or precedes it.
-std::string conditionShape(const std::vector<std::string>& toks) {
+// constant does not. A name is a variable's unless a call, a scope, a member access or (when
+// libclang resolves it to a template) a template argument list follows or precedes it.
+std::string conditionShape(const std::vector<ConditionToken>& toks) {
   std::string out;
   for (size_t i = 0; i < toks.size(); ++i) {
-    const std::string& t = toks[i];
-    const std::string next = i + 1 < toks.size() ? toks[i + 1] : std::string();
-    const std::string prev = i > 0 ? toks[i - 1] : std::string();
-    const bool variable = isName(t) && next != "(" && next != "::" && next != "<" && prev != "::" &&
-                          prev != "." && prev != "->";
+    const std::string& t = toks[i].text;
+    const std::string next = i + 1 < toks.size() ? toks[i + 1].text : std::string();
+    const std::string prev = i > 0 ? toks[i - 1].text : std::string();
+    const bool variable = isName(t) && next != "(" && next != "::" &&
+                          !(next == "<" && toks[i].template_name) && prev != "::" && prev != "." &&
+                          prev != "->";
     out += (out.empty() ? "" : " ") + (variable ? std::string("_") : t);
   }
   return out;
@@ -237,7 +274,8 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
     Prior prior;
     if (then_at >= 1) {
       conditionPrior(kids[then_at - 1], prior);
-      n.condition = conditionShape(tokens(clang_getCursorExtent(kids[then_at - 1])));
+      n.condition =
+          conditionShape(conditionTokens(tu_.raw(), clang_getCursorExtent(kids[then_at - 1])));
     }
     exitPrior(exitOf(kids[then_at]), has_else ? exitOf(kids[k - 1]) : 0, prior);
     if (prior.any) {
@@ -251,7 +289,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
       arms[2] = 1;
       Prior prior;
       conditionPrior(kids[0], prior);
-      n.condition = conditionShape(tokens(clang_getCursorExtent(kids[0])));
+      n.condition = conditionShape(conditionTokens(tu_.raw(), clang_getCursorExtent(kids[0])));
       if (prior.any) {
         n.branch_prior = prior.taken;
         n.branch_prior_reason = prior.reason;

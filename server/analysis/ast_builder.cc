@@ -301,8 +301,11 @@ std::vector<std::string> Builder::tokens(CXSourceRange range) {
   unsigned n = 0;
   clang_tokenize(tu_.raw(), range, &toks, &n);
   std::vector<std::string> out;
+  // Comments are no code: an edited comment must not read as a changed condition, header or
+  // operator (as tokenHash skips them).
   for (unsigned i = 0; i < n; ++i)
-    out.push_back(toString(clang_getTokenSpelling(tu_.raw(), toks[i])));
+    if (clang_getTokenKind(toks[i]) != CXToken_Comment)
+      out.push_back(toString(clang_getTokenSpelling(tu_.raw(), toks[i])));
   if (toks) clang_disposeTokens(tu_.raw(), toks, n);
   return out;
 }

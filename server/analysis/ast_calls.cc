@@ -40,10 +40,36 @@ bool subscriptInserts(CXCursor method) {
          kMaps.count(spelling(clang_getCursorSemanticParent(method))) > 0;
 }
 
-// `m[k]`: the local variable subscripted (an operator call's first argument is its object).
+// A local the function starts empty itself: not static (it keeps what earlier calls put in),
+// not a reference (`auto& c = cache_;` names a container filled elsewhere), and declared without
+// an initializer or with an empty one (`std::map<K, V> m;`, `m{}`), not copied from another.
+bool startsEmptyHere(CXCursor e) {
+  e = stripConversions(e);
+  if (e.kind != CXCursor_DeclRefExpr) return false;
+  CXCursor var = clang_getCursorReferenced(e);
+  if (var.kind != CXCursor_VarDecl || clang_Cursor_getStorageClass(var) == CX_SC_Static ||
+      clang_getCursorTLSKind(var) != CXTLS_None)
+    return false;
+  const CXTypeKind t = clang_getCursorType(var).kind;
+  if (t == CXType_LValueReference || t == CXType_RValueReference) return false;
+  for (CXCursor k : children(var)) {
+    if (k.kind == CXCursor_TypeRef || k.kind == CXCursor_TemplateRef ||
+        k.kind == CXCursor_NamespaceRef)
+      continue;
+    // The initializer: a constructor call with no arguments or an empty braced list is empty.
+    if (k.kind == CXCursor_CallExpr && clang_Cursor_getNumArguments(k) == 0) continue;
+    if (k.kind == CXCursor_InitListExpr && children(k).empty()) continue;
+    return false;
+  }
+  return true;
+}
+
+// `m[k]`: the local variable subscripted (an operator call's first argument is its object),
+// when the function starts it empty: the map then holds no more than what its `m[k]` insert.
 std::string subscriptedVar(CXCursor call) {
-  return clang_Cursor_getNumArguments(call) > 0 ? localVar(clang_Cursor_getArgument(call, 0))
-                                                : std::string();
+  if (clang_Cursor_getNumArguments(call) == 0) return {};
+  CXCursor object = clang_Cursor_getArgument(call, 0);
+  return startsEmptyHere(object) ? localVar(object) : std::string();
 }
 
 // `ids.insert(x)`: the local variable the member is called on.

@@ -485,6 +485,51 @@ int perOwner(const Repo& r, int story) {
   EXPECT_EQ(loops[2]->iteration_source, IterationSource::Default);
 }
 
+// `m[k]` bounds a later loop over m only where the function starts m empty: a static local keeps
+// what earlier calls inserted, a reference names a map filled elsewhere, and a copy starts with
+// what it copied, so each holds more than this call's insertions (the default count stays).
+TEST(DataFlowIterationsTest, AMapsSubscriptBoundsOnlyAMapTheFunctionStartsEmpty) {
+  TestTU t;
+  t.headers = {{"repo.h", kHeader}};
+  t.code = R"src(
+#include <map>
+#include "repo.h"
+std::map<int, int> g_cache;
+int kept(const Repo& r, int story, const std::map<int, int>& base) {
+  static std::map<int, int> seen;
+  auto& cache = g_cache;
+  std::map<int, int> copy = base;
+  std::map<int, int> fresh{};
+  for (const Task& t : r.tasks(story)) {
+    seen[t.id] += 1;
+    cache[t.id] += 1;
+    copy[t.id] += 1;
+    fresh[t.id] += 1;
+  }
+  int sum = 0;
+  for (const auto& [k, n] : seen) sum += r.lookup(k) * n;
+  for (const auto& [k, n] : cache) sum += r.lookup(k) * n;
+  for (const auto& [k, n] : copy) sum += r.lookup(k) * n;
+  for (const auto& [k, n] : fresh) sum += r.lookup(k) * n;
+  return sum;
+}
+)src";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  InMemoryFeedback view({tasks, measured("Repo::lookup(int) const", 1 * kMs)});
+  SnapshotPtr s = t.analyze(view);
+  const FunctionInfo* f = findFunction(*s, "kept(const Repo &, int, const std::map<int, int> &)");
+  ASSERT_NE(f, nullptr);
+  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 5u);
+  for (int i : {1, 2, 3}) {
+    SCOPED_TRACE(loops[i]->range_var_name);
+    EXPECT_EQ(loops[i]->iteration_source, IterationSource::Default);
+  }
+  EXPECT_EQ(loops[4]->range_var_name, "fresh");
+  EXPECT_EQ(loops[4]->iteration_source, IterationSource::DataFlow);
+}
+
 TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
   TestTU t;
   t.headers = {{"repo.h", kHeader}};

@@ -258,5 +258,111 @@ int renamed(const Repo& r, int story) {
   EXPECT_TRUE(g->added.empty());
 }
 
+// An edited comment inside a multi-line condition, in a function changed elsewhere, leaves the
+// condition the same: the call under it keeps production's count (no gone, no new).
+TEST(ShortCircuitTest, AnEditedCommentInAConditionKeepsTheCallUnderIt) {
+  const char* deployed = R"src(
+#include "repo.h"
+int commented(const Repo& r, int story) {
+  int s = 0;
+  for (const Task& t : r.tasks(story))
+    if (t.id > 0 &&  // a real task
+        t.open)
+      s += r.effort(t.id);
+  return s;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+int commented(const Repo& r, int story) {
+  int s = 1;
+  for (const Task& t : r.tasks(story))
+    if (t.id > 0 &&  // a task the repository knows
+        t.open)
+      s += r.effort(t.id);
+  return s;
+}
+)src";
+  TestTU was, is;
+  was.code = deployed;
+  is.code = now;
+  was.headers = is.headers = {{"repo.h", kHeader}};
+  auto built_was = was.build();
+  auto built_is = is.build();
+  const std::string fn = "commented(const Repo &, int)";
+  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  tasks.result_size = SizeStats{45, 60};
+  tasks.callsites = {callSite(fn, 1 * kMs, 1)};
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {callSite(fn, 0.5 * kMs, 30)};
+  InMemoryFeedback view({tasks, effort, measured(fn, 16 * kMs)});
+  SnapshotPtr s =
+      analyze(built_is->unit, view, is.options, 0, DeployedUnit{&built_was->unit, "abc1234"});
+  const FunctionInfo* f = findFunction(*s, fn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  EXPECT_TRUE(f->added.empty());
+}
+
+// `i < n` is a comparison, not a template argument list: renaming `i` to `j`, in a function
+// changed elsewhere, leaves the condition the same and the call under it at production's count.
+// A template's name before its `<` is kept as written.
+TEST(ShortCircuitTest, ARenamedOperandOfLessThanKeepsTheCallUnderIt) {
+  const char* deployed = R"src(
+#include "repo.h"
+template <class T> T hi(T a, T b) { return a + b; }
+template <class T> T lo(T a, T b) { return a - b; }
+int first(const Repo& r, int story, int n) {
+  int s = 0;
+  for (int i = 0; i < 8; ++i)
+    if (i < n) s += r.effort(i);
+  return s;
+}
+int capped(const Repo& r, int story, int n) {
+  int s = 0;
+  for (int i = 0; i < 8; ++i)
+    if (hi<int>(i, n) > 4) s += r.effort(i);
+  return s;
+}
+)src";
+  const char* now = R"src(
+#include "repo.h"
+template <class T> T hi(T a, T b) { return a + b; }
+template <class T> T lo(T a, T b) { return a - b; }
+int first(const Repo& r, int story, int n) {
+  int s = story;
+  for (int j = 0; j < 8; ++j)
+    if (j < n) s += r.effort(j);
+  return s;
+}
+int capped(const Repo& r, int story, int n) {
+  int s = story;
+  for (int i = 0; i < 8; ++i)
+    if (lo<int>(i, n) > 4) s += r.effort(i);
+  return s;
+}
+)src";
+  TestTU was, is;
+  was.code = deployed;
+  is.code = now;
+  was.headers = is.headers = {{"repo.h", kHeader}};
+  auto built_was = was.build();
+  auto built_is = is.build();
+  const std::string fn = "first(const Repo &, int, int)", capped = "capped(const Repo &, int, int)";
+  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  effort.callsites = {callSite(fn, 0.5 * kMs, 3), callSite(capped, 0.5 * kMs, 3)};
+  InMemoryFeedback view({effort, measured(fn, 2 * kMs), measured(capped, 2 * kMs)});
+  SnapshotPtr s =
+      analyze(built_is->unit, view, is.options, 0, DeployedUnit{&built_was->unit, "abc1234"});
+  const FunctionInfo* f = findFunction(*s, fn);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->deployed, DeployedBody::Changed);
+  EXPECT_TRUE(f->added.empty());
+  // A template named before `<` stays as written: hi<int> -> lo<int> is a changed condition.
+  const FunctionInfo* g = findFunction(*s, capped);
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->added.empty());
+}
+
 }  // namespace
 }  // namespace perfhat::analysis
