@@ -49,6 +49,8 @@ void ClangAnalyzer::configure(const Config& cfg, const std::string& root) {
     deployed_units_.clear();
   }
   options_ = std::move(o);
+  max_parsed_ = static_cast<size_t>(std::max(1, cfg.max_parsed_documents));
+  releaseIdleUnits("");
   startIndex(cfg, root);
 }
 
@@ -79,6 +81,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   EditTrace::mark("setup");
   const double parse_cpu0 = threadCpuMs();
   e.reparsed = false;
+  e.last_built = ++build_clock_;
   const double parse_thread_cpu = parse_thread_.run([&] {
     if (e.tu && e.args == cc.args) {
       e.reparsed = e.tu->reparse(in.text, &error);
@@ -90,6 +93,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
       e.tu = analysis::TranslationUnit::parse(in.path, in.text, cc.args, &error);
       e.args = cc.args;
     }
+    releaseIdleUnits(in.path);  // freed here, where libclang allocated them
   });
   if (std::string note = parse_thread_.takeFallbackNote(); !note.empty())
     warnings.push_back(std::move(note));
@@ -157,6 +161,22 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   split_.after = lap();
   EditTrace::mark("index");
   return snap;
+}
+
+void ClangAnalyzer::releaseIdleUnits(const std::string& keep) {
+  for (size_t held = parsedDocuments(); held > max_parsed_; --held) {
+    Entry* idle = nullptr;
+    for (auto& [path, entry] : tus_)
+      if (entry.tu && path != keep && (!idle || entry.last_built < idle->last_built)) idle = &entry;
+    if (!idle) return;
+    idle->tu.reset();  // its snapshot stays with the server; the next build parses afresh
+    idle->reparsed = false;
+  }
+}
+
+size_t ClangAnalyzer::parsedDocuments() const {
+  return static_cast<size_t>(std::count_if(tus_.begin(), tus_.end(),
+                                           [](const auto& kv) { return kv.second.tu != nullptr; }));
 }
 
 ClangAnalyzer::ParseInfo ClangAnalyzer::lastParse(const std::string& path) const {

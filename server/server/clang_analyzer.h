@@ -4,6 +4,7 @@
 // references, then specification + inference (server/analysis/analyze.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -69,6 +70,9 @@ class ClangAnalyzer : public Analyzer {
   // What the last analysis of `path` reused of the one before (inference_reuse.h); empty for a
   // path not open.
   analysis::InferenceReuse::Last lastInference(const std::string& path) const;
+  // Open documents holding a libclang translation unit now (at most the configured
+  // maxParsedDocuments).
+  size_t parsedDocuments() const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.
@@ -79,11 +83,15 @@ class ClangAnalyzer : public Analyzer {
   struct Entry {
     std::unique_ptr<analysis::TranslationUnit> tu;
     std::vector<std::string> args;
-    bool reparsed = false;  // the last build reparsed `tu`
+    bool reparsed = false;    // the last build reparsed `tu`
+    uint64_t last_built = 0;  // build_clock_ at its last build: the least recent gives up `tu`
     WalkCache headers;
     analysis::InferenceReuse inference;  // the last analysis, for the next edit's
     std::vector<std::shared_ptr<const void>> index_bodies;  // what the index added to the unit
   };
+  // Releases the translation units of the least recently built documents other than `keep`
+  // until at most max_parsed_ hold one.
+  void releaseIdleUnits(const std::string& keep);
   // The deployed text of a document, parsed once per revision and flags. A file the revision
   // does not have, or whose text does not parse, is remembered too (`found` false): git is asked
   // once per revision, not at every keystroke.
@@ -119,6 +127,8 @@ class ClangAnalyzer : public Analyzer {
   analysis::AnalysisOptions options_;
   std::vector<std::string> config_warnings_;
   std::map<std::string, Entry> tus_;
+  size_t max_parsed_ = Config().max_parsed_documents;
+  uint64_t build_clock_ = 0;
   ParseThread parse_thread_;  // libclang's parses of tus_ (parse_thread.h)
   Split split_;
   DeployedSource deployed_source_;

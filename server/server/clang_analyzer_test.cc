@@ -109,5 +109,47 @@ TEST_F(ClangAnalyzerEdits, AnEditWalksTheWorkspaceHeadersOnlyOnce) {
   }
 }
 
+// An editor that opens a whole project must not make the server hold a translation unit per file
+// (about 100 MB each with heavy headers): beyond maxParsedDocuments the least recently built
+// documents give theirs up. One that gave it up is parsed afresh at its next build, with the
+// same result; the ones still held reparse.
+TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit) {
+  Config cfg;
+  cfg.max_parsed_documents = 2;
+  analyzer_.configure(cfg, dir_);
+  std::vector<std::string> paths;
+  std::vector<size_t> functions;
+  for (int i = 0; i < 3; ++i) {
+    paths.push_back(dir_ + "/open" + std::to_string(i) + ".cc");
+    const std::string text = kText + std::string("int f") + std::to_string(i) + "() { return " +
+                             std::to_string(i) + "; }\n";
+    std::ofstream(paths.back()) << text;
+    auto snap = build(paths.back(), text, 1);
+    ASSERT_TRUE(snap);
+    functions.push_back(snap->functions.size());
+    EXPECT_LE(analyzer_.parsedDocuments(), 2u) << "after opening " << i + 1;
+  }
+  EXPECT_EQ(analyzer_.parsedDocuments(), 2u);
+  EXPECT_FALSE(analyzer_.lastParse(paths[0]).preamble) << "the least recent still holds its unit";
+  EXPECT_TRUE(analyzer_.lastParse(paths[2]).preamble);
+
+  const std::string text0 = kText + std::string("int f0() { return 0; }\n");
+  auto again = build(paths[0], text0, 2);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(analyzer_.lastParse(paths[0]).reparsed) << "a released unit cannot be reparsed";
+  EXPECT_EQ(again->functions.size(), functions[0]);
+  EXPECT_EQ(analyzer_.parsedDocuments(), 2u);
+  EXPECT_FALSE(analyzer_.lastParse(paths[1]).preamble) << "now open1 is the least recent";
+
+  const std::string text2 = kText + std::string("int f2() { return 2; }\n");
+  ASSERT_TRUE(build(paths[2], text2, 2));
+  EXPECT_TRUE(analyzer_.lastParse(paths[2]).reparsed) << "a held unit is reparsed";
+
+  cfg.max_parsed_documents = 1;  // lowering the limit releases at once
+  analyzer_.configure(cfg, dir_);
+  EXPECT_EQ(analyzer_.parsedDocuments(), 1u);
+  EXPECT_TRUE(analyzer_.lastParse(paths[2]).preamble) << "the most recent one is kept";
+}
+
 }  // namespace
 }  // namespace perfhat::server

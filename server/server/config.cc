@@ -93,6 +93,12 @@ void applyJson(Config& cfg, const json& j, std::vector<std::string>& warnings) {
     if (cfg.debounce_max_ms < cfg.debounce_min_ms) cfg.debounce_max_ms = cfg.debounce_min_ms;
   }
   read(j, "changesPollSeconds", cfg.changes_poll_s, warnings, "");
+  int parsed = cfg.max_parsed_documents;
+  read(j, "maxParsedDocuments", parsed, warnings, "");
+  if (parsed >= 1)
+    cfg.max_parsed_documents = parsed;
+  else
+    warnings.push_back("config: \"maxParsedDocuments\" must be at least 1");
   if (auto a = j.find("analysis"); a != j.end() && a->is_object()) cfg.analysis.merge_patch(*a);
 }
 
@@ -125,13 +131,15 @@ json envLayer(const std::function<const char*(const char*)>& getenv_fn) {
     char* end = nullptr;
     long long n = std::strtoll(v, &end, 10);
     // A malformed number is passed on as a string so applyJson reports it by name.
+    json& at = section ? j[section] : j;
     if (end && *end == '\0')
-      j[section][key] = n;
+      at[key] = n;
     else
-      j[section][key] = v;
+      at[key] = v;
   };
   num("PERFHAT_CACHE_MAX_ENTRIES", "cache", "maxEntries");
   num("PERFHAT_CACHE_TTL_S", "cache", "ttlSeconds");
+  num("PERFHAT_MAX_PARSED_DOCUMENTS", nullptr, "maxParsedDocuments");
   return j;
 }
 

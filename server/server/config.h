@@ -56,6 +56,11 @@ struct Config {
   int debounce_max_ms = 500;
   double debounce_ratio = 1.0;
   int changes_poll_s = 30;  // handler change feed; 0 = off
+  // Open documents that keep their libclang translation unit (about 100 MB each for a file
+  // with heavy headers) so that an edit reparses with the preamble; the least recently built
+  // beyond this give theirs up and are parsed afresh at their next build. Bounds the server's
+  // memory when an editor opens a whole project.
+  int max_parsed_documents = 8;
   nlohmann::json analysis = nlohmann::json::object();
 };
 
@@ -75,7 +80,8 @@ struct ConfigLayers {
 void applyJson(Config& cfg, const nlohmann::json& j, std::vector<std::string>& warnings);
 
 // The environment layer from PERFHAT_FEEDBACK_FILE, PERFHAT_HANDLER, PERFHAT_TOKEN,
-// PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES, PERFHAT_CACHE_TTL_S.
+// PERFHAT_PROFILE, PERFHAT_COMPILE_COMMANDS, PERFHAT_CACHE_MAX_ENTRIES, PERFHAT_CACHE_TTL_S,
+// PERFHAT_MAX_PARSED_DOCUMENTS.
 nlohmann::json envLayer(const std::function<const char*(const char*)>& getenv_fn);
 
 // `layer` with its relative paths (compileCommands, feedbackFile, analysis.compile_commands)

@@ -77,6 +77,21 @@ TEST(LspConfig, EnvWithAMalformedNumberIsReported) {
   ASSERT_EQ(w.size(), 1u);
 }
 
+TEST(LspConfig, MaxParsedDocumentsFromSettingsOrEnvAndAtLeastOne) {
+  ConfigLayers l;
+  l.project = json::parse(R"js({"maxParsedDocuments":3})js");
+  EXPECT_EQ(l.resolve().max_parsed_documents, 3);
+  l.env = envLayer([](const char* k) -> const char* {
+    return std::string(k) == "PERFHAT_MAX_PARSED_DOCUMENTS" ? "5" : nullptr;
+  });
+  EXPECT_EQ(l.resolve().max_parsed_documents, 5);
+  l.cli = json::parse(R"js({"maxParsedDocuments":0})js");
+  std::vector<std::string> w;
+  EXPECT_EQ(l.resolve(&w).max_parsed_documents, 5) << "0 would release the edited document";
+  EXPECT_THAT(w,
+              ::testing::Contains(::testing::HasSubstr("maxParsedDocuments\" must be at least 1")));
+}
+
 TEST(LspConfig, ProjectFileMissingCorruptAndGood) {
   auto dir = std::filesystem::temp_directory_path() /
              ("perfhat-config-test-" + std::to_string(::getpid()));
