@@ -186,33 +186,48 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
   snap->functions.reserve(unit.functions.size());
   std::vector<Result> results(unit.functions.size());
   std::unique_ptr<Inference> inference;
-  // In the document's order, as analyzeOwned: what the analysed functions memoize along the way
-  // is then what a full analysis memoizes for them.
-  for (size_t i = 0; i < unit.functions.size(); ++i) {
-    const FunctionInfo& fn = unit.functions[i];
-    Result& r = results[i];
-    if (from[i] >= 0) {
-      r = std::move(results_[from[i]]);
-      ++last_.reused;
-    } else {
-      if (!inference)
-        inference =
-            std::make_unique<Inference>(unit, feedback, options, deployed.unit, deployed.revision);
-      r.key = fn.key;
-      r.range = fn.range;
-      r.analysed = inference->analyzeFunction(fn);
-      // A compiler-defined member is shown only where production ran it (ast_builder.cc).
-      r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
-      ++last_.analysed;
+  // The last results are moved out below: one that throws part-way keeps none of them.
+  try {
+    // In the document's order, as analyzeOwned: what the analysed functions memoize along the way
+    // is then what a full analysis memoizes for them.
+    for (size_t i = 0; i < unit.functions.size(); ++i) {
+      const FunctionInfo& fn = unit.functions[i];
+      Result& r = results[i];
+      if (from[i] >= 0) {
+        r = std::move(results_[from[i]]);
+        ++last_.reused;
+      } else {
+        if (!inference)
+          inference = std::make_unique<Inference>(unit, feedback, options, deployed.unit,
+                                                  deployed.revision);
+        r.key = fn.key;
+        r.range = fn.range;
+        r.analysed = inference->analyzeFunction(fn);
+        // A compiler-defined member is shown only where production ran it (ast_builder.cc).
+        r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
+        ++last_.analysed;
+      }
+      if (r.kept) snap->functions.push_back(r.analysed);
     }
-    if (r.kept) snap->functions.push_back(r.analysed);
+    results_ = std::move(results);
+    remember(unit, feedback, options, deployed, feedback_same, too_deep);
+  } catch (...) {
+    forget("the last analysis stopped part-way");
+    throw;
   }
-  results_ = std::move(results);
-  remember(unit, feedback, options, deployed, feedback_same, too_deep);
   snap->analysis_ms =
       unit.build_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return snap;
+}
+
+void InferenceReuse::forget(const char* why) {
+  valid_ = false;
+  not_kept_because_ = why;
+  results_ = {};
+  by_key_ = {};
+  feedback_ = {};  // sameFeedback() then compares with no feedback, and remember() fills it
+  problems_ = {};
 }
 
 void InferenceReuse::remember(const ParsedUnit& unit, const FeedbackView& feedback,

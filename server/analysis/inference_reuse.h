@@ -50,6 +50,10 @@ class InferenceReuse {
   };
   const Last& last() const { return last_; }
 
+  // Drops the last analysis and frees what it held: the next analyze() analyses everything,
+  // `why` being what its last().all_analysed_because says.
+  void forget(const char* why);
+
  private:
   // Why every function must be analysed again, or "" when some may be reused.
   std::string whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,

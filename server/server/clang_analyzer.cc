@@ -1,6 +1,7 @@
 #include "server/server/clang_analyzer.h"
 
 #include <algorithm>
+#include <exception>
 
 #include <chrono>
 
@@ -106,6 +107,18 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     return s;
   }
 
+  // From the walk to the inference, what `e` keeps for the next edit (the walk cache, the index
+  // bodies, the inference) must describe one build: a build that stops part-way (a fetch or a
+  // deployed text that throws, bad_alloc; Server::rebuild carries on) would leave the inference
+  // behind the walk. Then the next build analyses everything.
+  struct ForgetOnThrow {
+    analysis::InferenceReuse& inference;
+    const int exceptions = std::uncaught_exceptions();
+    ~ForgetOnThrow() {
+      if (std::uncaught_exceptions() > exceptions)
+        inference.forget("the last analysis stopped part-way");
+    }
+  } forget_on_throw{e.inference};
   split_ = Split{};
   split_.parse = e.tu->lastParseMs();
   double cpu = threadCpuMs();

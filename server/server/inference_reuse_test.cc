@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -281,6 +282,29 @@ TEST_F(InferenceReuseEdits, ResultsOfAChainCutAtTheDepthLimitAreNotReused) {
   EXPECT_EQ(last().all_analysed_because, "the last analysis reached the depth limit");
   EXPECT_NEAR(mean(*after, "f(int)"), 2e3, 1);
   EXPECT_NEAR(mean(*after, "c1(int)"), 2e3, 1);
+}
+
+// A build that throws after the walk (here the feedback fetch; Server::rebuild catches it and
+// carries on) must not leave the walk a build ahead of the inference: the next build, whose text
+// the walk then takes as unchanged, analyses everything and gives what a full analysis gives.
+TEST_F(InferenceReuseEdits, ABuildThatThrowsPartWayLeavesNothingToReuse) {
+  edit(kText);
+  // helper's loop bound, at the same length: nothing moves, helper and user cost more.
+  const std::string text = replaced(kText, "i < 10;", "i < 90;");
+  std::vector<std::string> warnings;
+  EXPECT_THROW(
+      analyzer_.analyze(
+          {path_, text, ++version_},
+          [](const std::vector<std::string>&) -> std::shared_ptr<const analysis::FeedbackView> {
+            throw std::runtime_error("the feedback store went away");
+          },
+          warnings),
+      std::runtime_error);
+  edit(text);
+  EXPECT_EQ(last().reused, 0u);
+  EXPECT_EQ(last().all_analysed_because, "the last analysis stopped part-way");
+  edit(text);
+  EXPECT_GT(last().reused, 0u) << "kept again after a build that finished";
 }
 
 // A callee defined in another file, costed from the workspace index's summary of it: when the
