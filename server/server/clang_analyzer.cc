@@ -51,7 +51,9 @@ void ClangAnalyzer::configure(const Config& cfg, const std::string& root) {
   }
   options_ = std::move(o);
   max_parsed_ = static_cast<size_t>(std::max(1, cfg.max_parsed_documents));
-  releaseIdleUnits("");
+  // Freed on the parse thread, where libclang allocated them (as in analyze()); only when there
+  // is something to free, so that parseThreadRuns() still counts parses.
+  if (parsedDocuments() > max_parsed_) parse_thread_.run([this] { releaseIdleUnits(""); });
   startIndex(cfg, root);
 }
 
@@ -184,6 +186,10 @@ void ClangAnalyzer::releaseIdleUnits(const std::string& keep) {
     if (!idle) return;
     idle->tu.reset();  // its snapshot stays with the server; the next build parses afresh
     idle->reparsed = false;
+    // And infers afresh: its last inference and index bodies are a second copy of its functions
+    // and up to 4096 summaries. The walk cache (the headers' bodies) stays.
+    idle->inference.forget("its translation unit was released");
+    idle->index_bodies = {};
   }
 }
 
