@@ -96,12 +96,15 @@ bool sameFeedback(const FeedbackView& view, const std::vector<FeedbackItem>& las
                     [](const FeedbackItem* a, const FeedbackItem& b) { return *a == b; });
 }
 
+// A margin below the inference's own limit: a chain that deep is cut by where it began.
+int graphLimit(const AnalysisOptions& options) { return std::max(0, options.max_body_depth - 4); }
+
 }  // namespace
 
 std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
                                        const DeployedUnit& deployed, const ReuseContext& context,
                                        bool feedback_same) const {
-  if (!valid_) return "no earlier analysis";
+  if (!valid_) return not_kept_because_;
   if (deployed.unit) return "a deployed text";
   if (unit.same_as_last.size() != unit.functions.size()) return "the walk reused nothing";
   if (!context.workspace_same) return "other workspace bodies";
@@ -111,8 +114,15 @@ std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOpt
   return "";
 }
 
-std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit,
-                                           const AnalysisOptions& options) const {
+bool InferenceReuse::reachesDepthLimit(const ParsedUnit& unit, const AnalysisOptions& options) {
+  const std::unordered_set<std::string> none;
+  CallGraph graph(unit, none, graphLimit(options));
+  for (const FunctionInfo& f : unit.functions) graph.ofFunction(f);
+  return graph.tooDeep();
+}
+
+std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit, const AnalysisOptions& options,
+                                           bool* too_deep) const {
   // Each function's last result, when the walk says it is the same function at the same place.
   const size_t n = unit.functions.size();
   std::vector<long> from(n, -1);
@@ -135,15 +145,15 @@ std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit,
     if (from[i] < 0) changed.insert(unit.functions[i].key);
   for (size_t j = 0; j < results_.size(); ++j)
     if (!matched[j]) changed.insert(results_[j].key);
-  // A margin below the inference's own limit: a chain that deep is cut by where it began.
-  CallGraph graph(unit, changed, std::max(0, options.max_body_depth - 4));
+  CallGraph graph(unit, changed, graphLimit(options));
   // Every function, the ones analysed again too: a chain cut at the depth limit anywhere makes
   // the memoized bodies along it depend on where it began.
   for (size_t i = 0; i < n; ++i) {
     const CallGraph::Reach r = graph.ofFunction(unit.functions[i]);
     if (r.changed || r.recursive) from[i] = -1;
   }
-  if (graph.tooDeep()) std::fill(from.begin(), from.end(), -1);
+  *too_deep = graph.tooDeep();
+  if (*too_deep) std::fill(from.begin(), from.end(), -1);
   return from;
 }
 
@@ -156,9 +166,16 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
   last_ = Last{};
   const bool feedback_same = feedback.stale() == stale_ && sameFeedback(feedback, feedback_);
   last_.all_analysed_because = whyNoReuse(unit, options, deployed, context, feedback_same);
-  std::vector<long> from = last_.all_analysed_because.empty()
-                               ? reusable(unit, options)
-                               : std::vector<long>(unit.functions.size(), -1);
+  bool too_deep = false;
+  std::vector<long> from;
+  if (last_.all_analysed_because.empty()) {
+    from = reusable(unit, options, &too_deep);
+  } else {
+    from.assign(unit.functions.size(), -1);
+    // Its results are kept for the next build only if none of them depends on where a chain
+    // was cut (a body memoized below a cut is reused by a shorter chain otherwise).
+    too_deep = !deployed.unit && reachesDepthLimit(unit, options);
+  }
 
   auto snap = std::make_shared<Snapshot>();
   snap->path = unit.path;
@@ -169,41 +186,59 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
   snap->functions.reserve(unit.functions.size());
   std::vector<Result> results(unit.functions.size());
   std::unique_ptr<Inference> inference;
-  // In the document's order, as analyzeOwned: what the analysed functions memoize along the way
-  // is then what a full analysis memoizes for them.
-  for (size_t i = 0; i < unit.functions.size(); ++i) {
-    const FunctionInfo& fn = unit.functions[i];
-    Result& r = results[i];
-    if (from[i] >= 0) {
-      r = std::move(results_[from[i]]);
-      ++last_.reused;
-    } else {
-      if (!inference)
-        inference =
-            std::make_unique<Inference>(unit, feedback, options, deployed.unit, deployed.revision);
-      r.key = fn.key;
-      r.range = fn.range;
-      r.analysed = inference->analyzeFunction(fn);
-      // A compiler-defined member is shown only where production ran it (ast_builder.cc).
-      r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
-      ++last_.analysed;
+  // The last results are moved out below: one that throws part-way keeps none of them.
+  try {
+    // In the document's order, as analyzeOwned: what the analysed functions memoize along the way
+    // is then what a full analysis memoizes for them.
+    for (size_t i = 0; i < unit.functions.size(); ++i) {
+      const FunctionInfo& fn = unit.functions[i];
+      Result& r = results[i];
+      if (from[i] >= 0) {
+        r = std::move(results_[from[i]]);
+        ++last_.reused;
+      } else {
+        if (!inference)
+          inference = std::make_unique<Inference>(unit, feedback, options, deployed.unit,
+                                                  deployed.revision);
+        r.key = fn.key;
+        r.range = fn.range;
+        r.analysed = inference->analyzeFunction(fn);
+        // A compiler-defined member is shown only where production ran it (ast_builder.cc).
+        r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
+        ++last_.analysed;
+      }
+      if (r.kept) snap->functions.push_back(r.analysed);
     }
-    if (r.kept) snap->functions.push_back(r.analysed);
+    results_ = std::move(results);
+    remember(unit, feedback, options, deployed, feedback_same, too_deep);
+  } catch (...) {
+    forget("the last analysis stopped part-way");
+    throw;
   }
-  results_ = std::move(results);
-  remember(unit, feedback, options, deployed, feedback_same);
   snap->analysis_ms =
       unit.build_ms +
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return snap;
 }
 
+void InferenceReuse::forget(const char* why) {
+  valid_ = false;
+  not_kept_because_ = why;
+  results_ = {};
+  by_key_ = {};
+  feedback_ = {};  // sameFeedback() then compares with no feedback, and remember() fills it
+  problems_ = {};
+}
+
 void InferenceReuse::remember(const ParsedUnit& unit, const FeedbackView& feedback,
                               const AnalysisOptions& options, const DeployedUnit& deployed,
-                              bool feedback_same) {
+                              bool feedback_same, bool too_deep) {
   by_key_.clear();
   for (size_t j = 0; j < results_.size(); ++j) by_key_[results_[j].key].push_back(j);
-  valid_ = deployed.unit == nullptr;
+  valid_ = deployed.unit == nullptr && !too_deep;
+  not_kept_because_ = deployed.unit ? "a deployed text"
+                      : too_deep    ? "the last analysis reached the depth limit"
+                                    : "";
   if (!(options == options_)) options_ = options;
   problems_ = unit.problems;
   stale_ = feedback.stale();

@@ -13,7 +13,9 @@
 //    walked again, added, removed or moved (the bodies a call reaches are looked up by key);
 //  * nothing it reaches is recursive: a body reached while another is being analysed is cut
 //    there and memoized as cut, so what such a body costs depends on which function reached it
-//    first. For the same reason, a call chain as deep as max_body_depth turns reuse off.
+//    first. For the same reason, a call chain as deep as max_body_depth turns reuse off, and
+//    an analysis where one is that deep is not kept for the next (bodies memoized below a
+//    cut would be reused by a shorter chain).
 // With a deployed text (analyze.h, DeployedUnit) everything is analysed again.
 #pragma once
 
@@ -48,15 +50,26 @@ class InferenceReuse {
   };
   const Last& last() const { return last_; }
 
+  // Drops the last analysis and frees what it held: the next analyze() analyses everything,
+  // `why` being what its last().all_analysed_because says.
+  void forget(const char* why);
+
  private:
   // Why every function must be analysed again, or "" when some may be reused.
   std::string whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
                          const DeployedUnit& deployed, const ReuseContext& context,
                          bool feedback_same) const;
   // Per function of `unit`: the index of its last result to reuse, or -1.
-  std::vector<long> reusable(const ParsedUnit& unit, const AnalysisOptions& options) const;
+  // `too_deep`: a chain of calls reaches the depth limit (then nothing is reused).
+  std::vector<long> reusable(const ParsedUnit& unit, const AnalysisOptions& options,
+                             bool* too_deep) const;
+  // Whether a chain of calls from some function of `unit` reaches the depth limit.
+  static bool reachesDepthLimit(const ParsedUnit& unit, const AnalysisOptions& options);
+  // Keeps this analysis for the next one, unless it had a deployed text or reached the depth
+  // limit (what bodies below a cut memoized depends on where the chain began).
   void remember(const ParsedUnit& unit, const FeedbackView& feedback,
-                const AnalysisOptions& options, const DeployedUnit& deployed, bool feedback_same);
+                const AnalysisOptions& options, const DeployedUnit& deployed, bool feedback_same,
+                bool too_deep);
 
   struct Result {
     std::string key;
@@ -65,6 +78,7 @@ class InferenceReuse {
     FunctionInfo analysed;  // when kept
   };
   bool valid_ = false;
+  std::string not_kept_because_ = "no earlier analysis";         // when !valid_
   std::vector<Result> results_;                                  // per function of the last unit
   std::unordered_map<std::string, std::vector<size_t>> by_key_;  // into results_
   AnalysisOptions options_;

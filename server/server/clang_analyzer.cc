@@ -1,6 +1,7 @@
 #include "server/server/clang_analyzer.h"
 
 #include <algorithm>
+#include <exception>
 
 #include <chrono>
 
@@ -50,7 +51,9 @@ void ClangAnalyzer::configure(const Config& cfg, const std::string& root) {
   }
   options_ = std::move(o);
   max_parsed_ = static_cast<size_t>(std::max(1, cfg.max_parsed_documents));
-  releaseIdleUnits("");
+  // Freed on the parse thread, where libclang allocated them (as in analyze()); only when there
+  // is something to free, so that parseThreadRuns() still counts parses.
+  if (parsedDocuments() > max_parsed_) parse_thread_.run([this] { releaseIdleUnits(""); });
   startIndex(cfg, root);
 }
 
@@ -106,6 +109,18 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     return s;
   }
 
+  // From the walk to the inference, what `e` keeps for the next edit (the walk cache, the index
+  // bodies, the inference) must describe one build: a build that stops part-way (a fetch or a
+  // deployed text that throws, bad_alloc; Server::rebuild carries on) would leave the inference
+  // behind the walk. Then the next build analyses everything.
+  struct ForgetOnThrow {
+    analysis::InferenceReuse& inference;
+    const int exceptions = std::uncaught_exceptions();
+    ~ForgetOnThrow() {
+      if (std::uncaught_exceptions() > exceptions)
+        inference.forget("the last analysis stopped part-way");
+    }
+  } forget_on_throw{e.inference};
   split_ = Split{};
   split_.parse = e.tu->lastParseMs();
   double cpu = threadCpuMs();
@@ -171,6 +186,10 @@ void ClangAnalyzer::releaseIdleUnits(const std::string& keep) {
     if (!idle) return;
     idle->tu.reset();  // its snapshot stays with the server; the next build parses afresh
     idle->reparsed = false;
+    // And infers afresh: its last inference and index bodies are a second copy of its functions
+    // and up to 4096 summaries. The walk cache (the headers' bodies) stays.
+    idle->inference.forget("its translation unit was released");
+    idle->index_bodies = {};
   }
 }
 

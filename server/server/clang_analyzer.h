@@ -67,12 +67,12 @@ class ClangAnalyzer : public Analyzer {
   const Split& lastSplit() const { return split_; }
   // How many parses and reparses have run on the parse thread (parse_thread.h).
   size_t parseThreadRuns() const { return parse_thread_.runs(); }
-  // Open documents holding a libclang translation unit now (at most the configured
-  // maxParsedDocuments).
-  size_t parsedDocuments() const;
   // What the last analysis of `path` reused of the one before (inference_reuse.h); empty for a
   // path not open.
   analysis::InferenceReuse::Last lastInference(const std::string& path) const;
+  // Open documents holding a libclang translation unit now (at most the configured
+  // maxParsedDocuments).
+  size_t parsedDocuments() const;
 
   const analysis::AnalysisOptions& options() const { return options_; }
   // Options from the config's "analysis" object; problems are appended to `warnings`.

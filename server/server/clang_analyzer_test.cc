@@ -137,6 +137,10 @@ TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit
   auto again = build(paths[0], text0, 2);
   ASSERT_TRUE(again);
   EXPECT_FALSE(analyzer_.lastParse(paths[0]).reparsed) << "a released unit cannot be reparsed";
+  // Its last inference went with its unit: everything is inferred again.
+  EXPECT_EQ(analyzer_.lastInference(paths[0]).reused, 0u);
+  EXPECT_EQ(analyzer_.lastInference(paths[0]).all_analysed_because,
+            "its translation unit was released");
   EXPECT_EQ(again->functions.size(), functions[0]);
   EXPECT_EQ(analyzer_.parsedDocuments(), 2u);
   EXPECT_FALSE(analyzer_.lastParse(paths[1]).preamble) << "now open1 is the least recent";
@@ -149,6 +153,9 @@ TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit
   analyzer_.configure(cfg, dir_);
   EXPECT_EQ(analyzer_.parsedDocuments(), 1u);
   EXPECT_TRUE(analyzer_.lastParse(paths[2]).preamble) << "the most recent one is kept";
+  ASSERT_TRUE(build(paths[0], text0, 3));
+  EXPECT_EQ(analyzer_.lastInference(paths[0]).all_analysed_because,
+            "its translation unit was released");
 }
 
 }  // namespace

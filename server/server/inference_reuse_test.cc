@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -246,6 +247,64 @@ TEST_F(InferenceReuseEdits, AHeaderChangedOnDiskIsAnalysedAgain) {
   EXPECT_EQ(last().all_analysed_because, "other workspace bodies");
   for (const auto& f : snap->functions)
     if (f.key == "viaHeader(int)") EXPECT_NEAR(f.root().estimate.dist.mean_ns, 50 * 2e3, 1);
+}
+
+// A chain cut at max_body_depth memoizes the bodies above the cut as unknown: a build whose
+// chains are that deep is not kept, so when an edit makes the chain shorter the functions it
+// did not touch get lf's cost as a fresh analysis gives them, not the cut's unknown.
+TEST_F(InferenceReuseEdits, ResultsOfAChainCutAtTheDepthLimitAreNotReused) {
+  Config cfg;
+  cfg.analysis = {{"max_body_depth", 12}};
+  analyzer_.configure(cfg, dir_);
+  setFeedback({item("lf(int)", 2e3)});
+  std::string text = "int lf(int n);\n";
+  for (const char* chain : {"g", "c"})
+    for (int i = 1; i <= 6; ++i)
+      text += "int " + std::string(chain) + std::to_string(i) + "(int n);\n";
+  // g first: the full analysis reaches c6 through g1..g6 and c1..c5 and cuts there.
+  text += "int g(int n) { return g1(n); }\nint f(int n) { return c1(n); }\n";
+  for (const char* chain : {"g", "c"})
+    for (int i = 1; i <= 6; ++i)
+      text += "int " + std::string(chain) + std::to_string(i) + "(int n) { return " +
+              (i < 6 ? std::string(chain) + std::to_string(i + 1)
+                     : std::string(chain[0] == 'g' ? "c1" : "lf")) +
+              "(n); }\n";
+  auto mean = [](const analysis::Snapshot& s, const std::string& key) {
+    for (const auto& fn : s.functions)
+      if (fn.key == key) return fn.root().estimate.dist.mean_ns;
+    return -1.0;
+  };
+  ASSERT_TRUE(edit(text));
+  // Only g6 changes, to the same length (nothing moves): no chain reaches the limit now.
+  auto after =
+      edit(replaced(text, "int g6(int n) { return c1(n); }", "int g6(int n) { return lf(n); }"));
+  ASSERT_TRUE(after);
+  EXPECT_EQ(last().all_analysed_because, "the last analysis reached the depth limit");
+  EXPECT_NEAR(mean(*after, "f(int)"), 2e3, 1);
+  EXPECT_NEAR(mean(*after, "c1(int)"), 2e3, 1);
+}
+
+// A build that throws after the walk (here the feedback fetch; Server::rebuild catches it and
+// carries on) must not leave the walk a build ahead of the inference: the next build, whose text
+// the walk then takes as unchanged, analyses everything and gives what a full analysis gives.
+TEST_F(InferenceReuseEdits, ABuildThatThrowsPartWayLeavesNothingToReuse) {
+  edit(kText);
+  // helper's loop bound, at the same length: nothing moves, helper and user cost more.
+  const std::string text = replaced(kText, "i < 10;", "i < 90;");
+  std::vector<std::string> warnings;
+  EXPECT_THROW(
+      analyzer_.analyze(
+          {path_, text, ++version_},
+          [](const std::vector<std::string>&) -> std::shared_ptr<const analysis::FeedbackView> {
+            throw std::runtime_error("the feedback store went away");
+          },
+          warnings),
+      std::runtime_error);
+  edit(text);
+  EXPECT_EQ(last().reused, 0u);
+  EXPECT_EQ(last().all_analysed_because, "the last analysis stopped part-way");
+  edit(text);
+  EXPECT_GT(last().reused, 0u) << "kept again after a build that finished";
 }
 
 // A callee defined in another file, costed from the workspace index's summary of it: when the
