@@ -3,10 +3,11 @@
 // sliding-window rates, and re-solves the plan with the solver perfhat-plan uses. Pure logic, no
 // clocks or threads: the controller (budget_controller) feeds it, tests drive it directly.
 //
-// Stability: the rates are means over the last `windows` windows (smoothing); a new plan replaces
+// Stability: the rates and the per-event prices are means over the last `windows` windows
+// (smoothing); a new plan replaces
 // the running one only when the running one no longer fits the budget or the new one's value is
-// better by more than `hysteresis` (probing), or a class's rate moves by more than
-// `min_rate_change` of itself (rates). A governor scales the budget down when the measured
+// better by more than `hysteresis` (probing), or (rates) the running one leaves more than
+// `min_rate_change` of the allowance unused. A governor scales the budget down when the measured
 // collector cost exceeds it, once per over-budget episode, and back up when it is well below.
 #pragma once
 
@@ -18,11 +19,12 @@
 namespace perfhat::budget {
 
 struct PlannerOptions {
-  double budget_share = 0.01;    // collector CPU allowed, as a share of the process's CPU
-  bool probing = false;          // untraced classes covered by the stack sampler
-  std::size_t windows = 10;      // sliding window length, in planning windows
-  double hysteresis = 0.05;      // probing: relative value gain needed to change the traced set
-  double min_rate_change = 0.1;  // rates: relative change needed to move a class's rate
+  double budget_share = 0.01;  // collector CPU allowed, as a share of the process's CPU
+  bool probing = false;        // untraced classes covered by the stack sampler
+  std::size_t windows = 10;    // sliding window length, in planning windows
+  double hysteresis = 0.05;    // probing: relative value gain needed to change the traced set
+  // Rates: the share of the allowance a running plan may leave unused before it is widened.
+  double min_rate_change = 0.1;
   double max_probe_hz = 1000;    // the stack sampler's ceiling
   double governor_floor = 0.05;  // the governor never scales the budget below this factor
   // The governor acts once per over-budget episode: when the mean cost since its last action is
@@ -130,12 +132,14 @@ class Planner {
     bool seen = false;
   };
   void updateGovernor(const WindowCost& cost);
+  Costs smoothCosts(const Costs& measured);
   std::vector<ClassPlan> classRates() const;
 
   PlannerOptions opt_;
   std::vector<std::string> names_;  // class order of the plan
   std::vector<History> history_;    // same order
   std::deque<WindowCost> costs_;    // sliding
+  std::deque<Costs> costs_seen_;    // the per-event prices, sliding
   Plan plan_;
   double governor_ = 1;
   // Busy windows measured since the governor last changed its factor (the plan those windows
