@@ -56,6 +56,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
   o += ",\"measured_overhead\":" + num(p.measured_overhead) +
        ",\"measured_overhead_mean\":" + num(p.measured_overhead_mean) +
+       ",\"collector_share_mean\":" + num(p.collector_share_mean) +
        ",\"governor\":" + num(p.governor);
   o += ",\"over_budget\":" + std::string(p.over_budget ? "true" : "false");
   o += ",\"plan_changes\":" + std::to_string(p.changes) + ",\"classes\":[";

@@ -289,7 +289,10 @@ void Planner::updateGovernor(const WindowCost& c) {
     process += w.process_cpu_s;
     fixed_s += std::min(w.fixed_cpu_s, w.collector_cpu_s);
   }
-  if (all_process > 0) plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
+  if (all_process > 0) {
+    plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
+    plan_.collector_share_mean = all_collector / all_process;
+  }
   const std::size_t settle =
       opt_.governor_settle > 0 ? opt_.governor_settle : std::max<std::size_t>(2, opt_.windows / 2);
   if (process <= 0 || since_action_ < settle) return;
@@ -398,6 +401,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   candidate.governor = governor_;
   candidate.measured_overhead = plan_.measured_overhead;
   candidate.measured_overhead_mean = plan_.measured_overhead_mean;
+  candidate.collector_share_mean = plan_.collector_share_mean;
 
   bool adopt = plan_.classes.empty() || new_class;
   if (!adopt) {
@@ -446,6 +450,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       current.governor = governor_;
       current.measured_overhead = plan_.measured_overhead;
       current.measured_overhead_mean = plan_.measured_overhead_mean;
+      current.collector_share_mean = plan_.collector_share_mean;
       current.over_budget = candidate.over_budget;
       current.allowed_cpu_per_s = allowed;
       current.process_cpu_per_s = process_per_s;

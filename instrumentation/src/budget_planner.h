@@ -108,9 +108,13 @@ struct Plan {
   double predicted_overhead = 0;      // share of the process CPU
   double measured_overhead = 0;       // last window, share of the process CPU
   double measured_overhead_mean = 0;  // mean over the busy windows of the sliding window
-  double governor = 1;                // factor on the budget
-  bool over_budget = false;           // detection alone exceeds the budget
-  std::size_t changes = 0;            // plans adopted so far (hysteresis keeps this low)
+  // The collector thread's own part of that mean (its CPU clock: the tick, the export and its
+  // serialisation, HTTP, the status, the stack samples' symbolisation). One window's part swings
+  // by 10x with the exports every few seconds; this is what compares with a profile of a run.
+  double collector_share_mean = 0;
+  double governor = 1;       // factor on the budget
+  bool over_budget = false;  // detection alone exceeds the budget
+  std::size_t changes = 0;   // plans adopted so far (hysteresis keeps this low)
   // What the plan was solved with (the editor re-solves the plan with solvePlan on these):
   double allowed_cpu_per_s = 0;  // CPU seconds per second the plan may cost
   double process_cpu_per_s = 0;  // the process's CPU seconds per second
