@@ -35,6 +35,9 @@ constexpr std::size_t kGroupRefreshWindows = 10;
 constexpr std::size_t kStatusEveryWindows = 10;
 // Probing mode: a window's samples price a stack sample when there are at least this many.
 constexpr uint64_t kMinSamplesPriced = 5;
+// The start-up's records are exported within an export interval or two (5 s by default); if
+// they never are (no exporter, exports failing), the governor judges windows again after this.
+constexpr std::size_t kStartupMaxWindows = 20;
 
 }  // namespace
 
@@ -88,6 +91,9 @@ bool Controller::configure(const Settings& s, std::string* error) {
   measuring_per_window_s_ = 0;
   last_parts_ = {};
   rearm_ = {};
+  startup_records_ = 0;
+  startup_pending_ = true;
+  startup_windows_ = 0;
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
   const auto* sampler = sampling::StackSampler::if_created();
@@ -413,6 +419,7 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   last_wall_ = now.wall;
   last_process_ = now.process;
   last_thread_ = now.collector;
+  cost.startup = startup_window(recorded);
   collector_fit_.add(d_recorded, cost.collector_cpu_s, cost.wall_s);
   cost.fixed_cpu_s = collector_fit_.fixed_per_s() * cost.wall_s;
   costs_.report_s = inprobe_report_s_ + std::max(0.0, collector_fit_.per_call_s());
@@ -443,6 +450,16 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
   cost.probe_cost_s = last_parts_.probes_s();
   return cost;
+}
+
+bool Controller::startup_window(uint64_t recorded) {
+  // The first measured window ran before any plan: everything recorded so far is the start-up's.
+  if (windows_ == 2) startup_records_ = recorded;
+  if (!startup_pending_) return false;
+  const Counters c = detail::Engine::get().counters();
+  const uint64_t gone = c.spans_exported + c.spans_to_aggregates + c.spans_dropped_export;
+  startup_pending_ = gone < startup_records_ && ++startup_windows_ < kStartupMaxWindows;
+  return true;  // this window began with them pending
 }
 
 void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActivity>& sites) {

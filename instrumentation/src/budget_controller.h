@@ -133,6 +133,8 @@ class Controller {
   WindowTotals measure_sites(const std::vector<detail::SiteActivity>& sites, double window_s,
                              double nspt) PERFHAT_REQUIRES(mu_);
   double price_stack_samples(double nspt) PERFHAT_REQUIRES(mu_);  // the handlers' CPU seconds
+  // Whether the window now ending began with start-up records still to export (and updates it).
+  bool startup_window(uint64_t recorded) PERFHAT_REQUIRES(mu_);
   WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, double sample_cpu_s,
                           const Clocks& now) PERFHAT_REQUIRES(mu_);
   // Per-site recording probabilities, and the sites of classes recorded not at all disarmed.
@@ -168,6 +170,11 @@ class Controller {
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
   CostParts last_parts_ PERFHAT_GUARDED_BY(mu_);  // the last window's charge (the status)
+  // Calls recorded before the first plan (every call), and whether some are still to export
+  // (WindowCost::startup), for at most kStartupMaxWindows windows.
+  uint64_t startup_records_ PERFHAT_GUARDED_BY(mu_) = 0;
+  bool startup_pending_ PERFHAT_GUARDED_BY(mu_) = true;
+  std::size_t startup_windows_ PERFHAT_GUARDED_BY(mu_) = 0;
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
   uint64_t configurations_ PERFHAT_GUARDED_BY(mu_) = 0;  // configure() calls so far
   std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);

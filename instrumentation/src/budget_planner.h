@@ -84,6 +84,9 @@ struct WindowCost {
   // The part of collector_cpu_s that no plan changes (waking, phase-1 export), estimated by the
   // controller; the plans share what the budget leaves after it.
   double fixed_cpu_s = 0;
+  // The window began with calls recorded before the first plan (every call) still to export:
+  // its collector cost is the start-up's, not a plan's, and the governor does not judge it.
+  bool startup = false;
 };
 
 struct ClassPlan {

@@ -225,6 +225,23 @@ TEST(BudgetPlanner, GovernorIgnoresTheWindowBeforeTheFirstPlan) {
   }
 }
 
+// Nor the windows that export what the start-up recorded (WindowCost::startup): 12 % of the CPU
+// in the first plan's windows on the sample service, which the governor's first judgement took
+// as the plan's and cut a 1 % plan to its floor.
+TEST(BudgetPlanner, GovernorIgnoresTheStartUpsExport) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  planner.observe(stationary(0, rng), second(0.25), kCosts);  // before the first plan
+  for (int w = 0; w < 30; ++w) {
+    WindowCost cost = second(w < 6 ? 0.12 : 0.008);
+    cost.startup = w < 6;
+    const Plan& p = planner.observe(stationary(0, rng), cost, kCosts);
+    EXPECT_DOUBLE_EQ(p.governor, 1.0) << w;
+  }
+}
+
 // Costs inside the band around the budget (over by less than governor_band, or under by less
 // than twice that) move nothing; a cost over it that does not respond to the plan is cut again
 // only after each settling period, each time by that period's own excess.
