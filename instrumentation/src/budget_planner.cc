@@ -306,9 +306,12 @@ void Planner::updateGovernor(const WindowCost& c) {
   const double b = opt_.budget_share - fixed, m = measured - fixed;
   if (b <= 0) return;
   const double before = governor_;
-  if (m > b * (1 + opt_.governor_band)) {
+  // The band is a share of the whole budget (see observe): against the remainder alone, the
+  // fixed part's noise looked like a plan over budget at 1 %. Raising waits for at most half
+  // the remainder unused, so a small remainder can still be won back.
+  if (m > b + opt_.budget_share * opt_.governor_band) {
     governor_ *= std::clamp(opt_.governor_aim * b / m, 0.0, 1.0);
-  } else if (m < b * (1 - 2 * opt_.governor_band) && governor_ < 1) {
+  } else if (m < b - std::min(opt_.budget_share * 2 * opt_.governor_band, b / 2) && governor_ < 1) {
     // At most half again per step: a plan that cost nothing may cost a lot more once widened.
     governor_ *= std::clamp(opt_.governor_aim * b / std::max(m, 1e-12), 1.0, 1.5);
   }
@@ -396,7 +399,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   const std::vector<ClassPlan> classes = classRates();
   // What the plans may spend once the collector's fixed part is paid; when that part alone is
   // over the budget, no plan keeps to it, and the plan says so.
-  const double left = opt_.budget_share * process_per_s * governor_ - fixed_per_s;
+  const double whole = opt_.budget_share * process_per_s * governor_;
+  const double left = whole - fixed_per_s;
   const double allowed = std::max(0.0, left);
   Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
                              opt_.max_probe_hz, opt_.min_fraction);
@@ -421,9 +425,11 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
     }
     // Within the hysteresis of the budget: a window's noise is not a reason to re-plan.
     // (A candidate over budget is the least the budget allows: adopted whenever the running plan
-    // does not fit either.)
+    // does not fit either.) The bands are shares of the whole budget, not of what the fixed part
+    // leaves: at 1 % that remainder is a few tenths of the budget, the difference of two noisy
+    // figures, and bands sized against it re-planned on every wobble of either.
     const double current_cost = planCost(current, costs);
-    const bool fits = current_cost <= allowed * (1 + opt_.hysteresis);
+    const bool fits = current_cost <= allowed + whole * opt_.hysteresis;
     if (!fits) adopt = true;
     if (!adopt && opt_.probing) {
       double value = 0, untraced_rw = 0, traced_f = 0;
@@ -446,7 +452,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       double value = 0;
       for (const ClassPlan& k : current.classes)
         if (k.detected && k.frequency_hz > 0) value += k.frequency_hz * k.fraction * k.weight;
-      adopt = current_cost < allowed * (1 - opt_.min_rate_change) && candidate.value > value;
+      adopt = current_cost < allowed - whole * opt_.min_rate_change && candidate.value > value;
     }
     if (!adopt) {
       current.max_f = candidate.max_f;
