@@ -379,6 +379,10 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   }
   for (std::size_t i = 0; i < names_.size(); ++i) {
     ClassWindow w{names_[i]};
+    if (!history_[i].windows.empty()) {  // absent, it keeps its weight and pin
+      w.weight = history_[i].windows.back().weight;
+      w.pinned = history_[i].windows.back().pinned;
+    }
     for (const ClassWindow& x : window)
       if (x.name == names_[i]) w = x;
     history_[i].windows.push_back(w);
@@ -419,8 +423,9 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       k.frequency_hz = classes[i].frequency_hz;
       k.duty_ratio = classes[i].duty_ratio;
       k.cold_hz = classes[i].cold_hz;
+      // A pin or weight the user changed is planned at once (the editor's what-if promises it).
+      if (k.pinned != classes[i].pinned || k.weight != classes[i].weight) adopt = true;
       k.weight = classes[i].weight;
-      if (k.pinned != classes[i].pinned) adopt = true;
       k.pinned = classes[i].pinned;
     }
     // Within the hysteresis of the budget: a window's noise is not a reason to re-plan.

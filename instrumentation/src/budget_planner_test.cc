@@ -494,6 +494,27 @@ TEST(BudgetPlanner, ASteadyLoopKeepsOnePlanWhenTheFixedPartLeavesLittle) {
   EXPECT_LE(planner.plan().measured_overhead_mean, o.budget_share * (1 + o.governor_band));
 }
 
+// A `weight CLASS W` line re-plans at once, like a pin, even when the running plan uses its
+// whole allowance (no widening is due): the editor's what-if promises the new weights.
+TEST(BudgetPlanner, RatesReplanWhenAWeightChanges) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  for (int w = 0; w < 20; ++w) planner.observe(stationary(0, rng), second(), kCosts);
+  const Plan before = planner.plan();
+  auto window = stationary(0, rng);
+  window[2].weight = 50;  // util
+  const Plan& p = planner.observe(window, second(), kCosts);
+  EXPECT_EQ(p.changes, before.changes + 1);
+  EXPECT_DOUBLE_EQ(find(p, "util").weight, 50);
+  EXPECT_GT(find(p, "util").fraction, find(before, "util").fraction);
+  // A class absent from a window did nothing in it: it keeps its weight and pin.
+  window.erase(window.begin());  // db, weight 2
+  for (int w = 0; w < 3; ++w) planner.observe(window, second(), kCosts);
+  EXPECT_DOUBLE_EQ(find(planner.plan(), "db").weight, 2);
+}
+
 TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {
   Planner planner;
   std::mt19937 rng(5);
