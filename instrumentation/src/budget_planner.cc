@@ -390,7 +390,11 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   }
   costs_.push_back(cost);
   while (costs_.size() > opt_.windows) costs_.pop_front();
+  const double governor_before = governor_;
   updateGovernor(cost);
+  // A raise is the governor's judgement that the plan may spend more: it is re-judged at once
+  // rather than waiting for the widen band (which a raise clamped at 1 may not reach).
+  const bool governor_raised = governor_ > governor_before;
 
   double wall = 0, process = 0, fixed = 0;
   for (const WindowCost& c : costs_) {
@@ -453,11 +457,15 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       // `min_rate_change` of the allowance unused. The marginal class carries what detection
       // and the floors leave, so a few % of noise in the allowance (the process's CPU, a
       // record's price) moved its rate by tens of %: re-planning whenever a rate moved by a
-      // share of itself gave a new plan in 20-25 of 30 windows on the sample service.
+      // share of itself gave a new plan in 20-25 of 30 windows on the sample service. The band
+      // is at most half the allowance (as the governor's raise band): when the fixed part takes
+      // over 90 % of the budget, 10 % of the whole could never be left unused, and a plan
+      // narrowed by a spike or a cut stayed narrow.
       double value = 0;
       for (const ClassPlan& k : current.classes)
         if (k.detected && k.frequency_hz > 0) value += k.frequency_hz * k.fraction * k.weight;
-      adopt = current_cost < allowed - whole * opt_.min_rate_change && candidate.value > value;
+      const double widen_band = std::min(whole * opt_.min_rate_change, allowed / 2);
+      adopt = (governor_raised || current_cost < allowed - widen_band) && candidate.value > value;
     }
     if (!adopt) {
       current.max_f = candidate.max_f;

@@ -23,7 +23,9 @@ struct PlannerOptions {
   bool probing = false;        // untraced classes covered by the stack sampler
   std::size_t windows = 10;    // sliding window length, in planning windows
   double hysteresis = 0.05;    // probing: relative value gain needed to change the traced set
-  // Rates: the share of the allowance a running plan may leave unused before it is widened.
+  // Rates: the share of the whole budget a running plan may leave unused before it is widened
+  // (at most half the allowance, so a small allowance can still be won back), or the governor
+  // raises the budget.
   double min_rate_change = 0.1;
   double max_probe_hz = 1000;    // the stack sampler's ceiling
   double governor_floor = 0.05;  // the governor never scales the budget below this factor

@@ -515,6 +515,27 @@ TEST(BudgetPlanner, RatesReplanWhenAWeightChanges) {
   EXPECT_DOUBLE_EQ(find(planner.plan(), "db").weight, 2);
 }
 
+// The collector's fixed part takes 93 % of the budget, so the allowance (0.0007 CPU-s/s) is
+// smaller than 10 % of the whole budget: the widen band is capped at half the allowance, so a
+// plan narrowed by a one-window spike of calls widens again once the spike has slid out.
+TEST(BudgetPlanner, RatesWidenAfterASpikeWhenTheAllowanceIsSmall) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  const Costs costs{1e-9, 1e-6};
+  const WindowCost cost{1.0, 1.0, 0.0093, 0, 0.0093};
+  auto observe = [&](double calls) {
+    return planner.observe({{"a", calls, 0.1, 1, false}}, cost, costs);
+  };
+  for (int w = 0; w < 20; ++w) observe(10000);
+  const double settled = find(planner.plan(), "a").fraction;
+  EXPECT_GT(settled, 0.05);
+  observe(200000);
+  EXPECT_LT(find(planner.plan(), "a").fraction, settled * 0.5);  // narrowed to fit
+  for (int w = 0; w < 2 * static_cast<int>(o.windows); ++w) observe(10000);
+  EXPECT_NEAR(find(planner.plan(), "a").fraction, settled, settled * 0.05);
+}
+
 TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {
   Planner planner;
   std::mt19937 rng(5);
