@@ -243,6 +243,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   p.probing = probing;
   p.allowed_cpu_per_s = allowed;
   p.process_cpu_per_s = process_cpu_per_s;
+  p.costs = costs;
   p.classes = std::move(classes);
   setMaxF(p, costs, min_fraction);
   const SolverInput in = solverInput(p, min_fraction);
@@ -476,6 +477,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       current.over_budget = candidate.over_budget;
       current.allowed_cpu_per_s = allowed;
       current.process_cpu_per_s = process_per_s;
+      current.costs = costs;
       if (opt_.probing) {  // the probe takes whatever the traced set leaves
         double traced_f = 0;
         for (const ClassPlan& k : current.classes)

@@ -123,6 +123,7 @@ struct Plan {
   // What the plan was solved with (the editor re-solves the plan with solvePlan on these):
   double allowed_cpu_per_s = 0;  // CPU seconds per second the plan may cost
   double process_cpu_per_s = 0;  // the process's CPU seconds per second
+  Costs costs;                   // the per-event prices (the planner's sliding means)
 };
 
 class Planner {

@@ -536,6 +536,31 @@ TEST(BudgetPlanner, RatesWidenAfterASpikeWhenTheAllowanceIsSmall) {
   EXPECT_NEAR(find(planner.plan(), "a").fraction, settled, settled * 0.05);
 }
 
+// The plan carries the prices it was solved with (the sliding means, not the last window's):
+// re-solving it with them, as the editor does from the status, gives the running plan.
+TEST(BudgetPlanner, ThePlansPricesReproduceIt) {
+  Planner planner;
+  std::mt19937 rng(9);
+  std::size_t changes = 0, adopted = 0;
+  for (int w = 0; w < 12; ++w) {
+    const Costs last{20e-9, (w % 2 ? 0.6e-6 : 1.4e-6)};
+    const Plan& p = planner.observe(stationary(0, rng), second(), last);
+    if (w > 0) {
+      EXPECT_NE(p.costs.report_s, last.report_s) << w;  // the mean, not the last window's
+    }
+    const Plan again =
+        solvePlan(p.classes, p.allowed_cpu_per_s, p.process_cpu_per_s, p.costs, p.probing,
+                  planner.options().max_probe_hz, planner.options().min_fraction);
+    if (p.changes > changes) {  // adopted in this window (a kept plan was solved earlier)
+      for (std::size_t i = 0; i < p.classes.size(); ++i)
+        EXPECT_DOUBLE_EQ(again.classes[i].fraction, p.classes[i].fraction) << w << i;
+    }
+    adopted += p.changes > changes ? 1 : 0;
+    changes = p.changes;
+  }
+  EXPECT_GE(adopted, 2u);
+}
+
 TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {
   Planner planner;
   std::mt19937 rng(5);
