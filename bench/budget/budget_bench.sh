@@ -85,10 +85,23 @@ for cfg in "${configs[@]}"; do
   echo "warmup $(since_start)" > "$run/phases.txt"
   "$S/agile-workload" "${load[@]}" --duration "$WARMUP_S" --seed 7 2>"$run/warmup.log"
   echo "steady $(since_start)" >> "$run/phases.txt"
+  # The collector thread's CPU from the kernel's own accounting over the steady phase (the
+  # scheduler's run time in ns, /proc/PID/task/TID/schedstat, of the thread named perfhat-bg
+  # against the sum over the process's threads), a third measure beside perf's samples and the
+  # library's CPU clock. (utime/stime count 10 ms ticks: a few ticks for this thread.)
+  run_ns() { local t bg=0 all=0 ns; for t in /proc/"$service_pid"/task/*; do
+               ns=$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null) || continue
+               all=$((all + ns))
+               [ "$(cat "$t/comm" 2>/dev/null)" != perfhat-bg ] || bg=$((bg + ns))
+             done; echo "$bg $all"; }
+  run0=$(run_ns)
   perf record -q -e cpu-clock --call-graph dwarf,16384 -F 1000 -p "$service_pid" \
     -o "$run/perf.data" -- sleep "$STEADY_S" >"$run/perf.log" 2>&1 &
   perf_pid=$!
   "$S/agile-workload" "${load[@]}" --duration "$STEADY_S" --seed 8 --report "$run/steady.json" 2>"$run/steady.log"
+  run1=$(run_ns)
+  echo "$run0 $run1" | awk '$4 > $2 {printf "%.2f %.3f %.3f\n", 100 * ($3 - $1) / ($4 - $2), ($3 - $1) / 1e9, ($4 - $2) / 1e9}' \
+    > "$run/collector_proc.txt"
   # The plan as it stood at the end of the steady phase (an idle service re-plans after it).
   [ ! -f "$run/status.json" ] || cp "$run/status.json" "$run/status-steady.json"
   echo "end $(since_start)" >> "$run/phases.txt"
@@ -105,6 +118,8 @@ for cfg in "${configs[@]}"; do
   python3 bench/budget/p50s.py "http://$handler" "$TOKEN" "$run/h.sqlite" > "$run/p50.json"
   kill -TERM "$handler_pid"; wait "$handler_pid" 2>/dev/null || true
   [[ $cfg == full* ]] || sed 's/^/[budget]   /' "$run/perf_top.txt"
+  [ ! -s "$run/collector_proc.txt" ] ||
+    echo "[budget] $cfg: collector thread (perfhat-bg) $(cut -d' ' -f1 "$run/collector_proc.txt") % of the process's run time (/proc schedstat, steady phase)"
   echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples);" \
        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ok"], "requests,", round(r["throughput_per_s"],1), "req/s")' "$run/steady.json")"
 done

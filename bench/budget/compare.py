@@ -135,6 +135,7 @@ for c in configs:
     worst = lambda kind: f"{100 * max(errors[kind])[0]:.1f} %" if errors[kind] else "—"
     print(f"| {c} ({status['mode']}) | {share[0]} % ({share[1]} samples) | "
           f"{100 * status['measured_overhead']:.2f} %, mean {100 * status.get('measured_overhead_mean', 0):.2f} % "
+          f"(collector {100 * status.get('collector_share_mean', 0):.2f} %) "
           f"(predicted {100 * status['predicted_overhead']:.2f} %) | "
           f"{status['governor']:.2f} | {traced} / {len(status['classes']) - traced} | "
           f"{len(errors['traced']) + len(errors['sampled'])} | {ok('traced', 0.10)} | "

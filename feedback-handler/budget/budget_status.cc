@@ -13,6 +13,9 @@ using L = StatusLimits;
 constexpr const char* kTopNumbers[] = {"budget_share",
                                        "detect_ns",
                                        "report_ns",
+                                       "counted_ns",
+                                       "sample_ns",
+                                       "cold_ns",
                                        "collector_fixed_cpu_per_s",
                                        "allowed_cpu_per_s",
                                        "process_cpu_per_s",
@@ -22,13 +25,16 @@ constexpr const char* kTopNumbers[] = {"budget_share",
                                        "probing_hz",
                                        "value",
                                        "measured_overhead",
+                                       "measured_overhead_mean",
+                                       "collector_share_mean",
                                        "governor",
                                        "plan_changes",
                                        "window_s",
                                        "sample_weight_s",
                                        "sampling_wall_s"};
-constexpr const char* kClassNumbers[] = {"frequency_hz", "duty_ratio", "weight", "fraction",
-                                         "overhead"};
+constexpr const char* kClassNumbers[] = {"frequency_hz", "duty_ratio", "fraction", "overhead"};
+// Optional: an older library's status has no weight, cold entries or detected flag.
+constexpr const char* kClassOptionalNumbers[] = {"weight", "cold_hz"};
 constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
                                            "estimated_self_cpu_s"};
 
@@ -107,8 +113,10 @@ json objects(const json& in, const char* name, size_t max, bool required, Entry 
 json classes(const json& in) {
   return objects(in, "classes", L::kMaxClasses, true, [](const json& o, const std::string& where) {
     json c = {{"name", label(o, "name", where, L::kMaxNameBytes, true)}};
-    for (const char* n : kClassNumbers) copyNumber(o, c, n, where, n[0] != 'w');
+    for (const char* n : kClassNumbers) copyNumber(o, c, n, where, true);
+    for (const char* n : kClassOptionalNumbers) copyNumber(o, c, n, where);
     copyFlag(o, c, "pinned", where);
+    copyFlag(o, c, "detected", where);
     copyFlag(o, c, "traced", where);
     if (c.contains("traced") == false) bad(where + "traced", "is missing");
     return c;

@@ -34,6 +34,32 @@ TEST(BudgetStatus, KeepsTheKnownMembersAndDropsTheRest) {
   EXPECT_TRUE(j["sampled_functions"].empty());
 }
 
+// The library's status since rates mode can leave classes undetected: what each class's cold
+// probe entries cost, and whether it is detected at all, reach the editor's view.
+TEST(BudgetStatus, KeepsDetectedColdEntriesAndTheMeans) {
+  json j = json::parse(kMinimal);
+  j["classes"][0]["detected"] = false;
+  j["classes"][0]["cold_hz"] = 12.5;
+  j["cold_ns"] = 480;
+  j["measured_overhead_mean"] = 0.021;
+  j["collector_share_mean"] = 0.012;
+  const json out = json::parse(parseStatus(j.dump()).json);
+  EXPECT_EQ(out["classes"][0]["detected"], false);
+  EXPECT_EQ(out["classes"][0]["cold_hz"], 12.5);
+  EXPECT_EQ(out["cold_ns"], 480);
+  EXPECT_EQ(out["measured_overhead_mean"], 0.021);
+  EXPECT_EQ(out["collector_share_mean"], 0.012);
+  // Absent in an older library's status: still absent, not refused.
+  const json old = json::parse(parseStatus(kMinimal).json);
+  EXPECT_FALSE(old["classes"][0].contains("detected"));
+  EXPECT_FALSE(old["classes"][0].contains("cold_hz"));
+  j["classes"][0]["detected"] = "no";
+  EXPECT_EQ(refusal(j), "classes[0].detected: must be true or false");
+  j["classes"][0]["detected"] = true;
+  j["classes"][0]["cold_hz"] = -1;
+  EXPECT_EQ(refusal(j), "classes[0].cold_hz: must be a finite number in [0, 1e15]");
+}
+
 TEST(BudgetStatus, RefusalsNameTheField) {
   json j = json::parse(kMinimal);
   j["classes"][0].erase("traced");

@@ -35,6 +35,9 @@ constexpr std::size_t kGroupRefreshWindows = 10;
 constexpr std::size_t kStatusEveryWindows = 10;
 // Probing mode: a window's samples price a stack sample when there are at least this many.
 constexpr uint64_t kMinSamplesPriced = 5;
+// The start-up's records are exported within an export interval or two (5 s by default); if
+// they never are (no exporter, exports failing), the governor judges windows again after this.
+constexpr std::size_t kStartupMaxWindows = 20;
 
 }  // namespace
 
@@ -88,6 +91,9 @@ bool Controller::configure(const Settings& s, std::string* error) {
   measuring_per_window_s_ = 0;
   last_parts_ = {};
   rearm_ = {};
+  startup_records_ = 0;
+  startup_pending_ = true;
+  startup_windows_ = 0;
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
   const auto* sampler = sampling::StackSampler::if_created();
@@ -274,59 +280,70 @@ void Controller::tick() {
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
   const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
-  const double wall = meter_.wall(), process = meter_.process_cpu(),
-               thread = meter_.collector_cpu();
+  const Clocks now{meter_.wall(), meter_.process_cpu(), meter_.collector_cpu()};
   ++windows_;
   reload_pins();
   classify(sites, nspt);
   for (const detail::SiteActivity& a : sites) named_below_ = std::max(named_below_, a.id + 1);
   if (last_wall_ < 0) {  // the first window starts here
-    for (const detail::SiteActivity& a : sites) {
-      SiteState& s = sites_[a.id];
-      s.count = a.count;
-      s.timed = a.timed;
-      s.sum_ticks = a.sum_ticks;
-      s.on_request_threads = a.on_request_threads;
-    }
-    recorded_ = recorded;
-    last_wall_ = wall;
-    last_process_ = process;
-    last_thread_ = thread;
+    start_first_window(sites, recorded, now);
     return;
   }
   for (std::size_t i = 0; i < class_names_.size(); ++i) {
     auto w = pins_.weights.find(class_names_[i]);
     if (w != pins_.weights.end()) class_weights_[i] = w->second;
   }
-  std::vector<ClassWindow> window(class_names_.size());
-  for (std::size_t i = 0; i < class_names_.size(); ++i)
-    window[i] = {class_names_[i], 0, 0, class_weights_[i], class_pinned_[i]};
-  const double window_s = wall - last_wall_;
-  // calls_all: the calls the probes detected (and so cost their detection); request roots on
-  // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or not.
-  double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
-  // Cold entries (budget_cost_account.h): each armed site's calls on threads that serve
-  // requests, and the window's requests.
-  std::vector<double> armed_calls;
-  // Per site, for each class's cold entries (the plan's price of detecting it): the calls in the
-  // window, measured or (disarmed) estimated from the last window it was armed in.
-  std::vector<std::pair<long, double>> class_site_calls;
-  double requests = 0;
-  std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured, by class
-  bool any_measuring = false, any_disarmed = false;
+  const WindowTotals totals = measure_sites(sites, now.wall - last_wall_, nspt);
+  const double sample_cpu_s = settings_.planner.probing ? price_stack_samples(nspt) : 0;
+  const WindowCost cost = measure_cost(totals, recorded, sample_cpu_s, now);
+  const Plan& plan = planner_.observe(totals.classes, cost, costs_);
+  apply_plan(plan, sites);
+  if (settings_.planner.probing) set_probe_rate(plan.probing_hz);
+  if (windows_ == 2 || plan.changes != status_changes_ ||
+      windows_ - status_window_ >= kStatusEveryWindows) {
+    write_status();
+    status_changes_ = plan.changes;
+    status_window_ = windows_;
+  }
+}
+
+void Controller::start_first_window(const std::vector<detail::SiteActivity>& sites,
+                                    uint64_t recorded, const Clocks& now) {
   for (const detail::SiteActivity& a : sites) {
     SiteState& s = sites_[a.id];
-    any_measuring = any_measuring || s.measuring;
-    any_disarmed = any_disarmed || s.disarmed;
+    s.count = a.count;
+    s.timed = a.timed;
+    s.sum_ticks = a.sum_ticks;
+    s.on_request_threads = a.on_request_threads;
+  }
+  recorded_ = recorded;
+  last_wall_ = now.wall;
+  last_process_ = now.process;
+  last_thread_ = now.collector;
+}
+
+Controller::WindowTotals Controller::measure_sites(const std::vector<detail::SiteActivity>& sites,
+                                                   double window_s, double nspt) {
+  WindowTotals t;
+  t.classes.resize(class_names_.size());
+  for (std::size_t i = 0; i < class_names_.size(); ++i)
+    t.classes[i] = {class_names_[i], 0, 0, class_weights_[i], class_pinned_[i]};
+  auto in_window = [&](long klass) {
+    return klass >= 0 && static_cast<std::size_t>(klass) < t.classes.size();
+  };
+  for (const detail::SiteActivity& a : sites) {
+    SiteState& s = sites_[a.id];
+    t.any_measuring = t.any_measuring || s.measuring;
+    t.any_disarmed = t.any_disarmed || s.disarmed;
     if (s.disarmed) {
       // Disarmed for the whole window (probing mode): its probes counted nothing and cost
       // nothing. The class's rates stand at the last window the site was armed in.
-      if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
-        window[s.klass].calls += s.calls_per_s * window_s;
-        window[s.klass].busy_s += s.busy_per_s * window_s;
+      if (in_window(s.klass)) {
+        t.classes[s.klass].calls += s.calls_per_s * window_s;
+        t.classes[s.klass].busy_s += s.busy_per_s * window_s;
       }
-      if (a.kind == detail::kRequest) requests += s.calls_per_s * window_s;
-      class_site_calls.emplace_back(s.klass, s.request_thread_calls_per_s * window_s);
+      if (a.kind == detail::kRequest) t.requests += s.calls_per_s * window_s;
+      t.class_site_calls.emplace_back(s.klass, s.request_thread_calls_per_s * window_s);
       s.count = a.count;
       s.timed = a.timed;
       s.sum_ticks = a.sum_ticks;
@@ -355,47 +372,54 @@ void Controller::tick() {
       s.request_thread_calls_per_s = request_thread_calls / window_s;
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
-    (s.measuring ? calls_measuring : calls_all) += calls;
-    if (!s.measuring) armed_calls.push_back(request_thread_calls);
-    class_site_calls.emplace_back(s.klass, request_thread_calls);
-    if (a.kind == detail::kRequest) requests += calls;
+    (s.measuring ? t.calls_measuring : t.calls_all) += calls;
+    if (!s.measuring) t.armed_calls.push_back(request_thread_calls);
+    t.class_site_calls.emplace_back(s.klass, request_thread_calls);
+    if (a.kind == detail::kRequest) t.requests += calls;
     if (s.measuring && s.klass >= 0 && static_cast<std::size_t>(s.klass) < class_names_.size())
-      measured_hz[class_names_[s.klass]] += s.calls_per_s;
+      t.measured_hz[class_names_[s.klass]] += s.calls_per_s;
     // A request root the budget passed over opened no request context: only the taken ones pay.
-    if (a.kind == detail::kRequest) request_calls += calls * std::clamp(s.probability, 0.0, 1.0);
-    if (s.probability >= 1) calls_unsampled += calls;
-    if (s.klass >= 0 && static_cast<std::size_t>(s.klass) < window.size()) {
-      window[s.klass].calls += calls;
-      window[s.klass].busy_s += calls * mean_ns * 1e-9;
+    if (a.kind == detail::kRequest) t.request_calls += calls * std::clamp(s.probability, 0.0, 1.0);
+    if (s.probability >= 1) t.calls_unsampled += calls;
+    if (in_window(s.klass)) {
+      t.classes[s.klass].calls += calls;
+      t.classes[s.klass].busy_s += calls * mean_ns * 1e-9;
     }
   }
-  for (const auto& [klass, calls] : class_site_calls)
-    if (klass >= 0 && static_cast<std::size_t>(klass) < window.size())
-      window[klass].cold_entries += coldEntries({calls}, requests);
-  // Stack samples (probing): their handlers ran on the application threads, timed there.
-  double sample_cpu_s = 0;
-  if (settings_.planner.probing) {
-    drain_samples();
-    const sampling::StackSampler& sampler = sampling::StackSampler::get();
-    const uint64_t ticks = sampler.handler_ticks(), taken = sampler.taken();
-    sample_cpu_s = static_cast<double>(ticks - std::min(ticks, sampler_ticks_)) * nspt * 1e-9;
-    // The price of one sample for the plan: this window's mean, smoothed.
-    if (const uint64_t n = taken - std::min(taken, sampler_taken_); n >= kMinSamplesPriced) {
-      const double each = sample_cpu_s / static_cast<double>(n);
-      costs_.sample_s = costs_.sample_s > 0 ? 0.7 * costs_.sample_s + 0.3 * each : each;
-    }
-    sampler_ticks_ = ticks;
-    sampler_taken_ = taken;
+  for (const auto& [klass, calls] : t.class_site_calls)
+    if (in_window(klass)) t.classes[klass].cold_entries += coldEntries({calls}, t.requests);
+  return t;
+}
+
+double Controller::price_stack_samples(double nspt) {
+  // Probing: the stack samples' handlers ran on the application threads, timed there.
+  drain_samples();
+  const sampling::StackSampler& sampler = sampling::StackSampler::get();
+  const uint64_t ticks = sampler.handler_ticks(), taken = sampler.taken();
+  const double sample_cpu_s =
+      static_cast<double>(ticks - std::min(ticks, sampler_ticks_)) * nspt * 1e-9;
+  // The price of one sample for the plan: this window's mean, smoothed.
+  if (const uint64_t n = taken - std::min(taken, sampler_taken_); n >= kMinSamplesPriced) {
+    const double each = sample_cpu_s / static_cast<double>(n);
+    costs_.sample_s = costs_.sample_s > 0 ? 0.7 * costs_.sample_s + 0.3 * each : each;
   }
+  sampler_ticks_ = ticks;
+  sampler_taken_ = taken;
+  return sample_cpu_s;
+}
+
+WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, double sample_cpu_s,
+                                    const Clocks& now) {
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
   recorded_ = recorded;
   WindowCost cost;
-  cost.wall_s = wall - last_wall_;
-  cost.process_cpu_s = process - last_process_;
-  cost.collector_cpu_s = thread - last_thread_;
-  last_wall_ = wall;
-  last_process_ = process;
-  last_thread_ = thread;
+  cost.wall_s = now.wall - last_wall_;
+  cost.process_cpu_s = now.process - last_process_;
+  cost.collector_cpu_s = now.collector - last_thread_;
+  last_wall_ = now.wall;
+  last_process_ = now.process;
+  last_thread_ = now.collector;
+  cost.startup = startup_window(recorded);
   collector_fit_.add(d_recorded, cost.collector_cpu_s, cost.wall_s);
   cost.fixed_cpu_s = collector_fit_.fixed_per_s() * cost.wall_s;
   costs_.report_s = inprobe_report_s_ + std::max(0.0, collector_fit_.per_call_s());
@@ -407,25 +431,38 @@ void Controller::tick() {
   // one window that re-arms. Set at each re-arm window (zero when its sites were quiet), and back
   // to zero once nothing is left untraced, so a charge for re-arm windows that no longer happen
   // does not linger.
-  if (any_measuring) {
-    rearm_.measured(measured_hz);
+  if (t.any_measuring) {
+    rearm_.measured(t.measured_hz);
     measuring_per_window_s_ =
-        calls_measuring * costs_.detect_s / static_cast<double>(rearm_.every());
-  } else if (!any_disarmed)
+        t.calls_measuring * costs_.detect_s / static_cast<double>(rearm_.every());
+  } else if (!t.any_disarmed) {
     measuring_per_window_s_ = 0;
+  }
   WindowCounts counts;
-  counts.detected = calls_all;
+  counts.detected = t.calls_all;
   counts.recorded = d_recorded;
-  counts.counted_unrecorded = calls_unsampled - d_recorded;
-  counts.request_roots_taken = request_calls;
-  counts.cold_entries = coldEntries(armed_calls, requests);
+  counts.counted_unrecorded = t.calls_unsampled - d_recorded;
+  counts.request_roots_taken = t.request_calls;
+  counts.cold_entries = coldEntries(t.armed_calls, t.requests);
   counts.measuring_s = measuring_per_window_s_;
   counts.sample_cpu_s = sample_cpu_s;
   counts.collector_cpu_s = cost.collector_cpu_s;
   last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
   cost.probe_cost_s = last_parts_.probes_s();
-  const Plan& plan = planner_.observe(window, cost, costs_);
+  return cost;
+}
 
+bool Controller::startup_window(uint64_t recorded) {
+  // The first measured window ran before any plan: everything recorded so far is the start-up's.
+  if (windows_ == 2) startup_records_ = recorded;
+  if (!startup_pending_) return false;
+  const Counters c = detail::Engine::get().counters();
+  const uint64_t gone = c.spans_exported + c.spans_to_aggregates + c.spans_dropped_export;
+  startup_pending_ = gone < startup_records_ && ++startup_windows_ < kStartupMaxWindows;
+  return true;  // this window began with them pending
+}
+
+void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActivity>& sites) {
   // Per-site recording probabilities.
   uint32_t max_id = 0;
   for (const detail::SiteActivity& a : sites) max_id = std::max(max_id, a.id);
@@ -440,45 +477,36 @@ void Controller::tick() {
     st.probability = probability[a.id];
   }
   publish(probability);
-  {
-    // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
-    // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
-    // model detects traced classes only), and the classes rates mode leaves undetected when
-    // detecting them all does not fit the budget. Re-arm windows (budget_rearm.h) arm them all,
-    // to measure their rates again. Request roots of such classes too: a request no recorded
-    // call runs in needs no context, and recorded calls in one start traces of their own.
-    bool any_untraced = false;
-    for (const detail::SiteActivity& a : sites) {
-      const SiteState& st = sites_[a.id];
-      any_untraced = any_untraced || (st.klass >= 0 && st.probability <= 0);
-    }
-    const bool rearm = any_untraced && rearm_.arm(windows_);
-    std::vector<bool> off(max_id + 1, false);
-    for (const detail::SiteActivity& a : sites) {
-      SiteState& st = sites_[a.id];
-      const bool untraced = st.klass >= 0 && st.probability <= 0;
-      off[a.id] = untraced && !rearm;
-      st.disarmed = off[a.id];
-      st.measuring = untraced && rearm;
-    }
-    engine.set_budget_disarmed(off);
+  // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
+  // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
+  // model detects traced classes only), and the classes rates mode leaves undetected when
+  // detecting them all does not fit the budget. Re-arm windows (budget_rearm.h) arm them all,
+  // to measure their rates again. Request roots of such classes too: a request no recorded
+  // call runs in needs no context, and recorded calls in one start traces of their own.
+  bool any_untraced = false;
+  for (const detail::SiteActivity& a : sites) {
+    const SiteState& st = sites_[a.id];
+    any_untraced = any_untraced || (st.klass >= 0 && st.probability <= 0);
   }
-  if (settings_.planner.probing) {
-    auto& sampler = sampling::StackSampler::get();
-    const double hz = plan.probing_hz;
-    if (std::abs(hz - sampler.rate()) > 0.1 * std::max(hz, 1.0)) {
-      std::string e;
-      if (!sampler.set_rate(hz, &e) && sampler_error_ != e) {
-        sampler_error_ = e;
-        std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
-      }
-    }
+  const bool rearm = any_untraced && rearm_.arm(windows_);
+  std::vector<bool> off(max_id + 1, false);
+  for (const detail::SiteActivity& a : sites) {
+    SiteState& st = sites_[a.id];
+    const bool untraced = st.klass >= 0 && st.probability <= 0;
+    off[a.id] = untraced && !rearm;
+    st.disarmed = off[a.id];
+    st.measuring = untraced && rearm;
   }
-  if (windows_ == 2 || plan.changes != status_changes_ ||
-      windows_ - status_window_ >= kStatusEveryWindows) {
-    write_status();
-    status_changes_ = plan.changes;
-    status_window_ = windows_;
+  detail::Engine::get().set_budget_disarmed(off);
+}
+
+void Controller::set_probe_rate(double hz) {
+  auto& sampler = sampling::StackSampler::get();
+  if (std::abs(hz - sampler.rate()) <= 0.1 * std::max(hz, 1.0)) return;
+  std::string e;
+  if (!sampler.set_rate(hz, &e) && sampler_error_ != e) {
+    sampler_error_ = e;
+    std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
   }
 }
 

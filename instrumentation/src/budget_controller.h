@@ -106,6 +106,41 @@ class Controller {
     double calls_per_s = 0, busy_per_s = 0;
     double request_thread_calls_per_s = 0;  // the calls that may find it cold
   };
+  // The three clocks at a tick (Meter).
+  struct Clocks {
+    double wall = 0, process = 0, collector = 0;
+  };
+  // What the sites did in one window, summed for the planner and the cost account.
+  struct WindowTotals {
+    std::vector<ClassWindow> classes;  // per class, in class_names_ order
+    // calls_all: the calls the probes detected (and so cost their detection); request roots on
+    // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or
+    // not.
+    double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
+    double requests = 0;
+    // Cold entries (budget_cost_account.h): each armed site's calls on threads that serve
+    // requests.
+    std::vector<double> armed_calls;
+    // Per site, for each class's cold entries (the plan's price of detecting it): the calls in
+    // the window, measured or (disarmed) estimated from the last window it was armed in.
+    std::vector<std::pair<long, double>> class_site_calls;
+    std::map<std::string, double> measured_hz;  // probing: what a re-arm window measured
+    bool any_measuring = false, any_disarmed = false;
+  };
+  // The steps of a tick, in order.
+  void start_first_window(const std::vector<detail::SiteActivity>& sites, uint64_t recorded,
+                          const Clocks& now) PERFHAT_REQUIRES(mu_);
+  WindowTotals measure_sites(const std::vector<detail::SiteActivity>& sites, double window_s,
+                             double nspt) PERFHAT_REQUIRES(mu_);
+  double price_stack_samples(double nspt) PERFHAT_REQUIRES(mu_);  // the handlers' CPU seconds
+  // Whether the window now ending began with start-up records still to export (and updates it).
+  bool startup_window(uint64_t recorded) PERFHAT_REQUIRES(mu_);
+  WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, double sample_cpu_s,
+                          const Clocks& now) PERFHAT_REQUIRES(mu_);
+  // Per-site recording probabilities, and the sites of classes recorded not at all disarmed.
+  void apply_plan(const Plan& plan, const std::vector<detail::SiteActivity>& sites)
+      PERFHAT_REQUIRES(mu_);
+  void set_probe_rate(double hz) PERFHAT_REQUIRES(mu_);
   // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the
   // costs are calibrated already (or the budget is off).
@@ -135,6 +170,11 @@ class Controller {
   double measuring_per_window_s_ PERFHAT_GUARDED_BY(mu_) = 0;  // probing: re-arm cost, spread
   RearmSchedule rearm_ PERFHAT_GUARDED_BY(mu_);                // probing: when to re-arm
   CostParts last_parts_ PERFHAT_GUARDED_BY(mu_);  // the last window's charge (the status)
+  // Calls recorded before the first plan (every call), and whether some are still to export
+  // (WindowCost::startup), for at most kStartupMaxWindows windows.
+  uint64_t startup_records_ PERFHAT_GUARDED_BY(mu_) = 0;
+  bool startup_pending_ PERFHAT_GUARDED_BY(mu_) = true;
+  std::size_t startup_windows_ PERFHAT_GUARDED_BY(mu_) = 0;
   bool calibrated_ PERFHAT_GUARDED_BY(mu_) = false;
   uint64_t configurations_ PERFHAT_GUARDED_BY(mu_) = 0;  // configure() calls so far
   std::vector<std::string> class_names_ PERFHAT_GUARDED_BY(mu_);

@@ -29,7 +29,9 @@ std::string Controller::status_json(bool without_sampled) const {
 
 std::string Controller::status_json_locked(bool without_sampled) const {
   const Plan& p = planner_.plan();
-  const Costs& c = costs_;
+  // The prices the plan was solved with (the planner's sliding means): the editor re-solves the
+  // plan with them, and with the last window's its "plan before" differed from the running one.
+  const Costs& c = p.costs;
   std::vector<SampledFunction> functions;
   if (!without_sampled)
     for (const auto& [fn, f] : sampled_) functions.push_back(f);
@@ -41,6 +43,10 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   o += ",\"detect_ns\":" + num(c.detect_s * 1e9) + ",\"report_ns\":" + num(c.report_s * 1e9) +
        ",\"counted_ns\":" + num(c.counted_s * 1e9) + ",\"sample_ns\":" + num(c.sample_s * 1e9);
   o += ",\"cold_ns\":" + num(c.cold_s * 1e9);
+  // The last window's prices, as the controller measured them.
+  o += ",\"window_price_ns\":{\"detect\":" + num(costs_.detect_s * 1e9) +
+       ",\"report\":" + num(costs_.report_s * 1e9) + ",\"counted\":" + num(costs_.counted_s * 1e9) +
+       ",\"sample\":" + num(costs_.sample_s * 1e9) + ",\"cold\":" + num(costs_.cold_s * 1e9) + "}";
   o += ",\"collector_fixed_cpu_per_s\":" + num(collector_fit_.fixed_per_s());
   // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
   const CostParts& w = last_parts_;
@@ -56,6 +62,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   o += ",\"value\":" + num(p.value) + ",\"predicted_overhead\":" + num(p.predicted_overhead);
   o += ",\"measured_overhead\":" + num(p.measured_overhead) +
        ",\"measured_overhead_mean\":" + num(p.measured_overhead_mean) +
+       ",\"collector_share_mean\":" + num(p.collector_share_mean) +
        ",\"governor\":" + num(p.governor);
   o += ",\"over_budget\":" + std::string(p.over_budget ? "true" : "false");
   o += ",\"plan_changes\":" + std::to_string(p.changes) + ",\"classes\":[";

@@ -8,6 +8,8 @@
 #include <string>
 #include <thread>
 
+#include <time.h>
+
 namespace perfhat::budget {
 namespace {
 
@@ -80,6 +82,46 @@ TEST(BudgetController, AConfigureDuringTheCalibrationDropsItsResult) {
   EXPECT_DOUBLE_EQ(c.costs().detect_s, 2e-9);
   c.tick();
   EXPECT_EQ(g_reconfiguring_calibrations, 2);  // once per configuration
+  c.set_calibrator(nullptr);
+  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
+}
+
+// The collector's cost is its thread's CPU clock from one tick to the next: what the thread does
+// between ticks (the export, its serialisation, HTTP, the status post) is charged to the window
+// as much as the tick's own work. Wall and process clocks are injected (one second, one CPU
+// second per window); the collector's is the real thread clock.
+double g_fake_s = 0;
+double fakeWall() { return g_fake_s += 1; }
+double fakeProcess() { return g_fake_s; }
+Costs fixedCosts(double, uint32_t) { return {10e-9, 500e-9}; }
+
+double threadCpu() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+TEST(BudgetController, ChargesWhatItsThreadDoesBetweenTicks) {
+  Controller& c = Controller::get();
+  Settings s;
+  s.enabled = true;
+  std::string error;
+  ASSERT_TRUE(c.configure(s, &error)) << error;
+  c.set_calibrator(&fixedCosts);
+  c.set_meter({&fakeWall, &fakeProcess, Meter::system().collector_cpu});
+  c.tick();  // calibrates; the first window starts
+  // An export's worth of work on the collector's thread, outside tick(): 30 ms of CPU building
+  // and dropping strings.
+  const double t0 = threadCpu();
+  std::size_t built = 0;
+  while (threadCpu() - t0 < 0.03) built += std::string(4096, 'x').append("{}").size();
+  const double spent = threadCpu() - t0;
+  c.tick();
+  const std::string status = c.status_json(true);
+  const std::size_t at = status.find("\"collector\":");
+  ASSERT_NE(at, std::string::npos) << status;
+  EXPECT_GE(std::stod(status.substr(at + 12)), spent) << status << built;
+  c.set_meter(Meter::system());
   c.set_calibrator(nullptr);
   ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
 }

@@ -243,6 +243,7 @@ Plan solvePlan(std::vector<ClassPlan> classes, double allowed, double process_cp
   p.probing = probing;
   p.allowed_cpu_per_s = allowed;
   p.process_cpu_per_s = process_cpu_per_s;
+  p.costs = costs;
   p.classes = std::move(classes);
   setMaxF(p, costs, min_fraction);
   const SolverInput in = solverInput(p, min_fraction);
@@ -266,8 +267,11 @@ void Planner::updateGovernor(const WindowCost& c) {
   // next windows): what it cost says nothing of any plan. Counted like the windows before an
   // action, so the governor first judges the windows the first plan ran, after its settling
   // wait. (On the sample service such a start-up window cost 15-28 % of the CPU, and the
-  // governor cut a 1 % plan to its floor in its first step, recording nothing for 30 s.)
-  if (plan_.classes.empty()) return;
+  // governor cut a 1 % plan to its floor in its first step, recording nothing for 30 s.) Nor
+  // are the windows that export what it recorded (WindowCost::startup): with an export every
+  // 5 s they held the collector at 10-13 % of the CPU for the first plan's windows, and the
+  // governor's first judgement cut a 1 % plan to its floor all the same.
+  if (plan_.classes.empty() || c.startup) return;
   ++since_action_;
   // Governed on means, not on the last window: the collector's periodic work (an export, the
   // status sent every few seconds) makes single windows several times dearer than the mean.
@@ -278,7 +282,7 @@ void Planner::updateGovernor(const WindowCost& c) {
   std::size_t taken = 0;
   for (auto it = costs_.rbegin(); it != costs_.rend(); ++it) {
     const WindowCost& w = *it;
-    if (!busy(w)) continue;
+    if (!busy(w) || w.startup) continue;
     all_collector += w.collector_cpu_s;
     all_probes += w.probe_cost_s;
     all_process += w.process_cpu_s;
@@ -289,7 +293,10 @@ void Planner::updateGovernor(const WindowCost& c) {
     process += w.process_cpu_s;
     fixed_s += std::min(w.fixed_cpu_s, w.collector_cpu_s);
   }
-  if (all_process > 0) plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
+  if (all_process > 0) {
+    plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
+    plan_.collector_share_mean = all_collector / all_process;
+  }
   const std::size_t settle =
       opt_.governor_settle > 0 ? opt_.governor_settle : std::max<std::size_t>(2, opt_.windows / 2);
   if (process <= 0 || since_action_ < settle) return;
@@ -300,9 +307,12 @@ void Planner::updateGovernor(const WindowCost& c) {
   const double b = opt_.budget_share - fixed, m = measured - fixed;
   if (b <= 0) return;
   const double before = governor_;
-  if (m > b * (1 + opt_.governor_band)) {
+  // The band is a share of the whole budget (see observe): against the remainder alone, the
+  // fixed part's noise looked like a plan over budget at 1 %. Raising waits for at most half
+  // the remainder unused, so a small remainder can still be won back.
+  if (m > b + opt_.budget_share * opt_.governor_band) {
     governor_ *= std::clamp(opt_.governor_aim * b / m, 0.0, 1.0);
-  } else if (m < b * (1 - 2 * opt_.governor_band) && governor_ < 1) {
+  } else if (m < b - std::min(opt_.budget_share * 2 * opt_.governor_band, b / 2) && governor_ < 1) {
     // At most half again per step: a plan that cost nothing may cost a lot more once widened.
     governor_ *= std::clamp(opt_.governor_aim * b / std::max(m, 1e-12), 1.0, 1.5);
   }
@@ -337,8 +347,28 @@ std::vector<ClassPlan> Planner::classRates() const {
   return classes;
 }
 
+// The per-event prices over the sliding window (a price not measured yet, 0, is left out): a
+// record's price comes from the collector's fit and moves by several % from window to window,
+// which alone pushed a plan at the edge of the budget over it and back.
+Costs Planner::smoothCosts(const Costs& measured) {
+  costs_seen_.push_back(measured);
+  while (costs_seen_.size() > std::max<std::size_t>(opt_.windows, 1)) costs_seen_.pop_front();
+  auto mean = [&](double Costs::*field) {
+    double sum = 0, n = 0;
+    for (const Costs& c : costs_seen_)
+      if (c.*field > 0) {
+        sum += c.*field;
+        n += 1;
+      }
+    return n > 0 ? sum / n : 0.0;
+  };
+  return {mean(&Costs::detect_s), mean(&Costs::report_s), mean(&Costs::counted_s),
+          mean(&Costs::sample_s), mean(&Costs::cold_s)};
+}
+
 const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
-                             const Costs& costs) {
+                             const Costs& measured_costs) {
+  const Costs costs = smoothCosts(measured_costs);
   // Slide every known class; a class absent from this window did nothing in it.
   bool new_class = false;
   for (const ClassWindow& w : window) {
@@ -350,6 +380,10 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   }
   for (std::size_t i = 0; i < names_.size(); ++i) {
     ClassWindow w{names_[i]};
+    if (!history_[i].windows.empty()) {  // absent, it keeps its weight and pin
+      w.weight = history_[i].windows.back().weight;
+      w.pinned = history_[i].windows.back().pinned;
+    }
     for (const ClassWindow& x : window)
       if (x.name == names_[i]) w = x;
     history_[i].windows.push_back(w);
@@ -357,7 +391,11 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   }
   costs_.push_back(cost);
   while (costs_.size() > opt_.windows) costs_.pop_front();
+  const double governor_before = governor_;
   updateGovernor(cost);
+  // A raise is the governor's judgement that the plan may spend more: it is re-judged at once
+  // rather than waiting for the widen band (which a raise clamped at 1 may not reach).
+  const bool governor_raised = governor_ > governor_before;
 
   double wall = 0, process = 0, fixed = 0;
   for (const WindowCost& c : costs_) {
@@ -370,7 +408,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   const std::vector<ClassPlan> classes = classRates();
   // What the plans may spend once the collector's fixed part is paid; when that part alone is
   // over the budget, no plan keeps to it, and the plan says so.
-  const double left = opt_.budget_share * process_per_s * governor_ - fixed_per_s;
+  const double whole = opt_.budget_share * process_per_s * governor_;
+  const double left = whole - fixed_per_s;
   const double allowed = std::max(0.0, left);
   Plan candidate = solvePlan(classes, allowed, process_per_s, costs, opt_.probing,
                              opt_.max_probe_hz, opt_.min_fraction);
@@ -378,6 +417,7 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
   candidate.governor = governor_;
   candidate.measured_overhead = plan_.measured_overhead;
   candidate.measured_overhead_mean = plan_.measured_overhead_mean;
+  candidate.collector_share_mean = plan_.collector_share_mean;
 
   bool adopt = plan_.classes.empty() || new_class;
   if (!adopt) {
@@ -388,14 +428,18 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       k.frequency_hz = classes[i].frequency_hz;
       k.duty_ratio = classes[i].duty_ratio;
       k.cold_hz = classes[i].cold_hz;
+      // A pin or weight the user changed is planned at once (the editor's what-if promises it).
+      if (k.pinned != classes[i].pinned || k.weight != classes[i].weight) adopt = true;
       k.weight = classes[i].weight;
-      if (k.pinned != classes[i].pinned) adopt = true;
       k.pinned = classes[i].pinned;
     }
     // Within the hysteresis of the budget: a window's noise is not a reason to re-plan.
     // (A candidate over budget is the least the budget allows: adopted whenever the running plan
-    // does not fit either.)
-    const bool fits = planCost(current, costs) <= allowed * (1 + opt_.hysteresis);
+    // does not fit either.) The bands are shares of the whole budget, not of what the fixed part
+    // leaves: at 1 % that remainder is a few tenths of the budget, the difference of two noisy
+    // figures, and bands sized against it re-planned on every wobble of either.
+    const double current_cost = planCost(current, costs);
+    const bool fits = current_cost <= allowed + whole * opt_.hysteresis;
     if (!fits) adopt = true;
     if (!adopt && opt_.probing) {
       double value = 0, untraced_rw = 0, traced_f = 0;
@@ -410,20 +454,30 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
       value += probeHz(candidate.max_f - traced_f, costs, opt_.max_probe_hz) * untraced_rw;
       adopt = candidate.value > value * (1 + opt_.hysteresis);
     } else if (!adopt) {
-      for (std::size_t i = 0; i < classes.size() && !adopt; ++i) {
-        const double f_old = current.classes[i].fraction, f_new = candidate.classes[i].fraction;
-        adopt = current.classes[i].detected != candidate.classes[i].detected ||
-                std::abs(f_new - f_old) > opt_.min_rate_change * std::max(f_old, 0.01);
-      }
+      // Rates: a running plan that fits is widened only when it leaves more than
+      // `min_rate_change` of the allowance unused. The marginal class carries what detection
+      // and the floors leave, so a few % of noise in the allowance (the process's CPU, a
+      // record's price) moved its rate by tens of %: re-planning whenever a rate moved by a
+      // share of itself gave a new plan in 20-25 of 30 windows on the sample service. The band
+      // is at most half the allowance (as the governor's raise band): when the fixed part takes
+      // over 90 % of the budget, 10 % of the whole could never be left unused, and a plan
+      // narrowed by a spike or a cut stayed narrow.
+      double value = 0;
+      for (const ClassPlan& k : current.classes)
+        if (k.detected && k.frequency_hz > 0) value += k.frequency_hz * k.fraction * k.weight;
+      const double widen_band = std::min(whole * opt_.min_rate_change, allowed / 2);
+      adopt = (governor_raised || current_cost < allowed - widen_band) && candidate.value > value;
     }
     if (!adopt) {
       current.max_f = candidate.max_f;
       current.governor = governor_;
       current.measured_overhead = plan_.measured_overhead;
       current.measured_overhead_mean = plan_.measured_overhead_mean;
+      current.collector_share_mean = plan_.collector_share_mean;
       current.over_budget = candidate.over_budget;
       current.allowed_cpu_per_s = allowed;
       current.process_cpu_per_s = process_per_s;
+      current.costs = costs;
       if (opt_.probing) {  // the probe takes whatever the traced set leaves
         double traced_f = 0;
         for (const ClassPlan& k : current.classes)

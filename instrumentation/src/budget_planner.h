@@ -3,10 +3,11 @@
 // sliding-window rates, and re-solves the plan with the solver perfhat-plan uses. Pure logic, no
 // clocks or threads: the controller (budget_controller) feeds it, tests drive it directly.
 //
-// Stability: the rates are means over the last `windows` windows (smoothing); a new plan replaces
+// Stability: the rates and the per-event prices are means over the last `windows` windows
+// (smoothing); a new plan replaces
 // the running one only when the running one no longer fits the budget or the new one's value is
-// better by more than `hysteresis` (probing), or a class's rate moves by more than
-// `min_rate_change` of itself (rates). A governor scales the budget down when the measured
+// better by more than `hysteresis` (probing), or (rates) the running one leaves more than
+// `min_rate_change` of the allowance unused. A governor scales the budget down when the measured
 // collector cost exceeds it, once per over-budget episode, and back up when it is well below.
 #pragma once
 
@@ -18,11 +19,14 @@
 namespace perfhat::budget {
 
 struct PlannerOptions {
-  double budget_share = 0.01;    // collector CPU allowed, as a share of the process's CPU
-  bool probing = false;          // untraced classes covered by the stack sampler
-  std::size_t windows = 10;      // sliding window length, in planning windows
-  double hysteresis = 0.05;      // probing: relative value gain needed to change the traced set
-  double min_rate_change = 0.1;  // rates: relative change needed to move a class's rate
+  double budget_share = 0.01;  // collector CPU allowed, as a share of the process's CPU
+  bool probing = false;        // untraced classes covered by the stack sampler
+  std::size_t windows = 10;    // sliding window length, in planning windows
+  double hysteresis = 0.05;    // probing: relative value gain needed to change the traced set
+  // Rates: the share of the whole budget a running plan may leave unused before it is widened
+  // (at most half the allowance, so a small allowance can still be won back), or the governor
+  // raises the budget.
+  double min_rate_change = 0.1;
   double max_probe_hz = 1000;    // the stack sampler's ceiling
   double governor_floor = 0.05;  // the governor never scales the budget below this factor
   // The governor acts once per over-budget episode: when the mean cost since its last action is
@@ -82,6 +86,9 @@ struct WindowCost {
   // The part of collector_cpu_s that no plan changes (waking, phase-1 export), estimated by the
   // controller; the plans share what the budget leaves after it.
   double fixed_cpu_s = 0;
+  // The window began with calls recorded before the first plan (every call) still to export:
+  // its collector cost is the start-up's, not a plan's, and the governor does not judge it.
+  bool startup = false;
 };
 
 struct ClassPlan {
@@ -106,12 +113,17 @@ struct Plan {
   double predicted_overhead = 0;      // share of the process CPU
   double measured_overhead = 0;       // last window, share of the process CPU
   double measured_overhead_mean = 0;  // mean over the busy windows of the sliding window
-  double governor = 1;                // factor on the budget
-  bool over_budget = false;           // detection alone exceeds the budget
-  std::size_t changes = 0;            // plans adopted so far (hysteresis keeps this low)
+  // The collector thread's own part of that mean (its CPU clock: the tick, the export and its
+  // serialisation, HTTP, the status, the stack samples' symbolisation). One window's part swings
+  // by 10x with the exports every few seconds; this is what compares with a profile of a run.
+  double collector_share_mean = 0;
+  double governor = 1;       // factor on the budget
+  bool over_budget = false;  // detection alone exceeds the budget
+  std::size_t changes = 0;   // plans adopted so far (hysteresis keeps this low)
   // What the plan was solved with (the editor re-solves the plan with solvePlan on these):
   double allowed_cpu_per_s = 0;  // CPU seconds per second the plan may cost
   double process_cpu_per_s = 0;  // the process's CPU seconds per second
+  Costs costs;                   // the per-event prices (the planner's sliding means)
 };
 
 class Planner {
@@ -130,12 +142,14 @@ class Planner {
     bool seen = false;
   };
   void updateGovernor(const WindowCost& cost);
+  Costs smoothCosts(const Costs& measured);
   std::vector<ClassPlan> classRates() const;
 
   PlannerOptions opt_;
   std::vector<std::string> names_;  // class order of the plan
   std::vector<History> history_;    // same order
   std::deque<WindowCost> costs_;    // sliding
+  std::deque<Costs> costs_seen_;    // the per-event prices, sliding
   Plan plan_;
   double governor_ = 1;
   // Busy windows measured since the governor last changed its factor (the plan those windows

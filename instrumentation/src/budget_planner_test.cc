@@ -225,6 +225,23 @@ TEST(BudgetPlanner, GovernorIgnoresTheWindowBeforeTheFirstPlan) {
   }
 }
 
+// Nor the windows that export what the start-up recorded (WindowCost::startup): 12 % of the CPU
+// in the first plan's windows on the sample service, which the governor's first judgement took
+// as the plan's and cut a 1 % plan to its floor.
+TEST(BudgetPlanner, GovernorIgnoresTheStartUpsExport) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  planner.observe(stationary(0, rng), second(0.25), kCosts);  // before the first plan
+  for (int w = 0; w < 30; ++w) {
+    WindowCost cost = second(w < 6 ? 0.12 : 0.008);
+    cost.startup = w < 6;
+    const Plan& p = planner.observe(stationary(0, rng), cost, kCosts);
+    EXPECT_DOUBLE_EQ(p.governor, 1.0) << w;
+  }
+}
+
 // Costs inside the band around the budget (over by less than governor_band, or under by less
 // than twice that) move nothing; a cost over it that does not respond to the plan is cut again
 // only after each settling period, each time by that period's own excess.
@@ -275,6 +292,19 @@ TEST(BudgetPlanner, GovernorLooksThroughPeriodicCollectorSpikes) {
   // The same collector at 3 % in every window is cut.
   for (int w = 0; w < 10; ++w) planner.observe(stationary(0, rng), second(0.03), kCosts);
   EXPECT_LT(planner.plan().governor, 0.5);
+}
+
+// The status's collector part of one window swings with the exports (3 % of the CPU in one
+// window in five, 0.2 % in the others here); a profile of a run sees their mean, 0.76 %. The plan
+// reports that mean beside the last window's figure, which read a third of perf's share of the
+// collector thread on the sample service.
+TEST(BudgetPlanner, ThePlanReportsTheCollectorsMeanShare) {
+  Planner planner;
+  std::mt19937 rng(5);
+  for (int w = 0; w < 20; ++w)
+    planner.observe(stationary(0, rng), second(w % 5 == 4 ? 0.03 : 0.002), kCosts);
+  EXPECT_NEAR(planner.plan().collector_share_mean, (2 * 0.03 + 8 * 0.002) / 10, 1e-12);
+  EXPECT_NEAR(planner.plan().measured_overhead, 0.03, 1e-12);  // the last window, an export
 }
 
 // Detection alone grows over the budget: the running plan's traced classes are dropped at once
@@ -372,6 +402,163 @@ TEST(BudgetPlanner, RatesKeepToABudgetSmallerThanDetectingEveryCall) {
   EXPECT_TRUE(find(planner.plan(), "db").detected);
   EXPECT_LE(last_share, o.budget_share * (1 + o.governor_band));
   EXPECT_GE(last_share, o.budget_share * 0.5);  // and uses the budget
+}
+
+// The sample service's loop, as measured at a 3 % budget in rates mode (bench/README.md): one
+// class too busy to detect, a marginal class sampled at a few %, three traced in full; the
+// process's CPU per window wobbles by ±10 %, the collector's price of a record by ±5 %, and the
+// collector exports every fifth window. Each window's measured cost is what the running plan
+// really costs. A steady workload must settle on one plan: re-planning whenever the marginal
+// class's share moved by 10 % of itself changed the plan in 20-25 of 30 windows there (each
+// change a new table, a status write and a status post).
+TEST(BudgetPlanner, ASteadyServiceLoopKeepsOnePlan) {
+  PlannerOptions o;
+  o.budget_share = 0.03;
+  Planner planner(o);
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::vector<ClassWindow> classes = {{"anon", 46500, 0.02, 1, false, 3000},
+                                            {"agile", 4000, 0.05, 1, false, 1200},
+                                            {"service", 600, 0.30, 1, false, 300},
+                                            {"api", 300, 0.60, 1, false, 300},
+                                            {"story", 60, 0.01, 1, false, 60}};
+  double probes = 0;
+  std::size_t changes_settled = 0;
+  for (int w = 0; w < 90; ++w) {
+    std::vector<ClassWindow> window = classes;
+    for (ClassWindow& k : window) k.calls *= 1 + 0.03 * u(rng);
+    Costs c{13e-9, 620e-9 * (1 + 0.05 * u(rng))};
+    c.cold_s = 750e-9;
+    const double process = 0.085 * (1 + 0.1 * u(rng));
+    const double collector = w % 5 == 4 ? 0.003 : 0.0005;
+    WindowCost cost{1.0, process, collector, probes, 0.0002};
+    const Plan& p = planner.observe(window, cost, c);
+    probes = 0;
+    for (const ClassPlan& k : p.classes)
+      if (k.detected)
+        probes += k.frequency_hz * (c.detect_s + k.fraction * 500e-9) + k.cold_hz * c.cold_s;
+    if (w == 40) changes_settled = p.changes;
+  }
+  EXPECT_LE(planner.plan().changes - changes_settled, 1u);
+  EXPECT_LE(planner.plan().changes, 8u);  // the start-up and the governor's few actions
+  // And the plan it keeps uses the budget, within the governor's band.
+  EXPECT_LE(planner.plan().measured_overhead_mean, o.budget_share * (1 + o.governor_band));
+  EXPECT_GE(planner.plan().measured_overhead_mean, o.budget_share * (1 - 2 * o.governor_band));
+}
+
+// The same loop at a 1 % budget, where the collector's fixed part takes most of it: the plans
+// share a remainder of about 0.0002 CPU-s/s, the difference of two noisy figures (the process's
+// CPU ±10 %, the fixed part ±15 % per window). Bands sized against that remainder made a few %
+// of noise in either figure look like a plan over budget or one leaving room, and the plan
+// changed every few windows (3-18 times in 30 s on the sample service; here 16 changes after
+// window 40 and 24 in all). Sized against the whole budget, the same noise is inside them.
+TEST(BudgetPlanner, ASteadyLoopKeepsOnePlanWhenTheFixedPartLeavesLittle) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::vector<ClassWindow> classes = {{"anon", 46500, 0.02, 1, false, 3000},
+                                            {"agile", 4000, 0.05, 1, false, 100},
+                                            {"service", 600, 0.30, 1, false, 60},
+                                            {"api", 300, 0.60, 1, false, 60},
+                                            {"story", 60, 0.01, 1, false, 20}};
+  double probes = 0, records = 0;
+  std::size_t changes_settled = 0;
+  for (int w = 0; w < 90; ++w) {
+    std::vector<ClassWindow> window = classes;
+    for (ClassWindow& k : window) k.calls *= 1 + 0.03 * u(rng);
+    Costs c{13e-9, 620e-9 * (1 + 0.05 * u(rng))};
+    c.cold_s = 750e-9;
+    const double process = 0.085 * (1 + 0.1 * u(rng));
+    const double fixed = 0.00055 * (1 + 0.15 * u(rng));
+    // The records' cost lands with the export, every fifth window.
+    const double collector = fixed + (w % 5 == 4 ? 5 * records : 0);
+    WindowCost cost{1.0, process, collector, probes, fixed};
+    const Plan& p = planner.observe(window, cost, c);
+    probes = records = 0;
+    for (const ClassPlan& k : p.classes)
+      if (k.detected) {
+        probes += k.frequency_hz * c.detect_s + k.cold_hz * c.cold_s;
+        records += k.frequency_hz * k.fraction * c.report_s;
+      }
+    if (w == 40) changes_settled = p.changes;
+  }
+  EXPECT_LE(planner.plan().changes - changes_settled, 1u);
+  EXPECT_LE(planner.plan().changes, 8u);
+  EXPECT_FALSE(planner.plan().over_budget);
+  // The plan it keeps records something and keeps to the budget.
+  double recorded = 0;
+  for (const ClassPlan& k : planner.plan().classes) recorded += k.frequency_hz * k.fraction;
+  EXPECT_GT(recorded, 0);
+  EXPECT_LE(planner.plan().measured_overhead_mean, o.budget_share * (1 + o.governor_band));
+}
+
+// A `weight CLASS W` line re-plans at once, like a pin, even when the running plan uses its
+// whole allowance (no widening is due): the editor's what-if promises the new weights.
+TEST(BudgetPlanner, RatesReplanWhenAWeightChanges) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  std::mt19937 rng(3);
+  for (int w = 0; w < 20; ++w) planner.observe(stationary(0, rng), second(), kCosts);
+  const Plan before = planner.plan();
+  auto window = stationary(0, rng);
+  window[2].weight = 50;  // util
+  const Plan& p = planner.observe(window, second(), kCosts);
+  EXPECT_EQ(p.changes, before.changes + 1);
+  EXPECT_DOUBLE_EQ(find(p, "util").weight, 50);
+  EXPECT_GT(find(p, "util").fraction, find(before, "util").fraction);
+  // A class absent from a window did nothing in it: it keeps its weight and pin.
+  window.erase(window.begin());  // db, weight 2
+  for (int w = 0; w < 3; ++w) planner.observe(window, second(), kCosts);
+  EXPECT_DOUBLE_EQ(find(planner.plan(), "db").weight, 2);
+}
+
+// The collector's fixed part takes 93 % of the budget, so the allowance (0.0007 CPU-s/s) is
+// smaller than 10 % of the whole budget: the widen band is capped at half the allowance, so a
+// plan narrowed by a one-window spike of calls widens again once the spike has slid out.
+TEST(BudgetPlanner, RatesWidenAfterASpikeWhenTheAllowanceIsSmall) {
+  PlannerOptions o;
+  o.budget_share = 0.01;
+  Planner planner(o);
+  const Costs costs{1e-9, 1e-6};
+  const WindowCost cost{1.0, 1.0, 0.0093, 0, 0.0093};
+  auto observe = [&](double calls) {
+    return planner.observe({{"a", calls, 0.1, 1, false}}, cost, costs);
+  };
+  for (int w = 0; w < 20; ++w) observe(10000);
+  const double settled = find(planner.plan(), "a").fraction;
+  EXPECT_GT(settled, 0.05);
+  observe(200000);
+  EXPECT_LT(find(planner.plan(), "a").fraction, settled * 0.5);  // narrowed to fit
+  for (int w = 0; w < 2 * static_cast<int>(o.windows); ++w) observe(10000);
+  EXPECT_NEAR(find(planner.plan(), "a").fraction, settled, settled * 0.05);
+}
+
+// The plan carries the prices it was solved with (the sliding means, not the last window's):
+// re-solving it with them, as the editor does from the status, gives the running plan.
+TEST(BudgetPlanner, ThePlansPricesReproduceIt) {
+  Planner planner;
+  std::mt19937 rng(9);
+  std::size_t changes = 0, adopted = 0;
+  for (int w = 0; w < 12; ++w) {
+    const Costs last{20e-9, (w % 2 ? 0.6e-6 : 1.4e-6)};
+    const Plan& p = planner.observe(stationary(0, rng), second(), last);
+    if (w > 0) {
+      EXPECT_NE(p.costs.report_s, last.report_s) << w;  // the mean, not the last window's
+    }
+    const Plan again =
+        solvePlan(p.classes, p.allowed_cpu_per_s, p.process_cpu_per_s, p.costs, p.probing,
+                  planner.options().max_probe_hz, planner.options().min_fraction);
+    if (p.changes > changes) {  // adopted in this window (a kept plan was solved earlier)
+      for (std::size_t i = 0; i < p.classes.size(); ++i)
+        EXPECT_DOUBLE_EQ(again.classes[i].fraction, p.classes[i].fraction) << w << i;
+    }
+    adopted += p.changes > changes ? 1 : 0;
+    changes = p.changes;
+  }
+  EXPECT_GE(adopted, 2u);
 }
 
 TEST(BudgetPlanner, NewClassIsPlannedAtOnce) {

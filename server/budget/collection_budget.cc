@@ -102,6 +102,7 @@ Status parseStatus(const json& j) {
   s.report_ns = number(j, "report_ns", "status");
   s.sample_ns = number(j, "sample_ns", "status", 0);
   s.counted_ns = number(j, "counted_ns", "status", 0);
+  s.cold_ns = number(j, "cold_ns", "status", 0);
   s.max_probe_hz = number(j, "max_probe_hz", "status", 1000);
   s.min_fraction = number(j, "min_fraction", "status", 0.001);
   budget::Plan& p = s.plan;
@@ -129,6 +130,8 @@ Status parseStatus(const json& j) {
     k.weight = number(c, "weight", where, 1);
     k.pinned = flag(c, "pinned");
     k.traced = flag(c, "traced");
+    k.detected = !c.contains("detected") || flag(c, "detected");  // older statuses: detected
+    k.cold_hz = number(c, "cold_hz", where, 0);
     k.fraction = number(c, "fraction", where, 0);
     k.overhead = number(c, "overhead", where, 0);
     p.classes.push_back(std::move(k));
@@ -188,7 +191,7 @@ budget::Plan replan(const Status& s, const Change& change) {
   budget::Plan p =
       budget::solvePlan(std::move(classes), s.plan.allowed_cpu_per_s, s.plan.process_cpu_per_s,
                         budget::Costs{s.detect_ns * 1e-9, s.report_ns * 1e-9, s.counted_ns * 1e-9,
-                                      s.sample_ns * 1e-9},
+                                      s.sample_ns * 1e-9, s.cold_ns * 1e-9},
                         s.plan.probing, s.max_probe_hz, s.min_fraction);
   p.governor = s.plan.governor;
   p.measured_overhead = s.plan.measured_overhead;
@@ -205,6 +208,8 @@ json planJson(const budget::Plan& p) {
                        {"pinned", k.pinned},
                        {"traced", k.traced},
                        {"sampled", !k.traced},
+                       {"detected", k.detected},
+                       {"cold_hz", k.cold_hz},
                        {"fraction", k.fraction},
                        {"overhead", k.overhead}});
   }

@@ -38,6 +38,9 @@ struct Status {
   // The library's measured price of one stack sample (probing) and of a counted call; 0 when the
   // status has none (an older library): a sample is then priced as a traced event.
   double sample_ns = 0, counted_ns = 0;
+  // A cold probe entry's price (rates mode plans each class's cold entries with it); 0 when an
+  // older library's status has none.
+  double cold_ns = 0;
   double max_probe_hz = 1000, min_fraction = 0.001;
   std::vector<std::pair<std::string, std::string>> functions;  // qualified function → class
   std::vector<SampledEstimate> sampled;                        // probing mode, most samples first

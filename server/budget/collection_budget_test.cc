@@ -83,6 +83,28 @@ TEST(CollectionBudget, ReplanPricesStackSamplesAtTheMeasuredCost) {
   EXPECT_DOUBLE_EQ(parseStatus(status()).sample_ns, 0);
 }
 
+// Rates mode prices each detected class's cold probe entries (cold_hz × cold_ns) and may leave
+// classes undetected when detecting them all does not fit; the editor's what-if plan must price
+// them the same way, and its view shows both.
+TEST(CollectionBudget, ReplanPricesColdEntriesAndShowsWhatIsDetected) {
+  json j = status();
+  j["cold_ns"] = 500;
+  j["classes"][0]["cold_hz"] = 1000;  // a: 0.5 ms/s of cold entries, half the budget
+  j["classes"][2]["detected"] = false;
+  const Status s = parseStatus(j);
+  EXPECT_DOUBLE_EQ(s.cold_ns, 500);
+  EXPECT_DOUBLE_EQ(byName(s.plan, "a").cold_hz, 1000);
+  EXPECT_FALSE(byName(s.plan, "c").detected);
+  EXPECT_TRUE(byName(s.plan, "b").detected);  // absent: detected, as an older status meant
+  const budget::Plan p = replan(s, {Change::Kind::kWeight, "b", 2});
+  // MaxF = (1e-3 − 1200 × 4e-9 − 0.5e-3) / 1e-6 = 495.2: b (weight 2) takes it, a its floor.
+  EXPECT_NEAR(byName(p, "b").fraction, (495.2 - 0.3 - 0.4) / 500, 1e-9);
+  EXPECT_NEAR(p.predicted_overhead, 0.001, 1e-9);
+  const json view = planJson(p);
+  EXPECT_EQ(view["classes"][0]["cold_hz"], 1000);
+  EXPECT_EQ(view["classes"][0]["detected"], true);
+}
+
 TEST(CollectionBudget, PinsOverTheBudgetSayOverBudget) {
   json j = status();
   j["allowed_cpu_per_s"] = 0.0001;  // MaxF 95.2: c alone does not fit
