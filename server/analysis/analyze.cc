@@ -16,16 +16,22 @@ SnapshotPtr analyze(const ParsedUnit& unit, const FeedbackView& feedback,
   return analyzeOwned(unit, feedback, options, version, deployed);
 }
 
-std::shared_ptr<Snapshot> analyzeOwned(const ParsedUnit& unit, const FeedbackView& feedback,
-                                       const AnalysisOptions& options, int version,
-                                       const DeployedUnit& deployed) {
-  auto t0 = std::chrono::steady_clock::now();
+std::shared_ptr<Snapshot> newSnapshot(const ParsedUnit& unit, const FeedbackView& feedback,
+                                      int version) {
   auto snap = std::make_shared<Snapshot>();
   snap->path = unit.path;
   snap->version = version;
   snap->problems = unit.problems;
   snap->stale = feedback.stale();
   snap->parse_ms = unit.parse_ms;
+  return snap;
+}
+
+std::shared_ptr<Snapshot> analyzeOwned(const ParsedUnit& unit, const FeedbackView& feedback,
+                                       const AnalysisOptions& options, int version,
+                                       const DeployedUnit& deployed) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<Snapshot> snap = newSnapshot(unit, feedback, version);
   Inference inference(unit, feedback, options, deployed.unit, deployed.revision);
   snap->functions.reserve(unit.functions.size());
   for (const auto& fn : unit.functions) {

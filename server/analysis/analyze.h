@@ -37,6 +37,11 @@ std::shared_ptr<Snapshot> analyzeOwned(const ParsedUnit& unit, const FeedbackVie
                                        const AnalysisOptions& options, int version,
                                        const DeployedUnit& deployed);
 
+// A snapshot of `unit` with no function yet: path, version, parse problems and the feedback's
+// staleness, as every analysis starts it.
+std::shared_ptr<Snapshot> newSnapshot(const ParsedUnit& unit, const FeedbackView& feedback,
+                                      int version);
+
 // buildAst + analyze in one call.
 SnapshotPtr analyze(const TranslationUnit& tu, const FeedbackView& feedback,
                     const AnalysisOptions& options, int version = 0);

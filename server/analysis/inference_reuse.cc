@@ -4,6 +4,7 @@
 #include <chrono>
 #include <unordered_set>
 
+#include "server/analysis/analyze.h"
 #include "server/analysis/inference.h"
 
 namespace perfhat::analysis {
@@ -177,12 +178,7 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
     too_deep = !deployed.unit && reachesDepthLimit(unit, options);
   }
 
-  auto snap = std::make_shared<Snapshot>();
-  snap->path = unit.path;
-  snap->version = version;
-  snap->problems = unit.problems;
-  snap->stale = feedback.stale();
-  snap->parse_ms = unit.parse_ms;
+  std::shared_ptr<Snapshot> snap = newSnapshot(unit, feedback, version);
   snap->functions.reserve(unit.functions.size());
   std::vector<Result> results(unit.functions.size());
   std::unique_ptr<Inference> inference;
