@@ -366,10 +366,7 @@ Costs Planner::smoothCosts(const Costs& measured) {
           mean(&Costs::sample_s), mean(&Costs::cold_s)};
 }
 
-const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
-                             const Costs& measured_costs) {
-  const Costs costs = smoothCosts(measured_costs);
-  // Slide every known class; a class absent from this window did nothing in it.
+bool Planner::slideWindows(const std::vector<ClassWindow>& window) {
   bool new_class = false;
   for (const ClassWindow& w : window) {
     if (std::find(names_.begin(), names_.end(), w.name) == names_.end()) {
@@ -389,6 +386,13 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
     history_[i].windows.push_back(w);
     while (history_[i].windows.size() > opt_.windows) history_[i].windows.pop_front();
   }
+  return new_class;
+}
+
+const Plan& Planner::observe(const std::vector<ClassWindow>& window, const WindowCost& cost,
+                             const Costs& measured_costs) {
+  const Costs costs = smoothCosts(measured_costs);
+  const bool new_class = slideWindows(window);
   costs_.push_back(cost);
   while (costs_.size() > opt_.windows) costs_.pop_front();
   const double governor_before = governor_;

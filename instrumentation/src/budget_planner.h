@@ -142,6 +142,9 @@ class Planner {
     bool seen = false;
   };
   void updateGovernor(const WindowCost& cost);
+  // Slides every known class's history by this window (a class absent from it did nothing in
+  // it and keeps its weight and pin); true when the window names a class not seen before.
+  bool slideWindows(const std::vector<ClassWindow>& window);
   Costs smoothCosts(const Costs& measured);
   std::vector<ClassPlan> classRates() const;
 

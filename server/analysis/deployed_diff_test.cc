@@ -4,6 +4,7 @@
 
 #include "server/analysis/analyze.h"
 #include "server/analysis/inference.h"
+#include "server/analysis/task_repo_fixture.h"
 #include "server/analysis/testing/test_tu.h"
 
 namespace perfhat::analysis {
@@ -16,20 +17,8 @@ using testing::TestTU;
 
 constexpr double kMs = 1e6;
 
-const char* kHeader = R"src(
-#include <vector>
-struct Task { int id; };
-struct Repo {
-  std::vector<Task> tasks(int story) const;
-  int effort(int task) const;
-  int owner(int task) const;
-  int lookup(int user) const;
-};
-)src";
-
-FeedbackItem measured(const std::string& key, double mean_ns, uint64_t count = 100) {
-  return testing::measuredItem(key, mean_ns, 1.2 * mean_ns, 1.5 * mean_ns, count);
-}
+using testing::kTaskRepoHeader;
+using testing::measuredMean;
 
 struct Both {
   std::unique_ptr<TestTU::Built> now, deployed;
@@ -41,7 +30,7 @@ Both analyseAgainst(const std::string& deployed_code, const std::string& code,
   TestTU was, is;
   was.code = deployed_code;
   is.code = code;
-  was.headers = is.headers = {{"repo.h", kHeader}};
+  was.headers = is.headers = {{"repo.h", kTaskRepoHeader}};
   Both b;
   b.deployed = was.build();
   b.now = is.build();
@@ -53,12 +42,12 @@ const std::string kFn = "total(const Repo &, int)";
 
 // Production: total() 25 ms, of which 45 effort() calls of 0.5 ms in the loop (an N+1).
 InMemoryFeedback nPlusOneData() {
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  FeedbackItem tasks = measuredMean("Repo::tasks(int) const", 1 * kMs);
   tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
-  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  FeedbackItem effort = measuredMean("Repo::effort(int) const", 0.5 * kMs);
   effort.callsites = {callSite(kFn, 0.5 * kMs, 45)};
-  FeedbackItem total = measured(kFn, 25 * kMs);
+  FeedbackItem total = measuredMean(kFn, 25 * kMs);
   total.versions = {"abc1234"};
   return InMemoryFeedback({tasks, effort, total});
 }
@@ -83,7 +72,7 @@ int total(const Repo& r, int story) {
 }
 )src";
   InMemoryFeedback view = nPlusOneData();
-  FeedbackItem owner = measured("Repo::owner(int) const", 3 * kMs);
+  FeedbackItem owner = measuredMean("Repo::owner(int) const", 3 * kMs);
   owner.callsites = {callSite("other()", 3 * kMs, 1)};
   view.add(owner);
   Both b = analyseAgainst(code, code, view);
@@ -192,7 +181,7 @@ int total(const Repo& r, int story) {
 }
 )src";
   InMemoryFeedback view = nPlusOneData();
-  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  FeedbackItem owner = measuredMean("Repo::owner(int) const", 0.1 * kMs);
   owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
   view.add(owner);
   Both b = analyseAgainst(kDeployed, counted, view);
@@ -220,16 +209,16 @@ int total(const Repo& r, int story) {
   return sum;
 }
 )src";
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kTaskRepoHeader}};
   const std::string lambda = kFn + "::lambda#1";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  FeedbackItem tasks = measuredMean("Repo::tasks(int) const", 1 * kMs);
   tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
-  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  FeedbackItem effort = measuredMean("Repo::effort(int) const", 0.5 * kMs);
   effort.callsites = {callSite(kFn, 0.5 * kMs, 1), callSite(lambda, 0.5 * kMs, 1)};
-  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  FeedbackItem owner = measuredMean("Repo::owner(int) const", 0.1 * kMs);
   owner.callsites = {callSite(lambda, 0.1 * kMs, 1)};
-  FeedbackItem total = measured(kFn, 30 * kMs);
+  FeedbackItem total = measuredMean(kFn, 30 * kMs);
   InMemoryFeedback view({tasks, effort, owner, total});
   auto b = t.build();
   SnapshotPtr snap = analyze(b->unit, view, t.options, 0);
@@ -267,12 +256,12 @@ int total(const Repo& r, int story) {
   return sum;
 }
 )src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  FeedbackItem tasks = measuredMean("Repo::tasks(int) const", 1 * kMs);
   tasks.callsites = {callSite(kFn, 1 * kMs, 2)};
   tasks.result_size = SizeStats{45, 60};
-  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  FeedbackItem effort = measuredMean("Repo::effort(int) const", 0.5 * kMs);
   effort.callsites = {callSite(kFn, 0.5 * kMs, 45)};
-  FeedbackItem total = measured(kFn, 25 * kMs);
+  FeedbackItem total = measuredMean(kFn, 25 * kMs);
   InMemoryFeedback view({tasks, effort, total});
   Both b = analyseAgainst(before, after, view);
   const FunctionInfo* f = findFunction(*b.snap, kFn);
@@ -300,12 +289,12 @@ int total(const Repo& r, int story) {
   return sum;
 }
 )src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  FeedbackItem tasks = measuredMean("Repo::tasks(int) const", 1 * kMs);
   tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
-  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  FeedbackItem effort = measuredMean("Repo::effort(int) const", 0.5 * kMs);
   effort.callsites = {callSite(kFn, 0.5 * kMs, 1)};
-  FeedbackItem total = measured(kFn, 3 * kMs);
+  FeedbackItem total = measuredMean(kFn, 3 * kMs);
   InMemoryFeedback view({tasks, effort, total});
   Both b = analyseAgainst(before, after, view);
   const FunctionInfo* f = findFunction(*b.snap, kFn);
@@ -328,7 +317,7 @@ int total(const Repo& r, int story) {
 }
 )src";
   InMemoryFeedback view = nPlusOneData();
-  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  FeedbackItem owner = measuredMean("Repo::owner(int) const", 0.1 * kMs);
   owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
   view.add(owner);
   Both b = analyseAgainst(kDeployed, after, view);
@@ -353,213 +342,12 @@ int fresh(const Repo& r) { return r.effort(1); }
   EXPECT_EQ(findFunction(*b.snap, kFn)->deployed, DeployedBody::Identical);
 }
 
-// A new remote call per element of a set the function fills from a measured collection: the
-// count is the insertions, not the default.
-TEST(DataFlowIterationsTest, LoopOverALocalContainerIsBoundedByItsInsertions) {
-  TestTU t;
-  t.headers = {{"repo.h", kHeader}};
-  t.code = R"src(
-#include <set>
-#include "repo.h"
-int owners(const Repo& r, int story) {
-  std::set<int> ids;
-  for (const Task& t : r.tasks(story)) ids.insert(r.owner(t.id));
-  int sum = 0;
-  for (int id : ids) sum += r.lookup(id);
-  return sum;
-}
-)src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.result_size = SizeStats{45, 60};
-  InMemoryFeedback view({tasks, measured("Repo::owner(int) const", 0.1 * kMs),
-                         measured("Repo::lookup(int) const", 1 * kMs)});
-  SnapshotPtr s = t.analyze(view);
-  const FunctionInfo* f = findFunction(*s, "owners(const Repo &, int)");
-  ASSERT_NE(f, nullptr);
-  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
-  ASSERT_EQ(loops.size(), 2u);
-  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-  ASSERT_TRUE(loops[1]->iterations);
-  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
-  EXPECT_EQ(loops[1]->range_var_name, "ids");
-  ASSERT_EQ(loops[1]->fill_sites.size(), 1u);
-}
-
-// Insertions behind a branch fill the container on the branch's share of the iterations only:
-// by production's share where the arm begins with a call measured from here (owner() on 9 of
-// the 45 tasks), else by the condition's static prior.
-TEST(DataFlowIterationsTest, InsertionsBehindABranchCountOnTheBranchsShare) {
-  TestTU t;
-  t.headers = {{"repo.h", kHeader}};
-  t.code = R"src(
-#include <vector>
-#include "repo.h"
-int guessed(const Repo& r, int story) {
-  std::vector<int> ids;
-  for (const Task& t : r.tasks(story)) {
-    if (t.id == 0) ids.push_back(t.id);
-  }
-  int sum = 0;
-  for (int id : ids) sum += r.lookup(id);
-  return sum;
-}
-int shown(const Repo& r, int story) {
-  std::vector<int> ids;
-  for (const Task& t : r.tasks(story)) {
-    if (t.id == 0) {
-      r.owner(t.id);
-      ids.push_back(t.id);
-    }
-  }
-  int sum = 0;
-  for (int id : ids) sum += r.lookup(id);
-  return sum;
-}
-)src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.result_size = SizeStats{45, 60};
-  FeedbackItem owner = measured("Repo::owner(int) const", 0.1 * kMs);
-  owner.callsites = {callSite("shown(const Repo &, int)", 0.1 * kMs, 9)};
-  InMemoryFeedback view({tasks, owner, measured("Repo::lookup(int) const", 1 * kMs),
-                         measured("guessed(const Repo &, int)", 10 * kMs),
-                         measured("shown(const Repo &, int)", 10 * kMs)});
-  SnapshotPtr s = t.analyze(view);
-  for (const char* name : {"guessed(const Repo &, int)", "shown(const Repo &, int)"}) {
-    SCOPED_TRACE(name);
-    const FunctionInfo* f = findFunction(*s, name);
-    ASSERT_NE(f, nullptr);
-    std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
-    std::vector<const Node*> branches = testing::nodesOfKind(*f, NodeKind::Branch);
-    ASSERT_EQ(loops.size(), 2u);
-    ASSERT_EQ(branches.size(), 1u);
-    EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-    ASSERT_TRUE(loops[1]->iterations);
-    if (std::string(name) == "shown(const Repo &, int)") {
-      EXPECT_TRUE(branches[0]->branch_measured);
-      EXPECT_NEAR(*loops[1]->iterations, 9, 1e-9);
-    } else {
-      ASSERT_TRUE(branches[0]->branch_prior);
-      EXPECT_LT(*branches[0]->branch_prior, 0.5);
-      EXPECT_NEAR(*loops[1]->iterations, 45 * *branches[0]->branch_prior, 1e-9);
-    }
-  }
-}
-
-// `m[key]` on a map inserts the key when it is missing: it fills the map as insert() does, so a
-// loop over the map is bounded by those insertions, not the default count. A vector's `v[i]`
-// inserts nothing.
-TEST(DataFlowIterationsTest, AMapsSubscriptIsAnInsertion) {
-  TestTU t;
-  t.headers = {{"repo.h", kHeader}};
-  t.code = R"src(
-#include <map>
-#include <vector>
-#include "repo.h"
-int perOwner(const Repo& r, int story) {
-  std::map<int, int> hours;
-  std::vector<int> seen(1);
-  for (const Task& t : r.tasks(story)) {
-    hours[t.id] += 1;
-    seen[0] += t.id;
-  }
-  int sum = 0;
-  for (const auto& [owner, n] : hours) sum += r.lookup(owner) * n;
-  for (int s : seen) sum += r.lookup(s);
-  return sum;
-}
-)src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.result_size = SizeStats{45, 60};
-  InMemoryFeedback view({tasks, measured("Repo::lookup(int) const", 1 * kMs)});
-  SnapshotPtr s = t.analyze(view);
-  const FunctionInfo* f = findFunction(*s, "perOwner(const Repo &, int)");
-  ASSERT_NE(f, nullptr);
-  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
-  ASSERT_EQ(loops.size(), 3u);
-  EXPECT_EQ(loops[1]->range_var_name, "hours");
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-  ASSERT_TRUE(loops[1]->iterations);
-  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
-  EXPECT_EQ(loops[2]->range_var_name, "seen");
-  EXPECT_EQ(loops[2]->iteration_source, IterationSource::Default);
-}
-
-// `m[k]` bounds a later loop over m only where the function starts m empty: a static local keeps
-// what earlier calls inserted, a reference names a map filled elsewhere, and a copy starts with
-// what it copied, so each holds more than this call's insertions (the default count stays).
-TEST(DataFlowIterationsTest, AMapsSubscriptBoundsOnlyAMapTheFunctionStartsEmpty) {
-  TestTU t;
-  t.headers = {{"repo.h", kHeader}};
-  t.code = R"src(
-#include <map>
-#include "repo.h"
-std::map<int, int> g_cache;
-int kept(const Repo& r, int story, const std::map<int, int>& base) {
-  static std::map<int, int> seen;
-  auto& cache = g_cache;
-  std::map<int, int> copy = base;
-  std::map<int, int> fresh{};
-  for (const Task& t : r.tasks(story)) {
-    seen[t.id] += 1;
-    cache[t.id] += 1;
-    copy[t.id] += 1;
-    fresh[t.id] += 1;
-  }
-  int sum = 0;
-  for (const auto& [k, n] : seen) sum += r.lookup(k) * n;
-  for (const auto& [k, n] : cache) sum += r.lookup(k) * n;
-  for (const auto& [k, n] : copy) sum += r.lookup(k) * n;
-  for (const auto& [k, n] : fresh) sum += r.lookup(k) * n;
-  return sum;
-}
-)src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.result_size = SizeStats{45, 60};
-  InMemoryFeedback view({tasks, measured("Repo::lookup(int) const", 1 * kMs)});
-  SnapshotPtr s = t.analyze(view);
-  const FunctionInfo* f = findFunction(*s, "kept(const Repo &, int, const std::map<int, int> &)");
-  ASSERT_NE(f, nullptr);
-  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
-  ASSERT_EQ(loops.size(), 5u);
-  for (int i : {1, 2, 3}) {
-    SCOPED_TRACE(loops[i]->range_var_name);
-    EXPECT_EQ(loops[i]->iteration_source, IterationSource::Default);
-  }
-  EXPECT_EQ(loops[4]->range_var_name, "fresh");
-  EXPECT_EQ(loops[4]->iteration_source, IterationSource::DataFlow);
-}
-
-TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
-  TestTU t;
-  t.headers = {{"repo.h", kHeader}};
-  t.code = R"src(
-#include "repo.h"
-int sum(const Repo& r, int story) {
-  const auto tasks = r.tasks(story);
-  int s = 0;
-  for (const Task& t : tasks) s += r.effort(t.id);
-  return s;
-}
-)src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
-  tasks.result_size = SizeStats{12, 20};
-  InMemoryFeedback view({tasks, measured("Repo::effort(int) const", 1 * kMs)});
-  SnapshotPtr s = t.analyze(view);
-  const FunctionInfo* f = findFunction(*s, "sum(const Repo &, int)");
-  ASSERT_NE(f, nullptr);
-  std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
-  ASSERT_EQ(loops.size(), 1u);
-  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
-  EXPECT_DOUBLE_EQ(*loops[0]->iterations, 12);
-}
-
 // A guard production shows: effort() ran on 9 of the 45 tasks per call, so the new owner() call
 // beside it in the same arm runs 9 times, and a new call nested deeper in the arm is weighted
 // by 9 / 45 = 20 % rather than by the guard's static prior.
 TEST(BranchFromProductionTest, ArmShareComesFromAMeasuredCallAtTheTopOfTheArm) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kTaskRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int total(const Repo& r, int story) {
@@ -573,14 +361,14 @@ int total(const Repo& r, int story) {
   return sum;
 }
 )src";
-  FeedbackItem tasks = measured("Repo::tasks(int) const", 1 * kMs);
+  FeedbackItem tasks = measuredMean("Repo::tasks(int) const", 1 * kMs);
   tasks.callsites = {callSite(kFn, 1 * kMs, 1)};
   tasks.result_size = SizeStats{45, 60};
-  FeedbackItem effort = measured("Repo::effort(int) const", 0.5 * kMs);
+  FeedbackItem effort = measuredMean("Repo::effort(int) const", 0.5 * kMs);
   effort.callsites = {callSite(kFn, 0.5 * kMs, 9)};
-  FeedbackItem loop_owner = measured("Repo::owner(int) const", 0.1 * kMs);
+  FeedbackItem loop_owner = measuredMean("Repo::owner(int) const", 0.1 * kMs);
   loop_owner.callsites = {callSite("other()", 0.1 * kMs, 1)};
-  FeedbackItem total = measured(kFn, 6 * kMs);
+  FeedbackItem total = measuredMean(kFn, 6 * kMs);
   InMemoryFeedback view({tasks, effort, loop_owner, total});
   SnapshotPtr s = t.analyze(view);
   const FunctionInfo* f = findFunction(*s, kFn);
