@@ -27,14 +27,14 @@ TEST(ConfigPaths, RelativePathsAreMadeAbsoluteAgainstTheLayersBase) {
                 {"feedbackFile", "data/../feedback.json"},
                 {"handler", "http://127.0.0.1:1"},
                 {"analysis", {{"compile_commands", "out/compile_commands.json"}}}};
-  json out = withAbsolutePaths(layer, "/work/ws");
-  EXPECT_EQ(out["compileCommands"], "/work/ws/build");
-  EXPECT_EQ(out["feedbackFile"], "/work/ws/feedback.json");
-  EXPECT_EQ(out["analysis"]["compile_commands"], "/work/ws/out/compile_commands.json");
+  json out = withAbsolutePaths(layer, "/srv/ws");
+  EXPECT_EQ(out["compileCommands"], "/srv/ws/build");
+  EXPECT_EQ(out["feedbackFile"], "/srv/ws/feedback.json");
+  EXPECT_EQ(out["analysis"]["compile_commands"], "/srv/ws/out/compile_commands.json");
   EXPECT_EQ(out["handler"], "http://127.0.0.1:1");  // not a path
 
   json kept = {{"compileCommands", "/abs/build"}, {"feedbackFile", ""}, {"analysis", 3}};
-  EXPECT_EQ(withAbsolutePaths(kept, "/work/ws"), kept);  // absolute, empty, wrong type: as given
+  EXPECT_EQ(withAbsolutePaths(kept, "/srv/ws"), kept);  // absolute, empty, wrong type: as given
   EXPECT_EQ(withAbsolutePaths(layer, ""), layer);        // no base (no workspace root)
 }
 
