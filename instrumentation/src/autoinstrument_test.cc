@@ -152,7 +152,10 @@ __attribute__((no_instrument_function)) uint64_t disabling_clock() {
     t_disable_at_clock = false;
     perfhat::detail::g_mode.store(perfhat::detail::kDisabled);
     auto* s = perfhat::autoinstrument::t_stack;  // the calibration's own while it runs
-    std::memset(static_cast<void*>(&s->frames[0]), 0xff, sizeof s->frames[0]);
+    // Only a frame nothing was pushed to: a live one (the clock may first be read inside a
+    // call) is legitimately read by its exit.
+    if (s->top == s->frames)
+      std::memset(static_cast<void*>(&s->frames[0]), 0xff, sizeof s->frames[0]);
   }
   return 0;
 }
