@@ -35,7 +35,7 @@ TEST(ConfigPaths, RelativePathsAreMadeAbsoluteAgainstTheLayersBase) {
 
   json kept = {{"compileCommands", "/abs/build"}, {"feedbackFile", ""}, {"analysis", 3}};
   EXPECT_EQ(withAbsolutePaths(kept, "/srv/ws"), kept);  // absolute, empty, wrong type: as given
-  EXPECT_EQ(withAbsolutePaths(layer, ""), layer);        // no base (no workspace root)
+  EXPECT_EQ(withAbsolutePaths(layer, ""), layer);       // no base (no workspace root)
 }
 
 // Messages the server sends.
