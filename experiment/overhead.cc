@@ -154,11 +154,14 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
     }
     return out;
   };
+  // What is measured so far survives an interruption: written after every scenario (one cold
+  // full-project pass of a large tree is many CPU-minutes).
+  auto saveSoFar = [&] {
+    if (o.out_dir.empty()) return;
+    fs::create_directories(o.out_dir);
+    std::ofstream(fs::path(o.out_dir) / "overhead.json") << resultJson().dump(2) << "\n";
+  };
   for (int i = 1; i <= std::max(o.repeat, full_repeat); ++i) {
-    if (i > 1 && !o.out_dir.empty()) {  // what is measured so far survives an interruption
-      fs::create_directories(o.out_dir);
-      std::ofstream(fs::path(o.out_dir) / "overhead.json") << resultJson().dump(2) << "\n";
-    }
     for (const bool cache : modes) {
       const std::string suffix = cache ? "" : "_nocache";
       // One scenario: a fresh server analyses `scope` cold, then again warm (the full project
@@ -173,6 +176,7 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
         seconds[cold].push_back(secondsSince(t0));
         double c0 = s->cpuSeconds();
         cpu[cold].push_back(c0);
+        saveSoFar();
         if (reopen) {
           closeAll(*s, scope);
           c0 = s->cpuSeconds();
@@ -181,6 +185,7 @@ json measureOverhead(const OverheadOptions& o, std::ostream& progress) {
         analyse(*s, scope, 2, !reopen);
         seconds[warm].push_back(secondsSince(t0));
         cpu[warm].push_back(s->cpuSeconds() - c0);
+        saveSoFar();
         return " " + scenario + " cold " + fmt(seconds[cold].back()) + " (cpu " +
                fmt(cpu[cold].back()) + "), warm " + fmt(seconds[warm].back()) + " (cpu " +
                fmt(cpu[warm].back()) + ")";
