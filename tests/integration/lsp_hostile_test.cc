@@ -282,6 +282,12 @@ std::string gzipped(const std::string& plain) {
   return out;
 }
 
+// ~64 KB on the wire, 64 MiB of zeros inflated.
+const std::string& gzipBomb() {
+  static const std::string bomb = gzipped(std::string(64u << 20, '\0'));
+  return bomb;
+}
+
 enum class Mode { Ok, Down, Hang, InvalidJson, WrongShape, HugeBody, DeepJson, GzipBomb, Drip };
 
 // A real loopback feedback handler whose behaviour the test switches.
@@ -304,6 +310,9 @@ class MisbehavingHandler {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   void setMode(Mode m) {
+    // Compressing the bomb takes a while on a loaded machine: done before the client asks, so
+    // that what the client meets is the inflated size, not the handler's deadline.
+    if (m == Mode::GzipBomb) gzipBomb();
     if (m == Mode::Down) {
       server_.stop();  // connection refused from now on
       if (thread_.joinable()) thread_.join();
@@ -359,13 +368,11 @@ class MisbehavingHandler {
             R"({"items": )" + std::string(200'000, '[') + std::string(200'000, ']') + "}",
             "application/json");
         return;
-      case Mode::GzipBomb: {  // ~64 KB on the wire, 64 MiB of zeros inflated
-        static const std::string bomb = gzipped(std::string(64u << 20, '\0'));
+      case Mode::GzipBomb:
         res.set_header("Content-Encoding", "gzip");
         // Not a type httplib's server compresses itself (it would compress the bomb again).
-        res.set_content(bomb, "application/octet-stream");
+        res.set_content(gzipBomb(), "application/octet-stream");
         return;
-      }
       case Mode::Drip:  // one byte every 100 ms, for as long as the client listens
         res.set_chunked_content_provider("application/json", [this](size_t,
                                                                     httplib::DataSink& sink) {
