@@ -43,6 +43,16 @@ else()
   set(PERFHAT_RELEASE_ARTEFACTS ON)
 endif()
 
+# The executable of a test or fuzzer. ELSEWHERE (ON/OFF): its cases run in another tree (the
+# ASan+UBSan one), so the target exists (other folders may refer to it) but is not built by default.
+function(_perfhat_test_executable name elsewhere)
+  if(elsewhere)
+    add_executable(${name} EXCLUDE_FROM_ALL ${ARGN})
+  else()
+    add_executable(${name} ${ARGN})
+  endif()
+endfunction()
+
 # perfhat_add_test(NAME SOURCES a.cc b.cc LIBS lib... [LABELS unit|integration|editor] [TIMEOUT s]
 #                  [OPTIMIZED])
 # A GoogleTest executable whose cases are each registered with CTest.
@@ -65,11 +75,7 @@ function(perfhat_add_test name)
   if(NOT PERFHAT_UNIT_TESTS AND T_LABELS STREQUAL "unit" AND NOT T_OPTIMIZED)
     set(elsewhere ON)
   endif()
-  if(elsewhere)
-    add_executable(${name} EXCLUDE_FROM_ALL ${T_SOURCES})
-  else()
-    add_executable(${name} ${T_SOURCES})
-  endif()
+  _perfhat_test_executable(${name} ${elsewhere} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main perfhat_warnings)
   target_compile_definitions(${name} PRIVATE
     PERFHAT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" PERFHAT_BINARY_DIR="${PROJECT_BINARY_DIR}")
@@ -83,6 +89,21 @@ function(perfhat_add_test name)
   endforeach()
 endfunction()
 
+# perfhat_test_programs(TEST DEFINITION TARGET [DEFINITION TARGET]...): TEST runs the programs
+# TARGET...: each one's path is TEST's compile definition DEFINITION (a string), and each is built
+# before TEST. Nothing where TEST is not a target here.
+function(perfhat_test_programs test)
+  if(NOT TARGET ${test})
+    return()
+  endif()
+  set(pairs ${ARGN})
+  while(pairs)
+    list(POP_FRONT pairs definition program)
+    target_compile_definitions(${test} PRIVATE ${definition}="$<TARGET_FILE:${program}>")
+    add_dependencies(${test} ${program})
+  endwhile()
+endfunction()
+
 # perfhat_add_fuzzer(NAME SOURCES fuzz.cc LIBS lib... CORPUS dir)
 # With PERFHAT_FUZZ (clang): a libFuzzer binary. Otherwise the same LLVMFuzzerTestOneInput is
 # linked with a replay driver and CTest runs it over the seed corpus, so every build exercises it.
@@ -92,10 +113,8 @@ function(perfhat_add_fuzzer name)
   set(elsewhere OFF)
   if(NOT PERFHAT_UNIT_TESTS AND NOT PERFHAT_FUZZ)
     set(elsewhere ON)
-    add_executable(${name} EXCLUDE_FROM_ALL ${F_SOURCES})
-  else()
-    add_executable(${name} ${F_SOURCES})
   endif()
+  _perfhat_test_executable(${name} ${elsewhere} ${F_SOURCES})
   target_link_libraries(${name} PRIVATE ${F_LIBS} perfhat_warnings)
   if(PERFHAT_FUZZ)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)

@@ -28,6 +28,20 @@ std::string env_or(const char* name, const std::string& def) {
   return v && *v ? std::string(v) : def;
 }
 
+namespace {
+
+// A whole-number setting in [lo, hi]; anything else is reported with what was `expected` and the
+// default kept.
+template <typename T>
+T integer_env(const char* name, T def, double lo, double hi, const char* expected) {
+  const double v = parse_double_env(name, static_cast<double>(def));
+  if (v >= lo && v <= hi && v == std::floor(v)) return static_cast<T>(v);
+  std::fprintf(stderr, "perfhat: ignoring %s (%s)\n", name, expected);
+  return def;
+}
+
+}  // namespace
+
 }  // namespace detail
 
 // ---- Public API -----------------------------------------------------------------------------
@@ -62,26 +76,12 @@ Config Config::from_env() {
   c.cycle_s = parse_double_env("PERFHAT_CYCLE_S", c.cycle_s);
   if (c.cycle_s <= 0) c.cycle_s = 120;
   c.export_interval_s = parse_double_env("PERFHAT_EXPORT_INTERVAL_S", c.export_interval_s);
-  double period = parse_double_env("PERFHAT_TIMING_PERIOD", c.timing_period);
-  if (period >= 1 && period <= 1e6 && period == std::floor(period)) {
-    c.timing_period = static_cast<uint32_t>(period);
-  } else {
-    std::fprintf(stderr, "perfhat: ignoring PERFHAT_TIMING_PERIOD (an integer in [1, 1e6])\n");
-  }
-  const double window =
-      parse_double_env("PERFHAT_PHASE1_WINDOW_CALLS", static_cast<double>(c.phase1_window_calls));
-  if (window >= 0 && window <= 1e15 && window == std::floor(window)) {
-    c.phase1_window_calls = static_cast<uint64_t>(window);
-  } else {
-    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_CALLS (an integer >= 0)\n");
-  }
-  const double window_ms =
-      parse_double_env("PERFHAT_PHASE1_WINDOW_MS", static_cast<double>(c.phase1_window_ms));
-  if (window_ms >= 0 && window_ms <= 1e9 && window_ms == std::floor(window_ms)) {
-    c.phase1_window_ms = static_cast<uint32_t>(window_ms);
-  } else {
-    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_MS (an integer >= 0)\n");
-  }
+  c.timing_period = detail::integer_env("PERFHAT_TIMING_PERIOD", c.timing_period, 1, 1e6,
+                                        "an integer in [1, 1e6]");
+  c.phase1_window_calls = detail::integer_env("PERFHAT_PHASE1_WINDOW_CALLS", c.phase1_window_calls,
+                                              0, 1e15, "an integer >= 0");
+  c.phase1_window_ms = detail::integer_env("PERFHAT_PHASE1_WINDOW_MS", c.phase1_window_ms, 0, 1e9,
+                                           "an integer >= 0");
   const double duty = parse_double_env("PERFHAT_PHASE1_DUTY", c.phase1_duty);
   if (duty > 0 && duty <= 1) {
     c.phase1_duty = duty;
@@ -89,14 +89,10 @@ Config Config::from_env() {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_DUTY (a fraction in (0, 1])\n");
   }
   // Export path sizes (issue #5): spans per POST and per-thread ring capacity.
-  auto count_env = [](const char* name, uint32_t def, uint32_t hi) {
-    double v = parse_double_env(name, def);
-    if (v >= 1 && v <= hi && v == std::floor(v)) return static_cast<uint32_t>(v);
-    std::fprintf(stderr, "perfhat: ignoring %s (an integer in [1, %u])\n", name, hi);
-    return def;
-  };
-  c.batch_size = count_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1u << 16);
-  c.span_ring_per_thread = count_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1u << 20);
+  c.batch_size = detail::integer_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1, 1u << 16,
+                                     "an integer in [1, 65536]");
+  c.span_ring_per_thread = detail::integer_env("PERFHAT_SPAN_RING", c.span_ring_per_thread, 1,
+                                               1u << 20, "an integer in [1, 1048576]");
   detail::read_variant_env(c);
   return c;
 }

@@ -228,4 +228,31 @@ TEST(InstrTimingConfig, TimingPeriodFromEnvironment) {
   unsetenv("PERFHAT_TIMING_PERIOD");
 }
 
+// Every whole-number setting takes an integer within its range and keeps its default otherwise.
+TEST(InstrTimingConfig, WholeNumberSettingsFromEnvironment) {
+  const perfhat::Config defaults;
+  setenv("PERFHAT_EXPORT_BATCH", "512", 1);
+  setenv("PERFHAT_SPAN_RING", "1048576", 1);
+  setenv("PERFHAT_PHASE1_WINDOW_CALLS", "0", 1);
+  setenv("PERFHAT_PHASE1_WINDOW_MS", "1000000000", 1);
+  perfhat::Config c = perfhat::Config::from_env();
+  EXPECT_EQ(c.batch_size, 512u);
+  EXPECT_EQ(c.span_ring_per_thread, 1048576u);
+  EXPECT_EQ(c.phase1_window_calls, 0u);
+  EXPECT_EQ(c.phase1_window_ms, 1000000000u);
+  setenv("PERFHAT_EXPORT_BATCH", "65537", 1);  // above its range
+  setenv("PERFHAT_SPAN_RING", "0", 1);         // below
+  setenv("PERFHAT_PHASE1_WINDOW_CALLS", "1.5", 1);
+  setenv("PERFHAT_PHASE1_WINDOW_MS", "-1", 1);
+  c = perfhat::Config::from_env();
+  EXPECT_EQ(c.batch_size, defaults.batch_size);
+  EXPECT_EQ(c.span_ring_per_thread, defaults.span_ring_per_thread);
+  EXPECT_EQ(c.phase1_window_calls, defaults.phase1_window_calls);
+  EXPECT_EQ(c.phase1_window_ms, defaults.phase1_window_ms);
+  for (const char* name : {"PERFHAT_EXPORT_BATCH", "PERFHAT_SPAN_RING",
+                           "PERFHAT_PHASE1_WINDOW_CALLS", "PERFHAT_PHASE1_WINDOW_MS"}) {
+    unsetenv(name);
+  }
+}
+
 }  // namespace

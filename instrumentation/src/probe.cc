@@ -357,40 +357,34 @@ void Probe::finish(uint64_t end) noexcept {
 }
 
 namespace {
-Attr* next_attr(Hot* h) {
+// The recording call's next attribute slot, named and typed; nullptr when it has four already.
+Attr* next_attr(Hot* h, const char* key, Attr::Kind kind) {
   ThreadState* ts = h->owner;
   int level = ts->recording_depth - 1;
   if (level < 0 || level >= ThreadState::kMaxRecordingDepth || ts->attr_count[level] >= 4) {
     return nullptr;
   }
-  return &ts->attrs[level][ts->attr_count[level]++];
+  Attr* a = &ts->attrs[level][ts->attr_count[level]++];
+  a->key = key;
+  a->kind = kind;
+  return a;
 }
 }  // namespace
 
 void Probe::attr_int(const char* key, int64_t v) noexcept {
   if (!recording()) return;
-  Attr* a = next_attr(hot_);
-  if (!a) return;
-  a->key = key;
-  a->kind = Attr::kInt;
-  a->i = v;
+  if (Attr* a = next_attr(hot_, key, Attr::kInt)) a->i = v;
 }
 
 void Probe::attribute(const char* key, double v) noexcept {
   if (!recording()) return;
-  Attr* a = next_attr(hot_);
-  if (!a) return;
-  a->key = key;
-  a->kind = Attr::kDouble;
-  a->d = v;
+  if (Attr* a = next_attr(hot_, key, Attr::kDouble)) a->d = v;
 }
 
 void Probe::attribute(const char* key, const char* v) noexcept {
   if (!recording()) return;
-  Attr* a = next_attr(hot_);
+  Attr* a = next_attr(hot_, key, Attr::kString);
   if (!a) return;
-  a->key = key;
-  a->kind = Attr::kString;
   std::strncpy(a->s, v ? v : "", sizeof(a->s) - 1);
   a->s[sizeof(a->s) - 1] = '\0';
 }

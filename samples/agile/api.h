@@ -5,17 +5,12 @@
 #include <string>
 
 #include "samples/agile/backlog_service.h"
+#include "samples/agile/httplib_fwd.h"
 #include "samples/agile/iteration_service.h"
 #include "samples/agile/planning_service.h"
 #include "samples/agile/repository.h"
 #include "samples/agile/story_service.h"
 #include "samples/agile/task_service.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace agile {
 

@@ -6,13 +6,8 @@
 // Kept apart from Api so the maintenance tasks' patches to api.cc are unaffected.
 #pragma once
 
+#include "samples/agile/httplib_fwd.h"
 #include "samples/agile/report_service.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace agile {
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "server/index/changed_keys.h"
 #include "server/index/summary_codec.h"
 
 namespace perfhat::index {
@@ -373,31 +374,13 @@ std::vector<std::string> WorkspaceIndex::setOpen(const std::string& file,
       if (had != has) changed.emplace_back(key);
     }
   } else {
-    changed = changedKeys(before_fns, stored);
+    changed = changedKeys(before_fns, stored, [](const StoredPtr& f) {
+      return std::pair<std::string_view, uint64_t>(f->key, f->body_hash);
+    });
   }
   MutexLock lock(mu_);
   relink(file, effective(file), &stored);
   open_[file] = std::move(stored);
-  return changed;
-}
-
-std::vector<std::string> WorkspaceIndex::changedKeys(const std::vector<StoredPtr>& before,
-                                                     const std::vector<StoredPtr>& after) {
-  // Per key, the bodies' hashes (sorted: a key can have several functions).
-  auto hashes = [](const std::vector<StoredPtr>& fns) {
-    std::unordered_map<std::string_view, std::vector<uint64_t>> out;
-    out.reserve(fns.size());
-    for (const auto& f : fns) out[f->key].push_back(f->body_hash);
-    for (auto& [key, h] : out) std::sort(h.begin(), h.end());
-    return out;
-  };
-  const auto had = hashes(before);
-  const auto has = hashes(after);
-  std::vector<std::string> changed;
-  for (const auto& [key, h] : has)
-    if (auto o = had.find(key); o == had.end() || o->second != h) changed.emplace_back(key);
-  for (const auto& [key, h] : had)
-    if (!has.count(key)) changed.emplace_back(key);
   return changed;
 }
 

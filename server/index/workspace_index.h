@@ -76,9 +76,6 @@ class WorkspaceIndex {
   static StoredPtr store(const analysis::FunctionInfo& f);
   static std::optional<analysis::FunctionInfo> decode(const Stored& st);
   static std::vector<StoredPtr> storeAll(const std::vector<analysis::FunctionInfo>& functions);
-  // The keys whose bodies differ between two lists of one file (added, removed or changed).
-  static std::vector<std::string> changedKeys(const std::vector<StoredPtr>& before,
-                                              const std::vector<StoredPtr>& after);
   // The functions a file contributes: the open text when there is one, else the indexed one.
   const std::vector<StoredPtr>* effective(const std::string& file) const REQUIRES(mu_);
   // Makes by_key_ and callers_ hold `after` instead of `before` as what `file` contributes

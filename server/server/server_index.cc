@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/index/callers_impact.h"
+#include "server/index/changed_keys.h"
 #include "server/index/indexer.h"
 #include "server/server/server.h"
 
@@ -61,21 +62,11 @@ void Server::indexProgress(const IndexEvent& e) {
 void Server::refreshDependents(const std::string& uri, const analysis::SnapshotPtr& before,
                                const analysis::Snapshot& after) {
   if (!before) return;  // first build: the index already held the saved text
-  // Per key, its bodies' hashes, sorted: a key can have several functions (block-scope classes
-  // of one name in one function), and an unchanged text must leave every key unchanged.
-  auto hashes = [](const analysis::Snapshot& s) {
-    std::map<std::string, std::vector<uint64_t>> out;
-    for (const auto& f : s.functions) out[f.key].push_back(f.body_hash);
-    for (auto& entry : out) std::sort(entry.second.begin(), entry.second.end());
-    return out;
-  };
-  const auto old = hashes(*before);
-  const auto now = hashes(after);
-  std::set<std::string> changed;
-  for (const auto& [key, h] : now)
-    if (auto it = old.find(key); it == old.end() || it->second != h) changed.insert(key);
-  for (const auto& [key, h] : old)
-    if (!now.count(key)) changed.insert(key);
+  const std::vector<std::string> keys =
+      index::changedKeys(before->functions, after.functions, [](const analysis::FunctionInfo& f) {
+        return std::pair<std::string_view, uint64_t>(f.key, f.body_hash);
+      });
+  const std::set<std::string> changed(keys.begin(), keys.end());
   if (changed.empty()) return;
   const size_t marked = scheduler_.markDirtyWhere([&](const std::string& other, const Build& last) {
     return other != uri && std::any_of(last.feedback_keys.begin(), last.feedback_keys.end(),

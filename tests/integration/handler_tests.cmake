@@ -7,23 +7,19 @@ if(PERFHAT_BUILD_TESTS)
     if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc)
       perfhat_add_test(${_t} SOURCES ${CMAKE_CURRENT_LIST_DIR}/${_t}.cc LIBS ${_handler_it_libs}
                        ZLIB::ZLIB LABELS integration)
-      target_compile_definitions(${_t} PRIVATE PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-      add_dependencies(${_t} perfhat-handler)
+      perfhat_test_programs(${_t} PERFHAT_HANDLER_BIN perfhat-handler)
     endif()
   endforeach()
   # Two handler replicas on one real PostgreSQL server.
   perfhat_add_test(handler_postgres_it_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/handler_postgres_test.cc
                    LIBS ${_handler_it_libs} perfhat_test_postgres LABELS integration)
-  target_compile_definitions(handler_postgres_it_test PRIVATE
-                             PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(handler_postgres_it_test perfhat-handler)
+  perfhat_test_programs(handler_postgres_it_test PERFHAT_HANDLER_BIN perfhat-handler)
 endif()
 if(PERFHAT_BUILD_TESTS AND TARGET perfhat-fetch)
   perfhat_add_test(handler_fetch_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/handler_fetch_test.cc
                    LIBS perfhat_handler_otlp perfhat_common perfhat_httplib LABELS integration)
-  target_compile_definitions(handler_fetch_test PRIVATE
-    PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>" PERFHAT_FETCH_BIN="$<TARGET_FILE:perfhat-fetch>")
-  add_dependencies(handler_fetch_test perfhat-handler perfhat-fetch)
+  perfhat_test_programs(handler_fetch_test PERFHAT_HANDLER_BIN perfhat-handler
+                                           PERFHAT_FETCH_BIN perfhat-fetch)
 endif()
 # Counts from our traces equal gprof's for one run of a program built with -pg and
 # -finstrument-functions (issue #24). GCC only: clang's -pg output differs.
@@ -35,10 +31,8 @@ if(PERFHAT_BUILD_TESTS AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND TARGET perfh
   perfhat_add_test(dynamic_gprof_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/dynamic_gprof_test.cc
                    LIBS perfhat_httplib nlohmann_json::nlohmann_json LABELS integration)
   target_include_directories(dynamic_gprof_test PRIVATE ${PROJECT_SOURCE_DIR})
-  target_compile_definitions(dynamic_gprof_test PRIVATE
-    PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>"
-    PERFHAT_GPROF_APP="$<TARGET_FILE:dynamic_gprof_app>")
-  add_dependencies(dynamic_gprof_test perfhat-handler dynamic_gprof_app)
+  perfhat_test_programs(dynamic_gprof_test PERFHAT_HANDLER_BIN perfhat-handler
+                                           PERFHAT_GPROF_APP dynamic_gprof_app)
 endif()
 # The sample service's never-called functions over a window that skips two endpoints (issue #24):
 # real handler, service and user directory; waits for one minute boundary (~1 min).
@@ -53,6 +47,5 @@ if(PERFHAT_BUILD_TESTS)
                    LIBS perfhat perfhat_otlp perfhat_httplib nlohmann_json::nlohmann_json
                    LABELS integration)
   target_include_directories(budget_publish_test PRIVATE ${PROJECT_SOURCE_DIR})
-  target_compile_definitions(budget_publish_test PRIVATE PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(budget_publish_test perfhat-handler)
+  perfhat_test_programs(budget_publish_test PERFHAT_HANDLER_BIN perfhat-handler)
 endif()

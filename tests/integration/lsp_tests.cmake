@@ -6,15 +6,13 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
                         Threads::Threads PRIVATE perfhat_warnings)
   perfhat_add_test(lsp_e2e_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_e2e_test.cc
                    LIBS perfhat_lsp_testing perfhat_features LABELS integration)
-  target_compile_definitions(lsp_e2e_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
-  add_dependencies(lsp_e2e_test perfhat-lsp)
+  perfhat_test_programs(lsp_e2e_test PERFHAT_LSP_BIN perfhat-lsp)
 
   # Hostile input and load (issue #19): deep JSON-RPC, deep C++, a misbehaving handler.
   perfhat_add_test(lsp_hostile_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_hostile_test.cc
                    LIBS perfhat_lsp_testing perfhat_features perfhat_httplib ZLIB::ZLIB
                    LABELS integration TIMEOUT 600)
-  target_compile_definitions(lsp_hostile_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
-  add_dependencies(lsp_hostile_test perfhat-lsp)
+  perfhat_test_programs(lsp_hostile_test PERFHAT_LSP_BIN perfhat-lsp)
 endif()
 
 # Push path: real handlers + the real LSP; new spans must trigger workspace/inlayHint/refresh.
@@ -22,9 +20,8 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
   perfhat_add_test(lsp_push_refresh_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_push_refresh_test.cc
                    LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
                    LABELS integration TIMEOUT 240)
-  target_compile_definitions(lsp_push_refresh_test PRIVATE
-    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(lsp_push_refresh_test perfhat-lsp perfhat-handler)
+  perfhat_test_programs(lsp_push_refresh_test PERFHAT_LSP_BIN perfhat-lsp
+                                              PERFHAT_HANDLER_BIN perfhat-handler)
 endif()
 
 if(TARGET perfhat_lsp_server)
@@ -39,17 +36,15 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
   perfhat_add_test(lsp_dynamic_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_dynamic_test.cc
                    LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
                    LABELS integration TIMEOUT 240)
-  target_compile_definitions(lsp_dynamic_test PRIVATE
-    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(lsp_dynamic_test perfhat-lsp perfhat-handler)
+  perfhat_test_programs(lsp_dynamic_test PERFHAT_LSP_BIN perfhat-lsp
+                                         PERFHAT_HANDLER_BIN perfhat-handler)
 endif()
 
 # The workspace index (issue #25): cross-file prediction, refresh on edit, callers, restart.
 if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp)
   perfhat_add_test(lsp_index_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_index_test.cc
                    LIBS perfhat_lsp_testing LABELS integration TIMEOUT 240)
-  target_compile_definitions(lsp_index_test PRIVATE PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>")
-  add_dependencies(lsp_index_test perfhat-lsp)
+  perfhat_test_programs(lsp_index_test PERFHAT_LSP_BIN perfhat-lsp)
 endif()
 
 # The collection-budget view and lens read the handler's /v1/budget (issue #22): real handler + LSP.
@@ -57,9 +52,8 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
   perfhat_add_test(lsp_budget_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_budget_test.cc
                    LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
                    LABELS integration TIMEOUT 240)
-  target_compile_definitions(lsp_budget_test PRIVATE
-    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(lsp_budget_test perfhat-lsp perfhat-handler)
+  perfhat_test_programs(lsp_budget_test PERFHAT_LSP_BIN perfhat-lsp
+                                        PERFHAT_HANDLER_BIN perfhat-handler)
 endif()
 
 # Calls through function pointers resolved from a real handler's call-site data (issue #18).
@@ -67,7 +61,6 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-lsp AND TARGET perfhat-handler)
   perfhat_add_test(lsp_indirect_calls_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/lsp_indirect_calls_test.cc
                    LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
                    LABELS integration TIMEOUT 240)
-  target_compile_definitions(lsp_indirect_calls_test PRIVATE
-    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(lsp_indirect_calls_test perfhat-lsp perfhat-handler)
+  perfhat_test_programs(lsp_indirect_calls_test PERFHAT_LSP_BIN perfhat-lsp
+                                                PERFHAT_HANDLER_BIN perfhat-handler)
 endif()

@@ -11,9 +11,7 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-handler)
                    LIBS perfhat_handler_otlp perfhat_handler_core perfhat_common perfhat_httplib
                         perfhat_test_postgres nlohmann_json::nlohmann_json ZLIB::ZLIB
                    LABELS reliability TIMEOUT 300)
-  target_compile_definitions(reliability_handler_test PRIVATE
-                             PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(reliability_handler_test perfhat-handler)
+  perfhat_test_programs(reliability_handler_test PERFHAT_HANDLER_BIN perfhat-handler)
 
   add_executable(reliability_report ${CMAKE_CURRENT_LIST_DIR}/report_main.cc)
   target_link_libraries(reliability_report PRIVATE nlohmann_json::nlohmann_json perfhat_warnings)
@@ -24,7 +22,6 @@ if(PERFHAT_BUILD_TESTS AND TARGET perfhat-handler AND TARGET perfhat-lsp)
                            ${CMAKE_CURRENT_LIST_DIR}/outcome_listener.cc
                    LIBS perfhat_lsp_testing perfhat_handler_otlp perfhat_common perfhat_httplib
                    LABELS reliability TIMEOUT 300)
-  target_compile_definitions(reliability_lsp_test PRIVATE
-    PERFHAT_LSP_BIN="$<TARGET_FILE:perfhat-lsp>" PERFHAT_HANDLER_BIN="$<TARGET_FILE:perfhat-handler>")
-  add_dependencies(reliability_lsp_test perfhat-lsp perfhat-handler)
+  perfhat_test_programs(reliability_lsp_test PERFHAT_LSP_BIN perfhat-lsp
+                                             PERFHAT_HANDLER_BIN perfhat-handler)
 endif()
