@@ -82,6 +82,14 @@ Config Config::from_env() {
   } else {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_WINDOW_MS (an integer >= 0)\n");
   }
+  const double function_calls = parse_double_env("PERFHAT_PHASE1_FUNCTION_CALLS",
+                                                 static_cast<double>(c.phase1_function_calls));
+  if (function_calls >= 0 && function_calls <= 1e9 &&
+      function_calls == std::floor(function_calls)) {
+    c.phase1_function_calls = static_cast<uint32_t>(function_calls);
+  } else {
+    std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_FUNCTION_CALLS (an integer >= 0)\n");
+  }
   const double duty = parse_double_env("PERFHAT_PHASE1_DUTY", c.phase1_duty);
   if (duty > 0 && duty <= 1) {
     c.phase1_duty = duty;

@@ -32,7 +32,6 @@ namespace {
 // Never freed: sleds fire in static destructors after this file's own would have run.
 std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
-constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
 
 // Every function's address, read once at start-up (xray_function_map.cc), or nullptr: then
@@ -89,9 +88,12 @@ const uintptr_t* g_addresses = nullptr;
   void* fn = function_of(fid);
   // Not the innermost open call: a call whose sled was unpatched while it ran (a counting window
   // closed), or left by an exception (XRay reports no exit for it), may be open above this one.
-  if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]]
-    return leave_unmatched(*s, fn);
-  leave(*s, fn);
+  if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]] {
+    leave_unmatched(*s, fn);
+  } else {
+    leave(*s, fn);
+  }
+  count_function_exit(fid);
 }
 
 PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {
