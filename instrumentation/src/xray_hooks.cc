@@ -85,15 +85,15 @@ const uintptr_t* g_addresses = nullptr;
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_exit(int32_t fid) {
   ThreadStack* s = t_stack;
   if (s == nullptr) return;
+  // Before the frame work, which then ends in a tail call: unpatching the function's sleds now
+  // does not affect this exit, already in the handler.
+  count_function_exit(fid);
   void* fn = function_of(fid);
   // Not the innermost open call: a call whose sled was unpatched while it ran (a counting window
   // closed), or left by an exception (XRay reports no exit for it), may be open above this one.
-  if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]] {
-    leave_unmatched(*s, fn);
-  } else {
-    leave(*s, fn);
-  }
-  count_function_exit(fid);
+  if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]]
+    return leave_unmatched(*s, fn);
+  leave(*s, fn);
 }
 
 PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {

@@ -54,8 +54,8 @@ void window_batch() noexcept;
 // Sized for the calibration's ids too; their countdowns never reach a check that does anything.
 extern std::atomic<std::atomic<int32_t>*> g_window_countdown;
 void window_leave(int32_t fid) noexcept;
-// Counts one exit of function `fid` (the handler's exit, after the frame is closed: a function
-// that leaves the window is unpatched between its calls, not inside the one that checked).
+// Counts one exit of function `fid` (the handler's exit: a function that leaves the window is
+// unpatched between its calls, not inside one whose exit would then go unreported).
 [[gnu::always_inline]] PERFHAT_XRAY_NOINSTR inline void count_function_exit(int32_t fid) noexcept {
   std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
   if (c == nullptr) return;
