@@ -82,6 +82,8 @@ Config Config::from_env() {
                                               0, 1e15, "an integer >= 0");
   c.phase1_window_ms = detail::integer_env("PERFHAT_PHASE1_WINDOW_MS", c.phase1_window_ms, 0, 1e9,
                                            "an integer >= 0");
+  c.phase1_function_calls = detail::integer_env("PERFHAT_PHASE1_FUNCTION_CALLS",
+                                                c.phase1_function_calls, 0, 1e9, "an integer >= 0");
   const double duty = parse_double_env("PERFHAT_PHASE1_DUTY", c.phase1_duty);
   if (duty > 0 && duty <= 1) {
     c.phase1_duty = duty;

@@ -165,6 +165,7 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   g_timing_period.store(std::max<uint32_t>(cfg.timing_period, 1), std::memory_order_relaxed);
   g_phase1_window_calls.store(cfg.phase1_window_calls, std::memory_order_relaxed);
   g_phase1_window_ns.store(uint64_t{cfg.phase1_window_ms} * 1000000, std::memory_order_relaxed);
+  g_phase1_function_calls.store(cfg.phase1_function_calls, std::memory_order_relaxed);
   g_phase1_duty.store(cfg.phase1_duty > 0 && cfg.phase1_duty <= 1 ? cfg.phase1_duty : 1,
                       std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);

@@ -6,6 +6,7 @@ namespace perfhat::detail {
 
 std::atomic<uint64_t> g_phase1_window_calls{0};
 std::atomic<uint64_t> g_phase1_window_ns{0};
+std::atomic<uint32_t> g_phase1_function_calls{0};
 std::atomic<double> g_phase1_duty{1};
 std::atomic<double (*)(const Site& site)> g_phase1_scale{nullptr};
 std::atomic<void (*)()> g_phase1_tick{nullptr};
@@ -36,13 +37,28 @@ void CountedTime::open(uint64_t now) {
   window_start_ = now;
 }
 
+void CountedTime::grow(size_t n) {
+  if (kept_.size() >= n) return;
+  kept_.resize(n, 0);
+  kept_since_.resize(n, 0);
+  left_.resize(n, 0);
+  left_since_.resize(n, 0);
+}
+
+void CountedTime::leave(size_t i, uint64_t now) {
+  if (!open_ || now < window_start_) return;
+  grow(i + 1);
+  if (left_since_[i] == 0) left_since_[i] = now + 1;
+}
+
 void CountedTime::close(uint64_t now, const std::vector<bool>& kept) {
   if (!open_) return;
   open_ = false;
   in_windows_ += now - window_start_;
-  if (kept_.size() < kept.size()) {
-    kept_.resize(kept.size(), 0);
-    kept_since_.resize(kept.size(), 0);
+  grow(kept.size());
+  for (size_t i = 0; i < left_since_.size(); ++i) {
+    if (left_since_[i] != 0) left_[i] += now - (left_since_[i] - 1);
+    left_since_[i] = 0;
   }
   for (size_t i = 0; i < kept.size(); ++i) kept_since_[i] = kept[i] ? now + 1 : 0;
 }
@@ -54,6 +70,9 @@ double CountedTime::scale(size_t i, uint64_t now) const {
   if (i < kept_.size()) {
     counted += kept_[i];
     if (!open_ && kept_since_[i] != 0) counted += now - (kept_since_[i] - 1);
+    counted -= left_[i];
+    if (open_ && left_since_[i] != 0 && now > left_since_[i] - 1)
+      counted -= now - (left_since_[i] - 1);
   }
   if (counted == 0 || counted >= elapsed) return 1;
   return static_cast<double>(elapsed) / static_cast<double>(counted);

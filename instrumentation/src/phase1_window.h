@@ -20,6 +20,8 @@ struct Site;
 extern std::atomic<uint64_t> g_phase1_window_calls;
 // Config::phase1_window_ms of the running configuration, in nanoseconds (0: no time bound).
 extern std::atomic<uint64_t> g_phase1_window_ns;
+// Config::phase1_function_calls of the running configuration (0: functions stay to the close).
+extern std::atomic<uint32_t> g_phase1_function_calls;
 extern std::atomic<double> g_phase1_duty;
 // The counting windows' scale of a site's count-like metrics (elapsed time / time its calls were
 // counted, >= 1); nullptr or a site phase 1 always counts: 1. Set by the XRay mode; called by
@@ -47,12 +49,15 @@ struct WindowBound {
 };
 
 // Per function (a dense index, XRay's function id), the time its calls were counted: all of them
-// inside a window, the kept ones also between windows. Times are any monotonic unit. Not
-// thread-safe: its owner locks.
+// inside a window until they leave it early, the kept ones also between windows. Times are any
+// monotonic unit. Not thread-safe: its owner locks.
 class CountedTime {
  public:
   // A window opens at `now`: every function is counted from here.
   void open(uint64_t now);
+  // Function i stops being counted at `now`, before the open window closes (it has given the
+  // window enough calls: phase1_function_calls); nothing if no window is open.
+  void leave(size_t i, uint64_t now);
   // The window closes at `now`; kept[i]: function i stays counted until the next window.
   void close(uint64_t now, const std::vector<bool>& kept);
   bool is_open() const { return open_; }
@@ -68,6 +73,9 @@ class CountedTime {
   uint64_t in_windows_ = 0;           // closed windows' total length
   std::vector<uint64_t> kept_;        // per function: time counted between windows (closed spans)
   std::vector<uint64_t> kept_since_;  // per function: kept since (+1; 0 = not kept now)
+  std::vector<uint64_t> left_;        // per function: time not counted inside closed windows
+  std::vector<uint64_t> left_since_;  // per function: left the open window at (+1; 0 = not)
+  void grow(size_t n);
 };
 
 }  // namespace perfhat::detail

@@ -92,6 +92,54 @@ TEST(Phase1Window, WindowedScaledCountsSelectWhatCountingEveryCallSelects) {
   EXPECT_NE(select(metrics_of(windowed, nullptr, kTicks)), expected);
 }
 
+// The same stream, but a function leaves each window once it has given kLeaveAfter calls of it
+// (its sleds unpatched until the next window): its count then covers only part of the window,
+// and the scale by the time it was counted still gives the selection of counting every call.
+TEST(Phase1Window, FunctionsLeavingAWindowEarlySelectWhatCountingEveryCallSelects) {
+  constexpr uint64_t kLeaveAfter = 30;
+  std::vector<uint64_t> all(kWindowed + 1, 0), windowed(kWindowed + 1, 0);
+  std::vector<uint64_t> in_window(kWindowed, 0);
+  CountedTime counted;
+  std::vector<bool> kept(kWindowed, false), left(kWindowed, false);
+  counted.open(0);
+  size_t left_early = 0;
+  for (uint64_t t = 0; t < kTicks; ++t) {
+    const uint64_t phase = t % (kWindow + kClosed);
+    if (phase == 0) {
+      counted.open(t);
+      in_window.assign(kWindowed, 0);
+      left.assign(kWindowed, false);
+    }
+    if (phase == kWindow) {
+      const std::vector<bool> sel = select(metrics_of(windowed, &counted, t));
+      kept.assign(sel.begin(), sel.begin() + kWindowed);
+      counted.close(t, kept);
+    }
+    for (size_t i = 0; i < kWindowed; ++i) {
+      if (t % kPeriods[i] != 0) continue;
+      ++all[i];
+      if (counted.is_open() ? left[i] : !kept[i]) continue;
+      ++windowed[i];
+      if (counted.is_open() && ++in_window[i] == kLeaveAfter) {
+        counted.leave(i, t + 1);  // after this call
+        left[i] = true;
+        ++left_early;
+      }
+    }
+    if (t % kAlwaysPeriod == 0) {
+      ++all[kWindowed];
+      ++windowed[kWindowed];
+    }
+  }
+  std::vector<double> always(all.begin(), all.end());
+  const std::vector<bool> expected = select(always);
+  EXPECT_EQ(select(metrics_of(windowed, &counted, kTicks)), expected);
+  // Functions called more than kLeaveAfter times a window left every window early (the seven
+  // of period 1..25: 70 leaves), and unscaled counts would select otherwise.
+  EXPECT_EQ(left_early, 70u);
+  EXPECT_NE(select(metrics_of(windowed, nullptr, kTicks)), expected);
+}
+
 TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
   CountedTime c;
   EXPECT_EQ(c.scale(0, 100), 1);  // no window yet: phase 1 counts everything
@@ -105,6 +153,22 @@ TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
   c.close(700, {false, false});
   EXPECT_DOUBLE_EQ(c.scale(0, 800), 700.0 / 600.0);  // windows 200 + kept 400 of 700
   EXPECT_DOUBLE_EQ(c.scale(1, 800), 3.5);            // 200 of 700
+}
+
+TEST(Phase1Window, AFunctionThatLeftAWindowIsCountedForThePartBeforeItLeft) {
+  CountedTime c;
+  c.leave(0, 50);  // no window open: nothing
+  c.open(100);
+  c.leave(0, 125);
+  c.leave(0, 190);                         // the first leave of a window counts
+  EXPECT_DOUBLE_EQ(c.scale(0, 150), 2.0);  // 25 of 50 counted, window still open
+  EXPECT_EQ(c.scale(1, 150), 1);
+  c.close(200, {true, false});             // function 0 kept after the window all the same
+  EXPECT_DOUBLE_EQ(c.scale(0, 200), 4.0);  // 25 of 100
+  EXPECT_DOUBLE_EQ(c.scale(0, 300), 200.0 / 125.0);  // and 100 kept after it
+  c.open(300);                                       // a new window counts it again
+  EXPECT_DOUBLE_EQ(c.scale(0, 350), 250.0 / 175.0);
+  EXPECT_DOUBLE_EQ(c.scale(1, 350), 250.0 / 150.0);
 }
 
 TEST(Phase1Window, MetricsScaleCountsUpAndTheInterArrivalTimeDown) {

@@ -32,7 +32,6 @@ namespace {
 // Never freed: sleds fire in static destructors after this file's own would have run.
 std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
-constexpr size_t kCalibrationFids = 2;
 std::atomic<size_t> g_unpatched{0};
 
 // Every function's address, read once at start-up (xray_function_map.cc), or nullptr: then
@@ -86,6 +85,9 @@ const uintptr_t* g_addresses = nullptr;
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_exit(int32_t fid) {
   ThreadStack* s = t_stack;
   if (s == nullptr) return;
+  // Before the frame work, which then ends in a tail call: unpatching the function's sleds now
+  // does not affect this exit, already in the handler.
+  count_function_exit(fid);
   void* fn = function_of(fid);
   // Not the innermost open call: a call whose sled was unpatched while it ran (a counting window
   // closed), or left by an exception (XRay reports no exit for it), may be open above this one.

@@ -3,6 +3,7 @@
 // Clang and XRay), and the handler's function table (xray_hooks.cc).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,6 +25,8 @@ void __xray_FunctionExit();
 
 namespace perfhat::autoinstrument {
 
+// Ids past the program's highest, used by the start-up calibration (its timed and skipped keys).
+inline constexpr size_t kCalibrationFids = 2;
 // The program's highest XRay function id (0: not built with -fxray-instrument, or probes off).
 size_t xray_functions();
 // The entry address of function `fid` if a call of it was seen, else nullptr (no look-up).
@@ -46,8 +49,26 @@ void window_batch() noexcept;
   if ((++t_window_calls & (kWindowBatch - 1)) == 0) [[unlikely]]
     window_batch();
 }
-// Windows closed so far, and functions left patched by the last close (tests).
+// A function leaves the open window early (phase1_function_calls): per function id, the exits
+// it may still give before the next check (xray_window.cc), or nullptr when no function leaves.
+// Sized for the calibration's ids too; their countdowns never reach a check that does anything.
+extern std::atomic<std::atomic<int32_t>*> g_window_countdown;
+void window_leave(int32_t fid) noexcept;
+// Counts one exit of function `fid` (the handler's exit: a function that leaves the window is
+// unpatched between its calls, not inside one whose exit would then go unreported).
+[[gnu::always_inline]] PERFHAT_XRAY_NOINSTR inline void count_function_exit(int32_t fid) noexcept {
+  std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  // Not an atomic decrement: a lost update under contention only delays the check.
+  const int32_t left = c[fid].load(std::memory_order_relaxed) - 1;
+  c[fid].store(left, std::memory_order_relaxed);
+  if (left <= 0) [[unlikely]]
+    window_leave(fid);
+}
+// Windows closed so far, functions left patched by the last close, and functions that left a
+// window early (tests).
 size_t windows_closed();
 size_t window_kept();
+size_t window_left();
 
 }  // namespace perfhat::autoinstrument

@@ -16,6 +16,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <climits>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -30,17 +31,19 @@
 namespace perfhat::autoinstrument {
 
 constinit thread_local uint32_t t_window_calls __attribute__((tls_model("initial-exec"))) = 0;
+std::atomic<std::atomic<int32_t>*> g_window_countdown{nullptr};
 
 namespace {
 
 // Opening and closing, one at a time (held across the cycle's analysis: a leaf for no one).
 std::mutex g_transition_mu;
 std::atomic<bool> g_open{false};
-std::atomic<uint64_t> g_window_calls{0};     // calls of the open window, in batches
-std::atomic<uint64_t> g_window_start_ns{0};  // when the open window opened
-std::atomic<uint64_t> g_last_window_ns{0};   // the last closed window's length
-std::atomic<uint64_t> g_closed_at_ns{0};     // when it closed
-std::atomic<size_t> g_closed{0}, g_kept{0};  // tests
+std::atomic<uint64_t> g_window_calls{0};                // calls of the open window, in batches
+std::atomic<uint64_t> g_window_start_ns{0};             // when the open window opened
+std::atomic<uint64_t> g_last_window_ns{0};              // the last closed window's length
+std::atomic<uint64_t> g_closed_at_ns{0};                // when it closed
+std::atomic<size_t> g_closed{0}, g_kept{0}, g_left{0};  // tests
+std::atomic<size_t> g_left_now{0};                      // functions that left the open window
 // Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
 // Both never destroyed: sleds fire in static destructors, and a window may close there.
 detail::Mutex g_counted_mu;
@@ -120,6 +123,38 @@ PERFHAT_XRAY_NOINSTR void close_window() {
   g_open.store(false);
 }
 
+// Every function may give the next window phase1_function_calls calls before it leaves it.
+PERFHAT_XRAY_NOINSTR void reset_countdowns() {
+  std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
+  if (c == nullptr) return;
+  const auto k = static_cast<int32_t>(detail::g_phase1_function_calls.load());
+  for (size_t fid = 0; fid <= xray_functions() + kCalibrationFids; ++fid)
+    c[fid].store(k, std::memory_order_relaxed);
+}
+
+// A function that gave the open window its calls leaves it: its sleds are unpatched until the
+// next window, and it is counted for the time before (CountedTime::leave). Not a function the
+// last cycle selected (phase 2 records every call of it), nor outside the scope.
+PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
+  std::unique_lock<std::mutex> l(g_transition_mu, std::try_to_lock);
+  if (!l.owns_lock() || !g_open.load()) return false;
+  void* fn = xray_seen_function(fid);
+  if (fn == nullptr) return false;
+  const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
+  if (id == 0 || id == detail::kExcludedSite || detail::relevant(id)) return false;
+  // One try: a first-call unpatching on another thread makes it ONGOING; checked again later.
+  if (__xray_unpatch_function(fid) != SUCCESS) return false;
+  const uint64_t now = detail::steady_now_ns();
+  {
+    detail::Lock c(g_counted_mu);
+    counted().leave(static_cast<size_t>(fid), now);
+    fid_of().emplace(fn, fid);
+  }
+  g_left.fetch_add(1);
+  g_left_now.fetch_add(1);
+  return true;
+}
+
 PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
   return {detail::g_phase1_window_calls.load(std::memory_order_relaxed),
           detail::g_phase1_window_ns.load(std::memory_order_relaxed)};
@@ -128,8 +163,14 @@ PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
 // The background thread's tick: a window past its time closes (its threads may make too few
 // calls to reach a batch); a closed one reopens once the closed time is long enough.
 PERFHAT_XRAY_NOINSTR void window_tick() {
+  static uint64_t calls_at_last_tick = 0;  // the background thread's own
   if (g_open.load()) {
-    if (window_bound().reached_time(g_window_start_ns.load(), detail::steady_now_ns()))
+    // Also closed when its functions have left it and no batch came since the last tick: the
+    // calls it would wait for (without a time bound) may never come.
+    const uint64_t calls = g_window_calls.load();
+    const bool idle = g_left_now.load() != 0 && calls == calls_at_last_tick;
+    calls_at_last_tick = calls;
+    if (idle || window_bound().reached_time(g_window_start_ns.load(), detail::steady_now_ns()))
       close_window();
     return;
   }
@@ -140,7 +181,9 @@ PERFHAT_XRAY_NOINSTR void window_tick() {
   if (static_cast<double>(now - g_closed_at_ns.load()) < due) return;
   std::lock_guard<std::mutex> l(g_transition_mu);
   if (g_open.load()) return;
+  reset_countdowns();
   if (!patch_retrying([] { return __xray_patch(); })) return;
+  g_left_now.store(0);
   g_window_calls.store(0);
   const uint64_t start = detail::steady_now_ns();
   {
@@ -155,6 +198,14 @@ PERFHAT_XRAY_NOINSTR void window_tick() {
 
 PERFHAT_XRAY_NOINSTR void start_windows() {
   if (detail::g_phase1_window_calls.load() == 0) return;  // phase 1 always counting
+  // Only with a filter: without one every function is relevant and stays patched.
+  if (detail::g_phase1_function_calls.load() != 0 &&
+      detail::g_relevant.load(std::memory_order_acquire) != nullptr) {
+    // Never freed: sleds fire in static destructors.
+    g_window_countdown.store(new std::atomic<int32_t>[xray_functions() + 1 + kCalibrationFids](),
+                             std::memory_order_release);
+    reset_countdowns();
+  }
   const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
@@ -188,7 +239,27 @@ PERFHAT_XRAY_NOINSTR void window_batch() noexcept {
   if (s != nullptr) s->in_hook = false;
 }
 
+PERFHAT_XRAY_NOINSTR void window_leave(int32_t fid) noexcept {
+  std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
+  // The calibration's ids, or functions while no window is open (the kept ones): checked again
+  // after as many calls.
+  const bool program = static_cast<size_t>(fid) <= xray_functions();
+  c[fid].store(program ? static_cast<int32_t>(detail::g_phase1_function_calls.load()) : INT32_MAX,
+               std::memory_order_relaxed);
+  if (!program || !g_open.load(std::memory_order_relaxed)) return;
+  // As window_batch: not from the library's own code, nor once probes are off.
+  ThreadStack* s = t_stack;
+  if (detail::t_in_engine || (s != nullptr && s->in_hook) ||
+      detail::g_mode.load() != detail::kEnabled) {
+    return;
+  }
+  if (s != nullptr) s->in_hook = true;
+  if (leave_open_window(fid)) c[fid].store(INT32_MAX, std::memory_order_relaxed);
+  if (s != nullptr) s->in_hook = false;
+}
+
 PERFHAT_XRAY_NOINSTR size_t windows_closed() { return g_closed.load(); }
+PERFHAT_XRAY_NOINSTR size_t window_left() { return g_left.load(); }
 PERFHAT_XRAY_NOINSTR size_t window_kept() { return g_kept.load(); }
 
 }  // namespace perfhat::autoinstrument

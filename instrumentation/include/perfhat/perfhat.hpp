@@ -79,6 +79,11 @@ struct Config {
   // a thread, and at the background thread's tick), so a program that makes fewer calls, or
   // ends sooner, still runs selected. 0: no time bound.
   uint32_t phase1_window_ms = 5;
+  // A function leaves the open window (its sleds unpatched until the next one) once it has given
+  // the window PERFHAT_PHASE1_FUNCTION_CALLS calls (1,024: 64 timed calls at the default timing
+  // period), unless it is selected; its counts are scaled by the time it was counted. The calls
+  // of a short process's hottest functions are then not all counted. 0: no function leaves early.
+  uint32_t phase1_function_calls = 1024;
   double phase1_duty = 0.1;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
   uint32_t span_ring_per_thread = 4096;  // PERFHAT_SPAN_RING: spans per thread before drops

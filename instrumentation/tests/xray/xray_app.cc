@@ -19,6 +19,7 @@ bool xray_address_map();
 size_t xray_functions();
 size_t windows_closed();
 size_t window_kept();
+size_t window_left();
 }  // namespace perfhat::autoinstrument
 
 namespace xapp {
@@ -109,7 +110,8 @@ PERFHAT_TEST_NOINSTR int window_round(int x) {
 // `xray_app window-idle`: each thread makes 4 rounds (60 calls, fewer than a thread's batch of
 // 256, so no call ever checks the window) and waits for the background thread's tick to close it
 // by time; then the same 500 rounds each.
-PERFHAT_TEST_NOINSTR int window_main(bool idle) {
+// `xray_app window-leave`: as `window`, and prints how many functions left the window early.
+PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left) {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();
@@ -125,8 +127,12 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle) {
           std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polls; bounded at 30 s
         return;
       }
-      for (int r = 0; r < 200000 && perfhat::autoinstrument::windows_closed() == 0; ++r) {
+      // Until the window closes (bounded at 30 s): by its calls, or at the background thread's
+      // tick once its functions have all left it.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      for (int r = 0; perfhat::autoinstrument::windows_closed() == 0; ++r) {
         sink += window_round(r + t);
+        if (r % 1024 == 0 && std::chrono::steady_clock::now() > until) break;
       }
     });
   }
@@ -147,10 +153,12 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle) {
   for (const auto& [fn, n] : after) {
     if (fn.find("xwin::cold") != std::string::npos) cold += n;
   }
-  std::printf("closed=%zu kept=%zu hot_after=%llu cold_after=%llu\n",
+  std::printf("closed=%zu kept=%zu hot_after=%llu cold_after=%llu",
               perfhat::autoinstrument::windows_closed(), perfhat::autoinstrument::window_kept(),
               static_cast<unsigned long long>(after["xwin::hot(int)"]),
               static_cast<unsigned long long>(cold));
+  if (show_left) std::printf(" left=%zu", perfhat::autoinstrument::window_left());
+  std::printf("\n");
   perfhat::shutdown();
   return 0;
 }
@@ -227,8 +235,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "addresses") return addresses_main();
   if (argc > 1 && std::string(argv[1]) == "stale") return stale_main();
   if (argc > 1 && std::string(argv[1]) == "nested") return nested_main();
-  if (argc > 1 && std::string(argv[1]) == "window") return window_main(false);
-  if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true);
+  if (argc > 1 && std::string(argv[1]) == "window") return window_main(false, false);
+  if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true, false);
+  if (argc > 1 && std::string(argv[1]) == "window-leave") return window_main(false, true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();

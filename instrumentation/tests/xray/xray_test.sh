@@ -59,9 +59,6 @@ window() {
     PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
     "$WORK/xray_app" "${3:-window}"
 }
-win=$(window 4096 0)
-echo "window (calls): $win"
-[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "counting window: $win"
 # A window closed by time counts what the threads called since start-up within 1 ms: on a loaded
 # machine that can be a single batch, too few calls for a reliable selection (the hot function was
 # left out in 1 of 20 runs, and in 2 of 10 with window-idle's 240 calls). These check the close and
@@ -71,6 +68,22 @@ closed_by_time() {
   [[ $1 =~ ^closed=1\ kept=([01])\ hot_after=([0-9]+)\ cold_after=0$ ]] || return 1
   ((BASH_REMATCH[1] == 1 ? BASH_REMATCH[2] == 16000 : BASH_REMATCH[2] == 0))
 }
+win=$(window 4096 0 window-leave)
+echo "window (calls): $win"
+# A function leaves the window once it has given it PERFHAT_PHASE1_FUNCTION_CALLS calls (1,024 by
+# default): hot() (8 of every 15 calls) leaves long before the window's 4,096, the cold ones
+# (about 440 each by then) do not.
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=1" ]] || fail "counting window: $win"
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window 4096 0 window-leave)
+echo "window (no function leaves): $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
+  fail "PERFHAT_PHASE1_FUNCTION_CALLS=0: $win"
+# Every function leaves after 64 calls, long before the window's length: the window, with no time
+# bound, closes at the background thread's tick once no call came for a whole tick.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window 1000000000000 0 window-leave)
+echo "window (all left): $win"
+[[ $win =~ ^(.*)\ left=8$ ]] && closed_by_time "${BASH_REMATCH[1]}" ||
+  fail "window every function left: $win"
 win=$(window 1000000000000 1)
 echo "window (time):  $win"
 closed_by_time "$win" || fail "timed window: $win"
