@@ -13,6 +13,28 @@
 namespace perfhat::budget {
 namespace {
 
+// Turns the collection budget on with the default settings.
+bool enable(std::string* error) {
+  Settings s;
+  s.enabled = true;
+  return Controller::get().configure(s, error);
+}
+
+// Each test runs the one controller on, and leaves it off with the system's clocks and
+// calibration for the other tests.
+class BudgetController : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(enable(&error_)) << error_; }
+  void TearDown() override {
+    c_.set_meter(Meter::system());
+    c_.set_calibrator(nullptr);
+    ASSERT_TRUE(c_.configure(Settings{}, &error_)) << error_;
+  }
+
+  Controller& c_ = Controller::get();
+  std::string error_;
+};
+
 // What the injected calibration saw: whether another thread found the controller's lock free
 // while it ran.
 bool g_lock_free_while_calibrating = false;
@@ -32,24 +54,17 @@ Costs calibrateAndLookAtTheLock(double, uint32_t) {
 // The calibration sweeps caches for tens of ms: it runs before tick() takes the lock, so a
 // thread reading the plan or the status (Controller::plan/status_json) does not wait for it; its
 // result is published under the lock, once.
-TEST(BudgetController, CalibratesOutsideItsLockAndPublishesTheCostsUnderIt) {
-  Controller& c = Controller::get();
-  Settings s;
-  s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
-  c.set_calibrator(&calibrateAndLookAtTheLock);
+TEST_F(BudgetController, CalibratesOutsideItsLockAndPublishesTheCostsUnderIt) {
+  c_.set_calibrator(&calibrateAndLookAtTheLock);
   g_calibrations = 0;
   g_lock_free_while_calibrating = false;
-  c.tick();
+  c_.tick();
   EXPECT_TRUE(g_lock_free_while_calibrating);
   EXPECT_EQ(g_calibrations, 1);
-  EXPECT_DOUBLE_EQ(c.costs().detect_s, 7e-9);
-  EXPECT_DOUBLE_EQ(c.costs().cold_s, 90e-9);
-  c.tick();  // calibrated once per configuration
+  EXPECT_DOUBLE_EQ(c_.costs().detect_s, 7e-9);
+  EXPECT_DOUBLE_EQ(c_.costs().cold_s, 90e-9);
+  c_.tick();  // calibrated once per configuration
   EXPECT_EQ(g_calibrations, 1);
-  c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
 }
 
 // A configure() while the calibration runs (outside the lock) drops that calibration's result:
@@ -59,31 +74,22 @@ Costs calibrateWhileReconfigured(double, uint32_t) {
   Costs c;
   c.detect_s = ++g_reconfiguring_calibrations * 1e-9;
   if (g_reconfiguring_calibrations == 1) {
-    Settings s;
-    s.enabled = true;
     std::string error;
-    EXPECT_TRUE(Controller::get().configure(s, &error)) << error;
+    EXPECT_TRUE(enable(&error)) << error;
   }
   return c;
 }
 
-TEST(BudgetController, AConfigureDuringTheCalibrationDropsItsResult) {
-  Controller& c = Controller::get();
-  Settings s;
-  s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
-  c.set_calibrator(&calibrateWhileReconfigured);
+TEST_F(BudgetController, AConfigureDuringTheCalibrationDropsItsResult) {
+  c_.set_calibrator(&calibrateWhileReconfigured);
   g_reconfiguring_calibrations = 0;
-  c.tick();  // calibrates, reconfigured meanwhile: result dropped
+  c_.tick();  // calibrates, reconfigured meanwhile: result dropped
   EXPECT_EQ(g_reconfiguring_calibrations, 1);
-  c.tick();  // calibrates again, for the configuration now in force
+  c_.tick();  // calibrates again, for the configuration now in force
   EXPECT_EQ(g_reconfiguring_calibrations, 2);
-  EXPECT_DOUBLE_EQ(c.costs().detect_s, 2e-9);
-  c.tick();
+  EXPECT_DOUBLE_EQ(c_.costs().detect_s, 2e-9);
+  c_.tick();
   EXPECT_EQ(g_reconfiguring_calibrations, 2);  // once per configuration
-  c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
 }
 
 // The collector's cost is its thread's CPU clock from one tick to the next: what the thread does
@@ -101,29 +107,21 @@ double threadCpu() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-TEST(BudgetController, ChargesWhatItsThreadDoesBetweenTicks) {
-  Controller& c = Controller::get();
-  Settings s;
-  s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
-  c.set_calibrator(&fixedCosts);
-  c.set_meter({&fakeWall, &fakeProcess, Meter::system().collector_cpu});
-  c.tick();  // calibrates; the first window starts
+TEST_F(BudgetController, ChargesWhatItsThreadDoesBetweenTicks) {
+  c_.set_calibrator(&fixedCosts);
+  c_.set_meter({&fakeWall, &fakeProcess, Meter::system().collector_cpu});
+  c_.tick();  // calibrates; the first window starts
   // An export's worth of work on the collector's thread, outside tick(): 30 ms of CPU building
   // and dropping strings.
   const double t0 = threadCpu();
   std::size_t built = 0;
   while (threadCpu() - t0 < 0.03) built += std::string(4096, 'x').append("{}").size();
   const double spent = threadCpu() - t0;
-  c.tick();
-  const std::string status = c.status_json(true);
+  c_.tick();
+  const std::string status = c_.status_json(true);
   const std::size_t at = status.find("\"collector\":");
   ASSERT_NE(at, std::string::npos) << status;
   EXPECT_GE(std::stod(status.substr(at + 12)), spent) << status << built;
-  c.set_meter(Meter::system());
-  c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
 }
 
 }  // namespace

@@ -4,16 +4,15 @@
 // .perfhat.json, the start directory for the command line and the environment).
 #include <unistd.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 
 #include <gtest/gtest.h>
 
 #include "server/server/clang_analyzer.h"
 #include "server/server/config.h"
 #include "server/server/server.h"
+#include "server/server/sink_test_util.h"
 
 namespace perfhat::server {
 namespace {
@@ -38,42 +37,24 @@ TEST(ConfigPaths, RelativePathsAreMadeAbsoluteAgainstTheLayersBase) {
   EXPECT_EQ(withAbsolutePaths(layer, ""), layer);       // no base (no workspace root)
 }
 
-// Messages the server sends.
-class Messages {
- public:
-  void push(const json& j) {
-    {
-      std::lock_guard lock(mu_);
-      all_.push_back(j);
-    }
-    cv_.notify_all();
-  }
-  std::optional<json> diagnostics(int version) {
-    std::unique_lock lock(mu_);
-    std::optional<json> found;
-    cv_.wait_for(lock, 60s, [&] {
-      for (const json& m : all_)
-        if (m.value("method", "") == "textDocument/publishDiagnostics" &&
-            m["params"].value("version", -1) == version)
-          found = m["params"]["diagnostics"];
-      return found.has_value();
-    });
-    return found;
-  }
-  std::string shownMessages() {
-    std::lock_guard lock(mu_);
-    std::string out;
-    for (const json& m : all_)
-      if (m.value("method", "") == "window/showMessage")
-        out += m["params"].value("message", "") + "\n";
-    return out;
-  }
+// The diagnostics published for `version` of the document.
+std::optional<json> diagnostics(testing::Sink& sent, int version) {
+  std::optional<json> m = sent.waitFor([&](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" &&
+           m["params"].value("version", -1) == version;
+  });
+  if (!m) return std::nullopt;
+  return (*m)["params"]["diagnostics"];
+}
 
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<json> all_;
-};
+// The texts of the messages shown to the user, a line each.
+std::string shownMessages(testing::Sink& sent) {
+  std::string out;
+  for (const json& m : sent.all())
+    if (m.value("method", "") == "window/showMessage")
+      out += m["params"].value("message", "") + "\n";
+  return out;
+}
 
 class RelativeCompileCommands : public ::testing::Test {
  protected:
@@ -106,7 +87,7 @@ class RelativeCompileCommands : public ::testing::Test {
   fs::path cwd_;
   std::string dir_;
   Logger log_;
-  Messages sent_;
+  testing::Sink sent_{std::chrono::seconds(60)};  // a real libclang parses
   std::unique_ptr<Server> server_;
 };
 
@@ -139,13 +120,12 @@ TEST_F(RelativeCompileCommands, EditorSettingIsRelativeToTheWorkspaceRootForEver
              {{"textDocument", {{"uri", uri}, {"version", version}}},
               {"contentChanges",
                json::array({{{"text", text_ + "// v" + std::to_string(version) + "\n"}}})}});
-    auto diags = sent_.diagnostics(version);
+    auto diags = diagnostics(sent_, version);
     ASSERT_TRUE(diags) << "no diagnostics for v" << version;
     EXPECT_EQ(diags->dump().find("file not found"), std::string::npos)
         << "v" << version << ": " << diags->dump();
   }
-  EXPECT_EQ(sent_.shownMessages().find("fallback flags"), std::string::npos)
-      << sent_.shownMessages();
+  EXPECT_EQ(shownMessages(sent_).find("fallback flags"), std::string::npos) << shownMessages(sent_);
 }
 
 }  // namespace

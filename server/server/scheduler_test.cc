@@ -153,6 +153,11 @@ class SchedulerTest : public ::testing::Test {
       ASSERT_TRUE(rec_.awaitEvent("built " + std::string(name) + " v1"));
     ASSERT_TRUE(clock_.awaitSleeper(kNever));
   }
+  // Asks for a rebuild of one open document, as a refresh does; how many were marked.
+  size_t markDirty(const std::string& name) {
+    return scheduler_.markDirtyWhere(
+        [uri = "file:///" + name](const std::string& u, const Build&) { return u == uri; });
+  }
   // Events of one kind ("build", "poll", ...), in order.
   std::vector<std::string> only(const std::string& kind) const {
     std::vector<std::string> out;
@@ -401,21 +406,21 @@ TEST_F(SchedulerTest, ARebuildByARefreshIsQueuedFromTheRefresh) {
     });
     ASSERT_TRUE(rec_.awaitEvent(name));
   };
+  // The task ends `later`; the rebuilds and the refresh after them follow.
+  auto release = [&](std::chrono::milliseconds later, size_t refreshes) {
+    clock_.advance(later);
+    rec_.hold(false);
+    return rec_.awaitCount("refresh", refreshes);
+  };
   busy("task 1");
   scheduler_.markAllDirty(true);
-  clock_.advance(250ms);
-  rec_.hold(false);
-  ASSERT_TRUE(rec_.awaitCount("refresh", 1));
+  ASSERT_TRUE(release(250ms, 1));
   EXPECT_EQ(scheduler_.lastQueuedMs(), 250.0);
 
   clock_.advance(5h);
   busy("task 2");
-  EXPECT_EQ(scheduler_.markDirtyWhere(
-                [](const std::string& uri, const Build&) { return uri == "file:///b.cc"; }),
-            1u);
-  clock_.advance(40ms);
-  rec_.hold(false);
-  ASSERT_TRUE(rec_.awaitCount("refresh", 2));
+  EXPECT_EQ(markDirty("b.cc"), 1u);
+  ASSERT_TRUE(release(40ms, 2));
   EXPECT_EQ(only("built").back(), "built b.cc v1 after v1");
   EXPECT_EQ(scheduler_.lastQueuedMs(), 40.0);
 
@@ -423,12 +428,8 @@ TEST_F(SchedulerTest, ARebuildByARefreshIsQueuedFromTheRefresh) {
   busy("task 3");
   scheduler_.edit(doc("a.cc", 2));
   clock_.advance(30ms);
-  EXPECT_EQ(scheduler_.markDirtyWhere(
-                [](const std::string& uri, const Build&) { return uri == "file:///a.cc"; }),
-            1u);
-  clock_.advance(20ms);
-  rec_.hold(false);
-  ASSERT_TRUE(rec_.awaitCount("refresh", 3));
+  EXPECT_EQ(markDirty("a.cc"), 1u);
+  ASSERT_TRUE(release(20ms, 3));
   EXPECT_EQ(only("built").back(), "built a.cc v2 after v1");
   EXPECT_EQ(scheduler_.lastQueuedMs(), 50.0);
 }

@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "server/server/sink_test_util.h"
+
 namespace perfhat::server {
 namespace {
 
@@ -79,53 +81,13 @@ class GatedAnalyzer : public Analyzer {
   std::vector<std::string> texts_;
 };
 
-// Collects everything the server sends.
-class Sink {
- public:
-  void push(const json& j) {
-    {
-      std::lock_guard lock(mu_);
-      msgs_.push_back(j);
-    }
-    cv_.notify_all();
-  }
-  // The first message (after `from`) matching `pred`, waiting up to 20 s.
-  std::optional<json> waitFor(const std::function<bool(const json&)>& pred, size_t from = 0) {
-    std::unique_lock lock(mu_);
-    std::optional<json> found;
-    cv_.wait_for(lock, 20s, [&] {
-      for (size_t i = from; i < msgs_.size(); ++i) {
-        if (pred(msgs_[i])) {
-          found = msgs_[i];
-          return true;
-        }
-      }
-      return false;
-    });
-    return found;
-  }
-  std::optional<json> reply(const json& id) {
-    return waitFor(
-        [&](const json& m) { return m.contains("id") && m["id"] == id && !m.contains("method"); });
-  }
-  size_t count(const std::string& method) {
-    std::lock_guard lock(mu_);
-    return std::count_if(msgs_.begin(), msgs_.end(),
-                         [&](const json& m) { return m.value("method", "") == method; });
-  }
-  std::vector<json> all() {
-    std::lock_guard lock(mu_);
-    return msgs_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<json> msgs_;
-};
+using testing::Sink;
 
 class LspServerTest : public ::testing::Test {
  protected:
+  ~LspServerTest() override {
+    if (!feedback_file_.empty()) std::filesystem::remove(feedback_file_);
+  }
   void start(json cli = json::object(), json caps = json::object()) {
     auto a = std::make_unique<GatedAnalyzer>();
     analyzer_ = a.get();
@@ -156,6 +118,15 @@ class LspServerTest : public ::testing::Test {
     EXPECT_TRUE(r);
     return r ? *r : json();
   }
+  // Starts the server on a feedback file holding `content` (removed after the test), opens the
+  // document and returns its code lenses.
+  json lensesOnFeedbackFile(const std::string& content) {
+    feedback_file_ = "/tmp/perfhat-feedback-" + std::to_string(::getpid()) + ".json";
+    std::ofstream(feedback_file_) << content;
+    start(json{{"feedbackFile", feedback_file_}});
+    open("int f();\n");
+    return lensRequest(2);
+  }
   static int errorCode(const std::optional<json>& r) {
     return r && r->contains("error") ? (*r)["error"]["code"].get<int>() : 0;
   }
@@ -165,6 +136,7 @@ class LspServerTest : public ::testing::Test {
   GatedAnalyzer* analyzer_ = nullptr;
   std::unique_ptr<Server> server_;
   std::string uri_ = "file:///tmp/perfhat-server-test/app.cc";
+  std::string feedback_file_;
 };
 
 TEST_F(LspServerTest, RequestsBeforeInitializeAreRefused) {
@@ -306,11 +278,7 @@ TEST_F(LspServerTest, AnEditThatKeepsTwoBodiesOfOneKeyRebuildsNoOtherDocument) {
 }
 
 TEST_F(LspServerTest, CorruptFeedbackFileIsReportedOnceAndTheServerKeepsServing) {
-  std::string path = "/tmp/perfhat-corrupt-" + std::to_string(::getpid()) + ".json";
-  std::ofstream(path) << "{\"items\": [ {\"key\": ";
-  start(json{{"feedbackFile", path}});
-  open("int f();\n");
-  auto lens = lensRequest(2);
+  auto lens = lensesOnFeedbackFile("{\"items\": [ {\"key\": ");
   ASSERT_EQ(lens["result"].size(), 1u);
   EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
               ::testing::HasSubstr("no production data"));
@@ -318,16 +286,11 @@ TEST_F(LspServerTest, CorruptFeedbackFileIsReportedOnceAndTheServerKeepsServing)
                                     {"contentChanges", json::array({{{"text", "int f(); "}}})}});
   lensRequest(3);
   EXPECT_EQ(sink_.count("window/showMessage"), 1u);
-  std::filesystem::remove(path);
 }
 
 TEST_F(LspServerTest, FeedbackFileDataReachesCodeLensAndShowData) {
-  std::string path = "/tmp/perfhat-good-" + std::to_string(::getpid()) + ".json";
-  std::ofstream(path) << R"js({"items":[{"key":"app::f()","stats":{"count":1200,"mean_ns":3.1e6,
-      "p50_ns":2.8e6,"p90_ns":6e6,"p99_ns":1.2e7}}]})js";
-  start(json{{"feedbackFile", path}});
-  open("int f();\n");
-  auto lens = lensRequest(2);
+  auto lens = lensesOnFeedbackFile(R"js({"items":[{"key":"app::f()","stats":{"count":1200,
+      "mean_ns":3.1e6,"p50_ns":2.8e6,"p90_ns":6e6,"p99_ns":1.2e7}}]})js");
   ASSERT_EQ(lens["result"].size(), 1u);
   EXPECT_THAT(lens["result"][0]["command"]["title"].get<std::string>(),
               ::testing::HasSubstr("prod"));
@@ -338,7 +301,6 @@ TEST_F(LspServerTest, FeedbackFileDataReachesCodeLensAndShowData) {
   EXPECT_EQ((*r)["result"]["stats"]["count"], 1200);
   send(4, "workspace/executeCommand", {{"command", "perfhat.nope"}});
   EXPECT_EQ(errorCode(sink_.reply(4)), lsp::kInvalidParams);
-  std::filesystem::remove(path);
 }
 
 TEST_F(LspServerTest, UnreachableHandlerShowsOneMessageAndMarksStale) {
