@@ -37,14 +37,18 @@ TEST(ConfigPaths, RelativePathsAreMadeAbsoluteAgainstTheLayersBase) {
   EXPECT_EQ(withAbsolutePaths(layer, ""), layer);       // no base (no workspace root)
 }
 
-// The diagnostics published for `version` of the document.
+// The diagnostics published for `version` of the document: the last of them once one came (a
+// version may be published again, e.g. when its feedback arrives).
 std::optional<json> diagnostics(testing::Sink& sent, int version) {
-  std::optional<json> m = sent.waitFor([&](const json& m) {
+  auto ofVersion = [&](const json& m) {
     return m.value("method", "") == "textDocument/publishDiagnostics" &&
            m["params"].value("version", -1) == version;
-  });
-  if (!m) return std::nullopt;
-  return (*m)["params"]["diagnostics"];
+  };
+  if (!sent.waitFor(ofVersion)) return std::nullopt;
+  std::optional<json> last;
+  for (const json& m : sent.all())
+    if (ofVersion(m)) last = m["params"]["diagnostics"];
+  return last;
 }
 
 // The texts of the messages shown to the user, a line each.
