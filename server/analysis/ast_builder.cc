@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
-#include <set>
+#include <numeric>
+#include <string_view>
+#include <unordered_set>
 
 #include "common/callees_key.h"
 #include "common/function_key.h"
@@ -64,10 +67,11 @@ void Builder::buildAll(MainBodies* reuse, bool context_same) {
     const size_t problems_before = out_.problems.size();
     const bool is_main = ev.kind == Event::kMainFunction;
     std::vector<FunctionInfo> fns;
-    const bool taken = is_main && main.take(ev.cursor, fns, out_.problems);
+    const bool taken = is_main && main.take(ev.cursor, fns, out_.problems, out_.functions.size());
     if (!taken) {
       fns = buildFunction(ev.cursor, ev.file);
-      if (is_main) main.walked(ev.cursor, fns, out_.problems, problems_before);
+      if (is_main)
+        main.walked(ev.cursor, fns, out_.problems, problems_before, out_.functions.size());
     }
     if (!is_main) {
       out_.header_functions_walked += fns.size();
@@ -369,6 +373,36 @@ std::string functionKeyOf(CXCursor c) {
   return normalizeFunctionKey(scopePrefix(c) + name + "(" + params + ")" + quals);
 }
 
+namespace {
+
+// The unit's functions by where they start (stably: a class's implicit members, made after its
+// inline members, go before them), and what is parallel to them with them: `same_as_last` and
+// where the functions lent by `main` are.
+void sortByStart(ParsedUnit& out, MainBodies* main) {
+  std::vector<FunctionInfo>& fns = out.functions;
+  auto before = [&fns](size_t a, size_t b) { return fns[a].range.start < fns[b].range.start; };
+  std::vector<size_t> order(fns.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (std::is_sorted(order.begin(), order.end(), before)) return;
+  std::stable_sort(order.begin(), order.end(), before);
+  std::vector<FunctionInfo> sorted;
+  sorted.reserve(fns.size());
+  std::vector<bool> same;
+  std::vector<size_t> where(fns.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    sorted.push_back(std::move(fns[order[k]]));
+    where[order[k]] = k;
+    if (!out.same_as_last.empty()) same.push_back(out.same_as_last[order[k]]);
+  }
+  fns = std::move(sorted);
+  out.same_as_last = std::move(same);
+  if (main)
+    for (MainBodies::Loan& loan : main->lent)
+      for (size_t& at : loan.at) at = where[at];
+}
+
+}  // namespace
+
 ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
                     HeaderBodies headers) {
   return buildAst(tu, options, BuildReuse{headers, nullptr, false});
@@ -387,19 +421,22 @@ ParsedUnit buildAst(const TranslationUnit& tu, const AnalysisOptions& options,
     b.visitDecls(clang_getTranslationUnitCursor(tu.raw()));
     b.buildAll(reuse.main, reuse.context_same);
   }
-  std::stable_sort(
-      out.functions.begin(), out.functions.end(),
-      [](const FunctionInfo& a, const FunctionInfo& b) { return a.range.start < b.range.start; });
+  sortByStart(out, reuse.main);
   out.build_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 
 std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
-  std::set<std::string> seen;
+  // Views of the unit's strings (and of `made`, whose elements do not move): no copy per lookup.
+  std::unordered_set<std::string_view> seen;
+  std::deque<std::string> made;
   std::vector<std::string> out;
-  auto add = [&](const std::string& k) {
-    if (!k.empty() && seen.insert(k).second) out.push_back(k);
+  auto add = [&](std::string_view k) {
+    if (!k.empty() && seen.insert(k).second) out.emplace_back(k);
+  };
+  auto addMade = [&](std::string_view prefix, const std::string& k) {
+    add(made.emplace_back(std::string(prefix) + k));
   };
   auto addFunction = [&](const FunctionInfo& f) {
     add(f.key);
@@ -407,8 +444,8 @@ std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
     for (const auto& n : f.nodes) {
       add(n.callee_key);
       add(n.callee_mangled);
-      if (n.callee_virtual) add(std::string(kVirtualKeyPrefix) + n.callee_key);
-      if (n.callee_indirect) add(std::string(kCalleesKeyPrefix) + f.key);
+      if (n.callee_virtual) addMade(kVirtualKeyPrefix, n.callee_key);
+      if (n.callee_indirect) addMade(kCalleesKeyPrefix, f.key);
       add(n.producer_key);
       add(n.producer_mangled);
     }

@@ -62,6 +62,14 @@ struct MainBodies {
   ByText implicit_by_text;
   size_t reused = 0, walked = 0;  // main-file definitions in the last build
   size_t implicit_reused = 0;     // classes whose implicit members the last build took
+  // The last build's definitions are not copied into its unit but lent: each entry above whose
+  // functions the unit holds, and where they are in its `functions` (after the sort). Until
+  // they are given back (server/server/walk_cache.h) those entries' `functions` are empty.
+  struct Loan {
+    Walked* entry = nullptr;
+    std::vector<size_t> at;
+  };
+  std::vector<Loan> lent;
 };
 
 struct BuildReuse {

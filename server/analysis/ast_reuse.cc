@@ -1,6 +1,8 @@
 #include "server/analysis/ast_reuse.h"
 
 #include <algorithm>
+#include <iterator>
+#include <numeric>
 #include <set>
 #include <string_view>
 
@@ -208,6 +210,7 @@ MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::B
     const int d = start.line - w.start.line;
     last_shift_ = d;
     for (FunctionInfo& f : w.functions) {
+      if (d == 0) break;
       moveLines(f.range, d);
       moveLines(f.name_range, d);
       for (Node& n : f.nodes) {
@@ -224,14 +227,23 @@ MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::B
   return nullptr;
 }
 
-bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out,
-                     std::vector<ParseProblem>& problems) {
+void MainReuse::lend(MainBodies::Walked* w, size_t at, size_t n) {
+  MainBodies::Loan& loan = lent_.emplace_back();
+  loan.entry = w;
+  loan.at.resize(n);
+  std::iota(loan.at.begin(), loan.at.end(), at);
+}
+
+bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out, std::vector<ParseProblem>& problems,
+                     size_t at) {
   current_ = next_index_++;
   if (!enabled_ || current_ >= spans_.size() || !spans_[current_].in_main) return false;
   MainBodies::Walked* w =
       takeMoved(cache_->by_text, next_, keys_[current_], spans_[current_].start);
   if (!w) return false;
-  out = w->functions;
+  out = std::move(w->functions);
+  w->functions.clear();
+  lend(w, at, out.size());
   problems.insert(problems.end(), w->problems.begin(), w->problems.end());
   ++reused_;
   return true;
@@ -250,7 +262,10 @@ bool MainReuse::takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out) {
       takeMoved(cache_->implicit_by_text, next_implicit_, class_key_, class_span_.start);
   if (!w) return false;
   ++implicit_reused_;
-  out.insert(out.end(), w->functions.begin(), w->functions.end());
+  lend(w, out.size(), w->functions.size());
+  out.insert(out.end(), std::make_move_iterator(w->functions.begin()),
+             std::make_move_iterator(w->functions.end()));
+  w->functions.clear();
   return true;
 }
 
@@ -258,25 +273,27 @@ void MainReuse::madeImplicit(const std::vector<FunctionInfo>& out, size_t first)
   if (!cache_ || !class_span_.in_main || class_key_ == 0) return;
   MainBodies::Walked w;
   w.start = class_span_.start;
-  w.functions.assign(out.begin() + first, out.end());
-  next_implicit_.emplace(class_key_, std::move(w));
+  lend(&next_implicit_.emplace(class_key_, std::move(w))->second, first, out.size() - first);
 }
 
 void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
-                       const std::vector<ParseProblem>& problems, size_t first) {
+                       const std::vector<ParseProblem>& problems, size_t first, size_t at) {
   ++walked_;
   if (!cache_ || current_ >= spans_.size() || !spans_[current_].in_main) return;
   MainBodies::Walked w;
   w.start = spans_[current_].start;
-  w.functions = fns;
   w.problems.assign(problems.begin() + first, problems.end());
-  next_.emplace(keys_[current_], std::move(w));
+  lend(&next_.emplace(keys_[current_], std::move(w))->second, at, fns.size());
 }
 
 void MainReuse::finish() {
   if (!cache_) return;
-  cache_->by_text = std::move(next_);
-  cache_->implicit_by_text = std::move(next_implicit_);
+  // Swapped, not move-assigned: the loans point into these entries, and a swap keeps them.
+  cache_->by_text.swap(next_);
+  cache_->implicit_by_text.swap(next_implicit_);
+  next_ = {};
+  next_implicit_ = {};
+  cache_->lent = std::move(lent_);
   cache_->implicit_reused = implicit_reused_;
   cache_->skeleton = skeleton_;
   cache_->directive_keys = std::move(directive_keys_);

@@ -25,12 +25,15 @@ class MainReuse {
   MainReuse(const TranslationUnit& tu, MainBodies* cache, bool context_same,
             const std::vector<Builder::Event>& events, const std::vector<ParseProblem>& problems);
   // The definition at `c` as the last build walked it, moved to where it is now; false when it
-  // must be walked.
-  // Called once per main-file definition, in the order of `events`.
-  bool take(CXCursor c, std::vector<FunctionInfo>& out, std::vector<ParseProblem>& problems);
-  // The definition at `c` was walked: `problems` from `first` on are its walk's.
+  // must be walked. Called once per main-file definition, in the order of `events`.
+  // What is taken or walked is lent to the unit, not copied (MainBodies::lent): `at` is where
+  // the unit's functions will hold it (before the sort).
+  bool take(CXCursor c, std::vector<FunctionInfo>& out, std::vector<ParseProblem>& problems,
+            size_t at);
+  // The definition at `c` was walked into `fns`, which go to the unit at `at`: `problems` from
+  // `first` on are its walk's.
   void walked(CXCursor c, const std::vector<FunctionInfo>& fns,
-              const std::vector<ParseProblem>& problems, size_t first);
+              const std::vector<ParseProblem>& problems, size_t first, size_t at);
   // The implicit special members of the main-file class `cls` as the last build made them, moved
   // to where the class is now, appended to `out`; false when they must be made.
   bool takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out);
@@ -57,6 +60,8 @@ class MainReuse {
   // `start` and from `from` into `to`; null when there is none.
   MainBodies::Walked* takeMoved(MainBodies::ByText& from, MainBodies::ByText& to, uint64_t key,
                                 const Position& start);
+  // `w`'s functions go to the unit's functions [at, at + n) (MainBodies::lent).
+  void lend(MainBodies::Walked* w, size_t at, size_t n);
 
   const TranslationUnit& tu_;
   MainBodies* cache_;
@@ -72,6 +77,7 @@ class MainReuse {
   uint64_t class_key_ = 0;
   size_t reused_ = 0, walked_ = 0, implicit_reused_ = 0;
   int last_shift_ = 0;  // lines the last taken definition moved
+  std::vector<MainBodies::Loan> lent_;
 };
 
 }  // namespace perfhat::analysis::ast_walk

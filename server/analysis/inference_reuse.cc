@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <unordered_set>
 
 #include "server/analysis/analyze.h"
@@ -15,10 +16,14 @@ namespace {
 template <typename Visit>
 void keysLookedUp(const FunctionInfo& f, Visit&& visit) {
   for (const Node& n : f.nodes) {
-    if (!n.callee_key.empty()) visit(n.callee_key);
-    if (!n.producer_key.empty()) visit(n.producer_key);
+    if (!n.callee_key.empty()) visit(std::string_view(n.callee_key));
+    if (!n.producer_key.empty()) visit(std::string_view(n.producer_key));
   }
 }
+
+// Keys as views of the unit's and the last results' strings, which outlive the graph: no copy
+// per key.
+using KeySet = std::unordered_set<std::string_view>;
 
 // The bodies the analysis reaches from a key, as the inference looks them up (the document's
 // own definitions over the workspace's), and what each key reaches: a changed key, a cycle, and
@@ -30,15 +35,16 @@ class CallGraph {
     bool recursive = false;  // on a cycle or reaching one
     int height = 0;          // the longest chain of bodies below
   };
-  CallGraph(const ParsedUnit& unit, const std::unordered_set<std::string>& changed, int limit)
+  CallGraph(const ParsedUnit& unit, const KeySet& changed, int limit)
       : changed_(changed), limit_(limit) {
+    bodies_.reserve(unit.workspace_bodies.size() + unit.functions.size());
     for (const auto& [key, f] : unit.workspace_bodies) bodies_.emplace(key, &f);
     for (const auto& f : unit.functions) bodies_[f.key] = &f;
   }
   // What `f`'s analysis reaches (`f` itself being analysed, so a call of its own key is a cycle).
   Reach ofFunction(const FunctionInfo& f) {
     Reach r = of(f.key, 0);
-    keysLookedUp(f, [&](const std::string& k) {
+    keysLookedUp(f, [&](std::string_view k) {
       r.recursive = r.recursive || k == f.key;
       add(r, of(k, 1));
     });
@@ -52,7 +58,7 @@ class CallGraph {
     into.recursive = into.recursive || r.recursive;
     into.height = std::max(into.height, r.height + 1);
   }
-  Reach of(const std::string& key, int depth) {
+  Reach of(std::string_view key, int depth) {
     State& s = state_[key];  // node-based map: the reference survives insertions below
     if (s.color == kDone) {
       // Reached deeper than before: the chain below may now reach the inference's limit.
@@ -66,7 +72,7 @@ class CallGraph {
     if (depth > limit_) {
       too_deep_ = true;
     } else if (auto it = bodies_.find(key); it != bodies_.end()) {
-      keysLookedUp(*it->second, [&](const std::string& k) { add(r, of(k, depth + 1)); });
+      keysLookedUp(*it->second, [&](std::string_view k) { add(r, of(k, depth + 1)); });
     }
     s.color = kDone;
     s.reach = r;
@@ -77,10 +83,10 @@ class CallGraph {
     Color color = kNew;
     Reach reach;
   };
-  const std::unordered_set<std::string>& changed_;
+  const KeySet& changed_;
   const int limit_;
-  std::unordered_map<std::string, const FunctionInfo*> bodies_;
-  std::unordered_map<std::string, State> state_;
+  std::unordered_map<std::string_view, const FunctionInfo*> bodies_;
+  std::unordered_map<std::string_view, State> state_;
   bool too_deep_ = false;
 };
 
@@ -116,7 +122,7 @@ std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOpt
 }
 
 bool InferenceReuse::reachesDepthLimit(const ParsedUnit& unit, const AnalysisOptions& options) {
-  const std::unordered_set<std::string> none;
+  const KeySet none;
   CallGraph graph(unit, none, graphLimit(options));
   for (const FunctionInfo& f : unit.functions) graph.ofFunction(f);
   return graph.tooDeep();
@@ -141,7 +147,7 @@ std::vector<long> InferenceReuse::reusable(const ParsedUnit& unit, const Analysi
       }
   }
   // Changed keys: walked again, added, moved, or gone.
-  std::unordered_set<std::string> changed;
+  KeySet changed;
   for (size_t i = 0; i < n; ++i)
     if (from[i] < 0) changed.insert(unit.functions[i].key);
   for (size_t j = 0; j < results_.size(); ++j)

@@ -25,6 +25,13 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// The edit trace's note of what the inference reused.
+void traceInference(const analysis::InferenceReuse::Last& r) {
+  if (!EditTrace::enabled()) return;
+  EditTrace::note("inferred " + std::to_string(r.analysed) + " reused " + std::to_string(r.reused) +
+                  (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
+}
+
 }  // namespace
 
 analysis::AnalysisOptions ClangAnalyzer::optionsFrom(const Config& cfg, const std::string& root,
@@ -132,7 +139,12 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     cpu = now;
     return ms;
   };
-  analysis::ParsedUnit unit = e.headers.build(*e.tu, options_);
+  analysis::ParsedUnit unit = e.headers.lend(*e.tu, options_);
+  struct GiveBack {  // the walk cache's functions, lent to the unit for this build
+    WalkCache& cache;
+    analysis::ParsedUnit& unit;
+    ~GiveBack() { cache.giveBack(std::move(unit)); }
+  } give_back{e.headers, unit};
   split_.walk = lap();
   EditTrace::mark("walk");
   // Callees defined in other files, from the workspace index.
@@ -165,12 +177,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   snap->fetch_ms = fetch_ms;
   split_.infer = lap();
   EditTrace::mark("infer");
-  if (EditTrace::enabled()) {
-    const analysis::InferenceReuse::Last& r = e.inference.last();
-    EditTrace::note("inferred " + std::to_string(r.analysed) + " reused " +
-                    std::to_string(r.reused) +
-                    (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
-  }
+  traceInference(e.inference.last());
   index_->setOpen(in.path, unit.functions);  // callers in other files see this text now
   markChangedCallees(*snap, *view);
   split_.after = lap();

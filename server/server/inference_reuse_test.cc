@@ -249,6 +249,29 @@ TEST_F(InferenceReuseEdits, AHeaderChangedOnDiskIsAnalysedAgain) {
     if (f.key == "viaHeader(int)") EXPECT_NEAR(f.root().estimate.dist.mean_ns, 50 * 2e3, 1);
 }
 
+// A class's implicit members start where the class does, before its inline members: the walk
+// makes them after the members, and the unit sorts them first. What the walk says of each
+// function (taken unchanged from the last build, or walked) must follow it through that sort:
+// with more inline members than implicit ones, an edited first member (same range) would
+// otherwise get the last member's "unchanged" and keep its old result.
+TEST_F(InferenceReuseEdits, AnInlineMemberOfAClassWithImplicitMembersIsAnalysedAgain) {
+  std::string text = std::string(kText) +
+                     "struct Box {\n"
+                     "  int get(int n) {\n"
+                     "    int s = 0;\n"
+                     "    for (int k = 0; k < 10; ++k) s += leaf(k);\n"
+                     "    return s;\n"
+                     "  }\n";
+  for (int i = 1; i <= 7; ++i)
+    text += "  int m" + std::to_string(i) + "() { return " + std::to_string(i) + "; }\n";
+  text += "};\nint useBox(int n) { Box b; return b.get(n); }\n";
+  edit(text);
+  // The same length: the member keeps its range.
+  edit(replaced(text, "k < 10;", "k < 70;"));
+  EXPECT_EQ(last().all_analysed_because, "");
+  EXPECT_GT(last().reused, 0u);
+}
+
 // A chain cut at max_body_depth memoizes the bodies above the cut as unknown: a build whose
 // chains are that deep is not kept, so when an edit makes the chain shorter the functions it
 // did not touch get lf's cost as a fresh analysis gives them, not the cut's unknown.

@@ -77,6 +77,36 @@ std::optional<uint64_t> WalkCache::contextKey(const analysis::TranslationUnit& t
 
 analysis::ParsedUnit WalkCache::build(const analysis::TranslationUnit& tu,
                                       const analysis::AnalysisOptions& options) {
+  analysis::ParsedUnit unit = lend(tu, options);
+  analysis::ParsedUnit copy = unit;
+  giveBack(std::move(unit));
+  return copy;
+}
+
+void WalkCache::giveBack(analysis::ParsedUnit&& unit) {
+  for (const analysis::MainBodies::Loan& loan : main_.lent)
+    for (size_t at : loan.at)
+      if (at >= unit.functions.size()) {
+        main_ = analysis::MainBodies{};  // not the unit lent: walk the main file again
+        walked_in_workspace_.clear();
+        return;
+      }
+  size_t flag = 0;
+  for (analysis::FunctionInfo& f : unit.functions)
+    for (analysis::Node& n : f.nodes)
+      if (flag < walked_in_workspace_.size()) n.callee_in_workspace = walked_in_workspace_[flag++];
+  for (analysis::MainBodies::Loan& loan : main_.lent) {
+    loan.entry->functions.reserve(loan.at.size());
+    for (size_t at : loan.at) loan.entry->functions.push_back(std::move(unit.functions[at]));
+  }
+  main_.lent.clear();
+  walked_in_workspace_.clear();
+}
+
+analysis::ParsedUnit WalkCache::lend(const analysis::TranslationUnit& tu,
+                                     const analysis::AnalysisOptions& options) {
+  // The last unit was not given back: the entries it holds are empty.
+  if (!main_.lent.empty()) main_ = analysis::MainBodies{};
   const double t0 = threadCpuMs();
   std::optional<uint64_t> key = contextKey(tu, options.workspace_root);
   last_ = LastBuild{};
@@ -88,6 +118,9 @@ analysis::ParsedUnit WalkCache::build(const analysis::TranslationUnit& tu,
   last_.main_reused = main_.reused;
   last_.main_walked = main_.walked;
   last_.main_implicit_reused = main_.implicit_reused;
+  walked_in_workspace_.clear();
+  for (const analysis::FunctionInfo& f : unit.functions)
+    for (const analysis::Node& n : f.nodes) walked_in_workspace_.push_back(n.callee_in_workspace);
   if (same) {
     unit.workspace_bodies = bodies_;
     unit.problems.insert(unit.problems.end(), problems_.begin(), problems_.end());

@@ -28,7 +28,17 @@ namespace perfhat::server {
 class WalkCache {
  public:
   // The unit of `tu` as buildAst makes it, with the headers' bodies walked only when the key
-  // differs from the last build's.
+  // differs from the last build's. Its main-file functions are lent, not copied, from the cache:
+  // give the unit back with giveBack() once done with it (what the cache keeps for the next
+  // build is then exactly what this one walked or took). A unit not given back leaves the next
+  // build nothing of the main file to reuse.
+  analysis::ParsedUnit lend(const analysis::TranslationUnit& tu,
+                            const analysis::AnalysisOptions& options);
+  // Takes the main-file functions of the unit lend() last returned back into the cache, as
+  // lend() made them (index::WorkspaceIndex::augment marks calls in them, which is undone).
+  // `unit` must not have been reordered.
+  void giveBack(analysis::ParsedUnit&& unit);
+  // lend(), a copy of the unit, and giveBack(): for callers that keep the unit.
   analysis::ParsedUnit build(const analysis::TranslationUnit& tu,
                              const analysis::AnalysisOptions& options);
 
@@ -54,6 +64,8 @@ class WalkCache {
   std::unordered_map<std::string, analysis::FunctionInfo> bodies_;
   std::vector<analysis::ParseProblem> problems_;
   analysis::MainBodies main_;
+  // Per node of the lent unit's functions, in order: its callee_in_workspace as walked.
+  std::vector<bool> walked_in_workspace_;
   LastBuild last_;
 };
 

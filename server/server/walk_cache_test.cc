@@ -188,6 +188,36 @@ TEST_F(WalkCacheTest, AnEditInsideOneBodyWalksThatBodyOnly) {
   expectSameBodies(unit, fresh());  // ranges and hints included
 }
 
+// The main file's functions are lent to the unit, not copied: what the caller marks in them (the
+// workspace index marks calls it has a body for) is undone when they come back, and a unit that
+// does not come back leaves nothing of the main file to reuse.
+TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  analysis::ParsedUnit lent = cache_.lend(*tu_, options_);
+  for (auto& f : lent.functions)
+    for (auto& n : f.nodes) n.callee_in_workspace = !n.callee_in_workspace;
+  cache_.giveBack(std::move(lent));
+  std::string edited = kTwo;
+  edited.insert(edited.find("  return t;"), "  t += 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.lend(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  const analysis::ParsedUnit walked = fresh();
+  expectSameBodies(unit, walked);
+  for (size_t i = 0; i < unit.functions.size() && i < walked.functions.size(); ++i)
+    for (size_t k = 0; k < unit.functions[i].nodes.size(); ++k)
+      EXPECT_EQ(unit.functions[i].nodes[k].callee_in_workspace,
+                walked.functions[i].nodes[k].callee_in_workspace)
+          << unit.functions[i].key << " node " << k;
+  // Not given back: the next build walks every body, and gives what a walk gives.
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  analysis::ParsedUnit again = cache_.lend(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  EXPECT_EQ(cache_.last().main_walked, 2u);
+  expectSameBodies(again, fresh());
+  cache_.giveBack(std::move(again));
+}
+
 // Two definitions with the same text in two classes: reuse must give each its own result
 // (key, mangled name, ranges), not the other's.
 TEST_F(WalkCacheTest, IdenticalBodiesInTwoClassesKeepTheirOwnResults) {
