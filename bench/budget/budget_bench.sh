@@ -14,9 +14,9 @@
 #   bench/budget/budget_bench.sh [BUILD_DIR] [STEADY_SECONDS] [RATE]
 #
 # BUDGET_CONFIGS picks the configurations (default "full budget-1 budget-3"; add "disabled" for
-# the floor, and "full-b" for a second full-tracing run after the budget runs: compare.py then
-# shows how far two full runs' p50s differ, the method's own noise, and takes each function's
-# reference p50 as the mean of the two, which brackets the budget runs in time);
+# the floor, and more full-tracing runs named "full-b", "full-c", ... between or after the budget
+# runs: compare.py then shows how far the full runs' p50s differ, the method's own noise, and takes
+# each function's reference p50 as their median, which one disturbed run cannot move far);
 # BUDGET_MODE=probing
 # runs the budgets in probing mode instead. Functions with fewer than BUDGET_MIN_CALLS calls in
 # the full run (default 200) are left out of the comparison (their p50 moves between two full
@@ -54,7 +54,7 @@ for cfg in "${configs[@]}"; do
   case $cfg in
     # Full tracing exports every 0.2 s so the span rings never overflow (as the overhead
     # benchmark does); the budget runs record few calls and keep the default 5 s interval.
-    full|full-b) env_args+=(PERFHAT_EXPORT_INTERVAL_S=0.2) ;;
+    full|full-*) env_args+=(PERFHAT_EXPORT_INTERVAL_S=0.2) ;;
     disabled) env_args+=(PERFHAT_ENABLED=0) ;;
     budget-*) env_args+=(PERFHAT_BUDGET="0.0${cfg#budget-}" PERFHAT_BUDGET_MODE="$MODE"
                          PERFHAT_BUDGET_STATUS="$run/status.json") ;;
@@ -109,7 +109,7 @@ for cfg in "${configs[@]}"; do
   perf script -i "$run/perf.data" -F comm,tid,ip,sym 2>/dev/null > "$run/perf.txt"
   python3 bench/overhead/perf_share.py < "$run/perf.txt" > "$run/perf_share.txt"
   python3 bench/budget/perf_top.py 8 --inner < "$run/perf.txt" > "$run/perf_top.txt"
-  rm -f "$run/perf.txt"
+  [ -n "${BUDGET_KEEP_PERF:-}" ] || rm -f "$run/perf.txt"  # with BUDGET_KEEP: the stacks too
   rm -f "$run/perf.data"
   sleep 1
   kill -TERM "$service_pid"; wait "$service_pid" 2>/dev/null || true
@@ -120,7 +120,7 @@ for cfg in "${configs[@]}"; do
   [[ $cfg == full* ]] || sed 's/^/[budget]   /' "$run/perf_top.txt"
   [ ! -s "$run/collector_proc.txt" ] ||
     echo "[budget] $cfg: collector thread (perfhat-bg) $(cut -d' ' -f1 "$run/collector_proc.txt") % of the process's run time (/proc schedstat, steady phase)"
-  echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples);" \
+  echo "[budget] $cfg: libperfhat share $(cat "$run/perf_share.txt") (% of samples, samples, % with any perfhat:: frame);" \
        "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ok"], "requests,", round(r["throughput_per_s"],1), "req/s")' "$run/steady.json")"
 done
 echo "[budget] load at end: $(uptime | sed 's/.*load average/load average/')"

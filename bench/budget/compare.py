@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Budget runs against the full-tracing run: per-function p50 error, split traced / sampled
+"""Budget runs against the full-tracing runs: per-function p50 error, split traced / sampled
 (a class the plan reports in full, or at a fraction). Functions of classes idle in the plan's
 last windows are left out.
 
@@ -12,26 +12,42 @@ import sys
 
 root, min_calls, configs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 load = lambda c, f: json.load(open(os.path.join(root, c, f)))
-full = load("full", "p50.json") if "full" in configs else {}
-# With a second full run after the budget runs, each function's reference is the two full runs'
-# mean p50 (the machine's load drifts over a run of the bench); the runs' own disagreement is the
-# method's noise floor, shown first.
-full_b = load("full-b", "p50.json") if "full-b" in configs else {}
-if full_b:
-    aa = []
-    for key, ref in full.items():
-        other = full_b.get(key, {})
-        if ref.get("count", 0) >= min_calls and ref.get("p50_ns") and other.get("p50_ns"):
-            aa.append((other["p50_ns"] / ref["p50_ns"] - 1, key))
-    within = sum(abs(d) <= 0.10 for d, _ in aa)
-    print(f"\nfull-b against full (A/A, {len(aa)} functions with ≥ {min_calls} calls): "
-          f"{within} within 10 %, median |difference| "
-          f"{100 * statistics.median(abs(d) for d, _ in aa) if aa else float('nan'):.1f} %")
-    for d, key in sorted(aa, reverse=True):
-        print(f"    full-b: p50 {100 * d:+.1f} %  {key}", file=sys.stderr)
-    full = {k: dict(v, p50_ns=(v["p50_ns"] + full_b[k]["p50_ns"]) / 2)
-            if v.get("p50_ns") and full_b.get(k, {}).get("p50_ns") else v
-            for k, v in full.items()}
+# Every full-tracing run ("full", and "full-b", "full-c", ... run between or after the budget
+# runs): each function's reference p50 is their median (the mean of two), which one disturbed run
+# cannot move far; their own disagreement is the method's noise floor, shown first.
+fulls = [c for c in configs if c == "full" or c.startswith("full-")]
+full_runs = {c: load(c, "p50.json") for c in fulls}
+full = dict(full_runs.get("full", {}))
+
+
+def leave_one_out(c, key):
+    """The reference without run c: the other full runs' median p50 (None without one)."""
+    others = [r[key]["p50_ns"] for o, r in full_runs.items() if o != c and r.get(key, {}).get("p50_ns")]
+    return statistics.median(others) if others else None
+
+
+if len(full_runs) > 1:
+    keys = [k for k, v in full.items() if v.get("count", 0) >= min_calls and v.get("p50_ns")]
+    print(f"\nfull-tracing runs against each other (A/A, {len(keys)} functions with ≥ {min_calls} "
+          f"calls in 'full'; each run against the median of the others):")
+    for c in fulls:
+        aa = [(full_runs[c][k]["p50_ns"] / leave_one_out(c, k) - 1, k) for k in keys
+              if full_runs[c].get(k, {}).get("p50_ns") and leave_one_out(c, k)]
+        print(f"    {c}: {sum(abs(d) <= 0.10 for d, _ in aa)} of {len(aa)} within 10 %, median "
+              f"|difference| {100 * statistics.median(abs(d) for d, _ in aa) if aa else float('nan'):.1f} %")
+        for d, key in sorted(aa, reverse=True):
+            print(f"    {c}: p50 {100 * d:+.1f} %  {key}", file=sys.stderr)
+    reference = {}
+    for k in keys:
+        runs = [r[k]["p50_ns"] for r in full_runs.values() if r.get(k, {}).get("p50_ns")]
+        reference[k] = statistics.median(runs)
+        full[k] = dict(full[k], p50_ns=reference[k], spread=max(abs(x / reference[k] - 1) for x in runs))
+    if len(full_runs) > 2:
+        # How far each function's reference may itself be off: every run within ±5 % of the
+        # median means a run of the same code lands there too.
+        steady = sum(full[k]["spread"] <= 0.05 for k in keys)
+        print(f"    reference (median of {len(full_runs)} runs): {steady} of {len(keys)} functions "
+              f"with every full run within 5 % of it")
 
 
 def client_p50s(c):
@@ -103,7 +119,7 @@ print("\n| configuration | libperfhat share of service CPU samples (perf) | libr
 print("|---|---|---|---|---|---|---|---|")
 for c in configs:
     share = open(os.path.join(root, c, "perf_share.txt")).read().split()
-    if c in ("full", "full-b", "disabled"):
+    if c in fulls or c == "disabled":
         what = "none (probes off)" if c == "disabled" else "all"
         print(f"| {c} | {share[0]} % ({share[1]} samples) | — | — | {what} | — | — | — | — |")
         continue
@@ -129,7 +145,7 @@ for c in configs:
         errors[kind].append((abs(p50[key]["p50_ns"] / ref["p50_ns"] - 1), key,
                              p50[key]["p50_ns"] / ref["p50_ns"] - 1,
                              p50[key].get("count", 0) / ref["count"] - 1, recorded,
-                             share_traced.get(k)))
+                             share_traced.get(k), ref.get("spread")))
     traced = sum(1 for k in status["classes"] if k["traced"])
     ok = lambda kind, lim: f"{sum(e[0] <= lim for e in errors[kind])}/{len(errors[kind])}"
     worst = lambda kind: f"{100 * max(errors[kind])[0]:.1f} %" if errors[kind] else "—"
@@ -141,8 +157,9 @@ for c in configs:
           f"{len(errors['traced']) + len(errors['sampled'])} | {ok('traced', 0.10)} | "
           f"{ok('sampled', 0.25)} | {worst('traced')} / {worst('sampled')} |")
     for kind in ("traced", "sampled"):
-        for _, key, signed, count, recorded, share in sorted(errors[kind], reverse=True):
+        for _, key, signed, count, recorded, share, spread in sorted(errors[kind], reverse=True):
             traced_for = f", class traced {100 * share:.0f} % of the run" if share is not None else ""
+            traced_for += f", full runs within ±{100 * spread:.1f} %" if spread is not None else ""
             print(f"    {c} {kind}: p50 {100 * signed:+.1f} %, weighted count {100 * count:+.1f} %"
                   f", ~{recorded:.0f} recorded at the end's fraction{traced_for}  {key}",
                   file=sys.stderr)

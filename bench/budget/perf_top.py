@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Where libperfhat's share of a process's CPU samples goes, from `perf script -F comm,tid,ip,sym`:
-each sample with a perfhat:: frame is filed under its outermost perfhat:: frame (the entry into
-the library: the inline probe, Probe::begin, the background thread's loop, the stack sampler's
+each sample with a libperfhat frame (perf_share.is_libperfhat) is filed under its outermost one
+(the entry into the library: the inline probe, Probe::begin, the background thread's loop, the stack sampler's
 signal handler), and the top rows are printed as a share of all samples.
 
     perf script -i perf.data -F comm,tid,ip,sym | bench/budget/perf_top.py [ROWS=10] [--inner]
 --inner adds the top (outermost frame, the frame it called) pairs.
 """
 import collections
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "overhead"))
+from perf_share import is_libperfhat  # noqa: E402  (one rule for what a libperfhat frame is)
 
 rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 inner = len(sys.argv) > 2 and sys.argv[2] == "--inner"  # also the frame inside the outermost
@@ -24,7 +28,7 @@ def close():
     if not frames:
         return
     samples += 1
-    hits = [f for f in frames if "perfhat::" in f]
+    hits = [f for f in frames if is_libperfhat(f)]
     if hits:
         name = re.sub(r"\(.*", "", hits[-1])  # outermost: the call stack is printed leaf first
         by[name] += 1

@@ -1,9 +1,5 @@
 #include "budget_calibration.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -13,6 +9,7 @@
 #include "budget_runtime.h"
 #include "engine.h"
 #include "probe_calibration.h"
+#include "probe_self_timing.h"
 
 namespace perfhat::budget {
 namespace {
@@ -21,24 +18,8 @@ using autoinstrument::ProbeKind;
 
 uint64_t ticks() { return detail::now_ticks(); }
 
-// The same clock, but no instruction starts before it is read and none after it starts before
-// every earlier one finished: a single call's cache misses land inside the interval (a plain
-// TSC read lets the second read run ahead of the call's outstanding loads, and a cold call then
-// timed no dearer than an empty interval).
-uint64_t fenced_ticks() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (detail::g_tick_source.load(std::memory_order_relaxed) == nullptr) {
-    _mm_lfence();
-    const uint64_t t = __rdtsc();
-    _mm_lfence();
-    return t;
-  }
-#endif
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  const uint64_t t = detail::now_ticks();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  return t;
-}
+// Single cold calls are timed with fenced clock reads (their misses land inside the interval).
+uint64_t fenced() { return detail::fenced_ticks(); }
 
 constexpr uint32_t kSiteMargin = 256;
 
@@ -58,7 +39,8 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.hot.owner = &ts_;
     ts_.hot.rng = 0x9E3779B97F4A7C15ull;
     ts_.hot.eh_uncaught = &kZero;
-    ts_.hot.in_request = true;  // the request's decision chooses: counted or recorded
+    ts_.hot.in_request = true;   // the request's decision chooses: counted or recorded
+    ts_.self_timing_on = false;  // its warm loops are not what the service's probes cost
     ts_.ring = detail::make_span_ring(16);
     ts_.ring_mask = 15;
     ts_.calls = calls_;
@@ -140,7 +122,7 @@ double coldDetectTicks(uint32_t free_site) {
   CacheSweep sweep;
   const uint64_t t =
       coldPairTicks([&] { cal->prepare(autoinstrument::kSkipped); }, [&] { cal->call(); },
-                    [&] { cal->reset(); }, [&] { sweep(); }, &fenced_ticks);
+                    [&] { cal->reset(); }, [&] { sweep(); }, &fenced);
   detail::t_hot = saved;
   cal->restore_plan();
   return static_cast<double>(t);

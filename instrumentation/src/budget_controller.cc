@@ -15,6 +15,7 @@
 #include "budget_cost_account.h"
 #include "budget_runtime.h"
 #include "engine.h"
+#include "probe_self_timing.h"
 #include "stack_sampler.h"
 #include "symbolize.h"
 #include "tigris.h"
@@ -35,6 +36,9 @@ constexpr std::size_t kGroupRefreshWindows = 10;
 constexpr std::size_t kStatusEveryWindows = 10;
 // Probing mode: a window's samples price a stack sample when there are at least this many.
 constexpr uint64_t kMinSamplesPriced = 5;
+// A call timed in situ over this long was descheduled or interrupted inside its probe's work:
+// not summed (probe_self_timing.h).
+constexpr double kSelfTimingCapNs = 50e3;
 // The start-up's records are exported within an export interval or two (5 s by default); if
 // they never are (no exporter, exports failing), the governor judges windows again after this.
 constexpr std::size_t kStartupMaxWindows = 20;
@@ -94,6 +98,8 @@ bool Controller::configure(const Settings& s, std::string* error) {
   startup_records_ = 0;
   startup_pending_ = true;
   startup_windows_ = 0;
+  insitu_.clear();
+  detail::g_self_timing.store(s.enabled && s.error.empty(), std::memory_order_relaxed);
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
   const auto* sampler = sampling::StackSampler::if_created();
@@ -109,6 +115,7 @@ bool Controller::configure(const Settings& s, std::string* error) {
   if (!rules_.error.empty()) {
     if (error) *error = "PERFHAT_BUDGET_CLASSES: " + rules_.error;
     settings_.enabled = false;
+    detail::g_self_timing.store(false, std::memory_order_relaxed);
     return false;
   }
   return true;
@@ -123,6 +130,7 @@ void Controller::stop() {
   // Not get(): its ring (about 1 MB, zeroed) would be made at every exit just to be stopped.
   if (auto* sampler = sampling::StackSampler::if_created()) sampler->stop();
   clear();
+  detail::g_self_timing.store(false, std::memory_order_relaxed);
   detail::Engine::get().set_budget_disarmed({});
   detail::Lock l(mu_);
   if (settings_.enabled && windows_ > 1) write_status();  // the last plan, whatever its age
@@ -272,7 +280,7 @@ void Controller::tick() {
   if (!settings_.enabled) return;
   if (fresh && !calibrated_ && configuration == configurations_) {
     costs_ = calibrated;
-    inprobe_report_s_ = costs_.report_s;
+    calibrated_report_s_ = inprobe_report_s_ = request_s_ = costs_.report_s;
     calibrated_ = true;
   }
   if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates
@@ -280,6 +288,9 @@ void Controller::tick() {
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
   const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
+  if (nspt > 0)
+    detail::g_self_timing_cap.store(static_cast<uint64_t>(kSelfTimingCapNs / nspt),
+                                    std::memory_order_relaxed);
   const Clocks now{meter_.wall(), meter_.process_cpu(), meter_.collector_cpu()};
   ++windows_;
   reload_pins();
@@ -295,6 +306,7 @@ void Controller::tick() {
   }
   const WindowTotals totals = measure_sites(sites, now.wall - last_wall_, nspt);
   const double sample_cpu_s = settings_.planner.probing ? price_stack_samples(nspt) : 0;
+  price_in_situ(nspt);
   const WindowCost cost = measure_cost(totals, recorded, sample_cpu_s, now);
   const Plan& plan = planner_.observe(totals.classes, cost, costs_);
   apply_plan(plan, sites);
@@ -317,6 +329,7 @@ void Controller::start_first_window(const std::vector<detail::SiteActivity>& sit
     s.on_request_threads = a.on_request_threads;
   }
   recorded_ = recorded;
+  insitu_.add(detail::self_timing_totals(), 0, settings_.planner.windows);  // the starting totals
   last_wall_ = now.wall;
   last_process_ = now.process;
   last_thread_ = now.collector;
@@ -408,6 +421,12 @@ double Controller::price_stack_samples(double nspt) {
   return sample_cpu_s;
 }
 
+void Controller::price_in_situ(double nspt) {
+  insitu_.add(detail::self_timing_totals(), nspt, settings_.planner.windows);
+  inprobe_report_s_ = insitu_.report_s(calibrated_report_s_);
+  request_s_ = insitu_.request_s(calibrated_report_s_);
+}
+
 WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, double sample_cpu_s,
                                     const Clocks& now) {
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
@@ -447,7 +466,7 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   counts.measuring_s = measuring_per_window_s_;
   counts.sample_cpu_s = sample_cpu_s;
   counts.collector_cpu_s = cost.collector_cpu_s;
-  last_parts_ = accountWindow(counts, costs_, inprobe_report_s_);
+  last_parts_ = accountWindow(counts, costs_, inprobe_report_s_, request_s_);
   cost.probe_cost_s = last_parts_.probes_s();
   return cost;
 }

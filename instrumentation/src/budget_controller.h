@@ -19,6 +19,7 @@
 #include "budget_classes.h"
 #include "budget_collector_fit.h"
 #include "budget_cost_account.h"
+#include "budget_insitu.h"
 #include "budget_planner.h"
 #include "budget_rearm.h"
 #include "site_activity.h"
@@ -135,6 +136,8 @@ class Controller {
   double price_stack_samples(double nspt) PERFHAT_REQUIRES(mu_);  // the handlers' CPU seconds
   // Whether the window now ending began with start-up records still to export (and updates it).
   bool startup_window(uint64_t recorded) PERFHAT_REQUIRES(mu_);
+  // The in-probe prices from the calls the probes timed in situ this window.
+  void price_in_situ(double nspt) PERFHAT_REQUIRES(mu_);
   WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, double sample_cpu_s,
                           const Clocks& now) PERFHAT_REQUIRES(mu_);
   // Per-site recording probabilities, and the sites of classes recorded not at all disarmed.
@@ -163,7 +166,12 @@ class Controller {
   long pins_mtime_ PERFHAT_GUARDED_BY(mu_) = -1;
   Planner planner_ PERFHAT_GUARDED_BY(mu_);
   Costs costs_ PERFHAT_GUARDED_BY(mu_);
+  // A recorded call's in-probe report and a taken request root's context: the start-up
+  // calibration's, then the in-situ prices once the probes timed enough calls (budget_insitu.h).
+  double calibrated_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
+  double request_s_ PERFHAT_GUARDED_BY(mu_) = 0;
+  InSituPrices insitu_ PERFHAT_GUARDED_BY(mu_);
   CollectorCostFit collector_fit_ PERFHAT_GUARDED_BY(mu_);  // the export's price per call
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::taken priced

@@ -47,6 +47,16 @@ std::string Controller::status_json_locked(bool without_sampled) const {
   o += ",\"window_price_ns\":{\"detect\":" + num(costs_.detect_s * 1e9) +
        ",\"report\":" + num(costs_.report_s * 1e9) + ",\"counted\":" + num(costs_.counted_s * 1e9) +
        ",\"sample\":" + num(costs_.sample_s * 1e9) + ",\"cold\":" + num(costs_.cold_s * 1e9) + "}";
+  // The in-probe prices charged (in situ once enough calls were timed, else the calibration's),
+  // the timed calls' means and counts over the sliding window (budget_insitu.h).
+  o += ",\"in_situ\":{\"report_ns\":" + num(inprobe_report_s_ * 1e9) +
+       ",\"request_ns\":" + num(request_s_ * 1e9) +
+       ",\"calibrated_report_ns\":" + num(calibrated_report_s_ * 1e9) +
+       ",\"timed_report_ns\":" + num(insitu_.mean_s(detail::kSelfTimedRecord) * 1e9) +
+       ",\"timed_reports\":" + std::to_string(insitu_.calls(detail::kSelfTimedRecord)) +
+       ",\"timed_request_ns\":" + num(insitu_.mean_s(detail::kSelfTimedRequest) * 1e9) +
+       ",\"timed_requests\":" + std::to_string(insitu_.calls(detail::kSelfTimedRequest)) +
+       ",\"dropped\":" + std::to_string(insitu_.dropped()) + "}";
   o += ",\"collector_fixed_cpu_per_s\":" + num(collector_fit_.fixed_per_s());
   // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
   const CostParts& w = last_parts_;

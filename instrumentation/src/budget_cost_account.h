@@ -39,8 +39,10 @@ struct CostParts {
 };
 
 // `report_in_probe_s`: a recorded call's report as the probe pays it (the export's share is in
-// the collector's CPU, not priced again here).
-CostParts accountWindow(const WindowCounts& w, const Costs& c, double report_in_probe_s);
+// the collector's CPU, not priced again here); `request_s`: a taken request root's context. Both
+// are the in-situ prices when the probes timed enough calls (budget_insitu.h).
+CostParts accountWindow(const WindowCounts& w, const Costs& c, double report_in_probe_s,
+                        double request_s);
 
 // Probe entries on cold cache lines in a window: a site's slot (its thread's counters and skip
 // run) is touched once per call, and between two requests a worker thread runs enough of the

@@ -13,6 +13,7 @@ namespace {
 // Detection 10 ns, report 1 µs, counted 40 ns, a stack sample 30 µs, a cold entry 90 ns extra.
 constexpr Costs kCosts{10e-9, 1e-6, 40e-9, 30e-6, 90e-9};
 constexpr double kReportInProbe = 400e-9;
+constexpr double kRequestInProbe = 700e-9;  // a request root's context, priced apart
 
 TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
   struct Case {
@@ -28,7 +29,7 @@ TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
       {"counted", [](WindowCounts& w) { w.counted_unrecorded = 1000; }, &CostParts::counted_s,
        1000 * 30e-9},
       {"requests", [](WindowCounts& w) { w.request_roots_taken = 1000; }, &CostParts::requests_s,
-       1000 * kReportInProbe},
+       1000 * kRequestInProbe},
       {"cold", [](WindowCounts& w) { w.cold_entries = 1000; }, &CostParts::cold_s, 1000 * 90e-9},
       {"measuring", [](WindowCounts& w) { w.measuring_s = 2e-4; }, &CostParts::measuring_s, 2e-4},
       {"samples", [](WindowCounts& w) { w.sample_cpu_s = 3e-4; }, &CostParts::samples_s, 3e-4},
@@ -36,13 +37,13 @@ TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
       {"collector", [](WindowCounts& w) { w.collector_cpu_s = 5e-3; }, &CostParts::collector_s,
        5e-3},
   };
-  const CostParts none = accountWindow({}, kCosts, kReportInProbe);
+  const CostParts none = accountWindow({}, kCosts, kReportInProbe, kRequestInProbe);
   EXPECT_DOUBLE_EQ(none.total_s(), 0);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     WindowCounts w;
     c.set(w);
-    const CostParts p = accountWindow(w, kCosts, kReportInProbe);
+    const CostParts p = accountWindow(w, kCosts, kReportInProbe, kRequestInProbe);
     EXPECT_NEAR(p.*(c.part), c.expected_s, c.expected_s * 1e-12);
     EXPECT_NEAR(p.total_s(), c.expected_s, c.expected_s * 1e-12);
     const bool on_app_threads = c.part != &CostParts::collector_s;
@@ -53,7 +54,8 @@ TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
   for (const Case& c : cases) c.set(all);
   double sum = 0;
   for (const Case& c : cases) sum += c.expected_s;
-  EXPECT_NEAR(accountWindow(all, kCosts, kReportInProbe).total_s(), sum, sum * 1e-12);
+  EXPECT_NEAR(accountWindow(all, kCosts, kReportInProbe, kRequestInProbe).total_s(), sum,
+              sum * 1e-12);
 }
 
 TEST(BudgetCostAccount, ColdEntriesAreOnePerSiteAndRequestAtMost) {

@@ -54,6 +54,10 @@ struct ThreadState {
   uint64_t trace_hi = 0, trace_lo = 0, current_span = 0, span_counter = 0;
   int request_depth = 0;
   uint64_t probe_fixed = 0;  // macro probes' cost so far, fixed point (macro_compensation.h)
+  // Clocked entries until the next one timed in situ, and whether this thread's are timed at all
+  // (probe_self_timing.h; the start-up calibrations' private thread states are not).
+  uint32_t self_timing_left = 1;
+  bool self_timing_on = true;
   // The collection budget's weight for the last call it took at this site (budget_runtime.h):
   // a run drawn before a rate change ends at a call worth 1 / the rate it was drawn with.
   uint32_t budget_weight_site = 0;

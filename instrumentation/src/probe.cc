@@ -12,6 +12,7 @@
 #include "budget_runtime.h"
 #include "macro_compensation.h"
 #include "probe_exit_warmup.h"
+#include "probe_self_timing.h"
 
 namespace perfhat::detail {
 
@@ -246,12 +247,21 @@ void Probe::leave() noexcept {
   const uint64_t end = now_ticks();  // the clock first: excludes finish's work
   // Nested probes' cost (discount(), macro_compensation.h): never more than the duration.
   finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
+  if (flags_ & kSelfTimed) PERFHAT_UNLIKELY {
+      const uint64_t entry = static_cast<uint32_t>(static_cast<uint32_t>(start_) - self_entry_);
+      note_self_timing((flags_ & kRequestContext) ? kSelfTimedRequest : kSelfTimedRecord,
+                       entry + (fenced_ticks() - end));
+    }
 }
 
 // Rare entry work: request root, span start, the next countdown when this call is timed, and the
 // clock read.
 void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   Hot* h = hot_;
+  // In-situ timing of this call's own work (probe_self_timing.h), from here to the start clock.
+  const bool self_timed = self_timing_due(h->owner);
+  if (self_timed) PERFHAT_UNLIKELY
+  self_entry_ = static_cast<uint32_t>(fenced_ticks());
   const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
   uint8_t f = kClock;
   if (site_->kind == kRequest) {
@@ -313,6 +323,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     result_size_ = -1;
     loop_iterations_ = -1;
   }
+  if (self_timed && (f & (kRecording | kRequestContext))) f |= kSelfTimed;
   flags_ = f;
   discount_ = nested_probe_base(h, *site_);
   warm_exit_path(h);     // probe_exit_warmup.h

@@ -352,6 +352,7 @@ class Probe {
     kMeasure = 16,
     kAggregate = 32,
     kRequestContext = 64,  // a request root that opened its request's context (begin_request)
+    kSelfTimed = 128,      // its out-of-line work is timed in situ (probe_self_timing.h)
   };
 
   // Enabled (or not yet initialized) entry, inline in the unlikely block.
@@ -421,7 +422,8 @@ class Probe {
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;
-  uint64_t discount_;  // set by begin(), with the clock read
+  uint32_t self_entry_;  // kSelfTimed: the low bits of the clock at begin()'s start
+  uint64_t discount_;    // set by begin(), with the clock read
 };
 
 // Innermost-probe lookup for the size/attribute macros. Each probe macro declares, besides its

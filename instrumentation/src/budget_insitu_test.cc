@@ -1,0 +1,173 @@
+// The collection budget prices a recorded call and a request root by what their probes cost where
+// they ran (probe_self_timing.h, budget_insitu.h), not by the start-up calibration's warm loops:
+// the probes time one in 16 of their clocked entries, the controller turns the sums into prices
+// over its sliding window, and falls back to the calibration while too few calls were timed.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "budget_controller.h"
+#include "budget_insitu.h"
+#include "engine.h"
+#include "perfhat/memory_exporter.hpp"
+#include "perfhat/perfhat.hpp"
+#include "probe_self_timing.h"
+
+namespace insitutest {
+[[gnu::noinline]] void recorded() { PERFHAT_FUNCTION(); }
+[[gnu::noinline]] void handle() {
+  PERFHAT_REQUEST("insitu-request");
+  recorded();
+}
+}  // namespace insitutest
+
+namespace perfhat::budget {
+namespace {
+
+using detail::kSelfTimedRecord;
+using detail::kSelfTimedRequest;
+using detail::SelfTimingTotals;
+
+SelfTimingTotals totals(uint64_t record_calls, uint64_t record_ticks, uint64_t request_calls = 0,
+                        uint64_t request_ticks = 0) {
+  SelfTimingTotals t;
+  t.calls[kSelfTimedRecord] = record_calls;
+  t.ticks[kSelfTimedRecord] = record_ticks;
+  t.calls[kSelfTimedRequest] = request_calls;
+  t.ticks[kSelfTimedRequest] = request_ticks;
+  return t;
+}
+
+// The timed calls' mean over the sliding window, once it holds enough of them; the calibration
+// before that and as a floor; each kind priced on its own.
+TEST(BudgetInSitu, PricesAreTheTimedMeansOverTheSlidingWindow) {
+  InSituPrices p;
+  constexpr double kCalibrated = 50e-9;
+  p.add(totals(0, 0), 1.0, 3);  // the starting totals
+  EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
+  p.add(totals(10, 10 * 400), 1.0, 3);  // 10 calls at 400 ns: too few
+  EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
+  p.add(totals(40, 40 * 400, 40, 40 * 900), 0.5, 3);  // 30 more at 400 ticks of 0.5 ns
+  EXPECT_EQ(p.calls(kSelfTimedRecord), 40u);
+  EXPECT_NEAR(p.report_s(kCalibrated), (10 * 400e-9 + 30 * 200e-9) / 40, 1e-15);
+  EXPECT_NEAR(p.request_s(kCalibrated), 450e-9, 1e-15);
+  // Three windows later the 400 ns ones are out of the window: only 100 ns calls. Under a
+  // calibration of 150 ns, the calibration is the price (the timed interval leaves out the
+  // probe's inline part, which the calibration includes).
+  for (int i = 1; i <= 3; ++i) p.add(totals(40 + 40 * i, 40 * 400 + 40 * i * 100), 1.0, 3);
+  EXPECT_EQ(p.calls(kSelfTimedRecord), 120u);
+  EXPECT_NEAR(p.mean_s(kSelfTimedRecord), 100e-9, 1e-15);
+  EXPECT_NEAR(p.report_s(kCalibrated), 100e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(p.report_s(150e-9), 150e-9);
+}
+
+// The probes' side, on an injected clock: every clock read on the test's thread stands for
+// kReadNs of the probe's own work (the cost model), reads on other threads cost nothing. A
+// recorded call's probe reads the clock twice inside its timed intervals (its start and end
+// reads, each with the fenced read that opens or closes an interval), so each timed call sums
+// 2 x kReadNs. One in kSelfTimingPeriod clocked entries is timed, and only with a budget on.
+constexpr uint64_t kReadNs = 700;
+std::atomic<uint64_t> g_clock_ns{1'000'000'000};
+thread_local uint64_t t_read_ns = 0;
+uint64_t costly_reads() { return g_clock_ns.fetch_add(t_read_ns) + t_read_ns; }
+
+class BudgetInSituProbes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    previous_ = detail::g_tick_source.load();
+    detail::set_tick_source(&costly_reads);  // before init: ticks are nanoseconds
+    Config c;
+    c.sampler = "full";  // every call recorded, every request root opens its context
+    c.service_name = "insitu-test";
+    ASSERT_TRUE(init(c, std::make_shared<MemoryExporter>())) << last_error();
+  }
+  void TearDown() override {
+    detail::g_self_timing.store(false);
+    shutdown();
+    detail::set_tick_source(previous_);
+  }
+  // `n` requests, each one root and one recorded call, on a thread of its own (a fresh count of
+  // entries to the next timed one).
+  static void serve(int n) {
+    std::thread([n] {
+      t_read_ns = kReadNs;
+      for (int i = 0; i < n; ++i) insitutest::handle();
+    }).join();
+  }
+  uint64_t (*previous_)() = nullptr;
+};
+
+TEST_F(BudgetInSituProbes, ProbesTimeTheirOwnWorkOnceInSixteenEntries) {
+  const SelfTimingTotals before = detail::self_timing_totals();
+  serve(160);  // no budget: nothing timed
+  const SelfTimingTotals off = detail::self_timing_totals();
+  EXPECT_EQ(off.calls[kSelfTimedRecord], before.calls[kSelfTimedRecord]);
+  EXPECT_EQ(off.calls[kSelfTimedRequest], before.calls[kSelfTimedRequest]);
+
+  detail::g_self_timing.store(true);  // what a configured budget sets
+  serve(1600);                        // 3,200 clocked entries: about 200 timed, of both kinds
+  const SelfTimingTotals on = detail::self_timing_totals();
+  const uint64_t records = on.calls[kSelfTimedRecord] - off.calls[kSelfTimedRecord];
+  const uint64_t requests = on.calls[kSelfTimedRequest] - off.calls[kSelfTimedRequest];
+  EXPECT_EQ(on.dropped, off.dropped);
+  EXPECT_GT(records + requests, 140u);
+  EXPECT_LT(records + requests, 260u);
+  EXPECT_GT(records, 50u);
+  EXPECT_GT(requests, 50u);
+  EXPECT_EQ(on.ticks[kSelfTimedRecord] - off.ticks[kSelfTimedRecord], records * 2 * kReadNs);
+  // A request root's context reads the clock no more than a recorded call does: at least the
+  // same two intervals.
+  EXPECT_GE(on.ticks[kSelfTimedRequest] - off.ticks[kSelfTimedRequest], requests * 2 * kReadNs);
+}
+
+// The controller's side: with the calibration saying 50 ns a report, calls the probes timed at
+// 20,000 ticks each become the price of a recorded call (in the costs the plan is solved with and
+// in the status), once 32 of them are in the sliding window; before that the calibration's price
+// stands, and a call timed over the cap (a preempted probe) is not summed.
+double g_nspt = 0;
+Costs calibrated(double ns_per_tick, uint32_t) {
+  g_nspt = ns_per_tick;
+  Costs c;
+  c.detect_s = 5e-9;
+  c.report_s = 50e-9;
+  return c;
+}
+double g_fake_s = 0;
+double fakeWall() { return g_fake_s += 1; }
+double fakeCpu() { return g_fake_s; }
+double noCollector() { return 0; }
+
+TEST(BudgetController, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
+  Controller& c = Controller::get();
+  Settings s;
+  s.enabled = true;
+  std::string error;
+  ASSERT_TRUE(c.configure(s, &error)) << error;
+  EXPECT_TRUE(detail::g_self_timing.load());  // the probes time themselves under a budget
+  c.set_calibrator(&calibrated);
+  c.set_meter({&fakeWall, &fakeCpu, &noCollector});
+  c.tick();  // calibrates; the first window starts
+  ASSERT_GT(g_nspt, 0);
+  const double in_situ_s = 20000 * g_nspt * 1e-9;
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
+  c.tick();
+  EXPECT_NEAR(c.costs().report_s, 50e-9, 1e-12) << c.status_json(true);  // 20 calls: too few
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
+  const uint64_t cap = detail::g_self_timing_cap.load();
+  ASSERT_GT(cap, 20000u);
+  detail::note_self_timing(kSelfTimedRecord, cap + 1);  // preempted inside: not summed
+  c.tick();
+  const std::string status = c.status_json(true);
+  EXPECT_NEAR(c.costs().report_s, in_situ_s, in_situ_s * 1e-6) << status;
+  EXPECT_NE(status.find("\"timed_reports\":40"), std::string::npos) << status;
+  c.set_meter(Meter::system());
+  c.set_calibrator(nullptr);
+  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
+  EXPECT_FALSE(detail::g_self_timing.load());
+}
+
+}  // namespace
+}  // namespace perfhat::budget

@@ -1,0 +1,40 @@
+#include "probe_self_timing.h"
+
+namespace perfhat::detail {
+namespace {
+
+// Process-wide: a timed call is one in kSelfTimingPeriod of the recorded ones, a few hundred a
+// second on a busy service, so the shared lines are written rarely.
+struct Sums {
+  std::atomic<uint64_t> calls[kSelfTimedKinds] = {};
+  std::atomic<uint64_t> ticks[kSelfTimedKinds] = {};
+  std::atomic<uint64_t> dropped{0};
+};
+Sums g_sums;
+
+}  // namespace
+
+std::atomic<bool> g_self_timing{false};
+std::atomic<uint64_t> g_self_timing_cap{0};
+
+void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept {
+  const uint64_t cap = g_self_timing_cap.load(std::memory_order_relaxed);
+  if (cap != 0 && ticks > cap) {
+    g_sums.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_sums.calls[kind].fetch_add(1, std::memory_order_relaxed);
+  g_sums.ticks[kind].fetch_add(ticks, std::memory_order_relaxed);
+}
+
+SelfTimingTotals self_timing_totals() noexcept {
+  SelfTimingTotals t;
+  for (int k = 0; k < kSelfTimedKinds; ++k) {
+    t.calls[k] = g_sums.calls[k].load(std::memory_order_relaxed);
+    t.ticks[k] = g_sums.ticks[k].load(std::memory_order_relaxed);
+  }
+  t.dropped = g_sums.dropped.load(std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace perfhat::detail
