@@ -32,6 +32,10 @@
 
 namespace perfhat::analysis {
 
+namespace inference_detail {
+struct SiteRegression;
+}
+
 class Inference {
  public:
   // `deployed`: the same file as production ran it (DESIGN §10, "What production ran"), when its
@@ -43,7 +47,16 @@ class Inference {
   FunctionInfo analyzeFunction(const FunctionInfo& fn);
 
  private:
+  // One function's analysis: its passes and the state they share (inference.cc).
+  class FunctionPass;
+
   Estimate inferCall(Node& node, const FunctionInfo& fn, const MatchResult& callee);
+  // The call rule's cases (callsite_inference.cc): the call-site regression, the callee's overall
+  // distribution, the callee's body analysed.
+  Estimate regressionEstimate(const Node& node, const FunctionInfo& fn, const FeedbackItem& callee,
+                              const inference_detail::SiteRegression& r) const;
+  Estimate calleeOverallEstimate(const Node& node, const FeedbackItem& callee) const;
+  Estimate calleeBodyEstimate(const Node& node, const FunctionInfo& fn);
   Estimate inferLoop(Node& node, const FunctionInfo& fn);
   // A callee seen with one kind of input only, costed for a call without a site of its own:
   // the range of `e` (costed at `predicted`) reaches down to one element's share.

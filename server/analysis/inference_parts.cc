@@ -128,37 +128,6 @@ const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo
   return nullptr;
 }
 
-// Weighted least squares y = X·β (normal equations, Gaussian elimination with pivoting).
-// Returns false when the system is singular (e.g. every site has the same workload).
-bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
-                  const std::vector<double>& w, std::vector<double>& beta) {
-  size_t k = X.empty() ? 0 : X[0].size();
-  if (k == 0 || X.size() < k) return false;
-  std::vector<std::vector<double>> A(k, std::vector<double>(k + 1, 0));
-  for (size_t r = 0; r < X.size(); ++r)
-    for (size_t i = 0; i < k; ++i) {
-      for (size_t j = 0; j < k; ++j) A[i][j] += w[r] * X[r][i] * X[r][j];
-      A[i][k] += w[r] * X[r][i] * y[r];
-    }
-  for (size_t c = 0; c < k; ++c) {
-    size_t piv = c;
-    for (size_t r = c + 1; r < k; ++r)
-      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
-    double scale = 0;
-    for (size_t j = 0; j < k; ++j) scale = std::max(scale, std::abs(A[c][j]));
-    if (std::abs(A[piv][c]) <= 1e-12 * std::max(scale, 1.0)) return false;
-    std::swap(A[c], A[piv]);
-    for (size_t r = 0; r < k; ++r) {
-      if (r == c) continue;
-      double f = A[r][c] / A[c][c];
-      for (size_t j = c; j <= k; ++j) A[r][j] -= f * A[c][j];
-    }
-  }
-  beta.assign(k, 0);
-  for (size_t i = 0; i < k; ++i) beta[i] = A[i][k] / A[i][i];
-  return true;
-}
-
 // `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
 // count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
 // (at most 1), the analysis's stated expectation for the arm, and the warning names it.

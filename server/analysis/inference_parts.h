@@ -53,10 +53,6 @@ void attach(Node& n, const FeedbackItem& item);
 // normalized once per analysis through `cache`), or nullptr.
 const CallSiteStats* callSiteFrom(const FeedbackItem& callee, const FunctionInfo& caller,
                                   std::unordered_map<std::string, std::string>& cache);
-// Weighted least squares y = X·β (normal equations, Gaussian elimination with pivoting).
-// Returns false when the system is singular (e.g. every site has the same workload).
-bool leastSquares(const std::vector<std::vector<double>>& X, const std::vector<double>& y,
-                  const std::vector<double>& w, std::vector<double>& beta);
 // `data_only`: the count a call can be held to when deciding whether it is new. An assumed loop
 // count is unbounded guesswork and counts 0; a branch prior stays, because it is a probability
 // (at most 1), the analysis's stated expectation for the arm, and the warning names it.

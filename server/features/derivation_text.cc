@@ -251,130 +251,168 @@ std::string inputText(const fact::Input& in) {
   return out;
 }
 
-std::string assumptionText(const fact::Assumption& a) {
-  return std::visit(
-      Overloaded{
-          [](const fact::Aggregated& g) {
-            return std::string(g.instantiations ? "aggregated across overloads / instantiations of "
-                                                : "aggregated across overloads of ") +
-                   g.name;
-          },
-          [](const fact::NegligibleParts& p) {
-            return "taken as negligible (no production data; their bodies make no calls and have "
-                   "no loops): " +
-                   firstFive(p.names, "");
-          },
-          [](const fact::UnknownParts& p) {
-            return std::to_string(p.names.size()) +
-                   " part(s) without data not counted: " + firstFive(p.names, "a nested block");
-          },
-          [](const fact::SumOfParts& s) {
-            return "no production data for " + s.function + "(): the sum of its parts";
-          },
-          [](const fact::NewCallsAdd&) -> std::string {
-            return "new calls add to the measured total";
-          },
-          [](const fact::NotCounted& n) {
-            return "not counted: " + changedCall(n.call) +
-                   " (possibly new: " + formatDuration(n.floor_ns) +
-                   " backed by data fits in the " + formatDuration(n.room_ns) +
-                   " production does not attribute to measured calls)";
-          },
-          [](const fact::ComparedWithDeployed& c) {
-            return "compared with the body production ran (revision " + c.revision + ")";
-          },
-          [](const fact::ClampedAtZero&) -> std::string {
-            return "the removed calls cost more than the measured total: the prediction is "
-                   "clamped at 0";
-          },
-          [](const fact::UnknownNewCalls& u) {
-            return std::to_string(u.count) + " new call(s) without data not counted";
-          },
-          [](const fact::NegligibleBody& b) { return negligibleBody(b); },
-          [](const fact::DeveloperIterations&) -> std::string {
-            return "iterations estimated by the developer";
-          },
-          [](const fact::InsertionBound& b) {
-            return "iterations bounded by the insertions into " + b.container +
-                   (b.counts_assumed ? " (their own count rests on assumptions)" : "") +
-                   ": an upper bound when it drops duplicates";
-          },
-          [](const fact::DefaultIterations& d) {
-            return "default " + number(d.n) +
-                   " iterations: no loop data, producer size, trip count or annotation";
-          },
-          [](const fact::PercentilesScaled&) -> std::string {
-            return "percentiles scaled by the iteration count";
-          },
-          [](const fact::WorstCase&) -> std::string {
-            return "worst case: the most expensive arm is taken";
-          },
-          [](const fact::StaticPrior& p) {
-            return "no branch data: static prior (" + p.heuristic +
-                   "): taken p = " + number(p.taken) + ", not taken p = " + number(p.not_taken);
-          },
-          [](const fact::EqualArms& e) {
-            return "no branch data: " + std::to_string(e.arms) +
-                   " arms assumed equally likely (p = " + number(e.p) + ")";
-          },
-          [](const fact::OneContext& c) {
-            return "one calling context observed: this caller's may lie anywhere from its p50 to "
-                   "its p90 (" +
-                   formatDuration(c.p50_ns) + "–" + formatDuration(c.p90_ns) + ")";
-          },
-          [](const fact::OtherInputs& o) {
-            return "production measured it from other callers only, each returning about " +
-                   number(o.mean_size) +
-                   " elements: this caller's input may be of any size, down to one element's "
-                   "share (" +
-                   formatDuration(o.one_element_ns) + ")";
-          },
-          [](const fact::WeakFit& w) {
-            return "weak fit: shrunk toward the call sites' mean latency by " +
-                   number(1 - w.r2_adj) + " (adjusted R² " + number(w.r2_adj) + ")";
-          },
-          [](const fact::OutsideObserved& o) {
-            return "workload " + number(o.rate) + " calls/s outside the observed " + number(o.lo) +
-                   "–" + number(o.hi) + ": predicted at the nearest observed workload";
-          },
-          [](const fact::ConstantWorkloads&) -> std::string {
-            return "workloads of the call sites do not vary: their weighted mean is used";
-          },
-          [](const fact::WorkloadUnknown& w) {
-            return "workload of " + w.caller +
-                   "() unknown: the call sites' mean workload is assumed";
-          },
-          [](const fact::InputSizeAtMean& s) {
-            return "input size of this caller assumed at the mean (" + number(s.size) + ")";
-          },
-          [](const fact::NoCallSiteData&) -> std::string {
-            return "no call-site workload data: the callee's overall distribution is used";
-          },
-          [](const fact::BodyAnalysed& b) {
-            return "no production data for " + b.callee + ": its body" +
-                   (b.file.empty() ? "" : " in " + b.file) + " was analysed";
-          },
-          [](const fact::RecursionCut& r) { return recursionCut(r); },
-          [](const fact::ContextDependent& c) {
-            return "cost depends on the caller's context: production shows two outcomes of " +
-                   contextText(c.outcomes) +
-                   "; its callers ran it in the fast one, from here it may take the slow one (up "
-                   "to +" +
-                   formatDuration(c.extra_ns) + " per call)";
-          },
-          [](const fact::TwoOutcomesRepeated& t) { return twoOutcomesRepeated(t); },
-          [](const fact::FirstAccessHere& f) {
-            return "first access from here: this caller makes no other call of " +
-                   contextText(f.outcomes) + ", so the new call loads the value and takes the " +
-                   "slow outcome (+" + formatDuration(f.extra_ns) + " per call)";
-          },
-          [](const fact::LoadMovesOn& m) {
-            return "the removed " + m.removed + " loaded " + m.object + "'s value first; " +
-                   m.next + " still reads it and now loads it, so the removal saves " +
-                   formatDuration(m.loaded_ns) + " per call, not " + formatDuration(m.loading_ns);
-          },
+namespace {
+
+// assumptionText's sentences, one table per part of the analysis that states them (the visit
+// over their union does not compile while a kind of fact::Assumption has no sentence).
+
+// Parts left out of a sum or merged into one figure (function totals, bodies).
+auto partsWording() {
+  return Overloaded{
+      [](const fact::Aggregated& g) {
+        return std::string(g.instantiations ? "aggregated across overloads / instantiations of "
+                                            : "aggregated across overloads of ") +
+               g.name;
       },
-      a);
+      [](const fact::NegligibleParts& p) {
+        return "taken as negligible (no production data; their bodies make no calls and have "
+               "no loops): " +
+               firstFive(p.names, "");
+      },
+      [](const fact::UnknownParts& p) {
+        return std::to_string(p.names.size()) +
+               " part(s) without data not counted: " + firstFive(p.names, "a nested block");
+      },
+      [](const fact::SumOfParts& s) {
+        return "no production data for " + s.function + "(): the sum of its parts";
+      },
+      [](const fact::NegligibleBody& b) { return negligibleBody(b); },
+  };
+}
+
+// A measured function's change: new, possibly new and removed calls.
+auto changeWording() {
+  return Overloaded{
+      [](const fact::NewCallsAdd&) -> std::string { return "new calls add to the measured total"; },
+      [](const fact::NotCounted& n) {
+        return "not counted: " + changedCall(n.call) +
+               " (possibly new: " + formatDuration(n.floor_ns) + " backed by data fits in the " +
+               formatDuration(n.room_ns) + " production does not attribute to measured calls)";
+      },
+      [](const fact::ComparedWithDeployed& c) {
+        return "compared with the body production ran (revision " + c.revision + ")";
+      },
+      [](const fact::ClampedAtZero&) -> std::string {
+        return "the removed calls cost more than the measured total: the prediction is "
+               "clamped at 0";
+      },
+      [](const fact::UnknownNewCalls& u) {
+        return std::to_string(u.count) + " new call(s) without data not counted";
+      },
+      [](const fact::LoadMovesOn& m) {
+        return "the removed " + m.removed + " loaded " + m.object + "'s value first; " + m.next +
+               " still reads it and now loads it, so the removal saves " +
+               formatDuration(m.loaded_ns) + " per call, not " + formatDuration(m.loading_ns);
+      },
+  };
+}
+
+// Loops: where an iteration count came from when production has none.
+auto loopWording() {
+  return Overloaded{
+      [](const fact::DeveloperIterations&) -> std::string {
+        return "iterations estimated by the developer";
+      },
+      [](const fact::InsertionBound& b) {
+        return "iterations bounded by the insertions into " + b.container +
+               (b.counts_assumed ? " (their own count rests on assumptions)" : "") +
+               ": an upper bound when it drops duplicates";
+      },
+      [](const fact::DefaultIterations& d) {
+        return "default " + number(d.n) +
+               " iterations: no loop data, producer size, trip count or annotation";
+      },
+      [](const fact::PercentilesScaled&) -> std::string {
+        return "percentiles scaled by the iteration count";
+      },
+  };
+}
+
+// Branches: how the arms were weighed without production's shares.
+auto branchWording() {
+  return Overloaded{
+      [](const fact::WorstCase&) -> std::string {
+        return "worst case: the most expensive arm is taken";
+      },
+      [](const fact::StaticPrior& p) {
+        return "no branch data: static prior (" + p.heuristic + "): taken p = " + number(p.taken) +
+               ", not taken p = " + number(p.not_taken);
+      },
+      [](const fact::EqualArms& e) {
+        return "no branch data: " + std::to_string(e.arms) +
+               " arms assumed equally likely (p = " + number(e.p) + ")";
+      },
+  };
+}
+
+// Calls costed from other callers' call sites or the callee's distribution.
+auto callSiteWording() {
+  return Overloaded{
+      [](const fact::OneContext& c) {
+        return "one calling context observed: this caller's may lie anywhere from its p50 to "
+               "its p90 (" +
+               formatDuration(c.p50_ns) + "–" + formatDuration(c.p90_ns) + ")";
+      },
+      [](const fact::OtherInputs& o) {
+        return "production measured it from other callers only, each returning about " +
+               number(o.mean_size) +
+               " elements: this caller's input may be of any size, down to one element's "
+               "share (" +
+               formatDuration(o.one_element_ns) + ")";
+      },
+      [](const fact::WeakFit& w) {
+        return "weak fit: shrunk toward the call sites' mean latency by " + number(1 - w.r2_adj) +
+               " (adjusted R² " + number(w.r2_adj) + ")";
+      },
+      [](const fact::OutsideObserved& o) {
+        return "workload " + number(o.rate) + " calls/s outside the observed " + number(o.lo) +
+               "–" + number(o.hi) + ": predicted at the nearest observed workload";
+      },
+      [](const fact::ConstantWorkloads&) -> std::string {
+        return "workloads of the call sites do not vary: their weighted mean is used";
+      },
+      [](const fact::WorkloadUnknown& w) {
+        return "workload of " + w.caller + "() unknown: the call sites' mean workload is assumed";
+      },
+      [](const fact::InputSizeAtMean& s) {
+        return "input size of this caller assumed at the mean (" + number(s.size) + ")";
+      },
+      [](const fact::NoCallSiteData&) -> std::string {
+        return "no call-site workload data: the callee's overall distribution is used";
+      },
+  };
+}
+
+// Calls costed from the callee's body or its two production outcomes.
+auto calleeBodyWording() {
+  return Overloaded{
+      [](const fact::BodyAnalysed& b) {
+        return "no production data for " + b.callee + ": its body" +
+               (b.file.empty() ? "" : " in " + b.file) + " was analysed";
+      },
+      [](const fact::RecursionCut& r) { return recursionCut(r); },
+      [](const fact::ContextDependent& c) {
+        return "cost depends on the caller's context: production shows two outcomes of " +
+               contextText(c.outcomes) +
+               "; its callers ran it in the fast one, from here it may take the slow one (up "
+               "to +" +
+               formatDuration(c.extra_ns) + " per call)";
+      },
+      [](const fact::TwoOutcomesRepeated& t) { return twoOutcomesRepeated(t); },
+      [](const fact::FirstAccessHere& f) {
+        return "first access from here: this caller makes no other call of " +
+               contextText(f.outcomes) + ", so the new call loads the value and takes the " +
+               "slow outcome (+" + formatDuration(f.extra_ns) + " per call)";
+      },
+  };
+}
+
+}  // namespace
+
+std::string assumptionText(const fact::Assumption& a) {
+  return std::visit(Overloaded{partsWording(), changeWording(), loopWording(), branchWording(),
+                               callSiteWording(), calleeBodyWording()},
+                    a);
 }
 
 }  // namespace perfhat::features
