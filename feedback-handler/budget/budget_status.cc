@@ -35,6 +35,11 @@ constexpr const char* kTopNumbers[] = {"budget_share",
 constexpr const char* kClassNumbers[] = {"frequency_hz", "duty_ratio", "fraction", "overhead"};
 // Optional: an older library's status has no weight, cold entries or detected flag.
 constexpr const char* kClassOptionalNumbers[] = {"weight", "cold_hz"};
+// The in-probe prices charged and the timed calls behind them (the library's "in_situ" object,
+// budget_insitu.h): every member optional, as an older library sends none.
+constexpr const char* kInSituNumbers[] = {
+    "report_ns",     "request_ns",       "calibrated_report_ns", "timed_report_ns",
+    "timed_reports", "timed_request_ns", "timed_requests",       "dropped"};
 constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
                                            "estimated_self_cpu_s"};
 
@@ -110,6 +115,17 @@ json objects(const json& in, const char* name, size_t max, bool required, Entry 
   return out;
 }
 
+// The optional object `name` of numbers, each checked and copied; absent stays absent.
+template <size_t N>
+void copyNumbers(const json& in, json& out, const char* name, const char* const (&numbers)[N]) {
+  const auto it = in.find(name);
+  if (it == in.end()) return;
+  if (!it->is_object()) bad(name, "must be an object");
+  json o = json::object();
+  for (const char* n : numbers) copyNumber(*it, o, n, std::string(name) + ".");
+  out[name] = std::move(o);
+}
+
 json classes(const json& in) {
   return objects(in, "classes", L::kMaxClasses, true, [](const json& o, const std::string& where) {
     json c = {{"name", label(o, "name", where, L::kMaxNameBytes, true)}};
@@ -167,6 +183,7 @@ Status parseStatus(std::string_view body) {
   copyNumber(in, out, "predicted_overhead", "", true);
   copyNumber(in, out, "sent_unix_ns", "", false, kMaxUnixNs);
   copyFlag(in, out, "over_budget", "");
+  copyNumbers(in, out, "in_situ", kInSituNumbers);
   out["classes"] = classes(in);
   out["sampled_functions"] = sampledFunctions(in);
   out["functions"] = functions(in);

@@ -60,6 +60,28 @@ TEST(BudgetStatus, KeepsDetectedColdEntriesAndTheMeans) {
   EXPECT_EQ(refusal(j), "classes[0].cold_hz: must be a finite number in [0, 1e15]");
 }
 
+// The in-probe prices the library charged (budget_insitu.h) reach GET /v1/budget's status.
+TEST(BudgetStatus, KeepsTheInSituPrices) {
+  json j = json::parse(kMinimal);
+  j["in_situ"] = {{"report_ns", 2600},       {"request_ns", 4100},  {"calibrated_report_ns", 73},
+                  {"timed_report_ns", 2600}, {"timed_reports", 40}, {"timed_request_ns", 4100},
+                  {"timed_requests", 33},    {"dropped", 2},        {"unknown", 1}};
+  const json out = json::parse(parseStatus(j.dump()).json);
+  ASSERT_TRUE(out.contains("in_situ"));
+  EXPECT_EQ(out["in_situ"]["report_ns"], 2600);
+  EXPECT_EQ(out["in_situ"]["request_ns"], 4100);
+  EXPECT_EQ(out["in_situ"]["calibrated_report_ns"], 73);
+  EXPECT_EQ(out["in_situ"]["timed_reports"], 40);
+  EXPECT_EQ(out["in_situ"]["timed_requests"], 33);
+  EXPECT_EQ(out["in_situ"]["dropped"], 2);
+  EXPECT_FALSE(out["in_situ"].contains("unknown"));
+  EXPECT_FALSE(json::parse(parseStatus(kMinimal).json).contains("in_situ"));
+  j["in_situ"]["report_ns"] = -1;
+  EXPECT_EQ(refusal(j), "in_situ.report_ns: must be a finite number in [0, 1e15]");
+  j["in_situ"] = 3;
+  EXPECT_EQ(refusal(j), "in_situ: must be an object");
+}
+
 TEST(BudgetStatus, RefusalsNameTheField) {
   json j = json::parse(kMinimal);
   j["classes"][0].erase("traced");

@@ -33,6 +33,7 @@ json status(const std::string& service, const std::string& instance, double over
           {"measured_overhead", 0.009},
           {"window_s", 10},
           {"probing_hz", 200},
+          {"in_situ", {{"report_ns", 2600}, {"timed_reports", 40}}},
           {"classes",
            {{{"name", "shop::Cart"},
              {"frequency_hz", 321.8},
@@ -146,6 +147,8 @@ TEST_P(BudgetHttp, PostedStatusIsReadBackAndSurvivesARestart) {
   EXPECT_DOUBLE_EQ(s["predicted_overhead"].get<double>(), 0.0081);
   EXPECT_DOUBLE_EQ(s["measured_overhead"].get<double>(), 0.009);
   EXPECT_EQ(s["window_s"], 10);
+  EXPECT_EQ(s["in_situ"]["report_ns"], 2600);
+  EXPECT_EQ(s["in_situ"]["timed_reports"], 40);
   ASSERT_EQ(s["classes"].size(), 2u);
   EXPECT_EQ(s["classes"][0]["name"], "shop::Cart");
   EXPECT_EQ(s["classes"][0]["weight"], 2);

@@ -273,10 +273,20 @@ void Planner::updateGovernor(const WindowCost& c) {
   // governor's first judgement cut a 1 % plan to its floor all the same.
   if (plan_.classes.empty() || c.startup) return;
   ++since_action_;
+  ++since_governor_;
   // Governed on means, not on the last window: the collector's periodic work (an export, the
   // status sent every few seconds) makes single windows several times dearer than the mean.
-  // Only the windows since the last action count: earlier ones ran another plan, and cutting
-  // again for them each window compounded one dear window into a plan at its floor.
+  // Only the windows since the last action or change of rates count: earlier ones ran another
+  // plan. Cutting again for them each window compounded one dear window into a plan at its
+  // floor; and a plan widened after ten cheap windows was judged on nine of them, so it ran over
+  // budget for six windows and was then cut by a sixth of its excess.
+  const std::size_t settle =
+      opt_.governor_settle > 0 ? opt_.governor_settle : std::max<std::size_t>(2, opt_.windows / 2);
+  // Plans changing at every window: the last settling period is judged once the governor has
+  // waited a whole sliding window without judging.
+  const std::size_t judged = since_action_ < settle && since_governor_ >= opt_.windows
+                                 ? std::min(settle, since_governor_)
+                                 : since_action_;
   double collector = 0, probes = 0, process = 0, fixed_s = 0;
   double all_collector = 0, all_probes = 0, all_process = 0;
   std::size_t taken = 0;
@@ -286,7 +296,7 @@ void Planner::updateGovernor(const WindowCost& c) {
     all_collector += w.collector_cpu_s;
     all_probes += w.probe_cost_s;
     all_process += w.process_cpu_s;
-    if (taken == since_action_) continue;
+    if (taken == judged) continue;
     ++taken;
     collector += w.collector_cpu_s;
     probes += w.probe_cost_s;
@@ -297,9 +307,8 @@ void Planner::updateGovernor(const WindowCost& c) {
     plan_.measured_overhead_mean = (all_collector + all_probes) / all_process;
     plan_.collector_share_mean = all_collector / all_process;
   }
-  const std::size_t settle =
-      opt_.governor_settle > 0 ? opt_.governor_settle : std::max<std::size_t>(2, opt_.windows / 2);
-  if (process <= 0 || since_action_ < settle) return;
+  if (process <= 0 || judged < settle) return;
+  since_governor_ = 0;
   const double measured = (collector + probes) / process;
   // Only what the plan controls is governed: the collector's fixed part is taken off both sides
   // (when it alone exceeds the budget, the plan says over_budget; scaling cannot help).
@@ -499,6 +508,8 @@ const Plan& Planner::observe(const std::vector<ClassWindow>& window, const Windo
            candidate.classes[i].traced == plan_.classes[i].traced &&
            candidate.classes[i].detected == plan_.classes[i].detected;
   candidate.changes = plan_.changes + (same ? 0 : 1);
+  // The windows before it ran other rates: the governor judges the new plan on its own.
+  if (!same) since_action_ = 0;
   plan_ = std::move(candidate);
   return plan_;
 }

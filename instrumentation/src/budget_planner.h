@@ -29,11 +29,13 @@ struct PlannerOptions {
   double min_rate_change = 0.1;
   double max_probe_hz = 1000;    // the stack sampler's ceiling
   double governor_floor = 0.05;  // the governor never scales the budget below this factor
-  // The governor acts once per over-budget episode: when the mean cost since its last action is
-  // over the budget by more than `governor_band` of it, it scales the budget by budget / cost
-  // (times `governor_aim`, a little under, so the next measurement lands inside), then waits
-  // `governor_settle` busy windows (0 = half the sliding window, at least 2) to see what the
-  // new plan costs before it acts again. Under (1 - 2 band) of the budget it raises the same way.
+  // The governor acts once per over-budget episode: when the mean cost since its last action (or
+  // the plan's last change of rates) is over the budget by more than `governor_band` of it, it
+  // scales the budget by budget / cost (times `governor_aim`, a little under, so the next
+  // measurement lands inside), then waits `governor_settle` busy windows (0 = half the sliding
+  // window, at least 2) to see what the new plan costs before it acts again. Under (1 - 2 band)
+  // of the budget it raises the same way. Plans changing every window delay it by at most the
+  // sliding window.
   double governor_band = 0.1;
   double governor_aim = 0.95;
   std::size_t governor_settle = 0;
@@ -155,9 +157,12 @@ class Planner {
   std::deque<Costs> costs_seen_;    // the per-event prices, sliding
   Plan plan_;
   double governor_ = 1;
-  // Busy windows measured since the governor last changed its factor (the plan those windows
-  // ran is the one the factor made); the next action waits for enough of them.
+  // Busy windows measured since the plan last changed its rates or the governor its factor: the
+  // governor judges these alone (earlier ones ran another plan), and waits for enough of them.
   std::size_t since_action_ = 0;
+  // Busy windows since the governor last judged a plan: when plans keep changing, it still
+  // judges once this reaches the sliding window (the last settling period's windows).
+  std::size_t since_governor_ = 0;
 };
 
 // Solves one plan from class rates without history (the planner each window; the editor's
