@@ -39,7 +39,8 @@ constexpr const char* kClassOptionalNumbers[] = {"weight", "cold_hz"};
 // budget_insitu.h): every member optional, as an older library sends none.
 constexpr const char* kInSituNumbers[] = {
     "report_ns",     "request_ns",       "calibrated_report_ns", "timed_report_ns",
-    "timed_reports", "timed_request_ns", "timed_requests",       "dropped"};
+    "timed_reports", "timed_request_ns", "timed_requests",       "timed_passed_ns",
+    "timed_passes",  "dropped"};
 constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
                                            "estimated_self_cpu_s"};
 

@@ -462,6 +462,9 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   counts.recorded = d_recorded;
   counts.counted_unrecorded = t.calls_unsampled - d_recorded;
   counts.request_roots_taken = t.request_calls;
+  // One in kSelfTimingPeriod entries to Probe::begin is timed, whatever it then does.
+  counts.passed_entries_s = insitu_.last_window_s(detail::kSelfTimedPassed) *
+                            static_cast<double>(detail::kSelfTimingPeriod);
   counts.cold_entries = coldEntries(t.armed_calls, t.requests);
   counts.measuring_s = measuring_per_window_s_;
   counts.sample_cpu_s = sample_cpu_s;

@@ -56,14 +56,17 @@ std::string Controller::status_json_locked(bool without_sampled) const {
        ",\"timed_reports\":" + std::to_string(insitu_.calls(detail::kSelfTimedRecord)) +
        ",\"timed_request_ns\":" + num(insitu_.mean_s(detail::kSelfTimedRequest) * 1e9) +
        ",\"timed_requests\":" + std::to_string(insitu_.calls(detail::kSelfTimedRequest)) +
+       ",\"timed_passed_ns\":" + num(insitu_.mean_s(detail::kSelfTimedPassed) * 1e9) +
+       ",\"timed_passes\":" + std::to_string(insitu_.calls(detail::kSelfTimedPassed)) +
        ",\"dropped\":" + std::to_string(insitu_.dropped()) + "}";
   o += ",\"collector_fixed_cpu_per_s\":" + num(collector_fit_.fixed_per_s());
   // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
   const CostParts& w = last_parts_;
   o += ",\"window_cost_s\":{\"detect\":" + num(w.detect_s) + ",\"report\":" + num(w.report_s) +
        ",\"counted\":" + num(w.counted_s) + ",\"requests\":" + num(w.requests_s) +
-       ",\"cold\":" + num(w.cold_s) + ",\"measuring\":" + num(w.measuring_s) +
-       ",\"samples\":" + num(w.samples_s) + ",\"collector\":" + num(w.collector_s) + "}";
+       ",\"passed\":" + num(w.passed_s) + ",\"cold\":" + num(w.cold_s) +
+       ",\"measuring\":" + num(w.measuring_s) + ",\"samples\":" + num(w.samples_s) +
+       ",\"collector\":" + num(w.collector_s) + "}";
   o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
        ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +
        ",\"max_probe_hz\":" + num(settings_.planner.max_probe_hz) +

@@ -12,6 +12,7 @@ CostParts accountWindow(const WindowCounts& w, const Costs& c, double report_in_
   p.counted_s = std::max(0.0, w.counted_unrecorded) * std::max(0.0, c.counted_s - c.detect_s);
   // A request context opened and closed (two clock reads, ids, the sampler).
   p.requests_s = w.request_roots_taken * request_s;
+  p.passed_s = std::max(0.0, w.passed_entries_s);
   p.cold_s = w.cold_entries * c.cold_s;
   p.measuring_s = w.measuring_s;
   p.samples_s = w.sample_cpu_s;

@@ -20,6 +20,9 @@ struct WindowCounts {
   // sampler left them out): they run the full counted path.
   double counted_unrecorded = 0;
   double request_roots_taken = 0;  // request roots that opened a request context
+  // Entries to Probe::begin that left it unrecorded (the redraw after a capped skip run, a
+  // request root passed over), in CPU seconds: the timed ones' sum × the timing period.
+  double passed_entries_s = 0;
   // Probe entries on cache lines that went cold since the site's last call (coldEntries()).
   double cold_entries = 0;
   double measuring_s = 0;      // probing: the re-arm windows' detection, spread (the controller's)
@@ -29,11 +32,12 @@ struct WindowCounts {
 
 // The window's charge, part by part (seconds of CPU).
 struct CostParts {
-  double detect_s = 0, report_s = 0, counted_s = 0, requests_s = 0, cold_s = 0, measuring_s = 0,
-         samples_s = 0, collector_s = 0;
+  double detect_s = 0, report_s = 0, counted_s = 0, requests_s = 0, passed_s = 0, cold_s = 0,
+         measuring_s = 0, samples_s = 0, collector_s = 0;
   // On the application threads (the probes and the sampler's handlers).
   double probes_s() const {
-    return detect_s + report_s + counted_s + requests_s + cold_s + measuring_s + samples_s;
+    return detect_s + report_s + counted_s + requests_s + passed_s + cold_s + measuring_s +
+           samples_s;
   }
   double total_s() const { return probes_s() + collector_s; }
 };

@@ -28,6 +28,10 @@ class InSituPrices {
   // The timed calls of a kind in the sliding window, and their mean (seconds; 0 without any).
   uint64_t calls(detail::SelfTimedKind kind) const;
   double mean_s(detail::SelfTimedKind kind) const;
+  // The last window's timed seconds of a kind (0 before the first window).
+  double last_window_s(detail::SelfTimedKind kind) const {
+    return windows_.empty() ? 0 : windows_.back().seconds[kind];
+  }
   uint64_t dropped() const { return last_.dropped; }  // timed calls over the cap, so far
   void clear() { *this = InSituPrices(); }
 

@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "budget_controller.h"
 #include "budget_insitu.h"
+#include "budget_runtime.h"
 #include "engine.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -123,6 +126,27 @@ TEST_F(BudgetInSituProbes, ProbesTimeTheirOwnWorkOnceInSixteenEntries) {
   EXPECT_GE(on.ticks[kSelfTimedRequest] - off.ticks[kSelfTimedRequest], requests * 2 * kReadNs);
 }
 
+// Entries that leave Probe::begin unrecorded do work too (a redraw after a capped skip run takes
+// two logarithms; a request root passed over draws): they are timed as their own kind. At rate 0
+// every request root is passed over at its entry, and one in 16 entries is timed.
+TEST_F(BudgetInSituProbes, EntriesThatLeaveUnrecordedAreTimedToo) {
+  detail::g_self_timing.store(true);
+  publish(std::vector<double>(4096, 0.0));  // every site at rate 0
+  const SelfTimingTotals before = detail::self_timing_totals();
+  serve(1600);  // 1,600 roots passed over at entry, the calls inside in skip runs of 1,024
+  const SelfTimingTotals after = detail::self_timing_totals();
+  clear();
+  const uint64_t passes =
+      after.calls[detail::kSelfTimedPassed] - before.calls[detail::kSelfTimedPassed];
+  EXPECT_GT(passes, 60u);
+  EXPECT_LT(passes, 160u);
+  EXPECT_EQ(after.calls[kSelfTimedRecord], before.calls[kSelfTimedRecord]);
+  EXPECT_EQ(after.calls[kSelfTimedRequest], before.calls[kSelfTimedRequest]);
+  // At least the closing clock read, on the application thread.
+  EXPECT_GE(after.ticks[detail::kSelfTimedPassed] - before.ticks[detail::kSelfTimedPassed],
+            passes * kReadNs);
+}
+
 // The controller's side: with the calibration saying 50 ns a report, calls the probes timed at
 // 20,000 ticks each become the price of a recorded call (in the costs the plan is solved with and
 // in the status), once 32 of them are in the sliding window; before that the calibration's price
@@ -163,6 +187,15 @@ TEST(BudgetController, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   const std::string status = c.status_json(true);
   EXPECT_NEAR(c.costs().report_s, in_situ_s, in_situ_s * 1e-6) << status;
   EXPECT_NE(status.find("\"timed_reports\":40"), std::string::npos) << status;
+  // Entries that left unrecorded: the last window's timed ones × the timing period, on top.
+  EXPECT_EQ(nlohmann::json::parse(status)["window_cost_s"]["passed"], 0);
+  for (int i = 0; i < 10; ++i) detail::note_self_timing(detail::kSelfTimedPassed, 20000);
+  c.tick();
+  const nlohmann::json after = nlohmann::json::parse(c.status_json(true));
+  const double passed_s = 10 * 20000 * g_nspt * 1e-9 * detail::kSelfTimingPeriod;
+  EXPECT_NEAR(after["window_cost_s"]["passed"].get<double>(), passed_s, passed_s * 1e-5)
+      << after.dump();
+  EXPECT_EQ(after["in_situ"]["timed_passes"], 10);
   c.set_meter(Meter::system());
   c.set_calibrator(nullptr);
   ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests

@@ -254,6 +254,14 @@ void Probe::leave() noexcept {
     }
 }
 
+namespace {
+// A timed entry that leaves Probe::begin unrecorded: its work from begin's first clock read.
+void note_passed_entry(uint32_t entry) noexcept {
+  const auto now = static_cast<uint32_t>(fenced_ticks());
+  note_self_timing(kSelfTimedPassed, static_cast<uint32_t>(now - entry));
+}
+}  // namespace
+
 // Rare entry work: request root, span start, the next countdown when this call is timed, and the
 // clock read.
 void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
@@ -272,6 +280,8 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     if (t == budget::Take::kPass) {
       if (!measure) {
         flags_ = 0;
+        if (self_timed) PERFHAT_UNLIKELY
+        note_passed_entry(self_entry_);
         return;
       }
       record = false;
@@ -296,6 +306,8 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     }
     if (!record && !measure) {
       flags_ = 0;
+      if (self_timed) PERFHAT_UNLIKELY
+      note_passed_entry(self_entry_);
       return;
     }
   }

@@ -36,9 +36,15 @@ inline uint64_t fenced_ticks() noexcept {
   return t;
 }
 
-// What the timed call did: recorded (a span or an aggregate record), or opened its request's
-// context (a request root the budget took; recorded or not).
-enum SelfTimedKind : int { kSelfTimedRecord = 0, kSelfTimedRequest = 1, kSelfTimedKinds = 2 };
+// What the timed call did: recorded (a span or an aggregate record), opened its request's context
+// (a request root the budget took; recorded or not), or left Probe::begin unrecorded (a redraw
+// after a capped skip run, with its logarithms; a request root passed over): the entry alone.
+enum SelfTimedKind : int {
+  kSelfTimedRecord = 0,
+  kSelfTimedRequest = 1,
+  kSelfTimedPassed = 2,
+  kSelfTimedKinds = 3
+};
 
 struct SelfTimingTotals {
   uint64_t calls[kSelfTimedKinds] = {};
