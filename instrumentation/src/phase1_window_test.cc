@@ -210,10 +210,10 @@ TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
 
 TEST(Phase1Window, AFunctionThatLeftAWindowIsCountedForThePartBeforeItLeft) {
   CountedTime c;
-  c.leave(0, 50);  // no window open: nothing
+  EXPECT_FALSE(c.leave(0, 50));  // no window open: nothing
   c.open(100);
-  c.leave(0, 125);
-  c.leave(0, 190);                         // the first leave of a window counts
+  EXPECT_TRUE(c.leave(0, 125));
+  EXPECT_FALSE(c.leave(0, 190));  // the first leave of a window counts (threads leaving together)
   EXPECT_DOUBLE_EQ(c.scale(0, 150), 2.0);  // 25 of 50 counted, window still open
   EXPECT_EQ(c.scale(1, 150), 1);
   c.close(200, {true, false});             // function 0 kept after the window all the same
