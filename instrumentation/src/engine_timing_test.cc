@@ -255,4 +255,20 @@ TEST(InstrTimingConfig, WholeNumberSettingsFromEnvironment) {
   }
 }
 
+// A whole number in [0, 1e9] (0: no function leaves a counting window early); others keep the
+// default.
+TEST(InstrTimingConfig, PhaseOneFunctionCallsFromEnvironment) {
+  const uint32_t def = perfhat::Config{}.phase1_function_calls;
+  for (const auto& [value, expected] : {std::pair<const char*, uint32_t>{"0", 0},
+                                        {"64", 64},
+                                        {"1000000000", 1000000000},
+                                        {"1000000001", def},
+                                        {"-1", def},
+                                        {"2.5", def}}) {
+    setenv("PERFHAT_PHASE1_FUNCTION_CALLS", value, 1);
+    EXPECT_EQ(perfhat::Config::from_env().phase1_function_calls, expected) << value;
+  }
+  unsetenv("PERFHAT_PHASE1_FUNCTION_CALLS");
+}
+
 }  // namespace

@@ -45,10 +45,12 @@ void CountedTime::grow(size_t n) {
   left_since_.resize(n, 0);
 }
 
-void CountedTime::leave(size_t i, uint64_t now) {
-  if (!open_ || now < window_start_) return;
+bool CountedTime::leave(size_t i, uint64_t now) {
+  if (!open_ || now < window_start_) return false;
   grow(i + 1);
-  if (left_since_[i] == 0) left_since_[i] = now + 1;
+  if (left_since_[i] != 0) return false;
+  left_since_[i] = now + 1;
+  return true;
 }
 
 void CountedTime::close(uint64_t now, const std::vector<bool>& kept) {

@@ -46,6 +46,14 @@ struct WindowBound {
   bool reached_time(uint64_t start, uint64_t now) const {
     return max_ns != 0 && now >= start && now - start >= max_ns;
   }
+  // Whether a function may leave the window (phase1_function_calls) at `now`: only once half the
+  // window's time bound has passed (without one, half its calls), so that the rate it is counted
+  // at before it leaves is measured over at least half the window: a function whose calls came
+  // early (a start-up burst) is over-estimated at most 2x, not elapsed / its first calls' time.
+  bool may_leave(uint64_t start, uint64_t now, uint64_t calls) const {
+    if (max_ns != 0) return now >= start && now - start >= max_ns / 2;
+    return max_calls != 0 && calls >= max_calls / 2;
+  }
 };
 
 // Per function (a dense index, XRay's function id), the time its calls were counted: all of them
@@ -56,8 +64,12 @@ class CountedTime {
   // A window opens at `now`: every function is counted from here.
   void open(uint64_t now);
   // Function i stops being counted at `now`, before the open window closes (it has given the
-  // window enough calls: phase1_function_calls); nothing if no window is open.
-  void leave(size_t i, uint64_t now);
+  // window enough calls: phase1_function_calls). Whether it newly left: false if no window is
+  // open or it already left this one.
+  bool leave(size_t i, uint64_t now);
+  // Room for functions 0..n-1, so that leave() allocates nothing (called from program functions'
+  // exit handlers).
+  void reserve(size_t n) { grow(n); }
   // The window closes at `now`; kept[i]: function i stays counted until the next window.
   void close(uint64_t now, const std::vector<bool>& kept);
   bool is_open() const { return open_; }

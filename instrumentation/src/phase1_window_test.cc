@@ -14,6 +14,7 @@ namespace {
 
 using perfhat::detail::CountedTime;
 using perfhat::detail::scale_phase1_metrics;
+using perfhat::detail::WindowBound;
 
 // Windowed functions (XRay sleds) called every kPeriods[i] ticks, and one function phase 1 always
 // counts (a probe macro's site) called every kAlwaysPeriod ticks, which is what unscaled window
@@ -93,8 +94,9 @@ TEST(Phase1Window, WindowedScaledCountsSelectWhatCountingEveryCallSelects) {
 }
 
 // The same stream, but a function leaves each window once it has given kLeaveAfter calls of it
-// (its sleds unpatched until the next window): its count then covers only part of the window,
-// and the scale by the time it was counted still gives the selection of counting every call.
+// (its sleds unpatched until the next window), once half the window has passed (a check before
+// that starts its calls' count again): its count then covers only part of the window, and the
+// scale by the time it was counted still gives the selection of counting every call.
 TEST(Phase1Window, FunctionsLeavingAWindowEarlySelectWhatCountingEveryCallSelects) {
   constexpr uint64_t kLeaveAfter = 30;
   std::vector<uint64_t> all(kWindowed + 1, 0), windowed(kWindowed + 1, 0);
@@ -121,7 +123,9 @@ TEST(Phase1Window, FunctionsLeavingAWindowEarlySelectWhatCountingEveryCallSelect
       if (counted.is_open() ? left[i] : !kept[i]) continue;
       ++windowed[i];
       if (counted.is_open() && ++in_window[i] == kLeaveAfter) {
-        counted.leave(i, t + 1);  // after this call
+        in_window[i] = 0;
+        if (!WindowBound{0, kWindow}.may_leave(t - phase, t, 0)) continue;
+        ASSERT_TRUE(counted.leave(i, t + 1));  // after this call
         left[i] = true;
         ++left_early;
       }
@@ -138,6 +142,55 @@ TEST(Phase1Window, FunctionsLeavingAWindowEarlySelectWhatCountingEveryCallSelect
   // of period 1..25: 70 leaves), and unscaled counts would select otherwise.
   EXPECT_EQ(left_early, 70u);
   EXPECT_NE(select(metrics_of(windowed, nullptr, kTicks)), expected);
+}
+
+// One function's calls at `times` (ns, sorted) inside the first window (time bound window_ns):
+// it leaves as xray_window.cc lets it (a check every k of its calls, which lets it leave only
+// once half the window has passed), and its count scaled by its counted time is read at `end`.
+double estimate(const std::vector<uint64_t>& times, uint64_t window_ns, uint32_t k, uint64_t end) {
+  CountedTime c;
+  c.open(0);
+  uint64_t counted = 0;
+  uint32_t countdown = k;
+  for (uint64_t t : times) {
+    ++counted;
+    if (--countdown > 0) continue;
+    countdown = k;
+    if (WindowBound{0, window_ns}.may_leave(0, t, 0) && c.leave(0, t + 1)) break;
+  }
+  return static_cast<double>(counted) * c.scale(0, end);
+}
+
+// `n` calls evenly spread over [from, to) ns.
+std::vector<uint64_t> spread(uint64_t n, uint64_t from, uint64_t to,
+                             std::vector<uint64_t> out = {}) {
+  for (uint64_t j = 0; j < n; ++j) out.push_back(from + (to - from) * j / n);
+  return out;
+}
+
+// A 3 ms process that ends inside its first 5 ms window, functions leaving after 1,024 calls: a
+// function whose calls came early is not taken at its early rate for the whole process (it was
+// estimated 11.8x its calls when it could leave at its 1,024th), one whose calls came late is
+// not estimated below half its calls, and an even one stays exact.
+TEST(Phase1Window, AFunctionLeavingEarlyIsEstimatedWithinTwiceItsCalls) {
+  constexpr uint64_t kMs = 1000000, kWindowNs = 5 * kMs, kEnd = 3 * kMs;
+  constexpr uint32_t kCalls = 1024;
+  const auto front = spread(2000, 0, kMs / 2);
+  const auto back = spread(2000, 2 * kMs, kEnd, spread(100, 0, kMs / 2));
+  const auto even = spread(2000, 0, kEnd);
+  for (const auto& [calls, name] : {std::pair{front, "front-loaded"},
+                                    std::pair{back, "back-loaded"}, std::pair{even, "even"}}) {
+    const double n = estimate(calls, kWindowNs, kCalls, kEnd);
+    const auto truth = static_cast<double>(calls.size());
+    EXPECT_LE(n, 2 * truth) << name;
+    EXPECT_GE(n, truth / 2) << name;
+  }
+  EXPECT_DOUBLE_EQ(estimate(even, kWindowNs, kCalls, kEnd), 2000);
+  EXPECT_DOUBLE_EQ(estimate(front, kWindowNs, kCalls, kEnd), 2000);
+  // Over a whole window, a function leaving past its half is over-estimated at most 2x.
+  const auto burst = spread(kCalls, kWindowNs / 2, kWindowNs / 2 + kMs / 100);
+  EXPECT_LE(estimate(burst, kWindowNs, kCalls, kWindowNs), 2.0 * kCalls);
+  EXPECT_GT(estimate(burst, kWindowNs, kCalls, kWindowNs), 1.9 * kCalls);
 }
 
 TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
@@ -157,10 +210,10 @@ TEST(Phase1Window, ScaleIsTheInverseOfTheCountedShare) {
 
 TEST(Phase1Window, AFunctionThatLeftAWindowIsCountedForThePartBeforeItLeft) {
   CountedTime c;
-  c.leave(0, 50);  // no window open: nothing
+  EXPECT_FALSE(c.leave(0, 50));  // no window open: nothing
   c.open(100);
-  c.leave(0, 125);
-  c.leave(0, 190);                         // the first leave of a window counts
+  EXPECT_TRUE(c.leave(0, 125));
+  EXPECT_FALSE(c.leave(0, 190));  // the first leave of a window counts (threads leaving together)
   EXPECT_DOUBLE_EQ(c.scale(0, 150), 2.0);  // 25 of 50 counted, window still open
   EXPECT_EQ(c.scale(1, 150), 1);
   c.close(200, {true, false});             // function 0 kept after the window all the same

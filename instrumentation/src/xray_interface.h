@@ -54,12 +54,14 @@ void window_batch() noexcept;
 // Sized for the calibration's ids too; their countdowns never reach a check that does anything.
 extern std::atomic<std::atomic<int32_t>*> g_window_countdown;
 void window_leave(int32_t fid) noexcept;
-// Counts one exit of function `fid` (the handler's exit: a function that leaves the window is
-// unpatched between its calls, not inside one whose exit would then go unreported).
+// Counts one exit of function `fid` (the handler's exit: the function is unpatched as this call
+// returns, so this call's exit is reported; its outer recursive frames and its calls in flight on
+// other threads still lose theirs, which hook_stack.h's leave_returned/leave_unmatched end).
 [[gnu::always_inline]] PERFHAT_XRAY_NOINSTR inline void count_function_exit(int32_t fid) noexcept {
   std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
   if (c == nullptr) return;
-  // Not an atomic decrement: a lost update under contention only delays the check.
+  // Not an atomic decrement: a lost update under contention only delays the check, and two
+  // threads reaching it together leave once (CountedTime::leave says which one left).
   const int32_t left = c[fid].load(std::memory_order_relaxed) - 1;
   c[fid].store(left, std::memory_order_relaxed);
   if (left <= 0) [[unlikely]]

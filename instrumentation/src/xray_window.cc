@@ -35,6 +35,11 @@ std::atomic<std::atomic<int32_t>*> g_window_countdown{nullptr};
 
 namespace {
 
+PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
+  return {detail::g_phase1_window_calls.load(std::memory_order_relaxed),
+          detail::g_phase1_window_ns.load(std::memory_order_relaxed)};
+}
+
 // Opening and closing, one at a time (held across the cycle's analysis: a leaf for no one).
 std::mutex g_transition_mu;
 std::atomic<bool> g_open{false};
@@ -44,6 +49,8 @@ std::atomic<uint64_t> g_last_window_ns{0};              // the last closed windo
 std::atomic<uint64_t> g_closed_at_ns{0};                // when it closed
 std::atomic<size_t> g_closed{0}, g_kept{0}, g_left{0};  // tests
 std::atomic<size_t> g_left_now{0};                      // functions that left the open window
+// The open window's calls at the background thread's last tick (reset when a window opens).
+std::atomic<uint64_t> g_calls_at_last_tick{0};
 // Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
 // Both never destroyed: sleds fire in static destructors, and a window may close there.
 detail::Mutex g_counted_mu;
@@ -123,53 +130,64 @@ PERFHAT_XRAY_NOINSTR void close_window() {
   g_open.store(false);
 }
 
+// The calls a function gives the open window before it is checked for leaving it. 0 (also from a
+// later perfhat::init, after the countdowns were allocated): never.
+PERFHAT_XRAY_NOINSTR int32_t countdown_start() {
+  const uint32_t k = detail::g_phase1_function_calls.load(std::memory_order_relaxed);
+  return k == 0 || k > INT32_MAX ? INT32_MAX : static_cast<int32_t>(k);
+}
+
 // Every function may give the next window phase1_function_calls calls before it leaves it.
-PERFHAT_XRAY_NOINSTR void reset_countdowns() {
-  std::atomic<int32_t>* c = g_window_countdown.load(std::memory_order_acquire);
+PERFHAT_XRAY_NOINSTR void reset_countdowns(std::atomic<int32_t>* c) {
   if (c == nullptr) return;
-  const auto k = static_cast<int32_t>(detail::g_phase1_function_calls.load());
+  const int32_t k = countdown_start();
   for (size_t fid = 0; fid <= xray_functions() + kCalibrationFids; ++fid)
     c[fid].store(k, std::memory_order_relaxed);
 }
 
 // A function that gave the open window its calls leaves it: its sleds are unpatched until the
 // next window, and it is counted for the time before (CountedTime::leave). Not a function the
-// last cycle selected (phase 2 records every call of it), nor outside the scope.
+// last cycle selected (phase 2 records every call of it), nor outside the scope, nor before half
+// the window has passed (WindowBound::may_leave: its rate before it left stands for the whole
+// window). Counted once however many threads' exits reach the check together.
 PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
   std::unique_lock<std::mutex> l(g_transition_mu, std::try_to_lock);
   if (!l.owns_lock() || !g_open.load()) return false;
+  const uint64_t now = detail::steady_now_ns();
+  if (!window_bound().may_leave(g_window_start_ns.load(), now, g_window_calls.load())) return false;
   void* fn = xray_seen_function(fid);
   if (fn == nullptr) return false;
   const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
   if (id == 0 || id == detail::kExcludedSite || detail::relevant(id)) return false;
+  {
+    // Room reserved at start-up (exit handlers must not throw); a failure only keeps it counted.
+    detail::Lock c(g_counted_mu);
+    try {
+      fid_of().emplace(fn, fid);
+    } catch (...) {
+      return false;
+    }
+  }
   // One try: a first-call unpatching on another thread makes it ONGOING; checked again later.
   if (__xray_unpatch_function(fid) != SUCCESS) return false;
-  const uint64_t now = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
-    counted().leave(static_cast<size_t>(fid), now);
-    fid_of().emplace(fn, fid);
+    if (!counted().leave(static_cast<size_t>(fid), now)) return true;
   }
   g_left.fetch_add(1);
   g_left_now.fetch_add(1);
   return true;
 }
 
-PERFHAT_XRAY_NOINSTR detail::WindowBound window_bound() {
-  return {detail::g_phase1_window_calls.load(std::memory_order_relaxed),
-          detail::g_phase1_window_ns.load(std::memory_order_relaxed)};
-}
-
 // The background thread's tick: a window past its time closes (its threads may make too few
 // calls to reach a batch); a closed one reopens once the closed time is long enough.
 PERFHAT_XRAY_NOINSTR void window_tick() {
-  static uint64_t calls_at_last_tick = 0;  // the background thread's own
   if (g_open.load()) {
-    // Also closed when its functions have left it and no batch came since the last tick: the
-    // calls it would wait for (without a time bound) may never come.
+    // Also closed once a function has left it and no thread's batch of calls came for a whole
+    // tick: the functions still counted may make too few calls for a batch, and without a time
+    // bound the window would wait for them forever (a function that left counts no call).
     const uint64_t calls = g_window_calls.load();
-    const bool idle = g_left_now.load() != 0 && calls == calls_at_last_tick;
-    calls_at_last_tick = calls;
+    const bool idle = g_left_now.load() != 0 && calls == g_calls_at_last_tick.exchange(calls);
     if (idle || window_bound().reached_time(g_window_start_ns.load(), detail::steady_now_ns()))
       close_window();
     return;
@@ -181,10 +199,11 @@ PERFHAT_XRAY_NOINSTR void window_tick() {
   if (static_cast<double>(now - g_closed_at_ns.load()) < due) return;
   std::lock_guard<std::mutex> l(g_transition_mu);
   if (g_open.load()) return;
-  reset_countdowns();
+  reset_countdowns(g_window_countdown.load(std::memory_order_acquire));
   if (!patch_retrying([] { return __xray_patch(); })) return;
   g_left_now.store(0);
   g_window_calls.store(0);
+  g_calls_at_last_tick.store(0);
   const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
@@ -201,14 +220,16 @@ PERFHAT_XRAY_NOINSTR void start_windows() {
   // Only with a filter: without one every function is relevant and stays patched.
   if (detail::g_phase1_function_calls.load() != 0 &&
       detail::g_relevant.load(std::memory_order_acquire) != nullptr) {
-    // Never freed: sleds fire in static destructors.
-    g_window_countdown.store(new std::atomic<int32_t>[xray_functions() + 1 + kCalibrationFids](),
-                             std::memory_order_release);
-    reset_countdowns();
+    // Never freed: sleds fire in static destructors. Published once filled.
+    auto* countdown = new std::atomic<int32_t>[xray_functions() + 1 + kCalibrationFids]();
+    reset_countdowns(countdown);
+    g_window_countdown.store(countdown, std::memory_order_release);
   }
   const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
+    counted().reserve(xray_functions() + 1);
+    fid_of().reserve(xray_functions() + 1);
     counted().open(start);
   }
   g_window_start_ns.store(start);
@@ -244,8 +265,7 @@ PERFHAT_XRAY_NOINSTR void window_leave(int32_t fid) noexcept {
   // The calibration's ids, or functions while no window is open (the kept ones): checked again
   // after as many calls.
   const bool program = static_cast<size_t>(fid) <= xray_functions();
-  c[fid].store(program ? static_cast<int32_t>(detail::g_phase1_function_calls.load()) : INT32_MAX,
-               std::memory_order_relaxed);
+  c[fid].store(program ? countdown_start() : INT32_MAX, std::memory_order_relaxed);
   if (!program || !g_open.load(std::memory_order_relaxed)) return;
   // As window_batch: not from the library's own code, nor once probes are off.
   ThreadStack* s = t_stack;

@@ -81,8 +81,10 @@ struct Config {
   uint32_t phase1_window_ms = 5;
   // A function leaves the open window (its sleds unpatched until the next one) once it has given
   // the window PERFHAT_PHASE1_FUNCTION_CALLS calls (1,024: 64 timed calls at the default timing
-  // period), unless it is selected; its counts are scaled by the time it was counted. The calls
-  // of a short process's hottest functions are then not all counted. 0: no function leaves early.
+  // period) and half the window's time has passed, unless it is selected; its counts are scaled
+  // by the time it was counted (at most 2x its calls). 0: no function leaves early. Set up at
+  // start-up with the filter of that moment: a filter first given to a later init() never lets
+  // functions leave.
   uint32_t phase1_function_calls = 1024;
   double phase1_duty = 0.1;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S

@@ -130,8 +130,8 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left) {
       // Until the window closes (bounded at 30 s): by its calls, or at the background thread's
       // tick once its functions have all left it.
       const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      for (int r = 0; perfhat::autoinstrument::windows_closed() == 0; ++r) {
-        sink += window_round(r + t);
+      for (int64_t r = 0; perfhat::autoinstrument::windows_closed() == 0; ++r) {
+        sink += window_round(static_cast<int>(r & 0xffff) + t);
         if (r % 1024 == 0 && std::chrono::steady_clock::now() > until) break;
       }
     });

@@ -68,19 +68,22 @@ closed_by_time() {
   [[ $1 =~ ^closed=1\ kept=([01])\ hot_after=([0-9]+)\ cold_after=0$ ]] || return 1
   ((BASH_REMATCH[1] == 1 ? BASH_REMATCH[2] == 16000 : BASH_REMATCH[2] == 0))
 }
-win=$(window 4096 0 window-leave)
+win=$(window 8192 0 window-leave)
 echo "window (calls): $win"
 # A function leaves the window once it has given it PERFHAT_PHASE1_FUNCTION_CALLS calls (1,024 by
-# default): hot() (8 of every 15 calls) leaves long before the window's 4,096, the cold ones
-# (about 440 each by then) do not.
+# default), and only past half the window (4,096 calls without a time bound; a check before that
+# starts its count again): hot() (8 of every 15 calls, a check every 1,920 calls) leaves before
+# the window's 8,192 (by about 7,000 with the threads' batches not yet added), the cold ones
+# (about 550 each by the close, 1,024 at 15,360) do not.
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=1" ]] || fail "counting window: $win"
-win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window 4096 0 window-leave)
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window 8192 0 window-leave)
 echo "window (no function leaves): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
   fail "PERFHAT_PHASE1_FUNCTION_CALLS=0: $win"
-# Every function leaves after 64 calls, long before the window's length: the window, with no time
-# bound, closes at the background thread's tick once no call came for a whole tick.
-win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window 1000000000000 0 window-leave)
+# Every function leaves after 64 calls once half the window's 8,192 calls have passed, before its
+# length: the window, with no time bound, closes at the background thread's tick once no call
+# came for a whole tick.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window 8192 0 window-leave)
 echo "window (all left): $win"
 [[ $win =~ ^(.*)\ left=8$ ]] && closed_by_time "${BASH_REMATCH[1]}" ||
   fail "window every function left: $win"
