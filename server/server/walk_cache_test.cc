@@ -83,6 +83,7 @@ class WalkCacheTest : public ::testing::Test {
       EXPECT_EQ(f.body_hash, g.body_hash);
       EXPECT_EQ(f.range, g.range) << f.key;
       EXPECT_EQ(f.name_range, g.name_range) << f.key;
+      EXPECT_EQ(f.unresolved_calls, g.unresolved_calls) << f.key;
       ASSERT_EQ(f.nodes.size(), g.nodes.size()) << f.key;
       for (size_t k = 0; k < f.nodes.size(); ++k) {
         EXPECT_EQ(f.nodes[k].range, g.nodes[k].range) << f.key << " node " << k;
@@ -216,6 +217,40 @@ TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
   EXPECT_EQ(cache_.last().main_walked, 2u);
   expectSameBodies(again, fresh());
   cache_.giveBack(std::move(again));
+}
+
+// The build counts the parse errors inside a body as unresolved calls; they are not the walk's: a
+// template whose error only the instantiation in another body made comes back without it once
+// that body is fixed.
+TEST_F(WalkCacheTest, AnErrorAnotherBodyCausedIsNotKeptWithTheTemplate) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "template <typename T> int b(T t) { return t.size() + work(1); }\n"
+                           "int a(int k) { return b(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  analysis::ParsedUnit broken = cache_.build(*tu_, options_);
+  ASSERT_FALSE(broken.problems.empty()) << "the test needs the instantiation's error";
+  std::string fixed = text;
+  fixed.replace(fixed.find("return b(k);"), 12, "return k;");
+  ASSERT_TRUE(tu_->reparse(fixed));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  expectSameBodies(unit, fresh());
+}
+
+// A unit given back reordered is not the one lent: its functions must not go to the entries of
+// others (the next build would take one definition's result for another's).
+TEST_F(WalkCacheTest, AReorderedUnitGivenBackIsNotKept) {
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  analysis::ParsedUnit lent = cache_.lend(*tu_, options_);
+  ASSERT_EQ(lent.functions.size(), 2u);
+  std::swap(lent.functions[0], lent.functions[1]);
+  cache_.giveBack(std::move(lent));
+  std::string edited = kTwo;
+  edited.insert(edited.find("  return t;"), "  t += 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
 }
 
 // Two definitions with the same text in two classes: reuse must give each its own result
