@@ -67,6 +67,18 @@ class WalkCacheTest : public ::testing::Test {
   }
   // The unit a walk of everything gives for the TU as it stands: what the cache must equal.
   analysis::ParsedUnit fresh() { return analysis::buildAst(*tu_, options_); }
+  // Builds `text`, then `text` with `from` replaced by `to`: the second build's unit.
+  analysis::ParsedUnit buildThenEdit(const std::string& text, const std::string& from,
+                                     const std::string& to) {
+    EXPECT_TRUE(tu_->reparse(text));
+    cache_.build(*tu_, options_);
+    std::string edited = text;
+    const size_t at = edited.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) edited.replace(at, from.size(), to);
+    EXPECT_TRUE(tu_->reparse(edited));
+    return cache_.build(*tu_, options_);
+  }
 
   static void expectSameBodies(const analysis::ParsedUnit& a, const analysis::ParsedUnit& b) {
     ASSERT_EQ(a.workspace_bodies.size(), b.workspace_bodies.size());
@@ -227,12 +239,8 @@ TEST_F(WalkCacheTest, AnErrorAnotherBodyCausedIsNotKeptWithTheTemplate) {
                            "template <typename T> int b(T t) { return t.size() + work(1); }\n"
                            "int a(int k) { return b(k); }\n";
   ASSERT_TRUE(tu_->reparse(text));
-  analysis::ParsedUnit broken = cache_.build(*tu_, options_);
-  ASSERT_FALSE(broken.problems.empty()) << "the test needs the instantiation's error";
-  std::string fixed = text;
-  fixed.replace(fixed.find("return b(k);"), 12, "return k;");
-  ASSERT_TRUE(tu_->reparse(fixed));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  ASSERT_FALSE(fresh().problems.empty()) << "the test needs the instantiation's error";
+  analysis::ParsedUnit unit = buildThenEdit(text, "return b(k);", "return k;");
   EXPECT_EQ(cache_.last().main_reused, 1u);
   expectSameBodies(unit, fresh());
 }
@@ -300,12 +308,7 @@ TEST_F(WalkCacheTest, AConstexprBodyChangeWalksEveryBody) {
                            "constexpr int limit() { return 4; }\n"
                            "int second(int k) {\n  for (int i = 0; i < limit(); ++i) k += "
                            "work(i);\n  return k;\n}\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("return 4;"), 9, "return 40;");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "return 4;", "return 40;");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
 }
@@ -315,12 +318,7 @@ TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
   const std::string text = std::string("#include \"work.h\"\n") +
                            "int first(int k) {\n#define STEP work\n  return k;\n}\n"
                            "int second(int k) { return STEP(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "#define STEP work", "#define STEP other");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
   bool calls_other = false;
@@ -336,12 +334,7 @@ TEST_F(WalkCacheTest, ARawStringThatReadsLikeADirectiveKeepsReuse) {
                            "const char* first(int k) {\n  work(k);\n  return R\"(\n#define STEP "
                            "work\n)\";\n}\n"
                            "int second(int k) { return other(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("work(k);"), 8, "other(k);");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "work(k);", "other(k);");
   EXPECT_EQ(cache_.last().main_walked, 1u);
   EXPECT_EQ(cache_.last().main_reused, 1u);
   expectSameBodies(unit, fresh());
@@ -354,12 +347,7 @@ TEST_F(WalkCacheTest, ADirectiveInABodyAMacroWritesWalksEveryBody) {
                            "#define DEFINE(sig, body) sig body\n"
                            "DEFINE(int first(int k), {\n#define STEP work\n  return k;\n})\n"
                            "int second(int k) { return STEP(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "#define STEP work", "#define STEP other");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
 }
