@@ -65,9 +65,14 @@ struct MainBodies {
   // The last build's definitions are not copied into its unit but lent: each entry above whose
   // functions the unit holds, and where they are in its `functions` (after the sort). Until
   // they are given back (server/server/walk_cache.h) those entries' `functions` are empty.
+  // Per lent function, beside where it is: its key (what comes back must be what was lent) and
+  // its unresolved_calls as walked (the build adds the parse errors inside it, which are not the
+  // walk's and may be gone at the next build).
   struct Loan {
     Walked* entry = nullptr;
     std::vector<size_t> at;
+    std::vector<std::string> keys;
+    std::vector<int> unresolved;
   };
   std::vector<Loan> lent;
 };

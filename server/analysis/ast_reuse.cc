@@ -227,11 +227,15 @@ MainBodies::Walked* MainReuse::takeMoved(MainBodies::ByText& from, MainBodies::B
   return nullptr;
 }
 
-void MainReuse::lend(MainBodies::Walked* w, size_t at, size_t n) {
+void MainReuse::lend(MainBodies::Walked* w, const FunctionInfo* fns, size_t at, size_t n) {
   MainBodies::Loan& loan = lent_.emplace_back();
   loan.entry = w;
   loan.at.resize(n);
   std::iota(loan.at.begin(), loan.at.end(), at);
+  for (size_t i = 0; i < n; ++i) {
+    loan.keys.push_back(fns[i].key);
+    loan.unresolved.push_back(fns[i].unresolved_calls);
+  }
 }
 
 bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out, std::vector<ParseProblem>& problems,
@@ -243,7 +247,7 @@ bool MainReuse::take(CXCursor, std::vector<FunctionInfo>& out, std::vector<Parse
   if (!w) return false;
   out = std::move(w->functions);
   w->functions.clear();
-  lend(w, at, out.size());
+  lend(w, out.data(), at, out.size());
   problems.insert(problems.end(), w->problems.begin(), w->problems.end());
   ++reused_;
   return true;
@@ -262,7 +266,7 @@ bool MainReuse::takeImplicit(CXCursor cls, std::vector<FunctionInfo>& out) {
       takeMoved(cache_->implicit_by_text, next_implicit_, class_key_, class_span_.start);
   if (!w) return false;
   ++implicit_reused_;
-  lend(w, out.size(), w->functions.size());
+  lend(w, w->functions.data(), out.size(), w->functions.size());
   out.insert(out.end(), std::make_move_iterator(w->functions.begin()),
              std::make_move_iterator(w->functions.end()));
   w->functions.clear();
@@ -273,7 +277,8 @@ void MainReuse::madeImplicit(const std::vector<FunctionInfo>& out, size_t first)
   if (!cache_ || !class_span_.in_main || class_key_ == 0) return;
   MainBodies::Walked w;
   w.start = class_span_.start;
-  lend(&next_implicit_.emplace(class_key_, std::move(w))->second, first, out.size() - first);
+  lend(&next_implicit_.emplace(class_key_, std::move(w))->second, out.data() + first, first,
+       out.size() - first);
 }
 
 void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
@@ -283,7 +288,7 @@ void MainReuse::walked(CXCursor, const std::vector<FunctionInfo>& fns,
   MainBodies::Walked w;
   w.start = spans_[current_].start;
   w.problems.assign(problems.begin() + first, problems.end());
-  lend(&next_.emplace(keys_[current_], std::move(w))->second, at, fns.size());
+  lend(&next_.emplace(keys_[current_], std::move(w))->second, fns.data(), at, fns.size());
 }
 
 void MainReuse::finish() {

@@ -60,8 +60,8 @@ class MainReuse {
   // `start` and from `from` into `to`; null when there is none.
   MainBodies::Walked* takeMoved(MainBodies::ByText& from, MainBodies::ByText& to, uint64_t key,
                                 const Position& start);
-  // `w`'s functions go to the unit's functions [at, at + n) (MainBodies::lent).
-  void lend(MainBodies::Walked* w, size_t at, size_t n);
+  // `w`'s functions, `fns[0, n)`, go to the unit's functions [at, at + n) (MainBodies::lent).
+  void lend(MainBodies::Walked* w, const FunctionInfo* fns, size_t at, size_t n);
 
   const TranslationUnit& tu_;
   MainBodies* cache_;

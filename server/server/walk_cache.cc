@@ -83,21 +83,31 @@ analysis::ParsedUnit WalkCache::build(const analysis::TranslationUnit& tu,
   return copy;
 }
 
-void WalkCache::giveBack(analysis::ParsedUnit&& unit) {
+void WalkCache::drop() noexcept {
+  main_ = analysis::MainBodies{};
+  walked_in_workspace_.clear();
+}
+
+void WalkCache::giveBack(analysis::ParsedUnit&& unit) noexcept {
   for (const analysis::MainBodies::Loan& loan : main_.lent)
-    for (size_t at : loan.at)
-      if (at >= unit.functions.size()) {
-        main_ = analysis::MainBodies{};  // not the unit lent: walk the main file again
-        walked_in_workspace_.clear();
-        return;
-      }
+    for (size_t i = 0; i < loan.at.size(); ++i)
+      if (loan.at[i] >= unit.functions.size() || unit.functions[loan.at[i]].key != loan.keys[i])
+        return drop();  // not the unit lent: walk the main file again
   size_t flag = 0;
   for (analysis::FunctionInfo& f : unit.functions)
     for (analysis::Node& n : f.nodes)
       if (flag < walked_in_workspace_.size()) n.callee_in_workspace = walked_in_workspace_[flag++];
-  for (analysis::MainBodies::Loan& loan : main_.lent) {
-    loan.entry->functions.reserve(loan.at.size());
-    for (size_t at : loan.at) loan.entry->functions.push_back(std::move(unit.functions[at]));
+  try {
+    for (analysis::MainBodies::Loan& loan : main_.lent) {
+      loan.entry->functions.reserve(loan.at.size());
+      for (size_t i = 0; i < loan.at.size(); ++i) {
+        analysis::FunctionInfo& f = unit.functions[loan.at[i]];
+        f.unresolved_calls = loan.unresolved[i];
+        loan.entry->functions.push_back(std::move(f));
+      }
+    }
+  } catch (...) {   // bad_alloc
+    return drop();  // some entries would stay empty
   }
   main_.lent.clear();
   walked_in_workspace_.clear();
@@ -106,7 +116,7 @@ void WalkCache::giveBack(analysis::ParsedUnit&& unit) {
 analysis::ParsedUnit WalkCache::lend(const analysis::TranslationUnit& tu,
                                      const analysis::AnalysisOptions& options) {
   // The last unit was not given back: the entries it holds are empty.
-  if (!main_.lent.empty()) main_ = analysis::MainBodies{};
+  if (!main_.lent.empty()) drop();
   const double t0 = threadCpuMs();
   std::optional<uint64_t> key = contextKey(tu, options.workspace_root);
   last_ = LastBuild{};

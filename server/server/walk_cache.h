@@ -36,8 +36,10 @@ class WalkCache {
                             const analysis::AnalysisOptions& options);
   // Takes the main-file functions of the unit lend() last returned back into the cache, as
   // lend() made them (index::WorkspaceIndex::augment marks calls in them, which is undone).
-  // `unit` must not have been reordered.
-  void giveBack(analysis::ParsedUnit&& unit);
+  // `unit` must not have been reordered (a unit that is not the one lent, or that was, empties
+  // the cache's main-file functions, as does a failed allocation: it is called from
+  // destructors).
+  void giveBack(analysis::ParsedUnit&& unit) noexcept;
   // lend(), a copy of the unit, and giveBack(): for callers that keep the unit.
   analysis::ParsedUnit build(const analysis::TranslationUnit& tu,
                              const analysis::AnalysisOptions& options);
@@ -67,6 +69,8 @@ class WalkCache {
   // Per node of the lent unit's functions, in order: its callee_in_workspace as walked.
   std::vector<bool> walked_in_workspace_;
   LastBuild last_;
+
+  void drop() noexcept;  // nothing of the main file kept: its next build walks every body
 };
 
 }  // namespace perfhat::server

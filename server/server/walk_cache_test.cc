@@ -67,6 +67,18 @@ class WalkCacheTest : public ::testing::Test {
   }
   // The unit a walk of everything gives for the TU as it stands: what the cache must equal.
   analysis::ParsedUnit fresh() { return analysis::buildAst(*tu_, options_); }
+  // Builds `text`, then `text` with `from` replaced by `to`: the second build's unit.
+  analysis::ParsedUnit buildThenEdit(const std::string& text, const std::string& from,
+                                     const std::string& to) {
+    EXPECT_TRUE(tu_->reparse(text));
+    cache_.build(*tu_, options_);
+    std::string edited = text;
+    const size_t at = edited.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) edited.replace(at, from.size(), to);
+    EXPECT_TRUE(tu_->reparse(edited));
+    return cache_.build(*tu_, options_);
+  }
 
   static void expectSameBodies(const analysis::ParsedUnit& a, const analysis::ParsedUnit& b) {
     ASSERT_EQ(a.workspace_bodies.size(), b.workspace_bodies.size());
@@ -83,6 +95,7 @@ class WalkCacheTest : public ::testing::Test {
       EXPECT_EQ(f.body_hash, g.body_hash);
       EXPECT_EQ(f.range, g.range) << f.key;
       EXPECT_EQ(f.name_range, g.name_range) << f.key;
+      EXPECT_EQ(f.unresolved_calls, g.unresolved_calls) << f.key;
       ASSERT_EQ(f.nodes.size(), g.nodes.size()) << f.key;
       for (size_t k = 0; k < f.nodes.size(); ++k) {
         EXPECT_EQ(f.nodes[k].range, g.nodes[k].range) << f.key << " node " << k;
@@ -218,6 +231,36 @@ TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
   cache_.giveBack(std::move(again));
 }
 
+// The build counts the parse errors inside a body as unresolved calls; they are not the walk's: a
+// template whose error only the instantiation in another body made comes back without it once
+// that body is fixed.
+TEST_F(WalkCacheTest, AnErrorAnotherBodyCausedIsNotKeptWithTheTemplate) {
+  const std::string text = std::string("#include \"work.h\"\n") +
+                           "template <typename T> int b(T t) { return t.size() + work(1); }\n"
+                           "int a(int k) { return b(k); }\n";
+  ASSERT_TRUE(tu_->reparse(text));
+  ASSERT_FALSE(fresh().problems.empty()) << "the test needs the instantiation's error";
+  analysis::ParsedUnit unit = buildThenEdit(text, "return b(k);", "return k;");
+  EXPECT_EQ(cache_.last().main_reused, 1u);
+  expectSameBodies(unit, fresh());
+}
+
+// A unit given back reordered is not the one lent: its functions must not go to the entries of
+// others (the next build would take one definition's result for another's).
+TEST_F(WalkCacheTest, AReorderedUnitGivenBackIsNotKept) {
+  ASSERT_TRUE(tu_->reparse(kTwo));
+  analysis::ParsedUnit lent = cache_.lend(*tu_, options_);
+  ASSERT_EQ(lent.functions.size(), 2u);
+  std::swap(lent.functions[0], lent.functions[1]);
+  cache_.giveBack(std::move(lent));
+  std::string edited = kTwo;
+  edited.insert(edited.find("  return t;"), "  t += 1;\n");
+  ASSERT_TRUE(tu_->reparse(edited));
+  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  EXPECT_EQ(cache_.last().main_reused, 0u);
+  expectSameBodies(unit, fresh());
+}
+
 // Two definitions with the same text in two classes: reuse must give each its own result
 // (key, mangled name, ranges), not the other's.
 TEST_F(WalkCacheTest, IdenticalBodiesInTwoClassesKeepTheirOwnResults) {
@@ -265,12 +308,7 @@ TEST_F(WalkCacheTest, AConstexprBodyChangeWalksEveryBody) {
                            "constexpr int limit() { return 4; }\n"
                            "int second(int k) {\n  for (int i = 0; i < limit(); ++i) k += "
                            "work(i);\n  return k;\n}\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("return 4;"), 9, "return 40;");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "return 4;", "return 40;");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
 }
@@ -280,12 +318,7 @@ TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
   const std::string text = std::string("#include \"work.h\"\n") +
                            "int first(int k) {\n#define STEP work\n  return k;\n}\n"
                            "int second(int k) { return STEP(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "#define STEP work", "#define STEP other");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
   bool calls_other = false;
@@ -301,12 +334,7 @@ TEST_F(WalkCacheTest, ARawStringThatReadsLikeADirectiveKeepsReuse) {
                            "const char* first(int k) {\n  work(k);\n  return R\"(\n#define STEP "
                            "work\n)\";\n}\n"
                            "int second(int k) { return other(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("work(k);"), 8, "other(k);");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "work(k);", "other(k);");
   EXPECT_EQ(cache_.last().main_walked, 1u);
   EXPECT_EQ(cache_.last().main_reused, 1u);
   expectSameBodies(unit, fresh());
@@ -319,12 +347,7 @@ TEST_F(WalkCacheTest, ADirectiveInABodyAMacroWritesWalksEveryBody) {
                            "#define DEFINE(sig, body) sig body\n"
                            "DEFINE(int first(int k), {\n#define STEP work\n  return k;\n})\n"
                            "int second(int k) { return STEP(k); }\n";
-  ASSERT_TRUE(tu_->reparse(text));
-  cache_.build(*tu_, options_);
-  std::string edited = text;
-  edited.replace(edited.find("#define STEP work"), 17, "#define STEP other");
-  ASSERT_TRUE(tu_->reparse(edited));
-  analysis::ParsedUnit unit = cache_.build(*tu_, options_);
+  analysis::ParsedUnit unit = buildThenEdit(text, "#define STEP work", "#define STEP other");
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
 }
