@@ -20,12 +20,15 @@ import re
 import sys
 
 # perfhat::detail, ::budget, ... are the library's alone; of the top-level perfhat:: functions
-# only its public API (perfhat.hpp) is, and the exporters.
+# only its public API (perfhat.hpp) is, the exporters and json_escape (json_text.h). The
+# compiler's and XRay's entry points into the library (autoinstrument.cc, xray_hooks.cc) are C
+# names outside any namespace. The server's accept loop (perfhat::runUntilStopSignal) is not.
 _LIBRARY = re.compile(
     r"perfhat::(detail|budget|sampling|symbolize|tigris|autoinstrument|otlp|stats|plan)::"
     r"|perfhat::(init|shutdown|flush|last_error|set_sampling_rate|sampling_rate|"
     r"set_analysis_cycle|set_enabled|set_filter|analyze_now|counters|set_session|"
-    r"Config::|MemoryExporter::|Exporter::)")
+    r"json_escape|json_quoted|Config::|MemoryExporter::|Exporter::)"
+    r"|\b__cyg_profile_func_(enter|exit)\b|\bperfhat_xray_\w+")
 
 
 def is_libperfhat(frame):
@@ -44,8 +47,8 @@ def main():
             in_sample = seen = seen_ns = False
         elif not line[0].isspace():
             in_sample, seen, seen_ns = True, False, False
-        elif "perfhat::" in line:
-            seen_ns = True
+        else:
+            seen_ns = seen_ns or "perfhat::" in line
             seen = seen or is_libperfhat(line)
     if in_sample:
         samples += 1

@@ -18,6 +18,14 @@ class InSituPrices {
  public:
   // Fewer timed calls of a kind than this in the sliding window: its calibrated price stands.
   static constexpr uint64_t kMinCalls = 32;
+  // A price leaves out the timed calls longer than the largest of these: a preemption or an
+  // interrupt inside the interval, not the probe's work (the cap in note_self_timing only drops
+  // the ones a whole time slice lengthened). Relative to the calibration and to the timed calls'
+  // median, so a service whose probes run cold keeps its long ones. Within the histogram's
+  // factor of 2 (probe_self_timing.h).
+  static constexpr double kCapMinNs = 5e3;
+  static constexpr double kCapPerCalibrated = 20;
+  static constexpr double kCapPerMedian = 8;
 
   // One window: the timing totals so far (detail::self_timing_totals), the clock's ns per tick,
   // and the sliding window's length in windows.
@@ -32,6 +40,8 @@ class InSituPrices {
   double last_window_s(detail::SelfTimedKind kind) const {
     return windows_.empty() ? 0 : windows_.back().seconds[kind];
   }
+  // Their mean without the ones over the cap above (seconds; 0 without any).
+  double robust_mean_s(detail::SelfTimedKind kind, double calibrated) const;
   uint64_t dropped() const { return last_.dropped; }  // timed calls over the cap, so far
   void clear() { *this = InSituPrices(); }
 
@@ -41,10 +51,13 @@ class InSituPrices {
   struct Window {
     uint64_t calls[detail::kSelfTimedKinds] = {};
     double seconds[detail::kSelfTimedKinds] = {};
+    uint64_t bucket_calls[detail::kSelfTimedKinds][detail::kSelfTimingBuckets] = {};
+    uint64_t bucket_ticks[detail::kSelfTimedKinds][detail::kSelfTimingBuckets] = {};
   };
   std::deque<Window> windows_;
   detail::SelfTimingTotals last_;
-  bool started_ = false;  // last_ holds the totals at the previous window's end
+  double ns_per_tick_ = 0;  // the last window's
+  bool started_ = false;    // last_ holds the totals at the previous window's end
 };
 
 }  // namespace perfhat::budget

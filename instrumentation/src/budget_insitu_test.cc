@@ -32,39 +32,62 @@ namespace {
 
 using detail::kSelfTimedRecord;
 using detail::kSelfTimedRequest;
+using detail::SelfTimedKind;
 using detail::SelfTimingTotals;
 
-SelfTimingTotals totals(uint64_t record_calls, uint64_t record_ticks, uint64_t request_calls = 0,
-                        uint64_t request_ticks = 0) {
+// The totals so far, as the probes sum them: each add is n more calls of one length.
+struct Running {
   SelfTimingTotals t;
-  t.calls[kSelfTimedRecord] = record_calls;
-  t.ticks[kSelfTimedRecord] = record_ticks;
-  t.calls[kSelfTimedRequest] = request_calls;
-  t.ticks[kSelfTimedRequest] = request_ticks;
-  return t;
-}
+  const SelfTimingTotals& add(uint64_t n, uint64_t ticks, SelfTimedKind kind = kSelfTimedRecord) {
+    t.add(kind, ticks, n);
+    return t;
+  }
+};
 
 // The timed calls' mean over the sliding window, once it holds enough of them; the calibration
 // before that and as a floor; each kind priced on its own.
 TEST(BudgetInSitu, PricesAreTheTimedMeansOverTheSlidingWindow) {
   InSituPrices p;
+  Running r;
   constexpr double kCalibrated = 50e-9;
-  p.add(totals(0, 0), 1.0, 3);  // the starting totals
+  p.add(r.t, 0.5, 3);  // the starting totals
   EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
-  p.add(totals(10, 10 * 400), 1.0, 3);  // 10 calls at 400 ns: too few
+  p.add(r.add(10, 800), 0.5, 3);  // 10 calls at 400 ns: too few
   EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
-  p.add(totals(40, 40 * 400, 40, 40 * 900), 0.5, 3);  // 30 more at 400 ticks of 0.5 ns
+  r.add(40, 1800, kSelfTimedRequest);
+  p.add(r.add(30, 400), 0.5, 3);  // 30 more at 200 ns
   EXPECT_EQ(p.calls(kSelfTimedRecord), 40u);
   EXPECT_NEAR(p.report_s(kCalibrated), (10 * 400e-9 + 30 * 200e-9) / 40, 1e-15);
-  EXPECT_NEAR(p.request_s(kCalibrated), 450e-9, 1e-15);
-  // Three windows later the 400 ns ones are out of the window: only 100 ns calls. Under a
+  EXPECT_NEAR(p.request_s(kCalibrated), 900e-9, 1e-15);
+  // Three windows later the first ones are out of the window: only 100 ns calls. Under a
   // calibration of 150 ns, the calibration is the price (the timed interval leaves out the
   // probe's inline part, which the calibration includes).
-  for (int i = 1; i <= 3; ++i) p.add(totals(40 + 40 * i, 40 * 400 + 40 * i * 100), 1.0, 3);
+  for (int i = 1; i <= 3; ++i) p.add(r.add(40, 200), 0.5, 3);
   EXPECT_EQ(p.calls(kSelfTimedRecord), 120u);
   EXPECT_NEAR(p.mean_s(kSelfTimedRecord), 100e-9, 1e-15);
   EXPECT_NEAR(p.report_s(kCalibrated), 100e-9, 1e-15);
   EXPECT_DOUBLE_EQ(p.report_s(150e-9), 150e-9);
+}
+
+// A few timed calls a preemption or an interrupt lengthened, each under note_self_timing's cap,
+// do not move the price: one 40 us call among 67 of 400 ns would raise their mean by 140 %. The
+// long ones of a service whose probes are all slow stay in (the cap follows the median).
+TEST(BudgetInSitu, PricesLeaveOutTheFewCallsSomethingElseLengthened) {
+  constexpr double kCalibrated = 50e-9;
+  InSituPrices p;
+  Running r;
+  p.add(r.t, 1.0, 3);
+  r.add(67, 400);
+  p.add(r.add(1, 40000), 1.0, 3);
+  EXPECT_NEAR(p.mean_s(kSelfTimedRecord), (67 * 400e-9 + 40e-6) / 68, 1e-15);
+  EXPECT_NEAR(p.report_s(kCalibrated), 400e-9, 1e-15);
+
+  InSituPrices slow;  // every call 30 us, some 60 us: all of them are the probes' cost
+  Running s;
+  slow.add(s.t, 1.0, 3);
+  s.add(50, 30000);
+  slow.add(s.add(10, 60000), 1.0, 3);
+  EXPECT_NEAR(slow.report_s(kCalibrated), (50 * 30e-6 + 10 * 60e-6) / 60, 1e-15);
 }
 
 // The probes' side, on an injected clock: every clock read on the test's thread stands for
@@ -145,6 +168,19 @@ TEST_F(BudgetInSituProbes, EntriesThatLeaveUnrecordedAreTimedToo) {
   // At least the closing clock read, on the application thread.
   EXPECT_GE(after.ticks[detail::kSelfTimedPassed] - before.ticks[detail::kSelfTimedPassed],
             passes * kReadNs);
+}
+
+// A thread's first clocked entry (the one that faults in its slots and rings) is timed no more
+// often than any other: 64 threads of one request each, two clocked entries, time a few of them
+// (each entry about one in 16), not the first of every thread.
+TEST_F(BudgetInSituProbes, AThreadsFirstEntryIsNotAlwaysTimed) {
+  detail::g_self_timing.store(true);
+  const SelfTimingTotals before = detail::self_timing_totals();
+  for (int i = 0; i < 64; ++i) serve(1);
+  const SelfTimingTotals after = detail::self_timing_totals();
+  const uint64_t timed = after.calls[kSelfTimedRecord] + after.calls[kSelfTimedRequest] -
+                         before.calls[kSelfTimedRecord] - before.calls[kSelfTimedRequest];
+  EXPECT_LT(timed, 32u);
 }
 
 // The controller's side: with the calibration saying 50 ns a report, calls the probes timed at

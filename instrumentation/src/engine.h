@@ -55,7 +55,8 @@ struct ThreadState {
   int request_depth = 0;
   uint64_t probe_fixed = 0;  // macro probes' cost so far, fixed point (macro_compensation.h)
   // Clocked entries until the next one timed in situ, and whether this thread's are timed at all
-  // (probe_self_timing.h; the start-up calibrations' private thread states are not).
+  // (probe_self_timing.h: the first gap is drawn at registration; the start-up calibrations'
+  // private thread states are not timed).
   uint32_t self_timing_left = 1;
   bool self_timing_on = true;
   // The collection budget's weight for the last call it took at this site (budget_runtime.h):

@@ -244,13 +244,14 @@ void Probe::enter(Site& site) noexcept {
 // Exit of an active probe with exit work (~Probe tested for it).
 void Probe::leave() noexcept {
   if ((flags_ & kClock) == 0) return finish(0);
-  const uint64_t end = now_ticks();  // the clock first: excludes finish's work
+  // The clock first: excludes finish's work. A timed call's is fenced, so the function's own
+  // outstanding loads finish before it and are not charged to the probe.
+  const uint64_t end = (flags_ & kSelfTimed) ? fenced_ticks() : now_ticks();
   // Nested probes' cost (discount(), macro_compensation.h): never more than the duration.
   finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
   if (flags_ & kSelfTimed) PERFHAT_UNLIKELY {
-      const uint64_t entry = static_cast<uint32_t>(static_cast<uint32_t>(start_) - self_entry_);
       note_self_timing((flags_ & kRequestContext) ? kSelfTimedRequest : kSelfTimedRecord,
-                       entry + (fenced_ticks() - end));
+                       self_entry_ + (fenced_ticks() - end));
     }
 }
 
@@ -268,8 +269,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   Hot* h = hot_;
   // In-situ timing of this call's own work (probe_self_timing.h), from here to the start clock.
   const bool self_timed = self_timing_due(h->owner);
-  if (self_timed) PERFHAT_UNLIKELY
-  self_entry_ = static_cast<uint32_t>(fenced_ticks());
+  const uint64_t self_entry = self_timed ? fenced_ticks() : 0;
   const auto site_index = static_cast<uint32_t>(slot_ - h->slots);
   uint8_t f = kClock;
   if (site_->kind == kRequest) {
@@ -338,8 +338,16 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   if (self_timed && (f & (kRecording | kRequestContext))) f |= kSelfTimed;
   flags_ = f;
   discount_ = nested_probe_base(h, *site_);
-  warm_exit_path(h);     // probe_exit_warmup.h
-  start_ = now_ticks();  // last: the duration excludes the probe's bookkeeping
+  warm_exit_path(h);  // probe_exit_warmup.h
+  // Last: the duration excludes the probe's bookkeeping. A timed call keeps its entry interval,
+  // saturated (32 bits wrap after a second or two of preemption; note_self_timing's cap drops it).
+  if (f & kSelfTimed) PERFHAT_UNLIKELY {
+      const uint64_t start = now_ticks();
+      self_entry_ = static_cast<uint32_t>(std::min<uint64_t>(start - self_entry, UINT32_MAX));
+      start_ = start;
+      return;
+    }
+  start_ = now_ticks();
 }
 
 // Rare exit work: errors, sessions, the timing sample, the span and the request end.

@@ -4,18 +4,21 @@ namespace perfhat::detail {
 namespace {
 
 // Process-wide: a timed call is one in kSelfTimingPeriod of the recorded ones, a few hundred a
-// second on a busy service, so the shared lines are written rarely.
-struct Sums {
+// second on a busy service, so the shared lines are written rarely; on lines of their own, apart
+// from the flags every probe reads.
+struct alignas(64) Sums {
   std::atomic<uint64_t> calls[kSelfTimedKinds] = {};
   std::atomic<uint64_t> ticks[kSelfTimedKinds] = {};
+  std::atomic<uint64_t> bucket_calls[kSelfTimedKinds][kSelfTimingBuckets] = {};
+  std::atomic<uint64_t> bucket_ticks[kSelfTimedKinds][kSelfTimingBuckets] = {};
   std::atomic<uint64_t> dropped{0};
 };
 Sums g_sums;
 
 }  // namespace
 
-std::atomic<bool> g_self_timing{false};
-std::atomic<uint64_t> g_self_timing_cap{0};
+alignas(64) std::atomic<bool> g_self_timing{false};
+alignas(64) std::atomic<uint64_t> g_self_timing_cap{0};
 
 void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept {
   const uint64_t cap = g_self_timing_cap.load(std::memory_order_relaxed);
@@ -25,6 +28,9 @@ void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept {
   }
   g_sums.calls[kind].fetch_add(1, std::memory_order_relaxed);
   g_sums.ticks[kind].fetch_add(ticks, std::memory_order_relaxed);
+  const int b = self_timing_bucket(ticks);
+  g_sums.bucket_calls[kind][b].fetch_add(1, std::memory_order_relaxed);
+  g_sums.bucket_ticks[kind][b].fetch_add(ticks, std::memory_order_relaxed);
 }
 
 SelfTimingTotals self_timing_totals() noexcept {
@@ -32,6 +38,10 @@ SelfTimingTotals self_timing_totals() noexcept {
   for (int k = 0; k < kSelfTimedKinds; ++k) {
     t.calls[k] = g_sums.calls[k].load(std::memory_order_relaxed);
     t.ticks[k] = g_sums.ticks[k].load(std::memory_order_relaxed);
+    for (int b = 0; b < kSelfTimingBuckets; ++b) {
+      t.bucket_calls[k][b] = g_sums.bucket_calls[k][b].load(std::memory_order_relaxed);
+      t.bucket_ticks[k][b] = g_sums.bucket_ticks[k][b].load(std::memory_order_relaxed);
+    }
   }
   t.dropped = g_sums.dropped.load(std::memory_order_relaxed);
   return t;

@@ -10,6 +10,7 @@
 #include <bit>
 #include <exception>
 
+#include "probe_self_timing.h"
 #include "site_symbol.h"
 #include "symbolize.h"
 
@@ -168,6 +169,7 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
     ts->hot.capacity = kMaxSites;
     ts->hot.owner = ts;
     ts->hot.rng = random64() | 1;
+    draw_self_timing_gap(ts);
     ts->hot.eh_uncaught =
         eh_layout_ok()
             ? &reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions

@@ -424,7 +424,7 @@ class Probe {
   int64_t result_size_;
   int64_t loop_iterations_;
   uint32_t loop_line_;
-  uint32_t self_entry_;  // kSelfTimed: the low bits of the clock at begin()'s start
+  uint32_t self_entry_;  // kSelfTimed: ticks from begin()'s start to the start clock read
   uint64_t discount_;    // set by begin(), with the clock read
 };
 
