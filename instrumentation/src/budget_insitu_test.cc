@@ -200,7 +200,7 @@ double fakeWall() { return g_fake_s += 1; }
 double fakeCpu() { return g_fake_s; }
 double noCollector() { return 0; }
 
-TEST(BudgetController, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
+TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   Controller& c = Controller::get();
   Settings s;
   s.enabled = true;

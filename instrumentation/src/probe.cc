@@ -256,10 +256,11 @@ void Probe::leave() noexcept {
 }
 
 namespace {
-// A timed entry that leaves Probe::begin unrecorded: its work from begin's first clock read.
-void note_passed_entry(uint32_t entry) noexcept {
-  const auto now = static_cast<uint32_t>(fenced_ticks());
-  note_self_timing(kSelfTimedPassed, static_cast<uint32_t>(now - entry));
+// A timed entry that leaves Probe::begin unrecorded: its work from begin's first clock read
+// (saturated like a recorded call's entry interval, so a preempted one cannot wrap under the cap).
+void note_passed_entry(uint64_t entry) noexcept {
+  note_self_timing(kSelfTimedPassed,
+                   static_cast<uint32_t>(std::min<uint64_t>(fenced_ticks() - entry, UINT32_MAX)));
 }
 }  // namespace
 
@@ -281,7 +282,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
       if (!measure) {
         flags_ = 0;
         if (self_timed) PERFHAT_UNLIKELY
-        note_passed_entry(self_entry_);
+        note_passed_entry(self_entry);
         return;
       }
       record = false;
@@ -307,7 +308,7 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     if (!record && !measure) {
       flags_ = 0;
       if (self_timed) PERFHAT_UNLIKELY
-      note_passed_entry(self_entry_);
+      note_passed_entry(self_entry);
       return;
     }
   }
