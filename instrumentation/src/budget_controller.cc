@@ -99,6 +99,8 @@ bool Controller::configure(const Settings& s, std::string* error) {
   startup_pending_ = true;
   startup_windows_ = 0;
   insitu_.clear();
+  fence_ticks_ = 0;
+  detail::g_self_timing_fence.store(0, std::memory_order_relaxed);
   detail::g_self_timing.store(s.enabled && s.error.empty(), std::memory_order_relaxed);
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
@@ -252,7 +254,7 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
-bool Controller::calibrate_unlocked(Costs* out, uint64_t* configuration) {
+bool Controller::calibrate_unlocked(Costs* out, uint64_t* fence_ticks, uint64_t* configuration) {
   Calibrator calibrate = nullptr;
   {
     detail::Lock l(mu_);
@@ -267,6 +269,7 @@ bool Controller::calibrate_unlocked(Costs* out, uint64_t* configuration) {
   uint32_t free_site = 1;
   for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
   *out = calibrate(nspt, free_site);
+  *fence_ticks = detail::measure_fence_ticks();  // what the in-situ intervals leave out
   return true;
 }
 
@@ -274,13 +277,15 @@ void Controller::tick() {
   // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
   // in between (tests) drops this one's result: its settings may differ.
   Costs calibrated;
-  uint64_t configuration = 0;
-  const bool fresh = calibrate_unlocked(&calibrated, &configuration);
+  uint64_t fence_ticks = 0, configuration = 0;
+  const bool fresh = calibrate_unlocked(&calibrated, &fence_ticks, &configuration);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
   if (fresh && !calibrated_ && configuration == configurations_) {
     costs_ = calibrated;
     calibrated_report_s_ = inprobe_report_s_ = request_s_ = costs_.report_s;
+    fence_ticks_ = fence_ticks;
+    detail::g_self_timing_fence.store(fence_ticks, std::memory_order_relaxed);
     calibrated_ = true;
   }
   if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates
@@ -423,8 +428,8 @@ double Controller::price_stack_samples(double nspt) {
 
 void Controller::price_in_situ(double nspt) {
   insitu_.add(detail::self_timing_totals(), nspt, settings_.planner.windows);
-  inprobe_report_s_ = insitu_.report_s(calibrated_report_s_);
-  request_s_ = insitu_.request_s(calibrated_report_s_);
+  inprobe_report_s_ = insitu_.step(detail::kSelfTimedRecord, calibrated_report_s_);
+  request_s_ = insitu_.step(detail::kSelfTimedRequest, calibrated_report_s_);
 }
 
 WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, double sample_cpu_s,

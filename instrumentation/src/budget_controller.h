@@ -148,7 +148,9 @@ class Controller {
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the
   // costs are calibrated already (or the budget is off).
   // `configuration`: configurations_ when it started (its result is for that configuration).
-  bool calibrate_unlocked(Costs* out, uint64_t* configuration) PERFHAT_EXCLUDES(mu_);
+  // `fence_ticks`: the fences' own cost in a timed interval (probe_self_timing.h).
+  bool calibrate_unlocked(Costs* out, uint64_t* fence_ticks, uint64_t* configuration)
+      PERFHAT_EXCLUDES(mu_);
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
@@ -172,6 +174,7 @@ class Controller {
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double request_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   InSituPrices insitu_ PERFHAT_GUARDED_BY(mu_);
+  uint64_t fence_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;        // taken off each timed interval
   CollectorCostFit collector_fit_ PERFHAT_GUARDED_BY(mu_);  // the export's price per call
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::taken priced

@@ -58,7 +58,8 @@ std::string Controller::status_json_locked(bool without_sampled) const {
        ",\"timed_requests\":" + std::to_string(insitu_.calls(detail::kSelfTimedRequest)) +
        ",\"timed_passed_ns\":" + num(insitu_.mean_s(detail::kSelfTimedPassed) * 1e9) +
        ",\"timed_passes\":" + std::to_string(insitu_.calls(detail::kSelfTimedPassed)) +
-       ",\"dropped\":" + std::to_string(insitu_.dropped()) + "}";
+       ",\"dropped\":" + std::to_string(insitu_.dropped()) +
+       ",\"fence_ns\":" + num(static_cast<double>(fence_ticks_) * insitu_.ns_per_tick()) + "}";
   o += ",\"collector_fixed_cpu_per_s\":" + num(collector_fit_.fixed_per_s());
   // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
   const CostParts& w = last_parts_;

@@ -51,22 +51,22 @@ TEST(BudgetInSitu, PricesAreTheTimedMeansOverTheSlidingWindow) {
   Running r;
   constexpr double kCalibrated = 50e-9;
   p.add(r.t, 0.5, 3);  // the starting totals
-  EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
+  EXPECT_DOUBLE_EQ(p.target_s(kSelfTimedRecord, kCalibrated), kCalibrated);
   p.add(r.add(10, 800), 0.5, 3);  // 10 calls at 400 ns: too few
-  EXPECT_DOUBLE_EQ(p.report_s(kCalibrated), kCalibrated);
+  EXPECT_DOUBLE_EQ(p.target_s(kSelfTimedRecord, kCalibrated), kCalibrated);
   r.add(40, 1800, kSelfTimedRequest);
   p.add(r.add(30, 400), 0.5, 3);  // 30 more at 200 ns
   EXPECT_EQ(p.calls(kSelfTimedRecord), 40u);
-  EXPECT_NEAR(p.report_s(kCalibrated), (10 * 400e-9 + 30 * 200e-9) / 40, 1e-15);
-  EXPECT_NEAR(p.request_s(kCalibrated), 900e-9, 1e-15);
+  EXPECT_NEAR(p.target_s(kSelfTimedRecord, kCalibrated), (10 * 400e-9 + 30 * 200e-9) / 40, 1e-15);
+  EXPECT_NEAR(p.target_s(kSelfTimedRequest, kCalibrated), 900e-9, 1e-15);
   // Three windows later the first ones are out of the window: only 100 ns calls. Under a
   // calibration of 150 ns, the calibration is the price (the timed interval leaves out the
   // probe's inline part, which the calibration includes).
   for (int i = 1; i <= 3; ++i) p.add(r.add(40, 200), 0.5, 3);
   EXPECT_EQ(p.calls(kSelfTimedRecord), 120u);
   EXPECT_NEAR(p.mean_s(kSelfTimedRecord), 100e-9, 1e-15);
-  EXPECT_NEAR(p.report_s(kCalibrated), 100e-9, 1e-15);
-  EXPECT_DOUBLE_EQ(p.report_s(150e-9), 150e-9);
+  EXPECT_NEAR(p.target_s(kSelfTimedRecord, kCalibrated), 100e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(p.target_s(kSelfTimedRecord, 150e-9), 150e-9);
 }
 
 // A few timed calls a preemption or an interrupt lengthened, each under note_self_timing's cap,
@@ -80,14 +80,58 @@ TEST(BudgetInSitu, PricesLeaveOutTheFewCallsSomethingElseLengthened) {
   r.add(67, 400);
   p.add(r.add(1, 40000), 1.0, 3);
   EXPECT_NEAR(p.mean_s(kSelfTimedRecord), (67 * 400e-9 + 40e-6) / 68, 1e-15);
-  EXPECT_NEAR(p.report_s(kCalibrated), 400e-9, 1e-15);
+  EXPECT_NEAR(p.target_s(kSelfTimedRecord, kCalibrated), 400e-9, 1e-15);
 
   InSituPrices slow;  // every call 30 us, some 60 us: all of them are the probes' cost
   Running s;
   slow.add(s.t, 1.0, 3);
   s.add(50, 30000);
   slow.add(s.add(10, 60000), 1.0, 3);
-  EXPECT_NEAR(slow.report_s(kCalibrated), (50 * 30e-6 + 10 * 60e-6) / 60, 1e-15);
+  EXPECT_NEAR(slow.target_s(kSelfTimedRecord, kCalibrated), (50 * 30e-6 + 10 * 60e-6) / 60, 1e-15);
+}
+
+// A window moves a price by at most twice or half: the first timed price (16 times the
+// calibration's) is reached in four windows, and one window of ten times the timed calls at ten
+// times the price doubles the price, no more, and is gone the window after it (a sliding window
+// of one window here, so the target follows each window).
+TEST(BudgetInSitu, APriceMovesAtMostTwofoldAWindow) {
+  constexpr double kCalibrated = 50e-9;
+  InSituPrices p;
+  Running r;
+  p.add(r.t, 1.0, 3);
+  EXPECT_DOUBLE_EQ(p.step(kSelfTimedRecord, kCalibrated), kCalibrated);  // nothing timed yet
+  p.add(r.add(40, 800), 1.0, 3);
+  EXPECT_NEAR(p.target_s(kSelfTimedRecord, kCalibrated), 800e-9, 1e-15);
+  EXPECT_NEAR(p.step(kSelfTimedRecord, kCalibrated), 100e-9, 1e-15);
+  for (double want : {200e-9, 400e-9, 800e-9, 800e-9}) {
+    p.add(r.add(40, 800), 1.0, 3);
+    EXPECT_NEAR(p.step(kSelfTimedRecord, kCalibrated), want, 1e-15);
+  }
+  EXPECT_DOUBLE_EQ(p.step(kSelfTimedRequest, kCalibrated), kCalibrated);  // each kind its own
+
+  InSituPrices one;  // the target is the last window alone
+  Running o;
+  one.add(o.t, 1.0, 1);
+  double price = 0;
+  for (int i = 0; i < 5; ++i) {
+    one.add(o.add(40, 800), 1.0, 1);
+    price = one.step(kSelfTimedRecord, kCalibrated);
+  }
+  EXPECT_NEAR(price, 800e-9, 1e-15);
+  one.add(o.add(400, 8000), 1.0, 1);  // a burst of slow timed calls
+  EXPECT_NEAR(one.target_s(kSelfTimedRecord, kCalibrated), 8000e-9, 1e-15);
+  EXPECT_NEAR(one.step(kSelfTimedRecord, kCalibrated), 1600e-9, 1e-15);
+  one.add(o.add(40, 800), 1.0, 1);
+  EXPECT_NEAR(one.step(kSelfTimedRecord, kCalibrated), 800e-9, 1e-15);
+  one.add(o.add(40, 100), 1.0, 1);  // down: halved at most, and never under the calibration
+  EXPECT_NEAR(one.step(kSelfTimedRecord, kCalibrated), 400e-9, 1e-15);
+  for (int i = 0; i < 3; ++i) {
+    one.add(o.add(40, 100), 1.0, 1);
+    price = one.step(kSelfTimedRecord, kCalibrated);
+  }
+  EXPECT_NEAR(price, 100e-9, 1e-15);
+  one.add(o.add(40, 20), 1.0, 1);
+  EXPECT_NEAR(one.step(kSelfTimedRecord, kCalibrated), kCalibrated, 1e-15);
 }
 
 // The probes' side, on an injected clock: every clock read on the test's thread stands for
@@ -112,6 +156,7 @@ class BudgetInSituProbes : public ::testing::Test {
   }
   void TearDown() override {
     detail::g_self_timing.store(false);
+    detail::g_self_timing_fence.store(0);
     shutdown();
     detail::set_tick_source(previous_);
   }
@@ -147,6 +192,45 @@ TEST_F(BudgetInSituProbes, ProbesTimeTheirOwnWorkOnceInSixteenEntries) {
   // A request root's context reads the clock no more than a recorded call does: at least the
   // same two intervals.
   EXPECT_GE(on.ticks[kSelfTimedRequest] - off.ticks[kSelfTimedRequest], requests * 2 * kReadNs);
+}
+
+// The fences' own cost is the least of a few back-to-back fenced pairs: each read on the test's
+// thread costs kReadNs, and every third one 5 us more (an interrupt), so the least pair is
+// kReadNs apart.
+thread_local uint64_t t_reads = 0;
+uint64_t jittery_reads() {
+  const uint64_t n = t_read_ns + (++t_reads % 3 == 0 ? 5000 : 0);
+  return g_clock_ns.fetch_add(n) + n;
+}
+
+TEST_F(BudgetInSituProbes, TheFencesCostIsTheLeastBackToBackFencedPair) {
+  t_read_ns = kReadNs;
+  detail::set_tick_source(&jittery_reads);
+  const uint64_t fence = detail::measure_fence_ticks();
+  detail::set_tick_source(&costly_reads);
+  t_read_ns = 0;
+  EXPECT_EQ(fence, kReadNs);
+}
+
+// Each timed interval leaves out the fences' cost (one fenced pair): a recorded call's two
+// intervals of kReadNs sum 2 x (kReadNs - fence); a fence dearer than that leaves 0, and the
+// call is still counted.
+TEST_F(BudgetInSituProbes, TimedIntervalsLeaveOutTheFencesCost) {
+  detail::g_self_timing.store(true);
+  constexpr uint64_t kFence = 300;
+  detail::g_self_timing_fence.store(kFence);
+  const SelfTimingTotals before = detail::self_timing_totals();
+  serve(1600);
+  const SelfTimingTotals mid = detail::self_timing_totals();
+  const uint64_t records = mid.calls[kSelfTimedRecord] - before.calls[kSelfTimedRecord];
+  EXPECT_GT(records, 50u);
+  EXPECT_EQ(mid.ticks[kSelfTimedRecord] - before.ticks[kSelfTimedRecord],
+            records * 2 * (kReadNs - kFence));
+  detail::g_self_timing_fence.store(2 * kReadNs);
+  serve(1600);
+  const SelfTimingTotals after = detail::self_timing_totals();
+  EXPECT_GT(after.calls[kSelfTimedRecord] - mid.calls[kSelfTimedRecord], 50u);
+  EXPECT_EQ(after.ticks[kSelfTimedRecord], mid.ticks[kSelfTimedRecord]);
 }
 
 // Entries that leave Probe::begin unrecorded do work too (a redraw after a capped skip run takes
@@ -209,26 +293,40 @@ TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   EXPECT_TRUE(detail::g_self_timing.load());  // the probes time themselves under a budget
   c.set_calibrator(&calibrated);
   c.set_meter({&fakeWall, &fakeCpu, &noCollector});
-  c.tick();  // calibrates; the first window starts
+  c.tick();  // calibrates (and measures the fences' cost); the first window starts
   ASSERT_GT(g_nspt, 0);
-  const double in_situ_s = 20000 * g_nspt * 1e-9;
-  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
+  // Each timed call's two intervals leave out the fences' cost, measured with the calibration.
+  const uint64_t fence = detail::g_self_timing_fence.load();
+  ASSERT_GT(fence, 0u);  // two fenced reads of a running clock
+  ASSERT_LT(fence, 5000u);
+  const double in_situ_s = static_cast<double>(20000 - 2 * fence) * g_nspt * 1e-9;
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000, 2);
   c.tick();
   EXPECT_NEAR(c.costs().report_s, 50e-9, 1e-12) << c.status_json(true);  // 20 calls: too few
-  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000, 2);
   const uint64_t cap = detail::g_self_timing_cap.load();
   ASSERT_GT(cap, 20000u);
-  detail::note_self_timing(kSelfTimedRecord, cap + 1);  // preempted inside: not summed
+  detail::note_self_timing(kSelfTimedRecord, cap + 1, 2);  // preempted inside: not summed
   c.tick();
   const std::string status = c.status_json(true);
-  EXPECT_NEAR(c.costs().report_s, in_situ_s, in_situ_s * 1e-6) << status;
+  // Toward the timed calls' price, at most twofold a window.
+  EXPECT_NEAR(c.costs().report_s, 100e-9, 1e-12) << status;
   EXPECT_NE(status.find("\"timed_reports\":40"), std::string::npos) << status;
+  EXPECT_NEAR(nlohmann::json::parse(status)["in_situ"]["fence_ns"].get<double>(),
+              static_cast<double>(fence) * g_nspt, 1e-3 + fence * g_nspt * 1e-5);
+  for (int i = 0; i < 12 && c.costs().report_s < in_situ_s * (1 - 1e-6); ++i) {
+    const double last = c.costs().report_s;
+    c.tick();
+    EXPECT_LE(c.costs().report_s, 2 * last * (1 + 1e-9));
+  }
+  EXPECT_NEAR(c.costs().report_s, in_situ_s, in_situ_s * 1e-6) << c.status_json(true);
   // Entries that left unrecorded: the last window's timed ones × the timing period, on top.
-  EXPECT_EQ(nlohmann::json::parse(status)["window_cost_s"]["passed"], 0);
-  for (int i = 0; i < 10; ++i) detail::note_self_timing(detail::kSelfTimedPassed, 20000);
+  EXPECT_EQ(nlohmann::json::parse(c.status_json(true))["window_cost_s"]["passed"], 0);
+  for (int i = 0; i < 10; ++i) detail::note_self_timing(detail::kSelfTimedPassed, 20000, 1);
   c.tick();
   const nlohmann::json after = nlohmann::json::parse(c.status_json(true));
-  const double passed_s = 10 * 20000 * g_nspt * 1e-9 * detail::kSelfTimingPeriod;
+  const double passed_s =
+      10 * static_cast<double>(20000 - fence) * g_nspt * 1e-9 * detail::kSelfTimingPeriod;
   EXPECT_NEAR(after["window_cost_s"]["passed"].get<double>(), passed_s, passed_s * 1e-5)
       << after.dump();
   EXPECT_EQ(after["in_situ"]["timed_passes"], 10);

@@ -251,7 +251,7 @@ void Probe::leave() noexcept {
   finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
   if (flags_ & kSelfTimed) PERFHAT_UNLIKELY {
       note_self_timing((flags_ & kRequestContext) ? kSelfTimedRequest : kSelfTimedRecord,
-                       self_entry_ + (fenced_ticks() - end));
+                       self_entry_ + (fenced_ticks() - end), 2);
     }
 }
 
@@ -260,7 +260,8 @@ namespace {
 // (saturated like a recorded call's entry interval, so a preempted one cannot wrap under the cap).
 void note_passed_entry(uint64_t entry) noexcept {
   note_self_timing(kSelfTimedPassed,
-                   static_cast<uint32_t>(std::min<uint64_t>(fenced_ticks() - entry, UINT32_MAX)));
+                   static_cast<uint32_t>(std::min<uint64_t>(fenced_ticks() - entry, UINT32_MAX)),
+                   1);
 }
 }  // namespace
 
