@@ -292,7 +292,8 @@ void Controller::tick() {
   detail::Engine& engine = detail::Engine::get();
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
-  const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
+  uint64_t recorded_roots = 0;
+  const double nspt = engine.budget_snapshot(sites, recorded, named_below_, &recorded_roots);
   if (nspt > 0)
     detail::g_self_timing_cap.store(static_cast<uint64_t>(kSelfTimingCapNs / nspt),
                                     std::memory_order_relaxed);
@@ -302,6 +303,7 @@ void Controller::tick() {
   classify(sites, nspt);
   for (const detail::SiteActivity& a : sites) named_below_ = std::max(named_below_, a.id + 1);
   if (last_wall_ < 0) {  // the first window starts here
+    recorded_roots_ = recorded_roots;
     start_first_window(sites, recorded, now);
     return;
   }
@@ -312,7 +314,7 @@ void Controller::tick() {
   const WindowTotals totals = measure_sites(sites, now.wall - last_wall_, nspt);
   const double sample_cpu_s = settings_.planner.probing ? price_stack_samples(nspt) : 0;
   price_in_situ(nspt);
-  const WindowCost cost = measure_cost(totals, recorded, sample_cpu_s, now);
+  const WindowCost cost = measure_cost(totals, recorded, recorded_roots, sample_cpu_s, now);
   const Plan& plan = planner_.observe(totals.classes, cost, costs_);
   apply_plan(plan, sites);
   if (settings_.planner.probing) set_probe_rate(plan.probing_hz);
@@ -432,10 +434,14 @@ void Controller::price_in_situ(double nspt) {
   request_s_ = insitu_.step(detail::kSelfTimedRequest, calibrated_report_s_);
 }
 
-WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, double sample_cpu_s,
+WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded,
+                                    uint64_t recorded_roots, double sample_cpu_s,
                                     const Clocks& now) {
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
+  const double d_roots =
+      static_cast<double>(recorded_roots - std::min(recorded_roots, recorded_roots_));
   recorded_ = recorded;
+  recorded_roots_ = recorded_roots;
   WindowCost cost;
   cost.wall_s = now.wall - last_wall_;
   cost.process_cpu_s = now.process - last_process_;
@@ -464,7 +470,7 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   }
   WindowCounts counts;
   counts.detected = t.calls_all;
-  counts.recorded = d_recorded;
+  counts.recorded = std::max(0.0, d_recorded - d_roots);  // a root's record is in its price
   counts.counted_unrecorded = t.calls_unsampled - d_recorded;
   counts.request_roots_taken = t.request_calls;
   // One in kSelfTimingPeriod entries to Probe::begin is timed, whatever it then does.

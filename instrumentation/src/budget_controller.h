@@ -138,8 +138,8 @@ class Controller {
   bool startup_window(uint64_t recorded) PERFHAT_REQUIRES(mu_);
   // The in-probe prices from the calls the probes timed in situ this window.
   void price_in_situ(double nspt) PERFHAT_REQUIRES(mu_);
-  WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, double sample_cpu_s,
-                          const Clocks& now) PERFHAT_REQUIRES(mu_);
+  WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, uint64_t recorded_roots,
+                          double sample_cpu_s, const Clocks& now) PERFHAT_REQUIRES(mu_);
   // Per-site recording probabilities, and the sites of classes recorded not at all disarmed.
   void apply_plan(const Plan& plan, const std::vector<detail::SiteActivity>& sites)
       PERFHAT_REQUIRES(mu_);
@@ -193,7 +193,8 @@ class Controller {
   std::vector<bool> class_pinned_ PERFHAT_GUARDED_BY(mu_);
   std::unordered_map<uint32_t, SiteState> sites_ PERFHAT_GUARDED_BY(mu_);
   uint64_t recorded_ PERFHAT_GUARDED_BY(mu_) = 0;
-  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;  // sites whose names are in sites_
+  uint64_t recorded_roots_ PERFHAT_GUARDED_BY(mu_) = 0;  // of recorded_, request roots
+  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;     // sites whose names are in sites_
   double last_wall_ PERFHAT_GUARDED_BY(mu_) = -1, last_process_ PERFHAT_GUARDED_BY(mu_) = 0,
                     last_thread_ PERFHAT_GUARDED_BY(mu_) = 0;
   std::size_t windows_ PERFHAT_GUARDED_BY(mu_) = 0;

@@ -284,6 +284,34 @@ double fakeWall() { return g_fake_s += 1; }
 double fakeCpu() { return g_fake_s; }
 double noCollector() { return 0; }
 
+// A recorded request root is charged once, at its request's price: the root's timed intervals
+// (kSelfTimedRequest) hold its record's work as well as its context's, so the root is not also
+// one of the recorded calls charged a report. 20 requests, each a recorded root and a recorded
+// call, before the first plan (every call recorded): 20 reports and 20 requests, at the
+// calibration's 50 ns (too few timed calls for an in-situ price).
+TEST_F(BudgetInSituProbes, ARecordedRequestRootIsChargedOnceAtItsRequestsPrice) {
+  Controller& c = Controller::get();
+  c.set_calibrator(&calibrated);
+  c.set_meter({&fakeWall, &fakeCpu, &noCollector});
+  Settings s;
+  s.enabled = true;
+  std::string error;
+  ASSERT_TRUE(c.configure(s, &error)) << error;
+  c.tick();  // calibrates; the first window starts
+  serve(20);
+  c.tick();
+  const nlohmann::json status = nlohmann::json::parse(c.status_json(true));
+  EXPECT_LT(status["in_situ"]["timed_reports"].get<int>() +
+                status["in_situ"]["timed_requests"].get<int>(),
+            32);
+  EXPECT_NEAR(status["window_cost_s"]["requests"].get<double>(), 20 * 50e-9, 1e-12)
+      << status.dump();
+  EXPECT_NEAR(status["window_cost_s"]["report"].get<double>(), 20 * 50e-9, 1e-12) << status.dump();
+  c.set_meter(Meter::system());
+  c.set_calibrator(nullptr);
+  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;
+}
+
 TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   Controller& c = Controller::get();
   Settings s;

@@ -9,12 +9,17 @@
 namespace perfhat::detail {
 
 double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded,
-                               uint32_t named_below) {
+                               uint32_t named_below, uint64_t* recorded_roots) {
   Lock l(mu_);
   out.clear();
   auto t = totals();
   recorded = recorded_retired_.load();
   for (ThreadState* ts : threads_) recorded += ts->recorded.load(std::memory_order_relaxed);
+  if (recorded_roots != nullptr) {
+    *recorded_roots = recorded_roots_retired_.load();
+    for (ThreadState* ts : threads_)
+      *recorded_roots += ts->recorded_roots.load(std::memory_order_relaxed);
+  }
   // The calls a site made on a thread, a skip run in progress included.
   auto calls_on = [](const ThreadState* ts, uint32_t id) -> uint64_t {
     if (id >= ts->hot.capacity) return 0;
