@@ -41,7 +41,7 @@ constexpr const char* kInSituNumbers[] = {
     "report_ns",       "request_ns",      "calibrated_report_ns",
     "timed_report_ns", "timed_reports",   "timed_request_ns",
     "timed_requests",  "timed_passed_ns", "timed_passes",
-    "dropped",         "fence_ns"};
+    "dropped",         "fence_ns",        "entry_fence_ns"};
 // The last window's prices (ns an event) and its charge by part (CPU seconds), as the library
 // measured them (budget_controller_status.cc): every member optional.
 constexpr const char* kWindowPriceNumbers[] = {"detect", "report", "counted", "sample", "cold"};

@@ -63,10 +63,10 @@ TEST(BudgetStatus, KeepsDetectedColdEntriesAndTheMeans) {
 // The in-probe prices the library charged (budget_insitu.h) reach GET /v1/budget's status.
 TEST(BudgetStatus, KeepsTheInSituPrices) {
   json j = json::parse(kMinimal);
-  j["in_situ"] = {{"report_ns", 2600},       {"request_ns", 4100},  {"calibrated_report_ns", 73},
-                  {"timed_report_ns", 2600}, {"timed_reports", 40}, {"timed_request_ns", 4100},
-                  {"timed_requests", 33},    {"timed_passes", 5},   {"dropped", 2},
-                  {"fence_ns", 21},          {"unknown", 1}};
+  j["in_situ"] = {{"report_ns", 2600},       {"request_ns", 4100},   {"calibrated_report_ns", 73},
+                  {"timed_report_ns", 2600}, {"timed_reports", 40},  {"timed_request_ns", 4100},
+                  {"timed_requests", 33},    {"timed_passes", 5},    {"dropped", 2},
+                  {"fence_ns", 21},          {"entry_fence_ns", 11}, {"unknown", 1}};
   const json out = json::parse(parseStatus(j.dump()).json);
   ASSERT_TRUE(out.contains("in_situ"));
   EXPECT_EQ(out["in_situ"]["report_ns"], 2600);
@@ -77,6 +77,7 @@ TEST(BudgetStatus, KeepsTheInSituPrices) {
   EXPECT_EQ(out["in_situ"]["dropped"], 2);
   EXPECT_EQ(out["in_situ"]["timed_passes"], 5);
   EXPECT_EQ(out["in_situ"]["fence_ns"], 21);
+  EXPECT_EQ(out["in_situ"]["entry_fence_ns"], 11);
   EXPECT_FALSE(out["in_situ"].contains("unknown"));
   EXPECT_FALSE(json::parse(parseStatus(kMinimal).json).contains("in_situ"));
   j["in_situ"]["report_ns"] = -1;

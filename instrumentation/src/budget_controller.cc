@@ -60,6 +60,16 @@ void Controller::set_calibrator(Calibrator c) {
   calibrator_ = c;
 }
 
+void Controller::background_tick() {
+  detail::Lock l(background_mu_);
+  if (background_ticks_) tick();
+}
+
+void Controller::set_background_ticks(bool on) {
+  detail::Lock l(background_mu_);
+  background_ticks_ = on;
+}
+
 bool Controller::unlocked() const {
   std::mutex& m = mu_.native();
   if (!m.try_lock()) return false;
@@ -99,8 +109,9 @@ bool Controller::configure(const Settings& s, std::string* error) {
   startup_pending_ = true;
   startup_windows_ = 0;
   insitu_.clear();
-  fence_ticks_ = 0;
+  fence_ns_ = entry_fence_ns_ = 0;
   detail::g_self_timing_fence.store(0, std::memory_order_relaxed);
+  detail::g_self_timing_entry_fence.store(0, std::memory_order_relaxed);
   detail::g_self_timing.store(s.enabled && s.error.empty(), std::memory_order_relaxed);
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
@@ -254,12 +265,12 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
-bool Controller::calibrate_unlocked(Costs* out, uint64_t* fence_ticks, uint64_t* configuration) {
+bool Controller::calibrate_unlocked(Calibration* out) {
   Calibrator calibrate = nullptr;
   {
     detail::Lock l(mu_);
     if (!settings_.enabled || calibrated_) return false;
-    *configuration = configurations_;
+    out->configuration = configurations_;
     calibrate = calibrator_ != nullptr ? calibrator_ : &calibrateProbeCosts;
   }
   std::vector<detail::SiteActivity> sites;
@@ -268,24 +279,27 @@ bool Controller::calibrate_unlocked(Costs* out, uint64_t* fence_ticks, uint64_t*
   const double nspt = detail::Engine::get().budget_snapshot(sites, recorded, ~uint32_t{0});
   uint32_t free_site = 1;
   for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
-  *out = calibrate(nspt, free_site);
-  *fence_ticks = detail::measure_fence_ticks();  // what the in-situ intervals leave out
+  out->costs = calibrate(nspt, free_site);
+  out->fences = detail::measure_fence_ticks();  // what the in-situ intervals leave out
+  out->ns_per_tick = nspt;
   return true;
 }
 
 void Controller::tick() {
   // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
   // in between (tests) drops this one's result: its settings may differ.
-  Costs calibrated;
-  uint64_t fence_ticks = 0, configuration = 0;
-  const bool fresh = calibrate_unlocked(&calibrated, &fence_ticks, &configuration);
+  Calibration calibrated;
+  const bool fresh = calibrate_unlocked(&calibrated);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
-  if (fresh && !calibrated_ && configuration == configurations_) {
-    costs_ = calibrated;
+  if (fresh && !calibrated_ && calibrated.configuration == configurations_) {
+    costs_ = calibrated.costs;
     calibrated_report_s_ = inprobe_report_s_ = request_s_ = costs_.report_s;
-    fence_ticks_ = fence_ticks;
-    detail::g_self_timing_fence.store(fence_ticks, std::memory_order_relaxed);
+    const detail::SelfTimingFences& f = calibrated.fences;
+    fence_ns_ = static_cast<double>(f.pair) * calibrated.ns_per_tick;
+    entry_fence_ns_ = static_cast<double>(f.entry) * calibrated.ns_per_tick;
+    detail::g_self_timing_fence.store(f.pair, std::memory_order_relaxed);
+    detail::g_self_timing_entry_fence.store(f.entry, std::memory_order_relaxed);
     calibrated_ = true;
   }
   if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates

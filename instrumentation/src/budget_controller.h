@@ -79,6 +79,11 @@ class Controller {
   bool configure(const Settings& s, std::string* error);
   // Background thread, about once a second.
   void tick() PERFHAT_EXCLUDES(mu_);
+  // The background thread's tick(): skipped while a test ticks by hand (below).
+  void background_tick() PERFHAT_EXCLUDES(mu_, background_mu_);
+  // Tests that tick by hand between their own calls: false waits for a background tick under way
+  // and skips the next ones until true again.
+  void set_background_ticks(bool on) PERFHAT_EXCLUDES(background_mu_);
   // Engine shutdown: sampler off, every call kept again.
   void stop();
 
@@ -147,10 +152,13 @@ class Controller {
   // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the
   // costs are calibrated already (or the budget is off).
-  // `configuration`: configurations_ when it started (its result is for that configuration).
-  // `fence_ticks`: the fences' own cost in a timed interval (probe_self_timing.h).
-  bool calibrate_unlocked(Costs* out, uint64_t* fence_ticks, uint64_t* configuration)
-      PERFHAT_EXCLUDES(mu_);
+  struct Calibration {
+    Costs costs;
+    detail::SelfTimingFences fences;  // the clock reads' cost in a timed call (probe_self_timing.h)
+    double ns_per_tick = 0;           // the clock's rate the calibration ran at
+    uint64_t configuration = 0;       // configurations_ when it started (its result is for that)
+  };
+  bool calibrate_unlocked(Calibration* out) PERFHAT_EXCLUDES(mu_);
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
@@ -159,6 +167,8 @@ class Controller {
   void write_status() PERFHAT_REQUIRES(mu_);
   std::string status_json_locked(bool without_sampled = false) const PERFHAT_REQUIRES(mu_);
 
+  detail::Mutex background_mu_;  // held through a background tick: taken before mu_, never after
+  bool background_ticks_ PERFHAT_GUARDED_BY(background_mu_) = true;
   mutable detail::Mutex mu_;
   Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
   Calibrator calibrator_ PERFHAT_GUARDED_BY(mu_) = nullptr;
@@ -174,7 +184,8 @@ class Controller {
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double request_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   InSituPrices insitu_ PERFHAT_GUARDED_BY(mu_);
-  uint64_t fence_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;        // taken off each timed interval
+  // The clock reads' cost taken off each timed call (ns, at the calibration's clock rate).
+  double fence_ns_ PERFHAT_GUARDED_BY(mu_) = 0, entry_fence_ns_ PERFHAT_GUARDED_BY(mu_) = 0;
   CollectorCostFit collector_fit_ PERFHAT_GUARDED_BY(mu_);  // the export's price per call
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::taken priced

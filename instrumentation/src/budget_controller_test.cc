@@ -124,5 +124,22 @@ TEST_F(BudgetController, ChargesWhatItsThreadDoesBetweenTicks) {
   EXPECT_GE(std::stod(status.substr(at + 12)), spent) << status << built;
 }
 
+// A collector clock that reads less than at the last tick (a thread clock read on another
+// thread, a clock reset) is charged nothing, not a negative cost: the handler refuses a status
+// with a negative part.
+double g_collector_s = 10;
+double fallingCollector() { return g_collector_s -= 0.5; }
+
+TEST_F(BudgetController, AFallingCollectorClockIsChargedNothing) {
+  c_.set_calibrator(&fixedCosts);
+  c_.set_meter({&fakeWall, &fakeProcess, &fallingCollector});
+  c_.tick();  // calibrates; the first window starts
+  c_.tick();
+  const std::string status = c_.status_json(true);
+  const std::size_t at = status.find("\"collector\":");
+  ASSERT_NE(at, std::string::npos) << status;
+  EXPECT_EQ(std::stod(status.substr(at + 12)), 0) << status;
+}
+
 }  // namespace
 }  // namespace perfhat::budget

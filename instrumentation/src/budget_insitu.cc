@@ -72,10 +72,11 @@ double InSituPrices::target_s(detail::SelfTimedKind kind, double calibrated) con
 }
 
 double InSituPrices::step(detail::SelfTimedKind kind, double calibrated) {
-  const double last = charged_[kind] > 0 ? charged_[kind] : calibrated;
+  // From a positive price only: a step from 0 would be no limit at all.
+  const double last = charged_[kind] > 0 ? charged_[kind] : std::max(calibrated, kMinPriceS);
   const double target = target_s(kind, calibrated);
   charged_[kind] =
-      last > 0 ? std::clamp(target, last / kMaxStepPerWindow, last * kMaxStepPerWindow) : target;
+      std::max(kMinPriceS, std::clamp(target, last / kMaxStepPerWindow, last * kMaxStepPerWindow));
   return charged_[kind];
 }
 

@@ -36,13 +36,17 @@ class InSituPrices {
   // large as the calibration's to the in-situ price (35x on the sample service) is reached in
   // ceil(log2 35) = 6 windows, as the sliding window fills.
   static constexpr double kMaxStepPerWindow = 2;
+  // The least price step() charges (seconds), and its start when the calibration says 0 (a
+  // calibrated report no dearer than detection): the step limit needs a price to scale.
+  static constexpr double kMinPriceS = 1e-9;
 
   // One window: the timing totals so far (detail::self_timing_totals), the clock's ns per tick,
   // and the sliding window's length in windows.
   void add(const detail::SelfTimingTotals& totals, double ns_per_tick, std::size_t windows);
   // Once a window, after add(): the price charged for a kind (seconds: a recorded call's
   // in-probe work, a taken request root's context), its target reached by at most
-  // kMaxStepPerWindow from the last window's price (from `calibrated` at first).
+  // kMaxStepPerWindow from the last window's price (from `calibrated` at first), never under
+  // kMinPriceS.
   double step(detail::SelfTimedKind kind, double calibrated);
   // The target: the timed calls' robust mean over the sliding window, once it holds kMinCalls of
   // them, the calibration's price before that and as a floor.

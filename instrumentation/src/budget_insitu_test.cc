@@ -134,6 +134,29 @@ TEST(BudgetInSitu, APriceMovesAtMostTwofoldAWindow) {
   EXPECT_NEAR(one.step(kSelfTimedRecord, kCalibrated), kCalibrated, 1e-15);
 }
 
+// A calibration that says 0 (a report no dearer than detection) still bounds the step: the price
+// starts from kMinPriceS and doubles at most, and a window with too few timed calls (a target of
+// 0) halves it, down to kMinPriceS, never to 0 (from which the next window would be unlimited).
+TEST(BudgetInSitu, AZeroCalibrationStillLimitsTheStep) {
+  constexpr double kMin = InSituPrices::kMinPriceS;
+  InSituPrices p;
+  Running r;
+  p.add(r.t, 1.0, 1);
+  EXPECT_DOUBLE_EQ(p.step(kSelfTimedRecord, 0), kMin);  // nothing timed: the floor, not 0
+  p.add(r.add(40, 800), 1.0, 1);
+  EXPECT_NEAR(p.step(kSelfTimedRecord, 0), 2 * kMin, 1e-18);
+  p.add(r.add(40, 800), 1.0, 1);
+  EXPECT_NEAR(p.step(kSelfTimedRecord, 0), 4 * kMin, 1e-18);
+  p.add(r.t, 1.0, 1);  // no timed calls: the target is the calibration's 0
+  EXPECT_NEAR(p.step(kSelfTimedRecord, 0), 2 * kMin, 1e-18);
+  for (int i = 0; i < 3; ++i) {
+    p.add(r.t, 1.0, 1);
+    EXPECT_GE(p.step(kSelfTimedRecord, 0), kMin);
+  }
+  p.add(r.add(40, 800), 1.0, 1);
+  EXPECT_NEAR(p.step(kSelfTimedRecord, 0), 2 * kMin, 1e-18);
+}
+
 // The probes' side, on an injected clock: every clock read on the test's thread stands for
 // kReadNs of the probe's own work (the cost model), reads on other threads cost nothing. A
 // recorded call's probe reads the clock twice inside its timed intervals (its start and end
@@ -157,6 +180,7 @@ class BudgetInSituProbes : public ::testing::Test {
   void TearDown() override {
     detail::g_self_timing.store(false);
     detail::g_self_timing_fence.store(0);
+    detail::g_self_timing_entry_fence.store(0);
     shutdown();
     detail::set_tick_source(previous_);
   }
@@ -194,9 +218,9 @@ TEST_F(BudgetInSituProbes, ProbesTimeTheirOwnWorkOnceInSixteenEntries) {
   EXPECT_GE(on.ticks[kSelfTimedRequest] - off.ticks[kSelfTimedRequest], requests * 2 * kReadNs);
 }
 
-// The fences' own cost is the least of a few back-to-back fenced pairs: each read on the test's
-// thread costs kReadNs, and every third one 5 us more (an interrupt), so the least pair is
-// kReadNs apart.
+// The clock reads' own cost is the least of a few back-to-back reads of each pattern (fenced to
+// fenced, fenced to plain): each read on the test's thread costs kReadNs, and every third one
+// 5 us more (an interrupt), so the least of each is kReadNs apart.
 thread_local uint64_t t_reads = 0;
 uint64_t jittery_reads() {
   const uint64_t n = t_read_ns + (++t_reads % 3 == 0 ? 5000 : 0);
@@ -206,31 +230,40 @@ uint64_t jittery_reads() {
 TEST_F(BudgetInSituProbes, TheFencesCostIsTheLeastBackToBackFencedPair) {
   t_read_ns = kReadNs;
   detail::set_tick_source(&jittery_reads);
-  const uint64_t fence = detail::measure_fence_ticks();
+  const detail::SelfTimingFences fences = detail::measure_fence_ticks();
   detail::set_tick_source(&costly_reads);
   t_read_ns = 0;
-  EXPECT_EQ(fence, kReadNs);
+  EXPECT_EQ(fences.pair, kReadNs);
+  EXPECT_EQ(fences.entry, kReadNs);
 }
 
-// Each timed interval leaves out the fences' cost (one fenced pair): a recorded call's two
-// intervals of kReadNs sum 2 x (kReadNs - fence); a fence dearer than that leaves 0, and the
+// Each timed call leaves out its clock reads' cost: a recorded call's entry interval ends at a
+// plain read (the entry pattern's cost), its exit interval at a fenced one (a fenced pair's); a
+// passed entry's one interval is a fenced pair. Reads dearer than the intervals leave 0, and the
 // call is still counted.
-TEST_F(BudgetInSituProbes, TimedIntervalsLeaveOutTheFencesCost) {
+TEST_F(BudgetInSituProbes, TimedIntervalsLeaveOutTheClockReadsCost) {
   detail::g_self_timing.store(true);
-  constexpr uint64_t kFence = 300;
-  detail::g_self_timing_fence.store(kFence);
+  constexpr uint64_t kPair = 300, kEntry = 100;
+  detail::g_self_timing_fence.store(kPair);
+  detail::g_self_timing_entry_fence.store(kEntry);
   const SelfTimingTotals before = detail::self_timing_totals();
   serve(1600);
   const SelfTimingTotals mid = detail::self_timing_totals();
   const uint64_t records = mid.calls[kSelfTimedRecord] - before.calls[kSelfTimedRecord];
   EXPECT_GT(records, 50u);
   EXPECT_EQ(mid.ticks[kSelfTimedRecord] - before.ticks[kSelfTimedRecord],
-            records * 2 * (kReadNs - kFence));
+            records * (2 * kReadNs - kPair - kEntry));
+  detail::note_self_timing(detail::kSelfTimedPassed, 1000);
+  const SelfTimingTotals passed = detail::self_timing_totals();
+  EXPECT_EQ(passed.ticks[detail::kSelfTimedPassed] - mid.ticks[detail::kSelfTimedPassed],
+            1000 - kPair);
   detail::g_self_timing_fence.store(2 * kReadNs);
+  detail::g_self_timing_entry_fence.store(0);
   serve(1600);
   const SelfTimingTotals after = detail::self_timing_totals();
   EXPECT_GT(after.calls[kSelfTimedRecord] - mid.calls[kSelfTimedRecord], 50u);
   EXPECT_EQ(after.ticks[kSelfTimedRecord], mid.ticks[kSelfTimedRecord]);
+  detail::g_self_timing_entry_fence.store(0);
 }
 
 // Entries that leave Probe::begin unrecorded do work too (a redraw after a capped skip run takes
@@ -284,6 +317,37 @@ double fakeWall() { return g_fake_s += 1; }
 double fakeCpu() { return g_fake_s; }
 double noCollector() { return 0; }
 
+// The one controller on, ticked by the test alone (the engine's background thread ticks it about
+// once a second: between a test's calls that would be a window of its own), with the fake clocks
+// and calibration; left off, with the system's clocks and calibration and its background ticks,
+// however the test ends (a failed ASSERT returns early).
+class HandTicked {
+ public:
+  explicit HandTicked(const Settings& s) {
+    c_.set_background_ticks(false);
+    c_.set_calibrator(&calibrated);
+    c_.set_meter({&fakeWall, &fakeCpu, &noCollector});
+    configured_ = c_.configure(s, &error_);
+  }
+  ~HandTicked() {
+    c_.set_meter(Meter::system());
+    c_.set_calibrator(nullptr);
+    std::string error;
+    EXPECT_TRUE(c_.configure(Settings{}, &error)) << error;
+    EXPECT_FALSE(detail::g_self_timing.load());  // no budget: the probes time nothing
+    c_.set_background_ticks(true);
+  }
+  HandTicked(const HandTicked&) = delete;
+  HandTicked& operator=(const HandTicked&) = delete;
+  bool configured() const { return configured_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  Controller& c_ = Controller::get();
+  bool configured_ = false;
+  std::string error_;
+};
+
 // A recorded request root is charged once, at its request's price: the root's timed intervals
 // (kSelfTimedRequest) hold its record's work as well as its context's, so the root is not also
 // one of the recorded calls charged a report. 20 requests, each a recorded root and a recorded
@@ -291,14 +355,13 @@ double noCollector() { return 0; }
 // calibration's 50 ns (too few timed calls for an in-situ price).
 TEST_F(BudgetInSituProbes, ARecordedRequestRootIsChargedOnceAtItsRequestsPrice) {
   Controller& c = Controller::get();
-  c.set_calibrator(&calibrated);
-  c.set_meter({&fakeWall, &fakeCpu, &noCollector});
   Settings s;
   s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
+  const HandTicked hand(s);
+  ASSERT_TRUE(hand.configured()) << hand.error();
   c.tick();  // calibrates; the first window starts
   serve(20);
+  c.background_tick();  // where the engine's thread may tick: skipped, the test ticks alone
   c.tick();
   const nlohmann::json status = nlohmann::json::parse(c.status_json(true));
   EXPECT_LT(status["in_situ"]["timed_reports"].get<int>() +
@@ -307,41 +370,46 @@ TEST_F(BudgetInSituProbes, ARecordedRequestRootIsChargedOnceAtItsRequestsPrice) 
   EXPECT_NEAR(status["window_cost_s"]["requests"].get<double>(), 20 * 50e-9, 1e-12)
       << status.dump();
   EXPECT_NEAR(status["window_cost_s"]["report"].get<double>(), 20 * 50e-9, 1e-12) << status.dump();
-  c.set_meter(Meter::system());
-  c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;
 }
 
 TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   Controller& c = Controller::get();
   Settings s;
   s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
+  // Long enough that the timed calls stay in the sliding window while the price steps up to
+  // theirs (a step of up to 2^10 at a tick a nanosecond).
+  s.planner.windows = 20;
+  const HandTicked hand(s);
+  ASSERT_TRUE(hand.configured()) << hand.error();
   EXPECT_TRUE(detail::g_self_timing.load());  // the probes time themselves under a budget
-  c.set_calibrator(&calibrated);
-  c.set_meter({&fakeWall, &fakeCpu, &noCollector});
-  c.tick();  // calibrates (and measures the fences' cost); the first window starts
+  c.tick();  // calibrates (and measures the clock reads' cost); the first window starts
   ASSERT_GT(g_nspt, 0);
-  // Each timed call's two intervals leave out the fences' cost, measured with the calibration.
-  const uint64_t fence = detail::g_self_timing_fence.load();
-  ASSERT_GT(fence, 0u);  // two fenced reads of a running clock
-  ASSERT_LT(fence, 5000u);
-  const double in_situ_s = static_cast<double>(20000 - 2 * fence) * g_nspt * 1e-9;
-  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000, 2);
+  // Each timed call leaves out its clock reads' cost, measured with the calibration: a fenced
+  // pair (the exit interval) and a fenced read to a plain one (the entry interval).
+  const uint64_t pair = detail::g_self_timing_fence.load();
+  const uint64_t entry = detail::g_self_timing_entry_fence.load();
+  ASSERT_GT(pair, 0u);  // two fenced reads of a running clock
+  ASSERT_LT(pair + entry, 5000u);
+  const nlohmann::json first = nlohmann::json::parse(c.status_json(true));
+  EXPECT_NEAR(first["in_situ"]["fence_ns"].get<double>(), static_cast<double>(pair) * g_nspt,
+              1e-3 + static_cast<double>(pair) * g_nspt * 1e-5)
+      << first.dump();
+  EXPECT_NEAR(first["in_situ"]["entry_fence_ns"].get<double>(), static_cast<double>(entry) * g_nspt,
+              1e-3 + static_cast<double>(entry) * g_nspt * 1e-5)
+      << first.dump();
+  const double in_situ_s = static_cast<double>(20000 - pair - entry) * g_nspt * 1e-9;
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
   c.tick();
   EXPECT_NEAR(c.costs().report_s, 50e-9, 1e-12) << c.status_json(true);  // 20 calls: too few
-  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000, 2);
+  for (int i = 0; i < 20; ++i) detail::note_self_timing(kSelfTimedRecord, 20000);
   const uint64_t cap = detail::g_self_timing_cap.load();
   ASSERT_GT(cap, 20000u);
-  detail::note_self_timing(kSelfTimedRecord, cap + 1, 2);  // preempted inside: not summed
+  detail::note_self_timing(kSelfTimedRecord, cap + 1);  // preempted inside: not summed
   c.tick();
   const std::string status = c.status_json(true);
   // Toward the timed calls' price, at most twofold a window.
   EXPECT_NEAR(c.costs().report_s, 100e-9, 1e-12) << status;
   EXPECT_NE(status.find("\"timed_reports\":40"), std::string::npos) << status;
-  EXPECT_NEAR(nlohmann::json::parse(status)["in_situ"]["fence_ns"].get<double>(),
-              static_cast<double>(fence) * g_nspt, 1e-3 + fence * g_nspt * 1e-5);
   for (int i = 0; i < 12 && c.costs().report_s < in_situ_s * (1 - 1e-6); ++i) {
     const double last = c.costs().report_s;
     c.tick();
@@ -350,18 +418,14 @@ TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   EXPECT_NEAR(c.costs().report_s, in_situ_s, in_situ_s * 1e-6) << c.status_json(true);
   // Entries that left unrecorded: the last window's timed ones × the timing period, on top.
   EXPECT_EQ(nlohmann::json::parse(c.status_json(true))["window_cost_s"]["passed"], 0);
-  for (int i = 0; i < 10; ++i) detail::note_self_timing(detail::kSelfTimedPassed, 20000, 1);
+  for (int i = 0; i < 10; ++i) detail::note_self_timing(detail::kSelfTimedPassed, 20000);
   c.tick();
   const nlohmann::json after = nlohmann::json::parse(c.status_json(true));
   const double passed_s =
-      10 * static_cast<double>(20000 - fence) * g_nspt * 1e-9 * detail::kSelfTimingPeriod;
+      10 * static_cast<double>(20000 - pair) * g_nspt * 1e-9 * detail::kSelfTimingPeriod;
   EXPECT_NEAR(after["window_cost_s"]["passed"].get<double>(), passed_s, passed_s * 1e-5)
       << after.dump();
   EXPECT_EQ(after["in_situ"]["timed_passes"], 10);
-  c.set_meter(Meter::system());
-  c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
-  EXPECT_FALSE(detail::g_self_timing.load());
 }
 
 }  // namespace

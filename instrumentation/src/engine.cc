@@ -289,7 +289,7 @@ void Engine::run_background() {
       s->tick(now);
       update_threshold(s->rate());
       if (!macro_costs_measured) macro_costs_measured = calibrate_macro_compensation();
-      budget::Controller::get().tick();
+      budget::Controller::get().background_tick();
       publish_budget();
       calibrate_clock(false);
       if (auto* phase1_tick = g_phase1_tick.load()) phase1_tick();  // XRay's counting windows

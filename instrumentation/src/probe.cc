@@ -251,7 +251,7 @@ void Probe::leave() noexcept {
   finish(end - std::min(nested_probe_ticks(hot_, *site_, discount_), end - start_));
   if (flags_ & kSelfTimed) PERFHAT_UNLIKELY {
       note_self_timing((flags_ & kRequestContext) ? kSelfTimedRequest : kSelfTimedRecord,
-                       self_entry_ + (fenced_ticks() - end), 2);
+                       self_entry_ + (fenced_ticks() - end));
     }
 }
 
@@ -260,8 +260,7 @@ namespace {
 // (saturated like a recorded call's entry interval, so a preempted one cannot wrap under the cap).
 void note_passed_entry(uint64_t entry) noexcept {
   note_self_timing(kSelfTimedPassed,
-                   static_cast<uint32_t>(std::min<uint64_t>(fenced_ticks() - entry, UINT32_MAX)),
-                   1);
+                   static_cast<uint32_t>(std::min<uint64_t>(fenced_ticks() - entry, UINT32_MAX)));
 }
 }  // namespace
 
@@ -387,7 +386,8 @@ void Probe::finish(uint64_t end) noexcept {
     end_request(h, *site_, start_, end);
     if (flags_ & kRecording) {  // of the recorded calls, a request root (budget_cost_account.h)
       std::atomic<uint64_t>& roots = h->owner->recorded_roots;
-      roots.store(roots.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      // Release: a reader that sees the root sees its record counted (engine_budget.cc).
+      roots.store(roots.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
   }
   if (flags_ & kClock)

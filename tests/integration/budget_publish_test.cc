@@ -102,6 +102,7 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
                            "samples", "collector"})
     EXPECT_TRUE(s["window_cost_s"].contains(part)) << part;
   EXPECT_TRUE(s["in_situ"].contains("fence_ns"));
+  EXPECT_TRUE(s["in_situ"].contains("entry_fence_ns"));
   ASSERT_EQ(s["classes"].size(), 2u);
   for (const json& k : s["classes"]) {
     if (k["name"] == "hot") EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
