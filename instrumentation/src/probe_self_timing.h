@@ -13,10 +13,10 @@
 // hold the clock reads' own cost, which differs by how each is bounded: the exit interval, and a
 // passed entry's, run from a fenced read to a fenced read (a back-to-back fenced pair: 49 ticks
 // at least, 64 on average, on a 2.4 GHz x86 VM); a recorded call's entry interval runs from a
-// fenced read to the plain start clock read, about half of that. The least of a few back-to-back
-// reads of each pattern is measured with the budget's start-up calibration and taken off each
-// timed call (saturating at 0), so a probe that times near its floor is not charged the timing's
-// own cost.
+// fenced read to the plain start clock read, less (one fence fewer). The least of a few
+// back-to-back reads of each pattern is measured with the budget's start-up calibration and taken
+// off each timed call (saturating at 0), so a probe that times near its floor is not charged the
+// timing's own cost.
 #pragma once
 
 #include <atomic>
