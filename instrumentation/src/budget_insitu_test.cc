@@ -204,8 +204,8 @@ TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   Controller& c = Controller::get();
   Settings s;
   s.enabled = true;
-  std::string error;
-  ASSERT_TRUE(c.configure(s, &error)) << error;
+  const detail::Status on = c.configure(s);
+  ASSERT_TRUE(on) << on.error;
   EXPECT_TRUE(detail::g_self_timing.load());  // the probes time themselves under a budget
   c.set_calibrator(&calibrated);
   c.set_meter({&fakeWall, &fakeCpu, &noCollector});
@@ -234,7 +234,8 @@ TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   EXPECT_EQ(after["in_situ"]["timed_passes"], 10);
   c.set_meter(Meter::system());
   c.set_calibrator(nullptr);
-  ASSERT_TRUE(c.configure(Settings{}, &error)) << error;  // off again for the other tests
+  const detail::Status off = c.configure(Settings{});  // off again for the other tests
+  ASSERT_TRUE(off) << off.error;
   EXPECT_FALSE(detail::g_self_timing.load());
 }
 
