@@ -82,7 +82,7 @@ Controller& Controller::get() {
   return *c;
 }
 
-bool Controller::configure(const Settings& s, std::string* error) {
+detail::Status Controller::configure(const Settings& s) {
   detail::Lock l(mu_);
   settings_ = s;
   planner_ = Planner(s.planner);
@@ -120,18 +120,16 @@ bool Controller::configure(const Settings& s, std::string* error) {
   sampler_taken_ = sampler ? sampler->taken() : 0;
   clear();
   if (!s.error.empty()) {
-    if (error) *error = s.error;
     settings_.enabled = false;
-    return false;
+    return detail::Status::failure(s.error);
   }
   rules_ = ClassRules::parse(s.classes);
   if (!rules_.error.empty()) {
-    if (error) *error = "PERFHAT_BUDGET_CLASSES: " + rules_.error;
     settings_.enabled = false;
     detail::g_self_timing.store(false, std::memory_order_relaxed);
-    return false;
+    return detail::Status::failure("PERFHAT_BUDGET_CLASSES: " + rules_.error);
   }
-  return true;
+  return detail::Status::success();
 }
 
 bool Controller::enabled() const {
@@ -550,10 +548,9 @@ void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActi
 void Controller::set_probe_rate(double hz) {
   auto& sampler = sampling::StackSampler::get();
   if (std::abs(hz - sampler.rate()) <= 0.1 * std::max(hz, 1.0)) return;
-  std::string e;
-  if (!sampler.set_rate(hz, &e) && sampler_error_ != e) {
-    sampler_error_ = e;
-    std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
+  if (detail::Status set = sampler.set_rate(hz); !set && sampler_error_ != set.error) {
+    sampler_error_ = std::move(set.error);
+    std::fprintf(stderr, "perfhat: stack sampler off: %s\n", sampler_error_.c_str());
   }
 }
 

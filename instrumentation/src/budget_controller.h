@@ -23,6 +23,7 @@
 #include "budget_planner.h"
 #include "budget_rearm.h"
 #include "site_activity.h"
+#include "status.h"
 #include "thread_annotations.h"
 
 namespace perfhat::budget {
@@ -75,8 +76,8 @@ class Controller {
   // Whether no thread holds the controller's lock right now (tests: the calibration runs outside
   // it). Never blocks.
   bool unlocked() const;
-  // At engine init: reads the settings. False + error when they are refused.
-  bool configure(const Settings& s, std::string* error);
+  // At engine init: reads the settings. Fails (with the reason) when they are refused.
+  detail::Status configure(const Settings& s);
   // Background thread, about once a second.
   void tick() PERFHAT_EXCLUDES(mu_);
   // The background thread's tick(): skipped while a test ticks by hand (below).

@@ -327,13 +327,15 @@ class HandTicked {
     c_.set_background_ticks(false);
     c_.set_calibrator(&calibrated);
     c_.set_meter({&fakeWall, &fakeCpu, &noCollector});
-    configured_ = c_.configure(s, &error_);
+    const detail::Status on = c_.configure(s);
+    configured_ = static_cast<bool>(on);
+    error_ = on.error;
   }
   ~HandTicked() {
     c_.set_meter(Meter::system());
     c_.set_calibrator(nullptr);
-    std::string error;
-    EXPECT_TRUE(c_.configure(Settings{}, &error)) << error;
+    const detail::Status off = c_.configure(Settings{});
+    EXPECT_TRUE(off) << off.error;
     EXPECT_FALSE(detail::g_self_timing.load());  // no budget: the probes time nothing
     c_.set_background_ticks(true);
   }
