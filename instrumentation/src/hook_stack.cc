@@ -21,9 +21,13 @@ namespace perfhat::detail {
 uint64_t begin_span(Hot* h) noexcept;
 uint64_t begin_call(Hot* h, uint32_t site) noexcept;
 
-// Forces a clocked probe to record, as Probe::begin does for a sampled call (calibration only:
-// a real call's kind is the sampler's and the filter's decision).
-struct ProbeCalibration {
+struct HookProbe {
+  // The probe of a call the hooks counted (count_only): its rare exit work runs as it ends.
+  PERFHAT_NOINSTR static void end_counted(Slot* slot, Hot* h, Site* site) noexcept {
+    Probe p(slot, h, site);
+  }
+  // Forces a clocked probe to record, as Probe::begin does for a sampled call (calibration only:
+  // a real call's kind is the sampler's and the filter's decision).
   PERFHAT_NOINSTR static void record(Probe& p) noexcept {
     if (g_aggregate_export.load(std::memory_order_relaxed)) {
       p.parent_ = begin_call(p.hot_, static_cast<uint32_t>(p.slot_ - p.hot_->slots));
@@ -188,7 +192,7 @@ class HookCalibration final : public CalibrationTarget {
       if (kind == kRecorded && stack_->top != stack_->frames) {
         detail::Probe& p = *stack_->frames[0].probe();
         if (p.clocked()) {
-          detail::ProbeCalibration::record(p);
+          detail::HookProbe::record(p);
           stack_->frames[0].kind = kRecorded;  // the sample is a recorded call's
         }
       }
@@ -352,17 +356,25 @@ PERFHAT_NOINSTR void leave_sampled(ThreadStack& s, Frame* f) noexcept {
   const uint32_t sampled_entry = f->sampled_entry;
   const uint64_t t0 = sample_clock();
   s.in_hook = true;
-  detail::Probe* p = f->probe();
   const ProbeCosts& c = *s.costs;
   const uint64_t spent = s.spent;
   if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
-    p->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
+    f->probe()->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
   }
-  p->~Probe();
+  end_probe(s, f, f->kind);
   s.spent = spent + pair_cost(s, f->kind);
   s.top = f;
   s.in_hook = false;
   note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+}
+
+PERFHAT_NOINSTR void counted_exit_work(ThreadStack& s, Frame* f) noexcept {
+  detail::Hot* h = detail::t_hot;
+  Site* site = cached_site(s, f->fn);
+  const uint32_t id = site->id.load(std::memory_order_relaxed);
+  // Counted while registered in this thread's slots; a site excluded since has no slot.
+  if (id - 1u >= h->capacity - 1u) return;
+  detail::HookProbe::end_counted(&h->slots[id], h, site);
 }
 
 PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {
