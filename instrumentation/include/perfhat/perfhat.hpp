@@ -373,6 +373,8 @@ class Probe {
   }
   // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid
   // out so the common case (no request root, not recorded, untimed) runs straight through.
+  // The compiler hooks take that case without a probe (autoinstrument's count_only): a change
+  // to what it counts or decides belongs there too.
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
     // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
