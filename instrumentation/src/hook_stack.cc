@@ -128,11 +128,14 @@ class HookCalibration final : public CalibrationTarget {
     // them to this stack), and a program without probe macros never needs the macros' costs.
     site_.address = fn_;
     skipped_.address = skipped_fn_;
+    full_.address = full_fn_;
+    full_.id.store(1);
     stack_->costs = &kNoCosts;
     stack_->adapt = false;
     stack_->sample_countdown = UINT32_MAX;  // armed by run() in the sampling pass only
     stack_->cache[ThreadStack::cache_index(fn_)] = {fn_, &site_};
     stack_->cache[ThreadStack::cache_index(skipped_fn_)] = {skipped_fn_, &skipped_};
+    stack_->cache[ThreadStack::cache_index(full_fn_)] = {full_fn_, &full_};
   }
   PERFHAT_NOINSTR void run_pair(ProbeKind kind) override { run(kind, true); }
   PERFHAT_NOINSTR void run_harness() override { run(kCounted, false); }
@@ -173,6 +176,7 @@ class HookCalibration final : public CalibrationTarget {
         }
         return;
       case kCounted:
+      case kCountedFull:
         slot.countdown = 1u << 30;
         break;
       case kClocked:
@@ -182,11 +186,15 @@ class HookCalibration final : public CalibrationTarget {
       case kProbeKinds:
         return;
     }
+    // kCounted: count_only's path whatever the program's relevant set holds (this thread is in
+    // a request not drawn). kCountedFull: the same slot through a key count_only leaves to the
+    // probe (a kScope site).
+    void* fn = kind == kCountedFull ? full_fn_ : fn_;
     if (!hooks) {
-      call_none(fn_);
-      call_none(fn_);
+      call_none(fn);
+      call_none(fn);
     } else {
-      call_enter(fn_);
+      call_enter(fn);
       // No frame when probes were turned off meanwhile (the measurement is then discarded): the
       // frames are default-initialized, so an unpushed one is never read.
       if (kind == kRecorded && stack_->top != stack_->frames) {
@@ -196,7 +204,7 @@ class HookCalibration final : public CalibrationTarget {
           stack_->frames[0].kind = kRecorded;  // the sample is a recorded call's
         }
       }
-      call_exit(fn_);
+      call_exit(fn);
     }
     // Empty the private rings: every recorded call lands in the same entries.
     ts_.head.store(0, std::memory_order_relaxed);
@@ -233,8 +241,10 @@ class HookCalibration final : public CalibrationTarget {
   // line after the marker, so the two can never share a cache slot (two empty functions can sit
   // in the same 16 bytes, and then the calibration timed the skipped path: layout-dependent).
   void* skipped_fn_ = static_cast<char*>(fn_) + (std::size_t{1} << 4);
+  void* full_fn_ = static_cast<char*>(fn_) + (std::size_t{2} << 4);
   Site site_{nullptr, "perfhat.calibration", "", 0, detail::kFunction};
   Site skipped_{nullptr, "perfhat.calibration.skipped", "", 0, detail::kFunction};
+  Site full_{nullptr, "perfhat.calibration.full", "", 0, detail::kScope};
 };
 
 std::once_flag g_calibrated;

@@ -117,7 +117,7 @@ PERFHAT_NOINSTR inline bool excluded(const detail::Site* site) noexcept {
   return site->id.load(std::memory_order_relaxed) == detail::kExcludedSite;
 }
 PERFHAT_NOINSTR inline ProbeKind kind_of(const detail::Probe& p) noexcept {
-  return !p.active() ? kSkipped : p.recording() ? kRecorded : p.clocked() ? kClocked : kCounted;
+  return !p.active() ? kSkipped : p.recording() ? kRecorded : p.clocked() ? kClocked : kCountedFull;
 }
 
 // The clock of in-context sampling: the TSC, whatever tick source the probes use (an injected
@@ -184,8 +184,12 @@ PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
   if (h == nullptr || id - 1u >= h->capacity - 1u) return false;  // as Probe::start
   detail::Slot& slot = h->slots[id];
   const uint32_t cd = slot.countdown;
+  // A site of another kind than the hooks' own (kFunction) goes to the probe: the calibration's
+  // key for kCountedFull is a kScope site. Inside a request the sampler did not draw, no call
+  // is recorded, relevant or not (Probe::decide).
   if (cd == 0 || slot.budget_skip.load(std::memory_order_relaxed) != 0 ||
-      site.kind == detail::kRequest || detail::relevant(id)) {
+      site.kind != detail::kFunction ||
+      ((!h->in_request || h->request_sampled) && detail::relevant(id))) {
     return false;
   }
   slot.count.store(slot.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -195,13 +199,14 @@ PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
 // The exit work of a counted call's probe (Probe::finish: an exception in flight, a session to
 // note), rare: the probe is constructed for it (hook_stack.cc).
 void counted_exit_work(ThreadStack& s, Frame* f) noexcept;
-// Ends the probe of frame `f` of kind `kind` (after the discount, for a clocked one). A counted
-// call has no probe (count_only, or decide() left it with nothing to do at exit but its rare work).
+// Ends the probe of frame `f` of kind `kind` (after the discount, for a clocked one). A kCounted
+// call has no probe (count_only); a kCountedFull one has.
 [[gnu::always_inline]] PERFHAT_NOINSTR inline void end_probe(ThreadStack& s, Frame* f,
                                                              ProbeKind kind) noexcept {
   if (kind != kCounted) return f->probe()->~Probe();
+  // No thread state in a forked child (on_fork_child): the frames its parent opened still end.
   const detail::Hot* h = detail::t_hot;
-  if ((*h->eh_uncaught | h->session_hash) != 0) [[unlikely]]
+  if (h != nullptr && (*h->eh_uncaught | h->session_hash) != 0) [[unlikely]]
     counted_exit_work(s, f);
 }
 

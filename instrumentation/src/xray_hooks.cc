@@ -27,8 +27,8 @@ namespace {
 // Function id -> entry address, filled in at each function's first call: XRay's lookup costs
 // about a thousand instructions, and doing it for every function at start-up was 2.6 M
 // instructions per process on googletest's samples, whose programs call few of their functions.
-// Any thread may fill a slot, always with the same value. Two ids past the program's are the
-// start-up calibration's (its timed and skipped keys).
+// Any thread may fill a slot, always with the same value. Three ids past the program's are the
+// start-up calibration's (its keys: counted or timed, skipped, counted by a probe).
 // Never freed: sleds fire in static destructors after this file's own would have run.
 std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
@@ -52,12 +52,6 @@ const uintptr_t* g_addresses = nullptr;
   void* fn = g_fns[fid].load(std::memory_order_relaxed);
   return fn != nullptr ? fn : look_up_function(fid);
 }
-
-// Every entry comes through the runtime's trampoline and on_xray: the call frame address of the
-// handler (the stack pointer before the trampoline's call) is a fixed distance below the called
-// function's stack pointer, and the same in a function the handler tail-calls. One instruction,
-// no frame pointer.
-#define PERFHAT_XRAY_ENTRY_SP() reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())
 
 // Every entry the fast path below leaves: the full path (window batches, the thread's first call,
 // a function's first call, stale frames, sampling, the scope, the probe's decision).
@@ -83,11 +77,15 @@ const uintptr_t* g_addresses = nullptr;
 }
 
 // The common entry, a call phase 1 only counts, as entry_in_full would take it (count_only),
-// with no call and so no register saved: anything else, checked before anything is written, goes
-// to entry_in_full.
+// with no call: anything else, checked before anything is written, goes to entry_in_full.
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_entry(int32_t fid) {
   if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
-  const uintptr_t sp = PERFHAT_XRAY_ENTRY_SP();
+  // Every entry comes through the runtime's trampoline and on_xray: this frame, and so a local
+  // in it, is a fixed distance below the called function's stack pointer (the full path is
+  // passed the same address). A local's address, not __builtin_frame_address or
+  // __builtin_dwarf_cfa: under Clang either sets up a frame pointer.
+  char here;
+  const auto sp = reinterpret_cast<uintptr_t>(&here);
   ThreadStack* s = t_stack;
   void* fn = g_fns[fid].load(std::memory_order_relaxed);
   if (s == nullptr || fn == nullptr || ((t_window_calls + 1) & (kWindowBatch - 1)) == 0 ||
@@ -99,11 +97,15 @@ const uintptr_t* g_addresses = nullptr;
     return entry_in_full(fid, sp);
   ++t_window_calls;
   --s->sample_countdown;
-  Frame* f = s->top++;
+  // Written whole before it is pushed: a signal handler's hooks on this thread (no in_hook here)
+  // see either no frame or this one complete.
+  Frame* f = s->top;
   f->sp = sp;
   f->fn = fn;
   f->sampled_entry = 0;
   f->kind = kCounted;
+  std::atomic_signal_fence(std::memory_order_release);
+  s->top = f + 1;
 }
 
 // Every exit the fast path below leaves.
