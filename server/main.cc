@@ -146,13 +146,13 @@ void appendMatchReport(const std::string& path, const analysis::Snapshot& snap,
   int indirect_calls = 0, indirect_resolved = 0;
   for (const auto& f : snap.functions)
     for (const auto& n : f.nodes) {
-      if (n.kind == analysis::NodeKind::Call && n.callee_virtual) {
+      if (n.kind == analysis::NodeKind::Call && n.call.is_virtual) {
         ++virtual_calls;
-        virtual_resolved += !n.implementations.empty();
+        virtual_resolved += !n.call.implementations.empty();
       }
-      if (n.kind == analysis::NodeKind::Call && n.callee_indirect) {
+      if (n.kind == analysis::NodeKind::Call && n.call.indirect) {
         ++indirect_calls;
-        indirect_resolved += !n.implementations.empty();
+        indirect_resolved += !n.call.implementations.empty();
       }
     }
   for (const auto& d : features::diagnostics(snap, options)) {

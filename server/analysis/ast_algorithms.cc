@@ -67,23 +67,23 @@ void Builder::walkAlgorithmLambda(CXCursor c, CXCursor ref, FnCtx& ctx, int pare
 
   Node n;
   n.kind = NodeKind::Loop;
-  n.loop_kind = LoopKind::RangeFor;
+  n.loop.kind = LoopKind::RangeFor;
   n.range = toRange(clang_getCursorExtent(c));
   n.hint = toPosition(clang_getRangeStart(clang_getCursorExtent(lambda)));
   // Not a loop of the source's own: production's loop records (by ordinal) do not count it.
-  n.loop_ordinal = -1;
+  n.loop.ordinal = -1;
   // What the range is, as for a range-for (ast_loops.cc): a collection a call produces, or a
   // local variable (initialized from such a call, or filled by the function itself).
   CXCursor producer = firstCallUnder(range);
   if (std::string var = localVar(range); clang_Cursor_isNull(producer) && !var.empty()) {
-    n.range_var = var;
-    n.range_var_name = spelling(stripConversions(range));
+    n.loop.range_var = var;
+    n.loop.range_var_name = spelling(stripConversions(range));
     producer = firstCallUnder(clang_getCursorReferenced(stripConversions(range)));
   }
   if (!clang_Cursor_isNull(producer)) {
     const CalleeInfo& info = callee(clang_getCursorReferenced(producer));
-    n.producer_key = info.key;
-    n.producer_mangled = info.mangled;
+    n.loop.producer_key = info.key;
+    n.loop.producer_mangled = info.mangled;
   }
   const int id = addNode(ctx, std::move(n), parent, arm);
   // Only the body runs per element: a capture's initialiser runs once, where the lambda is

@@ -44,12 +44,12 @@ int f(const std::vector<int>& v) {
   const FunctionInfo* fn = findFunction(b->unit, f);
   ASSERT_NE(fn, nullptr);
   std::vector<int> ordinals;
-  for (const Node* l : nodesOfKind(*fn, NodeKind::Loop)) ordinals.push_back(l->loop_ordinal);
+  for (const Node* l : nodesOfKind(*fn, NodeKind::Loop)) ordinals.push_back(l->loop.ordinal);
   EXPECT_THAT(ordinals, ElementsAre(-1, -1, 0));  // the algorithm's, the lambda's for, f's own
   const FunctionInfo* lambda = findFunction(b->unit, f + "::lambda#1");
   ASSERT_NE(lambda, nullptr);
   ASSERT_EQ(nodesOfKind(*lambda, NodeKind::Loop).size(), 1u);
-  EXPECT_EQ(nodesOfKind(*lambda, NodeKind::Loop)[0]->loop_ordinal, 0);
+  EXPECT_EQ(nodesOfKind(*lambda, NodeKind::Loop)[0]->loop.ordinal, 0);
 }
 
 // A capture's initialiser runs once, where the lambda is made: not per element.
@@ -71,8 +71,8 @@ void f(const std::vector<int>& v) {
   bool use_in_loop = false;
   for (const Node* c : nodesOfKind(*fn, NodeKind::Call)) {
     const bool in_loop = fn->nodes[c->parent].kind == NodeKind::Loop;
-    if (c->callee_name == "load") EXPECT_FALSE(in_loop);
-    if (c->callee_name == "use") use_in_loop = in_loop;
+    if (c->call.name == "load") EXPECT_FALSE(in_loop);
+    if (c->call.name == "use") use_in_loop = in_loop;
   }
   EXPECT_TRUE(use_in_loop);
 }

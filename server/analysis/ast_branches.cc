@@ -281,7 +281,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
   std::vector<int> arms(kids.size(), -1);
   bool guard = false;
   if (c.kind == CXCursor_IfStmt) {
-    n.branch_arms = 2;
+    n.branch.arms = 2;
     size_t k = kids.size();
     bool has_else =
         k >= 3 && elseFollows(toPosition(clang_getRangeEnd(clang_getCursorExtent(kids[k - 2]))));
@@ -302,24 +302,24 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
     Prior prior;
     if (then_at >= 1) {
       conditionPrior(kids[then_at - 1], prior);
-      n.condition = conditionShape(conditionTokens(tu_.raw(), kids[then_at - 1]));
+      n.branch.condition = conditionShape(conditionTokens(tu_.raw(), kids[then_at - 1]));
     }
     exitPrior(exitOf(kids[then_at]), has_else ? exitOf(kids[k - 1]) : 0, prior);
     if (prior.any) {
-      n.branch_prior = prior.taken;
-      n.branch_prior_reason = prior.reason;
+      n.branch.prior = prior.taken;
+      n.branch.prior_reason = prior.reason;
     }
   } else if (c.kind == CXCursor_ConditionalOperator) {
-    n.branch_arms = 2;
+    n.branch.arms = 2;
     if (kids.size() == 3) {
       arms[1] = 0;
       arms[2] = 1;
       Prior prior;
       conditionPrior(kids[0], prior);
-      n.condition = conditionShape(conditionTokens(tu_.raw(), kids[0]));
+      n.branch.condition = conditionShape(conditionTokens(tu_.raw(), kids[0]));
       if (prior.any) {
-        n.branch_prior = prior.taken;
-        n.branch_prior_reason = prior.reason;
+        n.branch.prior = prior.taken;
+        n.branch.prior_reason = prior.reason;
       }
     }
     n.hint = n.range.end;
@@ -341,7 +341,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
       }
       walk(s, ctx, id, label, lambdas);
     }
-    ctx.fn.nodes[id].branch_arms = label + 1 + (has_default ? 0 : 1);
+    ctx.fn.nodes[id].branch.arms = label + 1 + (has_default ? 0 : 1);
     return;
   }
   for (size_t i = 0; i < kids.size(); ++i) walk(kids[i], ctx, id, arms[i], lambdas);

@@ -442,12 +442,12 @@ std::vector<std::string> referencedKeys(const ParsedUnit& unit) {
     add(f.key);
     add(f.mangled);
     for (const auto& n : f.nodes) {
-      add(n.callee_key);
-      add(n.callee_mangled);
-      if (n.callee_virtual) addMade(kVirtualKeyPrefix, n.callee_key);
-      if (n.callee_indirect) addMade(kCalleesKeyPrefix, f.key);
-      add(n.producer_key);
-      add(n.producer_mangled);
+      add(n.call.key);
+      add(n.call.mangled);
+      if (n.call.is_virtual) addMade(kVirtualKeyPrefix, n.call.key);
+      if (n.call.indirect) addMade(kCalleesKeyPrefix, f.key);
+      add(n.loop.producer_key);
+      add(n.loop.producer_mangled);
     }
   };
   for (const auto& f : unit.functions) addFunction(f);

@@ -134,31 +134,31 @@ int work(const Svc& s, int n) {
 
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 3u) << "do { } while (0), written or from a macro, is not a loop";
-  EXPECT_EQ(loops[0]->loop_ordinal, 0);
-  EXPECT_EQ(loops[0]->loop_kind, LoopKind::For);
-  EXPECT_EQ(loops[0]->constant_trip, 100);
+  EXPECT_EQ(loops[0]->loop.ordinal, 0);
+  EXPECT_EQ(loops[0]->loop.kind, LoopKind::For);
+  EXPECT_EQ(loops[0]->loop.constant_trip, 100);
   EXPECT_EQ(loops[0]->hint.line, code.point("loop0").line);
   EXPECT_EQ(loops[0]->hint.column, code.point("loop0").column - 1);  // before `{`
-  EXPECT_EQ(loops[1]->loop_kind, LoopKind::While);
-  EXPECT_EQ(loops[1]->annotated_iterations, 7);
-  EXPECT_FALSE(loops[1]->constant_trip);
-  EXPECT_EQ(loops[2]->loop_kind, LoopKind::RangeFor);
-  EXPECT_EQ(loops[2]->producer_key, "Svc::tasks() const");
-  EXPECT_EQ(loops[2]->producer_mangled, "_ZNK3Svc5tasksEv");
+  EXPECT_EQ(loops[1]->loop.kind, LoopKind::While);
+  EXPECT_EQ(loops[1]->loop.annotated_iterations, 7);
+  EXPECT_FALSE(loops[1]->loop.constant_trip);
+  EXPECT_EQ(loops[2]->loop.kind, LoopKind::RangeFor);
+  EXPECT_EQ(loops[2]->loop.producer_key, "Svc::tasks() const");
+  EXPECT_EQ(loops[2]->loop.producer_mangled, "_ZNK3Svc5tasksEv");
 
   auto calls = nodesOfKind(*f, NodeKind::Call);
   std::vector<std::string> names;
   names.reserve(calls.size());
-  for (auto* c : calls) names.push_back(c->callee_name);
+  for (auto* c : calls) names.push_back(c->call.name);
   // No constructor (`Svc made;`), the macro-expanded fail() is kept, hours() in range-for body.
   EXPECT_THAT(names, ElementsAre("load", "load", "tasks", "hours", "load", "load", "load", "load",
                                  "load", "load", "load", "load", "fail"));
   const Node* first = calls[0];
   EXPECT_EQ(first->range, code.range("call"));
   EXPECT_EQ(first->hint, code.range("call").end);
-  EXPECT_EQ(first->callee_key, "Svc::load(int) const");
-  EXPECT_EQ(first->callee_mangled, "_ZNK3Svc4loadEi");
-  EXPECT_TRUE(first->callee_in_workspace == false) << "declared only, no body anywhere";
+  EXPECT_EQ(first->call.key, "Svc::load(int) const");
+  EXPECT_EQ(first->call.mangled, "_ZNK3Svc4loadEi");
+  EXPECT_TRUE(first->call.in_workspace == false) << "declared only, no body anywhere";
   EXPECT_EQ(f->nodes[first->parent].kind, NodeKind::Loop);
   EXPECT_EQ(first->arm, 0);
   EXPECT_EQ(calls[1]->range, code.range("inner"));
@@ -166,11 +166,11 @@ int work(const Svc& s, int n) {
   EXPECT_EQ(calls[2]->range, code.range("producer"));
   EXPECT_EQ(calls[2]->arm, -1);
   EXPECT_EQ(calls[3]->arm, 0);
-  EXPECT_TRUE(calls[3]->callee_in_workspace) << "Task::hours has its body in this TU";
+  EXPECT_TRUE(calls[3]->call.in_workspace) << "Task::hours has its body in this TU";
 
   auto branches = nodesOfKind(*f, NodeKind::Branch);
   ASSERT_EQ(branches.size(), 5u);  // if, nested else-if, ?:, switch, the ?: in CHECK()
-  EXPECT_EQ(branches[0]->branch_arms, 2);
+  EXPECT_EQ(branches[0]->branch.arms, 2);
   EXPECT_EQ(calls[4]->parent, branches[0]->id);
   EXPECT_EQ(calls[4]->arm, 0);
   EXPECT_EQ(branches[1]->parent, branches[0]->id);
@@ -180,7 +180,7 @@ int work(const Svc& s, int n) {
   EXPECT_EQ(calls[7]->parent, branches[2]->id);
   EXPECT_EQ(calls[7]->arm, 0);
   EXPECT_EQ(calls[8]->arm, 1);
-  EXPECT_EQ(branches[3]->branch_arms, 3);  // case 1, case 2/3, implicit default
+  EXPECT_EQ(branches[3]->branch.arms, 3);  // case 1, case 2/3, implicit default
   EXPECT_EQ(calls[9]->arm, 0);
   EXPECT_EQ(calls[10]->arm, 1);
   EXPECT_EQ(calls[11]->arm, 1);
@@ -226,25 +226,25 @@ int f(int n) {
   ASSERT_NE(f, nullptr);
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 9u);
-  EXPECT_EQ(loops[0]->constant_trip, 16);
-  EXPECT_EQ(loops[0]->constant_trip_source, "kCount = 16");
-  EXPECT_EQ(loops[1]->constant_trip, 8);
-  EXPECT_EQ(loops[1]->constant_trip_source, "kHalf = 8");
-  EXPECT_EQ(loops[2]->constant_trip, 6);
-  EXPECT_EQ(loops[3]->constant_trip, 12);
-  EXPECT_EQ(loops[3]->constant_trip_source, "sizeof(arr) / sizeof(arr[0]) = 12");
-  EXPECT_EQ(loops[4]->constant_trip, 3);
-  EXPECT_EQ(loops[4]->constant_trip_source, "std::size(names) = 3");
-  EXPECT_EQ(loops[5]->constant_trip, 16);
-  EXPECT_EQ(loops[6]->constant_trip, 12);
-  EXPECT_THAT(loops[6]->constant_trip_source, ::testing::HasSubstr("12 elements"));
-  EXPECT_EQ(loops[7]->constant_trip, 7);
-  EXPECT_FALSE(loops[8]->constant_trip);  // run-time bound
+  EXPECT_EQ(loops[0]->loop.constant_trip, 16);
+  EXPECT_EQ(loops[0]->loop.constant_trip_source, "kCount = 16");
+  EXPECT_EQ(loops[1]->loop.constant_trip, 8);
+  EXPECT_EQ(loops[1]->loop.constant_trip_source, "kHalf = 8");
+  EXPECT_EQ(loops[2]->loop.constant_trip, 6);
+  EXPECT_EQ(loops[3]->loop.constant_trip, 12);
+  EXPECT_EQ(loops[3]->loop.constant_trip_source, "sizeof(arr) / sizeof(arr[0]) = 12");
+  EXPECT_EQ(loops[4]->loop.constant_trip, 3);
+  EXPECT_EQ(loops[4]->loop.constant_trip_source, "std::size(names) = 3");
+  EXPECT_EQ(loops[5]->loop.constant_trip, 16);
+  EXPECT_EQ(loops[6]->loop.constant_trip, 12);
+  EXPECT_THAT(loops[6]->loop.constant_trip_source, ::testing::HasSubstr("12 elements"));
+  EXPECT_EQ(loops[7]->loop.constant_trip, 7);
+  EXPECT_FALSE(loops[8]->loop.constant_trip);  // run-time bound
   const FunctionInfo* g = findFunction(b->unit, "tmpl<>()");
   if (g) {
     auto tl = nodesOfKind(*g, NodeKind::Loop);
     ASSERT_EQ(tl.size(), 1u);
-    EXPECT_FALSE(tl[0]->constant_trip);  // depends on a template parameter
+    EXPECT_FALSE(tl[0]->loop.constant_trip);  // depends on a template parameter
   }
 }
 
@@ -265,8 +265,8 @@ int use(int id) { return store::fetch(id) + store::remote(id); }
   ASSERT_EQ(b->unit.functions.size(), 1u);
   auto calls = nodesOfKind(b->unit.functions[0], NodeKind::Call);
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_TRUE(calls[0]->callee_in_workspace);
-  EXPECT_FALSE(calls[1]->callee_in_workspace);
+  EXPECT_TRUE(calls[0]->call.in_workspace);
+  EXPECT_FALSE(calls[1]->call.in_workspace);
   EXPECT_EQ(b->unit.workspace_bodies.count("store::fetch(int)"), 1u);
   EXPECT_THAT(referencedKeys(b->unit),
               UnorderedElementsAre("use(int)", "_Z3usei", "store::fetch(int)", "_ZN5store5fetchEi",
@@ -311,7 +311,7 @@ int sum() {
   const FunctionInfo* sum = findFunction(b->unit, "sum()");
   ASSERT_NE(sum, nullptr);
   std::vector<std::string> callees;
-  for (const Node* n : nodesOfKind(*sum, NodeKind::Call)) callees.push_back(n->callee_key);
+  for (const Node* n : nodesOfKind(*sum, NodeKind::Call)) callees.push_back(n->call.key);
   EXPECT_THAT(callees, UnorderedElementsAre("bag()", "bag()", "Bag::begin()", "bag()",
                                             "It::operator*() const", "bag()"));
 }
@@ -334,7 +334,7 @@ int f(int n) {
   const FunctionInfo* f = findFunction(b->unit, "f(int)");
   ASSERT_NE(f, nullptr);
   std::vector<std::string> callees;
-  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) callees.push_back(n->callee_key);
+  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) callees.push_back(n->call.key);
   EXPECT_THAT(callees, UnorderedElementsAre("g()", "twice(int)"));
 }
 
@@ -362,12 +362,12 @@ int f(const S& s) {
   const FunctionInfo* f = findFunction(b->unit, "f(const S &)");
   ASSERT_NE(f, nullptr);
   std::vector<std::string> names;
-  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) names.push_back(n->callee_name);
+  for (const Node* n : nodesOfKind(*f, NodeKind::Call)) names.push_back(n->call.name);
   EXPECT_THAT(names, UnorderedElementsAre("size", "twice"));
   const FunctionInfo* use = findFunction(b->unit, "S::use() const");
   ASSERT_NE(use, nullptr);
   names.clear();
-  for (const Node* n : nodesOfKind(*use, NodeKind::Call)) names.push_back(n->callee_name);
+  for (const Node* n : nodesOfKind(*use, NodeKind::Call)) names.push_back(n->call.name);
   EXPECT_THAT(names, UnorderedElementsAre("one", "size"));
 }
 
@@ -381,7 +381,7 @@ TEST(AstBuilderTest, ReparseSeesTheEdit) {
   ParsedUnit again = buildAst(*b->tu, AnalysisOptions{});
   auto calls = nodesOfKind(again.functions[0], NodeKind::Call);
   ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0]->callee_key, "g(int)");
+  EXPECT_EQ(calls[0]->call.key, "g(int)");
 }
 
 TEST(AstBuilderTest, TemplateCallsCarryTheInstantiation) {
@@ -396,11 +396,11 @@ int use() { Box<int>().put(1); return maxOf(1, 2); }
   ASSERT_NE(use, nullptr);
   auto calls = nodesOfKind(*use, NodeKind::Call);
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0]->callee_key, "Box<int>::put(const int &)");
-  EXPECT_EQ(calls[0]->callee_mangled, "_ZN3BoxIiE3putERKi");
-  EXPECT_EQ(calls[1]->callee_key, "maxOf<int>(int, int)");
-  EXPECT_EQ(calls[1]->callee_mangled, "_Z5maxOfIiET_S0_S0_");
-  EXPECT_TRUE(calls[1]->callee_in_workspace);
+  EXPECT_EQ(calls[0]->call.key, "Box<int>::put(const int &)");
+  EXPECT_EQ(calls[0]->call.mangled, "_ZN3BoxIiE3putERKi");
+  EXPECT_EQ(calls[1]->call.key, "maxOf<int>(int, int)");
+  EXPECT_EQ(calls[1]->call.mangled, "_Z5maxOfIiET_S0_S0_");
+  EXPECT_TRUE(calls[1]->call.in_workspace);
 }
 
 // Static branch priors (Ball & Larus heuristics) for branches without production branch counts:
@@ -455,30 +455,30 @@ TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
   const std::vector<const Node*> br = nodesOfKind(*f, NodeKind::Branch);
   ASSERT_EQ(br.size(), 18u);
   const double likely = 20.0 / 32, unlikely = 12.0 / 32;
-  auto prior = [&](size_t i) { return br[i]->branch_prior.value_or(-1); };
+  auto prior = [&](size_t i) { return br[i]->branch.prior.value_or(-1); };
   EXPECT_DOUBLE_EQ(prior(0), likely);
-  EXPECT_THAT(br[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_THAT(br[0]->branch.prior_reason, ::testing::HasSubstr("pointer heuristic"));
   EXPECT_DOUBLE_EQ(prior(1), unlikely);
   EXPECT_DOUBLE_EQ(prior(2), unlikely);
-  EXPECT_THAT(br[2]->branch_prior_reason, ::testing::HasSubstr("negated"));
+  EXPECT_THAT(br[2]->branch.prior_reason, ::testing::HasSubstr("negated"));
   EXPECT_DOUBLE_EQ(prior(3), likely);
   EXPECT_DOUBLE_EQ(prior(4), unlikely);
-  EXPECT_THAT(br[4]->branch_prior_reason, ::testing::HasSubstr("opcode heuristic"));
+  EXPECT_THAT(br[4]->branch.prior_reason, ::testing::HasSubstr("opcode heuristic"));
   EXPECT_DOUBLE_EQ(prior(5), likely);
   EXPECT_DOUBLE_EQ(prior(6), unlikely);
-  EXPECT_FALSE(br[7]->branch_prior);
+  EXPECT_FALSE(br[7]->branch.prior);
   EXPECT_DOUBLE_EQ(prior(8), unlikely);
   EXPECT_DOUBLE_EQ(prior(9), 4.0 / 128);
   EXPECT_DOUBLE_EQ(prior(10), 0.28);
   EXPECT_DOUBLE_EQ(prior(11), 1 - 0.28);
   EXPECT_DOUBLE_EQ(prior(12), 0.20);
-  EXPECT_FALSE(br[13]->branch_prior);
+  EXPECT_FALSE(br[13]->branch.prior);
   EXPECT_DOUBLE_EQ(prior(14), unlikely);
   // Wu & Larus's Dempster-Shafer combination of two heuristics that agree: stronger than either.
   const double both = unlikely * 0.28 / (unlikely * 0.28 + (1 - unlikely) * (1 - 0.28));
   EXPECT_DOUBLE_EQ(prior(15), both);
-  EXPECT_THAT(br[15]->branch_prior_reason, ::testing::HasSubstr(" + return heuristic"));
-  EXPECT_FALSE(br[16]->branch_prior);
+  EXPECT_THAT(br[15]->branch.prior_reason, ::testing::HasSubstr(" + return heuristic"));
+  EXPECT_FALSE(br[16]->branch.prior);
   EXPECT_DOUBLE_EQ(prior(17), likely);
 }
 
@@ -535,9 +535,9 @@ TEST(AstBuilderDepth, NegationChainKeepsItsPrior) {
   ASSERT_NE(f, nullptr);
   auto branches = testing::nodesOfKind(*f, NodeKind::Branch);
   ASSERT_EQ(branches.size(), 1u);
-  ASSERT_TRUE(branches[0]->branch_prior.has_value());
+  ASSERT_TRUE(branches[0]->branch.prior.has_value());
   // An odd number of negations of a pointer test: the null case, unlikely.
-  EXPECT_LT(*branches[0]->branch_prior, 0.5);
+  EXPECT_LT(*branches[0]->branch.prior, 0.5);
 }
 
 }  // namespace

@@ -196,18 +196,20 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.kind = NodeKind::Call;
     n.range = toRange(clang_getCursorExtent(c));
     n.hint = n.range.end;
-    n.callee_key = info.key;
-    n.callee_mangled = info.mangled;
-    n.callee_name = spelling(c);
-    if (n.callee_name.empty()) n.callee_name = spelling(ref);
-    n.via_lambda = ctx.in_algorithm_lambda;
-    n.callee_in_workspace = info.in_workspace;
-    n.callee_system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
-    if (ref.kind == CXCursor_CXXMethod) n.receiver_var = receiverVar(c);
-    n.local_names = localNamesRead(c);
-    if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref))) n.fills_var = n.receiver_var;
-    if (ref.kind == CXCursor_CXXMethod && subscriptInserts(ref)) n.fills_var = subscriptedVar(c);
-    n.callee_virtual =
+    n.call.key = info.key;
+    n.call.mangled = info.mangled;
+    n.call.name = spelling(c);
+    if (n.call.name.empty()) n.call.name = spelling(ref);
+    n.call.via_lambda = ctx.in_algorithm_lambda;
+    n.call.in_workspace = info.in_workspace;
+    n.call.system = clang_Location_isInSystemHeader(clang_getCursorLocation(ref)) != 0;
+    if (ref.kind == CXCursor_CXXMethod) n.call.receiver_var = receiverVar(c);
+    n.call.local_names = localNamesRead(c);
+    if (ref.kind == CXCursor_CXXMethod && isInsertion(spelling(ref)))
+      n.call.fills_var = n.call.receiver_var;
+    if (ref.kind == CXCursor_CXXMethod && subscriptInserts(ref))
+      n.call.fills_var = subscriptedVar(c);
+    n.call.is_virtual =
         ref.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(ref) && !qualifiedCall(c);
     addNode(ctx, std::move(n), parent, arm);
     walkAlgorithmLambda(c, ref, ctx, parent, arm);
@@ -216,10 +218,10 @@ void Builder::walkCall(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.kind = NodeKind::Call;
     n.range = toRange(clang_getCursorExtent(c));
     n.hint = n.range.end;
-    n.callee_name = std::move(indirect.name);
-    n.callee_indirect = true;
-    n.callee_params = std::move(indirect.params);
-    n.via_lambda = ctx.in_algorithm_lambda;
+    n.call.name = std::move(indirect.name);
+    n.call.indirect = true;
+    n.call.params = std::move(indirect.params);
+    n.call.via_lambda = ctx.in_algorithm_lambda;
     addNode(ctx, std::move(n), parent, arm);
   }
   walkChildren(c, ctx, parent, arm, lambdas);  // argument calls are siblings, not children

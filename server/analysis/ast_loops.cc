@@ -216,7 +216,7 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
   }
   Node n;
   n.kind = NodeKind::Loop;
-  n.loop_kind = c.kind == CXCursor_ForStmt           ? LoopKind::For
+  n.loop.kind = c.kind == CXCursor_ForStmt           ? LoopKind::For
                 : c.kind == CXCursor_CXXForRangeStmt ? LoopKind::RangeFor
                 : c.kind == CXCursor_WhileStmt       ? LoopKind::While
                                                      : LoopKind::Do;
@@ -224,7 +224,7 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
   n.hint = c.kind == CXCursor_DoStmt ? n.range.end
                                      : toPosition(clang_getRangeStart(clang_getCursorExtent(body)));
   // A loop in an algorithm's lambda is the lambda's loop in production's records.
-  n.loop_ordinal = ctx.in_algorithm_lambda ? -1 : ctx.loop_counter++;
+  n.loop.ordinal = ctx.in_algorithm_lambda ? -1 : ctx.loop_counter++;
   int line = n.range.start.line;
   // On the loop's line, or alone on the line above (not another statement's comment).
   std::optional<IterationsAnnotation> a;
@@ -233,12 +233,12 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
     a = parseIterationsAnnotation(lines_[line - 1]);
     if (a && !a->alone) a.reset();
   }
-  if (a) n.annotated_iterations = a->iterations;
+  if (a) n.loop.annotated_iterations = a->iterations;
   if (c.kind == CXCursor_ForStmt) {
     CXSourceRange header = clang_getRange(clang_getRangeStart(clang_getCursorExtent(c)),
                                           clang_getRangeStart(clang_getCursorExtent(body)));
-    n.constant_trip = constantTripCount(tokens(header));
-    if (!n.constant_trip) evaluatedTripCount(kids, body, header, n);
+    n.loop.constant_trip = constantTripCount(tokens(header));
+    if (!n.loop.constant_trip) evaluatedTripCount(kids, body, header, n);
   }
   if (c.kind == CXCursor_CXXForRangeStmt) {
     for (size_t i = 0; i + 1 < kids.size(); ++i) {
@@ -249,22 +249,22 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
       // (`auto stories = repo.stories(id); for (auto& s : stories)`); a variable filled by the
       // function itself is bounded by its insertions (inference, DataFlow).
       if (std::string var = localVar(kids[i]); clang_Cursor_isNull(producer) && !var.empty()) {
-        n.range_var = var;
-        n.range_var_name = spelling(stripConversions(kids[i]));
+        n.loop.range_var = var;
+        n.loop.range_var_name = spelling(stripConversions(kids[i]));
         producer = firstCall(clang_getCursorReferenced(stripConversions(kids[i])));
       }
       if (!clang_Cursor_isNull(producer)) {
         const CalleeInfo& info = callee(clang_getCursorReferenced(producer));
-        n.producer_key = info.key;
-        n.producer_mangled = info.mangled;
+        n.loop.producer_key = info.key;
+        n.loop.producer_mangled = info.mangled;
         break;
       }
       // A range over an array of a size fixed by its type: `int a[8]`, `std::array<T, 8>`.
       if (std::optional<long long> size = fixedArraySize(clang_getCursorType(kids[i]))) {
-        n.constant_trip = static_cast<double>(*size);
-        n.constant_trip_source = "range over " +
-                                 toString(clang_getTypeSpelling(clang_getCursorType(kids[i]))) +
-                                 ": " + std::to_string(*size) + " elements";
+        n.loop.constant_trip = static_cast<double>(*size);
+        n.loop.constant_trip_source =
+            "range over " + toString(clang_getTypeSpelling(clang_getCursorType(kids[i]))) + ": " +
+            std::to_string(*size) + " elements";
         break;
       }
     }
@@ -314,8 +314,8 @@ void Builder::evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor bod
     }
   }
   if (!bound_value && !init_value) return;
-  n.constant_trip = constantTripCount(tokens(header), init_value, bound_value);
-  if (!n.constant_trip) return;
+  n.loop.constant_trip = constantTripCount(tokens(header), init_value, bound_value);
+  if (!n.loop.constant_trip) return;
   std::string src;
   auto note = [&](const std::string& text, std::optional<double> v) {
     if (!v || text.empty() || numberToken(text)) return;
@@ -325,7 +325,7 @@ void Builder::evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor bod
   };
   note(init_text, init_value);
   note(bound_text, bound_value);
-  n.constant_trip_source = src;
+  n.loop.constant_trip_source = src;
 }
 
 // The source text of a cursor's extent, tokens joined as written in the usual style

@@ -81,7 +81,7 @@ void Builder::walkShortCircuit(CXCursor c, FnCtx& ctx, int parent, int arm,
     n.range = toRange(clang_getRange(clang_getRangeStart(clang_getCursorExtent(k[0])),
                                      clang_getRangeEnd(clang_getCursorExtent(k[1]))));
     n.hint = n.range.end;
-    n.branch_arms = 2;
+    n.branch.arms = 2;
     // Arm 0 is the right operand: it runs when the left one holds (&&) or fails (||).
     Prior left;
     conditionPrior(k[0], left);
@@ -90,8 +90,8 @@ void Builder::walkShortCircuit(CXCursor c, FnCtx& ctx, int parent, int arm,
                                       : "short circuit: the right operand of || runs when the "
                                         "left fails";
     const double holds = left.any ? left.taken : 0.5;
-    n.branch_prior = op == '&' ? holds : 1 - holds;
-    n.branch_prior_reason =
+    n.branch.prior = op == '&' ? holds : 1 - holds;
+    n.branch.prior_reason =
         how + (left.any ? " (" + left.reason + ")" : " (no heuristic for the left: even odds)");
     const int id = addNode(ctx, std::move(n), parent, arm);
     if (i + 1 == chain.size()) walk(k[0], ctx, id, -1, lambdas);  // the chain's first operand

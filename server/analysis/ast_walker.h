@@ -25,7 +25,7 @@ struct FnCtx {
   int guard = -1;          // id of the `continue` guard walkBranch just added, for walkChildren
   bool truncated = false;  // the walk stopped at AnalysisOptions::max_nesting_depth
   // Walking an algorithm's lambda body as a loop of this function (ast_algorithms.cc): its
-  // loops have no ordinal, its calls are marked via_lambda, and its own lambdas and classes
+  // loops have no ordinal, its calls are marked call.via_lambda, and its own lambdas and classes
   // are left to the lambda's function (buildLambda), which is keyed and counted there.
   bool in_algorithm_lambda = false;
 };

@@ -31,7 +31,7 @@ bool perFetchedElement(const FunctionInfo& fn, const Node& n) {
   const Node* p = &n;
   while (p->parent >= 0 && p->parent < static_cast<int>(fn.nodes.size())) {
     const Node& up = fn.nodes[p->parent];
-    if (up.kind == NodeKind::Loop && p->arm != -1 && !up.producer_key.empty()) return true;
+    if (up.kind == NodeKind::Loop && p->arm != -1 && !up.loop.producer_key.empty()) return true;
     p = &up;
   }
   return false;
@@ -43,7 +43,7 @@ Outcome outcomeHere(const FunctionInfo& fn, const Node& call, const std::string&
   const int scope = loopScope(fn, call, false);
   bool any = false;
   for (const Node& m : fn.nodes) {
-    if (m.kind != NodeKind::Call || m.id == call.id || m.callee_key != inner) continue;
+    if (m.kind != NodeKind::Call || m.id == call.id || m.call.key != inner) continue;
     any = true;
     const bool measured_fast =
         m.estimate.provenance == Provenance::Measured && m.estimate.dist.mean_ns * ratio <= slow_ns;
@@ -72,12 +72,13 @@ const Inference::CalleeContext& Inference::contextOf(const std::string& key) {
                                 ? c.estimate.dist.mean_ns
                                 : fastOutcome(*c.measured, options_.context_bimodal_ratio);
         if (!(slow > fast)) continue;
-        const double times = c.production_calls > 0 ? c.production_calls
-                                                    : product(executionFactors(helper, c), false);
+        const double times = c.call.production_calls > 0
+                                 ? c.call.production_calls
+                                 : product(executionFactors(helper, c), false);
         if (!(times > 0)) continue;
         out.extra_ns += (slow - fast) * times;
         out.extras.push_back((slow - fast) * times);
-        out.inner_keys.push_back(c.callee_key);
+        out.inner_keys.push_back(c.call.key);
         out.outcomes.push_back(
             {displayName(c), body->name + "()", c.measured->p50_ns, slow, times});
       }
@@ -93,8 +94,8 @@ void Inference::addCalleeContext(const Node& call, const FunctionInfo& fn, Estim
   // analysed without data already sums its parts' own distributions.
   if (e.derivation.model != Model::CallsiteRegression && e.derivation.model != Model::CalleeOverall)
     return;
-  if (!call.callee_in_workspace || call.callee_key.empty()) return;
-  const CalleeContext& out = contextOf(call.callee_key);
+  if (!call.call.in_workspace || call.call.key.empty()) return;
+  const CalleeContext& out = contextOf(call.call.key);
   if (!(out.extra_ns > 0)) return;
   // Split the outcomes by what this caller's own calls of each inner callee say.
   double slow_extra = 0, unknown_extra = 0;

@@ -148,7 +148,7 @@ Estimate Inference::calleeOverallEstimate(const Node& node, const FeedbackItem& 
 
 Estimate Inference::calleeBodyEstimate(const Node& node, const FunctionInfo& fn) {
   Estimate e;
-  Estimate body = bodyEstimate(node.callee_key);
+  Estimate body = bodyEstimate(node.call.key);
   if (!body.known()) {
     e.derivation = body.derivation;
     // A body without calls or loops keeps its model: it is negligible, not an unknown part.
@@ -164,11 +164,11 @@ Estimate Inference::calleeBodyEstimate(const Node& node, const FunctionInfo& fn)
   e.unknown_parts = body.unknown_parts;
   e.derivation.model = Model::WorkspaceBody;
   e.derivation.summary = fact::FromBody{body.dist.mean_ns, displayName(node)};
-  e.derivation.inputs.push_back({{}, fact::BodySummary{node.callee_key, body.derivation.summary}});
+  e.derivation.inputs.push_back({{}, fact::BodySummary{node.call.key, body.derivation.summary}});
   e.derivation.assumptions = body.derivation.assumptions;
   // A body from another file (a header, or the workspace index) is named: the estimate rests on
   // that file as it is now.
-  const FunctionInfo* callee_body = findBody(node.callee_key);
+  const FunctionInfo* callee_body = findBody(node.call.key);
   std::string where;
   if (callee_body && !callee_body->file.empty() && callee_body->file != fn.file)
     where = std::filesystem::path(callee_body->file).filename().string();
@@ -187,7 +187,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
       return regressionEstimate(node, fn, *item, *r);
     return calleeOverallEstimate(node, *item);
   }
-  if (node.callee_in_workspace && !node.callee_key.empty()) return calleeBodyEstimate(node, fn);
+  if (node.call.in_workspace && !node.call.key.empty()) return calleeBodyEstimate(node, fn);
   Estimate e;
   e.derivation.model = Model::None;
   e.derivation.summary = fact::NoData{displayName(node)};

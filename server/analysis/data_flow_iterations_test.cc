@@ -42,12 +42,12 @@ int owners(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 2u);
-  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-  ASSERT_TRUE(loops[1]->iterations);
-  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
-  EXPECT_EQ(loops[1]->range_var_name, "ids");
-  ASSERT_EQ(loops[1]->fill_sites.size(), 1u);
+  EXPECT_EQ(loops[0]->loop.iteration_source, IterationSource::ProducerSize);
+  EXPECT_EQ(loops[1]->loop.iteration_source, IterationSource::DataFlow);
+  ASSERT_TRUE(loops[1]->loop.iterations);
+  EXPECT_DOUBLE_EQ(*loops[1]->loop.iterations, 45);
+  EXPECT_EQ(loops[1]->loop.range_var_name, "ids");
+  ASSERT_EQ(loops[1]->loop.fill_sites.size(), 1u);
 }
 
 // Insertions behind a branch fill the container on the branch's share of the iterations only:
@@ -97,15 +97,15 @@ int shown(const Repo& r, int story) {
     std::vector<const Node*> branches = testing::nodesOfKind(*f, NodeKind::Branch);
     ASSERT_EQ(loops.size(), 2u);
     ASSERT_EQ(branches.size(), 1u);
-    EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-    ASSERT_TRUE(loops[1]->iterations);
+    EXPECT_EQ(loops[1]->loop.iteration_source, IterationSource::DataFlow);
+    ASSERT_TRUE(loops[1]->loop.iterations);
     if (std::string(name) == "shown(const Repo &, int)") {
-      EXPECT_TRUE(branches[0]->branch_measured);
-      EXPECT_NEAR(*loops[1]->iterations, 9, 1e-9);
+      EXPECT_TRUE(branches[0]->branch.measured);
+      EXPECT_NEAR(*loops[1]->loop.iterations, 9, 1e-9);
     } else {
-      ASSERT_TRUE(branches[0]->branch_prior);
-      EXPECT_LT(*branches[0]->branch_prior, 0.5);
-      EXPECT_NEAR(*loops[1]->iterations, 45 * *branches[0]->branch_prior, 1e-9);
+      ASSERT_TRUE(branches[0]->branch.prior);
+      EXPECT_LT(*branches[0]->branch.prior, 0.5);
+      EXPECT_NEAR(*loops[1]->loop.iterations, 45 * *branches[0]->branch.prior, 1e-9);
     }
   }
 }
@@ -141,12 +141,12 @@ int perOwner(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 3u);
-  EXPECT_EQ(loops[1]->range_var_name, "hours");
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::DataFlow);
-  ASSERT_TRUE(loops[1]->iterations);
-  EXPECT_DOUBLE_EQ(*loops[1]->iterations, 45);
-  EXPECT_EQ(loops[2]->range_var_name, "seen");
-  EXPECT_EQ(loops[2]->iteration_source, IterationSource::Default);
+  EXPECT_EQ(loops[1]->loop.range_var_name, "hours");
+  EXPECT_EQ(loops[1]->loop.iteration_source, IterationSource::DataFlow);
+  ASSERT_TRUE(loops[1]->loop.iterations);
+  EXPECT_DOUBLE_EQ(*loops[1]->loop.iterations, 45);
+  EXPECT_EQ(loops[2]->loop.range_var_name, "seen");
+  EXPECT_EQ(loops[2]->loop.iteration_source, IterationSource::Default);
 }
 
 // `m[k]` bounds a later loop over m only where the function starts m empty: a static local keeps
@@ -187,11 +187,11 @@ int kept(const Repo& r, int story, const std::map<int, int>& base) {
   std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 5u);
   for (int i : {1, 2, 3}) {
-    SCOPED_TRACE(loops[i]->range_var_name);
-    EXPECT_EQ(loops[i]->iteration_source, IterationSource::Default);
+    SCOPED_TRACE(loops[i]->loop.range_var_name);
+    EXPECT_EQ(loops[i]->loop.iteration_source, IterationSource::Default);
   }
-  EXPECT_EQ(loops[4]->range_var_name, "fresh");
-  EXPECT_EQ(loops[4]->iteration_source, IterationSource::DataFlow);
+  EXPECT_EQ(loops[4]->loop.range_var_name, "fresh");
+  EXPECT_EQ(loops[4]->loop.iteration_source, IterationSource::DataFlow);
 }
 
 TEST(DataFlowIterationsTest, RangeOverALocalInitializedFromACallUsesThatProducer) {
@@ -214,8 +214,8 @@ int sum(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> loops = testing::nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 1u);
-  EXPECT_EQ(loops[0]->iteration_source, IterationSource::ProducerSize);
-  EXPECT_DOUBLE_EQ(*loops[0]->iterations, 12);
+  EXPECT_EQ(loops[0]->loop.iteration_source, IterationSource::ProducerSize);
+  EXPECT_DOUBLE_EQ(*loops[0]->loop.iterations, 12);
 }
 
 }  // namespace

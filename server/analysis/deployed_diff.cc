@@ -57,26 +57,27 @@ const Node* Inference::nextAccessAfterRemoval(const FunctionInfo& fn,
                                               const std::vector<std::string>& old_path,
                                               const Node& removed) {
   // A member call on a local object, of a callee with two outcomes, costed at the loading one.
-  if (removed.receiver_var.empty() || removed.local_names.empty() || !removed.measured)
+  if (removed.call.receiver_var.empty() || removed.call.local_names.empty() || !removed.measured)
     return nullptr;
   const std::optional<double> loaded =
       loadedOutcome(*removed.measured, options_.context_bimodal_ratio);
   if (!loaded || !(*loaded < removed.estimate.dist.mean_ns)) return nullptr;
-  const std::string& object = removed.local_names.front();
+  const std::string& object = removed.call.local_names.front();
   const std::string scope = old_path[loopScope(old, removed, false)];
   for (const Node& m : fn.nodes) {
     if (m.kind != NodeKind::Call || !stays[m.id]) continue;
     if (now_path[loopScope(fn, m, false)] != scope) continue;
-    if (std::find(m.local_names.begin(), m.local_names.end(), object) == m.local_names.end())
+    if (std::find(m.call.local_names.begin(), m.call.local_names.end(), object) ==
+        m.call.local_names.end())
       continue;
     // The same callee on the same object, or a callee given the object whose body reads the
     // value (a call of the removed callee with both outcomes in production).
-    if (m.callee_key == removed.callee_key && !m.receiver_var.empty() &&
-        m.local_names.front() == object)
+    if (m.call.key == removed.call.key && !m.call.receiver_var.empty() &&
+        m.call.local_names.front() == object)
       return &m;
-    if (m.callee_in_workspace && !m.callee_key.empty()) {
-      const CalleeContext& c = contextOf(m.callee_key);
-      if (std::find(c.inner_keys.begin(), c.inner_keys.end(), removed.callee_key) !=
+    if (m.call.in_workspace && !m.call.key.empty()) {
+      const CalleeContext& c = contextOf(m.call.key);
+      if (std::find(c.inner_keys.begin(), c.inner_keys.end(), removed.call.key) !=
           c.inner_keys.end())
         return &m;
     }
@@ -109,7 +110,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     if (!n.estimate.known()) {
       // The standard library's calls without data (operator->, insert) are the code's own CPU
       // work, as for every measured function: not an unknown part.
-      if (!isLeaf(n.estimate) && !n.callee_system) ++unknown_new;
+      if (!isLeaf(n.estimate) && !n.call.system) ++unknown_new;
       continue;
     }
     if (n.estimate.dist.mean_ns <= 0) continue;
@@ -132,7 +133,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     Estimate per = o.estimate;
     if (const Node* next = nextAccessAfterRemoval(fn, now_path, stays, old, old_path, o)) {
       const double loaded = *loadedOutcome(*o.measured, options_.context_bimodal_ratio);
-      moved_loads.push_back(fact::LoadMovesOn{displayName(o), o.local_names.front(),
+      moved_loads.push_back(fact::LoadMovesOn{displayName(o), o.call.local_names.front(),
                                               displayName(*next), loaded, per.dist.mean_ns});
       per.dist.mean_ns = per.dist.p50_ns = per.dist.p90_ns = per.dist.p99_ns = loaded;
       per.floor_mean_ns = loaded;
@@ -140,9 +141,9 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     }
     // Production counted this very call: its count per call of the function is what goes away.
     std::vector<CostFactor> factors;
-    if (o.production_calls > 0)
-      factors = {{CostFactor::Kind::ProductionCalls, o.production_calls, -1, false,
-                  o.production_calls, o.production_calls}};
+    if (o.call.production_calls > 0)
+      factors = {{CostFactor::Kind::ProductionCalls, o.call.production_calls, -1, false,
+                  o.call.production_calls, o.call.production_calls}};
     else
       factors = executionFactors(old, o);
     for (CostFactor& f : factors) f.from = -1;  // nodes of the deployed text

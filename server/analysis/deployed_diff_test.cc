@@ -189,7 +189,7 @@ int total(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   const AddedCost* owners = nullptr;
   for (const AddedCost& a : f->added)
-    if (a.status == AddedCost::Status::New && f->nodes[a.node].callee_name == "owner") owners = &a;
+    if (a.status == AddedCost::Status::New && f->nodes[a.node].call.name == "owner") owners = &a;
   ASSERT_NE(owners, nullptr);
   EXPECT_NEAR(owners->executions, 45, 1e-6);
 }
@@ -225,10 +225,10 @@ int total(const Repo& r, int story) {
   const FunctionInfo* f = findFunction(*snap, kFn);
   ASSERT_NE(f, nullptr);
   int in_lambda = 0;
-  for (const Node& n : f->nodes) in_lambda += n.kind == NodeKind::Call && n.via_lambda;
+  for (const Node& n : f->nodes) in_lambda += n.kind == NodeKind::Call && n.call.via_lambda;
   EXPECT_EQ(in_lambda, 2);  // the calls are still modelled in f, per element
   EXPECT_TRUE(f->added.empty()) << f->added.size() << " added, first on "
-                                << f->nodes[f->added.front().node].callee_name;
+                                << f->nodes[f->added.front().node].call.name;
 }
 
 // Two locals holding results of the same producer are two collections: a call moved from the
@@ -375,9 +375,9 @@ int total(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> branches = testing::nodesOfKind(*f, NodeKind::Branch);
   ASSERT_EQ(branches.size(), 1u);
-  EXPECT_TRUE(branches[0]->branch_measured);
-  ASSERT_EQ(branches[0]->arm_probabilities.size(), 2u);
-  EXPECT_NEAR(branches[0]->arm_probabilities[0], 0.2, 1e-9);
+  EXPECT_TRUE(branches[0]->branch.measured);
+  ASSERT_EQ(branches[0]->branch.arm_probabilities.size(), 2u);
+  EXPECT_NEAR(branches[0]->branch.arm_probabilities[0], 0.2, 1e-9);
   ASSERT_EQ(f->added.size(), 1u);  // owner() in the inner loop: new (room test or not)
   double k = 1;
   for (const CostFactor& factor : f->added[0].factors) {

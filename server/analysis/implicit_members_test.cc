@@ -93,9 +93,9 @@ int outer(int n) {
   ASSERT_NE(out, nullptr);
   std::vector<std::string> outer_callees, local_callees;
   for (const auto& n : out->nodes)
-    if (n.kind == NodeKind::Call) outer_callees.push_back(n.callee_key);
+    if (n.kind == NodeKind::Call) outer_callees.push_back(n.call.key);
   for (const auto& n : local->nodes)
-    if (n.kind == NodeKind::Call) local_callees.push_back(n.callee_key);
+    if (n.kind == NodeKind::Call) local_callees.push_back(n.call.key);
   // expensive() is called by the local class's member, not by outer() itself.
   EXPECT_EQ(outer_callees,
             (std::vector<std::string>{"cheap(int)", "outer(int)::Counter::add(int)"}));

@@ -146,9 +146,9 @@ MatchResult Matcher::matchIndirect(const FunctionInfo& caller, const Node& call)
   // What the caller calls as written, and the members its virtual calls reach: theirs.
   std::unordered_set<std::string> direct, virtual_members;
   for (const Node& n : caller.nodes) {
-    if (n.kind != NodeKind::Call || n.callee_key.empty()) continue;
-    direct.insert(n.callee_key);
-    if (n.callee_virtual) virtual_members.insert(memberSignature(n.callee_key));
+    if (n.kind != NodeKind::Call || n.call.key.empty()) continue;
+    direct.insert(n.call.key);
+    if (n.call.is_virtual) virtual_members.insert(memberSignature(n.call.key));
   }
   // The caller as production knew it: its key, or the instantiations its definition matched.
   std::unordered_set<std::string> callers{caller.key};
@@ -164,9 +164,9 @@ MatchResult Matcher::matchIndirect(const FunctionInfo& caller, const Node& call)
     if (direct.count(key) || calledImplicitly(key) || virtual_members.count(memberSignature(key)) ||
         key.rfind(caller.key + "::lambda", 0) == 0)
       continue;
-    if (!call.callee_params.empty()) {
+    if (!call.call.params.empty()) {
       const std::string params = parameterListOf(key);
-      if (!params.empty() && params != call.callee_params) continue;
+      if (!params.empty() && params != call.call.params) continue;
     }
     for (const CallSiteStats& c : item->callsites) {
       auto n = normalized_callers_.find(c.caller);
@@ -180,7 +180,7 @@ MatchResult Matcher::matchIndirect(const FunctionInfo& caller, const Node& call)
   }
   if (ran.empty()) return {};
   auto owned = std::make_shared<FeedbackItem>(aggregateItems(ran));
-  owned->key = call.callee_name;
+  owned->key = call.call.name;
   owned->callsites = {site};
   // Reported as the virtual calls' kind: implementations called from here, by call-site data.
   MatchResult r{owned.get(), owned, MatchKind::Virtual};

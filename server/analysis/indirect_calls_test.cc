@@ -47,13 +47,13 @@ std::vector<const Node*> calls(const FunctionInfo& f) {
 
 const Node* indirectCall(const FunctionInfo& f) {
   for (const Node* n : calls(f))
-    if (n->callee_indirect) return n;
+    if (n->call.indirect) return n;
   return nullptr;
 }
 
 std::vector<std::string> implementationKeys(const Node& n) {
   std::vector<std::string> keys;
-  for (const auto& p : n.implementations) keys.push_back(p.key);
+  for (const auto& p : n.call.implementations) keys.push_back(p.key);
   std::sort(keys.begin(), keys.end());
   return keys;
 }
@@ -66,9 +66,9 @@ TEST(IndirectCallsTest, CallsThroughPointersAndStdFunctionAreMarkedWithTheirPara
   ASSERT_NE(apply, nullptr);
   const Node* h = indirectCall(*apply);
   ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->callee_name, "h");
-  EXPECT_EQ(h->callee_params, "(int)");
-  EXPECT_TRUE(h->callee_key.empty());
+  EXPECT_EQ(h->call.name, "h");
+  EXPECT_EQ(h->call.params, "(int)");
+  EXPECT_TRUE(h->call.key.empty());
   EXPECT_EQ(calls(*apply).size(), 2u);  // h(x) and twice(x)
 
   const FunctionInfo* run =
@@ -76,8 +76,8 @@ TEST(IndirectCallsTest, CallsThroughPointersAndStdFunctionAreMarkedWithTheirPara
   ASSERT_NE(run, nullptr);
   const Node* f = indirectCall(*run);
   ASSERT_NE(f, nullptr) << "std::function's operator() is a call through the object";
-  EXPECT_EQ(f->callee_name, "f");
-  EXPECT_EQ(f->callee_params, "(const std::string &)");
+  EXPECT_EQ(f->call.name, "f");
+  EXPECT_EQ(f->call.params, "(const std::string &)");
   EXPECT_EQ(calls(*run).size(), 1u);
 
   const FunctionInfo* member =
@@ -85,7 +85,7 @@ TEST(IndirectCallsTest, CallsThroughPointersAndStdFunctionAreMarkedWithTheirPara
   ASSERT_NE(member, nullptr);
   const Node* m = indirectCall(*member);
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->callee_params, "(int)");
+  EXPECT_EQ(m->call.params, "(int)");
 
   const FunctionInfo* deref = findFunction(built->unit, "app::viaDeref(int (*)(int))");
   ASSERT_NE(deref, nullptr);
@@ -179,7 +179,7 @@ TEST(IndirectCallsTest, WithoutCallSiteDataTheCallStaysUnknownNeverZero) {
   ASSERT_NE(fn, nullptr);
   const Node* h = indirectCall(*fn);
   ASSERT_NE(h, nullptr);
-  EXPECT_TRUE(h->implementations.empty());
+  EXPECT_TRUE(h->call.implementations.empty());
   EXPECT_FALSE(h->estimate.known());
   EXPECT_EQ(h->estimate.dist.mean_ns, 0);
   EXPECT_TRUE(fn->added.empty()) << "no warning on unmodified code";

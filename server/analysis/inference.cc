@@ -138,8 +138,8 @@ double roomForNewCalls(const FunctionInfo& fn) {
   double explained = 0;
   for (const Node& n : fn.nodes)
     if (n.kind == NodeKind::Call && n.estimate.provenance == Provenance::Measured &&
-        n.production_calls > 0)
-      explained += n.estimate.dist.mean_ns * n.production_calls;
+        n.call.production_calls > 0)
+      explained += n.estimate.dist.mean_ns * n.call.production_calls;
   return std::max(0.0, fn.nodes[0].estimate.dist.mean_ns - explained);
 }
 
@@ -197,7 +197,7 @@ class Inference::FunctionPass {
     // A call inside an algorithm's lambda is the lambda's in production's records (a site from
     // this function is another call's): it is not among this function's counted calls.
     for (const Node& n : fn_.nodes)
-      if (n.kind == NodeKind::Call && !n.via_lambda) ++calls_of_[n.callee_key];
+      if (n.kind == NodeKind::Call && !n.call.via_lambda) ++calls_of_[n.call.key];
     std::deque<int> queue{0};
     while (!queue.empty()) {
       int id = queue.front();
@@ -221,15 +221,15 @@ class Inference::FunctionPass {
 
   // The callee's data: by key, or the implementations a virtual or indirect call ran.
   MatchResult matchCallee(Node& n) const {
-    MatchResult m = in_.matcher_.match(n.callee_key, n.callee_mangled);
+    MatchResult m = in_.matcher_.match(n.call.key, n.call.mangled);
     auto adopt = [&](MatchResult v) {
       for (const FeedbackItem* impl : v.parts)
-        n.implementations.push_back({impl->key, impl->stats});
+        n.call.implementations.push_back({impl->key, impl->stats});
       m = std::move(v);
     };
-    if (n.callee_virtual)
-      if (MatchResult v = in_.matcher_.matchVirtual(fn_.key, n.callee_key)) adopt(std::move(v));
-    if (n.callee_indirect)
+    if (n.call.is_virtual)
+      if (MatchResult v = in_.matcher_.matchVirtual(fn_.key, n.call.key)) adopt(std::move(v));
+    if (n.call.indirect)
       if (MatchResult v = in_.matcher_.matchIndirect(fn_, n)) adopt(std::move(v));
     return m;
   }
@@ -247,10 +247,10 @@ class Inference::FunctionPass {
       // Only data of this very callee counts its calls: a site matched across overloads
       // (`operator<<` for another argument type) counts the other overloads' calls. A call
       // moved to a new place (behind a new `continue` guard) is not counted where it was.
-      if (function_measured_ && !n.via_lambda && calls_of_[n.callee_key] == 1 &&
+      if (function_measured_ && !n.call.via_lambda && calls_of_[n.call.key] == 1 &&
           callee_[id].how != MatchKind::Overloads && at_deployed_place_[id])
-        n.production_calls = site->calls_per_parent;
-      if (!n.callee_indirect) measured_site_[n.callee_key] = site;
+        n.call.production_calls = site->calls_per_parent;
+      if (!n.call.indirect) measured_site_[n.call.key] = site;
       // Sites are keyed by caller, not by position: a second call on the same object takes
       // the site's figure, which its first call (the one that loads) made. It finds the
       // value loaded like a call without a site of its own.
@@ -264,7 +264,7 @@ class Inference::FunctionPass {
     }
     if (n.estimate.known() && callee_[id].how == MatchKind::Overloads)
       n.estimate.derivation.assumptions.push_back(
-          fact::Aggregated{qualifiedName(n.callee_key), false});
+          fact::Aggregated{qualifiedName(n.call.key), false});
   }
 
   // Inside-out: pop the stack; what is inferred is in place for the nodes above (context).
@@ -318,7 +318,7 @@ class Inference::FunctionPass {
       // not new: the check of calls beyond production's count below covers it.
       if (has_site_[n.id]) continue;
       // Production measured it within the lambda, whose time this function's measurement holds.
-      if (n.via_lambda) continue;
+      if (n.call.via_lambda) continue;
       AddedCost a = addedCost(n.estimate, in_.executionFactors(fn_, n));
       a.node = n.id;
       a.room_ns = room;
@@ -339,8 +339,8 @@ class Inference::FunctionPass {
       double expected = 0, expected_data = 0;
       const Node* any = nullptr;
       for (const Node& n : fn_.nodes) {
-        if (n.kind != NodeKind::Call || n.callee_key != key) continue;
-        if (n.via_lambda) continue;  // counted under the lambda's site
+        if (n.kind != NodeKind::Call || n.call.key != key) continue;
+        if (n.call.via_lambda) continue;  // counted under the lambda's site
         const std::vector<CostFactor> f = in_.executionFactors(fn_, n);
         expected += product(f, false);
         expected_data += product(f, true);

@@ -84,7 +84,7 @@ class Inference {
   Estimate inferBranch(Node& node, const FunctionInfo& fn);
   // A branch's arm weights: production's share where an arm begins with a call it measured from
   // this function, else the static prior of a two-arm branch, else equal arms (every arm 1 in
-  // the worst case). Sets branch_probability, arm_probabilities, branch_measured.
+  // the worst case). Sets the branch part: probability, arm_probabilities, measured.
   void weighArms(Node& node, const FunctionInfo& fn) const;
   Estimate bodyEstimate(const std::string& key);
   // A new call of a measured callee whose body holds a call with a bimodal production

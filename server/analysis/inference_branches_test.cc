@@ -41,8 +41,8 @@ TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
   const Node* branch = nodesOfKind(*f, NodeKind::Branch)[0];
   // Pointer heuristic (LLVM 20:12): 0.625 × 2 ms + 0.375 × 6 ms.
   EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 3.5 * kMs);
-  EXPECT_DOUBLE_EQ(*branch->branch_probability, 0.625);
-  EXPECT_DOUBLE_EQ(*branch->armProbability(1), 0.375);
+  EXPECT_DOUBLE_EQ(*branch->branch.probability, 0.625);
+  EXPECT_DOUBLE_EQ(*branch->branch.armProbability(1), 0.375);
   const auto* prior = branch->estimate.derivation.assumption<fact::StaticPrior>();
   ASSERT_NE(prior, nullptr);
   EXPECT_THAT(prior->heuristic, ::testing::StartsWith("pointer"));
@@ -57,7 +57,7 @@ TEST(InferenceTest, BranchPriorsWeighArmsUnlessWorstCase) {
   f = findFunction(*s, "pr()");
   branch = nodesOfKind(*f, NodeKind::Branch)[0];
   EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 6 * kMs);
-  EXPECT_EQ(*branch->armProbability(1), 1.0);
+  EXPECT_EQ(*branch->branch.armProbability(1), 1.0);
   g = findFunction(*s, "guard()");
   EXPECT_DOUBLE_EQ(nodesOfKind(*g, NodeKind::Loop)[0]->estimate.dist.mean_ns, 10 * 2 * kMs);
 }
@@ -80,7 +80,7 @@ int br(bool n) {
   const FunctionInfo* f = findFunction(*s, "br(bool)");
   auto branch = nodesOfKind(*f, NodeKind::Branch)[0];
   EXPECT_DOUBLE_EQ(branch->estimate.dist.mean_ns, 4 * kMs);
-  EXPECT_EQ(*branch->branch_probability, 0.5);
+  EXPECT_EQ(*branch->branch.probability, 0.5);
   EXPECT_NE(branch->estimate.derivation.assumption<fact::EqualArms>(), nullptr);
   EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 4 * kMs);
   AnalysisOptions worst;
@@ -182,7 +182,7 @@ TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
   ASSERT_NE(fn, nullptr);
   auto parentOf = [&](const std::string& key, int nth = 0) -> const Node* {
     for (const Node* n : nodesOfKind(*fn, NodeKind::Call))
-      if (n->callee_key == key && nth-- == 0) return &fn->nodes[n->parent];
+      if (n->call.key == key && nth-- == 0) return &fn->nodes[n->parent];
     return nullptr;
   };
   auto loops = nodesOfKind(*fn, NodeKind::Loop);
@@ -200,7 +200,7 @@ TEST(InferenceTest, OnlyABareContinueInALoopBodyIsAGuard) {
   EXPECT_EQ(if_else->parent, guard->id);
   EXPECT_EQ(if_else->arm, 1);
   for (const Node* n : nodesOfKind(*fn, NodeKind::Call)) {
-    if (n->callee_key == "e(int)") {
+    if (n->call.key == "e(int)") {
       EXPECT_EQ(n->arm, 1);
     }
   }

@@ -40,7 +40,7 @@ TEST(InferenceTest, LeafBodiesAreNegligibleSoLoopsOverThemStayKnown) {
   ASSERT_NE(f, nullptr);
   const Node* state = nullptr;
   for (const Node* c : nodesOfKind(*f, NodeKind::Call))
-    if (c->callee_key == "Task::state() const") state = c;
+    if (c->call.key == "Task::state() const") state = c;
   ASSERT_NE(state, nullptr);
   EXPECT_FALSE(state->estimate.known());
   EXPECT_EQ(state->estimate.derivation.model, analysis::Model::Leaf);
@@ -84,18 +84,18 @@ int iter(const Svc& s, int n) {
   ASSERT_NE(f, nullptr);
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 5u);
-  EXPECT_EQ(loops[0]->iteration_source, IterationSource::Production);
-  EXPECT_EQ(*loops[0]->iterations, 42);
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::ProducerSize);
-  EXPECT_EQ(*loops[1]->iterations, 17);
+  EXPECT_EQ(loops[0]->loop.iteration_source, IterationSource::Production);
+  EXPECT_EQ(*loops[0]->loop.iterations, 42);
+  EXPECT_EQ(loops[1]->loop.iteration_source, IterationSource::ProducerSize);
+  EXPECT_EQ(*loops[1]->loop.iterations, 17);
   // Once-evaluated range expression + per-iteration body.
   EXPECT_DOUBLE_EQ(loops[1]->estimate.dist.mean_ns, 1 * kMs + 17 * 1 * kMs);
-  EXPECT_EQ(loops[2]->iteration_source, IterationSource::ConstantTrip);
-  EXPECT_EQ(*loops[2]->iterations, 3);
-  EXPECT_EQ(loops[3]->iteration_source, IterationSource::Annotation);
-  EXPECT_EQ(*loops[3]->iterations, 7);
-  EXPECT_EQ(loops[4]->iteration_source, IterationSource::Default);
-  EXPECT_EQ(*loops[4]->iterations, 10);
+  EXPECT_EQ(loops[2]->loop.iteration_source, IterationSource::ConstantTrip);
+  EXPECT_EQ(*loops[2]->loop.iterations, 3);
+  EXPECT_EQ(loops[3]->loop.iteration_source, IterationSource::Annotation);
+  EXPECT_EQ(*loops[3]->loop.iterations, 7);
+  EXPECT_EQ(loops[4]->loop.iteration_source, IterationSource::Default);
+  EXPECT_EQ(*loops[4]->loop.iterations, 10);
   const auto* assumed = loops[4]->estimate.derivation.assumption<fact::DefaultIterations>();
   ASSERT_NE(assumed, nullptr);
   EXPECT_EQ(assumed->n, 10);

@@ -104,7 +104,7 @@ AddedCost addedCost(const Estimate& per, std::vector<CostFactor> factors) {
 }
 
 std::string displayName(const Node& n) {
-  return n.callee_name.empty() ? n.callee_key : n.callee_name + "()";
+  return n.call.name.empty() ? n.call.key : n.call.name + "()";
 }
 
 void attach(Node& n, const FeedbackItem& item) {
@@ -163,8 +163,8 @@ namespace {
 // Producers a loop of `f` ranges over by calling them directly (`for (t : r.tasks())`).
 void addDirectProducers(const FunctionInfo& f, std::set<std::string>& out) {
   for (const Node& n : f.nodes)
-    if (n.kind == NodeKind::Loop && !n.producer_key.empty() && n.range_var_name.empty())
-      out.insert(n.producer_key);
+    if (n.kind == NodeKind::Loop && !n.loop.producer_key.empty() && n.loop.range_var_name.empty())
+      out.insert(n.loop.producer_key);
 }
 
 }  // namespace
@@ -185,17 +185,17 @@ std::vector<std::string> nodePaths(const FunctionInfo& f, const FunctionInfo& ot
         own = "F";
         break;
       case NodeKind::Call:
-        own = "C:" + (n.callee_key.empty() ? n.callee_name : n.callee_key);
+        own = "C:" + (n.call.key.empty() ? n.call.name : n.call.key);
         break;
       case NodeKind::Loop:
         // A loop is the collection it goes over: a range over a local holding a producer's
         // result is the same loop as one over the producer's call (or an algorithm's over it).
         // Two locals holding results of the same producer are two collections.
-        own = "L" + std::to_string(static_cast<int>(n.loop_kind)) + ":" + n.producer_key + ":" +
-              (direct.count(n.producer_key) > 0 ? std::string() : n.range_var_name);
+        own = "L" + std::to_string(static_cast<int>(n.loop.kind)) + ":" + n.loop.producer_key +
+              ":" + (direct.count(n.loop.producer_key) > 0 ? std::string() : n.loop.range_var_name);
         break;
       case NodeKind::Branch:
-        own = "B" + std::to_string(n.branch_arms) + "(" + n.condition + ")";
+        own = "B" + std::to_string(n.branch.arms) + "(" + n.branch.condition + ")";
         break;
     }
     own += "@" + std::to_string(n.arm);

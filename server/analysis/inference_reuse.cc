@@ -16,8 +16,8 @@ namespace {
 template <typename Visit>
 void keysLookedUp(const FunctionInfo& f, Visit&& visit) {
   for (const Node& n : f.nodes) {
-    if (!n.callee_key.empty()) visit(std::string_view(n.callee_key));
-    if (!n.producer_key.empty()) visit(std::string_view(n.producer_key));
+    if (!n.call.key.empty()) visit(std::string_view(n.call.key));
+    if (!n.loop.producer_key.empty()) visit(std::string_view(n.loop.producer_key));
   }
 }
 

@@ -38,7 +38,7 @@ int estimate(const Backlog& b) {
   ASSERT_TRUE(calls[0]->measured);  // the callee's stats, for the hover
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 2u);
-  EXPECT_EQ(loops[1]->iteration_source, IterationSource::ConstantTrip);
+  EXPECT_EQ(loops[1]->loop.iteration_source, IterationSource::ConstantTrip);
   EXPECT_DOUBLE_EQ(loops[1]->estimate.dist.mean_ns, 20 * 2 * kMs);
   EXPECT_DOUBLE_EQ(loops[0]->estimate.dist.mean_ns, 10 * 20 * 2 * kMs);
   const auto* product = std::get_if<fact::LoopProduct>(&loops[0]->estimate.derivation.summary);
@@ -80,8 +80,8 @@ int estimate(const Backlog& b) {
   EXPECT_EQ(call->estimate.provenance, Provenance::Measured);
   EXPECT_DOUBLE_EQ(call->estimate.dist.mean_ns, 1.5 * kMs);
   auto loop = nodesOfKind(*f, NodeKind::Loop)[0];
-  EXPECT_EQ(loop->iteration_source, IterationSource::Production);  // beats the trip count
-  EXPECT_DOUBLE_EQ(*loop->iterations, 18);
+  EXPECT_EQ(loop->loop.iteration_source, IterationSource::Production);  // beats the trip count
+  EXPECT_DOUBLE_EQ(*loop->loop.iterations, 18);
   EXPECT_EQ(loop->estimate.provenance, Provenance::Measured);
   EXPECT_FALSE(f->changed);
   EXPECT_EQ(f->root().estimate.provenance, Provenance::Measured);
@@ -108,7 +108,7 @@ int top(const Db& d) { return helper(d); }
   const FunctionInfo* top = findFunction(*s, "top(const Db &)");
   ASSERT_NE(top, nullptr);
   const Node* call = nodesOfKind(*top, NodeKind::Call)[0];
-  EXPECT_TRUE(call->callee_in_workspace);
+  EXPECT_TRUE(call->call.in_workspace);
   EXPECT_EQ(call->estimate.derivation.model, analysis::Model::WorkspaceBody);
   EXPECT_DOUBLE_EQ(call->estimate.dist.mean_ns, 20 * kMs);
   EXPECT_DOUBLE_EQ(top->root().estimate.dist.mean_ns, 20 * kMs);
@@ -136,7 +136,7 @@ int u(const Ext& e) {
   ASSERT_NE(f, nullptr);
   for (const Node& n : f->nodes) EXPECT_FALSE(n.estimate.known()) << n.id;
   auto loop = nodesOfKind(*f, NodeKind::Loop)[0];
-  EXPECT_EQ(*loop->iterations, 5);  // still known, for the hint `5 × ?`
+  EXPECT_EQ(*loop->loop.iterations, 5);  // still known, for the hint `5 × ?`
   const auto* product = std::get_if<fact::LoopProduct>(&loop->estimate.derivation.summary);
   ASSERT_NE(product, nullptr);
   EXPECT_EQ(product->iterations, 5);

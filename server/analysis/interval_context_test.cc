@@ -74,7 +74,7 @@ Both analyseAgainst(const std::string& deployed_code, const std::string& code,
 
 const Node* callOf(const FunctionInfo& f, const std::string& name) {
   for (const Node& n : f.nodes)
-    if (n.kind == NodeKind::Call && n.callee_name == name) return &n;
+    if (n.kind == NodeKind::Call && n.call.name == name) return &n;
   return nullptr;
 }
 

@@ -25,73 +25,74 @@ bool encloses(const FunctionInfo& fn, int outer, const Node& n) {
 }  // namespace
 
 void Inference::assignIterations(Node& node, FunctionInfo& fn, const MatchResult& self) {
-  node.iterations.reset();
-  node.loop_executions = 0;
-  node.fill_sites.clear();
+  node.loop.iterations.reset();
+  node.loop.executions = 0;
+  node.loop.fill_sites.clear();
   if (self.item)
     for (const auto& l : self.item->loops)
-      if (l.ordinal == node.loop_ordinal && l.iterations_mean > 0) {
-        node.iterations = l.iterations_mean;
-        node.iteration_source = IterationSource::Production;
-        node.loop_executions = l.count;
+      if (l.ordinal == node.loop.ordinal && l.iterations_mean > 0) {
+        node.loop.iterations = l.iterations_mean;
+        node.loop.iteration_source = IterationSource::Production;
+        node.loop.executions = l.count;
         return;
       }
-  if (!node.producer_key.empty()) {
-    MatchResult producer = matcher_.match(node.producer_key, node.producer_mangled);
+  if (!node.loop.producer_key.empty()) {
+    MatchResult producer = matcher_.match(node.loop.producer_key, node.loop.producer_mangled);
     if (producer.item && producer.item->result_size && producer.item->result_size->mean > 0) {
-      node.iterations = producer.item->result_size->mean;
-      node.iteration_source = IterationSource::ProducerSize;
+      node.loop.iterations = producer.item->result_size->mean;
+      node.loop.iteration_source = IterationSource::ProducerSize;
       return;
     }
   }
-  if (node.constant_trip) {
-    node.iterations = *node.constant_trip;
-    node.iteration_source = IterationSource::ConstantTrip;
+  if (node.loop.constant_trip) {
+    node.loop.iterations = *node.loop.constant_trip;
+    node.loop.iteration_source = IterationSource::ConstantTrip;
     return;
   }
-  if (node.annotated_iterations) {
-    node.iterations = *node.annotated_iterations;
-    node.iteration_source = IterationSource::Annotation;
+  if (node.loop.annotated_iterations) {
+    node.loop.iterations = *node.loop.annotated_iterations;
+    node.loop.iteration_source = IterationSource::Annotation;
     return;
   }
   // A local container the function fills itself holds at most as many elements as it inserts
   // before the loop: the insertions' executions per call, from the counts of their own loops
   // and the shares of the branches around them (weighed now: branches get their weights in the
   // inside-out pass, after every loop has its count).
-  if (!node.range_var.empty()) {
+  if (!node.loop.range_var.empty()) {
     double inserted = 0;
     for (const Node& c : fn.nodes) {
-      if (c.id >= node.id || c.kind != NodeKind::Call || c.fills_var != node.range_var) continue;
+      if (c.id >= node.id || c.kind != NodeKind::Call || c.call.fills_var != node.loop.range_var)
+        continue;
       // Up to what encloses the loop too: a branch around both decides whether either runs.
       for (int up = c.parent; up > 0 && !encloses(fn, up, node); up = fn.nodes[up].parent)
         if (fn.nodes[up].kind == NodeKind::Branch) weighArms(fn.nodes[up], fn);
       const double k = product(executionFactors(fn, c), false);
-      node.fill_sites.emplace_back(c.id, k);
+      node.loop.fill_sites.emplace_back(c.id, k);
       inserted += k;
     }
     if (inserted > 0) {
-      node.iterations = inserted;
-      node.iteration_source = IterationSource::DataFlow;
+      node.loop.iterations = inserted;
+      node.loop.iteration_source = IterationSource::DataFlow;
       return;
     }
   }
-  node.iterations = options_.default_loop_iterations;
-  node.iteration_source = IterationSource::Default;
+  node.loop.iterations = options_.default_loop_iterations;
+  node.loop.iteration_source = IterationSource::Default;
 }
 
 Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
   std::vector<fact::Assumption> assumptions;
-  if (node.iteration_source == IterationSource::Annotation)
+  if (node.loop.iteration_source == IterationSource::Annotation)
     assumptions.push_back(fact::DeveloperIterations{});
-  if (node.iteration_source == IterationSource::DataFlow) {
+  if (node.loop.iteration_source == IterationSource::DataFlow) {
     bool assumed = false;
-    for (const auto& [id, k] : node.fill_sites)
+    for (const auto& [id, k] : node.loop.fill_sites)
       for (const CostFactor& f : executionFactors(fn, fn.nodes[id])) assumed |= f.assumed;
-    assumptions.push_back(fact::InsertionBound{node.range_var_name, assumed});
+    assumptions.push_back(fact::InsertionBound{node.loop.range_var_name, assumed});
   }
-  if (node.iteration_source == IterationSource::Default)
+  if (node.loop.iteration_source == IterationSource::Default)
     assumptions.push_back(fact::DefaultIterations{options_.default_loop_iterations});
-  double n = *node.iterations;
+  double n = *node.loop.iterations;
   Sum once, body;
   for (int c : node.children) {
     const Node& child = fn.nodes[c];
@@ -99,13 +100,14 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
   }
   Estimate e;
   e.derivation.model = Model::Loop;
-  e.derivation.inputs.push_back({{},
-                                 fact::Iterations{n, node.iteration_source, node.loop_executions,
-                                                  node.producer_key, node.range_var_name}});
+  e.derivation.inputs.push_back(
+      {{},
+       fact::Iterations{n, node.loop.iteration_source, node.loop.executions, node.loop.producer_key,
+                        node.loop.range_var_name}});
   e.derivation.assumptions = assumptions;
   body.noteUnknown(e.derivation);
   once.noteUnknown(e.derivation);
-  const bool assumed_count = node.iteration_source == IterationSource::Default;
+  const bool assumed_count = node.loop.iteration_source == IterationSource::Default;
   if (body.onlyNegligible() && !once.any_known && once.unknown.empty() && !assumed_count)
     return negligibleEstimate(NodeKind::Loop);
   if (body.onlyNegligible() && once.any_known) {
@@ -128,7 +130,7 @@ Estimate Inference::inferLoop(Node& node, const FunctionInfo& fn) {
   e.dist.samples = body.dist.samples;
   e.floor_mean_ns = (assumed_count ? 0 : n * body.floor) + once.floor;
   e.unknown_parts = body.unknown_parts + once.unknown_parts;
-  bool measured = node.iteration_source == IterationSource::Production && body.all_measured &&
+  bool measured = node.loop.iteration_source == IterationSource::Production && body.all_measured &&
                   once.all_measured;
   e.provenance = measured ? Provenance::Measured : Provenance::Inferred;
   e.derivation.summary = fact::LoopProduct{n, fact::LoopProduct::Body::Known, body.dist.mean_ns};
@@ -150,42 +152,42 @@ std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, cons
       bool found = false;
       for (int c : p.children) {
         const Node& s = fn.nodes[c];
-        if (s.id == cur->id || s.arm != cur->arm || s.production_calls <= 0) continue;
-        const double k = s.production_calls;
+        if (s.id == cur->id || s.arm != cur->arm || s.call.production_calls <= 0) continue;
+        const double k = s.call.production_calls;
         out.push_back({CostFactor::Kind::ProductionCalls, k, s.id, false, k, k});
         found = true;
         break;
       }
       if (found) break;
     }
-    if (p.kind == NodeKind::Loop && cur->arm != -1 && p.iterations) {
-      const double v = *p.iterations;
+    if (p.kind == NodeKind::Loop && cur->arm != -1 && p.loop.iterations) {
+      const double v = *p.loop.iterations;
       CostFactor f{CostFactor::Kind::Iterations,
                    v,
                    p.id,
-                   p.iteration_source == IterationSource::Default ||
-                       p.iteration_source == IterationSource::None,
+                   p.loop.iteration_source == IterationSource::Default ||
+                       p.loop.iteration_source == IterationSource::None,
                    v,
                    v};
       if (f.assumed) {
         f.lo = v * options_.default_iterations_low;
         f.hi = v * options_.default_iterations_high;
-      } else if (p.iteration_source == IterationSource::DataFlow) {
+      } else if (p.loop.iteration_source == IterationSource::DataFlow) {
         f.lo = v * options_.dataflow_low;
-      } else if (p.iteration_source == IterationSource::ProducerSize) {
+      } else if (p.loop.iteration_source == IterationSource::ProducerSize) {
         // The recorded mean over every caller; this one's collections may be as large as the
         // p90, or as much below the mean as the p90 is above it.
-        MatchResult producer = matcher_.match(p.producer_key, p.producer_mangled);
+        MatchResult producer = matcher_.match(p.loop.producer_key, p.loop.producer_mangled);
         if (producer.item && producer.item->result_size && producer.item->result_size->p90 > v) {
           f.hi = producer.item->result_size->p90;
           f.lo = v * v / f.hi;
         }
       }
       out.push_back(f);
-    } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.armProbability(cur->arm)) {
+    } else if (p.kind == NodeKind::Branch && cur->arm >= 0 && p.branch.armProbability(cur->arm)) {
       // Branch weights come from priors or equal arms (the data has no branch counts).
-      const double v = *p.armProbability(cur->arm);
-      if (p.branch_measured)
+      const double v = *p.branch.armProbability(cur->arm);
+      if (p.branch.measured)
         out.push_back({CostFactor::Kind::Branch, v, p.id, false, v, v});
       else
         out.push_back({CostFactor::Kind::Branch, v, p.id, true, v * options_.branch_prior_low,
@@ -197,15 +199,15 @@ std::vector<CostFactor> Inference::executionFactors(const FunctionInfo& fn, cons
 }
 
 void Inference::weighArms(Node& node, const FunctionInfo& fn) const {
-  const int arms = std::max(node.branch_arms, 1);
+  const int arms = std::max(node.branch.arms, 1);
   // Without branch counts in the data (the feedback contract has none), a two-arm branch uses
   // the static prior the AST builder derived from the code as written, if any; else equal arms.
   // The worst case ignores priors: every arm may be the one taken.
   // Production shows the share where an arm begins with a call it measured from this function:
   // that call's count per call of the function over the branch's own executions (known from
   // data alone), which replaces the prior.
-  node.branch_measured = false;
-  node.branch_evidence = -1;
+  node.branch.measured = false;
+  node.branch.evidence = -1;
   if (options_.branch_mode != BranchMode::Worst && arms == 2) {
     const std::vector<CostFactor> runs = executionFactors(fn, node);
     const bool data =
@@ -214,28 +216,28 @@ void Inference::weighArms(Node& node, const FunctionInfo& fn) const {
     for (int c : node.children) {
       const Node& child = fn.nodes[c];
       if (!data || executions <= 0 || child.kind != NodeKind::Call || child.arm < 0 ||
-          child.arm > 1 || child.production_calls <= 0)
+          child.arm > 1 || child.call.production_calls <= 0)
         continue;
-      const double p = std::clamp(child.production_calls / executions, 0.0, 1.0);
-      node.arm_probabilities =
+      const double p = std::clamp(child.call.production_calls / executions, 0.0, 1.0);
+      node.branch.arm_probabilities =
           child.arm == 0 ? std::vector<double>{p, 1 - p} : std::vector<double>{1 - p, p};
-      node.branch_measured = true;
-      node.branch_evidence = child.id;
+      node.branch.measured = true;
+      node.branch.evidence = child.id;
       break;
     }
   }
-  const bool prior = !node.branch_measured && options_.branch_mode != BranchMode::Worst &&
-                     arms == 2 && node.branch_prior;
-  if (!node.branch_measured) node.arm_probabilities.clear();
-  if (prior) node.arm_probabilities = {*node.branch_prior, 1 - *node.branch_prior};
-  node.branch_probability = options_.branch_mode == BranchMode::Worst ? 1.0
-                            : node.branch_measured                    ? node.arm_probabilities[0]
-                            : prior                                   ? *node.branch_prior
-                                                                      : 1.0 / arms;
+  const bool prior = !node.branch.measured && options_.branch_mode != BranchMode::Worst &&
+                     arms == 2 && node.branch.prior;
+  if (!node.branch.measured) node.branch.arm_probabilities.clear();
+  if (prior) node.branch.arm_probabilities = {*node.branch.prior, 1 - *node.branch.prior};
+  node.branch.probability = options_.branch_mode == BranchMode::Worst ? 1.0
+                            : node.branch.measured ? node.branch.arm_probabilities[0]
+                            : prior                ? *node.branch.prior
+                                                   : 1.0 / arms;
 }
 
 Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
-  int arms = std::max(node.branch_arms, 1);
+  int arms = std::max(node.branch.arms, 1);
   Sum cond;
   std::vector<Sum> arm(arms);
   for (int c : node.children) {
@@ -248,8 +250,8 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
   // Set before anything can return: continue-guards and the function total use it even when
   // nothing inside the branch is known.
   weighArms(node, fn);
-  const bool prior = !node.branch_measured && options_.branch_mode != BranchMode::Worst &&
-                     arms == 2 && node.branch_prior;
+  const bool prior = !node.branch.measured && options_.branch_mode != BranchMode::Worst &&
+                     arms == 2 && node.branch.prior;
   Estimate e;
   e.derivation.model = Model::Branch;
   bool any = cond.any_known;
@@ -277,25 +279,27 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
     for (auto& a : arm)
       if (a.any_known && (!worst || a.dist.mean_ns > worst->dist.mean_ns)) worst = &a;
     if (worst) d = addDist(d, worst->dist);
-    node.branch_probability = 1.0;
+    node.branch.probability = 1.0;
     e.derivation.summary = fact::WorstArm{worst ? worst->dist.mean_ns : 0};
     e.derivation.assumptions.push_back(fact::WorstCase{});
-  } else if (node.branch_measured) {
+  } else if (node.branch.measured) {
     for (int i = 0; i < arms; ++i)
-      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
-    e.derivation.summary =
-        fact::ArmsWeighted{node.arm_probabilities[0], node.arm_probabilities[1], true};
-    const Node& evidence = fn.nodes[node.branch_evidence];
+      if (arm[i].any_known)
+        d = addDist(d, scaleDist(arm[i].dist, node.branch.arm_probabilities[i]));
+    e.derivation.summary = fact::ArmsWeighted{node.branch.arm_probabilities[0],
+                                              node.branch.arm_probabilities[1], true};
+    const Node& evidence = fn.nodes[node.branch.evidence];
     e.derivation.inputs.push_back(
         {{},
-         fact::BranchEvidence{displayName(evidence), evidence.production_calls, fn.name,
+         fact::BranchEvidence{displayName(evidence), evidence.call.production_calls, fn.name,
                               evidence.arm}});
   } else if (prior) {
     for (int i = 0; i < arms; ++i)
-      if (arm[i].any_known) d = addDist(d, scaleDist(arm[i].dist, node.arm_probabilities[i]));
-    const double p0 = node.arm_probabilities[0], p1 = node.arm_probabilities[1];
+      if (arm[i].any_known)
+        d = addDist(d, scaleDist(arm[i].dist, node.branch.arm_probabilities[i]));
+    const double p0 = node.branch.arm_probabilities[0], p1 = node.branch.arm_probabilities[1];
     e.derivation.summary = fact::ArmsWeighted{p0, p1, false};
-    e.derivation.assumptions.push_back(fact::StaticPrior{node.branch_prior_reason, p0, p1});
+    e.derivation.assumptions.push_back(fact::StaticPrior{node.branch.prior_reason, p0, p1});
   } else {
     double p = 1.0 / arms;
     for (auto& a : arm)

@@ -36,7 +36,7 @@ class Matcher {
   // call site is theirs from `caller` added up ("virtual"; `parts` lists the implementations).
   MatchResult matchVirtual(const std::string& caller, const std::string& callee) const;
   // A call through a function pointer, `std::function` or member-function pointer in `caller`
-  // (`call.callee_indirect`): the functions production ran from `caller` that it calls nowhere
+  // (`Node::call.indirect`): the functions production ran from `caller` that it calls nowhere
   // as written and whose parameters fit, merged like matchVirtual (indirect_calls.cc).
   MatchResult matchIndirect(const FunctionInfo& caller, const Node& call) const;
   // A definition in the document: also tries the file + line layer.

@@ -9,7 +9,7 @@ using namespace inference_detail;  // NOLINT(google-build-using-namespace): the 
 
 bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
                                      const MatchResult& callee, Estimate& e) const {
-  if (!e.known() || call.receiver_var.empty() || call.callee_key.empty()) return false;
+  if (!e.known() || call.call.receiver_var.empty() || call.call.key.empty()) return false;
   if (!callee.item || !callee.item->stats) return false;
   const std::optional<double> loaded =
       loadedOutcome(*callee.item->stats, options_.context_bimodal_ratio);
@@ -20,8 +20,8 @@ bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
   const Node* earlier = nullptr;
   for (const Node& m : fn.nodes) {
     if (m.id >= call.id) break;  // pre-order: earlier in the source
-    if (m.kind == NodeKind::Call && m.callee_key == call.callee_key &&
-        m.receiver_var == call.receiver_var && loopScope(fn, m, true) == scope) {
+    if (m.kind == NodeKind::Call && m.call.key == call.call.key &&
+        m.call.receiver_var == call.call.receiver_var && loopScope(fn, m, true) == scope) {
       earlier = &m;
       break;
     }

@@ -46,13 +46,13 @@ int report(const std::vector<Story>& stories) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> calls;
   for (const Node& n : f->nodes)
-    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+    if (n.kind == NodeKind::Call && n.call.name == "tasks") calls.push_back(&n);
   ASSERT_EQ(calls.size(), 3u);
   EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // loads
   EXPECT_NEAR(calls[1]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // loaded above
   EXPECT_NEAR(calls[2]->estimate.dist.mean_ns, 0.002 * kMs, 1);  // in an arm, after it
-  EXPECT_EQ(calls[1]->receiver_var, calls[0]->receiver_var);
-  EXPECT_FALSE(calls[1]->receiver_var.empty());
+  EXPECT_EQ(calls[1]->call.receiver_var, calls[0]->call.receiver_var);
+  EXPECT_FALSE(calls[1]->call.receiver_var.empty());
 }
 
 // The same, when production measured the loading call from this very caller: the site (keyed by
@@ -81,7 +81,7 @@ int report(const std::vector<Story>& stories) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> calls;
   for (const Node& n : f->nodes)
-    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+    if (n.kind == NodeKind::Call && n.call.name == "tasks") calls.push_back(&n);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0]->estimate.derivation.model, Model::Measured);
   EXPECT_NEAR(calls[0]->estimate.dist.mean_ns, 0.4 * kMs, 1);    // the site: loads
@@ -115,7 +115,7 @@ int report(const std::vector<Story>& stories) {
   ASSERT_NE(f, nullptr);
   std::vector<const Node*> calls;
   for (const Node& n : f->nodes)
-    if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+    if (n.kind == NodeKind::Call && n.call.name == "tasks") calls.push_back(&n);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0]->estimate.provenance, Provenance::Measured);
   EXPECT_EQ(calls[1]->estimate.provenance, Provenance::Inferred);
@@ -155,7 +155,7 @@ int report(const std::vector<Story>& stories) {
     ASSERT_NE(f, nullptr);
     std::vector<const Node*> calls;
     for (const Node& n : f->nodes)
-      if (n.kind == NodeKind::Call && n.callee_name == "tasks") calls.push_back(&n);
+      if (n.kind == NodeKind::Call && n.call.name == "tasks") calls.push_back(&n);
     ASSERT_EQ(calls.size(), 2u);
     EXPECT_GT(calls[0]->estimate.dist.mean_ns, 0.2 * kMs);  // loads
     if (piled_at_zero)
@@ -189,8 +189,8 @@ int report(const Story& a, const Story& b) {
   ASSERT_NE(f, nullptr);
   for (const Node& n : f->nodes) {
     if (n.kind != NodeKind::Call) continue;
-    if (n.callee_name == "tasks") EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
-    if (n.callee_name == "points") EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
+    if (n.call.name == "tasks") EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
+    if (n.call.name == "points") EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
   }
 }
 

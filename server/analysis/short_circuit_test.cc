@@ -32,7 +32,7 @@ struct Repo {
 std::vector<const Node*> shortCircuits(const FunctionInfo& f) {
   std::vector<const Node*> sc;
   for (const Node* n : nodesOfKind(f, NodeKind::Branch))
-    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
+    if (n->branch.prior_reason.find("short circuit") != std::string::npos) sc.push_back(n);
   return sc;
 }
 
@@ -64,12 +64,12 @@ int check(const Repo& r, const Task* p, int n, bool flag) {
   ASSERT_EQ(sc.size(), 3u);
   EXPECT_EQ(nodesOfKind(*f, NodeKind::Branch).size(), 7u);  // four ifs, three operators
   const double likely = 20.0 / 32;
-  EXPECT_DOUBLE_EQ(sc[0]->branch_prior.value_or(-1), likely);
-  EXPECT_THAT(sc[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
-  EXPECT_DOUBLE_EQ(sc[1]->branch_prior.value_or(-1), likely);
-  EXPECT_THAT(sc[1]->branch_prior_reason, ::testing::HasSubstr("||"));
-  EXPECT_DOUBLE_EQ(sc[2]->branch_prior.value_or(-1), 0.5);
-  EXPECT_THAT(sc[2]->branch_prior_reason, ::testing::HasSubstr("even odds"));
+  EXPECT_DOUBLE_EQ(sc[0]->branch.prior.value_or(-1), likely);
+  EXPECT_THAT(sc[0]->branch.prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_DOUBLE_EQ(sc[1]->branch.prior.value_or(-1), likely);
+  EXPECT_THAT(sc[1]->branch.prior_reason, ::testing::HasSubstr("||"));
+  EXPECT_DOUBLE_EQ(sc[2]->branch.prior.value_or(-1), 0.5);
+  EXPECT_THAT(sc[2]->branch.prior_reason, ::testing::HasSubstr("even odds"));
   for (const Node* branch : sc) {
     std::vector<int> call_arms;
     for (int c : branch->children)
@@ -107,7 +107,7 @@ int total(const Repo& r, int story, bool flag) {
   ASSERT_NE(f, nullptr);
   const Node* call = nullptr;
   for (const Node& n : f->nodes)
-    if (n.kind == NodeKind::Call && n.callee_name == "known") call = &n;
+    if (n.kind == NodeKind::Call && n.call.name == "known") call = &n;
   ASSERT_NE(call, nullptr);
   const Node& sc = f->nodes[call->parent];
   ASSERT_EQ(sc.kind, NodeKind::Branch);
@@ -148,11 +148,11 @@ int total(const Repo& r, int story) {
   ASSERT_NE(f, nullptr);
   const Node* sc = nullptr;
   for (const Node* n : nodesOfKind(*f, NodeKind::Branch))
-    if (n->branch_prior_reason.find("short circuit") != std::string::npos) sc = n;
+    if (n->branch.prior_reason.find("short circuit") != std::string::npos) sc = n;
   ASSERT_NE(sc, nullptr);
-  EXPECT_TRUE(sc->branch_measured);
-  ASSERT_EQ(sc->arm_probabilities.size(), 2u);
-  EXPECT_NEAR(sc->arm_probabilities[0], 0.3, 1e-9);
+  EXPECT_TRUE(sc->branch.measured);
+  ASSERT_EQ(sc->branch.arm_probabilities.size(), 2u);
+  EXPECT_NEAR(sc->branch.arm_probabilities[0], 0.3, 1e-9);
 }
 
 // `a && f(1) && f(2) || f(3)` nests to the left; its operators become sibling branches in
@@ -176,9 +176,9 @@ int check(const Repo& r, const Task* p) {
   EXPECT_EQ(sc[0]->parent, sc[1]->parent);
   EXPECT_EQ(sc[1]->parent, sc[2]->parent);
   EXPECT_EQ(f->nodes[sc[0]->parent].kind, NodeKind::Branch);  // the `if`
-  EXPECT_THAT(sc[0]->branch_prior_reason, ::testing::HasSubstr("pointer heuristic"));
-  EXPECT_THAT(sc[1]->branch_prior_reason, ::testing::HasSubstr("&&"));
-  EXPECT_THAT(sc[2]->branch_prior_reason, ::testing::HasSubstr("||"));
+  EXPECT_THAT(sc[0]->branch.prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  EXPECT_THAT(sc[1]->branch.prior_reason, ::testing::HasSubstr("&&"));
+  EXPECT_THAT(sc[2]->branch.prior_reason, ::testing::HasSubstr("||"));
   for (size_t i = 0; i < sc.size(); ++i) {
     std::vector<int> call_arms;
     for (int c : sc[i]->children)

@@ -113,48 +113,29 @@ struct MatchedPart {
   std::optional<Stats> stats;
 };
 
-// One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
-// stable for a given text; node 0 is the function itself.
-struct Node {
-  int id = 0;
-  NodeKind kind = NodeKind::Function;
-  Range range;      // whole extent
-  Position hint;    // where an inline hint goes (end of call, end of loop header)
-  int parent = -1;  // -1 for the function node
-  std::vector<int> children;
-
-  // Calls.
-  std::string callee_key;            // canonical key of the referenced function ("" if unresolved)
-  std::string callee_mangled;        // Itanium mangled name when libclang gives it
-  std::string callee_name;           // as written, for display
-  bool callee_in_workspace = false;  // a body is available for recursive analysis
+// What only a call node carries (Node::call).
+struct CallFacts {
+  std::string key;            // canonical key of the referenced function ("" if unresolved)
+  std::string mangled;        // Itanium mangled name when libclang gives it
+  std::string name;           // as written, for display
+  bool in_workspace = false;  // a body is available for recursive analysis
   // The callee is declared in a system header (the standard library, libc, ...).
-  bool callee_system = false;
+  bool system = false;
   // A call of a virtual function: production's call-site data of this function tells which
   // implementations it reached (`implementations`, each with its overall stats); the call's
   // estimate is their call sites from this function added up.
-  bool callee_virtual = false;
+  bool is_virtual = false;
   std::vector<MatchedPart> implementations;
   // A call through a function pointer, `std::function` or member-function pointer (no callee
   // key): resolved like a virtual call, from what production ran from this function that it does
-  // not call as written, among functions taking `callee_params` (canonical; "" = any).
-  bool callee_indirect = false;
+  // not call as written, among functions taking `params` (canonical; "" = any).
+  bool indirect = false;
   // A call inside a lambda passed to a standard algorithm (ast_algorithms.cc): production
   // records its caller as the lambda, so the enclosing function has no call site for it.
   bool via_lambda = false;
-  std::string callee_params;
-
-  // Loops.
-  LoopKind loop_kind = LoopKind::For;
-  int loop_ordinal = -1;  // ordinal in source order within the function
-  std::optional<double> iterations;
-  IterationSource iteration_source = IterationSource::None;
-  uint64_t loop_executions = 0;  // Production: the loop executions behind the count
-  std::string producer_key;      // range-for: key of the function producing the collection
-  // Range-for over a local variable of the function (not a call): its USR, and its name as
-  // written. Calls that add elements to a local variable carry its USR in `fills_var`.
-  std::string range_var;
-  std::string range_var_name;
+  std::string params;
+  // A call that adds elements to a local variable of the function: that variable's USR (a
+  // range-for over it takes its count from such calls, LoopFacts::range_var).
   std::string fills_var;
   // A member call on a local variable of the function (`story.tasks()`): that variable's USR.
   std::string receiver_var;
@@ -162,44 +143,87 @@ struct Node {
   // `story.tasks()` and in `storyPoints(story)`): what it may access of them, by name, so the
   // deployed text and the text as written (where USRs move with offsets) can be compared.
   std::vector<std::string> local_names;
+  // The callee production measured has a body (in another file, from the workspace index) that
+  // differs from what production ran: why its measured values may be out of date.
+  std::string callee_changed;
+  // Production's count of this call per call of the function, from the call site (0 when
+  // production has no call-site data for it, or the callee is called from several places here).
+  double production_calls = 0;
+};
+
+// What only a loop node carries (Node::loop).
+struct LoopFacts {
+  LoopKind kind = LoopKind::For;
+  int ordinal = -1;  // ordinal in source order within the function
+  std::optional<double> iterations;
+  IterationSource iteration_source = IterationSource::None;
+  uint64_t executions = 0;       // Production: the loop executions behind the count
+  std::string producer_key;      // range-for: key of the function producing the collection
+  std::string producer_mangled;  // range-for: mangled name of the producer
+  // Range-for over a local variable of the function (not a call): its USR, and its name as
+  // written.
+  std::string range_var;
+  std::string range_var_name;
   // DataFlow iterations: the insertions that bound the count, as (call node id, executions per
   // call of the function), in source order.
   std::vector<std::pair<int, double>> fill_sites;
-
-  // Branches: probability used for the taken arm(s), and whether it was assumed.
-  std::optional<double> branch_probability;
-  // Two-arm branches (if / ?:) whose arms inference weighted unequally: the probability of
-  // each arm (arm 0 = taken). Empty when every arm uses branch_probability.
-  std::vector<double> arm_probabilities;
-  // Static prior for arm 0 of a two-arm branch, from the condition and the arms as written
-  // (Ball & Larus heuristics, see ast_builder.cc), with the heuristic's name for the derivation.
-  std::optional<double> branch_prior;
-  std::string branch_prior_reason;
-  // The arm probabilities come from production: a measured call at the top of an arm ran on that
-  // share of the branch's executions (`branch_evidence`: that call's node id).
-  bool branch_measured = false;
-  int branch_evidence = -1;
-  // Probability of reaching `arm` of this branch, when inference set one.
-  std::optional<double> armProbability(int a) const {
-    if (a >= 0 && static_cast<size_t>(a) < arm_probabilities.size()) return arm_probabilities[a];
-    return branch_probability;
-  }
-
-  // Where this node sits in its parent. Children of a Branch: index of the arm (-1: the
-  // condition, always evaluated). Children of a Loop: -1 for the init statement / range
-  // expression (evaluated once), 0 for the body, condition and increment (every iteration).
-  int arm = 0;
-  int branch_arms = 0;  // Branch: number of arms (an `if` without `else` has 2, one empty)
-  // Branch: its condition as the diff with the deployed body compares it (conditionShape in
-  // ast_branches.cc); a call under a changed condition is not where production counted it.
-  std::string condition;
-  // Loop iteration evidence found in the source (inference picks by preference, DESIGN §6).
+  // Iteration evidence found in the source (inference picks by preference, DESIGN §6).
   std::optional<double> constant_trip;  // `for (int i = 0; i < 100; ++i)`
   // Where a constant trip count came from when it is not a literal: "kCount = 16",
   // "sizeof(a) / sizeof(a[0]) = 8", "range over int[8]: 8 elements" (shown in the hover).
   std::string constant_trip_source;
   std::optional<double> annotated_iterations;  // `// perfhat: iterations=N`
-  std::string producer_mangled;                // range-for: mangled name of the producer
+};
+
+// What only a branch node carries (Node::branch).
+struct BranchFacts {
+  int arms = 0;  // number of arms (an `if` without `else` has 2, one empty)
+  // Probability used for the taken arm(s), and whether it was assumed.
+  std::optional<double> probability;
+  // Two-arm branches (if / ?:) whose arms inference weighted unequally: the probability of
+  // each arm (arm 0 = taken). Empty when every arm uses `probability`.
+  std::vector<double> arm_probabilities;
+  // Static prior for arm 0 of a two-arm branch, from the condition and the arms as written
+  // (Ball & Larus heuristics, see ast_branches.cc), with the heuristic's name for the derivation.
+  std::optional<double> prior;
+  std::string prior_reason;
+  // The arm probabilities come from production: a measured call at the top of an arm ran on that
+  // share of the branch's executions (`evidence`: that call's node id).
+  bool measured = false;
+  int evidence = -1;
+  // Its condition as the diff with the deployed body compares it (conditionShape in
+  // ast_branches.cc); a call under a changed condition is not where production counted it.
+  std::string condition;
+  // Probability of reaching arm `a`, when inference set one.
+  std::optional<double> armProbability(int a) const {
+    if (a >= 0 && static_cast<size_t>(a) < arm_probabilities.size()) return arm_probabilities[a];
+    return probability;
+  }
+};
+
+// One node of a function's simplified AST. Node ids are indices into FunctionInfo::nodes and
+// stable for a given text; node 0 is the function itself.
+//
+// What only one kind of node carries sits in that kind's part (`call`, `loop`, `branch`); the
+// parts of the other kinds stay at their defaults. Three plain members rather than a
+// std::variant: the walk, the inference and the codec read a part after checking `kind` once
+// (or fill a node before its kind is final), and a default part reads as "nothing known" where a
+// variant would need a get_if at every access and throw on a slip.
+struct Node {
+  int id = 0;
+  NodeKind kind = NodeKind::Function;
+  Range range;      // whole extent
+  Position hint;    // where an inline hint goes (end of call, end of loop header)
+  int parent = -1;  // -1 for the function node
+  std::vector<int> children;
+  // Where this node sits in its parent. Children of a Branch: index of the arm (-1: the
+  // condition, always evaluated). Children of a Loop: -1 for the init statement / range
+  // expression (evaluated once), 0 for the body, condition and increment (every iteration).
+  int arm = 0;
+
+  CallFacts call;
+  LoopFacts loop;
+  BranchFacts branch;
 
   // Cost of one execution of this node (for a loop: all iterations; for a function: the total).
   Estimate estimate;
@@ -220,12 +244,6 @@ struct Node {
   double sampled_calls = 0;
   double sampled_records = 0;
   bool estimatedFromSamples() const { return measured && sampled_calls > 0; }
-  // Calls whose callee production measured but whose body (in another file, from the workspace
-  // index) differs from what production ran: why its measured values may be out of date.
-  std::string callee_changed;
-  // Calls: production's count of this call per call of the function, from the call site (0 when
-  // production has no call-site data for it, or the callee is called from several places here).
-  double production_calls = 0;
 };
 
 // One factor by which a node's cost multiplies up to one call of its function.

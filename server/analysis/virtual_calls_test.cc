@@ -36,15 +36,15 @@ TEST(VirtualCallsTest, AVirtualCallIsMarkedAndAsksForTheImplementations) {
   ASSERT_NE(stamp, nullptr);
   const Node* call = firstCall(*stamp);
   ASSERT_NE(call, nullptr);
-  EXPECT_EQ(call->callee_key, "store::Env::NowMicros()");
-  EXPECT_TRUE(call->callee_virtual);
+  EXPECT_EQ(call->call.key, "store::Env::NowMicros()");
+  EXPECT_TRUE(call->call.is_virtual);
   auto keys = referencedKeys(built->unit);
   EXPECT_NE(std::find(keys.begin(), keys.end(), "virtual:store::Env::NowMicros()"), keys.end());
   // `env.Env::Sleep(1)` names its function: no dispatch.
   const FunctionInfo* nap = findFunction(built->unit, "store::Nap(store::Env &)");
   ASSERT_NE(nap, nullptr);
   ASSERT_NE(firstCall(*nap), nullptr);
-  EXPECT_FALSE(firstCall(*nap)->callee_virtual);
+  EXPECT_FALSE(firstCall(*nap)->call.is_virtual);
 }
 
 TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
@@ -63,8 +63,9 @@ TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
   ASSERT_NE(call, nullptr);
   EXPECT_EQ(call->estimate.provenance, Provenance::Measured);
   EXPECT_NEAR(call->estimate.dist.mean_ns, (10 * 200.0 + 30 * 100.0) / 40, 1e-6);
-  ASSERT_EQ(call->implementations.size(), 2u);
-  std::vector<std::string> keys{call->implementations[0].key, call->implementations[1].key};
+  ASSERT_EQ(call->call.implementations.size(), 2u);
+  std::vector<std::string> keys{call->call.implementations[0].key,
+                                call->call.implementations[1].key};
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys, (std::vector<std::string>{"store::PosixEnv::NowMicros()",
                                             "test::FakeEnv::NowMicros()"}));
@@ -79,7 +80,7 @@ TEST(VirtualCallsTest, WithoutCallSiteDataFromItsFunctionTheCallStaysUnknown) {
   ASSERT_NE(stamp, nullptr);
   const Node* call = firstCall(*stamp);
   ASSERT_NE(call, nullptr);
-  EXPECT_TRUE(call->implementations.empty());
+  EXPECT_TRUE(call->call.implementations.empty());
   EXPECT_NE(call->estimate.provenance, Provenance::Measured);
 }
 

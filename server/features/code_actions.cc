@@ -36,7 +36,7 @@ std::optional<std::string_view> lineOf(std::string_view text, int line) {
 
 CodeAction iterationsAction(const Node& loop, std::string_view text) {
   const int line = loop.range.start.line;
-  const long n = loop.iterations ? std::lround(std::max(1.0, *loop.iterations)) : 1;
+  const long n = loop.loop.iterations ? std::lround(std::max(1.0, *loop.loop.iterations)) : 1;
   std::string indent(static_cast<size_t>(std::max(0, loop.range.start.column)), ' ');
   if (const auto l = lineOf(text, line)) {
     indent = std::string(l->substr(0, l->find_first_not_of(" \t")));
@@ -46,9 +46,9 @@ CodeAction iterationsAction(const Node& loop, std::string_view text) {
   CodeAction a;
   a.kind = "refactor";
   a.title = "Set expected iterations… (now " +
-            (loop.iterations ? formatCount(*loop.iterations) + ", " +
-                                   detail::iterationSourceText(loop.iteration_source)
-                             : std::string("unknown")) +
+            (loop.loop.iterations ? formatCount(*loop.loop.iterations) + ", " +
+                                        detail::iterationSourceText(loop.loop.iteration_source)
+                                  : std::string("unknown")) +
             ")";
   TextEdit e;
   const auto above = lineOf(text, line - 1);
@@ -57,7 +57,7 @@ CodeAction iterationsAction(const Node& loop, std::string_view text) {
     e.range = {{line - 1, 0}, {line - 1, static_cast<int>(above->size())}};
     e.new_text = comment;
   } else if (text.empty() && line > 0 &&
-             loop.iteration_source == analysis::IterationSource::Annotation) {
+             loop.loop.iteration_source == analysis::IterationSource::Annotation) {
     // No text to check: trust the snapshot that the annotation is the line above.
     e.range = {{line - 1, 0}, {line, 0}};
     e.new_text = comment + "\n";
@@ -71,12 +71,13 @@ CodeAction iterationsAction(const Node& loop, std::string_view text) {
 
 // The key and arguments perfhat.showData takes for a node, or empty when it has no data.
 std::vector<std::string> dataArguments(const FunctionInfo& f, const Node& n) {
-  if (n.kind == NodeKind::Loop && n.iteration_source == analysis::IterationSource::Production) {
-    return {f.key, "loop", std::to_string(n.loop_ordinal)};
+  if (n.kind == NodeKind::Loop &&
+      n.loop.iteration_source == analysis::IterationSource::Production) {
+    return {f.key, "loop", std::to_string(n.loop.ordinal)};
   }
   if (!n.measured || n.measured->count == 0) return {};
   if (n.kind == NodeKind::Function) return {f.key};
-  if (n.kind == NodeKind::Call) return {n.callee_key.empty() ? n.callee_mangled : n.callee_key};
+  if (n.kind == NodeKind::Call) return {n.call.key.empty() ? n.call.mangled : n.call.key};
   return {};
 }
 

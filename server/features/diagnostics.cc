@@ -65,9 +65,9 @@ std::string restsOn(const FunctionInfo& f,
       if (k.kind == analysis::CostFactor::Kind::Iterations && k.assumed)
         what = "assumed " + formatCount(k.value) + " iterations";
       else if (k.kind == analysis::CostFactor::Kind::Iterations && node &&
-               f.nodes[k.from].iteration_source == analysis::IterationSource::DataFlow)
+               f.nodes[k.from].loop.iteration_source == analysis::IterationSource::DataFlow)
         what = formatCount(k.value) + " iterations bounded by the insertions into " +
-               f.nodes[k.from].range_var_name;
+               f.nodes[k.from].loop.range_var_name;
       else if (k.kind == analysis::CostFactor::Kind::Branch && k.assumed)
         what = "branch prior " + formatCount(k.value * 100) + " %";
       if (!what.empty() && std::find(seen.begin(), seen.end(), what) == seen.end())

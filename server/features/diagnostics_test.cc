@@ -102,7 +102,7 @@ TEST(FeaturesDiagnostics, EveryLargeNewCallGetsItsOwnWarning) {
   extra.id = static_cast<int>(f.nodes.size());
   extra.kind = NodeKind::Call;
   extra.parent = t.outer;
-  extra.callee_name = "audit";
+  extra.call.name = "audit";
   extra.range = find(kT4Source, 5, "storyPoints");
   extra.hint = extra.range.end;
   extra.estimate =

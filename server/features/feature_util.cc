@@ -67,11 +67,11 @@ std::optional<double> timesPerCall(const FunctionInfo& f, const Node& n) {
        ++guard) {
     const Node& a = f.nodes[cur->parent];
     if (a.kind == analysis::NodeKind::Loop && cur->arm != -1) {
-      if (!a.iterations) return std::nullopt;
-      times *= *a.iterations;
+      if (!a.loop.iterations) return std::nullopt;
+      times *= *a.loop.iterations;
     } else if (a.kind == analysis::NodeKind::Branch && cur->arm >= 0 &&
-               a.armProbability(cur->arm)) {
-      times *= *a.armProbability(cur->arm);
+               a.branch.armProbability(cur->arm)) {
+      times *= *a.branch.armProbability(cur->arm);
     }
     cur = &a;
   }
@@ -80,14 +80,14 @@ std::optional<double> timesPerCall(const FunctionInfo& f, const Node& n) {
 
 std::optional<double> perIteration(const FunctionInfo& f, const Node& loop, double total,
                                    const Options& o) {
-  if (!loop.iterations || *loop.iterations <= 0) return std::nullopt;
+  if (!loop.loop.iterations || *loop.loop.iterations <= 0) return std::nullopt;
   double once = 0;
   for (int id : loop.children) {
     if (id < 0 || id >= static_cast<int>(f.nodes.size())) continue;
     const Node& c = f.nodes[id];
     if (c.arm == -1 && c.estimate.known()) once += pick(c.estimate.dist, o);
   }
-  return std::max(0.0, total - once) / *loop.iterations;
+  return std::max(0.0, total - once) / *loop.loop.iterations;
 }
 
 std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, const Options& o) {
@@ -133,9 +133,9 @@ std::string displayName(const FunctionInfo& f, const Node& n) {
     case analysis::NodeKind::Function:
       return f.name + "()";
     case analysis::NodeKind::Call:
-      return (n.callee_name.empty() ? std::string("call") : n.callee_name) + "()";
+      return (n.call.name.empty() ? std::string("call") : n.call.name) + "()";
     case analysis::NodeKind::Loop:
-      switch (n.loop_kind) {
+      switch (n.loop.kind) {
         case analysis::LoopKind::For:
           return "for loop";
         case analysis::LoopKind::RangeFor:
@@ -173,8 +173,9 @@ std::string iterationSourceText(analysis::IterationSource s) {
 }
 
 bool iterationsAssumed(const Node& loop) {
-  return !loop.iterations || loop.iteration_source == analysis::IterationSource::Default ||
-         loop.iteration_source == analysis::IterationSource::None;
+  return !loop.loop.iterations ||
+         loop.loop.iteration_source == analysis::IterationSource::Default ||
+         loop.loop.iteration_source == analysis::IterationSource::None;
 }
 
 bool within(const Range& r, Position p) { return !(p < r.start) && !(r.end < p); }

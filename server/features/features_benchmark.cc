@@ -68,8 +68,8 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
     loop.parent = 0;
     loop.range = {{base + 2, 2}, {base + 18, 3}};
     loop.hint = {base + 2, 40};
-    loop.iterations = 25;
-    loop.iteration_source = IterationSource::ProducerSize;
+    loop.loop.iterations = 25;
+    loop.loop.iteration_source = IterationSource::ProducerSize;
     loop.estimate.provenance = analysis::Provenance::Inferred;
     loop.estimate.dist = {25e6, 25e6, 30e6, 50e6, 0};
     f.nodes.push_back(loop);
@@ -82,16 +82,16 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
       const int line = k < nodes - 2 ? base + k + 1 : base + 19 + (k - (nodes - 2));
       c.range = {{line, 4}, {line, 30}};
       c.hint = c.range.end;
-      c.callee_name = "callee" + std::to_string(k);
-      c.callee_key = "svc::" + c.callee_name + "()";
+      c.call.name = "callee" + std::to_string(k);
+      c.call.key = "svc::" + c.call.name + "()";
       if (k % 7 == 0) {
-        c.estimate.derivation.summary = analysis::fact::NoData{c.callee_name + "()"};
+        c.estimate.derivation.summary = analysis::fact::NoData{c.call.name + "()"};
       } else if (k % 3 == 0) {
         c.estimate.provenance = analysis::Provenance::Inferred;
         c.estimate.dist = {1.1e6, 1e6, 1.5e6, 3e6, 40};
         c.estimate.derivation = {analysis::Model::CallsiteRegression,
                                  analysis::fact::Regression{1.1e6, 3.5, "caller"},
-                                 {{{}, analysis::fact::CallSitesUsed{4, c.callee_name + "()"}},
+                                 {{{}, analysis::fact::CallSitesUsed{4, c.call.name + "()"}},
                                   {{}, analysis::fact::CallSiteSeen{"caller", 1.1e6, 3.5}}},
                                  {analysis::fact::WorkloadUnknown{"caller"}}};
       } else {

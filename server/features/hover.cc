@@ -272,12 +272,12 @@ void changedFunction(std::string& md, const FunctionInfo& f, const Node& n,
 // A loop's iterations, where they came from and what one of them costs, then its body.
 void loopBlock(std::string& md, const FunctionInfo& f, const Node& n, const detail::NodeValue& v,
                const Options& o) {
-  if (n.iterations) {
-    md += "Iterations: **" + formatCount(*n.iterations) + "** (" +
-          detail::iterationSourceText(n.iteration_source);
-    if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
-        !n.constant_trip_source.empty())
-      md += ": `" + n.constant_trip_source + "`";
+  if (n.loop.iterations) {
+    md += "Iterations: **" + formatCount(*n.loop.iterations) + "** (" +
+          detail::iterationSourceText(n.loop.iteration_source);
+    if (n.loop.iteration_source == analysis::IterationSource::ConstantTrip &&
+        !n.loop.constant_trip_source.empty())
+      md += ": `" + n.loop.constant_trip_source + "`";
     md += ")";
     if (v.ns) {
       if (const auto per = detail::perIteration(f, n, *v.ns, o)) {
@@ -301,7 +301,7 @@ void productionStats(std::string& md, const Snapshot& s, const FunctionInfo& f, 
   analysis::MatchKind match = analysis::MatchKind::None;
   if (n.kind == NodeKind::Function) {
     match = f.match;
-  } else if (const FunctionInfo* callee = findFunction(s, n.callee_key)) {
+  } else if (const FunctionInfo* callee = findFunction(s, n.call.key)) {
     match = callee->match;
   }
   statsTable(md, n, match, o);
@@ -322,19 +322,20 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
   const detail::NodeValue v = detail::valueOf(n, o);
   std::string& md = r.markdown;
   md += "### " + detail::displayName(f, n) + "\n\n";
-  if (n.kind == NodeKind::Call && !n.callee_key.empty()) md += "`" + n.callee_key + "`\n\n";
+  if (n.kind == NodeKind::Call && !n.call.key.empty()) md += "`" + n.call.key + "`\n\n";
   if (n.kind == NodeKind::Function && !f.key.empty()) md += "`" + f.key + "`\n\n";
   headline(md, n, v, o);
   changedFunction(md, f, n, v, o);
   addedCosts(md, f, n, o);
   if (n.kind == NodeKind::Loop) loopBlock(md, f, n, v, o);
-  if (n.kind == NodeKind::Branch && n.branch_probability) {
-    md += "Taken with probability " + formatCount(*n.branch_probability * 100) + " %\n\n";
+  if (n.kind == NodeKind::Branch && n.branch.probability) {
+    md += "Taken with probability " + formatCount(*n.branch.probability * 100) + " %\n\n";
   }
   productionStats(md, s, f, n, o);
-  if (n.kind == NodeKind::Call && !n.callee_changed.empty()) md += "⚠ " + n.callee_changed + "\n\n";
+  if (n.kind == NodeKind::Call && !n.call.callee_changed.empty())
+    md += "⚠ " + n.call.callee_changed + "\n\n";
   if (n.kind == NodeKind::Function) partsTable(md, "ran as", f.matched);
-  if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.implementations);
+  if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.call.implementations);
   if (n.estimate.provenance == Provenance::Inferred ||
       (!n.estimate.known() && !n.estimate.derivation.assumptions.empty())) {
     derivationBlock(md, n.estimate);

@@ -87,14 +87,15 @@ TEST(FeaturesHover, AVirtualCallListsTheImplementationsThatRan) {
   Stats b;
   b.count = 300;
   b.mean_ns = 6e6;
-  n.callee_virtual = true;
-  n.implementations = {{"agile::SqlStore::stories()", a}, {"agile::CachedStore::stories()", b}};
+  n.call.is_virtual = true;
+  n.call.implementations = {{"agile::SqlStore::stories()", a},
+                            {"agile::CachedStore::stories()", b}};
   const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
   ASSERT_TRUE(h);
   EXPECT_THAT(h->markdown, HasSubstr("| implementations (overall) | calls | mean |\n|---|---|---|\n"
                                      "| `agile::SqlStore::stories()` | 900 | 2 ms |\n"
                                      "| `agile::CachedStore::stories()` | 300 | 6 ms |"));
-  n.implementations.resize(1);  // one implementation: the statistics above are its own
+  n.call.implementations.resize(1);  // one implementation: the statistics above are its own
   const auto one = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
   ASSERT_TRUE(one);
   EXPECT_THAT(one->markdown, Not(HasSubstr("implementations")));

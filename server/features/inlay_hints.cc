@@ -73,20 +73,21 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
     if (!v.ns) {
       h.label = "⏱ ?";
       h.tooltip = name + ": cost unknown" +
-                  (n.iterations ? std::string(" (body has no data)")
-                                : std::string(" (iteration count unknown)"));
+                  (n.loop.iterations ? std::string(" (body has no data)")
+                                     : std::string(" (iteration count unknown)"));
     } else if (const std::optional<double> per_iteration = perIteration(f, n, *v.ns, o)) {
       const double per = *per_iteration;
-      const std::string iters = (iterationsAssumed(n) ? "~" : "") + formatCount(*n.iterations);
+      const std::string iters = (iterationsAssumed(n) ? "~" : "") + formatCount(*n.loop.iterations);
       // A body of negligible parts (no data, no calls or loops) costs no figure: never "× 0 ns".
       const std::string per_text = per > 0 ? formatDuration(per) : std::string("negligible");
       h.label = "≈ " + valueWithUnknown(*v.ns, n.estimate) + " (" + iters + " × " + per_text + ")";
-      std::string source = iterationSourceText(n.iteration_source);
-      if (n.iteration_source == analysis::IterationSource::ConstantTrip &&
-          !n.constant_trip_source.empty())
-        source += ": " + n.constant_trip_source;
-      h.tooltip = name + ": " + formatCount(*n.iterations) + " iterations (" + source + ") × " +
-                  per_text + " per iteration = " + formatDuration(*v.ns) + " " + statLabel(o);
+      std::string source = iterationSourceText(n.loop.iteration_source);
+      if (n.loop.iteration_source == analysis::IterationSource::ConstantTrip &&
+          !n.loop.constant_trip_source.empty())
+        source += ": " + n.loop.constant_trip_source;
+      h.tooltip = name + ": " + formatCount(*n.loop.iterations) + " iterations (" + source +
+                  ") × " + per_text + " per iteration = " + formatDuration(*v.ns) + " " +
+                  statLabel(o);
       const std::string assumed = joinAssumptions(n.estimate.derivation);
       if (!assumed.empty()) h.tooltip += "\nassumes " + assumed;
     } else {
@@ -119,8 +120,8 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
           ")";
     h.label += " (prod " + formatDuration(pick(*n.measured, o)) + ")";
   }
-  if (n.kind == analysis::NodeKind::Branch && n.branch_probability) {
-    h.label += " (" + formatCount(*n.branch_probability * 100) + " %)";
+  if (n.kind == analysis::NodeKind::Branch && n.branch.probability) {
+    h.label += " (" + formatCount(*n.branch.probability * 100) + " %)";
   }
 
   if (v.kind == HintKind::Measured) {
@@ -154,7 +155,7 @@ bool carriesInformation(const analysis::Node& n) {
   // Calls, loops and branches made only of bodies without calls or loops: negligible, no data.
   if (n.kind != NodeKind::Function && !e.known() && e.derivation.model == analysis::Model::Leaf)
     return false;
-  if (n.kind == NodeKind::Call && !e.known() && n.callee_system) return false;
+  if (n.kind == NodeKind::Call && !e.known() && n.call.system) return false;
   return true;
 }
 
@@ -181,7 +182,7 @@ std::vector<InlayHint> inlayHints(const Snapshot& s, const Range& range, const O
       if (!detail::within(range, n.hint) || !detail::profileShows(f, n, o)) continue;
       // A call in an algorithm's lambda, modelled in f's loop, has its hint from the lambda's
       // own function at the same place; f's loop hint carries the per-element total.
-      if (n.via_lambda) continue;
+      if (n.call.via_lambda) continue;
       detail::HintText t = detail::hintText(s, f, n, o);
       InlayHint h;
       h.position = n.hint;

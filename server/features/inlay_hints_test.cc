@@ -41,7 +41,7 @@ TEST(FeaturesInlayHints, T4NestedLoopsShowTheProduct) {
 // same place: the lambda's shows the hint, f's does not add a second one.
 TEST(FeaturesInlayHints, ACallInAnAlgorithmsLambdaHasNoSecondHintFromTheFunction) {
   T4 t;
-  t.snapshot.functions[0].nodes[t.tasks].via_lambda = true;
+  t.snapshot.functions[0].nodes[t.tasks].call.via_lambda = true;
   const std::vector<InlayHint> hints = inlayHints(t.snapshot, everything(), Options());
   EXPECT_THAT(labels(hints),
               ElementsAre("~⏱ 4.13 s (prod 410 ms)", "⏱ 3 ms", "≈ 3.87 s (100 × 38.7 ms)",
@@ -84,7 +84,7 @@ TEST(FeaturesInlayHints, HintsThatSayNothingAreLeftOutInEveryProfile) {
   FunctionBuilder b("f", "f()", {{0, 0}, {4, 1}}, find(src, 0, "f"), find(src, 0, "f()").end);
   b.total(unknown());
   const int push = b.call(0, "push_back", find(src, 1, "v.push_back(1)"), unknown());
-  b.node(push).callee_system = true;
+  b.node(push).call.system = true;
   const int branch = b.branch(0, {{2, 2}, {2, 22}}, find(src, 2, "a.ok())").end, 0.5, unknown());
   b.call(branch, "ok", find(src, 2, "a.ok()"),
          inferred(0, analysis::Model::Leaf, analysis::fact::Negligible{}));
@@ -125,8 +125,8 @@ TEST(FeaturesInlayHints, UnknownIsQuestionMarkNeverZero) {
 TEST(FeaturesInlayHints, AssumedIterationsAreMarked) {
   T4 t;
   analysis::Node& inner = t.snapshot.functions[0].nodes[t.inner];
-  inner.iterations = 10;
-  inner.iteration_source = IterationSource::Default;
+  inner.loop.iterations = 10;
+  inner.loop.iteration_source = IterationSource::Default;
   inner.estimate =
       inferred(124e6, analysis::Model::Loop,
                analysis::fact::LoopProduct{10, analysis::fact::LoopProduct::Body::Known, 12.4e6},

@@ -107,8 +107,8 @@ class FunctionBuilder {
   int call(int parent, std::string callee, Range r, Estimate e,
            std::optional<Stats> m = std::nullopt) {
     Node n = base(parent, NodeKind::Call, r, r.end);
-    n.callee_name = callee;
-    n.callee_key = "agile::" + callee + "()";
+    n.call.name = callee;
+    n.call.key = "agile::" + callee + "()";
     n.estimate = std::move(e);
     n.measured = m;
     if (m) {
@@ -120,18 +120,18 @@ class FunctionBuilder {
   int loop(int parent, LoopKind kind, Range r, Position hint, std::optional<double> iterations,
            IterationSource src, Estimate e) {
     Node n = base(parent, NodeKind::Loop, r, hint);
-    n.loop_kind = kind;
-    n.iterations = iterations;
-    n.iteration_source = src;
+    n.loop.kind = kind;
+    n.loop.iterations = iterations;
+    n.loop.iteration_source = src;
     n.estimate = std::move(e);
     int ordinal = 0;
     for (const Node& o : f_.nodes) ordinal += o.kind == NodeKind::Loop;
-    n.loop_ordinal = ordinal;
+    n.loop.ordinal = ordinal;
     return add(std::move(n));
   }
   int branch(int parent, Range r, Position hint, double probability, Estimate e) {
     Node n = base(parent, NodeKind::Branch, r, hint);
-    n.branch_probability = probability;
+    n.branch.probability = probability;
     n.estimate = std::move(e);
     return add(std::move(n));
   }

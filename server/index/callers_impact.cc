@@ -27,23 +27,23 @@ CallSiteImpact siteImpact(const FunctionInfo& f, int id) {
     const Node& p = f.nodes[parent];
     const Node& c = f.nodes[child];
     if (p.kind == NodeKind::Loop && c.arm >= 0) {
-      if (p.constant_trip) {
-        s.executions *= *p.constant_trip;
-      } else if (p.annotated_iterations) {
-        s.executions *= *p.annotated_iterations;
+      if (p.loop.constant_trip) {
+        s.executions *= *p.loop.constant_trip;
+      } else if (p.loop.annotated_iterations) {
+        s.executions *= *p.loop.annotated_iterations;
       } else {
         s.assumptions.push_back("loop at line " + std::to_string(p.range.start.line + 1) +
                                 ": iterations unknown, counted once");
       }
-    } else if (p.kind == NodeKind::Branch && c.arm >= 0 && p.branch_arms > 0) {
-      double share = 1.0 / p.branch_arms;
-      if (p.branch_arms == 2 && p.branch_prior)
-        share = c.arm == 0 ? *p.branch_prior : 1 - *p.branch_prior;
+    } else if (p.kind == NodeKind::Branch && c.arm >= 0 && p.branch.arms > 0) {
+      double share = 1.0 / p.branch.arms;
+      if (p.branch.arms == 2 && p.branch.prior)
+        share = c.arm == 0 ? *p.branch.prior : 1 - *p.branch.prior;
       s.executions *= share;
       s.assumptions.push_back(
           "branch at line " + std::to_string(p.range.start.line + 1) +
           ": arm taken with probability " + std::to_string(share).substr(0, 4) +
-          (p.branch_prior ? " (" + p.branch_prior_reason + ")" : " (equal arms)"));
+          (p.branch.prior ? " (" + p.branch.prior_reason + ")" : " (equal arms)"));
     }
   }
   return s;

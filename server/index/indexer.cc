@@ -70,9 +70,9 @@ std::vector<analysis::FunctionInfo> summariesOf(analysis::ParsedUnit& unit) {
     const analysis::FunctionInfo* f = todo.back();
     todo.pop_back();
     for (const auto& n : f->nodes) {
-      if (n.kind != analysis::NodeKind::Call || !n.callee_in_workspace) continue;
-      auto it = unit.workspace_bodies.find(n.callee_key);
-      if (it == unit.workspace_bodies.end() || !seen.insert(n.callee_key).second) continue;
+      if (n.kind != analysis::NodeKind::Call || !n.call.in_workspace) continue;
+      auto it = unit.workspace_bodies.find(n.call.key);
+      if (it == unit.workspace_bodies.end() || !seen.insert(n.call.key).second) continue;
       out.push_back(it->second);
       todo.push_back(&it->second);
     }

@@ -31,29 +31,29 @@ template <typename N, typename F>
 void nodeFields(N& n, F&& f) {
   f("p", n.parent, -1);
   f("c", n.children);
-  f("ck", n.callee_key);
-  f("cm", n.callee_mangled);
-  f("cn", n.callee_name);
-  f("cw", n.callee_in_workspace);
-  f("cs", n.callee_system);
-  f("cv", n.callee_virtual);
-  f("ci", n.callee_indirect);
-  f("vl", n.via_lambda);
-  f("cp", n.callee_params);
-  f("lk", n.loop_kind);
-  f("lo", n.loop_ordinal, -1);
-  f("pk", n.producer_key);
-  f("pm", n.producer_mangled);
-  f("rv", n.range_var);
-  f("rn", n.range_var_name);
-  f("fv", n.fills_var);
-  f("bp", n.branch_prior);
-  f("br", n.branch_prior_reason);
+  f("ck", n.call.key);
+  f("cm", n.call.mangled);
+  f("cn", n.call.name);
+  f("cw", n.call.in_workspace);
+  f("cs", n.call.system);
+  f("cv", n.call.is_virtual);
+  f("ci", n.call.indirect);
+  f("vl", n.call.via_lambda);
+  f("cp", n.call.params);
+  f("lk", n.loop.kind);
+  f("lo", n.loop.ordinal, -1);
+  f("pk", n.loop.producer_key);
+  f("pm", n.loop.producer_mangled);
+  f("rv", n.loop.range_var);
+  f("rn", n.loop.range_var_name);
+  f("fv", n.call.fills_var);
+  f("bp", n.branch.prior);
+  f("br", n.branch.prior_reason);
   f("a", n.arm);
-  f("ba", n.branch_arms);
-  f("ct", n.constant_trip);
-  f("cts", n.constant_trip_source);
-  f("ai", n.annotated_iterations);
+  f("ba", n.branch.arms);
+  f("ct", n.loop.constant_trip);
+  f("cts", n.loop.constant_trip_source);
+  f("ai", n.loop.annotated_iterations);
 }
 
 // Enumerations are stored as their number.

@@ -46,10 +46,10 @@ int work(int n) {
     EXPECT_EQ(a.kind, b.kind);
     EXPECT_EQ(a.parent, b.parent);
     EXPECT_EQ(a.children, b.children);
-    EXPECT_EQ(a.callee_key, b.callee_key);
-    EXPECT_EQ(a.constant_trip, b.constant_trip);
-    EXPECT_EQ(a.annotated_iterations, b.annotated_iterations);
-    EXPECT_EQ(a.branch_prior, b.branch_prior);
+    EXPECT_EQ(a.call.key, b.call.key);
+    EXPECT_EQ(a.loop.constant_trip, b.loop.constant_trip);
+    EXPECT_EQ(a.loop.annotated_iterations, b.loop.annotated_iterations);
+    EXPECT_EQ(a.branch.prior, b.branch.prior);
     EXPECT_EQ(a.arm, b.arm);
     EXPECT_EQ(a.range, b.range);
   }
@@ -76,16 +76,16 @@ int through(int (*fp)(int), const std::function<int(int, int)>& fn, Job& j,
   ASSERT_NE(fn, nullptr);
   std::vector<std::string> indirect;
   for (const auto& n : fn->nodes)
-    if (n.callee_indirect) indirect.push_back(n.callee_params);
+    if (n.call.indirect) indirect.push_back(n.call.params);
   ASSERT_EQ(indirect.size(), 3u);  // the pointer, the std::function, the member pointer
   std::optional<FunctionInfo> back = decodeSummary(encodeSummary(*fn));
   ASSERT_TRUE(back);
   ASSERT_EQ(back->nodes.size(), fn->nodes.size());
   std::vector<std::string> decoded;
   for (size_t i = 0; i < fn->nodes.size(); ++i) {
-    EXPECT_EQ(back->nodes[i].callee_indirect, fn->nodes[i].callee_indirect) << "node " << i;
-    EXPECT_EQ(back->nodes[i].callee_params, fn->nodes[i].callee_params) << "node " << i;
-    if (back->nodes[i].callee_indirect) decoded.push_back(back->nodes[i].callee_params);
+    EXPECT_EQ(back->nodes[i].call.indirect, fn->nodes[i].call.indirect) << "node " << i;
+    EXPECT_EQ(back->nodes[i].call.params, fn->nodes[i].call.params) << "node " << i;
+    if (back->nodes[i].call.indirect) decoded.push_back(back->nodes[i].call.params);
   }
   EXPECT_EQ(decoded, indirect);
   EXPECT_NE(std::find(decoded.begin(), decoded.end(), "(int, int)"), decoded.end())

@@ -49,12 +49,12 @@ uint64_t layoutOf(const FunctionInfo& f) {
   for (const auto& n : f.nodes) {
     range(n.range);
     pos(n.hint);
-    text(n.callee_key);
-    mix((n.callee_in_workspace ? 1 : 0) | (n.callee_system ? 2 : 0) | (n.callee_virtual ? 4 : 0) |
-        (n.callee_indirect ? 8 : 0));
-    text(n.producer_key);
-    mix(n.constant_trip ? std::bit_cast<int64_t>(*n.constant_trip) : -1);
-    mix(n.branch_prior ? std::bit_cast<int64_t>(*n.branch_prior) : -1);
+    text(n.call.key);
+    mix((n.call.in_workspace ? 1 : 0) | (n.call.system ? 2 : 0) | (n.call.is_virtual ? 4 : 0) |
+        (n.call.indirect ? 8 : 0));
+    text(n.loop.producer_key);
+    mix(n.loop.constant_trip ? std::bit_cast<int64_t>(*n.loop.constant_trip) : -1);
+    mix(n.branch.prior ? std::bit_cast<int64_t>(*n.branch.prior) : -1);
   }
   return h;
 }
@@ -89,7 +89,7 @@ WorkspaceIndex::StoredPtr WorkspaceIndex::store(const FunctionInfo& f) {
   st->layout = layoutOf(f);
   st->summary = encodeSummary(f);
   for (const auto& n : f.nodes)
-    if (n.kind == NodeKind::Call && !n.callee_key.empty()) st->callees.push_back(n.callee_key);
+    if (n.kind == NodeKind::Call && !n.call.key.empty()) st->callees.push_back(n.call.key);
   std::sort(st->callees.begin(), st->callees.end());
   st->callees.erase(std::unique(st->callees.begin(), st->callees.end()), st->callees.end());
   st->summary.shrink_to_fit();
@@ -420,7 +420,7 @@ std::vector<Caller> WorkspaceIndex::callersOf(const std::string& key) const {
     if (!f) continue;
     Caller c{std::make_shared<const FunctionInfo>(std::move(*f)), {}};
     for (const auto& n : c.function->nodes)
-      if (n.kind == NodeKind::Call && n.callee_key == key) c.call_nodes.push_back(n.id);
+      if (n.kind == NodeKind::Call && n.call.key == key) c.call_nodes.push_back(n.id);
     if (!c.call_nodes.empty()) out.push_back(std::move(c));
   }
   return out;
@@ -436,9 +436,9 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies,
   std::deque<std::string> todo;
   auto want = [&](const FunctionInfo& f) {
     for (const auto& n : f.nodes)
-      if (n.kind == NodeKind::Call && !n.callee_key.empty() && !n.callee_system &&
-          !local.count(n.callee_key))
-        todo.push_back(n.callee_key);
+      if (n.kind == NodeKind::Call && !n.call.key.empty() && !n.call.system &&
+          !local.count(n.call.key))
+        todo.push_back(n.call.key);
   };
   for (const auto& f : unit.functions) want(f);
   for (const auto& [key, f] : unit.workspace_bodies) want(f);
@@ -467,8 +467,8 @@ size_t WorkspaceIndex::augment(analysis::ParsedUnit& unit, size_t max_bodies,
   auto mark = [&](FunctionInfo& f, bool from_index) {
     for (auto& n : f.nodes)
       if (n.kind == NodeKind::Call &&
-          (added.count(n.callee_key) || (from_index && own.count(n.callee_key))))
-        n.callee_in_workspace = true;
+          (added.count(n.call.key) || (from_index && own.count(n.call.key))))
+        n.call.in_workspace = true;
   };
   for (auto& f : unit.functions) mark(f, false);
   for (auto& [key, f] : unit.workspace_bodies) mark(f, added.count(key) > 0);

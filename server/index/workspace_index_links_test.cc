@@ -111,7 +111,7 @@ FunctionInfo fn(const std::string& file, const std::string& key, uint64_t hash,
     analysis::Node n;
     n.kind = NodeKind::Call;
     n.id = static_cast<int>(f.nodes.size());
-    n.callee_key = c;
+    n.call.key = c;
     f.nodes.push_back(n);
   }
   return f;
@@ -280,7 +280,7 @@ TEST(WorkspaceIndexLinks, ManyUpdatesOfKeysSharedAcrossFilesLinkWhatTheFinalText
         const auto body = index.find(caller);
         if (!body) continue;
         for (const auto& n : body->nodes)
-          if (n.kind == NodeKind::Call && n.callee_key == key) callers.insert(caller);
+          if (n.kind == NodeKind::Call && n.call.key == key) callers.insert(caller);
       }
       std::set<std::string> linked;
       for (const auto& c : index.callersOf(key)) linked.insert(c.function->key);

@@ -56,7 +56,7 @@ Analysed analyseWithIndex(const Workspace& ws, const std::vector<std::string>& s
 
 const analysis::Node* callTo(const FunctionInfo& f, const std::string& key) {
   for (const auto& n : f.nodes)
-    if (n.kind == NodeKind::Call && n.callee_key == key) return &n;
+    if (n.kind == NodeKind::Call && n.call.key == key) return &n;
   return nullptr;
 }
 

@@ -97,10 +97,10 @@ void ClangAnalyzer::markChangedCallees(analysis::Snapshot& snap,
   if (options_.deployed_revision == "none") return;
   for (auto& f : snap.functions) {
     for (auto& n : f.nodes) {
-      if (n.kind != analysis::NodeKind::Call || !n.measured || n.callee_key.empty()) continue;
-      index::FunctionPtr body = index_->find(n.callee_key);
+      if (n.kind != analysis::NodeKind::Call || !n.measured || n.call.key.empty()) continue;
+      index::FunctionPtr body = index_->find(n.call.key);
       if (!body || body->file.empty() || body->file == snap.path) continue;
-      const FeedbackItem* item = view.find(n.callee_key);
+      const FeedbackItem* item = view.find(n.call.key);
       std::vector<std::string> versions = item ? item->versions : std::vector<std::string>{};
       if (versions.empty() && options_.deployed_revision.empty()) continue;
       std::string revision =
@@ -108,12 +108,12 @@ void ClangAnalyzer::markChangedCallees(analysis::Snapshot& snap,
       if (revision.empty()) continue;
       const auto* hashes = deployedHashes(body->file, revision);
       if (!hashes) continue;
-      auto it = hashes->find(n.callee_key);
+      auto it = hashes->find(n.call.key);
       if (it == hashes->end() || it->second == body->body_hash) continue;
-      n.callee_changed = "The body of " + body->name + " in " +
-                         fs::path(body->file).filename().string() +
-                         " has changed since production ran it (" + revision.substr(0, 12) +
-                         "): its measured values describe the old body.";
+      n.call.callee_changed = "The body of " + body->name + " in " +
+                              fs::path(body->file).filename().string() +
+                              " has changed since production ran it (" + revision.substr(0, 12) +
+                              "): its measured values describe the old body.";
     }
   }
 }

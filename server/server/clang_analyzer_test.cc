@@ -105,7 +105,7 @@ TEST_F(ClangAnalyzerEdits, AnEditWalksTheWorkspaceHeadersOnlyOnce) {
   ASSERT_EQ(snap->functions.size(), 2u);
   for (const auto& f : snap->functions) {
     ASSERT_GE(f.nodes.size(), 2u) << f.name;
-    EXPECT_TRUE(f.nodes[1].callee_in_workspace) << f.name << ": step's body is not known";
+    EXPECT_TRUE(f.nodes[1].call.in_workspace) << f.name << ": step's body is not known";
   }
 }
 

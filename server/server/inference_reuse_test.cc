@@ -94,9 +94,9 @@ std::string observable(const analysis::Snapshot& s) {
       o << "  node " << n.id << " " << static_cast<int>(e.provenance) << " " << e.dist.mean_ns
         << " " << e.dist.p50_ns << " " << e.dist.p90_ns << " " << e.dist.p99_ns << " u"
         << e.unknown_parts << " f" << e.floor_mean_ns << " s" << e.spread_lo << "/" << e.spread_hi
-        << " i" << (e.interval ? e.interval->hi.mean_ns : -1) << " it" << n.iterations.value_or(-1)
-        << " b" << n.branch_probability.value_or(-1) << " pc" << n.production_calls << " "
-        << n.callee_in_workspace << "\n";
+        << " i" << (e.interval ? e.interval->hi.mean_ns : -1) << " it"
+        << n.loop.iterations.value_or(-1) << " b" << n.branch.probability.value_or(-1) << " pc"
+        << n.call.production_calls << " " << n.call.in_workspace << "\n";
       if (auto h = features::hover(s, n.range.start, opts)) o << h->markdown << "\n";
     }
   }

@@ -96,7 +96,7 @@ void WalkCache::giveBack(analysis::ParsedUnit&& unit) noexcept {
   size_t flag = 0;
   for (analysis::FunctionInfo& f : unit.functions)
     for (analysis::Node& n : f.nodes)
-      if (flag < walked_in_workspace_.size()) n.callee_in_workspace = walked_in_workspace_[flag++];
+      if (flag < walked_in_workspace_.size()) n.call.in_workspace = walked_in_workspace_[flag++];
   try {
     for (analysis::MainBodies::Loan& loan : main_.lent) {
       loan.entry->functions.reserve(loan.at.size());
@@ -130,7 +130,7 @@ analysis::ParsedUnit WalkCache::lend(const analysis::TranslationUnit& tu,
   last_.main_implicit_reused = main_.implicit_reused;
   walked_in_workspace_.clear();
   for (const analysis::FunctionInfo& f : unit.functions)
-    for (const analysis::Node& n : f.nodes) walked_in_workspace_.push_back(n.callee_in_workspace);
+    for (const analysis::Node& n : f.nodes) walked_in_workspace_.push_back(n.call.in_workspace);
   if (same) {
     unit.workspace_bodies = bodies_;
     unit.problems.insert(unit.problems.end(), problems_.begin(), problems_.end());

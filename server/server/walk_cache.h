@@ -66,7 +66,7 @@ class WalkCache {
   std::unordered_map<std::string, analysis::FunctionInfo> bodies_;
   std::vector<analysis::ParseProblem> problems_;
   analysis::MainBodies main_;
-  // Per node of the lent unit's functions, in order: its callee_in_workspace as walked.
+  // Per node of the lent unit's functions, in order: its call.in_workspace as walked.
   std::vector<bool> walked_in_workspace_;
   LastBuild last_;
 

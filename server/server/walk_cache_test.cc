@@ -107,7 +107,7 @@ class WalkCacheTest : public ::testing::Test {
       for (size_t k = 0; k < f.nodes.size(); ++k) {
         EXPECT_EQ(f.nodes[k].range, g.nodes[k].range) << f.key << " node " << k;
         EXPECT_EQ(f.nodes[k].hint, g.nodes[k].hint) << f.key << " node " << k;
-        EXPECT_EQ(f.nodes[k].callee_key, g.nodes[k].callee_key) << f.key << " node " << k;
+        EXPECT_EQ(f.nodes[k].call.key, g.nodes[k].call.key) << f.key << " node " << k;
       }
     }
   }
@@ -213,7 +213,7 @@ TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
   ASSERT_TRUE(tu_->reparse(kTwo));
   analysis::ParsedUnit lent = cache_.lend(*tu_, options_);
   for (auto& f : lent.functions)
-    for (auto& n : f.nodes) n.callee_in_workspace = !n.callee_in_workspace;
+    for (auto& n : f.nodes) n.call.in_workspace = !n.call.in_workspace;
   cache_.giveBack(std::move(lent));
   ASSERT_TRUE(tu_->reparse(withLinesInFirstBody(kTwo, "  t += 1;\n")));
   analysis::ParsedUnit unit = cache_.lend(*tu_, options_);
@@ -222,8 +222,8 @@ TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
   expectSameBodies(unit, walked);
   for (size_t i = 0; i < unit.functions.size() && i < walked.functions.size(); ++i)
     for (size_t k = 0; k < unit.functions[i].nodes.size(); ++k)
-      EXPECT_EQ(unit.functions[i].nodes[k].callee_in_workspace,
-                walked.functions[i].nodes[k].callee_in_workspace)
+      EXPECT_EQ(unit.functions[i].nodes[k].call.in_workspace,
+                walked.functions[i].nodes[k].call.in_workspace)
           << unit.functions[i].key << " node " << k;
   // Not given back: the next build walks every body, and gives what a walk gives.
   ASSERT_TRUE(tu_->reparse(kTwo));
@@ -322,7 +322,7 @@ TEST_F(WalkCacheTest, ADirectiveInsideABodyWalksEveryBody) {
   expectSameBodies(unit, fresh());
   bool calls_other = false;
   for (const auto& f : unit.functions)
-    for (const auto& n : f.nodes) calls_other |= f.name == "second" && n.callee_key == "other(int)";
+    for (const auto& n : f.nodes) calls_other |= f.name == "second" && n.call.key == "other(int)";
   EXPECT_TRUE(calls_other) << "second still calls what the old macro named";
 }
 
