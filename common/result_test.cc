@@ -26,5 +26,12 @@ TEST(Result, NonNegativeTakesEveryNumberFormButNoSignOrInfinity) {
   EXPECT_FALSE(static_cast<bool>(Result<int>::failure("why")));
 }
 
+TEST(Result, VoidCarriesOnlyTheReason) {
+  EXPECT_TRUE(Result<void>::success().ok());
+  const Result<void> r = Result<void>::failure("cannot reparse a.cc: crashed");
+  EXPECT_FALSE(static_cast<bool>(r));
+  EXPECT_EQ(r.error, "cannot reparse a.cc: crashed");
+}
+
 }  // namespace
 }  // namespace perfhat

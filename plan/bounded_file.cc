@@ -7,34 +7,24 @@
 
 namespace perfhat::plan {
 
-bool readBoundedFile(const std::string& path, std::size_t max_bytes, std::string& out,
-                     std::string& error) {
+Result<std::string> readBoundedFile(const std::string& path, std::size_t max_bytes) {
+  using Text = Result<std::string>;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = path + " is a directory, not a file";
-    return false;
-  }
+  if (std::filesystem::is_directory(path, ec))
+    return Text::failure(path + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  out.clear();
+  if (!in) return Text::failure("cannot open " + path + ": " + std::strerror(errno));
+  std::string out;
   char buffer[1 << 16];
   while (in) {
     in.read(buffer, sizeof buffer);
     std::size_t got = static_cast<std::size_t>(in.gcount());
-    if (out.size() + got > max_bytes) {
-      error = path + " is larger than " + std::to_string(max_bytes) + " bytes";
-      return false;
-    }
+    if (out.size() + got > max_bytes)
+      return Text::failure(path + " is larger than " + std::to_string(max_bytes) + " bytes");
     out.append(buffer, got);
   }
-  if (in.bad()) {
-    error = "cannot read " + path;
-    return false;
-  }
-  return true;
+  if (in.bad()) return Text::failure("cannot read " + path);
+  return Text::success(std::move(out));
 }
 
 }  // namespace perfhat::plan

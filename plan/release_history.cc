@@ -50,12 +50,12 @@ History readHistory(const std::string& dir, const std::vector<std::string>& unit
   std::unordered_map<std::string_view, std::size_t> index;
   for (std::size_t i = 0; i < units.size(); ++i) index.emplace(units[i], i);
   for (const fs::path& f : files) {
-    std::string text, error;
-    if (!readBoundedFile(f.string(), kMaxManifestBytes, text, error)) {
-      h.error = "history: " + error;
+    const Result<std::string> text = readBoundedFile(f.string(), kMaxManifestBytes);
+    if (!text) {
+      h.error = "history: " + text.error;
       return h;
     }
-    JsonParse parsed = parseJson(text, 8);
+    JsonParse parsed = parseJson(text.value, 8);
     const nlohmann::json& m = parsed.value;
     auto bad = [&](const std::string& why) {
       h.error = "history file " + f.string() + ": " + why;

@@ -49,11 +49,11 @@ int runSimulate(const SimulateOptions& o) {
   if (!(o.top_percent > 0 && o.top_percent <= 100))
     return fail("--top-percent must be in (0, 100]");
   if (o.max_skip > 1'000'000) return fail("--max-skip must be at most 1000000");
-  std::string text, error;
-  if (!readBoundedFile(o.manifest_path, kMaxManifestBytes, text, error)) return fail(error);
+  Result<std::string> text = readBoundedFile(o.manifest_path, kMaxManifestBytes);
+  if (!text) return fail(text.error);
   ManifestMasks masks;
-  if (std::string e = parseManifestMasks(text, masks); !e.empty()) return fail(e);
-  text.clear();
+  if (std::string e = parseManifestMasks(text.value, masks); !e.empty()) return fail(e);
+  text.value.clear();
 
   PlanRng rng(o.seed.value_or(std::random_device{}()));
   const std::uint64_t span = o.max_skip + 1;

@@ -48,7 +48,7 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
     return std::make_shared<analysis::InMemoryFeedback>();
   };
   auto cc = analysis::compileCommandFor(file, db, {});
-  auto bare = analysis::TranslationUnit::parse(file, original, cc.args);
+  auto bare = analysis::TranslationUnit::parse(file, original, cc.args).value;
   std::vector<std::string> warnings;
   auto first = analyzer.analyze({file, original, 1}, fetch, warnings);
   const bool keep_snapshot = std::getenv("INDEX_BENCH_KEEP_SNAPSHOT") != nullptr;

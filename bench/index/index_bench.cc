@@ -82,7 +82,7 @@ std::unique_ptr<index::Indexer> indexer(const std::string& db, const std::string
   o.database = db;
   o.analysis.workspace_root = root;
   o.idle_priority = false;
-  return std::make_unique<index::Indexer>(std::move(idx), index::SummaryStore::open(store, nullptr),
+  return std::make_unique<index::Indexer>(std::move(idx), index::SummaryStore::open(store).value,
                                           o);
 }
 
@@ -108,7 +108,7 @@ int runIndex(const std::string& db, const std::string& root, const std::string& 
     auto text = index::readFile(f);
     if (text) {
       auto cc = analysis::compileCommandFor(f, db, {});
-      analysis::TranslationUnit::parse(f, *text, cc.args, nullptr,
+      analysis::TranslationUnit::parse(f, *text, cc.args,
                                        analysis::TranslationUnit::Mode::kOneShot);
     }
     bare_cpu += cpuMs() - c0;
@@ -378,7 +378,7 @@ int editLoop(Server& busy, const std::string& db, const std::string& file, const
   // on this thread: its thread CPU time is the reparse's), interleaved.
   setenv("LIBCLANG_NOTHREADS", "1", 1);
   auto cc = analysis::compileCommandFor(file, db, {});
-  auto tu = analysis::TranslationUnit::parse(file, text, cc.args);
+  auto tu = analysis::TranslationUnit::parse(file, text, cc.args).value;
   std::vector<double> bare, bare_cpu, bare_sys, bare_faults, lsp_ms, lsp_cpu;
   for (int i = 1; i <= n; ++i) {
     double c0 = server::threadCpuMs();

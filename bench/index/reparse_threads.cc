@@ -95,7 +95,7 @@ int runReparseThreads(const std::string& db, const std::string& file, int n) {
       f();
   };
   for (auto& v : variants)
-    on(v, [&] { v.tu = analysis::TranslationUnit::parse(file, original, cc.args); });
+    on(v, [&] { v.tu = analysis::TranslationUnit::parse(file, original, cc.args).value; });
   for (int i = 1; i <= n; ++i) {
     // A different order each round, so that no variant always follows the same one.
     for (int k = 0; k < 3; ++k) {

@@ -38,9 +38,16 @@ constexpr const char* kClassOptionalNumbers[] = {"weight", "cold_hz"};
 // The in-probe prices charged and the timed calls behind them (the library's "in_situ" object,
 // budget_insitu.h): every member optional, as an older library sends none.
 constexpr const char* kInSituNumbers[] = {
-    "report_ns",     "request_ns",       "calibrated_report_ns", "timed_report_ns",
-    "timed_reports", "timed_request_ns", "timed_requests",       "timed_passed_ns",
-    "timed_passes",  "dropped"};
+    "report_ns",       "request_ns",      "calibrated_report_ns",
+    "timed_report_ns", "timed_reports",   "timed_request_ns",
+    "timed_requests",  "timed_passed_ns", "timed_passes",
+    "dropped",         "fence_ns",        "entry_fence_ns"};
+// The last window's prices (ns an event) and its charge by part (CPU seconds), as the library
+// measured them (budget_controller_status.cc): every member optional.
+constexpr const char* kWindowPriceNumbers[] = {"detect", "report", "counted", "sample", "cold"};
+constexpr const char* kWindowCostNumbers[] = {"detect",    "report",  "counted",
+                                              "requests",  "passed",  "cold",
+                                              "measuring", "samples", "collector"};
 constexpr const char* kSampledNumbers[] = {"samples", "self", "estimated_cpu_s",
                                            "estimated_self_cpu_s"};
 
@@ -185,6 +192,8 @@ Status parseStatus(std::string_view body) {
   copyNumber(in, out, "sent_unix_ns", "", false, kMaxUnixNs);
   copyFlag(in, out, "over_budget", "");
   copyNumbers(in, out, "in_situ", kInSituNumbers);
+  copyNumbers(in, out, "window_price_ns", kWindowPriceNumbers);
+  copyNumbers(in, out, "window_cost_s", kWindowCostNumbers);
   out["classes"] = classes(in);
   out["sampled_functions"] = sampledFunctions(in);
   out["functions"] = functions(in);

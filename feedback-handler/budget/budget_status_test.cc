@@ -63,16 +63,10 @@ TEST(BudgetStatus, KeepsDetectedColdEntriesAndTheMeans) {
 // The in-probe prices the library charged (budget_insitu.h) reach GET /v1/budget's status.
 TEST(BudgetStatus, KeepsTheInSituPrices) {
   json j = json::parse(kMinimal);
-  j["in_situ"] = {{"report_ns", 2600},
-                  {"request_ns", 4100},
-                  {"calibrated_report_ns", 73},
-                  {"timed_report_ns", 2600},
-                  {"timed_reports", 40},
-                  {"timed_request_ns", 4100},
-                  {"timed_requests", 33},
-                  {"timed_passes", 5},
-                  {"dropped", 2},
-                  {"unknown", 1}};
+  j["in_situ"] = {{"report_ns", 2600},       {"request_ns", 4100},   {"calibrated_report_ns", 73},
+                  {"timed_report_ns", 2600}, {"timed_reports", 40},  {"timed_request_ns", 4100},
+                  {"timed_requests", 33},    {"timed_passes", 5},    {"dropped", 2},
+                  {"fence_ns", 21},          {"entry_fence_ns", 11}, {"unknown", 1}};
   const json out = json::parse(parseStatus(j.dump()).json);
   ASSERT_TRUE(out.contains("in_situ"));
   EXPECT_EQ(out["in_situ"]["report_ns"], 2600);
@@ -82,12 +76,45 @@ TEST(BudgetStatus, KeepsTheInSituPrices) {
   EXPECT_EQ(out["in_situ"]["timed_requests"], 33);
   EXPECT_EQ(out["in_situ"]["dropped"], 2);
   EXPECT_EQ(out["in_situ"]["timed_passes"], 5);
+  EXPECT_EQ(out["in_situ"]["fence_ns"], 21);
+  EXPECT_EQ(out["in_situ"]["entry_fence_ns"], 11);
   EXPECT_FALSE(out["in_situ"].contains("unknown"));
   EXPECT_FALSE(json::parse(parseStatus(kMinimal).json).contains("in_situ"));
   j["in_situ"]["report_ns"] = -1;
   EXPECT_EQ(refusal(j), "in_situ.report_ns: must be a finite number in [0, 1e15]");
   j["in_situ"] = 3;
   EXPECT_EQ(refusal(j), "in_situ: must be an object");
+}
+
+// The last window's prices and its charge by part reach GET /v1/budget's status: only the known
+// members, each a finite number in [0, 1e15].
+TEST(BudgetStatus, KeepsTheWindowsPricesAndCharge) {
+  json j = json::parse(kMinimal);
+  j["window_price_ns"] = {{"detect", 3.9}, {"report", 910}, {"counted", 14},
+                          {"sample", 0},   {"cold", 150},   {"unknown", 1}};
+  j["window_cost_s"] = {{"detect", 0.0006},  {"report", 0.0001}, {"counted", 0},
+                        {"requests", 1e-05}, {"passed", 6e-05},  {"cold", 0.0009},
+                        {"measuring", 0},    {"samples", 0},     {"collector", 0.0007},
+                        {"unknown", 2}};
+  const json out = json::parse(parseStatus(j.dump()).json);
+  ASSERT_TRUE(out.contains("window_price_ns"));
+  EXPECT_EQ(out["window_price_ns"]["report"], 910);
+  EXPECT_EQ(out["window_price_ns"]["cold"], 150);
+  EXPECT_EQ(out["window_price_ns"].size(), 5u);  // the unknown member is dropped
+  ASSERT_TRUE(out.contains("window_cost_s"));
+  EXPECT_EQ(out["window_cost_s"]["passed"], 6e-05);
+  EXPECT_EQ(out["window_cost_s"]["collector"], 0.0007);
+  EXPECT_EQ(out["window_cost_s"].size(), 9u);
+  const json old = json::parse(parseStatus(kMinimal).json);  // an older library's: still absent
+  EXPECT_FALSE(old.contains("window_price_ns"));
+  EXPECT_FALSE(old.contains("window_cost_s"));
+  j["window_cost_s"]["collector"] = -0.001;
+  EXPECT_EQ(refusal(j), "window_cost_s.collector: must be a finite number in [0, 1e15]");
+  j["window_cost_s"]["collector"] = 0;
+  j["window_price_ns"]["report"] = 1e300;
+  EXPECT_EQ(refusal(j), "window_price_ns.report: must be a finite number in [0, 1e15]");
+  j["window_price_ns"] = {1, 2};
+  EXPECT_EQ(refusal(j), "window_price_ns: must be an object");
 }
 
 TEST(BudgetStatus, RefusalsNameTheField) {

@@ -53,15 +53,14 @@ FileResult enumerateFile(const std::string& file, const analysis::AnalysisOption
   text << in.rdbuf();
   analysis::CompileCommand cc =
       analysis::compileCommandFor(file, aopts.compile_commands, aopts.fallback_flags);
-  std::string err;
   // One-shot parse: no precompiled preamble, since nothing is reparsed.
-  auto tu = analysis::TranslationUnit::parse(file, text.str(), cc.args, &err,
+  auto tu = analysis::TranslationUnit::parse(file, text.str(), cc.args,
                                              analysis::TranslationUnit::Mode::kOneShot);
   if (!tu) {
-    r.error = "cannot parse " + file + ": " + err;
+    r.error = "cannot parse " + file + ": " + tu.error;
     return r;
   }
-  analysis::ParsedUnit unit = analysis::buildAst(*tu, aopts);
+  analysis::ParsedUnit unit = analysis::buildAst(*tu.value, aopts);
   for (const auto& f : unit.functions) r.functions.push_back(f.key);
   r.keys = analysis::referencedKeys(unit);
   return r;

@@ -34,6 +34,8 @@ json status(const std::string& service, const std::string& instance, double over
           {"window_s", 10},
           {"probing_hz", 200},
           {"in_situ", {{"report_ns", 2600}, {"timed_reports", 40}}},
+          {"window_price_ns", {{"report", 910}, {"cold", 150}}},
+          {"window_cost_s", {{"report", 0.0001}, {"passed", 6e-05}, {"collector", 0.0007}}},
           {"classes",
            {{{"name", "shop::Cart"},
              {"frequency_hz", 321.8},
@@ -149,6 +151,11 @@ TEST_P(BudgetHttp, PostedStatusIsReadBackAndSurvivesARestart) {
   EXPECT_EQ(s["window_s"], 10);
   EXPECT_EQ(s["in_situ"]["report_ns"], 2600);
   EXPECT_EQ(s["in_situ"]["timed_reports"], 40);
+  // The last window's prices and charge, kept in the store like the rest.
+  EXPECT_EQ(s["window_price_ns"]["report"], 910);
+  EXPECT_EQ(s["window_price_ns"]["cold"], 150);
+  EXPECT_DOUBLE_EQ(s["window_cost_s"]["passed"].get<double>(), 6e-05);
+  EXPECT_DOUBLE_EQ(s["window_cost_s"]["collector"].get<double>(), 0.0007);
   ASSERT_EQ(s["classes"].size(), 2u);
   EXPECT_EQ(s["classes"][0]["name"], "shop::Cart");
   EXPECT_EQ(s["classes"][0]["weight"], 2);
@@ -186,6 +193,10 @@ TEST_P(BudgetHttp, HostileBodiesAreRefusedByFieldAndLoseNothingStored) {
   EXPECT_EQ(errorOf(r),
             "budget status: classes[1].frequency_hz: must be a finite number in "
             "[0, 1e15]");
+  bad = status("shop", "h/1", 0.5);
+  bad["window_cost_s"]["passed"] = -1;
+  EXPECT_EQ(errorOf(post(bad.dump())),
+            "budget status: window_cost_s.passed: must be a finite number in [0, 1e15]");
   bad = status("shop", "h/1", 0.5);
   bad.erase("service");
   EXPECT_EQ(errorOf(post(bad.dump())), "budget status: service: is missing");

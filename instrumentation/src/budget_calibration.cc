@@ -49,9 +49,10 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
   }
   // kSkipped stands for "the budget passes over it" (inside a skip run); kCounted: the sampler
   // does not record (counted, not skipped); kClocked: a phase-1 timing sample, not recorded;
-  // kRecorded: recorded.
+  // kRecorded: recorded. kCountedFull is the hooks' own distinction (a macro's counted call is
+  // always a probe's): not measured.
   void run_pair(ProbeKind kind) override {
-    if (kind == autoinstrument::kProbeKinds) return;
+    if (kind == autoinstrument::kProbeKinds || kind == autoinstrument::kCountedFull) return;
     prepare(kind);
     call();
     reset();

@@ -60,6 +60,16 @@ void Controller::set_calibrator(Calibrator c) {
   calibrator_ = c;
 }
 
+void Controller::background_tick() {
+  detail::Lock l(background_mu_);
+  if (background_ticks_) tick();
+}
+
+void Controller::set_background_ticks(bool on) {
+  detail::Lock l(background_mu_);
+  background_ticks_ = on;
+}
+
 bool Controller::unlocked() const {
   std::mutex& m = mu_.native();
   if (!m.try_lock()) return false;
@@ -72,7 +82,7 @@ Controller& Controller::get() {
   return *c;
 }
 
-bool Controller::configure(const Settings& s, std::string* error) {
+detail::Status Controller::configure(const Settings& s) {
   detail::Lock l(mu_);
   settings_ = s;
   planner_ = Planner(s.planner);
@@ -99,6 +109,9 @@ bool Controller::configure(const Settings& s, std::string* error) {
   startup_pending_ = true;
   startup_windows_ = 0;
   insitu_.clear();
+  fence_ns_ = entry_fence_ns_ = 0;
+  detail::g_self_timing_fence.store(0, std::memory_order_relaxed);
+  detail::g_self_timing_entry_fence.store(0, std::memory_order_relaxed);
   detail::g_self_timing.store(s.enabled && s.error.empty(), std::memory_order_relaxed);
   // Only a sampler that exists: creating one here would map its ring in every process that
   // turns probes on, budget or not.
@@ -107,18 +120,16 @@ bool Controller::configure(const Settings& s, std::string* error) {
   sampler_taken_ = sampler ? sampler->taken() : 0;
   clear();
   if (!s.error.empty()) {
-    if (error) *error = s.error;
     settings_.enabled = false;
-    return false;
+    return detail::Status::failure(s.error);
   }
   rules_ = ClassRules::parse(s.classes);
   if (!rules_.error.empty()) {
-    if (error) *error = "PERFHAT_BUDGET_CLASSES: " + rules_.error;
     settings_.enabled = false;
     detail::g_self_timing.store(false, std::memory_order_relaxed);
-    return false;
+    return detail::Status::failure("PERFHAT_BUDGET_CLASSES: " + rules_.error);
   }
-  return true;
+  return detail::Status::success();
 }
 
 bool Controller::enabled() const {
@@ -252,12 +263,12 @@ std::size_t Controller::drain_samples() {
   return stacks.size();
 }
 
-bool Controller::calibrate_unlocked(Costs* out, uint64_t* configuration) {
+bool Controller::calibrate_unlocked(Calibration* out) {
   Calibrator calibrate = nullptr;
   {
     detail::Lock l(mu_);
     if (!settings_.enabled || calibrated_) return false;
-    *configuration = configurations_;
+    out->configuration = configurations_;
     calibrate = calibrator_ != nullptr ? calibrator_ : &calibrateProbeCosts;
   }
   std::vector<detail::SiteActivity> sites;
@@ -266,28 +277,35 @@ bool Controller::calibrate_unlocked(Costs* out, uint64_t* configuration) {
   const double nspt = detail::Engine::get().budget_snapshot(sites, recorded, ~uint32_t{0});
   uint32_t free_site = 1;
   for (const detail::SiteActivity& a : sites) free_site = std::max(free_site, a.id + 1);
-  *out = calibrate(nspt, free_site);
+  out->costs = calibrate(nspt, free_site);
+  out->fences = detail::measure_fence_ticks();  // what the in-situ intervals leave out
+  out->ns_per_tick = nspt;
   return true;
 }
 
 void Controller::tick() {
   // Only the background thread ticks, so no other calibration can run meanwhile; a configure()
   // in between (tests) drops this one's result: its settings may differ.
-  Costs calibrated;
-  uint64_t configuration = 0;
-  const bool fresh = calibrate_unlocked(&calibrated, &configuration);
+  Calibration calibrated;
+  const bool fresh = calibrate_unlocked(&calibrated);
   detail::Lock l(mu_);
   if (!settings_.enabled) return;
-  if (fresh && !calibrated_ && configuration == configurations_) {
-    costs_ = calibrated;
+  if (fresh && !calibrated_ && calibrated.configuration == configurations_) {
+    costs_ = calibrated.costs;
     calibrated_report_s_ = inprobe_report_s_ = request_s_ = costs_.report_s;
+    const detail::SelfTimingFences& f = calibrated.fences;
+    fence_ns_ = static_cast<double>(f.pair) * calibrated.ns_per_tick;
+    entry_fence_ns_ = static_cast<double>(f.entry) * calibrated.ns_per_tick;
+    detail::g_self_timing_fence.store(f.pair, std::memory_order_relaxed);
+    detail::g_self_timing_entry_fence.store(f.entry, std::memory_order_relaxed);
     calibrated_ = true;
   }
   if (!calibrated_) return;  // configured anew while calibrating: the next tick calibrates
   detail::Engine& engine = detail::Engine::get();
   std::vector<detail::SiteActivity> sites;
   uint64_t recorded = 0;
-  const double nspt = engine.budget_snapshot(sites, recorded, named_below_);
+  uint64_t recorded_roots = 0;
+  const double nspt = engine.budget_snapshot(sites, recorded, named_below_, &recorded_roots);
   if (nspt > 0)
     detail::g_self_timing_cap.store(static_cast<uint64_t>(kSelfTimingCapNs / nspt),
                                     std::memory_order_relaxed);
@@ -297,6 +315,7 @@ void Controller::tick() {
   classify(sites, nspt);
   for (const detail::SiteActivity& a : sites) named_below_ = std::max(named_below_, a.id + 1);
   if (last_wall_ < 0) {  // the first window starts here
+    recorded_roots_ = recorded_roots;
     start_first_window(sites, recorded, now);
     return;
   }
@@ -307,7 +326,7 @@ void Controller::tick() {
   const WindowTotals totals = measure_sites(sites, now.wall - last_wall_, nspt);
   const double sample_cpu_s = settings_.planner.probing ? price_stack_samples(nspt) : 0;
   price_in_situ(nspt);
-  const WindowCost cost = measure_cost(totals, recorded, sample_cpu_s, now);
+  const WindowCost cost = measure_cost(totals, recorded, recorded_roots, sample_cpu_s, now);
   const Plan& plan = planner_.observe(totals.classes, cost, costs_);
   apply_plan(plan, sites);
   if (settings_.planner.probing) set_probe_rate(plan.probing_hz);
@@ -423,14 +442,18 @@ double Controller::price_stack_samples(double nspt) {
 
 void Controller::price_in_situ(double nspt) {
   insitu_.add(detail::self_timing_totals(), nspt, settings_.planner.windows);
-  inprobe_report_s_ = insitu_.report_s(calibrated_report_s_);
-  request_s_ = insitu_.request_s(calibrated_report_s_);
+  inprobe_report_s_ = insitu_.step(detail::kSelfTimedRecord, calibrated_report_s_);
+  request_s_ = insitu_.step(detail::kSelfTimedRequest, calibrated_report_s_);
 }
 
-WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, double sample_cpu_s,
+WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded,
+                                    uint64_t recorded_roots, double sample_cpu_s,
                                     const Clocks& now) {
   const double d_recorded = static_cast<double>(recorded - std::min(recorded, recorded_));
+  const double d_roots =
+      static_cast<double>(recorded_roots - std::min(recorded_roots, recorded_roots_));
   recorded_ = recorded;
+  recorded_roots_ = recorded_roots;
   WindowCost cost;
   cost.wall_s = now.wall - last_wall_;
   cost.process_cpu_s = now.process - last_process_;
@@ -459,7 +482,7 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded, do
   }
   WindowCounts counts;
   counts.detected = t.calls_all;
-  counts.recorded = d_recorded;
+  counts.recorded = std::max(0.0, d_recorded - d_roots);  // a root's record is in its price
   counts.counted_unrecorded = t.calls_unsampled - d_recorded;
   counts.request_roots_taken = t.request_calls;
   // One in kSelfTimingPeriod entries to Probe::begin is timed, whatever it then does.
@@ -525,10 +548,9 @@ void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActi
 void Controller::set_probe_rate(double hz) {
   auto& sampler = sampling::StackSampler::get();
   if (std::abs(hz - sampler.rate()) <= 0.1 * std::max(hz, 1.0)) return;
-  std::string e;
-  if (!sampler.set_rate(hz, &e) && sampler_error_ != e) {
-    sampler_error_ = e;
-    std::fprintf(stderr, "perfhat: stack sampler off: %s\n", e.c_str());
+  if (detail::Status set = sampler.set_rate(hz); !set && sampler_error_ != set.error) {
+    sampler_error_ = std::move(set.error);
+    std::fprintf(stderr, "perfhat: stack sampler off: %s\n", sampler_error_.c_str());
   }
 }
 

@@ -23,6 +23,7 @@
 #include "budget_planner.h"
 #include "budget_rearm.h"
 #include "site_activity.h"
+#include "status.h"
 #include "thread_annotations.h"
 
 namespace perfhat::budget {
@@ -75,10 +76,15 @@ class Controller {
   // Whether no thread holds the controller's lock right now (tests: the calibration runs outside
   // it). Never blocks.
   bool unlocked() const;
-  // At engine init: reads the settings. False + error when they are refused.
-  bool configure(const Settings& s, std::string* error);
+  // At engine init: reads the settings. Fails (with the reason) when they are refused.
+  detail::Status configure(const Settings& s);
   // Background thread, about once a second.
   void tick() PERFHAT_EXCLUDES(mu_);
+  // The background thread's tick(): skipped while a test ticks by hand (below).
+  void background_tick() PERFHAT_EXCLUDES(mu_, background_mu_);
+  // Tests that tick by hand between their own calls: false waits for a background tick under way
+  // and skips the next ones until true again.
+  void set_background_ticks(bool on) PERFHAT_EXCLUDES(background_mu_);
   // Engine shutdown: sampler off, every call kept again.
   void stop();
 
@@ -138,8 +144,8 @@ class Controller {
   bool startup_window(uint64_t recorded) PERFHAT_REQUIRES(mu_);
   // The in-probe prices from the calls the probes timed in situ this window.
   void price_in_situ(double nspt) PERFHAT_REQUIRES(mu_);
-  WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, double sample_cpu_s,
-                          const Clocks& now) PERFHAT_REQUIRES(mu_);
+  WindowCost measure_cost(const WindowTotals& totals, uint64_t recorded, uint64_t recorded_roots,
+                          double sample_cpu_s, const Clocks& now) PERFHAT_REQUIRES(mu_);
   // Per-site recording probabilities, and the sites of classes recorded not at all disarmed.
   void apply_plan(const Plan& plan, const std::vector<detail::SiteActivity>& sites)
       PERFHAT_REQUIRES(mu_);
@@ -147,8 +153,13 @@ class Controller {
   // The first tick's calibration, run before tick() takes the lock: its cache sweeps take tens
   // of ms, which a reader of the plan or the status must not wait for. Returns false when the
   // costs are calibrated already (or the budget is off).
-  // `configuration`: configurations_ when it started (its result is for that configuration).
-  bool calibrate_unlocked(Costs* out, uint64_t* configuration) PERFHAT_EXCLUDES(mu_);
+  struct Calibration {
+    Costs costs;
+    detail::SelfTimingFences fences;  // the clock reads' cost in a timed call (probe_self_timing.h)
+    double ns_per_tick = 0;           // the clock's rate the calibration ran at
+    uint64_t configuration = 0;       // configurations_ when it started (its result is for that)
+  };
+  bool calibrate_unlocked(Calibration* out) PERFHAT_EXCLUDES(mu_);
   void classify(const std::vector<detail::SiteActivity>& sites, double ns_per_tick)
       PERFHAT_REQUIRES(mu_);
   void reload_pins() PERFHAT_REQUIRES(mu_);
@@ -157,6 +168,8 @@ class Controller {
   void write_status() PERFHAT_REQUIRES(mu_);
   std::string status_json_locked(bool without_sampled = false) const PERFHAT_REQUIRES(mu_);
 
+  detail::Mutex background_mu_;  // held through a background tick: taken before mu_, never after
+  bool background_ticks_ PERFHAT_GUARDED_BY(background_mu_) = true;
   mutable detail::Mutex mu_;
   Meter meter_ PERFHAT_GUARDED_BY(mu_) = Meter::system();
   Calibrator calibrator_ PERFHAT_GUARDED_BY(mu_) = nullptr;
@@ -172,6 +185,8 @@ class Controller {
   double inprobe_report_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   double request_s_ PERFHAT_GUARDED_BY(mu_) = 0;
   InSituPrices insitu_ PERFHAT_GUARDED_BY(mu_);
+  // The clock reads' cost taken off each timed call (ns, at the calibration's clock rate).
+  double fence_ns_ PERFHAT_GUARDED_BY(mu_) = 0, entry_fence_ns_ PERFHAT_GUARDED_BY(mu_) = 0;
   CollectorCostFit collector_fit_ PERFHAT_GUARDED_BY(mu_);  // the export's price per call
   uint64_t sampler_ticks_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::handler_ticks charged
   uint64_t sampler_taken_ PERFHAT_GUARDED_BY(mu_) = 0;      // StackSampler::taken priced
@@ -190,7 +205,8 @@ class Controller {
   std::vector<bool> class_pinned_ PERFHAT_GUARDED_BY(mu_);
   std::unordered_map<uint32_t, SiteState> sites_ PERFHAT_GUARDED_BY(mu_);
   uint64_t recorded_ PERFHAT_GUARDED_BY(mu_) = 0;
-  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;  // sites whose names are in sites_
+  uint64_t recorded_roots_ PERFHAT_GUARDED_BY(mu_) = 0;  // of recorded_, request roots
+  uint32_t named_below_ PERFHAT_GUARDED_BY(mu_) = 1;     // sites whose names are in sites_
   double last_wall_ PERFHAT_GUARDED_BY(mu_) = -1, last_process_ PERFHAT_GUARDED_BY(mu_) = 0,
                     last_thread_ PERFHAT_GUARDED_BY(mu_) = 0;
   std::size_t windows_ PERFHAT_GUARDED_BY(mu_) = 0;

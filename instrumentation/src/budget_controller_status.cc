@@ -58,7 +58,8 @@ std::string Controller::status_json_locked(bool without_sampled) const {
        ",\"timed_requests\":" + std::to_string(insitu_.calls(detail::kSelfTimedRequest)) +
        ",\"timed_passed_ns\":" + num(insitu_.mean_s(detail::kSelfTimedPassed) * 1e9) +
        ",\"timed_passes\":" + std::to_string(insitu_.calls(detail::kSelfTimedPassed)) +
-       ",\"dropped\":" + std::to_string(insitu_.dropped()) + "}";
+       ",\"dropped\":" + std::to_string(insitu_.dropped()) + ",\"fence_ns\":" + num(fence_ns_) +
+       ",\"entry_fence_ns\":" + num(entry_fence_ns_) + "}";
   o += ",\"collector_fixed_cpu_per_s\":" + num(collector_fit_.fixed_per_s());
   // The last window's charge, part by part, in CPU seconds (budget_cost_account.h).
   const CostParts& w = last_parts_;
@@ -66,7 +67,7 @@ std::string Controller::status_json_locked(bool without_sampled) const {
        ",\"counted\":" + num(w.counted_s) + ",\"requests\":" + num(w.requests_s) +
        ",\"passed\":" + num(w.passed_s) + ",\"cold\":" + num(w.cold_s) +
        ",\"measuring\":" + num(w.measuring_s) + ",\"samples\":" + num(w.samples_s) +
-       ",\"collector\":" + num(w.collector_s) + "}";
+       ",\"collector\":" + num(std::max(0.0, w.collector_s)) + "}";
   o += ",\"allowed_cpu_per_s\":" + num(p.allowed_cpu_per_s) +
        ",\"process_cpu_per_s\":" + num(p.process_cpu_per_s) +
        ",\"max_probe_hz\":" + num(settings_.planner.max_probe_hz) +

@@ -14,25 +14,28 @@ namespace perfhat::budget {
 namespace {
 
 // Turns the collection budget on with the default settings.
-bool enable(std::string* error) {
+detail::Status enable() {
   Settings s;
   s.enabled = true;
-  return Controller::get().configure(s, error);
+  return Controller::get().configure(s);
 }
 
 // Each test runs the one controller on, and leaves it off with the system's clocks and
 // calibration for the other tests.
 class BudgetController : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(enable(&error_)) << error_; }
+  void SetUp() override {
+    const detail::Status on = enable();
+    ASSERT_TRUE(on) << on.error;
+  }
   void TearDown() override {
     c_.set_meter(Meter::system());
     c_.set_calibrator(nullptr);
-    ASSERT_TRUE(c_.configure(Settings{}, &error_)) << error_;
+    const detail::Status off = c_.configure(Settings{});
+    ASSERT_TRUE(off) << off.error;
   }
 
   Controller& c_ = Controller::get();
-  std::string error_;
 };
 
 // What the injected calibration saw: whether another thread found the controller's lock free
@@ -74,8 +77,8 @@ Costs calibrateWhileReconfigured(double, uint32_t) {
   Costs c;
   c.detect_s = ++g_reconfiguring_calibrations * 1e-9;
   if (g_reconfiguring_calibrations == 1) {
-    std::string error;
-    EXPECT_TRUE(enable(&error)) << error;
+    const detail::Status on = enable();
+    EXPECT_TRUE(on) << on.error;
   }
   return c;
 }
@@ -122,6 +125,36 @@ TEST_F(BudgetController, ChargesWhatItsThreadDoesBetweenTicks) {
   const std::size_t at = status.find("\"collector\":");
   ASSERT_NE(at, std::string::npos) << status;
   EXPECT_GE(std::stod(status.substr(at + 12)), spent) << status << built;
+}
+
+// A collector clock that reads less than at the last tick (a thread clock read on another
+// thread, a clock reset) is charged nothing, not a negative cost: the handler refuses a status
+// with a negative part.
+double g_collector_s = 10;
+double fallingCollector() { return g_collector_s -= 0.5; }
+
+TEST_F(BudgetController, AFallingCollectorClockIsChargedNothing) {
+  c_.set_calibrator(&fixedCosts);
+  c_.set_meter({&fakeWall, &fakeProcess, &fallingCollector});
+  c_.tick();  // calibrates; the first window starts
+  c_.tick();
+  const std::string status = c_.status_json(true);
+  const std::size_t at = status.find("\"collector\":");
+  ASSERT_NE(at, std::string::npos) << status;
+  EXPECT_EQ(std::stod(status.substr(at + 12)), 0) << status;
+}
+
+// A refused setting leaves the budget off and says which, in the words the engine prints.
+TEST_F(BudgetController, RefusedSettingsSayWhy) {
+  Settings s;
+  s.enabled = true;
+  s.classes = "x";
+  EXPECT_EQ(c_.configure(s).error, "PERFHAT_BUDGET_CLASSES: rule 1 ('x'): expected name=selector");
+  EXPECT_FALSE(c_.enabled());
+  s.classes.clear();
+  s.error = "PERFHAT_BUDGET: not a share";
+  EXPECT_EQ(c_.configure(s).error, "PERFHAT_BUDGET: not a share");
+  EXPECT_FALSE(c_.enabled());
 }
 
 }  // namespace

@@ -15,7 +15,10 @@ namespace perfhat::budget {
 // One window's counts, as the controller took them.
 struct WindowCounts {
   double detected = 0;  // calls at armed sites the plan governs (each pays detection)
-  double recorded = 0;  // calls recorded (each pays a report in the probe)
+  // Calls recorded other than request roots (each pays a report in the probe). A recorded
+  // root's record is in request_roots_taken's price: a timed root's intervals hold both its
+  // context and its record.
+  double recorded = 0;
   // Calls at sites the budget records in full that were not recorded either (the request
   // sampler left them out): they run the full counted path.
   double counted_unrecorded = 0;

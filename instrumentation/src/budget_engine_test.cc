@@ -155,7 +155,7 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
             std::string::npos)
       << text.str();
   // The controller keeps its settings after shutdown (an exit would write the status again).
-  ASSERT_TRUE(perfhat::budget::Controller::get().configure(perfhat::budget::Settings{}, nullptr));
+  ASSERT_TRUE(perfhat::budget::Controller::get().configure(perfhat::budget::Settings{}));
   std::remove(status.c_str());
 }
 

@@ -66,9 +66,18 @@ double InSituPrices::robust_mean_s(detail::SelfTimedKind kind, double calibrated
                   : 0;
 }
 
-double InSituPrices::price(detail::SelfTimedKind kind, double calibrated) const {
+double InSituPrices::target_s(detail::SelfTimedKind kind, double calibrated) const {
   if (calls(kind) < kMinCalls) return calibrated;
   return std::max(calibrated, robust_mean_s(kind, calibrated));
+}
+
+double InSituPrices::step(detail::SelfTimedKind kind, double calibrated) {
+  // From a positive price only: a step from 0 would be no limit at all.
+  const double last = charged_[kind] > 0 ? charged_[kind] : std::max(calibrated, kMinPriceS);
+  const double target = target_s(kind, calibrated);
+  charged_[kind] =
+      std::max(kMinPriceS, std::clamp(target, last / kMaxStepPerWindow, last * kMaxStepPerWindow));
+  return charged_[kind];
 }
 
 }  // namespace perfhat::budget

@@ -27,12 +27,30 @@ class InSituPrices {
   static constexpr double kCapPerCalibrated = 20;
   static constexpr double kCapPerMedian = 8;
 
+  // A window moves a price by at most this factor, up or down, toward its target (below). The
+  // target is the sliding window's mean, so an ordinary window moves it by its share of the
+  // timed calls; one window moves it further only when it outweighs the others: at start-up,
+  // when the first window with kMinCalls timed calls is the whole target (its threads' first
+  // entries, lines never touched before), or in a burst of timed calls. Twice: such a window can
+  // double or halve a price, not make it the tenfold of one slow window, while a real step as
+  // large as the calibration's to the in-situ price (35x on the sample service) is reached in
+  // ceil(log2 35) = 6 windows, as the sliding window fills.
+  static constexpr double kMaxStepPerWindow = 2;
+  // The least price step() charges (seconds), and its start when the calibration says 0 (a
+  // calibrated report no dearer than detection): the step limit needs a price to scale.
+  static constexpr double kMinPriceS = 1e-9;
+
   // One window: the timing totals so far (detail::self_timing_totals), the clock's ns per tick,
   // and the sliding window's length in windows.
   void add(const detail::SelfTimingTotals& totals, double ns_per_tick, std::size_t windows);
-  // Seconds: a recorded call's in-probe work, a taken request root's context.
-  double report_s(double calibrated) const { return price(detail::kSelfTimedRecord, calibrated); }
-  double request_s(double calibrated) const { return price(detail::kSelfTimedRequest, calibrated); }
+  // Once a window, after add(): the price charged for a kind (seconds: a recorded call's
+  // in-probe work, a taken request root's context), its target reached by at most
+  // kMaxStepPerWindow from the last window's price (from `calibrated` at first), never under
+  // kMinPriceS.
+  double step(detail::SelfTimedKind kind, double calibrated);
+  // The target: the timed calls' robust mean over the sliding window, once it holds kMinCalls of
+  // them, the calibration's price before that and as a floor.
+  double target_s(detail::SelfTimedKind kind, double calibrated) const;
   // The timed calls of a kind in the sliding window, and their mean (seconds; 0 without any).
   uint64_t calls(detail::SelfTimedKind kind) const;
   double mean_s(detail::SelfTimedKind kind) const;
@@ -42,12 +60,11 @@ class InSituPrices {
   }
   // Their mean without the ones over the cap above (seconds; 0 without any).
   double robust_mean_s(detail::SelfTimedKind kind, double calibrated) const;
-  uint64_t dropped() const { return last_.dropped; }  // timed calls over the cap, so far
+  uint64_t dropped() const { return last_.dropped; }   // timed calls over the cap, so far
+  double ns_per_tick() const { return ns_per_tick_; }  // the last window's clock rate (0: none)
   void clear() { *this = InSituPrices(); }
 
  private:
-  double price(detail::SelfTimedKind kind, double calibrated) const;
-
   struct Window {
     uint64_t calls[detail::kSelfTimedKinds] = {};
     double seconds[detail::kSelfTimedKinds] = {};
@@ -56,8 +73,9 @@ class InSituPrices {
   };
   std::deque<Window> windows_;
   detail::SelfTimingTotals last_;
-  double ns_per_tick_ = 0;  // the last window's
-  bool started_ = false;    // last_ holds the totals at the previous window's end
+  double ns_per_tick_ = 0;                        // the last window's
+  double charged_[detail::kSelfTimedKinds] = {};  // step()'s last price of each kind (0: none)
+  bool started_ = false;  // last_ holds the totals at the previous window's end
 };
 
 }  // namespace perfhat::budget

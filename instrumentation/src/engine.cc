@@ -214,8 +214,8 @@ void Engine::activate() {
     if (!bg_stop_) bg_ = std::thread([this] { run_background(); });
   }
   start_pending_.store(true);  // finish_activation(), once no lock is held
-  if (std::string berr; !budget::Controller::get().configure(budget::Settings::from_env(), &berr))
-    std::fprintf(stderr, "perfhat: %s; collection budget off\n", berr.c_str());
+  if (Status budget = budget::Controller::get().configure(budget::Settings::from_env()); !budget)
+    std::fprintf(stderr, "perfhat: %s; collection budget off\n", budget.error.c_str());
 }
 
 // Outside every lock and the initialization's once: the exporter's start() may dlopen(), which
@@ -289,7 +289,7 @@ void Engine::run_background() {
       s->tick(now);
       update_threshold(s->rate());
       if (!macro_costs_measured) macro_costs_measured = calibrate_macro_compensation();
-      budget::Controller::get().tick();
+      budget::Controller::get().background_tick();
       publish_budget();
       calibrate_clock(false);
       if (auto* phase1_tick = g_phase1_tick.load()) phase1_tick();  // XRay's counting windows

@@ -73,6 +73,9 @@ struct ThreadState {
   uint64_t ring_mask = 0;
   std::atomic<uint64_t> head{0}, tail{0};
   std::atomic<uint64_t> recorded{0}, dropped{0};
+  // Of `recorded`, the request roots: the collection budget prices their record with their
+  // request's context (both are in a timed root's intervals, probe_self_timing.h).
+  std::atomic<uint64_t> recorded_roots{0};
   std::atomic<uint64_t> to_aggregates{0};  // span ring full: the call went to the call ring
   std::atomic<bool> alive{true};
   size_t slots_bytes = 0;
@@ -157,7 +160,9 @@ class Engine : private ExportSource {
   // The collection budget's view (engine_budget.cc): every site's totals, the calls recorded so
   // far; returns ns per tick. Names and addresses only for site ids >= named_below (the budget
   // asks once per site: copying every name every second was most of its own cost).
-  double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below);
+  // `recorded_roots`: of `recorded`, the request roots (ThreadState::recorded_roots).
+  double budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded, uint32_t named_below,
+                         uint64_t* recorded_roots = nullptr);
   // Sends the collection budget's status to the exporter when due (budget_publish.cc).
   void publish_budget();
   // The collection budget's disarmed sites (probing mode's untraced classes, which the stack
@@ -275,7 +280,7 @@ class Engine : private ExportSource {
   uint64_t rate_steady_ PERFHAT_GUARDED_BY(clock_mu_) = 0;  // where the rate's baseline ends
 
   std::atomic<uint64_t> cycles_{0}, relevant_count_{0}, dropped_ring_retired_{0},
-      recorded_retired_{0}, hist_dropped_retired_{0}, to_aggregates_{0};
+      recorded_retired_{0}, recorded_roots_retired_{0}, hist_dropped_retired_{0}, to_aggregates_{0};
   std::atomic<uint64_t> next_tid_{1};
 };
 

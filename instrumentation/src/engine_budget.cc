@@ -9,10 +9,17 @@
 namespace perfhat::detail {
 
 double Engine::budget_snapshot(std::vector<SiteActivity>& out, uint64_t& recorded,
-                               uint32_t named_below) {
+                               uint32_t named_below, uint64_t* recorded_roots) {
   Lock l(mu_);
   out.clear();
   auto t = totals();
+  // The roots first: a root counts in `recorded` before it counts as a root (Probe::finish), so
+  // read in this order the roots never run ahead of the calls they are part of.
+  if (recorded_roots != nullptr) {
+    *recorded_roots = recorded_roots_retired_.load();
+    for (ThreadState* ts : threads_)
+      *recorded_roots += ts->recorded_roots.load(std::memory_order_acquire);
+  }
   recorded = recorded_retired_.load();
   for (ThreadState* ts : threads_) recorded += ts->recorded.load(std::memory_order_relaxed);
   // The calls a site made on a thread, a skip run in progress included.

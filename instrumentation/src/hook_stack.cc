@@ -21,9 +21,13 @@ namespace perfhat::detail {
 uint64_t begin_span(Hot* h) noexcept;
 uint64_t begin_call(Hot* h, uint32_t site) noexcept;
 
-// Forces a clocked probe to record, as Probe::begin does for a sampled call (calibration only:
-// a real call's kind is the sampler's and the filter's decision).
-struct ProbeCalibration {
+struct HookProbe {
+  // The probe of a call the hooks counted (count_only): its rare exit work runs as it ends.
+  PERFHAT_NOINSTR static void end_counted(Slot* slot, Hot* h, Site* site) noexcept {
+    Probe p(slot, h, site);
+  }
+  // Forces a clocked probe to record, as Probe::begin does for a sampled call (calibration only:
+  // a real call's kind is the sampler's and the filter's decision).
   PERFHAT_NOINSTR static void record(Probe& p) noexcept {
     if (g_aggregate_export.load(std::memory_order_relaxed)) {
       p.parent_ = begin_call(p.hot_, static_cast<uint32_t>(p.slot_ - p.hot_->slots));
@@ -124,11 +128,14 @@ class HookCalibration final : public CalibrationTarget {
     // them to this stack), and a program without probe macros never needs the macros' costs.
     site_.address = fn_;
     skipped_.address = skipped_fn_;
+    full_.address = full_fn_;
+    full_.id.store(1);
     stack_->costs = &kNoCosts;
     stack_->adapt = false;
     stack_->sample_countdown = UINT32_MAX;  // armed by run() in the sampling pass only
     stack_->cache[ThreadStack::cache_index(fn_)] = {fn_, &site_};
     stack_->cache[ThreadStack::cache_index(skipped_fn_)] = {skipped_fn_, &skipped_};
+    stack_->cache[ThreadStack::cache_index(full_fn_)] = {full_fn_, &full_};
   }
   PERFHAT_NOINSTR void run_pair(ProbeKind kind) override { run(kind, true); }
   PERFHAT_NOINSTR void run_harness() override { run(kCounted, false); }
@@ -169,6 +176,7 @@ class HookCalibration final : public CalibrationTarget {
         }
         return;
       case kCounted:
+      case kCountedFull:
         slot.countdown = 1u << 30;
         break;
       case kClocked:
@@ -178,21 +186,25 @@ class HookCalibration final : public CalibrationTarget {
       case kProbeKinds:
         return;
     }
+    // kCounted: count_only's path whatever the program's relevant set holds (this thread is in
+    // a request not drawn). kCountedFull: the same slot through a key count_only leaves to the
+    // probe (a kScope site).
+    void* fn = kind == kCountedFull ? full_fn_ : fn_;
     if (!hooks) {
-      call_none(fn_);
-      call_none(fn_);
+      call_none(fn);
+      call_none(fn);
     } else {
-      call_enter(fn_);
+      call_enter(fn);
       // No frame when probes were turned off meanwhile (the measurement is then discarded): the
       // frames are default-initialized, so an unpushed one is never read.
       if (kind == kRecorded && stack_->top != stack_->frames) {
         detail::Probe& p = *stack_->frames[0].probe();
         if (p.clocked()) {
-          detail::ProbeCalibration::record(p);
+          detail::HookProbe::record(p);
           stack_->frames[0].kind = kRecorded;  // the sample is a recorded call's
         }
       }
-      call_exit(fn_);
+      call_exit(fn);
     }
     // Empty the private rings: every recorded call lands in the same entries.
     ts_.head.store(0, std::memory_order_relaxed);
@@ -229,8 +241,10 @@ class HookCalibration final : public CalibrationTarget {
   // line after the marker, so the two can never share a cache slot (two empty functions can sit
   // in the same 16 bytes, and then the calibration timed the skipped path: layout-dependent).
   void* skipped_fn_ = static_cast<char*>(fn_) + (std::size_t{1} << 4);
+  void* full_fn_ = static_cast<char*>(fn_) + (std::size_t{2} << 4);
   Site site_{nullptr, "perfhat.calibration", "", 0, detail::kFunction};
   Site skipped_{nullptr, "perfhat.calibration.skipped", "", 0, detail::kFunction};
+  Site full_{nullptr, "perfhat.calibration.full", "", 0, detail::kScope};
 };
 
 std::once_flag g_calibrated;
@@ -352,17 +366,25 @@ PERFHAT_NOINSTR void leave_sampled(ThreadStack& s, Frame* f) noexcept {
   const uint32_t sampled_entry = f->sampled_entry;
   const uint64_t t0 = sample_clock();
   s.in_hook = true;
-  detail::Probe* p = f->probe();
   const ProbeCosts& c = *s.costs;
   const uint64_t spent = s.spent;
   if (f->kind >= kClocked && detail::g_compensate.load(std::memory_order_relaxed)) {
-    p->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
+    f->probe()->discount((spent - f->spent0 + c.self[f->kind]) >> kCostShift);
   }
-  p->~Probe();
+  end_probe(s, f, f->kind);
   s.spent = spent + pair_cost(s, f->kind);
   s.top = f;
   s.in_hook = false;
   note_sample(s, f->kind, sample_clock() - t0 + sampled_entry);
+}
+
+PERFHAT_NOINSTR void counted_exit_work(ThreadStack& s, Frame* f) noexcept {
+  detail::Hot* h = detail::t_hot;
+  Site* site = cached_site(s, f->fn);
+  const uint32_t id = site->id.load(std::memory_order_relaxed);
+  // Counted while registered in this thread's slots; a site excluded since has no slot.
+  if (id - 1u >= h->capacity - 1u) return;
+  detail::HookProbe::end_counted(&h->slots[id], h, site);
 }
 
 PERFHAT_NOINSTR void leave_unmatched(ThreadStack& s, void* fn) noexcept {

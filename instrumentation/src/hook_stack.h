@@ -117,7 +117,7 @@ PERFHAT_NOINSTR inline bool excluded(const detail::Site* site) noexcept {
   return site->id.load(std::memory_order_relaxed) == detail::kExcludedSite;
 }
 PERFHAT_NOINSTR inline ProbeKind kind_of(const detail::Probe& p) noexcept {
-  return !p.active() ? kSkipped : p.recording() ? kRecorded : p.clocked() ? kClocked : kCounted;
+  return !p.active() ? kSkipped : p.recording() ? kRecorded : p.clocked() ? kClocked : kCountedFull;
 }
 
 // The clock of in-context sampling: the TSC, whatever tick source the probes use (an injected
@@ -171,13 +171,56 @@ void enter_skipped(ThreadStack& s, const detail::Site* site) noexcept;
 void leave_deep(ThreadStack& s, void* fn) noexcept;
 void leave_sampled(ThreadStack& s, Frame* f) noexcept;
 
+// Phase 1's count of a call of `site` that needs nothing else, as Probe::decide counts it: the
+// site and thread are registered, no collection-budget run is passing calls over, the call is
+// not timed (its slot's countdown has not run out), not a request root and its site is not
+// relevant (a relevant call's recording is drawn per call). Then the call is counted and no
+// probe is constructed: its frame's kind says kCounted, and its exit has no work but the probe's
+// rare one (counted_exit). Otherwise false and nothing is touched: the probe decides.
+PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
+  if (site.armed.load(std::memory_order_relaxed) == 0) return false;
+  detail::Hot* h = detail::t_hot;
+  const uint32_t id = site.id.load(std::memory_order_relaxed);
+  if (h == nullptr || id - 1u >= h->capacity - 1u) return false;  // as Probe::start
+  detail::Slot& slot = h->slots[id];
+  const uint32_t cd = slot.countdown;
+  // A site of another kind than the hooks' own (kFunction) goes to the probe: the calibration's
+  // key for kCountedFull is a kScope site. Inside a request the sampler did not draw, no call
+  // is recorded, relevant or not (Probe::decide).
+  if (cd == 0 || slot.budget_skip.load(std::memory_order_relaxed) != 0 ||
+      site.kind != detail::kFunction ||
+      ((!h->in_request || h->request_sampled) && detail::relevant(id))) {
+    return false;
+  }
+  slot.count.store(slot.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  slot.countdown = cd - 1;
+  return true;
+}
+// The exit work of a counted call's probe (Probe::finish: an exception in flight, a session to
+// note), rare: the probe is constructed for it (hook_stack.cc).
+void counted_exit_work(ThreadStack& s, Frame* f) noexcept;
+// Ends the probe of frame `f` of kind `kind` (after the discount, for a clocked one). A kCounted
+// call has no probe (count_only); a kCountedFull one has.
+[[gnu::always_inline]] PERFHAT_NOINSTR inline void end_probe(ThreadStack& s, Frame* f,
+                                                             ProbeKind kind) noexcept {
+  if (kind != kCounted) return f->probe()->~Probe();
+  // No thread state in a forked child (on_fork_child): the frames its parent opened still end.
+  const detail::Hot* h = detail::t_hot;
+  if (h != nullptr && (*h->eh_uncaught | h->session_hash) != 0) [[unlikely]]
+    counted_exit_work(s, f);
+}
+
 // Pushes the frame of an in-scope call of `site` (its probe decides counted, timed or recorded).
 PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site& site) noexcept {
   Frame* f = s.top++;
   f->fn = fn;
+  f->sampled_entry = 0;
+  if (count_only(site)) [[likely]] {
+    f->kind = kCounted;  // spent0 is read only for clocked calls
+    return f;
+  }
   f->spent0 = s.spent;
   f->kind = kind_of(*new (f->storage) detail::Probe(site));
-  f->sampled_entry = 0;
   return f;
 }
 
@@ -210,7 +253,6 @@ PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site&
   if (f->sampled_entry != 0) [[unlikely]]
     return leave_sampled(s, f);
   s.in_hook = true;
-  detail::Probe* p = f->probe();
   const ProbeKind kind = f->kind;
   if (kind < kClocked) [[likely]] {
     // Counted or inactive: nothing to discount. The frame is popped before its probe ends
@@ -218,10 +260,11 @@ PERFHAT_NOINSTR inline Frame* push_frame(ThreadStack& s, void* fn, detail::Site&
     // rare exit work (an error, a session) as the last call, with only `s` live across it.
     s.spent += pair_cost(s, kind);
     s.top = f;
-    p->~Probe();
+    end_probe(s, f, kind);
     s.in_hook = false;
     return;
   }
+  detail::Probe* p = f->probe();
   const uint64_t spent = s.spent;
   if (detail::g_compensate.load(std::memory_order_relaxed)) {
     p->discount((spent - f->spent0 + s.costs->self[kind]) >> kCostShift);

@@ -382,7 +382,14 @@ void Probe::finish(uint64_t end) noexcept {
     record_span(h, *site_, start_, end, this, parent_);
     end_span_context(h, parent_);
   }
-  if (flags_ & kRequestContext) end_request(h, *site_, start_, end);
+  if (flags_ & kRequestContext) {
+    end_request(h, *site_, start_, end);
+    if (flags_ & kRecording) {  // of the recorded calls, a request root (budget_cost_account.h)
+      std::atomic<uint64_t>& roots = h->owner->recorded_roots;
+      // Release: a reader that sees the root sees its record counted (engine_budget.cc).
+      roots.store(roots.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+  }
   if (flags_ & kClock)
     add_probe_cost(h, *site_,
                    (flags_ & kRecording) ? autoinstrument::kRecorded : autoinstrument::kClocked);

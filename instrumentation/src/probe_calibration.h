@@ -11,9 +11,13 @@ namespace perfhat::autoinstrument {
 // What an instrumented call's probe did, cheapest first.
 enum ProbeKind : uint8_t {
   kSkipped = 0,  // outside the scope (or too deep): the hooks only
-  kCounted,      // phase 1: counted, not timed
-  kClocked,      // timed (two clock reads), not recorded
-  kRecorded,     // timed and recorded (a span, or a row of the aggregates)
+  kCounted,      // phase 1: counted, not timed, without a probe (the hooks' count_only)
+  // Counted, not timed, by a probe: a relevant site's call the sampler did not draw (count_only
+  // leaves relevant sites to the probe). Its own cost, not kCounted's: the probe's path costs
+  // more, and in phase 2 it is every unsampled call of the sites that matter most.
+  kCountedFull,
+  kClocked,   // timed (two clock reads), not recorded
+  kRecorded,  // timed and recorded (a span, or a row of the aggregates)
   kProbeKinds
 };
 

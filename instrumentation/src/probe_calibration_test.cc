@@ -21,7 +21,7 @@ class FakeTarget : public CalibrationTarget {
     // The first trial of each kind was slowed down, the rest measured 5 (fixed-point).
     return kind >= kClocked ? (resets_ % 9 == 1 ? 999u : 5u) << kCostShift : 0;
   }
-  static constexpr uint64_t kCost[kProbeKinds] = {3, 10, 40, 90};
+  static constexpr uint64_t kCost[kProbeKinds] = {3, 10, 15, 40, 90};
 
  private:
   int calls_ = 0, resets_ = 0;
@@ -35,6 +35,7 @@ TEST(InstrCalibration, MeasuresEachKindsCostWithoutTheClockOrPreemption) {
   }
   EXPECT_EQ(c.self[kSkipped], 0u);
   EXPECT_EQ(c.self[kCounted], 0u);
+  EXPECT_EQ(c.self[kCountedFull], 0u);
   EXPECT_EQ(c.self[kClocked], 5u << kCostShift);
   EXPECT_EQ(c.self[kRecorded], 5u << kCostShift);
 }

@@ -1,5 +1,7 @@
 #include "probe_self_timing.h"
 
+#include <algorithm>
+
 namespace perfhat::detail {
 namespace {
 
@@ -19,6 +21,26 @@ Sums g_sums;
 
 alignas(64) std::atomic<bool> g_self_timing{false};
 alignas(64) std::atomic<uint64_t> g_self_timing_cap{0};
+alignas(64) std::atomic<uint64_t> g_self_timing_fence{0};
+alignas(64) std::atomic<uint64_t> g_self_timing_entry_fence{0};
+
+SelfTimingFences measure_fence_ticks() noexcept {
+  // A few of each: the first ones may miss the code or be interrupted; the least is the reads'.
+  constexpr int kPairs = 16;
+  uint64_t pair = ~uint64_t{0}, entry = ~uint64_t{0};
+  for (int i = 0; i < kPairs; ++i) {
+    uint64_t a = fenced_ticks();
+    uint64_t b = fenced_ticks();
+    if (b >= a) pair = std::min(pair, b - a);
+    a = fenced_ticks();
+    b = now_ticks();
+    if (b >= a) entry = std::min(entry, b - a);
+  }
+  SelfTimingFences f;
+  f.pair = pair == ~uint64_t{0} ? 0 : pair;
+  f.entry = entry == ~uint64_t{0} ? 0 : entry;
+  return f;
+}
 
 void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept {
   const uint64_t cap = g_self_timing_cap.load(std::memory_order_relaxed);
@@ -26,6 +48,9 @@ void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept {
     g_sums.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  uint64_t fences = g_self_timing_fence.load(std::memory_order_relaxed);
+  if (kind != kSelfTimedPassed) fences += g_self_timing_entry_fence.load(std::memory_order_relaxed);
+  ticks -= std::min(ticks, fences);
   g_sums.calls[kind].fetch_add(1, std::memory_order_relaxed);
   g_sums.ticks[kind].fetch_add(ticks, std::memory_order_relaxed);
   const int b = self_timing_bucket(ticks);

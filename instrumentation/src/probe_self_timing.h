@@ -10,10 +10,13 @@
 // from its end clock read to the end of its exit work. The sums go to process-wide counters (a
 // few hundred additions a second), which the controller reads once a window. A timed call's end
 // clock is fenced too, so the function's last loads are not charged to the probe. The intervals
-// include the fences' own cost, about one back-to-back fenced pair per interval (49 ticks at
-// least, 64 on average, on a 2.4 GHz x86 VM: some 50 ns a timed call): not subtracted, as it is
-// a few per cent of the microseconds the probes time in situ on a service, and where they time
-// near the calibration's price that price is the floor.
+// hold the clock reads' own cost, which differs by how each is bounded: the exit interval, and a
+// passed entry's, run from a fenced read to a fenced read (a back-to-back fenced pair: 49 ticks
+// at least, 64 on average, on a 2.4 GHz x86 VM); a recorded call's entry interval runs from a
+// fenced read to the plain start clock read, less (one fence fewer). The least of a few
+// back-to-back reads of each pattern is measured with the budget's start-up calibration and taken
+// off each timed call (saturating at 0), so a probe that times near its floor is not charged the
+// timing's own cost.
 #pragma once
 
 #include <atomic>
@@ -86,6 +89,17 @@ alignas(64) extern std::atomic<bool> g_self_timing;
 // its thread was descheduled or interrupted inside them (a millisecond's time slice would count
 // as much as ten thousand calls). 0: no cap (set with the budget, from the clock's rate).
 alignas(64) extern std::atomic<uint64_t> g_self_timing_cap;
+// The clock reads' own cost in ticks (0 until the budget measured it): a fenced read to a fenced
+// read (an exit interval, a passed entry), and a fenced read to a plain one (a recorded call's
+// or a request root's entry interval).
+alignas(64) extern std::atomic<uint64_t> g_self_timing_fence;
+alignas(64) extern std::atomic<uint64_t> g_self_timing_entry_fence;
+struct SelfTimingFences {
+  uint64_t pair = 0;   // fenced_ticks() to fenced_ticks()
+  uint64_t entry = 0;  // fenced_ticks() to now_ticks()
+};
+// The least of a few back-to-back reads of each pattern on the calling thread (ticks).
+SelfTimingFences measure_fence_ticks() noexcept;
 
 // At a clocked entry (Probe::begin): whether this call is timed. The gap to the next timed one is
 // uniform on [1, 2 kSelfTimingPeriod - 1] (mean kSelfTimingPeriod), drawn from the thread's
@@ -107,7 +121,8 @@ inline bool self_timing_due(ThreadState* ts) noexcept {
   return ts->self_timing_on && g_self_timing.load(std::memory_order_relaxed);
 }
 
-// A timed call's two intervals (Probe::leave).
+// A timed call's intervals, `ticks` in all, the clock reads' cost included (a recorded call or a
+// request root: its entry and its exit interval; an entry that left unrecorded: one fenced pair).
 void note_self_timing(SelfTimedKind kind, uint64_t ticks) noexcept;
 // The sums so far, over every thread.
 SelfTimingTotals self_timing_totals() noexcept;

@@ -208,6 +208,7 @@ void Engine::reap_threads() {
     for (size_t id = 1; id < sites_.size(); ++id) retired_[id].add(ts->hot.slots[id]);
     dropped_ring_retired_ += ts->dropped.load();
     recorded_retired_ += ts->recorded.load();
+    recorded_roots_retired_ += ts->recorded_roots.load();
     to_aggregates_ += ts->to_aggregates.load();
     hist_dropped_retired_ += ts->calls_dropped.load();
     if (ts->calls != nullptr) ::munmap(ts->calls, sizeof(CallRecord) * kCallRing);

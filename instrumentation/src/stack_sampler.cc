@@ -95,11 +95,10 @@ std::size_t StackSampler::drain(const std::function<void(void* const*, uint32_t)
   return n;
 }
 
-bool StackSampler::set_rate(double hz, std::string* error) {
+detail::Status StackSampler::set_rate(double hz) {
   detail::Lock l(control_mu_);
-  auto fail = [&](const char* what) {
-    if (error) *error = std::string(what) + ": " + std::strerror(errno);
-    return false;
+  auto fail = [](const char* what) {
+    return detail::Status::failure(std::string(what) + ": " + std::strerror(errno));
   };
   if (!(hz > 0)) {
     if (installed_) {  // (a timer_t may be 0: the kernel numbers timers from 0)
@@ -107,15 +106,14 @@ bool StackSampler::set_rate(double hz, std::string* error) {
       timer_settime(static_cast<timer_t>(timer_), 0, &off, nullptr);
     }
     hz_.store(0);
-    return true;
+    return detail::Status::success();
   }
   if (!installed_) {
     struct sigaction old {};
     if (sigaction(SIGPROF, nullptr, &old) != 0) return fail("sigaction");
     if ((old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
                                     : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
-      if (error) *error = "SIGPROF already has a handler (a profiler?)";
-      return false;
+      return detail::Status::failure("SIGPROF already has a handler (a profiler?)");
     }
     void* warm[4];
     (void)backtrace(warm, 4);  // loads the unwinder outside the signal handler
@@ -141,7 +139,7 @@ bool StackSampler::set_rate(double hz, std::string* error) {
   if (timer_settime(static_cast<timer_t>(timer_), 0, &its, nullptr) != 0)
     return fail("timer_settime");
   hz_.store(hz);
-  return true;
+  return detail::Status::success();
 }
 
 void StackSampler::stop() { set_rate(0); }

@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "status.h"
 #include "thread_annotations.h"
 
 namespace perfhat::sampling {
@@ -33,9 +34,9 @@ class StackSampler {
   // The sampler if get() ever made it, else nullptr (stopping one never made is a no-op).
   static StackSampler* if_created();
   // Starts (or re-times) sampling at `hz` samples per CPU-second of the process; 0 stops it.
-  // False with a reason when the timer or the signal handler cannot be installed (another
+  // Fails (with the reason) when the timer or the signal handler cannot be installed (another
   // SIGPROF handler, e.g. gprof, is left alone).
-  bool set_rate(double hz, std::string* error = nullptr) PERFHAT_EXCLUDES(control_mu_);
+  detail::Status set_rate(double hz) PERFHAT_EXCLUDES(control_mu_);
   double rate() const { return hz_.load(); }
   void stop() PERFHAT_EXCLUDES(control_mu_);
 

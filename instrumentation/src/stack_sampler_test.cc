@@ -30,11 +30,11 @@ namespace {
 
 TEST(StackSampler, TimerSamplesFindTheBusyFunction) {
   StackSampler& s = StackSampler::get();
-  std::string error;
   // The sampler is the process's: samples and counts of earlier tests (--gtest_repeat) go first.
   s.drain([](void* const*, uint32_t) {});
   const uint64_t taken_before = s.taken();
-  ASSERT_TRUE(s.set_rate(500, &error)) << error;
+  const detail::Status started = s.set_rate(500);
+  ASSERT_TRUE(started) << started.error;
   // 0.3 CPU-s at 500 Hz is ~150 samples, but the kernel checks CPU timers on its ticks and a
   // loaded machine gives this thread short slices: spin on (up to 3 CPU-s) until 40 are taken.
   samplertest::spin_for_cpu(0.3);

@@ -27,8 +27,8 @@ namespace {
 // Function id -> entry address, filled in at each function's first call: XRay's lookup costs
 // about a thousand instructions, and doing it for every function at start-up was 2.6 M
 // instructions per process on googletest's samples, whose programs call few of their functions.
-// Any thread may fill a slot, always with the same value. Two ids past the program's are the
-// start-up calibration's (its timed and skipped keys).
+// Any thread may fill a slot, always with the same value. Three ids past the program's are the
+// start-up calibration's (its keys: counted or timed, skipped, counted by a probe).
 // Never freed: sleds fire in static destructors after this file's own would have run.
 std::atomic<void*>* g_fns = nullptr;
 size_t g_max_fid = 0;
@@ -53,17 +53,13 @@ const uintptr_t* g_addresses = nullptr;
   return fn != nullptr ? fn : look_up_function(fid);
 }
 
-[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_entry(int32_t fid) {
-  if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
+// Every entry the fast path below leaves: the full path (window batches, the thread's first call,
+// a function's first call, stale frames, sampling, the scope, the probe's decision).
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void entry_in_full(int32_t fid, uintptr_t sp) {
   count_window_call();
   void* fn = function_of(fid);
   ThreadStack* s = thread_stack();
   if (s == nullptr) return;
-  // Every entry comes through the runtime's trampoline and on_xray: this frame, and so a local
-  // in it, is a fixed distance below the called function's stack pointer. (A local's address,
-  // not __builtin_frame_address: that sets up a frame pointer, 4 more instructions per entry.)
-  char here;
-  const auto sp = reinterpret_cast<uintptr_t>(&here);
   if (returned_on_top(*s, sp)) [[unlikely]]
     leave_returned(*s, sp);
   Frame* top = s->top;
@@ -80,9 +76,40 @@ const uintptr_t* g_addresses = nullptr;
   }
 }
 
-// Apart from the entry: an exit keeps fewer values live than an entry, and in one function
-// with it every exit paid the entry's register saves.
-[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_exit(int32_t fid) {
+// The common entry, a call phase 1 only counts, as entry_in_full would take it (count_only),
+// with no call: anything else, checked before anything is written, goes to entry_in_full.
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_entry(int32_t fid) {
+  if (detail::g_mode.load(std::memory_order_relaxed) != detail::kEnabled) return;
+  // Every entry comes through the runtime's trampoline and on_xray: this frame, and so a local
+  // in it, is a fixed distance below the called function's stack pointer (the full path is
+  // passed the same address). A local's address, not __builtin_frame_address or
+  // __builtin_dwarf_cfa: under Clang either sets up a frame pointer.
+  char here;
+  const auto sp = reinterpret_cast<uintptr_t>(&here);
+  ThreadStack* s = t_stack;
+  void* fn = g_fns[fid].load(std::memory_order_relaxed);
+  if (s == nullptr || fn == nullptr || ((t_window_calls + 1) & (kWindowBatch - 1)) == 0 ||
+      s->in_hook || s->sample_countdown == 1 || returned_on_top(*s, sp) ||
+      s->top == s->frames + ThreadStack::kMaxDepth) [[unlikely]]
+    return entry_in_full(fid, sp);
+  const auto& c = s->cache[ThreadStack::cache_index(fn)];
+  if (c.fn != fn || excluded(c.site) || !count_only(*c.site)) [[unlikely]]
+    return entry_in_full(fid, sp);
+  ++t_window_calls;
+  --s->sample_countdown;
+  // Written whole before it is pushed: a signal handler's hooks on this thread (no in_hook here)
+  // see either no frame or this one complete.
+  Frame* f = s->top;
+  f->sp = sp;
+  f->fn = fn;
+  f->sampled_entry = 0;
+  f->kind = kCounted;
+  std::atomic_signal_fence(std::memory_order_release);
+  s->top = f + 1;
+}
+
+// Every exit the fast path below leaves.
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void exit_in_full(int32_t fid) {
   ThreadStack* s = t_stack;
   if (s == nullptr) return;
   // Before the frame work, which then ends in a tail call: unpatching the function's sleds now
@@ -94,6 +121,27 @@ const uintptr_t* g_addresses = nullptr;
   if (s->top != s->frames && s->top[-1].fn != fn && !s->in_hook && s->deep == 0) [[unlikely]]
     return leave_unmatched(*s, fn);
   leave(*s, fn);
+}
+
+// The common exit, of a counted call whose frame is on top, as exit_in_full would take it (leave,
+// with no rare work for the probe), with no call; anything else goes to exit_in_full.
+[[gnu::noinline]] PERFHAT_XRAY_NOINSTR void on_xray_exit(int32_t fid) {
+  ThreadStack* s = t_stack;
+  if (s == nullptr) return;
+  std::atomic<int32_t>* countdown = g_window_countdown.load(std::memory_order_acquire);
+  const detail::Hot* h = detail::t_hot;
+  Frame* f = s->top - 1;
+  if (s->top == s->frames || f->kind != kCounted ||
+      f->fn != g_fns[fid].load(std::memory_order_relaxed) || f->sampled_entry != 0 || s->in_hook ||
+      s->deep != 0 || h == nullptr || (*h->eh_uncaught | h->session_hash) != 0 ||
+      (countdown != nullptr && countdown[fid].load(std::memory_order_relaxed) <= 1)) [[unlikely]]
+    return exit_in_full(fid);
+  if (countdown != nullptr) {  // as count_function_exit: not an atomic decrement
+    countdown[fid].store(countdown[fid].load(std::memory_order_relaxed) - 1,
+                         std::memory_order_relaxed);
+  }
+  s->spent += pair_cost(*s, kCounted);
+  s->top = f;
 }
 
 PERFHAT_XRAY_NOINSTR void on_xray(int32_t fid, XRayEntryType type) {

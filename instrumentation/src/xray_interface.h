@@ -25,8 +25,9 @@ void __xray_FunctionExit();
 
 namespace perfhat::autoinstrument {
 
-// Ids past the program's highest, used by the start-up calibration (its timed and skipped keys).
-inline constexpr size_t kCalibrationFids = 2;
+// Ids past the program's highest, used by the start-up calibration (its keys: counted or timed,
+// skipped, counted by a probe).
+inline constexpr size_t kCalibrationFids = 3;
 // The program's highest XRay function id (0: not built with -fxray-instrument, or probes off).
 size_t xray_functions();
 // The entry address of function `fid` if a call of it was seen, else nullptr (no look-up).

@@ -267,6 +267,8 @@ PERFHAT_XRAY_NOINSTR void window_leave(int32_t fid) noexcept {
   const bool program = static_cast<size_t>(fid) <= xray_functions();
   c[fid].store(program ? countdown_start() : INT32_MAX, std::memory_order_relaxed);
   if (!program || !g_open.load(std::memory_order_relaxed)) return;
+  // 0 given by a later perfhat::init: the countdown it ran down was start-up's.
+  if (detail::g_phase1_function_calls.load(std::memory_order_relaxed) == 0) return;
   // As window_batch: not from the library's own code, nor once probes are off.
   ThreadStack* s = t_stack;
   if (detail::t_in_engine || (s != nullptr && s->in_hook) ||

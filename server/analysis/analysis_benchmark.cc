@@ -176,7 +176,7 @@ void BM_ColdParse(benchmark::State& state) {
   double cpu = 0;
   for ([[maybe_unused]] auto _ : state) {
     double c0 = cpuMs();
-    auto tu = TranslationUnit::parse(benchPath(), src, args);
+    auto tu = TranslationUnit::parse(benchPath(), src, args).value;
     cpu += cpuMs() - c0;
     if (!tu) state.SkipWithError("parse failed");
     benchmark::DoNotOptimize(tu.get());
@@ -187,7 +187,7 @@ void BM_ColdParse(benchmark::State& state) {
 BENCHMARK(BM_ColdParse)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_Reparse(benchmark::State& state) {
-  auto tu = TranslationUnit::parse(benchPath(), generateSource(0), argsFor(benchPath()));
+  auto tu = TranslationUnit::parse(benchPath(), generateSource(0), argsFor(benchPath())).value;
   if (!tu) return state.SkipWithError("parse failed");
   tu->reparse(generateSource(1));  // the first reparse builds the preamble's reuse state
   int edit = 2;
@@ -203,7 +203,7 @@ void BM_Reparse(benchmark::State& state) {
 BENCHMARK(BM_Reparse)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_Analysis(benchmark::State& state) {
-  auto tu = TranslationUnit::parse(benchPath(), generateSource(0), argsFor(benchPath()));
+  auto tu = TranslationUnit::parse(benchPath(), generateSource(0), argsFor(benchPath())).value;
   if (!tu) return state.SkipWithError("parse failed");
   tu->reparse(generateSource(1));
   // The reparse this analysis sits on, measured in the same run.

@@ -2,7 +2,7 @@
 // immutable Snapshot (DESIGN §6). No I/O: the server fetches referencedKeys() in one bulk
 // request first and passes the result as the FeedbackView.
 //
-//   auto tu = TranslationUnit::parse(path, text, compileCommandFor(path, ...).args);
+//   auto tu = TranslationUnit::parse(path, text, compileCommandFor(path, ...).args).value;
 //   ParsedUnit unit = buildAst(*tu, options);
 //   InMemoryFeedback view = fetch(referencedKeys(unit));   // server/feedback
 //   SnapshotPtr snap = analyze(unit, view, options, version);

@@ -84,9 +84,9 @@ Matcher::Matcher(const FeedbackView& view, const AnalysisOptions& options)
     : view_(view), options_(options) {
   for (const auto& r : options_.rules) {
     if (r.function_regex.empty()) continue;
-    std::string error;  // already reported by parseAnalysisOptions
-    if (auto re = compileFunctionRegex(r.function_regex, error))
-      regex_rules_.emplace_back(&r, std::move(re));
+    // One that does not compile was already reported by parseAnalysisOptions.
+    if (auto re = compileFunctionRegex(r.function_regex))
+      regex_rules_.emplace_back(&r, std::move(re.value));
   }
 }
 

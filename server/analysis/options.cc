@@ -14,15 +14,13 @@ void to_json(nlohmann::json& j, const MatchRule& v) {
   if (!v.function_regex.empty()) j["function_regex"] = v.function_regex;
 }
 
-std::shared_ptr<const re2::RE2> compileFunctionRegex(const std::string& pattern,
-                                                     std::string& error) {
+Result<std::shared_ptr<const re2::RE2>> compileFunctionRegex(const std::string& pattern) {
   RE2::Options options;
   options.set_log_errors(false);  // the error is reported to the user, not to stderr
   options.set_max_mem(MatchRule::kMaxRegexMemory);
   auto re = std::make_shared<const re2::RE2>(pattern, options);
-  if (re->ok()) return re;
-  error = re->error();
-  return nullptr;
+  if (!re->ok()) return Result<std::shared_ptr<const re2::RE2>>::failure(re->error());
+  return Result<std::shared_ptr<const re2::RE2>>::success(std::move(re));
 }
 
 void from_json(const nlohmann::json& j, MatchRule& v) {
@@ -40,10 +38,8 @@ void from_json(const nlohmann::json& j, MatchRule& v) {
   if (v.function.empty() == v.function_regex.empty())
     throw OptionsError("rule: exactly one of function / function_regex is required");
   if (!v.function_regex.empty()) {
-    std::string error;
-    if (!compileFunctionRegex(v.function_regex, error)) {
-      throw OptionsError("rule.function_regex: invalid regular expression: " + error);
-    }
+    if (auto re = compileFunctionRegex(v.function_regex); !re)
+      throw OptionsError("rule.function_regex: invalid regular expression: " + re.error);
   }
 }
 

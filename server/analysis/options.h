@@ -11,6 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/result.h"
+
 namespace re2 {
 class RE2;
 }
@@ -39,10 +41,9 @@ struct MatchRule {
 };
 
 // `pattern` compiled as a `function_regex` (RE2, UTF-8, bounded by MatchRule::kMaxRegexMemory),
-// or null with `error` set to RE2's reason (e.g. "invalid escape sequence: \\1" for a
-// back-reference, which RE2 does not support).
-std::shared_ptr<const re2::RE2> compileFunctionRegex(const std::string& pattern,
-                                                     std::string& error);
+// or RE2's reason it is not one (e.g. "invalid escape sequence: \\1" for a back-reference, which
+// RE2 does not support).
+Result<std::shared_ptr<const re2::RE2>> compileFunctionRegex(const std::string& pattern);
 
 struct AnalysisOptions {
   // Loop iterations assumed when neither production data, a producer's result size, a constant

@@ -62,10 +62,9 @@ TranslationUnit::~TranslationUnit() {
   if (index_) clang_disposeIndex(index_);
 }
 
-std::unique_ptr<TranslationUnit> TranslationUnit::parse(const std::string& path,
-                                                        std::string contents,
-                                                        const std::vector<std::string>& args,
-                                                        std::string* error, Mode mode) {
+Result<std::unique_ptr<TranslationUnit>> TranslationUnit::parse(
+    const std::string& path, std::string contents, const std::vector<std::string>& args,
+    Mode mode) {
   std::unique_ptr<TranslationUnit> tu(new TranslationUnit());
   // excludeDeclarationsFromPCH = 0: with 1, visiting also walks implicit template
   // instantiations (reference/libclang-and-cxx-names.md, trap 2).
@@ -83,18 +82,14 @@ std::unique_ptr<TranslationUnit> TranslationUnit::parse(const std::string& path,
       mode == Mode::kEditor ? kParseOptions : kOneShotParseOptions, &tu->tu_);
   tu->last_parse_ms_ = msSince(t0);
   tu->parse_count_ = 1;
-  if (rc != CXError_Success || !tu->tu_) {
-    if (error) *error = std::string("cannot parse ") + path + ": " + errorName(rc);
-    return nullptr;
-  }
-  return tu;
+  if (rc != CXError_Success || !tu->tu_)
+    return Result<std::unique_ptr<TranslationUnit>>::failure(std::string("cannot parse ") + path +
+                                                             ": " + errorName(rc));
+  return Result<std::unique_ptr<TranslationUnit>>::success(std::move(tu));
 }
 
-bool TranslationUnit::reparse(std::string contents, std::string* error) {
-  if (!tu_) {
-    if (error) *error = "translation unit is invalid";
-    return false;
-  }
+Result<void> TranslationUnit::reparse(std::string contents) {
+  if (!tu_) return Result<void>::failure("translation unit is invalid");
   contents_ = std::move(contents);
   CXUnsavedFile unsaved{path_.c_str(), contents_.data(),
                         static_cast<unsigned long>(contents_.size())};
@@ -105,12 +100,10 @@ bool TranslationUnit::reparse(std::string contents, std::string* error) {
   if (rc != 0) {
     clang_disposeTranslationUnit(tu_);
     tu_ = nullptr;
-    if (error)
-      *error =
-          std::string("cannot reparse ") + path_ + ": " + errorName(static_cast<CXErrorCode>(rc));
-    return false;
+    return Result<void>::failure(std::string("cannot reparse ") + path_ + ": " +
+                                 errorName(static_cast<CXErrorCode>(rc)));
   }
-  return true;
+  return Result<void>::success();
 }
 
 std::vector<ParseProblem> TranslationUnit::problems() const {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "server/analysis/snapshot.h"
 
 namespace perfhat::analysis {
@@ -23,23 +24,23 @@ class TranslationUnit {
   TranslationUnit& operator=(const TranslationUnit&) = delete;
 
   // Parses `path` with `contents` as its text (the file need not exist on disk) and `args`
-  // (compiler flags without the input file). Returns nullptr and sets `error` when libclang
-  // fails outright; source errors are reported through problems(), not as failure.
+  // (compiler flags without the input file). Fails (with the reason) only when libclang fails
+  // outright; source errors are reported through problems(), not as failure.
   //
   // kEditor builds a precompiled preamble on the first parse so that reparse() after an edit is
   // fast; kOneShot skips it, which is cheaper for a unit that is parsed once and never edited
   // (bulk enumeration in perfhat-fetch).
   enum class Mode { kEditor, kOneShot };
-  static std::unique_ptr<TranslationUnit> parse(const std::string& path, std::string contents,
-                                                const std::vector<std::string>& args,
-                                                std::string* error = nullptr,
-                                                Mode mode = Mode::kEditor);
+  static Result<std::unique_ptr<TranslationUnit>> parse(const std::string& path,
+                                                        std::string contents,
+                                                        const std::vector<std::string>& args,
+                                                        Mode mode = Mode::kEditor);
 
   // Reparses with new contents, reusing the preamble. Measured with libclang 14: the preamble
   // is only reused when the main file exists on disk (any contents); for a path that does not
   // exist (a new, never-saved buffer) every reparse costs a full parse. On failure libclang
-  // invalidates the TU; this returns false and the object must be re-created with parse().
-  bool reparse(std::string contents, std::string* error = nullptr);
+  // invalidates the TU; this fails and the object must be re-created with parse().
+  Result<void> reparse(std::string contents);
 
   CXTranslationUnit raw() const { return tu_; }
   const std::string& path() const { return path_; }

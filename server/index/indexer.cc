@@ -165,9 +165,10 @@ bool Indexer::indexFile(const std::string& file, bool* reused, double* parse_ms)
       }
     }
   }
-  std::string error;
-  std::unique_ptr<analysis::TranslationUnit> tu = analysis::TranslationUnit::parse(
-      file, *text, cc.args, &error, analysis::TranslationUnit::Mode::kOneShot);
+  std::unique_ptr<analysis::TranslationUnit> tu =
+      analysis::TranslationUnit::parse(file, *text, cc.args,
+                                       analysis::TranslationUnit::Mode::kOneShot)
+          .value;
   if (!tu) return false;
   if (parse_ms) *parse_ms = tu->lastParseMs();
   analysis::ParsedUnit unit = analysis::buildAst(*tu, options_.analysis);

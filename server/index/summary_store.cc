@@ -71,7 +71,8 @@ std::string checkDatabase(sqlite3* db) {
 
 }  // namespace
 
-std::unique_ptr<SummaryStore> SummaryStore::open(const std::string& path, std::string* error) {
+Result<std::unique_ptr<SummaryStore>> SummaryStore::open(const std::string& path) {
+  using Opened = Result<std::unique_ptr<SummaryStore>>;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::unique_ptr<SummaryStore> store(new SummaryStore());
@@ -93,17 +94,16 @@ std::unique_ptr<SummaryStore> SummaryStore::open(const std::string& path, std::s
     if (why.empty() && store->exec(kSchema) &&
         store->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str()) &&
         store->exec("PRAGMA journal_mode = WAL") && store->exec("PRAGMA synchronous = NORMAL"))
-      return store;
+      return Opened::success(std::move(store));
     if (why.empty()) why = sqlite3_errmsg(store->db_);
     store->rebuilt_ = why;
     sqlite3_close(store->db_);
     store->db_ = nullptr;
     removeDatabase(path);
   }
-  if (error) *error = "cannot open the index " + path + ": " + store->rebuilt_;
   if (store->db_) sqlite3_close(store->db_);
   store->db_ = nullptr;
-  return nullptr;
+  return Opened::failure("cannot open the index " + path + ": " + store->rebuilt_);
 }
 
 SummaryStore::~SummaryStore() {

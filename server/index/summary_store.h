@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/result.h"
 #include "common/thread_annotations.h"
 #include "server/analysis/snapshot.h"
 
@@ -39,9 +40,9 @@ class SummaryStore {
   static constexpr size_t kMaxSummaryBytes = 1 << 20;
   static constexpr size_t kMaxFunctionsPerFile = 20'000;
 
-  // Opens (creating the directory and file). Returns nullptr with `error` when the file cannot
-  // be created at all; a corrupt or foreign-version file is replaced (`rebuiltReason()`).
-  static std::unique_ptr<SummaryStore> open(const std::string& path, std::string* error);
+  // Opens (creating the directory and file). Fails (with the reason) when the file cannot be
+  // created at all; a corrupt or foreign-version file is replaced (`rebuiltReason()`).
+  static Result<std::unique_ptr<SummaryStore>> open(const std::string& path);
   ~SummaryStore();
   SummaryStore(const SummaryStore&) = delete;
   SummaryStore& operator=(const SummaryStore&) = delete;

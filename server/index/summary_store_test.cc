@@ -112,11 +112,11 @@ TEST(SummaryStore, PersistsAcrossReopen) {
   f.nodes.emplace_back();
   FileStamp stamp{1, 2, {{"/x/h.h", 3}}};
   {
-    auto store = SummaryStore::open(ws.path("idx/index.sqlite"), nullptr);
+    auto store = SummaryStore::open(ws.path("idx/index.sqlite")).value;
     ASSERT_TRUE(store);
     store->put("/x/a.cc", stamp, {f});
   }
-  auto store = SummaryStore::open(ws.path("idx/index.sqlite"), nullptr);
+  auto store = SummaryStore::open(ws.path("idx/index.sqlite")).value;
   ASSERT_TRUE(store);
   EXPECT_EQ(store->rebuiltReason(), "");
   ASSERT_TRUE(store->stamp("/x/a.cc"));
@@ -130,9 +130,9 @@ TEST(SummaryStore, PersistsAcrossReopen) {
 TEST(SummaryStore, CorruptFileIsRebuilt) {
   Workspace ws;
   ws.write("index.sqlite", std::string(8192, 'x'));
-  std::string error;
-  auto store = SummaryStore::open(ws.path("index.sqlite"), &error);
-  ASSERT_TRUE(store) << error;
+  auto opened = SummaryStore::open(ws.path("index.sqlite"));
+  ASSERT_TRUE(opened) << opened.error;
+  auto& store = opened.value;
   EXPECT_NE(store->rebuiltReason(), "");
   EXPECT_TRUE(store->files().empty());
   store->put("/x/a.cc", {}, {});
@@ -142,7 +142,7 @@ TEST(SummaryStore, CorruptFileIsRebuilt) {
 TEST(SummaryStore, OtherSchemaVersionIsRebuilt) {
   Workspace ws;
   {
-    auto store = SummaryStore::open(ws.path("index.sqlite"), nullptr);
+    auto store = SummaryStore::open(ws.path("index.sqlite")).value;
     store->put("/x/a.cc", {}, {});
   }
   {
@@ -151,10 +151,20 @@ TEST(SummaryStore, OtherSchemaVersionIsRebuilt) {
     sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
     sqlite3_close(db);
   }
-  auto store = SummaryStore::open(ws.path("index.sqlite"), nullptr);
+  auto store = SummaryStore::open(ws.path("index.sqlite")).value;
   ASSERT_TRUE(store);
   EXPECT_NE(store->rebuiltReason().find("99"), std::string::npos) << store->rebuiltReason();
   EXPECT_TRUE(store->files().empty());
+}
+
+TEST(SummaryStore, UncreatableFileIsAnErrorThatNamesIt) {
+  Workspace ws;
+  ws.write("plain", "a file where the index's directory would be\n");
+  const std::string path = ws.path("plain/index.sqlite");
+  auto opened = SummaryStore::open(path);
+  EXPECT_FALSE(opened);
+  EXPECT_EQ(opened.value, nullptr);
+  EXPECT_EQ(opened.error, "cannot open the index " + path + ": could not be opened");
 }
 
 class IndexerStamps : public ::testing::Test {
@@ -170,7 +180,7 @@ class IndexerStamps : public ::testing::Test {
     o.database = db_;
     o.analysis.workspace_root = ws_.dir();
     o.idle_priority = false;
-    auto store = SummaryStore::open(ws_.path(".cache/perfhat/index.sqlite"), nullptr);
+    auto store = SummaryStore::open(ws_.path(".cache/perfhat/index.sqlite")).value;
     index_ = std::make_shared<WorkspaceIndex>();
     Indexer indexer(index_, std::move(store), o);
     return indexer.run();

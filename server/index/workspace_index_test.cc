@@ -46,7 +46,7 @@ Analysed analyseWithIndex(const Workspace& ws, const std::vector<std::string>& s
   o.idle_priority = false;
   Indexer(std::shared_ptr<WorkspaceIndex>(&index, [](WorkspaceIndex*) {}), nullptr, o).run();
   auto text = readFile(ws.path(file));
-  auto tu = analysis::TranslationUnit::parse(ws.path(file), *text, {"-std=c++20"});
+  auto tu = analysis::TranslationUnit::parse(ws.path(file), *text, {"-std=c++20"}).value;
   analysis::ParsedUnit unit = analysis::buildAst(*tu, o.analysis);
   Analysed out;
   out.added = index.augment(unit);
@@ -154,7 +154,7 @@ TEST(WorkspaceIndex, OpenDocumentReplacesTheIndexedTextAndReportsChangedBodies) 
 // other columns) is encoded again.
 // The functions of `text`, parsed as the file `path`.
 std::vector<FunctionInfo> functionsOf(const std::string& path, const std::string& text) {
-  auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"});
+  auto tu = analysis::TranslationUnit::parse(path, text, {"-std=c++20"}).value;
   EXPECT_TRUE(tu);
   return tu ? analysis::buildAst(*tu, analysis::AnalysisOptions{}).functions
             : std::vector<FunctionInfo>{};

@@ -47,36 +47,29 @@ std::string sampledNote(const cb::Status& s, const budget::ClassPlan& k, const s
 
 }  // namespace
 
-std::optional<cb::Status> loadBudgetStatus(const std::string& path, std::string* error) {
-  if (path.empty()) {
-    if (error) *error = "no budget status file configured (budgetStatus or PERFHAT_BUDGET_STATUS)";
-    return std::nullopt;
-  }
+Result<cb::Status> loadBudgetStatus(const std::string& path) {
+  using Loaded = Result<cb::Status>;
+  if (path.empty())
+    return Loaded::failure(
+        "no budget status file configured (budgetStatus or PERFHAT_BUDGET_STATUS)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = "cannot read the budget status " + path;
-    return std::nullopt;
-  }
+  if (!in) return Loaded::failure("cannot read the budget status " + path);
   std::string text(kMaxStatusBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxStatusBytes) {
-    if (error) *error = "the budget status " + path + " is larger than 8 MB";
-    return std::nullopt;
-  }
+  if (text.size() > kMaxStatusBytes)
+    return Loaded::failure("the budget status " + path + " is larger than 8 MB");
   try {
-    return cb::parseStatus(json::parse(text));
+    return Loaded::success(cb::parseStatus(json::parse(text)));
   } catch (const std::exception& e) {
-    if (error) *error = "budget status " + path + ": " + e.what();
-    return std::nullopt;
+    return Loaded::failure("budget status " + path + ": " + e.what());
   }
 }
 
 json collectionBudgetCommand(const BudgetFiles& files, const json& args) {
-  std::string error;
-  const auto status = loadBudgetStatus(files.status, &error);
-  if (!status) throw std::runtime_error(error);
-  return collectionBudgetCommand(*status, files.pins, args);
+  const auto status = loadBudgetStatus(files.status);
+  if (!status) throw std::runtime_error(status.error);
+  return collectionBudgetCommand(status.value, files.pins, args);
 }
 
 json collectionBudgetCommand(const cb::Status& st, const std::string& pins_file, const json& args) {

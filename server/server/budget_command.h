@@ -3,12 +3,12 @@
 // pin or an importance change, and the pin written to the pins file the library re-reads.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "common/result.h"
 #include "server/analysis/snapshot.h"
 #include "server/budget/collection_budget.h"
 #include "server/features/features.h"
@@ -33,9 +33,8 @@ nlohmann::json collectionBudgetCommand(const BudgetFiles& files, const nlohmann:
 nlohmann::json collectionBudgetCommand(const collection_budget::Status& status,
                                        const std::string& pins_file, const nlohmann::json& args);
 
-// The status file, or nullopt (with `error`) when it is not configured, missing or malformed.
-std::optional<collection_budget::Status> loadBudgetStatus(const std::string& path,
-                                                          std::string* error);
+// The status file; fails (with the reason) when it is not configured, missing or malformed.
+Result<collection_budget::Status> loadBudgetStatus(const std::string& path);
 
 // One lens per function the status lists: its class, traced or sampled (with the stack
 // samples' CPU estimate for an untraced class in probing mode), and the action.

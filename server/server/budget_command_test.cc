@@ -85,16 +85,16 @@ TEST_F(BudgetCommand, BadArgumentsAndMissingStatusAreClearErrors) {
   EXPECT_THROW(collectionBudgetCommand({(dir_ / "none.json").string(), ""}, json::array()),
                std::runtime_error);
   std::ofstream(files_.status) << "{not json";
-  std::string error;
-  EXPECT_FALSE(loadBudgetStatus(files_.status, &error));
-  EXPECT_THAT(error, HasSubstr("status.json"));
+  const auto bad = loadBudgetStatus(files_.status);
+  EXPECT_FALSE(bad);
+  EXPECT_THAT(bad.error, HasSubstr("status.json"));
   EXPECT_FALSE(std::filesystem::exists(files_.pins));
 }
 
 TEST_F(BudgetCommand, LensOnAListedFunctionOffersAlwaysTrace) {
-  std::string error;
-  const auto st = loadBudgetStatus(files_.status, &error);
-  ASSERT_TRUE(st) << error;
+  const auto loaded = loadBudgetStatus(files_.status);
+  ASSERT_TRUE(loaded) << loaded.error;
+  const auto& st = loaded.value;
   analysis::Snapshot s;
   analysis::FunctionInfo f;
   f.key = "void shop::C::run(int)";
@@ -102,7 +102,7 @@ TEST_F(BudgetCommand, LensOnAListedFunctionOffersAlwaysTrace) {
   s.functions.push_back(f);
   f.key = "void shop::Other::g()";
   s.functions.push_back(f);
-  const auto lenses = budgetLenses(s, *st);
+  const auto lenses = budgetLenses(s, st);
   ASSERT_EQ(lenses.size(), 1u);
   EXPECT_EQ(lenses[0].title,
             "collection budget: shop::C sampled at 31.7 % · 0.00964 % CPU — always trace");

@@ -92,7 +92,11 @@ LoadedBudget loadBudget(const BudgetSources& s) {
   if (s.provider) h = cache.get(*s.provider, s.service);
   std::string file_error;
   std::optional<cb::Status> file;
-  if (!s.status_file.empty()) file = loadBudgetStatus(s.status_file, &file_error);
+  if (!s.status_file.empty()) {
+    Result<cb::Status> loaded = loadBudgetStatus(s.status_file);
+    if (loaded) file = std::move(loaded.value);
+    file_error = std::move(loaded.error);
+  }
   const bool file_newer =
       file && (!h.status || fileTime(s.status_file).value_or(Clock::time_point{}) > h.at);
   if (h.status && !file_newer) {

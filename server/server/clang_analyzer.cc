@@ -32,6 +32,20 @@ void traceInference(const analysis::InferenceReuse::Last& r) {
                   (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
 }
 
+// While a document is analysed: the file being edited comes first, the background indexer
+// waits between its files.
+struct Foreground {
+  IndexSession* s;
+  explicit Foreground(IndexSession* session) : s(session) {
+    if (s) s->indexer().foregroundBegin();
+  }
+  ~Foreground() {
+    if (s) s->indexer().foregroundEnd();
+  }
+  Foreground(const Foreground&) = delete;
+  Foreground& operator=(const Foreground&) = delete;
+};
+
 }  // namespace
 
 analysis::AnalysisOptions ClangAnalyzer::optionsFrom(const Config& cfg, const std::string& root,
@@ -68,16 +82,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
                                              std::vector<std::string>& warnings) {
   warnings.insert(warnings.end(), config_warnings_.begin(), config_warnings_.end());
   config_warnings_.clear();
-  // The file being edited comes first: the background indexer waits between its files.
-  struct Foreground {
-    IndexSession* s;
-    explicit Foreground(IndexSession* session) : s(session) {
-      if (s) s->indexer().foregroundBegin();
-    }
-    ~Foreground() {
-      if (s) s->indexer().foregroundEnd();
-    }
-  } foreground(index_session_.get());
+  const Foreground foreground(index_session_.get());
   analysis::CompileCommand cc =
       analysis::compileCommandFor(in.path, options_.compile_commands, options_.fallback_flags);
   if (!cc.error.empty()) warnings.push_back("compile database: " + cc.error);
@@ -94,13 +99,15 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   e.last_built = ++build_clock_;
   const double parse_thread_cpu = parse_thread_.run([&] {
     if (e.tu && e.args == cc.args) {
-      e.reparsed = e.tu->reparse(in.text, &error);
+      e.reparsed = e.tu->reparse(in.text).ok();
       if (!e.reparsed) e.tu.reset();  // libclang invalidated it: start over
     } else {
       e.tu.reset();
     }
     if (!e.tu) {
-      e.tu = analysis::TranslationUnit::parse(in.path, in.text, cc.args, &error);
+      auto parsed = analysis::TranslationUnit::parse(in.path, in.text, cc.args);
+      e.tu = std::move(parsed.value);
+      error = std::move(parsed.error);
       e.args = cc.args;
     }
     releaseIdleUnits(in.path);  // freed here, where libclang allocated them
@@ -256,17 +263,15 @@ const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& pa
     return it->second.found ? &it->second : nullptr;
   Deployed& d = deployed_units_[path];
   d = Deployed{revision, args, {}, false};
-  std::string error;
-  std::optional<std::string> text = deployed_source_.textAt(path, revision, &error);
+  const Result<std::string> text = deployed_source_.textAt(path, revision);
   if (!text) return nullptr;  // a file new since that revision: every function is new
-  std::unique_ptr<analysis::TranslationUnit> tu =
-      analysis::TranslationUnit::parse(path, *text, args, &error);
+  auto tu = analysis::TranslationUnit::parse(path, text.value, args);
   if (!tu) {
     warnings.push_back("could not parse " + path + " as of " + revision.substr(0, 12) + ": " +
-                       error);
+                       tu.error);
     return nullptr;
   }
-  d.unit = analysis::buildAst(*tu, options_);
+  d.unit = analysis::buildAst(*tu.value, options_);
   d.found = true;
   return &d;
 }

@@ -59,7 +59,7 @@ index::IndexStats ClangAnalyzer::indexNow(const std::string& database, const std
   Config none;
   IndexSettings settings = indexSettingsFrom(none.analysis, ignored);
   std::string store = (fs::path(root) / ".cache" / "perfhat" / "index.sqlite").string();
-  std::shared_ptr<index::SummaryStore> s = index::SummaryStore::open(store, nullptr);
+  std::shared_ptr<index::SummaryStore> s = index::SummaryStore::open(store).value;
   index::IndexerOptions o;
   o.database = database;
   o.analysis = options_;
@@ -74,13 +74,14 @@ const std::unordered_map<std::string, uint64_t>* ClangAnalyzer::deployedHashes(
   auto key = std::make_pair(file, revision);
   if (auto it = deployed_hashes_.find(key); it != deployed_hashes_.end()) return &it->second;
   if (deployed_hashes_failed_.count(key)) return nullptr;
-  std::optional<std::string> text = deployed_source_.textAt(file, revision);
+  const Result<std::string> text = deployed_source_.textAt(file, revision);
   std::unique_ptr<analysis::TranslationUnit> tu;
   if (text) {
     analysis::CompileCommand cc =
         analysis::compileCommandFor(file, options_.compile_commands, options_.fallback_flags);
-    tu = analysis::TranslationUnit::parse(file, *text, cc.args, nullptr,
-                                          analysis::TranslationUnit::Mode::kOneShot);
+    tu = analysis::TranslationUnit::parse(file, text.value, cc.args,
+                                          analysis::TranslationUnit::Mode::kOneShot)
+             .value;
   }
   if (!tu) {
     deployed_hashes_failed_.insert(key);

@@ -72,29 +72,21 @@ std::string DeployedSource::revisionFor(const std::string& path,
   return newest ? newest->first : std::string();
 }
 
-std::optional<std::string> DeployedSource::textAt(const std::string& path,
-                                                  const std::string& revision, std::string* error) {
+Result<std::string> DeployedSource::textAt(const std::string& path, const std::string& revision) {
+  using Text = Result<std::string>;
   const std::filesystem::path file(path);
   const std::string& top = toplevel(file.parent_path().string());
-  if (top.empty() || revision.empty()) {
-    if (error) *error = "not in a git repository";
-    return std::nullopt;
-  }
+  if (top.empty() || revision.empty()) return Text::failure("not in a git repository");
   std::error_code ec;
   // The path inside the repository, as git names it (symbolic links in the checkout resolved
   // on both sides, as `rev-parse --show-toplevel` resolves them).
   const std::filesystem::path real = std::filesystem::weakly_canonical(file, ec);
   const std::filesystem::path rel = (ec ? file : real).lexically_relative(top);
-  if (rel.empty() || rel.native().rfind("..", 0) == 0) {
-    if (error) *error = path + " is outside " + top;
-    return std::nullopt;
-  }
+  if (rel.empty() || rel.native().rfind("..", 0) == 0)
+    return Text::failure(path + " is outside " + top);
   SubprocessResult r = runSubprocess({"git", "-C", top, "show", revision + ":" + rel.string()});
-  if (!r.ok()) {
-    if (error) *error = r.error.empty() ? trimmed(r.err) : r.error;
-    return std::nullopt;
-  }
-  return r.out;
+  if (!r.ok()) return Text::failure(r.error.empty() ? trimmed(r.err) : r.error);
+  return Text::success(std::move(r.out));
 }
 
 }  // namespace perfhat::server

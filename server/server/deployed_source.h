@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/result.h"
+
 namespace perfhat::server {
 
 class DeployedSource {
@@ -18,10 +20,9 @@ class DeployedSource {
   // Empty when there is none (not a git checkout, versions that name no commit).
   std::string revisionFor(const std::string& path, const std::vector<std::string>& versions,
                           const std::string& configured);
-  // `path`'s text at `revision`; nullopt when the file is not in that revision or git fails
-  // (the reason in `error`).
-  std::optional<std::string> textAt(const std::string& path, const std::string& revision,
-                                    std::string* error = nullptr);
+  // `path`'s text at `revision`; fails (with the reason) when the file is not in that revision
+  // or git fails.
+  Result<std::string> textAt(const std::string& path, const std::string& revision);
 
  private:
   // The repository's top directory for a directory ("" when it is not in one).

@@ -73,13 +73,14 @@ TEST_F(GitRepo, TextAtARevisionAndFilesItDoesNotHave) {
   const std::string rev = commit("first");
   write("a.cc", "int f() { return 2; }\n");
   DeployedSource src;
-  std::optional<std::string> text = src.textAt(path("a.cc"), rev);
-  ASSERT_TRUE(text);
-  EXPECT_EQ(*text, "int f() { return 1; }\n");
-  std::string error;
-  EXPECT_FALSE(src.textAt(path("new.cc"), rev, &error));
-  EXPECT_NE(error, "");
-  EXPECT_FALSE(src.textAt("/tmp/perfhat-surely-not-a-repo/x.cc", rev, &error));
+  const Result<std::string> text = src.textAt(path("a.cc"), rev);
+  ASSERT_TRUE(text) << text.error;
+  EXPECT_EQ(text.value, "int f() { return 1; }\n");
+  const Result<std::string> added = src.textAt(path("new.cc"), rev);
+  EXPECT_FALSE(added);
+  EXPECT_NE(added.error, "");
+  EXPECT_EQ(src.textAt("/tmp/perfhat-surely-not-a-repo/x.cc", rev).error,
+            "not in a git repository");
 }
 
 TEST(DeployedSourceOutsideGit, NoRevision) {

@@ -45,10 +45,10 @@ IndexSession::IndexSession(std::shared_ptr<index::WorkspaceIndex> index, std::st
   std::shared_ptr<index::SummaryStore> store;
   std::string store_note;
   if (!store_path.empty()) {
-    std::string error;
-    store = index::SummaryStore::open(store_path, &error);
+    auto opened = index::SummaryStore::open(store_path);
+    store = std::move(opened.value);
     if (!store)
-      store_note = error + "; indexing without persistence";
+      store_note = opened.error + "; indexing without persistence";
     else if (!store->rebuiltReason().empty())
       store_note = "index file " + store_path + " replaced: " + store->rebuiltReason();
   }

@@ -138,7 +138,7 @@ class InferenceReuseEdits : public ::testing::Test {
     if (!snap) return snap;
     const analysis::AnalysisOptions& o = analyzer_.options();
     auto cc = analysis::compileCommandFor(path_, o.compile_commands, o.fallback_flags);
-    auto tu = analysis::TranslationUnit::parse(path_, text, cc.args);
+    auto tu = analysis::TranslationUnit::parse(path_, text, cc.args).value;
     EXPECT_TRUE(tu);
     if (tu) {
       auto full = analysis::analyze(*tu, *feedback_, o, version_);
@@ -339,7 +339,7 @@ TEST_F(InferenceReuseEdits, AnotherFilesNewBodyIsAnalysedAgain) {
         "int leaf(int n);\nint elsewhere(int n) {\n  int s = 0;\n"
         "  for (int i = 0; i < " +
         std::to_string(bound) + "; ++i) s += leaf(i);\n  return s;\n}\n";
-    auto tu = analysis::TranslationUnit::parse(other, text, {"-xc++", "-std=c++17"});
+    auto tu = analysis::TranslationUnit::parse(other, text, {"-xc++", "-std=c++17"}).value;
     ASSERT_TRUE(tu);
     analyzer_.workspaceIndex()->setIndexed(other, analysis::buildAst(*tu, {}).functions);
   };

@@ -53,7 +53,7 @@ class WalkCacheTest : public ::testing::Test {
     writeHeader(kHeader);
     main_ = dir_ + "/main.cc";
     std::ofstream(main_) << kMain;  // on disk, so that libclang keeps a preamble for reparses
-    tu_ = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"});
+    tu_ = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"}).value;
     ASSERT_TRUE(tu_);
   }
   void TearDown() override {
@@ -78,6 +78,13 @@ class WalkCacheTest : public ::testing::Test {
     if (at != std::string::npos) edited.replace(at, from.size(), to);
     EXPECT_TRUE(tu_->reparse(edited));
     return cache_.build(*tu_, options_);
+  }
+
+  // `text` with `lines` added before the first `return t;` (the end of kMain's caller, of kTwo's
+  // first): an edit inside that body, which moves every body after it down.
+  static std::string withLinesInFirstBody(std::string text, const std::string& lines) {
+    text.insert(text.find("  return t;"), lines);
+    return text;
   }
 
   static void expectSameBodies(const analysis::ParsedUnit& a, const analysis::ParsedUnit& b) {
@@ -162,12 +169,12 @@ TEST_F(WalkCacheTest, AnEditAboveTheLastIncludeWalksTheHeadersAgain) {
 TEST_F(WalkCacheTest, OtherFlagsAreAnotherKey) {
   auto key = WalkCache::contextKey(*tu_, dir_);
   ASSERT_TRUE(key);
-  auto other = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++20"});
+  auto other = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++20"}).value;
   ASSERT_TRUE(other);
   auto key2 = WalkCache::contextKey(*other, dir_);
   ASSERT_TRUE(key2);
   EXPECT_NE(*key, *key2);
-  auto same = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"});
+  auto same = analysis::TranslationUnit::parse(main_, kMain, {"-xc++", "-std=c++17"}).value;
   EXPECT_EQ(WalkCache::contextKey(*same, dir_), key);
 }
 
@@ -191,10 +198,8 @@ TEST_F(WalkCacheTest, AnEditInsideOneBodyWalksThatBodyOnly) {
   EXPECT_EQ(cache_.last().main_walked, 2u);
   EXPECT_EQ(cache_.last().main_reused, 0u);
 
-  std::string edited = kTwo;
   // Two more lines in first's body: second moves down by two lines.
-  edited.insert(edited.find("  return t;"), "  t += other(t);\n  t -= 1;\n");
-  ASSERT_TRUE(tu_->reparse(edited));
+  ASSERT_TRUE(tu_->reparse(withLinesInFirstBody(kTwo, "  t += other(t);\n  t -= 1;\n")));
   analysis::ParsedUnit unit = cache_.build(*tu_, options_);
   EXPECT_EQ(cache_.last().main_walked, 1u) << "an unchanged body was walked again";
   EXPECT_EQ(cache_.last().main_reused, 1u);
@@ -210,9 +215,7 @@ TEST_F(WalkCacheTest, ALentUnitComesBackAsWalked) {
   for (auto& f : lent.functions)
     for (auto& n : f.nodes) n.call.in_workspace = !n.call.in_workspace;
   cache_.giveBack(std::move(lent));
-  std::string edited = kTwo;
-  edited.insert(edited.find("  return t;"), "  t += 1;\n");
-  ASSERT_TRUE(tu_->reparse(edited));
+  ASSERT_TRUE(tu_->reparse(withLinesInFirstBody(kTwo, "  t += 1;\n")));
   analysis::ParsedUnit unit = cache_.lend(*tu_, options_);
   EXPECT_EQ(cache_.last().main_reused, 1u);
   const analysis::ParsedUnit walked = fresh();
@@ -253,9 +256,7 @@ TEST_F(WalkCacheTest, AReorderedUnitGivenBackIsNotKept) {
   ASSERT_EQ(lent.functions.size(), 2u);
   std::swap(lent.functions[0], lent.functions[1]);
   cache_.giveBack(std::move(lent));
-  std::string edited = kTwo;
-  edited.insert(edited.find("  return t;"), "  t += 1;\n");
-  ASSERT_TRUE(tu_->reparse(edited));
+  ASSERT_TRUE(tu_->reparse(withLinesInFirstBody(kTwo, "  t += 1;\n")));
   analysis::ParsedUnit unit = cache_.build(*tu_, options_);
   EXPECT_EQ(cache_.last().main_reused, 0u);
   expectSameBodies(unit, fresh());
@@ -276,9 +277,7 @@ int use(const A& a, const B& b) { return a.size() + b.size(); }
 )src";
   ASSERT_TRUE(tu_->reparse(twins));
   cache_.build(*tu_, options_);
-  std::string edited = twins;
-  edited.insert(edited.find("  return t;"), "  t += 1;\n");
-  ASSERT_TRUE(tu_->reparse(edited));
+  ASSERT_TRUE(tu_->reparse(withLinesInFirstBody(twins, "  t += 1;\n")));
   analysis::ParsedUnit unit = cache_.build(*tu_, options_);
   EXPECT_GE(cache_.last().main_reused, 2u);
   expectSameBodies(unit, fresh());
@@ -364,8 +363,8 @@ TEST_F(WalkCacheTest, ImplicitMembersMoveWithTheirClassAndFollowItsChanges) {
   for (const auto& f : first.functions) implicit += f.implicit;
   ASSERT_GT(implicit, 0u) << "the test needs implicit members";
 
-  std::string edited = text;  // two lines more in first(): both classes move down
-  edited.insert(edited.find("  return t;"), "  t += other(t);\n  t -= 1;\n");
+  // Two lines more in first(): both classes move down.
+  const std::string edited = withLinesInFirstBody(text, "  t += other(t);\n  t -= 1;\n");
   ASSERT_TRUE(tu_->reparse(edited));
   analysis::ParsedUnit unit = cache_.build(*tu_, options_);
   EXPECT_EQ(cache_.last().main_implicit_reused, 2u);

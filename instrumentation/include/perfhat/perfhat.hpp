@@ -373,6 +373,8 @@ class Probe {
   }
   // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid
   // out so the common case (no request root, not recorded, untimed) runs straight through.
+  // The compiler hooks take that case without a probe (autoinstrument's count_only): a change
+  // to what it counts or decides belongs there too.
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
     // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
@@ -407,8 +409,11 @@ class Probe {
   [[gnu::noinline]] void leave() noexcept;
   void finish(uint64_t end) noexcept;
   void attr_int(const char* key, int64_t v) noexcept;
-  // The start-up calibration of the probe's own cost forces a call's kind (autoinstrument).
-  friend struct ProbeCalibration;
+  // The compiler hooks' frames (autoinstrument): the start-up calibration forces a call's kind,
+  // and a call the hooks only counted (no probe constructed) gets one for its rare exit work.
+  friend struct HookProbe;
+  // A counted call's probe as decide() leaves it: active, no flags.
+  Probe(Slot* slot, Hot* h, Site* site) noexcept : slot_(slot), hot_(h), site_(site), flags_(0) {}
 
   // slot_ is the only member an inactive probe writes; the rest is written when the probe
   // becomes active (the recording-only ones by begin()'s recording branch). The three pointers

@@ -111,10 +111,13 @@ PERFHAT_TEST_NOINSTR int window_round(int x) {
 // 256, so no call ever checks the window) and waits for the background thread's tick to close it
 // by time; then the same 500 rounds each.
 // `xray_app window-leave`: as `window`, and prints how many functions left the window early.
-PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left) {
+// `xray_app window-leave-later0`: as `window-leave`, with perfhat::init given
+// phase1_function_calls = 0 after start-up set the countdowns from the environment.
+PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left, bool later_zero = false) {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();
+  if (later_zero) c.phase1_function_calls = 0;
   perfhat::init(c, ex);
   constexpr int kThreads = 4, kRoundsAfter = 500;
   std::atomic<int> sink{0};
@@ -238,6 +241,8 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "window") return window_main(false, false);
   if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true, false);
   if (argc > 1 && std::string(argv[1]) == "window-leave") return window_main(false, true);
+  if (argc > 1 && std::string(argv[1]) == "window-leave-later0")
+    return window_main(false, true, true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
   c.endpoint.clear();

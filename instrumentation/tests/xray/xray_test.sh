@@ -80,6 +80,19 @@ win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window 8192 0 window-leave)
 echo "window (no function leaves): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
   fail "PERFHAT_PHASE1_FUNCTION_CALLS=0: $win"
+# 0 given by a later perfhat::init keeps every function too, although start-up set the countdowns
+# from the environment (1,024 by default): hot()'s first check, before half the window, makes it
+# never checked again (a countdown of 0 would check it at every exit, and it would leave past half).
+win=$(window 8192 0 window-leave-later0)
+echo "window (0 from a later init): $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
+  fail "PERFHAT_PHASE1_FUNCTION_CALLS=0 from a later init: $win"
+# And when start-up's countdown first runs out past half the window (3,000 hot calls, about 5,600
+# window calls): that check does not leave either.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=3000 window 8192 0 window-leave-later0)
+echo "window (0 from a later init, first check past half): $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
+  fail "PERFHAT_PHASE1_FUNCTION_CALLS=0 from a later init, past half: $win"
 # Every function leaves after 64 calls once half the window's 8,192 calls have passed, before its
 # length: the window, with no time bound, closes at the background thread's tick once no call
 # came for a whole tick.

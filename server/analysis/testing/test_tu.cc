@@ -31,9 +31,9 @@ std::unique_ptr<TestTU::Built> TestTU::build() const {
   args.push_back("-resource-dir");
   args.push_back(PERFHAT_CLANG_RESOURCE_DIR);
 #endif
-  std::string error;
-  built->tu = TranslationUnit::parse(path, code, args, &error);
-  if (!built->tu) throw std::runtime_error(error);
+  auto tu = TranslationUnit::parse(path, code, args);
+  if (!tu) throw std::runtime_error(tu.error);
+  built->tu = std::move(tu.value);
   AnalysisOptions opts = options;
   if (opts.workspace_root.empty()) opts.workspace_root = built->dir;
   built->unit = buildAst(*built->tu, opts);
