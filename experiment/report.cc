@@ -12,7 +12,7 @@
 namespace perfhat::experiment {
 namespace {
 
-using json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 const BoxSeries kTreatment{"Treatment (perfhat)", "#1f77b4"};
 const BoxSeries kControl{"Control (dashboard)", "#ff7f0e"};
@@ -27,18 +27,18 @@ std::string measureLabel(const std::string& m) {
   return m == "total" ? "total" : m == "fe" ? "FE" : "RCA";
 }
 
-std::string meanSd(const json& r, const char* group) {
+std::string meanSd(const OrderedJson& r, const char* group) {
   return fixed(r["mean"][group].get<double>(), 1) + " (" + fixed(r["sd"][group].get<double>(), 1) +
          ")";
 }
 
-std::string pValue(const json& r) {
+std::string pValue(const OrderedJson& r) {
   const double p = r["mann_whitney"]["p"].get<double>();
   return (p < 0.001 ? std::string("< 0.001") : fixed(p, 3)) + (p < 0.05 ? " *" : "");
 }
 
 // Rows of the two tables as cells, shared by the Markdown and HTML writers.
-std::vector<std::vector<std::string>> tableTwo(const json& stats) {
+std::vector<std::vector<std::string>> tableTwo(const OrderedJson& stats) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : stats["results"]) {
     rows.push_back({r["task"].get<std::string>(), measureLabel(r["measure"].get<std::string>()),
@@ -47,7 +47,7 @@ std::vector<std::vector<std::string>> tableTwo(const json& stats) {
   return rows;
 }
 
-std::vector<std::vector<std::string>> effectTable(const json& stats) {
+std::vector<std::vector<std::string>> effectTable(const OrderedJson& stats) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : stats["results"]) {
     auto sw = [&](const char* g) {

@@ -9,6 +9,7 @@ SUDO=$(need_root)
 
 pkgs=(
   build-essential cmake ninja-build pkg-config git ca-certificates
+  lld  # the linker of every tree (CMakeLists.txt PERFHAT_LINKER): large test programs link faster
   clang libclang-dev libclang-14-dev libclang-rt-14-dev libfuzzer-14-dev llvm
   nlohmann-json3-dev libcpp-httplib-dev libtsl-hopscotch-map-dev
   libre2-dev libcli11-dev libfmt-dev libsqlite3-dev sqlite3 zlib1g-dev libssl-dev libbrotli-dev libpq-dev postgresql

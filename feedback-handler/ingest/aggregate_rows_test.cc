@@ -5,12 +5,13 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/test_units.h"
 #include "feedback-handler/ingest/aggregator.h"
 
 namespace perfhat::handler {
 namespace {
 
-constexpr uint64_t kT0 = 1'763'700'000'000'000'000ULL;  // 2025-11-21
+using perfhat::test_units::kT0;
 constexpr int64_t kMinute = static_cast<int64_t>(kT0 / 60'000'000'000ULL);
 
 int bin(double v) { return static_cast<int>(std::ceil(std::log(v) / std::log(1.01 / 0.99))); }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "feedback-handler/ingest/span_key.h"
 
 namespace perfhat::handler {
@@ -9,7 +10,7 @@ namespace {
 
 using otlp::Span;
 
-constexpr uint64_t kT0 = 1'763'700'000'000'000'000ULL;  // 2025-11-21
+using perfhat::test_units::kT0;
 
 Span span(const std::string& id, const std::string& parent, uint64_t start, uint64_t dur_ns,
           otlp::Attributes attrs) {

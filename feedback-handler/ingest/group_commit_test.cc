@@ -13,12 +13,14 @@
 #include <random>
 #include <thread>
 
+#include "common/test_units.h"
+
 namespace perfhat::handler {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
+using perfhat::test_units::kNow;
 
 struct TempStore {
   fs::path dir;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/test_units.h"
 #include "feedback-handler/otlp/otlp_encode.h"
 
 namespace perfhat::handler {
@@ -15,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kT0 = 1'763'700'000'000'000'000ULL;
+using perfhat::test_units::kT0;
 
 otlp::ExportRequest requestFor(const std::string& fn, int spans) {
   otlp::ExportRequest r;
@@ -33,13 +34,13 @@ otlp::ExportRequest requestFor(const std::string& fn, int spans) {
   return r;
 }
 
-struct TempStore {
+struct PipelineStore {
   fs::path dir = fs::temp_directory_path() / ("perfhat-pipeline-test-" + std::to_string(getpid()));
-  TempStore() {
+  PipelineStore() {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
-  ~TempStore() { fs::remove_all(dir); }
+  ~PipelineStore() { fs::remove_all(dir); }
   StoreOptions opts() const {
     StoreOptions o;
     o.path = (dir / "s.sqlite").string();
@@ -54,7 +55,7 @@ uint64_t countOf(Store& s, const std::string& key) {
 }
 
 TEST(IngestPipeline, ReplaysTheIntakeLogOnceAtStartup) {
-  TempStore t;
+  PipelineStore t;
   {
     Store store(t.opts());
     // As a crash leaves it: three acknowledged bodies (protobuf, JSON, libperfhat aggregate
@@ -91,7 +92,7 @@ TEST(IngestPipeline, ReplaysTheIntakeLogOnceAtStartup) {
 }
 
 TEST(IngestPipeline, ReadsSeeEveryAcknowledgedRequestAfterFlush) {
-  TempStore t;
+  PipelineStore t;
   Store store(t.opts());
   IngestPipeline p(store);
   otlp::ExportRequest r = requestFor("a::f", 5);
@@ -105,7 +106,7 @@ TEST(IngestPipeline, ReadsSeeEveryAcknowledgedRequestAfterFlush) {
 // A damaged record in the middle of the intake log costs that record alone: every other
 // acknowledged request replays, once, and the damage is counted for /metrics.
 TEST(IngestPipeline, ADamagedIntakeRecordCostsOnlyItself) {
-  TempStore t;
+  PipelineStore t;
   const std::vector<std::string> fns = {"a::f0", "a::f1", "a::f2", "a::f3", "a::f4"};
   {
     Store store(t.opts());
@@ -145,7 +146,7 @@ TEST(IngestPipeline, ADamagedIntakeRecordCostsOnlyItself) {
 // Spans outside the intake limits are taken out of the request with the reason the client sees
 // (OTLP partialSuccess), and nothing of them is stored; replay applies the same screen.
 TEST(IngestPipeline, SpansBeyondTheIntakeLimitsAreRefusedWithAReason) {
-  TempStore t;
+  PipelineStore t;
   Store store(t.opts());
   IngestPipeline p(store);
   otlp::ExportRequest r = requestFor("a::ok", 3);

@@ -5,13 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/ingest/span_key.h"
 
 namespace perfhat::handler {
 namespace {
 
-constexpr uint64_t kT0 = 1'763'700'000'000'000'000ULL;
+using perfhat::test_units::kT0;
 
 otlp::Span span(const std::string& trace, const std::string& id, const std::string& parent,
                 const char* fn, uint64_t dur, otlp::Attributes extra = {}) {

@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/test_units.h"
 #include "feedback-handler/store/store.h"
 
 namespace perfhat::handler {
 namespace {
 
-constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
+using perfhat::test_units::kNow;
 
 class StoreNamesTest : public ::testing::Test {
  protected:

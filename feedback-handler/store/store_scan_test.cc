@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "common/test_units.h"
 #include "feedback-handler/store/store.h"
 #include "tests/support/postgres_gtest.h"
 
@@ -15,7 +16,7 @@ namespace perfhat::handler {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
+using perfhat::test_units::kNow;
 constexpr int64_t kBucket = kNow / kBucketNs - 3;
 
 class StoreScan : public ::testing::TestWithParam<sql::Backend> {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/feedback.h"
+#include "common/test_units.h"
 #include "feedback-handler/ingest/aggregate_rows.h"
 #include "feedback-handler/ingest/aggregator.h"
 #include "feedback-handler/store/store.h"
@@ -20,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kNow = 1'763'700'000'000'000'000LL;
+using perfhat::test_units::kNow;
 const char* kHot = "svc::hot(int)";   // probed by variants 0 and 2
 const char* kCold = "svc::cold()";    // probed by variant 3 only
 const char* kNever = "svc::never()";  // in no variant

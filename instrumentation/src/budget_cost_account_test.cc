@@ -11,7 +11,7 @@ namespace perfhat::budget {
 namespace {
 
 // Detection 10 ns, report 1 µs, counted 40 ns, a stack sample 30 µs, a cold entry 90 ns extra.
-constexpr Costs kCosts{10e-9, 1e-6, 40e-9, 30e-6, 90e-9};
+constexpr Costs kAccountCosts{10e-9, 1e-6, 40e-9, 30e-6, 90e-9};
 constexpr double kReportInProbe = 400e-9;
 constexpr double kRequestInProbe = 700e-9;  // a request root's context, priced apart
 
@@ -37,13 +37,13 @@ TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
       {"collector", [](WindowCounts& w) { w.collector_cpu_s = 5e-3; }, &CostParts::collector_s,
        5e-3},
   };
-  const CostParts none = accountWindow({}, kCosts, kReportInProbe, kRequestInProbe);
+  const CostParts none = accountWindow({}, kAccountCosts, kReportInProbe, kRequestInProbe);
   EXPECT_DOUBLE_EQ(none.total_s(), 0);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     WindowCounts w;
     c.set(w);
-    const CostParts p = accountWindow(w, kCosts, kReportInProbe, kRequestInProbe);
+    const CostParts p = accountWindow(w, kAccountCosts, kReportInProbe, kRequestInProbe);
     EXPECT_NEAR(p.*(c.part), c.expected_s, c.expected_s * 1e-12);
     EXPECT_NEAR(p.total_s(), c.expected_s, c.expected_s * 1e-12);
     const bool on_app_threads = c.part != &CostParts::collector_s;
@@ -54,7 +54,7 @@ TEST(BudgetCostAccount, EachCountMovesItsOwnPartAndTheTotal) {
   for (const Case& c : cases) c.set(all);
   double sum = 0;
   for (const Case& c : cases) sum += c.expected_s;
-  EXPECT_NEAR(accountWindow(all, kCosts, kReportInProbe, kRequestInProbe).total_s(), sum,
+  EXPECT_NEAR(accountWindow(all, kAccountCosts, kReportInProbe, kRequestInProbe).total_s(), sum,
               sum * 1e-12);
 }
 

@@ -11,7 +11,7 @@
 namespace perfhat::budget {
 namespace {
 
-constexpr Costs kCosts{20e-9, 1e-6};
+constexpr Costs kGovernorCosts{20e-9, 1e-6};
 
 std::vector<ClassWindow> classes(int extra = 0) {
   std::vector<ClassWindow> w = {{"db", 20000, 0.30, 2, false},
@@ -35,20 +35,21 @@ TEST(BudgetGovernor, JudgesANewPlanOnTheWindowsItRan) {
   PlannerOptions o;
   o.budget_share = 0.01;
   Planner planner(o);
-  for (int w = 0; w < 20; ++w) planner.observe(classes(), second(0.006), kCosts);
+  for (int w = 0; w < 20; ++w) planner.observe(classes(), second(0.006), kGovernorCosts);
   const std::size_t changes = planner.plan().changes;
-  planner.observe(classes(1), second(0.006), kCosts);  // a new class: a new plan
+  planner.observe(classes(1), second(0.006), kGovernorCosts);  // a new class: a new plan
   ASSERT_GT(planner.plan().changes, changes);
   const auto settle = static_cast<int>(settleOf(o));
   int cut_at = -1;
   for (int w = 1; w <= 2 * settle && cut_at < 0; ++w) {
-    if (planner.observe(classes(1), second(0.015), kCosts).governor < 1) cut_at = w;
+    if (planner.observe(classes(1), second(0.015), kGovernorCosts).governor < 1) cut_at = w;
   }
   EXPECT_EQ(cut_at, settle);
   EXPECT_NEAR(planner.plan().governor, o.governor_aim * 0.01 / 0.015, 1e-9);
   // Under budget again: back to the whole budget within a settling period per step of at most
   // half again (0.63 -> 0.95 -> 1).
-  for (int w = 0; w < 2 * settle + 1; ++w) planner.observe(classes(1), second(0.004), kCosts);
+  for (int w = 0; w < 2 * settle + 1; ++w)
+    planner.observe(classes(1), second(0.004), kGovernorCosts);
   EXPECT_DOUBLE_EQ(planner.plan().governor, 1.0);
 }
 
@@ -59,17 +60,18 @@ TEST(BudgetGovernor, ActsWithinTheSlidingWindowWhenPlansChangeEveryWindow) {
   o.budget_share = 0.01;
   Planner planner(o);
   int extra = 0;
-  planner.observe(classes(extra++), second(0.02), kCosts);
+  planner.observe(classes(extra++), second(0.02), kGovernorCosts);
   int cut_at = -1;
   for (int w = 1; w <= 3 * static_cast<int>(o.windows) && cut_at < 0; ++w) {
-    if (planner.observe(classes(extra++), second(0.02), kCosts).governor < 1) cut_at = w;
+    if (planner.observe(classes(extra++), second(0.02), kGovernorCosts).governor < 1) cut_at = w;
   }
   ASSERT_GT(cut_at, 0);
   EXPECT_LE(cut_at, static_cast<int>(o.windows));
   EXPECT_NEAR(planner.plan().governor, o.governor_aim * 0.5, 1e-9);  // the last windows' 2 %
   int raised_at = -1;
   for (int w = 1; w <= 3 * static_cast<int>(o.windows) && raised_at < 0; ++w) {
-    if (planner.observe(classes(extra++), second(0.002), kCosts).governor > o.governor_aim * 0.5)
+    if (planner.observe(classes(extra++), second(0.002), kGovernorCosts).governor >
+        o.governor_aim * 0.5)
       raised_at = w;
   }
   ASSERT_GT(raised_at, 0);

@@ -312,9 +312,9 @@ Costs calibrated(double ns_per_tick, uint32_t) {
   c.report_s = 50e-9;
   return c;
 }
-double g_fake_s = 0;
-double fakeWall() { return g_fake_s += 1; }
-double fakeCpu() { return g_fake_s; }
+double g_insitu_s = 0;
+double insituWall() { return g_insitu_s += 1; }
+double insituCpu() { return g_insitu_s; }
 double noCollector() { return 0; }
 
 // The one controller on, ticked by the test alone (the engine's background thread ticks it about
@@ -326,7 +326,7 @@ class HandTicked {
   explicit HandTicked(const Settings& s) {
     c_.set_background_ticks(false);
     c_.set_calibrator(&calibrated);
-    c_.set_meter({&fakeWall, &fakeCpu, &noCollector});
+    c_.set_meter({&insituWall, &insituCpu, &noCollector});
     const detail::Status on = c_.configure(s);
     configured_ = static_cast<bool>(on);
     error_ = on.error;

@@ -76,12 +76,12 @@ class InstrTiming : public ::testing::Test {
   }
 };
 
-struct Totals {
+struct TimingTotals {
   uint64_t count = 0, timed = 0;
   double sum_ns = 0;
 };
-Totals totals(const perfhat::MemoryExporter& ex, const std::string& needle) {
-  Totals t;
+TimingTotals totals(const perfhat::MemoryExporter& ex, const std::string& needle) {
+  TimingTotals t;
   for (const auto& a : ex.aggregates()) {
     if (a.function.find(needle) == std::string::npos) continue;
     t.count += a.count;
@@ -100,7 +100,7 @@ TEST_F(InstrTiming, PeriodOneTimesEveryCallExactly) {
     timingns::spend_exact(d);
   }
   perfhat::flush();
-  Totals t = totals(*ex, "spend_exact");
+  TimingTotals t = totals(*ex, "spend_exact");
   EXPECT_EQ(t.count, 1000u);
   EXPECT_EQ(t.timed, 1000u);
   EXPECT_DOUBLE_EQ(t.sum_ns, static_cast<double>(truth));
@@ -116,7 +116,7 @@ TEST_F(InstrTiming, SampledTimingEstimatesTheMean) {
     timingns::spend(d);
   }
   perfhat::flush();
-  Totals t = totals(*ex, "timingns::spend(");
+  TimingTotals t = totals(*ex, "timingns::spend(");
   EXPECT_EQ(t.count, n);  // every call is counted
   // About 1 in 16 calls timed (expected 2000, sd ~45).
   EXPECT_GT(t.timed, 1700u);
@@ -132,7 +132,7 @@ TEST_F(InstrTiming, RandomizedCountdownDoesNotAliasWithPeriodicCalls) {
   auto ex = start(16);
   for (int i = 0; i < 32000; ++i) timingns::alternating(i % 2 == 0 ? 100 : 1900);
   perfhat::flush();
-  Totals t = totals(*ex, "alternating");
+  TimingTotals t = totals(*ex, "alternating");
   double mean = t.sum_ns / static_cast<double>(t.count);
   EXPECT_NEAR(mean, 1000.0, 100.0);  // standard error ~20
 }

@@ -37,16 +37,8 @@ Site g_late{nullptr, "int armedns::late(int)", __FILE__, __LINE__, perfhat::deta
 
 bool armed(const Site& s) { return s.armed.load() != 0; }
 
-uint64_t counted(const perfhat::MemoryExporter& ex, const std::string& needle) {
-  uint64_t n = 0;
-  for (const auto& a : ex.aggregates()) {
-    if (a.function.find(needle) != std::string::npos) n += a.count;
-  }
-  return n;
-}
-
 // Variant 0 probes in(int) and late(int), variant 1 out(int); the engine runs variant 0.
-const char* const kManifest =
+const char* const kArmingManifest =
     R"j({"release":"a1","variants":[{"id":0,"units":["armedns::in(int)","armedns::late(int)"]},)j"
     R"j({"id":1,"units":["armedns::out(int)"]}]})j";
 
@@ -54,7 +46,7 @@ class InstrSiteArming : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = ::testing::TempDir() + "armed_manifest_" + std::to_string(::getpid()) + ".json";
-    std::ofstream(path_) << kManifest;
+    std::ofstream(path_) << kArmingManifest;
     cfg_.sampler = "full";
     cfg_.cycle_s = 1e9;
     cfg_.export_interval_s = 1e9;
@@ -90,8 +82,8 @@ TEST_F(InstrSiteArming, FoldsTheSwitchAndTheVariantIntoOneByte) {
   EXPECT_FALSE(armed(g_out));
   for (int i = 0; i < 2; ++i) call_in(i) + call_out(i);
   perfhat::flush();
-  EXPECT_EQ(counted(*ex_, "armedns::in"), 3u);  // the first call and the last two
-  EXPECT_EQ(counted(*ex_, "armedns::out"), 0u);
+  EXPECT_EQ(ex_->calls_of("armedns::in"), 3u);  // the first call and the last two
+  EXPECT_EQ(ex_->calls_of("armedns::out"), 0u);
 
   perfhat::shutdown();  // off until the next init
   EXPECT_FALSE(armed(g_in));
@@ -108,7 +100,7 @@ TEST_F(InstrSiteArming, ASiteFirstMetWhileOffIsFoundWhenProbesComeBack) {
   EXPECT_TRUE(armed(g_late));
   for (int i = 0; i < 3; ++i) call_late(i);
   perfhat::flush();
-  EXPECT_EQ(counted(*ex_, "armedns::late"), 3u);
+  EXPECT_EQ(ex_->calls_of("armedns::late"), 3u);
 }
 
 TEST_F(InstrSiteArming, AForkedChildDisarmsWithoutRecording) {

@@ -95,14 +95,6 @@ TEST(InstrVariantMask, ReadsTheEnvironment) {
   EXPECT_EQ(c.variant, -1);  // reported on stderr, left unset
 }
 
-uint64_t counted(const perfhat::MemoryExporter& ex, const std::string& needle) {
-  uint64_t n = 0;
-  for (const auto& a : ex.aggregates()) {
-    if (a.function.find(needle) != std::string::npos) n += a.count;
-  }
-  return n;
-}
-
 TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   std::string path = write_manifest(kManifest);
   perfhat::Config c;
@@ -115,8 +107,8 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
   for (int i = 0; i < 20; ++i) variantns::probed(i) + variantns::masked(i);
   perfhat::flush();
-  EXPECT_EQ(counted(*ex, "variantns::probed"), 20u);
-  EXPECT_EQ(counted(*ex, "variantns::masked"), 0u);  // not counted, not timed, not recorded
+  EXPECT_EQ(ex->calls_of("variantns::probed"), 20u);
+  EXPECT_EQ(ex->calls_of("variantns::masked"), 0u);  // not counted, not timed, not recorded
   size_t masked_spans = 0, probed_spans = 0;
   for (const auto& s : ex->spans()) {
     masked_spans += s.function.find("variantns::masked") != std::string::npos;
@@ -136,8 +128,8 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   ASSERT_TRUE(perfhat::init(c, ex));
   for (int i = 0; i < 5; ++i) variantns::probed(i) + variantns::masked(i);
   perfhat::flush();
-  EXPECT_EQ(counted(*ex, "variantns::probed"), 0u);
-  EXPECT_EQ(counted(*ex, "variantns::masked"), 5u);
+  EXPECT_EQ(ex->calls_of("variantns::probed"), 0u);
+  EXPECT_EQ(ex->calls_of("variantns::masked"), 5u);
   EXPECT_EQ(ex->resource().variant, "1");
   perfhat::shutdown();
 
@@ -148,8 +140,8 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   ASSERT_TRUE(perfhat::init(c, ex));
   for (int i = 0; i < 3; ++i) variantns::probed(i) + variantns::masked(i);
   perfhat::flush();
-  EXPECT_EQ(counted(*ex, "variantns::probed"), 3u);
-  EXPECT_EQ(counted(*ex, "variantns::masked"), 3u);
+  EXPECT_EQ(ex->calls_of("variantns::probed"), 3u);
+  EXPECT_EQ(ex->calls_of("variantns::masked"), 3u);
   EXPECT_EQ(ex->resource().release, "");
   perfhat::shutdown();
   std::remove(path.c_str());

@@ -2,6 +2,7 @@
 // runs once per insertion, bounded by what fills it.
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/task_repo_fixture.h"
 #include "server/analysis/testing/test_tu.h"
@@ -15,7 +16,7 @@ using testing::kTaskRepoHeader;
 using testing::measuredMean;
 using testing::TestTU;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
 // A new remote call per element of a set the function fills from a measured collection: the
 // count is the insertions, not the default.

@@ -2,6 +2,7 @@
 // body production ran, both parsed by libclang; measured − removed + added, node by node.
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/inference.h"
 #include "server/analysis/task_repo_fixture.h"
@@ -15,7 +16,7 @@ using testing::callSite;
 using testing::findFunction;
 using testing::TestTU;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
 using testing::kTaskRepoHeader;
 using testing::measuredMean;

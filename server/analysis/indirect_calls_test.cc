@@ -18,7 +18,7 @@ using testing::findFunction;
 using testing::ranFrom;
 using testing::TestTU;
 
-constexpr const char* kSource = R"src(
+constexpr const char* kIndirectSource = R"src(
 #include <functional>
 #include <string>
 namespace app {
@@ -60,7 +60,7 @@ std::vector<std::string> implementationKeys(const Node& n) {
 
 TEST(IndirectCallsTest, CallsThroughPointersAndStdFunctionAreMarkedWithTheirParameters) {
   TestTU t;
-  t.code = kSource;
+  t.code = kIndirectSource;
   auto built = t.build();
   const FunctionInfo* apply = findFunction(built->unit, "app::apply(int (*)(int), int)");
   ASSERT_NE(apply, nullptr);
@@ -103,7 +103,7 @@ TEST(IndirectCallsTest, CallsThroughPointersAndStdFunctionAreMarkedWithTheirPara
 
 TEST(IndirectCallsTest, TheCallGetsWhatRanFromItsFunctionThatItDoesNotCallAsWritten) {
   TestTU t;
-  t.code = kSource;
+  t.code = kIndirectSource;
   const std::string apply = "app::apply(int (*)(int), int)";
   InMemoryFeedback view({
       ranFrom("app::fast(int)", 200, 10, apply), ranFrom("app::slow(int)", 1000, 30, apply),
@@ -125,7 +125,7 @@ TEST(IndirectCallsTest, TheCallGetsWhatRanFromItsFunctionThatItDoesNotCallAsWrit
 
 TEST(IndirectCallsTest, AStdFunctionCallGetsTheLambdaThatRanFromIt) {
   TestTU t;
-  t.code = kSource;
+  t.code = kIndirectSource;
   const std::string run = "app::run(const std::function<int (const std::string &)> &)";
   InMemoryFeedback view({ranFrom("app::main()::lambda#1", 300, 12, run)});
   SnapshotPtr snap = t.analyze(view);
@@ -141,7 +141,7 @@ TEST(IndirectCallsTest, AStdFunctionCallGetsTheLambdaThatRanFromIt) {
 // A template's definition: production's caller is an instantiation the definition matched.
 TEST(IndirectCallsTest, ATemplateDefinitionTakesWhatRanFromItsInstantiations) {
   TestTU t;
-  t.code = kSource;
+  t.code = kIndirectSource;
   const std::string inst = "app::each<app::Box>(app::Box *, int (app::Box::*)(int))";
   FeedbackItem self;
   self.key = inst;
@@ -163,7 +163,7 @@ TEST(IndirectCallsTest, ATemplateDefinitionTakesWhatRanFromItsInstantiations) {
 
 TEST(IndirectCallsTest, WithoutCallSiteDataTheCallStaysUnknownNeverZero) {
   TestTU t;
-  t.code = kSource;
+  t.code = kIndirectSource;
   const std::string apply = "app::apply(int (*)(int), int)";
   // The function is measured, its direct callee too, nothing else ran from it.
   FeedbackItem self;

@@ -19,8 +19,6 @@ using testing::kMs;
 using testing::measured;
 using testing::TestTU;
 
-const char* kHeader = testing::kStoryRepoHeader;
-
 const std::string kFn = "report(const Story &)";
 const std::string kHelper = "taskCount(const Story &)";
 
@@ -63,7 +61,7 @@ Both analyseAgainst(const std::string& deployed_code, const std::string& code,
   TestTU was, is;
   was.code = deployed_code;
   is.code = code;
-  was.headers = is.headers = {{"repo.h", kHeader}};
+  was.headers = is.headers = {{"repo.h", testing::kStoryRepoHeader}};
   is.options = options;
   Both b;
   b.deployed = was.build();
@@ -393,7 +391,7 @@ int report(const Story& s) { return s.points() + mystery(s); }
 // new call's range is the site's own p50–p90, never a single point.
 TEST(IntervalTest, SingleCallSiteRegressionHasARange) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const Story& s) { return s.points(); }
@@ -421,7 +419,7 @@ int report(const Story& s) { return s.points(); }
 // and the cost is what it is, the data's own range stands.
 TEST(OtherInputsTest, OneKindOfInputSeenWidensTheRangeDownToOneElementsShare) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int page() { return static_cast<int>(fetchStories().size()); }

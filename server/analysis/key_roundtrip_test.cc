@@ -24,7 +24,7 @@ namespace {
 // Declarations whose parameter types two spellers disagree on: typedefs (`std::string`, `size_t`,
 // `Slice`), cv placement, pointers to functions and members, arrays by reference, nested and
 // local classes, lambdas, operators, anonymous namespaces, variadics, templates.
-constexpr const char* kSource = R"src(
+constexpr const char* kRoundtripSource = R"src(
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -139,14 +139,14 @@ TEST_P(KeyRoundTrip, SymbolsOfTheCompilerSpellTheKeysOfLibclang) {
   const std::string compiler = GetParam();
   if (run("command -v " + compiler).empty()) GTEST_SKIP() << compiler << " not installed";
   testing::TestTU t;
-  t.code = kSource;
+  t.code = kRoundtripSource;
   t.extra_args = {"-std=c++17"};
   auto built = t.build();
   const ParsedUnit& unit = built->unit;
   ASSERT_FALSE(unit.functions.empty());
 
   std::filesystem::path dir = built->dir;
-  std::ofstream(dir / "roundtrip.cc") << kSource;
+  std::ofstream(dir / "roundtrip.cc") << kRoundtripSource;
   std::string object = (dir / ("roundtrip-" + compiler + ".o")).string();
   std::string log = run(compiler + " -std=c++17 -O0 -c " + (dir / "roundtrip.cc").string() +
                         " -o " + object + " 2>&1");

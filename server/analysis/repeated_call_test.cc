@@ -18,12 +18,10 @@ using testing::kMs;
 using testing::measured;
 using testing::TestTU;
 
-const char* kHeader = testing::kStoryRepoHeader;
-
 // story.tasks() in a loop header and again in its body: the second call finds the tasks loaded.
 TEST(RepeatedCallTest, SecondCallOfALazilyLoadedValueOnTheSameObjectCostsTheFastOutcome) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const std::vector<Story>& stories) {
@@ -60,7 +58,7 @@ int report(const std::vector<Story>& stories) {
 // tasks loaded.
 TEST(RepeatedCallTest, ASecondCallTakesTheFastOutcomeAlsoWhenTheCallerHasASiteOfItsOwn) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const std::vector<Story>& stories) {
@@ -93,7 +91,7 @@ int report(const std::vector<Story>& stories) {
 // production measured it from here.
 TEST(RepeatedCallTest, ARepeatedCallWithASiteOfItsOwnIsInferredAndNotNew) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const std::vector<Story>& stories) {
@@ -131,7 +129,7 @@ int report(const std::vector<Story>& stories) {
 // call keeps the full cost.
 TEST(RepeatedCallTest, ZeroMinimumWithTheMeanBelowTheMedianIsTheLoadedOutcome) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const std::vector<Story>& stories) {
@@ -168,7 +166,7 @@ int report(const std::vector<Story>& stories) {
 // The same callee on another object, or one without two outcomes, is costed in full.
 TEST(RepeatedCallTest, OtherObjectsAndSingleOutcomeCalleesKeepTheirCost) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", testing::kStoryRepoHeader}};
   t.code = R"src(
 #include "repo.h"
 int report(const Story& a, const Story& b) {

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/inference.h"
 #include "server/analysis/testing/test_tu.h"
@@ -16,9 +17,9 @@ using testing::findFunction;
 using testing::nodesOfKind;
 using testing::TestTU;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
-const char* kHeader = R"src(
+const char* kShortCircuitHeader = R"src(
 #include <vector>
 struct Task { int id; bool open; };
 struct Repo {
@@ -45,7 +46,7 @@ FeedbackItem measured(const std::string& key, double mean_ns) {
 // without a call on the right adds no node.
 TEST(ShortCircuitTest, RightOperandWithACallIsAnArmWithTheLeftOperandsPrior) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kShortCircuitHeader}};
   t.code = R"src(
 #include "repo.h"
 int check(const Repo& r, const Task* p, int n, bool flag) {
@@ -83,7 +84,7 @@ int check(const Repo& r, const Task* p, int n, bool flag) {
 // of it to all of it: the call is a new cost weighted by a stated, widened assumption.
 TEST(ShortCircuitTest, NewCallOnTheRightIsWeightedByThePriorWithAWidenedRange) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kShortCircuitHeader}};
   t.code = R"src(
 #include "repo.h"
 int total(const Repo& r, int story, bool flag) {
@@ -124,7 +125,7 @@ int total(const Repo& r, int story, bool flag) {
 // call: that share replaces the prior.
 TEST(ShortCircuitTest, ProductionsCountOfTheRightOperandsCallIsItsShare) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kShortCircuitHeader}};
   t.code = R"src(
 #include "repo.h"
 int total(const Repo& r, int story) {
@@ -161,7 +162,7 @@ int total(const Repo& r, int story) {
 // a generated chain of thousands is not cut at the nesting limit. Each keeps its own operator.
 TEST(ShortCircuitTest, AChainOfOperatorsIsSiblingBranchesInSourceOrder) {
   TestTU t;
-  t.headers = {{"repo.h", kHeader}};
+  t.headers = {{"repo.h", kShortCircuitHeader}};
   t.code = R"src(
 #include "repo.h"
 int check(const Repo& r, const Task* p) {
@@ -229,7 +230,7 @@ int renamed(const Repo& r, int story) {
   TestTU was, is;
   was.code = deployed;
   is.code = now;
-  was.headers = is.headers = {{"repo.h", kHeader}};
+  was.headers = is.headers = {{"repo.h", kShortCircuitHeader}};
   auto built_was = was.build();
   auto built_is = is.build();
   const std::string narrowed = "narrowed(const Repo &, int)",
@@ -288,7 +289,7 @@ int commented(const Repo& r, int story) {
   TestTU was, is;
   was.code = deployed;
   is.code = now;
-  was.headers = is.headers = {{"repo.h", kHeader}};
+  was.headers = is.headers = {{"repo.h", kShortCircuitHeader}};
   auto built_was = was.build();
   auto built_is = is.build();
   const std::string fn = "commented(const Repo &, int)";
@@ -347,7 +348,7 @@ int capped(const Repo& r, int story, int n) {
   TestTU was, is;
   was.code = deployed;
   is.code = now;
-  was.headers = is.headers = {{"repo.h", kHeader}};
+  was.headers = is.headers = {{"repo.h", kShortCircuitHeader}};
   auto built_was = was.build();
   auto built_is = is.build();
   const std::string fn = "first(const Repo &, int, int)", capped = "capped(const Repo &, int, int)";

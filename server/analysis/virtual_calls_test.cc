@@ -16,7 +16,7 @@ using testing::firstCall;
 using testing::ranFrom;
 using testing::TestTU;
 
-constexpr const char* kSource = R"src(
+constexpr const char* kVirtualSource = R"src(
 namespace store {
 struct Env {
   virtual ~Env() {}
@@ -30,7 +30,7 @@ void Nap(Env& env) { env.Env::Sleep(1); }
 
 TEST(VirtualCallsTest, AVirtualCallIsMarkedAndAsksForTheImplementations) {
   TestTU t;
-  t.code = kSource;
+  t.code = kVirtualSource;
   auto built = t.build();
   const FunctionInfo* stamp = findFunction(built->unit, "store::Stamp(store::Env *)");
   ASSERT_NE(stamp, nullptr);
@@ -49,7 +49,7 @@ TEST(VirtualCallsTest, AVirtualCallIsMarkedAndAsksForTheImplementations) {
 
 TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
   TestTU t;
-  t.code = kSource;
+  t.code = kVirtualSource;
   // Two implementations ran from Stamp; a third only from elsewhere.
   InMemoryFeedback view({
       ranFrom("store::PosixEnv::NowMicros()", 200, 10, "store::Stamp(store::Env *)"),
@@ -73,7 +73,7 @@ TEST(VirtualCallsTest, TheCallGetsTheImplementationsThatRanFromItsFunction) {
 
 TEST(VirtualCallsTest, WithoutCallSiteDataFromItsFunctionTheCallStaysUnknown) {
   TestTU t;
-  t.code = kSource;
+  t.code = kVirtualSource;
   InMemoryFeedback view({ranFrom("test::SlowEnv::NowMicros()", 9000, 5, "test::Other()")});
   SnapshotPtr snap = t.analyze(view);
   const FunctionInfo* stamp = findFunction(*snap, "store::Stamp(store::Env *)");

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/testing/test_tu.h"
 #include "server/features/annotate.h"
@@ -18,7 +19,7 @@ using analysis::InMemoryFeedback;
 using analysis::testing::TestTU;
 using ::testing::HasSubstr;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
 FeedbackItem item(const std::string& key, double p50_ns, double p90_ns) {
   FeedbackItem it;

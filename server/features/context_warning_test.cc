@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/testing/test_tu.h"
 #include "server/features/features.h"
@@ -16,7 +17,7 @@ using analysis::InMemoryFeedback;
 using analysis::testing::TestTU;
 using ::testing::HasSubstr;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
 const char* kHeader = R"src(
 #include <vector>

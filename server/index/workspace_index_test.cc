@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_units.h"
 #include "server/analysis/analyze.h"
 #include "server/analysis/testing/test_tu.h"
 #include "server/index/index_test_util.h"
@@ -18,7 +19,7 @@ using analysis::FunctionInfo;
 using analysis::NodeKind;
 using testing::Workspace;
 
-constexpr double kMs = 1e6;
+using perfhat::test_units::kMs;
 
 FeedbackItem measured(const std::string& key, double mean_ns) {
   FeedbackItem it;

@@ -12,7 +12,7 @@ namespace perfhat::server {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 namespace cb = collection_budget;
 
 constexpr auto kReuseFor = std::chrono::seconds(1);  // one answer serves a burst of lenses
@@ -20,8 +20,8 @@ constexpr auto kRestFor = std::chrono::seconds(10);  // after a failed read
 
 struct HandlerStatus {
   std::optional<cb::Status> status;
-  Clock::time_point at;  // when the library sent it (the handler's receive time)
-  std::string error;     // a failed read or a malformed answer
+  WallClock::time_point at;  // when the library sent it (the handler's receive time)
+  std::string error;         // a failed read or a malformed answer
 };
 
 // The handler's answer, or nullopt when it has none (404) or no /v1/budget.
@@ -37,8 +37,8 @@ HandlerStatus readHandler(feedback::FeedbackProvider& p, const std::string& serv
     const json j = json::parse(r.body);
     h.status = cb::parseStatus(j.at("status"));
     const double age_s = j.value("age_s", 0.0);
-    h.at = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(std::max(0.0, age_s)));
+    h.at = WallClock::now() - std::chrono::duration_cast<WallClock::duration>(
+                                  std::chrono::duration<double>(std::max(0.0, age_s)));
   } catch (const std::exception& e) {
     h.status.reset();
     h.error = std::string("budget: malformed answer from the handler: ") + e.what();
@@ -76,11 +76,11 @@ class HandlerCache {
   std::map<std::string, Entry> entries_;  // guarded by mu_
 };
 
-std::optional<Clock::time_point> fileTime(const std::string& path) {
+std::optional<WallClock::time_point> fileTime(const std::string& path) {
   std::error_code ec;
   const auto t = std::filesystem::last_write_time(path, ec);
   if (ec) return std::nullopt;
-  return std::chrono::time_point_cast<Clock::duration>(std::chrono::file_clock::to_sys(t));
+  return std::chrono::time_point_cast<WallClock::duration>(std::chrono::file_clock::to_sys(t));
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ LoadedBudget loadBudget(const BudgetSources& s) {
     file_error = std::move(loaded.error);
   }
   const bool file_newer =
-      file && (!h.status || fileTime(s.status_file).value_or(Clock::time_point{}) > h.at);
+      file && (!h.status || fileTime(s.status_file).value_or(WallClock::time_point{}) > h.at);
   if (h.status && !file_newer) {
     out.status = std::move(h.status);
     out.from = s.provider->source().describe();

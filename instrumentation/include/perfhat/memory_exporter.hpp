@@ -1,7 +1,9 @@
 // In-memory exporter: keeps every exported batch (tests, benchmarks).
 #pragma once
 
+#include <cstdint>
 #include <mutex>
+#include <string>
 
 #include "perfhat/exporter.hpp"
 
@@ -30,6 +32,15 @@ class MemoryExporter final : public Exporter {
   std::vector<AggregateData> aggregates() const {
     std::lock_guard<std::mutex> l(mu_);
     return aggregates_;
+  }
+  // Calls counted in the aggregates of the functions whose name contains `needle`.
+  uint64_t calls_of(const std::string& needle) const {
+    std::lock_guard<std::mutex> l(mu_);
+    uint64_t n = 0;
+    for (const auto& a : aggregates_) {
+      if (a.function.find(needle) != std::string::npos) n += a.count;
+    }
+    return n;
   }
   struct Histogram {
     HistogramData data;
