@@ -1,7 +1,7 @@
 #pragma once
 // Durations are nanoseconds throughout perfhat (feedback, estimates, budgets); tests write their
 // figures in milliseconds with this one constant. A using-declaration (not a definition of their
-// own) lets several test files share a translation unit in the sanitizer trees' unity builds.
+// own) lets several test files share a translation unit in a unity build (CMAKE_UNITY_BUILD).
 #include <cstdint>
 
 namespace perfhat::test_units {

@@ -93,14 +93,6 @@ std::vector<perfhat::SpanData> spans_named(const perfhat::MemoryExporter& ex,
   return out;
 }
 
-uint64_t aggregate_count(const perfhat::MemoryExporter& ex, const std::string& needle) {
-  uint64_t n = 0;
-  for (const auto& a : ex.aggregates()) {
-    if (a.function.find(needle) != std::string::npos) n += a.count;
-  }
-  return n;
-}
-
 TEST(InstrEngine, FullSamplerEmptyFilterExportsEveryCall) {
   auto ex = start(full());
   for (int i = 0; i < 10; ++i) testns::work(i);
@@ -118,7 +110,7 @@ TEST(InstrEngine, FullSamplerEmptyFilterExportsEveryCall) {
   EXPECT_GT(s.end_unix_ns, s.start_unix_ns);
   ASSERT_EQ(s.attributes.size(), 1u);
   EXPECT_EQ(s.attributes[0].key, "test.value");
-  EXPECT_EQ(aggregate_count(*ex, "testns::work"), 10u);
+  EXPECT_EQ(ex->calls_of("testns::work"), 10u);
   perfhat::shutdown();
 }
 
@@ -132,7 +124,7 @@ TEST(InstrEngine, NoneSamplerRecordsPhaseOneOnlyAndSkipsAttributes) {
   for (int i = 0; i < 25; ++i) testns::work(i);
   perfhat::flush();
   EXPECT_TRUE(spans_named(*ex, "testns::work").empty());
-  EXPECT_EQ(aggregate_count(*ex, "testns::work"), 25u);
+  EXPECT_EQ(ex->calls_of("testns::work"), 25u);
   EXPECT_EQ(g_attr_evaluations, before);  // attribute expression never evaluated
   perfhat::shutdown();
 }
@@ -166,7 +158,7 @@ TEST(InstrEngine, UnsampledRequestRecordsNoSpans) {
   for (int i = 0; i < 20; ++i) testns::handle(i);
   perfhat::flush();
   EXPECT_TRUE(ex->spans().empty());
-  EXPECT_EQ(aggregate_count(*ex, "testns::outer"), 20u);
+  EXPECT_EQ(ex->calls_of("testns::outer"), 20u);
   perfhat::shutdown();
 }
 
@@ -229,7 +221,7 @@ TEST(InstrEngine, ScopeDenyExcludesSites) {
   testns::work(1);
   perfhat::flush();
   EXPECT_TRUE(spans_named(*ex, "secret").empty());
-  EXPECT_EQ(aggregate_count(*ex, "secret"), 0u);
+  EXPECT_EQ(ex->calls_of("secret"), 0u);
   EXPECT_EQ(spans_named(*ex, "testns::work").size(), 1u);
   perfhat::shutdown();
 }
@@ -263,8 +255,8 @@ TEST(InstrEngine, ThreadsAggregateExactlyAndSurviveExit) {
   }
   for (auto& t : ts) t.join();
   perfhat::flush();
-  EXPECT_EQ(aggregate_count(*ex, "testns::outer"), 20000u);
-  EXPECT_EQ(aggregate_count(*ex, "testns::work"), 20000u);
+  EXPECT_EQ(ex->calls_of("testns::outer"), 20000u);
+  EXPECT_EQ(ex->calls_of("testns::work"), 20000u);
   perfhat::shutdown();
 }
 
@@ -295,7 +287,7 @@ TEST(InstrEngine, FullRingSendsCallsToAggregates) {
   }
   EXPECT_EQ(static_cast<double>(spans) + rows, 100.0);
   EXPECT_EQ(after.spans_to_aggregates - before.spans_to_aggregates, 100u - spans);
-  EXPECT_EQ(aggregate_count(*ex, "N = 7]"), 100u);
+  EXPECT_EQ(ex->calls_of("N = 7]"), 100u);
   perfhat::shutdown();
 }
 
@@ -322,12 +314,12 @@ TEST(InstrEngine, ModeChangeMidCallKeepsEachProbeBalanced) {
   testns::outer(3);
   perfhat::flush();
   EXPECT_TRUE(spans_named(*ex, "enables_inside").empty());
-  EXPECT_EQ(aggregate_count(*ex, "enables_inside"), 0u);
+  EXPECT_EQ(ex->calls_of("enables_inside"), 0u);
   auto left = spans_named(*ex, "disables_inside");
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].result_size, 4);
   EXPECT_EQ(left[0].parent_span_id, 0u);
-  EXPECT_EQ(aggregate_count(*ex, "disables_inside"), 1u);
+  EXPECT_EQ(ex->calls_of("disables_inside"), 1u);
   // Later spans nest as usual: outer is a root, work its child.
   auto outer = spans_named(*ex, "testns::outer");
   auto work = spans_named(*ex, "testns::work");
