@@ -71,7 +71,9 @@ void f(const std::vector<int>& v) {
   bool use_in_loop = false;
   for (const Node* c : nodesOfKind(*fn, NodeKind::Call)) {
     const bool in_loop = fn->nodes[c->parent].kind == NodeKind::Loop;
-    if (c->call.name == "load") EXPECT_FALSE(in_loop);
+    if (c->call.name == "load") {
+      EXPECT_FALSE(in_loop);
+    }
     if (c->call.name == "use") use_in_loop = in_loop;
   }
   EXPECT_TRUE(use_in_loop);

@@ -100,7 +100,7 @@ bool Builder::firstTokenIs(CXCursor c, std::string_view t) {
 void Builder::conditionPrior(CXCursor cond, Prior& out) {
   if (cond.kind == CXCursor_VarDecl) {  // `if (auto* p = find())`: the variable is tested
     const CXTypeKind k = clang_getCanonicalType(clang_getCursorType(cond)).kind;
-    if (isPointerType(k) || k == CXType_Record) out.add(kLikely, "pointer heuristic: non-null");
+    if (isPointerType(k) || k == CXType_Record) out.add(kLikely, {BranchHeuristic::PointerNonNull});
     return;
   }
   // `!!!…x`: peel the negations in a loop (a generated chain of them is no deeper here).
@@ -116,9 +116,12 @@ void Builder::conditionPrior(CXCursor cond, Prior& out) {
     if (e.kind == CXCursor_VarDecl) return;
     Prior inner;
     conditionPrior(e, inner);
+    // The inner condition matches one heuristic at most (it is no negation).
     if (inner.any) {
       const bool odd = negations % 2 == 1;
-      out.add(odd ? 1 - inner.taken : inner.taken, (odd ? "negated " : "") + inner.reason);
+      HeuristicMatch m = inner.reason.front();
+      m.negated = odd;
+      out.add(odd ? 1 - inner.taken : inner.taken, m);
     }
     return;
   }
@@ -137,45 +140,45 @@ void Builder::conditionPrior(CXCursor cond, Prior& out) {
     if (o == "==" || o == "!=") {
       if (isPointerType(lk) || isPointerType(rk)) {
         out.add(eq ? 1 - kLikely : kLikely,
-                eq ? "pointer heuristic: p == q unlikely" : "pointer heuristic: p != q likely");
+                {eq ? BranchHeuristic::PointerEqual : BranchHeuristic::PointerNotEqual});
       } else if (isFloatType(lk) || isFloatType(rk)) {
-        out.add(eq ? 1 - kLikely : kLikely, "float heuristic: x == y unlikely");
+        out.add(eq ? 1 - kLikely : kLikely, {BranchHeuristic::FloatEqual});
       } else if (intConstant(r) || intConstant(l)) {
         out.add(eq ? 1 - kLikely : kLikely,
-                eq ? "opcode heuristic: x == C unlikely" : "opcode heuristic: x != C likely");
+                {eq ? BranchHeuristic::OpcodeEqual : BranchHeuristic::OpcodeNotEqual});
       }
     } else if (isIntegerType(lk) && intConstant(r) == 0) {
-      out.add(1 - kLikely, "opcode heuristic: x < 0 unlikely");
+      out.add(1 - kLikely, {BranchHeuristic::OpcodeNegative});
     }
     return;
   }
   const CXTypeKind t = typeKind(e);
-  if (isPointerType(t)) out.add(kLikely, "pointer heuristic: non-null");
+  if (isPointerType(t)) out.add(kLikely, {BranchHeuristic::PointerNonNull});
   // A class tested for truth converts through `operator bool`: a smart pointer, an optional,
   // an expected — a null/empty check, as for a raw pointer.
   else if (t == CXType_Record)
-    out.add(kLikely, "pointer heuristic: non-empty handle");
+    out.add(kLikely, {BranchHeuristic::PointerNonEmpty});
   else if (isIntegerType(t))
-    out.add(kLikely, "zero heuristic: x != 0 likely");
+    out.add(kLikely, {BranchHeuristic::ZeroNonZero});
 }
 
 // Return / loop-exit / error-path heuristics: the arm that leaves is the unlikely one.
 void Builder::exitPrior(char then_exit, char else_exit, Prior& out) {
   if (then_exit == else_exit) return;
-  auto unlikely = [](char x) -> std::pair<double, const char*> {
-    if (x == 't') return {4.0 / 128, "error heuristic: an arm that throws, 4:124"};
-    if (x == 'r') return {0.28, "return heuristic: an arm that returns early, 28 %"};
-    if (x == 'b') return {0.20, "loop exit heuristic: an arm that breaks out, 20 %"};
-    return {0.5, ""};
+  // Of two different exits (exitOf) the lower-ranked is a throw, a break or a return.
+  auto unlikely = [](char x) -> std::pair<double, BranchHeuristic> {
+    if (x == 't') return {4.0 / 128, BranchHeuristic::ErrorThrows};
+    if (x == 'r') return {0.28, BranchHeuristic::ReturnEarly};
+    return {0.20, BranchHeuristic::LoopExit};
   };
   // Rank: throw < break < return < fall through; the lower-ranked arm is the unlikely one.
   auto rank = [](char x) { return x == 't' ? 0 : x == 'b' ? 1 : x == 'r' ? 2 : 3; };
   if (rank(then_exit) < rank(else_exit)) {
     auto [p, why] = unlikely(then_exit);
-    out.add(p, why);
+    out.add(p, {why});
   } else {
     auto [p, why] = unlikely(else_exit);
-    out.add(1 - p, std::string(why) + " (the else arm)");
+    out.add(1 - p, {why, false, true});
   }
 }
 
@@ -307,7 +310,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
     exitPrior(exitOf(kids[then_at]), has_else ? exitOf(kids[k - 1]) : 0, prior);
     if (prior.any) {
       n.branch.prior = prior.taken;
-      n.branch.prior_reason = prior.reason;
+      n.branch.prior_reason.heuristics = prior.reason;
     }
   } else if (c.kind == CXCursor_ConditionalOperator) {
     n.branch.arms = 2;
@@ -319,7 +322,7 @@ void Builder::walkBranch(CXCursor c, FnCtx& ctx, int parent, int arm,
       n.branch.condition = conditionShape(conditionTokens(tu_.raw(), kids[0]));
       if (prior.any) {
         n.branch.prior = prior.taken;
-        n.branch.prior_reason = prior.reason;
+        n.branch.prior_reason.heuristics = prior.reason;
       }
     }
     n.hint = n.range.end;

@@ -227,17 +227,20 @@ int f(int n) {
   auto loops = nodesOfKind(*f, NodeKind::Loop);
   ASSERT_EQ(loops.size(), 9u);
   EXPECT_EQ(loops[0]->loop.constant_trip, 16);
-  EXPECT_EQ(loops[0]->loop.constant_trip_source, "kCount = 16");
+  using Evaluated = std::vector<TripCountSource::Evaluated>;
+  EXPECT_EQ(loops[0]->loop.constant_trip_source.evaluated, (Evaluated{{"kCount", 16}}));
   EXPECT_EQ(loops[1]->loop.constant_trip, 8);
-  EXPECT_EQ(loops[1]->loop.constant_trip_source, "kHalf = 8");
+  EXPECT_EQ(loops[1]->loop.constant_trip_source.evaluated, (Evaluated{{"kHalf", 8}}));
   EXPECT_EQ(loops[2]->loop.constant_trip, 6);
   EXPECT_EQ(loops[3]->loop.constant_trip, 12);
-  EXPECT_EQ(loops[3]->loop.constant_trip_source, "sizeof(arr) / sizeof(arr[0]) = 12");
+  EXPECT_EQ(loops[3]->loop.constant_trip_source.evaluated,
+            (Evaluated{{"sizeof(arr) / sizeof(arr[0])", 12}}));
   EXPECT_EQ(loops[4]->loop.constant_trip, 3);
-  EXPECT_EQ(loops[4]->loop.constant_trip_source, "std::size(names) = 3");
+  EXPECT_EQ(loops[4]->loop.constant_trip_source.evaluated, (Evaluated{{"std::size(names)", 3}}));
   EXPECT_EQ(loops[5]->loop.constant_trip, 16);
   EXPECT_EQ(loops[6]->loop.constant_trip, 12);
-  EXPECT_THAT(loops[6]->loop.constant_trip_source, ::testing::HasSubstr("12 elements"));
+  ASSERT_TRUE(loops[6]->loop.constant_trip_source.array);
+  EXPECT_EQ(loops[6]->loop.constant_trip_source.array->extent, 12);
   EXPECT_EQ(loops[7]->loop.constant_trip, 7);
   EXPECT_FALSE(loops[8]->loop.constant_trip);  // run-time bound
   const FunctionInfo* g = findFunction(b->unit, "tmpl<>()");
@@ -457,13 +460,16 @@ TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
   const double likely = 20.0 / 32, unlikely = 12.0 / 32;
   auto prior = [&](size_t i) { return br[i]->branch.prior.value_or(-1); };
   EXPECT_DOUBLE_EQ(prior(0), likely);
-  EXPECT_THAT(br[0]->branch.prior_reason, ::testing::HasSubstr("pointer heuristic"));
+  using H = BranchHeuristic;
+  auto heuristics = [&](size_t i) { return br[i]->branch.prior_reason.heuristics; };
+  using Matches = std::vector<HeuristicMatch>;
+  EXPECT_EQ(heuristics(0), (Matches{{H::PointerNonNull}}));
   EXPECT_DOUBLE_EQ(prior(1), unlikely);
   EXPECT_DOUBLE_EQ(prior(2), unlikely);
-  EXPECT_THAT(br[2]->branch.prior_reason, ::testing::HasSubstr("negated"));
+  EXPECT_EQ(heuristics(2), (Matches{{H::PointerNonNull, true}}));
   EXPECT_DOUBLE_EQ(prior(3), likely);
   EXPECT_DOUBLE_EQ(prior(4), unlikely);
-  EXPECT_THAT(br[4]->branch.prior_reason, ::testing::HasSubstr("opcode heuristic"));
+  EXPECT_EQ(heuristics(4), (Matches{{H::OpcodeEqual}}));
   EXPECT_DOUBLE_EQ(prior(5), likely);
   EXPECT_DOUBLE_EQ(prior(6), unlikely);
   EXPECT_FALSE(br[7]->branch.prior);
@@ -471,13 +477,14 @@ TEST(AstBuilderTest, BranchPriorsFromTheConditionAndTheArms) {
   EXPECT_DOUBLE_EQ(prior(9), 4.0 / 128);
   EXPECT_DOUBLE_EQ(prior(10), 0.28);
   EXPECT_DOUBLE_EQ(prior(11), 1 - 0.28);
+  EXPECT_EQ(heuristics(11), (Matches{{H::ReturnEarly, false, true}}));
   EXPECT_DOUBLE_EQ(prior(12), 0.20);
   EXPECT_FALSE(br[13]->branch.prior);
   EXPECT_DOUBLE_EQ(prior(14), unlikely);
   // Wu & Larus's Dempster-Shafer combination of two heuristics that agree: stronger than either.
   const double both = unlikely * 0.28 / (unlikely * 0.28 + (1 - unlikely) * (1 - 0.28));
   EXPECT_DOUBLE_EQ(prior(15), both);
-  EXPECT_THAT(br[15]->branch.prior_reason, ::testing::HasSubstr(" + return heuristic"));
+  EXPECT_EQ(heuristics(15), (Matches{{H::PointerNonNull, true}, {H::ReturnEarly}}));
   EXPECT_FALSE(br[16]->branch.prior);
   EXPECT_DOUBLE_EQ(prior(17), likely);
 }

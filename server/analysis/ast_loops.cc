@@ -262,9 +262,8 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
       // A range over an array of a size fixed by its type: `int a[8]`, `std::array<T, 8>`.
       if (std::optional<long long> size = fixedArraySize(clang_getCursorType(kids[i]))) {
         n.loop.constant_trip = static_cast<double>(*size);
-        n.loop.constant_trip_source =
-            "range over " + toString(clang_getTypeSpelling(clang_getCursorType(kids[i]))) + ": " +
-            std::to_string(*size) + " elements";
+        n.loop.constant_trip_source.array = TripCountSource::FixedArray{
+            toString(clang_getTypeSpelling(clang_getCursorType(kids[i]))), *size};
         break;
       }
     }
@@ -316,16 +315,12 @@ void Builder::evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor bod
   if (!bound_value && !init_value) return;
   n.loop.constant_trip = constantTripCount(tokens(header), init_value, bound_value);
   if (!n.loop.constant_trip) return;
-  std::string src;
   auto note = [&](const std::string& text, std::optional<double> v) {
-    if (!v || text.empty() || numberToken(text)) return;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", *v);
-    src += (src.empty() ? "" : ", ") + text + " = " + buf;
+    if (v && !text.empty() && !numberToken(text))
+      n.loop.constant_trip_source.evaluated.push_back({text, *v});
   };
   note(init_text, init_value);
   note(bound_text, bound_value);
-  n.loop.constant_trip_source = src;
 }
 
 // The source text of a cursor's extent, tokens joined as written in the usual style

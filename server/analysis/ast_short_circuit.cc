@@ -85,14 +85,10 @@ void Builder::walkShortCircuit(CXCursor c, FnCtx& ctx, int parent, int arm,
     // Arm 0 is the right operand: it runs when the left one holds (&&) or fails (||).
     Prior left;
     conditionPrior(k[0], left);
-    const std::string how = op == '&' ? "short circuit: the right operand of && runs when the "
-                                        "left holds"
-                                      : "short circuit: the right operand of || runs when the "
-                                        "left fails";
     const double holds = left.any ? left.taken : 0.5;
     n.branch.prior = op == '&' ? holds : 1 - holds;
-    n.branch.prior_reason =
-        how + (left.any ? " (" + left.reason + ")" : " (no heuristic for the left: even odds)");
+    n.branch.prior_reason = {
+        op == '&' ? BranchPrior::ShortCircuit::And : BranchPrior::ShortCircuit::Or, left.reason};
     const int id = addNode(ctx, std::move(n), parent, arm);
     if (i + 1 == chain.size()) walk(k[0], ctx, id, -1, lambdas);  // the chain's first operand
     walk(k[1], ctx, id, 0, lambdas);

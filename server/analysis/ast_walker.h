@@ -99,11 +99,11 @@ class Builder {
   // into the loop, not an exit), so a `continue` guard is predicted from its condition alone.
   struct Prior {
     double taken = 0.5;
-    std::string reason;
+    std::vector<HeuristicMatch> reason;
     bool any = false;
-    void add(double p, const std::string& why) {
+    void add(double p, HeuristicMatch why) {
       taken = any ? taken * p / (taken * p + (1 - taken) * (1 - p)) : p;
-      reason += (any ? " + " : "") + why;
+      reason.push_back(why);
       any = true;
     }
   };

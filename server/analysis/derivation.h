@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "server/analysis/source_facts.h"
+
 namespace perfhat::analysis {
 
 // The inference model behind an estimate (server/features/names.h gives each its name).
@@ -239,7 +241,7 @@ struct DefaultIterations {
 struct PercentilesScaled {};
 struct WorstCase {};
 struct StaticPrior {
-  std::string heuristic;  // the Ball & Larus heuristic as the AST named it
+  BranchPrior heuristic;  // the heuristics the walk matched (source_facts.h)
   double taken = 0;
   double not_taken = 0;
 };

@@ -187,8 +187,12 @@ int report(const Story& a, const Story& b) {
   ASSERT_NE(f, nullptr);
   for (const Node& n : f->nodes) {
     if (n.kind != NodeKind::Call) continue;
-    if (n.call.name == "tasks") EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
-    if (n.call.name == "points") EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
+    if (n.call.name == "tasks") {
+      EXPECT_NEAR(n.estimate.dist.mean_ns, 0.4 * kMs, 1);
+    }
+    if (n.call.name == "points") {
+      EXPECT_NEAR(n.estimate.dist.mean_ns, 1 * kMs, 1);
+    }
   }
 }
 

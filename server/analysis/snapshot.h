@@ -169,9 +169,9 @@ struct LoopFacts {
   std::vector<std::pair<int, double>> fill_sites;
   // Iteration evidence found in the source (inference picks by preference, DESIGN §6).
   std::optional<double> constant_trip;  // `for (int i = 0; i < 100; ++i)`
-  // Where a constant trip count came from when it is not a literal: "kCount = 16",
-  // "sizeof(a) / sizeof(a[0]) = 8", "range over int[8]: 8 elements" (shown in the hover).
-  std::string constant_trip_source;
+  // Where a constant trip count came from when it is not a literal (`kCount` = 16, a range over
+  // `int[8]`); empty for a literal.
+  TripCountSource constant_trip_source;
   std::optional<double> annotated_iterations;  // `// perfhat: iterations=N`
 };
 
@@ -184,9 +184,9 @@ struct BranchFacts {
   // each arm (arm 0 = taken). Empty when every arm uses `probability`.
   std::vector<double> arm_probabilities;
   // Static prior for arm 0 of a two-arm branch, from the condition and the arms as written
-  // (Ball & Larus heuristics, see ast_branches.cc), with the heuristic's name for the derivation.
+  // (Ball & Larus heuristics, see ast_branches.cc), with the heuristics behind it.
   std::optional<double> prior;
-  std::string prior_reason;
+  BranchPrior prior_reason;
   // The arm probabilities come from production: a measured call at the top of an arm ran on that
   // share of the branch's executions (`evidence`: that call's node id).
   bool measured = false;

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "server/features/features.h"
+#include "server/features/names.h"
 
 namespace perfhat::features {
 namespace {
@@ -335,8 +336,8 @@ auto branchWording() {
         return "worst case: the most expensive arm is taken";
       },
       [](const fact::StaticPrior& p) {
-        return "no branch data: static prior (" + p.heuristic + "): taken p = " + number(p.taken) +
-               ", not taken p = " + number(p.not_taken);
+        return "no branch data: static prior (" + branchPriorText(p.heuristic) +
+               "): taken p = " + number(p.taken) + ", not taken p = " + number(p.not_taken);
       },
       [](const fact::EqualArms& e) {
         return "no branch data: " + std::to_string(e.arms) +

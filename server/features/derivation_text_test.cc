@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/features/features.h"
+#include "server/features/names.h"
 
 namespace perfhat::features {
 namespace {
@@ -42,6 +43,34 @@ TEST(FeaturesDerivationText, AssumptionsCarryTheirNumbers) {
           formatDuration(2e3) + ", slow outcome " + formatDuration(438e3) +
           "), so the new call loads the value and takes the slow outcome (+" +
           formatDuration(436e3) + " per call)");
+}
+
+// The walk keeps which heuristics gave a branch its prior; the words are said here only.
+TEST(FeaturesDerivationText, StaticPriorsNameTheirHeuristics) {
+  using analysis::BranchHeuristic;
+  using analysis::BranchPrior;
+  const BranchPrior combined{
+      BranchPrior::ShortCircuit::None,
+      {{BranchHeuristic::PointerNonNull, true}, {BranchHeuristic::ReturnEarly, false, true}}};
+  EXPECT_EQ(assumptionText(fact::StaticPrior{combined, 0.25, 0.75}),
+            "no branch data: static prior (negated pointer heuristic: non-null + return "
+            "heuristic: an arm that returns early, 28 % (the else arm)): taken p = 0.25, not "
+            "taken p = 0.75");
+  EXPECT_EQ(branchPriorText({BranchPrior::ShortCircuit::Or, {}}),
+            "short circuit: the right operand of || runs when the left fails (no heuristic for "
+            "the left: even odds)");
+  EXPECT_EQ(branchPriorText({BranchPrior::ShortCircuit::And, {{BranchHeuristic::OpcodeEqual}}}),
+            "short circuit: the right operand of && runs when the left holds (opcode heuristic: "
+            "x == C unlikely)");
+}
+
+TEST(FeaturesDerivationText, TripCountSourcesReadAsWritten) {
+  using analysis::TripCountSource;
+  EXPECT_EQ(tripCountSourceText({{{"kStart", 2}, {"sizeof(a) / sizeof(a[0])", 8}}, {}}),
+            "kStart = 2, sizeof(a) / sizeof(a[0]) = 8");
+  EXPECT_EQ(tripCountSourceText({{}, TripCountSource::FixedArray{"int[8]", 8}}),
+            "range over int[8]: 8 elements");
+  EXPECT_EQ(tripCountSourceText({}), "");
 }
 
 }  // namespace

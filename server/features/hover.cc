@@ -277,7 +277,7 @@ void loopBlock(std::string& md, const FunctionInfo& f, const Node& n, const deta
           detail::iterationSourceText(n.loop.iteration_source);
     if (n.loop.iteration_source == analysis::IterationSource::ConstantTrip &&
         !n.loop.constant_trip_source.empty())
-      md += ": `" + n.loop.constant_trip_source + "`";
+      md += ": `" + tripCountSourceText(n.loop.constant_trip_source) + "`";
     md += ")";
     if (v.ns) {
       if (const auto per = detail::perIteration(f, n, *v.ns, o)) {

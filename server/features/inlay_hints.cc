@@ -84,7 +84,7 @@ HintText hintText(const Snapshot& s, const analysis::FunctionInfo& f, const anal
       std::string source = iterationSourceText(n.loop.iteration_source);
       if (n.loop.iteration_source == analysis::IterationSource::ConstantTrip &&
           !n.loop.constant_trip_source.empty())
-        source += ": " + n.loop.constant_trip_source;
+        source += ": " + tripCountSourceText(n.loop.constant_trip_source);
       h.tooltip = name + ": " + formatCount(*n.loop.iterations) + " iterations (" + source +
                   ") × " + per_text + " per iteration = " + formatDuration(*v.ns) + " " +
                   statLabel(o);

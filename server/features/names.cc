@@ -1,7 +1,11 @@
 #include "server/features/names.h"
 
+#include <cstdio>
+
 namespace perfhat::features {
 
+using analysis::BranchHeuristic;
+using analysis::BranchPrior;
 using analysis::MatchKind;
 using analysis::Model;
 
@@ -75,6 +79,67 @@ std::string_view matchKindText(MatchKind k) {
       return "implementations called from here (call-site data)";
   }
   return "";
+}
+
+namespace {
+
+std::string_view heuristicText(BranchHeuristic h) {
+  switch (h) {
+    case BranchHeuristic::PointerNonNull:
+      return "pointer heuristic: non-null";
+    case BranchHeuristic::PointerNonEmpty:
+      return "pointer heuristic: non-empty handle";
+    case BranchHeuristic::PointerEqual:
+      return "pointer heuristic: p == q unlikely";
+    case BranchHeuristic::PointerNotEqual:
+      return "pointer heuristic: p != q likely";
+    case BranchHeuristic::FloatEqual:
+      return "float heuristic: x == y unlikely";
+    case BranchHeuristic::OpcodeEqual:
+      return "opcode heuristic: x == C unlikely";
+    case BranchHeuristic::OpcodeNotEqual:
+      return "opcode heuristic: x != C likely";
+    case BranchHeuristic::OpcodeNegative:
+      return "opcode heuristic: x < 0 unlikely";
+    case BranchHeuristic::ZeroNonZero:
+      return "zero heuristic: x != 0 likely";
+    case BranchHeuristic::ErrorThrows:
+      return "error heuristic: an arm that throws, 4:124";
+    case BranchHeuristic::ReturnEarly:
+      return "return heuristic: an arm that returns early, 28 %";
+    case BranchHeuristic::LoopExit:
+      return "loop exit heuristic: an arm that breaks out, 20 %";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string branchPriorText(const BranchPrior& p) {
+  std::string matched;
+  for (const analysis::HeuristicMatch& m : p.heuristics) {
+    if (!matched.empty()) matched += " + ";
+    if (m.negated) matched += "negated ";
+    matched += heuristicText(m.heuristic);
+    if (m.else_arm) matched += " (the else arm)";
+  }
+  if (p.short_circuit == BranchPrior::ShortCircuit::None) return matched;
+  const std::string how = p.short_circuit == BranchPrior::ShortCircuit::And
+                              ? "short circuit: the right operand of && runs when the left holds"
+                              : "short circuit: the right operand of || runs when the left fails";
+  return how + (matched.empty() ? " (no heuristic for the left: even odds)" : " (" + matched + ")");
+}
+
+std::string tripCountSourceText(const analysis::TripCountSource& s) {
+  if (s.array)
+    return "range over " + s.array->type + ": " + std::to_string(s.array->extent) + " elements";
+  std::string text;
+  for (const analysis::TripCountSource::Evaluated& e : s.evaluated) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.0f", e.value);
+    text += (text.empty() ? "" : ", ") + e.expression + " = " + value;
+  }
+  return text;
 }
 
 }  // namespace perfhat::features

@@ -1,5 +1,7 @@
 #include "server/index/callers_impact.h"
 
+#include "server/features/names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,10 +42,11 @@ CallSiteImpact siteImpact(const FunctionInfo& f, int id) {
       if (p.branch.arms == 2 && p.branch.prior)
         share = c.arm == 0 ? *p.branch.prior : 1 - *p.branch.prior;
       s.executions *= share;
-      s.assumptions.push_back(
-          "branch at line " + std::to_string(p.range.start.line + 1) +
-          ": arm taken with probability " + std::to_string(share).substr(0, 4) +
-          (p.branch.prior ? " (" + p.branch.prior_reason + ")" : " (equal arms)"));
+      s.assumptions.push_back("branch at line " + std::to_string(p.range.start.line + 1) +
+                              ": arm taken with probability " + std::to_string(share).substr(0, 4) +
+                              (p.branch.prior
+                                   ? " (" + features::branchPriorText(p.branch.prior_reason) + ")"
+                                   : " (equal arms)"));
     }
   }
   return s;

@@ -6,6 +6,40 @@
 
 #include "common/fnv1a.h"
 
+// The source facts a node keeps, as JSON (found by argument-dependent lookup from nlohmann's
+// get and assignment, like any field below).
+namespace perfhat::analysis {
+
+void to_json(nlohmann::json& j, const HeuristicMatch& m) {
+  j = nlohmann::json::array({static_cast<int>(m.heuristic), m.negated, m.else_arm});
+}
+void from_json(const nlohmann::json& j, HeuristicMatch& m) {
+  m = {static_cast<BranchHeuristic>(j.at(0).get<int>()), j.at(1).get<bool>(), j.at(2).get<bool>()};
+}
+void to_json(nlohmann::json& j, const BranchPrior& p) {
+  j = {{"s", static_cast<int>(p.short_circuit)}, {"h", p.heuristics}};
+}
+void from_json(const nlohmann::json& j, BranchPrior& p) {
+  p.short_circuit = static_cast<BranchPrior::ShortCircuit>(j.at("s").get<int>());
+  p.heuristics = j.at("h").get<std::vector<HeuristicMatch>>();
+}
+void to_json(nlohmann::json& j, const TripCountSource& s) {
+  j = nlohmann::json::object();
+  for (const TripCountSource::Evaluated& e : s.evaluated)
+    j["e"].push_back(nlohmann::json::array({e.expression, e.value}));
+  if (s.array) j["a"] = nlohmann::json::array({s.array->type, s.array->extent});
+}
+void from_json(const nlohmann::json& j, TripCountSource& s) {
+  s = {};
+  if (auto e = j.find("e"); e != j.end())
+    for (const nlohmann::json& x : *e)
+      s.evaluated.push_back({x.at(0).get<std::string>(), x.at(1).get<double>()});
+  if (auto a = j.find("a"); a != j.end())
+    s.array = TripCountSource::FixedArray{a->at(0).get<std::string>(), a->at(1).get<long long>()};
+}
+
+}  // namespace perfhat::analysis
+
 namespace perfhat::index {
 namespace {
 

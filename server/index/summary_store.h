@@ -34,8 +34,9 @@ struct FileStamp {
 
 class SummaryStore {
  public:
-  // 2: summaries keep calls through pointers; 3: `a && f()` / `a || f()` are branches
-  static constexpr int kSchemaVersion = 3;
+  // 2: summaries keep calls through pointers; 3: `a && f()` / `a || f()` are branches;
+  // 4: branch priors' heuristics and trip counts' sources as facts, not text
+  static constexpr int kSchemaVersion = 4;
   static constexpr size_t kMaxSummaryBytes = 1 << 20;
   static constexpr size_t kMaxFunctionsPerFile = 20'000;
 

@@ -23,9 +23,10 @@ TEST(SummaryCodec, RoundTripKeepsTheStructureTheInferenceReads) {
   analysis::testing::TestTU t;
   t.code = R"src(
 int leaf(int);
+constexpr int kCount = 16;
 int work(int n) {
   int s = 0;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < kCount; ++i) {
     if (i % 2) s += leaf(i); else s -= leaf(-i);
   }
   // perfhat: iterations=7
@@ -49,7 +50,9 @@ int work(int n) {
     EXPECT_EQ(a.call.key, b.call.key);
     EXPECT_EQ(a.loop.constant_trip, b.loop.constant_trip);
     EXPECT_EQ(a.loop.annotated_iterations, b.loop.annotated_iterations);
+    EXPECT_EQ(a.loop.constant_trip_source, b.loop.constant_trip_source);
     EXPECT_EQ(a.branch.prior, b.branch.prior);
+    EXPECT_EQ(a.branch.prior_reason, b.branch.prior_reason);
     EXPECT_EQ(a.arm, b.arm);
     EXPECT_EQ(a.range, b.range);
   }

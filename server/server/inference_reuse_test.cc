@@ -239,14 +239,18 @@ TEST_F(InferenceReuseEdits, OtherFeedbackIsAnalysedAgain) {
 TEST_F(InferenceReuseEdits, AHeaderChangedOnDiskIsAnalysedAgain) {
   auto before = edit(kText);
   for (const auto& f : before->functions)
-    if (f.key == "viaHeader(int)") EXPECT_NEAR(f.root().estimate.dist.mean_ns, 5 * 2e3, 1);
+    if (f.key == "viaHeader(int)") {
+      EXPECT_NEAR(f.root().estimate.dist.mean_ns, 5 * 2e3, 1);
+    }
   std::ofstream(dir_ + "/work.h", std::ios::trunc) << replaced(kHeader, "i < 5;", "i < 50;");
   fs::last_write_time(dir_ + "/work.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
   auto snap = edit(kText);
   EXPECT_EQ(last().reused, 0u);
   EXPECT_EQ(last().all_analysed_because, "other workspace bodies");
   for (const auto& f : snap->functions)
-    if (f.key == "viaHeader(int)") EXPECT_NEAR(f.root().estimate.dist.mean_ns, 50 * 2e3, 1);
+    if (f.key == "viaHeader(int)") {
+      EXPECT_NEAR(f.root().estimate.dist.mean_ns, 50 * 2e3, 1);
+    }
 }
 
 // A class's implicit members start where the class does, before its inline members: the walk
