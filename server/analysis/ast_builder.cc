@@ -235,8 +235,7 @@ void Builder::truncated(CXCursor c, FnCtx& ctx) {
   p.range = toRange(clang_getCursorExtent(c));
   p.range.end = p.range.start;
   ++p.range.end.column;
-  p.message = "analysis truncated at nesting depth " + std::to_string(options_.max_nesting_depth) +
-              " in " + ctx.fn.name + ": code nested deeper has no hints and its cost is unknown";
+  p.truncated = ParseProblem::Truncated{options_.max_nesting_depth, ctx.fn.name};
   p.error = false;
   out_.problems.push_back(std::move(p));
 }

@@ -90,13 +90,6 @@ class CallGraph {
   bool too_deep_ = false;
 };
 
-bool sameProblems(const std::vector<ParseProblem>& a, const std::vector<ParseProblem>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](const ParseProblem& x, const ParseProblem& y) {
-                      return x.range == y.range && x.error == y.error && x.message == y.message;
-                    });
-}
-
 bool sameFeedback(const FeedbackView& view, const std::vector<FeedbackItem>& last) {
   const std::vector<const FeedbackItem*> now = view.all();
   return std::equal(now.begin(), now.end(), last.begin(), last.end(),
@@ -116,7 +109,7 @@ std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOpt
   if (unit.same_as_last.size() != unit.functions.size()) return "the walk reused nothing";
   if (!context.workspace_same) return "other workspace bodies";
   if (!(options == options_)) return "other options";
-  if (!sameProblems(unit.problems, problems_)) return "other parse problems";
+  if (unit.problems != problems_) return "other parse problems";
   if (!feedback_same) return "other feedback";
   return "";
 }

@@ -145,7 +145,12 @@ struct CallFacts {
   std::vector<std::string> local_names;
   // The callee production measured has a body (in another file, from the workspace index) that
   // differs from what production ran: why its measured values may be out of date.
-  std::string callee_changed;
+  struct ChangedBody {
+    std::string name;      // the callee as the index names it
+    std::string file;      // the file holding its body
+    std::string revision;  // the revision production ran
+  };
+  std::optional<ChangedBody> callee_changed;
   // Production's count of this call per call of the function, from the call site (0 when
   // production has no call-site data for it, or the callee is called from several places here).
   double production_calls = 0;
@@ -330,8 +335,19 @@ struct FunctionInfo {
 
 struct ParseProblem {
   Range range;
+  // libclang's diagnostic, or the server's own words for a failure outside the analysis; empty
+  // when `truncated` says what happened.
   std::string message;
   bool error = true;  // false: warning
+  // The walk stopped at the nesting limit `depth` in `function` (ast_builder.cc): code nested
+  // deeper has no nodes.
+  struct Truncated {
+    int depth = 0;
+    std::string function;
+    bool operator==(const Truncated&) const = default;
+  };
+  std::optional<Truncated> truncated;
+  bool operator==(const ParseProblem&) const = default;
 };
 
 struct Snapshot {

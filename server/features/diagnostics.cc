@@ -27,6 +27,7 @@
 
 #include "server/features/derivation_text.h"
 #include "server/features/feature_util.h"
+#include "server/features/names.h"
 
 namespace perfhat::features {
 namespace {
@@ -324,7 +325,7 @@ std::vector<Diagnostic> diagnostics(const Snapshot& s, const Options& o) {
   std::vector<Diagnostic> out;
   for (const analysis::ParseProblem& p : s.problems) {
     out.push_back(
-        {p.range, p.error ? Severity::Error : Severity::Warning, "perfhat.parse", p.message});
+        {p.range, p.error ? Severity::Error : Severity::Warning, "perfhat.parse", problemText(p)});
   }
   for (const FunctionInfo& f : s.functions) {
     regressions(f, o, out);

@@ -135,6 +135,23 @@ TEST(FeaturesDiagnostics, ParseProblems) {
   EXPECT_EQ(d[1].severity, Severity::Warning);
 }
 
+// The walk states where it stopped as numbers and names; the diagnostic says it.
+TEST(FeaturesDiagnostics, TruncatedAnalysisIsAWarningThatSaysWhere) {
+  Snapshot s;
+  analysis::ParseProblem p;
+  p.range = {{12, 6}, {12, 7}};
+  p.error = false;
+  p.truncated = analysis::ParseProblem::Truncated{100, "dispatch"};
+  s.problems.push_back(p);
+  const std::vector<Diagnostic> d = diagnostics(s, Options());
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].severity, Severity::Warning);
+  EXPECT_EQ(d[0].range, p.range);
+  EXPECT_EQ(d[0].message,
+            "analysis truncated at nesting depth 100 in dispatch: code nested deeper has no hints "
+            "and its cost is unknown");
+}
+
 TEST(FeaturesDiagnostics, HotspotsAreOptionalAndPointAtTheInnermostCause) {
   T4 t;
   t.snapshot.functions[0].changed = false;  // only hotspots here

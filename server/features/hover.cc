@@ -332,8 +332,9 @@ std::optional<HoverResult> hover(const Snapshot& s, Position p, const Options& o
     md += "Taken with probability " + formatCount(*n.branch.probability * 100) + " %\n\n";
   }
   productionStats(md, s, f, n, o);
-  if (n.kind == NodeKind::Call && !n.call.callee_changed.empty())
-    md += "⚠ " + n.call.callee_changed + "\n\n";
+  if (n.kind == NodeKind::Call && n.call.callee_changed) {
+    md += "⚠ " + changedBodyText(*n.call.callee_changed) + "\n\n";
+  }
   if (n.kind == NodeKind::Function) partsTable(md, "ran as", f.matched);
   if (n.kind == NodeKind::Call) partsTable(md, "implementations (overall)", n.call.implementations);
   if (n.estimate.provenance == Provenance::Inferred ||

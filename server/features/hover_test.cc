@@ -76,6 +76,22 @@ TEST(FeaturesHover, ExposureIsShownBesideTheCountsAndUnprobedIsNotNoData) {
   EXPECT_THAT(f->markdown, Not(HasSubstr("no production data")));
 }
 
+// A callee whose body in the workspace is not the one production ran: the snapshot says which
+// body and revision, the hover says what that means for the measured values.
+TEST(FeaturesHover, ACalleeChangedSinceProductionIsMarked) {
+  T4 t;
+  const auto before = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(before);
+  EXPECT_THAT(before->markdown, Not(HasSubstr("has changed since production ran")));
+  t.snapshot.functions[0].nodes[t.stories].call.callee_changed = analysis::CallFacts::ChangedBody{
+      "stories", "/src/agile/store.cc", "0123456789abcdef0123456789abcdef01234567"};
+  const auto h = hover(t.snapshot, {4, t.stories_range.start.column + 3}, Options());
+  ASSERT_TRUE(h);
+  EXPECT_THAT(h->markdown, HasSubstr("⚠ The body of stories in store.cc has changed since "
+                                     "production ran it (0123456789ab): its measured values "
+                                     "describe the old body."));
+}
+
 // A virtual call resolved from call-site data lists the implementations that ran, each with
 // its own numbers.
 TEST(FeaturesHover, AVirtualCallListsTheImplementationsThatRan) {

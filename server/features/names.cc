@@ -1,6 +1,7 @@
 #include "server/features/names.h"
 
 #include <cstdio>
+#include <filesystem>
 
 namespace perfhat::features {
 
@@ -140,6 +141,18 @@ std::string tripCountSourceText(const analysis::TripCountSource& s) {
     text += (text.empty() ? "" : ", ") + e.expression + " = " + value;
   }
   return text;
+}
+
+std::string changedBodyText(const analysis::CallFacts::ChangedBody& c) {
+  return "The body of " + c.name + " in " + std::filesystem::path(c.file).filename().string() +
+         " has changed since production ran it (" + c.revision.substr(0, 12) +
+         "): its measured values describe the old body.";
+}
+
+std::string problemText(const analysis::ParseProblem& p) {
+  if (!p.truncated) return p.message;
+  return "analysis truncated at nesting depth " + std::to_string(p.truncated->depth) + " in " +
+         p.truncated->function + ": code nested deeper has no hints and its cost is unknown";
 }
 
 }  // namespace perfhat::features

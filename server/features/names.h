@@ -1,5 +1,5 @@
-// The words for the analysis snapshot's enums: the one place a model or a match kind becomes
-// text (hover, inlay hint tooltips, the --match-report field).
+// The words for the analysis snapshot's enums and facts: the one place a model, a match kind or
+// a source fact becomes text (hover, diagnostics, inlay hint tooltips, the --match-report field).
 #pragma once
 
 #include <string>
@@ -20,5 +20,10 @@ std::string_view matchKindText(analysis::MatchKind k);
 std::string branchPriorText(const analysis::BranchPrior& p);
 // "kCount = 16", "sizeof(a) / sizeof(a[0]) = 8", "range over int[8]: 8 elements"; "" for none.
 std::string tripCountSourceText(const analysis::TripCountSource& s);
+// "The body of work in a.cc has changed since production ran it (0123456789ab): its measured
+// values describe the old body."
+std::string changedBodyText(const analysis::CallFacts::ChangedBody& c);
+// What a parse problem's diagnostic says: libclang's words, or the walk's truncation.
+std::string problemText(const analysis::ParseProblem& p);
 
 }  // namespace perfhat::features

@@ -110,10 +110,7 @@ void ClangAnalyzer::markChangedCallees(analysis::Snapshot& snap,
       if (!hashes) continue;
       auto it = hashes->find(n.call.key);
       if (it == hashes->end() || it->second == body->body_hash) continue;
-      n.call.callee_changed = "The body of " + body->name + " in " +
-                              fs::path(body->file).filename().string() +
-                              " has changed since production ran it (" + revision.substr(0, 12) +
-                              "): its measured values describe the old body.";
+      n.call.callee_changed = analysis::CallFacts::ChangedBody{body->name, body->file, revision};
     }
   }
 }
