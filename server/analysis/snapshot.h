@@ -335,10 +335,22 @@ struct FunctionInfo {
 
 struct ParseProblem {
   Range range;
-  // libclang's diagnostic, or the server's own words for a failure outside the analysis; empty
-  // when `truncated` says what happened.
+  // libclang's diagnostic, or the reason a step failed (an exception's or libclang's error);
+  // empty when `truncated` says what happened.
   std::string message;
   bool error = true;  // false: warning
+  // Where the problem arose. A diagnostic of an included file stands at the document's top and
+  // names the file and line; the server's own failures name the step that failed.
+  enum class Origin {
+    Document,      // libclang, at `range`
+    IncludedFile,  // libclang, in `file` at `line`
+    CommandLine,   // libclang, about the compile command
+    Parse,         // libclang could not parse the document at all
+    Analysis,      // the analysis failed (an exception), no snapshot of the document
+  };
+  Origin origin = Origin::Document;
+  std::string file;   // IncludedFile: the file's path
+  unsigned line = 0;  // IncludedFile: its line
   // The walk stopped at the nesting limit `depth` in `function` (ast_builder.cc): code nested
   // deeper has no nodes.
   struct Truncated {

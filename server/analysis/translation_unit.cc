@@ -133,9 +133,11 @@ std::vector<ParseProblem> TranslationUnit::problems() const {
         unsigned line = 0;
         clang_getExpansionLocation(loc, nullptr, &line, nullptr, nullptr);
         if (file.empty()) {
-          p.message = "(command line) " + p.message;
+          p.origin = ParseProblem::Origin::CommandLine;
         } else {
-          p.message = file + ":" + std::to_string(line) + ": " + p.message;
+          p.origin = ParseProblem::Origin::IncludedFile;
+          p.file = std::move(file);
+          p.line = line;
         }
         if (sev == CXDiagnostic_Warning) {
           clang_disposeDiagnostic(d);

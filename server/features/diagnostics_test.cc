@@ -152,6 +152,31 @@ TEST(FeaturesDiagnostics, TruncatedAnalysisIsAWarningThatSaysWhere) {
             "and its cost is unknown");
 }
 
+// Problems that do not stand in the document's own text say where they came from.
+TEST(FeaturesDiagnostics, AProblemOutsideTheDocumentSaysWhereItCameFrom) {
+  using Origin = analysis::ParseProblem::Origin;
+  Snapshot s;
+  auto add = [&s](Origin origin, std::string message) {
+    analysis::ParseProblem p;
+    p.range = {{0, 0}, {0, 1}};
+    p.message = std::move(message);
+    p.origin = origin;
+    s.problems.push_back(std::move(p));
+  };
+  add(Origin::IncludedFile, "unknown type name 'Widget'");
+  s.problems.back().file = "/src/include/widget.h";
+  s.problems.back().line = 12;
+  add(Origin::CommandLine, "unknown argument: '-fbogus'");
+  add(Origin::Parse, "AST read error");
+  add(Origin::Analysis, "std::bad_alloc");
+  const std::vector<Diagnostic> d = diagnostics(s, Options());
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0].message, "/src/include/widget.h:12: unknown type name 'Widget'");
+  EXPECT_EQ(d[1].message, "(command line) unknown argument: '-fbogus'");
+  EXPECT_EQ(d[2].message, "libclang could not parse the file: AST read error");
+  EXPECT_EQ(d[3].message, "perfhat: analysis failed: std::bad_alloc");
+}
+
 TEST(FeaturesDiagnostics, HotspotsAreOptionalAndPointAtTheInnermostCause) {
   T4 t;
   t.snapshot.functions[0].changed = false;  // only hotspots here

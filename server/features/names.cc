@@ -150,9 +150,24 @@ std::string changedBodyText(const analysis::CallFacts::ChangedBody& c) {
 }
 
 std::string problemText(const analysis::ParseProblem& p) {
-  if (!p.truncated) return p.message;
-  return "analysis truncated at nesting depth " + std::to_string(p.truncated->depth) + " in " +
-         p.truncated->function + ": code nested deeper has no hints and its cost is unknown";
+  if (p.truncated) {
+    return "analysis truncated at nesting depth " + std::to_string(p.truncated->depth) + " in " +
+           p.truncated->function + ": code nested deeper has no hints and its cost is unknown";
+  }
+  using Origin = analysis::ParseProblem::Origin;
+  switch (p.origin) {
+    case Origin::Document:
+      return p.message;
+    case Origin::IncludedFile:
+      return p.file + ":" + std::to_string(p.line) + ": " + p.message;
+    case Origin::CommandLine:
+      return "(command line) " + p.message;
+    case Origin::Parse:
+      return "libclang could not parse the file: " + p.message;
+    case Origin::Analysis:
+      return "perfhat: analysis failed: " + p.message;
+  }
+  return p.message;
 }
 
 }  // namespace perfhat::features

@@ -23,7 +23,8 @@ std::string tripCountSourceText(const analysis::TripCountSource& s);
 // "The body of work in a.cc has changed since production ran it (0123456789ab): its measured
 // values describe the old body."
 std::string changedBodyText(const analysis::CallFacts::ChangedBody& c);
-// What a parse problem's diagnostic says: libclang's words, or the walk's truncation.
+// What a parse problem's diagnostic says: libclang's words (with the included file or the
+// command line they came from), the walk's truncation, or the step that failed.
 std::string problemText(const analysis::ParseProblem& p);
 
 }  // namespace perfhat::features

@@ -119,7 +119,11 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     auto s = std::make_shared<analysis::Snapshot>();
     s->path = in.path;
     s->version = in.version;
-    s->problems.push_back({{{0, 0}, {0, 0}}, "libclang could not parse the file: " + error, true});
+    analysis::ParseProblem p;
+    p.range = {{0, 0}, {0, 0}};
+    p.message = std::move(error);
+    p.origin = analysis::ParseProblem::Origin::Parse;
+    s->problems.push_back(std::move(p));
     return s;
   }
 

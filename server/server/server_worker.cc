@@ -23,7 +23,11 @@ analysis::SnapshotPtr failedSnapshot(const AnalysisInput& in, const std::string&
   auto s = std::make_shared<analysis::Snapshot>();
   s->path = in.path;
   s->version = in.version;
-  s->problems.push_back({{{0, 0}, {0, 0}}, "perfhat: analysis failed: " + message, true});
+  analysis::ParseProblem p;
+  p.range = {{0, 0}, {0, 0}};
+  p.message = message;
+  p.origin = analysis::ParseProblem::Origin::Analysis;
+  s->problems.push_back(std::move(p));
   return s;
 }
 
