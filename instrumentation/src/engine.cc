@@ -240,7 +240,7 @@ bool Engine::stop_background(bool final) {
     bg_final_done_ = false;
     if (bg_.joinable() && bg_.get_id() != std::this_thread::get_id()) bg = std::move(bg_);
   }
-  bg_cv_.notify_all();
+  bg_cv_.notifyAll();
   if (!bg.joinable()) return false;
   bg.join();
   Lock l(bg_mu_);
@@ -278,9 +278,9 @@ void Engine::run_background() {
   t_in_engine = true;
   double last_tick = now_s(), last_analysis = last_tick;
   bool macro_costs_measured = false;  // at the first tick: probes are enabled by then
-  UniqueLock l(bg_mu_);
+  MutexLock l(bg_mu_);
   while (!bg_stop_) {
-    bg_cv_.wait_for(l, background_wait(last_tick, last_analysis));
+    bg_cv_.waitFor(l, background_wait(last_tick, last_analysis));
     if (bg_stop_) break;
     l.unlock();
     double now = now_s();

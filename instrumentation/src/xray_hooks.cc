@@ -169,20 +169,23 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "rbx", "xmm0", "xmm1", "xmm2",     \
       "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", \
       "xmm14", "xmm15", "memory", "cc"
+// A call into an XRay trampoline as a sled makes it: the function id in %r10d, the stack below
+// the red zone and 16-byte aligned; CALL is the instructions from there to the call.
+#define PERFHAT_XRAY_CALL_AS_SLED(fid, call)                                    \
+  asm volatile(                                                                 \
+      "movl %0, %%r10d\n\t" /* first: the operand may be addressed from %rsp */ \
+      "movq %%rsp, %%rbx\n\t"                                                   \
+      "subq $128, %%rsp\n\t"                                                    \
+      "andq $-16, %%rsp\n\t" call "movq %%rbx, %%rsp"                           \
+      :                                                                         \
+      : "m"(fid)                                                                \
+      : PERFHAT_XRAY_CLOBBERS)
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void calibration_enter(void* fn) {
 #if defined(__x86_64__)
   const int32_t fid = calibration_fid(fn);
-  asm volatile(
-      "movl %0, %%r10d\n\t"  // first: the operand may be addressed from %rsp
-      "movq %%rsp, %%rbx\n\t"
-      "subq $128, %%rsp\n\t"
-      "andq $-16, %%rsp\n\t"
-      "subq $8, %%rsp\n\t"
-      "call __xray_FunctionEntry\n\t"
-      "movq %%rbx, %%rsp"
-      :
-      : "m"(fid)
-      : PERFHAT_XRAY_CLOBBERS);
+  PERFHAT_XRAY_CALL_AS_SLED(fid,
+                            "subq $8, %%rsp\n\t"  // a function's entry: 8 bytes off alignment
+                            "call __xray_FunctionEntry\n\t");
 #else
   (void)fn;
 #endif
@@ -190,16 +193,7 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
 [[gnu::noinline]] PERFHAT_XRAY_NOINSTR void calibration_exit(void* fn) {
 #if defined(__x86_64__)
   const int32_t fid = calibration_fid(fn);
-  asm volatile(
-      "movl %0, %%r10d\n\t"
-      "movq %%rsp, %%rbx\n\t"
-      "subq $128, %%rsp\n\t"
-      "andq $-16, %%rsp\n\t"
-      "call __xray_FunctionExit\n\t"
-      "movq %%rbx, %%rsp"
-      :
-      : "m"(fid)
-      : PERFHAT_XRAY_CLOBBERS);
+  PERFHAT_XRAY_CALL_AS_SLED(fid, "call __xray_FunctionExit\n\t");
 #else
   (void)fn;
 #endif
