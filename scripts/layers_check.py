@@ -19,6 +19,9 @@ RULES = {
     "server/analysis": ["server/lsp", "server/presentation", "server/server", "server/features",
                         "server/feedback"],
     "server/presentation": ["server/server", "server/analysis/ast_", "server/feedback"],
+    # The workspace index computes; features word its answers (callers_report.h → callers_text).
+    "server/index": ["server/lsp", "server/presentation", "server/server", "server/features",
+                     "server/feedback"],
     "feedback-handler/store": ["feedback-handler/ingest", "feedback-handler/http",
                                "feedback-handler/sync"],
     "common": ["server/", "feedback-handler/", "instrumentation/"],

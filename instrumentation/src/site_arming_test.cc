@@ -75,12 +75,18 @@ TEST_F(InstrSiteArming, FoldsTheSwitchAndTheVariantIntoOneByte) {
   perfhat::set_enabled(false);  // every registered site, whatever its variant
   EXPECT_FALSE(armed(g_in));
   EXPECT_FALSE(armed(g_out));
-  for (int i = 0; i < 4; ++i) call_in(i) + call_out(i);
+  for (int i = 0; i < 4; ++i) {
+    call_in(i);
+    call_out(i);
+  }
 
   perfhat::set_enabled(true);  // back as the variant says
   EXPECT_TRUE(armed(g_in));
   EXPECT_FALSE(armed(g_out));
-  for (int i = 0; i < 2; ++i) call_in(i) + call_out(i);
+  for (int i = 0; i < 2; ++i) {
+    call_in(i);
+    call_out(i);
+  }
   perfhat::flush();
   EXPECT_EQ(ex_->calls_of("armedns::in"), 3u);  // the first call and the last two
   EXPECT_EQ(ex_->calls_of("armedns::out"), 0u);

@@ -105,7 +105,10 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   c.replica = 2;  // variant 0: probed(int) only
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   ASSERT_TRUE(perfhat::init(c, ex)) << perfhat::last_error();
-  for (int i = 0; i < 20; ++i) variantns::probed(i) + variantns::masked(i);
+  for (int i = 0; i < 20; ++i) {
+    variantns::probed(i);
+    variantns::masked(i);
+  }
   perfhat::flush();
   EXPECT_EQ(ex->calls_of("variantns::probed"), 20u);
   EXPECT_EQ(ex->calls_of("variantns::masked"), 0u);  // not counted, not timed, not recorded
@@ -126,7 +129,10 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   c.replica = 1;
   ex = std::make_shared<perfhat::MemoryExporter>();
   ASSERT_TRUE(perfhat::init(c, ex));
-  for (int i = 0; i < 5; ++i) variantns::probed(i) + variantns::masked(i);
+  for (int i = 0; i < 5; ++i) {
+    variantns::probed(i);
+    variantns::masked(i);
+  }
   perfhat::flush();
   EXPECT_EQ(ex->calls_of("variantns::probed"), 0u);
   EXPECT_EQ(ex->calls_of("variantns::masked"), 5u);
@@ -138,7 +144,10 @@ TEST(InstrVariantMask, EngineProbesOnlyItsVariantAndLabelsEveryRecord) {
   c.replica = -1;
   ex = std::make_shared<perfhat::MemoryExporter>();
   ASSERT_TRUE(perfhat::init(c, ex));
-  for (int i = 0; i < 3; ++i) variantns::probed(i) + variantns::masked(i);
+  for (int i = 0; i < 3; ++i) {
+    variantns::probed(i);
+    variantns::masked(i);
+  }
   perfhat::flush();
   EXPECT_EQ(ex->calls_of("variantns::probed"), 3u);
   EXPECT_EQ(ex->calls_of("variantns::masked"), 3u);

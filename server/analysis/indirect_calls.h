@@ -2,7 +2,7 @@
 // The source does not say which function such a call reaches; production's call-site data of
 // the calling function does: the functions that ran from it that it does not call directly, and
 // whose parameter list fits the call, are the implementations, and their call sites from it add
-// up to the call's cost (Matcher::matchIndirect, in indirect_calls.cc). With no such data the call
+// up to the call's cost (Matcher::matchIndirect, in indirect_match.cc). With no such data the call
 // stays unknown.
 #pragma once
 

@@ -1,11 +1,7 @@
 #include "server/index/callers_impact.h"
 
-#include "server/features/names.h"
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
 
 namespace perfhat::index {
 namespace {
@@ -13,12 +9,6 @@ namespace {
 using analysis::FunctionInfo;
 using analysis::Node;
 using analysis::NodeKind;
-
-std::string ms(double ns) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.3g ms", ns / 1e6);
-  return buf;
-}
 
 // How often node `id` runs per call of `f`, from the structure as written.
 CallSiteImpact siteImpact(const FunctionInfo& f, int id) {
@@ -34,19 +24,16 @@ CallSiteImpact siteImpact(const FunctionInfo& f, int id) {
       } else if (p.loop.annotated_iterations) {
         s.executions *= *p.loop.annotated_iterations;
       } else {
-        s.assumptions.push_back("loop at line " + std::to_string(p.range.start.line + 1) +
-                                ": iterations unknown, counted once");
+        s.assumptions.push_back({SiteAssumption::Kind::LoopCountedOnce, p.range.start.line});
       }
     } else if (p.kind == NodeKind::Branch && c.arm >= 0 && p.branch.arms > 0) {
       double share = 1.0 / p.branch.arms;
       if (p.branch.arms == 2 && p.branch.prior)
         share = c.arm == 0 ? *p.branch.prior : 1 - *p.branch.prior;
       s.executions *= share;
-      s.assumptions.push_back("branch at line " + std::to_string(p.range.start.line + 1) +
-                              ": arm taken with probability " + std::to_string(share).substr(0, 4) +
-                              (p.branch.prior
-                                   ? " (" + features::branchPriorText(p.branch.prior_reason) + ")"
-                                   : " (equal arms)"));
+      SiteAssumption a{SiteAssumption::Kind::BranchArm, p.range.start.line, share};
+      if (p.branch.prior) a.prior = p.branch.prior_reason;
+      s.assumptions.push_back(std::move(a));
     }
   }
   return s;
@@ -60,23 +47,19 @@ CallersReport callersWithImpact(const FunctionInfo& function, const WorkspaceInd
   r.name = function.name;
   const auto& e = function.root().estimate;
   const auto& m = function.root().measured;
+  if (e.known()) r.predicted_ns = e.dist.mean_ns;
+  if (m && m->count > 0) r.measured_ns = m->mean_ns;
   if (e.known() && m && m->count > 0) {
-    r.change_known = true;
-    r.change_ns = e.dist.mean_ns - m->mean_ns;
-    r.basis = "predicted " + ms(e.dist.mean_ns).substr(1) + " − measured " +
-              ms(m->mean_ns).substr(1) + " per call";
+    r.basis = CallersReport::Basis::PredictedMinusMeasured;
+    r.change_ns = r.predicted_ns - r.measured_ns;
   } else if (e.known()) {
-    r.change_known = true;
-    r.change_ns = e.dist.mean_ns;
-    r.basis = "no production data: the whole prediction (" + ms(e.dist.mean_ns).substr(1) +
-              " per call) is new";
+    r.basis = CallersReport::Basis::AllNew;
+    r.change_ns = r.predicted_ns;
   } else if (m && m->count > 0) {
-    r.change_known = true;
+    r.basis = CallersReport::Basis::MeasuredUnchanged;
     r.change_ns = 0;
-    r.basis = "measured, no change predicted";
-  } else {
-    r.basis = "no production data and no prediction: the change is unknown";
   }
+  r.change_known = r.basis != CallersReport::Basis::Unknown;
   for (const Caller& c : index.callersOf(function.key)) {
     CallerImpact ci;
     ci.key = c.function->key;
@@ -94,21 +77,6 @@ CallersReport callersWithImpact(const FunctionInfo& function, const WorkspaceInd
     return std::fabs(a.impact_ns) > std::fabs(b.impact_ns);
   });
   return r;
-}
-
-std::string callersMarkdown(const CallersReport& r) {
-  std::string md = "### Callers of `" + r.name + "`\n\nChange per call: " +
-                   (r.change_known ? ms(r.change_ns) : std::string("?")) + " (" + r.basis + ")\n\n";
-  if (r.callers.empty()) return md + "No caller in the workspace index.\n";
-  md += "| caller | file | calls per call | predicted impact |\n|---|---|---|---|\n";
-  for (const auto& c : r.callers) {
-    char execs[32];
-    std::snprintf(execs, sizeof execs, "%.3g", c.executions);
-    md += "| `" + c.name + "` | " + std::filesystem::path(c.file).filename().string() + ":" +
-          std::to_string(c.range.start.line + 1) + " | " + execs + " | " +
-          (r.change_known ? ms(c.impact_ns) : std::string("?")) + " |\n";
-  }
-  return md;
 }
 
 }  // namespace perfhat::index

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "server/features/callers_text.h"
 #include "server/index/callers_impact.h"
 #include "server/index/changed_keys.h"
 #include "server/index/indexer.h"
@@ -104,8 +105,11 @@ json Server::showCallers(const json& id, const json& args) {
       json sites = json::array();
       for (const auto& site : c.sites) {
         json range = lsp::Range{conv(site.range.start), conv(site.range.end)};
+        json assumptions = json::array();
+        for (const auto& a : site.assumptions)
+          assumptions.push_back(features::siteAssumptionText(a));
         sites.push_back(
-            {{"range", range}, {"executions", site.executions}, {"assumptions", site.assumptions}});
+            {{"range", range}, {"executions", site.executions}, {"assumptions", assumptions}});
         locations.push_back({{"uri", curi}, {"range", range}});
       }
       callers.push_back({{"key", c.key},
@@ -119,10 +123,10 @@ json Server::showCallers(const json& id, const json& args) {
     return json{{"key", r.key},
                 {"name", r.name},
                 {"change_ns", r.change_known ? json(r.change_ns) : json(nullptr)},
-                {"basis", r.basis},
+                {"basis", features::callersBasisText(r)},
                 {"callers", callers},
                 {"locations", locations},
-                {"markdown", index::callersMarkdown(r)}};
+                {"markdown", features::callersMarkdown(r)}};
   });
   return nullptr;
 }

@@ -96,11 +96,13 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
   EXPECT_TRUE(s.contains("measured_overhead"));
   // The last window's prices and charge, and the fences' cost of the in-situ timing, as the
   // library sends them.
-  for (const char* part : {"detect", "report", "counted", "sample", "cold"})
+  for (const char* part : {"detect", "report", "counted", "sample", "cold"}) {
     EXPECT_TRUE(s["window_price_ns"].contains(part)) << part;
+  }
   for (const char* part : {"detect", "report", "counted", "requests", "passed", "cold", "measuring",
-                           "samples", "collector"})
+                           "samples", "collector"}) {
     EXPECT_TRUE(s["window_cost_s"].contains(part)) << part;
+  }
   EXPECT_TRUE(s["in_situ"].contains("fence_ns"));
   EXPECT_TRUE(s["in_situ"].contains("entry_fence_ns"));
   ASSERT_EQ(s["classes"].size(), 2u);
