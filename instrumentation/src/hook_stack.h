@@ -175,7 +175,7 @@ void leave_sampled(ThreadStack& s, Frame* f) noexcept;
 // the path Probe::decide takes for it too). Then the call is counted and no probe is
 // constructed: its frame's kind says kCounted, and its exit has no work but the probe's rare one
 // (counted_exit). Otherwise false and nothing is touched: the probe decides.
-PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
+[[gnu::always_inline]] PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
   if (site.armed.load(std::memory_order_relaxed) == 0) return false;
   detail::Hot* h = detail::t_hot;
   const uint32_t id = site.id.load(std::memory_order_relaxed);
