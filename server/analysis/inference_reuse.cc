@@ -197,12 +197,12 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
                                                   deployed.revision);
         r.key = fn.key;
         r.range = fn.range;
-        r.analysed = inference->analyzeFunction(fn);
+        r.analysed = std::make_shared<FunctionInfo>(inference->analyzeFunction(fn));
         // A compiler-defined member is shown only where production ran it (ast_builder.cc).
-        r.kept = !(r.analysed.implicit && r.analysed.match == MatchKind::None);
+        r.kept = !(r.analysed->implicit && r.analysed->match == MatchKind::None);
         ++last_.analysed;
       }
-      if (r.kept) snap->functions.push_back(r.analysed);
+      if (r.kept) snap->functions.push_back(r.analysed);  // shared, not copied
     }
     results_ = std::move(results);
     remember(unit, feedback, options, deployed, feedback_same, too_deep);

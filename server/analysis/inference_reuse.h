@@ -74,8 +74,9 @@ class InferenceReuse {
   struct Result {
     std::string key;
     Range range;
-    bool kept = false;      // the snapshot has it (an implicit member production never ran has not)
-    FunctionInfo analysed;  // when kept
+    bool kept = false;  // the snapshot has it (an implicit member production never ran has not)
+    // Shared with the snapshots that hold it; never written once made.
+    std::shared_ptr<const FunctionInfo> analysed;
   };
   bool valid_ = false;
   std::string not_kept_because_ = "no earlier analysis";         // when !valid_

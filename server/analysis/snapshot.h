@@ -16,6 +16,7 @@
 
 #include "common/feedback.h"
 #include "server/analysis/derivation.h"
+#include "server/analysis/shared_list.h"
 
 namespace perfhat::analysis {
 
@@ -365,7 +366,9 @@ struct ParseProblem {
 struct Snapshot {
   std::string path;  // absolute file path
   int version = 0;   // document version the text came from
-  std::vector<FunctionInfo> functions;
+  // Shared, immutable once shared: the next snapshot of an edited document holds the functions
+  // the edit could not change without copying them, while readers may still hold this one.
+  SharedList<FunctionInfo> functions;
   std::vector<ParseProblem> problems;  // parse errors and analysis warnings
   bool stale = false;                  // feedback came from cache while the handler was down
   // Timings of the pipeline that produced this snapshot, for --check and benchmarks.

@@ -2,6 +2,7 @@
 // indexer for the workspace's compile database, indexing on demand for --check, and marking
 // calls whose callee in another file no longer matches what production ran.
 #include <filesystem>
+#include <utility>
 
 #include "server/analysis/compile_db.h"
 #include "server/server/clang_analyzer.h"
@@ -95,8 +96,14 @@ const std::unordered_map<std::string, uint64_t>* ClangAnalyzer::deployedHashes(
 void ClangAnalyzer::markChangedCallees(analysis::Snapshot& snap,
                                        const analysis::FeedbackView& view) {
   if (options_.deployed_revision == "none") return;
-  for (auto& f : snap.functions) {
-    for (auto& n : f.nodes) {
+  // Read through const: writing the list copies a function another holder shares (the
+  // inference's memory of its last results), so only a function with a node to mark is copied.
+  // `f` stays valid after that copy: the other holder keeps the original.
+  const auto& functions = std::as_const(snap.functions);
+  for (size_t fi = 0; fi < functions.size(); ++fi) {
+    const analysis::FunctionInfo& f = functions[fi];
+    for (size_t ni = 0; ni < f.nodes.size(); ++ni) {
+      const analysis::Node& n = f.nodes[ni];
       if (n.kind != analysis::NodeKind::Call || !n.measured || n.call.key.empty()) continue;
       index::FunctionPtr body = index_->find(n.call.key);
       if (!body || body->file.empty() || body->file == snap.path) continue;
@@ -110,7 +117,8 @@ void ClangAnalyzer::markChangedCallees(analysis::Snapshot& snap,
       if (!hashes) continue;
       auto it = hashes->find(n.call.key);
       if (it == hashes->end() || it->second == body->body_hash) continue;
-      n.call.callee_changed = analysis::CallFacts::ChangedBody{body->name, body->file, revision};
+      snap.functions.mut(fi).nodes[ni].call.callee_changed =
+          analysis::CallFacts::ChangedBody{body->name, body->file, revision};
     }
   }
 }

@@ -210,6 +210,26 @@ TEST_F(InferenceReuseEdits, AnEditKeepsTheResultsOfWhatItCannotReach) {
   EXPECT_EQ(last().reused, all - 3);
 }
 
+// The next snapshot holds the last results it reuses, not copies of them; what was analysed
+// again is new, and a reader still holding the last snapshot sees what it saw.
+TEST_F(InferenceReuseEdits, ASnapshotSharesTheResultsItReusesWithTheLastOne) {
+  auto before = edit(kText);
+  const std::string seen = observable(*before);
+  auto after = edit(replaced(kText, "i < 10;", "i < 40;"));
+  auto find = [](const analysis::Snapshot& s, const std::string& key) {
+    const analysis::FunctionInfo* out = nullptr;
+    for (const auto& f : s.functions)
+      if (f.key == key) out = &f;
+    EXPECT_TRUE(out) << key;
+    return out;
+  };
+  EXPECT_EQ(find(*before, "lonely(int)"), find(*after, "lonely(int)")) << "reused: shared";
+  EXPECT_EQ(find(*before, "measured(int)"), find(*after, "measured(int)")) << "reused: shared";
+  EXPECT_NE(find(*before, "helper(int)"), find(*after, "helper(int)")) << "analysed again";
+  EXPECT_NE(find(*before, "user(int)"), find(*after, "user(int)")) << "calls helper";
+  EXPECT_EQ(observable(*before), seen);
+}
+
 TEST_F(InferenceReuseEdits, ACallerOfAChangedCalleeIsAnalysedAgain) {
   edit(kText);
   const size_t all = last().analysed;

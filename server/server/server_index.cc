@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
+#include <vector>
 
 #include "server/features/callers_text.h"
 #include "server/index/callers_impact.h"
@@ -63,9 +65,25 @@ void Server::indexProgress(const IndexEvent& e) {
 void Server::refreshDependents(const std::string& uri, const analysis::SnapshotPtr& before,
                                const analysis::Snapshot& after) {
   if (!before) return;  // first build: the index already held the saved text
+  // A function both snapshots hold (its analysis reused) is the same on both sides, and taking
+  // one element off both sides of a key leaves them as equal or unequal as they were: only the
+  // others are compared.
+  std::unordered_set<const analysis::FunctionInfo*> now;
+  now.reserve(after.functions.size());
+  for (const auto& f : after.functions) now.insert(&f);
+  std::vector<const analysis::FunctionInfo*> was, is;
+  std::unordered_set<const analysis::FunctionInfo*> both;
+  for (const auto& f : before->functions) {
+    if (now.count(&f))
+      both.insert(&f);
+    else
+      was.push_back(&f);
+  }
+  for (const auto& f : after.functions)
+    if (!both.count(&f)) is.push_back(&f);
   const std::vector<std::string> keys =
-      index::changedKeys(before->functions, after.functions, [](const analysis::FunctionInfo& f) {
-        return std::pair<std::string_view, uint64_t>(f.key, f.body_hash);
+      index::changedKeys(was, is, [](const analysis::FunctionInfo* f) {
+        return std::pair<std::string_view, uint64_t>(f->key, f->body_hash);
       });
   const std::set<std::string> changed(keys.begin(), keys.end());
   if (changed.empty()) return;
