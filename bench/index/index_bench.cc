@@ -40,6 +40,7 @@
 #include "bench/index/edit_split.h"
 #include "bench/index/percentile.h"
 #include "bench/index/reparse_threads.h"
+#include "common/cli.h"
 #include "server/analysis/compile_db.h"
 #include "server/analysis/translation_unit.h"
 #include "server/index/indexer.h"
@@ -527,30 +528,53 @@ int runEditsOnly(const std::string& lsp, const std::string& db, const std::strin
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
-  std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "index" && argc >= 5)
-    return runIndex(argv[2], argv[3], argv[4], argc > 5 ? argv[5] : "");
-  if (mode == "memory" && argc >= 5) return runMemory(argv[2], argv[3], argv[4]);
+  CLI::App app("The workspace index's measurements (bench/index/run.sh, bench/README.md).",
+               "index_bench");
+  perfhat::cli::configure(app, "0.1.0");
+  app.require_subcommand(1);
+  std::string db, root, store, header, file, lsp;
+  int n = 0;
+  std::string split_index;
+  auto positive = perfhat::cli::positiveInteger();
+  CLI::App* index = app.add_subcommand("index", "index from cold against the bare parse");
+  index->add_option("DB", db, "compile_commands.json")->required();
+  index->add_option("ROOT", root, "the workspace root")->required();
+  index->add_option("STORE", store, "where the index's summaries go")->required();
+  index->add_option("HEADER", header, "a widely included header to edit afterwards");
+  CLI::App* split = app.add_subcommand("split", "one edit's stages, in this process");
+  split->add_option("DB", db, "compile_commands.json")->required();
+  split->add_option("ROOT", root, "the workspace root")->required();
+  split->add_option("FILE", file, "the file to edit")->required();
+  split->add_option("N", n, "edits")->required()->check(positive);
+  split->add_option("INDEX", split_index, "'index' to measure with the workspace index on")
+      ->check(CLI::IsMember({"index"}));
+  CLI::App* memory = app.add_subcommand("memory", "the index's memory against clangd's");
+  memory->add_option("DB", db, "compile_commands.json")->required();
+  memory->add_option("ROOT", root, "the workspace root")->required();
+  memory->add_option("STORE", store, "where the index's summaries go")->required();
+  CLI::App* edit = app.add_subcommand("edit", "edit → fresh hints over LSP, with the index built");
+  CLI::App* edits =
+      app.add_subcommand("edits", "edit → fresh hints over LSP against the bare reparse");
+  for (CLI::App* c : {edit, edits}) {
+    c->add_option("PERFHAT_LSP", lsp, "the perfhat-lsp binary")->required();
+    c->add_option("DB", db, "compile_commands.json")->required();
+    c->add_option("ROOT", root, "the workspace root")->required();
+    c->add_option("FILE", file, "the file to edit")->required();
+    c->add_option("N", n, "edits")->required()->check(positive);
+  }
+  CLI::App* threads = app.add_subcommand("threads", "libclang's reparse on the worker and apart");
+  threads->add_option("DB", db, "compile_commands.json")->required();
+  threads->add_option("FILE", file, "the file to reparse")->required();
+  threads->add_option("N", n, "reparses")->required()->check(positive);
+  perfhat::cli::parse(app, argc, argv);
+
   // The server is given DB, ROOT and FILE in its settings and URIs, where a relative path would
   // be relative to ROOT (or no URI at all): they are made absolute here, against this directory.
-  auto absolute = [](const char* p) { return fs::absolute(p).lexically_normal().string(); };
-  if (mode == "edit" && argc >= 7)
-    return runEdit(argv[2], absolute(argv[3]), absolute(argv[4]), absolute(argv[5]),
-                   std::atoi(argv[6]));
-  if (mode == "threads" && argc >= 5)
-    return perfhat::bench::runReparseThreads(argv[2], argv[3], std::atoi(argv[4]));
-  if (mode == "edits" && argc >= 7)
-    return runEditsOnly(argv[2], absolute(argv[3]), absolute(argv[4]), absolute(argv[5]),
-                        std::atoi(argv[6]));
-  if (mode == "split" && argc >= 6)
-    return perfhat::bench::runSplit(argv[2], argv[3], argv[4], std::atoi(argv[5]),
-                                    argc > 6 && std::string(argv[6]) == "index");
-  std::fprintf(stderr,
-               "usage: index_bench index DB ROOT STORE [HEADER]\n"
-               "       index_bench split DB ROOT FILE N [index]\n"
-               "       index_bench memory DB ROOT STORE\n"
-               "       index_bench edit PERFHAT_LSP DB ROOT FILE N\n"
-               "       index_bench edits PERFHAT_LSP DB ROOT FILE N\n"
-               "       index_bench threads DB FILE N\n");
-  return 2;
+  auto absolute = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
+  if (*index) return runIndex(db, root, store, header);
+  if (*memory) return runMemory(db, root, store);
+  if (*edit) return runEdit(lsp, absolute(db), absolute(root), absolute(file), n);
+  if (*edits) return runEditsOnly(lsp, absolute(db), absolute(root), absolute(file), n);
+  if (*threads) return perfhat::bench::runReparseThreads(db, file, n);
+  return perfhat::bench::runSplit(db, root, file, n, split_index == "index");
 }
