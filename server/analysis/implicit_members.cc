@@ -57,7 +57,7 @@ std::vector<FunctionInfo> implicitSpecialMembers(CXCursor cls, const std::string
     if (m.declared) continue;
     FunctionInfo f;
     f.key = normalizeFunctionKey(qualified + "::" + m.signature);
-    f.name = m.display + " (implicit)";
+    f.name = m.display;
     f.file = file;
     f.range = range;
     f.name_range = name_range;

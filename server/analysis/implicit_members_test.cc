@@ -61,7 +61,8 @@ struct Declared {
   EXPECT_EQ(dtor->match, analysis::MatchKind::Exact);
   ASSERT_TRUE(dtor->root().measured.has_value());
   EXPECT_EQ(dtor->root().measured->count, 7u);
-  EXPECT_EQ(dtor->name, "~Widget (implicit)");
+  EXPECT_EQ(dtor->name, "~Widget");
+  EXPECT_TRUE(dtor->implicit);
   EXPECT_EQ(dtor->name_range.start.line, 2);  // the class's name
   const FunctionInfo* copy = findFunction(*snap, "ns::Widget::Widget(const ns::Widget &)");
   ASSERT_NE(copy, nullptr);

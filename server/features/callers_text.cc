@@ -40,9 +40,10 @@ std::string siteAssumptionText(const index::SiteAssumption& a) {
 }
 
 std::string callersMarkdown(const index::CallersReport& r) {
-  std::string md = "### Callers of `" + r.name + "`\n\nChange per call: " +
-                   (r.change_known ? signedDuration(r.change_ns) : std::string("?")) + " (" +
-                   callersBasisText(r) + ")\n\n";
+  std::string md =
+      "### Callers of `" + functionName(r.name, r.implicit) +
+      "`\n\nChange per call: " + (r.change_known ? signedDuration(r.change_ns) : std::string("?")) +
+      " (" + callersBasisText(r) + ")\n\n";
   if (r.callers.empty()) return md + "No caller in the workspace index.\n";
   md += "| caller | file | calls per call | predicted impact |\n|---|---|---|---|\n";
   for (const auto& c : r.callers) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "server/features/names.h"
+
 namespace perfhat::features::detail {
 namespace {
 
@@ -131,7 +133,7 @@ std::string valueWithUnknown(double ns, const Estimate& e) {
 std::string displayName(const FunctionInfo& f, const Node& n) {
   switch (n.kind) {
     case analysis::NodeKind::Function:
-      return f.name + "()";
+      return functionName(f) + "()";
     case analysis::NodeKind::Call:
       return (n.call.name.empty() ? std::string("call") : n.call.name) + "()";
     case analysis::NodeKind::Loop:

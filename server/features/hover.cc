@@ -175,7 +175,7 @@ void addedCosts(std::string& md, const FunctionInfo& f, const Node& n, const Opt
                  : std::string()) +
             "\n";
   }
-  const std::string per = " (" + statLabel(o) + " per call of " + f.name + "())";
+  const std::string per = " (" + statLabel(o) + " per call of " + functionName(f) + "())";
   if (n.kind == NodeKind::Function && f.deployed != analysis::DeployedBody::Unknown &&
       !f.deployed_revision.empty()) {
     const std::string rev = f.deployed_revision.substr(0, 12);

@@ -149,6 +149,14 @@ std::string changedBodyText(const analysis::CallFacts::ChangedBody& c) {
          "): its measured values describe the old body.";
 }
 
+std::string functionName(const std::string& name, bool implicit) {
+  return implicit ? name + " (implicit)" : name;
+}
+
+std::string functionName(const analysis::FunctionInfo& f) {
+  return functionName(f.name, f.implicit);
+}
+
 std::string problemText(const analysis::ParseProblem& p) {
   if (p.truncated) {
     return "analysis truncated at nesting depth " + std::to_string(p.truncated->depth) + " in " +

@@ -23,6 +23,10 @@ std::string tripCountSourceText(const analysis::TripCountSource& s);
 // "The body of work in a.cc has changed since production ran it (0123456789ab): its measured
 // values describe the old body."
 std::string changedBodyText(const analysis::CallFacts::ChangedBody& c);
+// A function's name as the editor shows it: "~Widget (implicit)" for a member the compiler
+// generated (FunctionInfo::implicit), else the name as written.
+std::string functionName(const std::string& name, bool implicit);
+std::string functionName(const analysis::FunctionInfo& f);
 // What a parse problem's diagnostic says: libclang's words (with the included file or the
 // command line they came from), the walk's truncation, or the step that failed.
 std::string problemText(const analysis::ParseProblem& p);

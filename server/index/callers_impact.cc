@@ -45,6 +45,7 @@ CallersReport callersWithImpact(const FunctionInfo& function, const WorkspaceInd
   CallersReport r;
   r.key = function.key;
   r.name = function.name;
+  r.implicit = function.implicit;
   const auto& e = function.root().estimate;
   const auto& m = function.root().measured;
   if (e.known()) r.predicted_ns = e.dist.mean_ns;

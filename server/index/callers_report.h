@@ -47,6 +47,7 @@ struct CallersReport {
     Unknown,                 // neither
   };
   std::string key, name;
+  bool implicit = false;  // a special member the compiler generated
   Basis basis = Basis::Unknown;
   double predicted_ns = 0;  // mean per call, when predicted
   double measured_ns = 0;   // production's mean per call, when measured
