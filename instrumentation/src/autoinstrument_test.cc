@@ -494,7 +494,9 @@ TEST(InstrAutoInstrument, SampledHookPairsRecordTheirCallsAndNoteTheirTime) {
   for (uint32_t n : s->sampled_n) noted += n;
   // One per sampled pair, whatever its kind (with PERFHAT_COMPENSATE_IN_CONTEXT=1 a full batch
   // restarts the count).
-  if (!s->adapt) EXPECT_EQ(noted - noted_before, 2u * kCalls);
+  if (!s->adapt) {
+    EXPECT_EQ(noted - noted_before, 2u * kCalls);
+  }
   EXPECT_EQ(s->depth(), depth);
   EXPECT_EQ(s->deep, 0);
   perfhat::flush();

@@ -171,29 +171,20 @@ void enter_skipped(ThreadStack& s, const detail::Site* site) noexcept;
 void leave_deep(ThreadStack& s, void* fn) noexcept;
 void leave_sampled(ThreadStack& s, Frame* f) noexcept;
 
-// Phase 1's count of a call of `site` that needs nothing else, as Probe::decide counts it: the
-// site and thread are registered, no collection-budget run is passing calls over, the call is
-// not timed (its slot's countdown has not run out), not a request root and its site is not
-// relevant (a relevant call's recording is drawn per call). Then the call is counted and no
-// probe is constructed: its frame's kind says kCounted, and its exit has no work but the probe's
-// rare one (counted_exit). Otherwise false and nothing is touched: the probe decides.
-PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
+// Phase 1's count of a call of `site` that needs nothing else (detail::call_path's kCountOnly,
+// the path Probe::decide takes for it too). Then the call is counted and no probe is
+// constructed: its frame's kind says kCounted, and its exit has no work but the probe's rare one
+// (counted_exit). Otherwise false and nothing is touched: the probe decides.
+[[gnu::always_inline]] PERFHAT_NOINSTR inline bool count_only(detail::Site& site) noexcept {
   if (site.armed.load(std::memory_order_relaxed) == 0) return false;
   detail::Hot* h = detail::t_hot;
   const uint32_t id = site.id.load(std::memory_order_relaxed);
-  if (h == nullptr || id - 1u >= h->capacity - 1u) return false;  // as Probe::start
-  detail::Slot& slot = h->slots[id];
-  const uint32_t cd = slot.countdown;
   // A site of another kind than the hooks' own (kFunction) goes to the probe: the calibration's
-  // key for kCountedFull is a kScope site. Inside a request the sampler did not draw, no call
-  // is recorded, relevant or not (Probe::decide).
-  if (cd == 0 || slot.budget_skip.load(std::memory_order_relaxed) != 0 ||
-      site.kind != detail::kFunction ||
-      ((!h->in_request || h->request_sampled) && detail::relevant(id))) {
-    return false;
-  }
-  slot.count.store(slot.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  slot.countdown = cd - 1;
+  // key for kCountedFull is a kScope site.
+  if (!detail::has_slot(h, id) || site.kind != detail::kFunction) return false;
+  detail::Slot& slot = h->slots[id];
+  if (detail::call_path(*h, slot, id, site) != detail::kCountOnly) return false;
+  detail::count_call(slot);
   return true;
 }
 // The exit work of a counted call's probe (Probe::finish: an exception in flight, a session to

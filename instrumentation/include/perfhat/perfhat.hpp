@@ -249,7 +249,7 @@ inline bool relevant(uint32_t id) noexcept {
   return (bits[1 + (id >> 6)] >> (id & 63)) & 1;
 }
 
-inline bool bernoulli(Hot* h) noexcept {
+[[gnu::always_inline]] inline bool bernoulli(Hot* h) noexcept {
   uint64_t thr = g_rate_threshold.load(std::memory_order_relaxed);
   if (thr == ~uint64_t{0}) return true;
   if (thr == 0) return false;
@@ -259,6 +259,43 @@ inline bool bernoulli(Hot* h) noexcept {
   x ^= x << 17;
   h->rng = x;
   return x < thr;
+}
+
+// Whether `id` is a registered site with a slot on the thread whose state is `h`. id 0
+// (unregistered) and kExcludedSite both wrap past capacity - 1: one compare.
+[[gnu::always_inline]] inline bool has_slot(const Hot* h, uint32_t id) noexcept {
+  return h != nullptr && id - 1u < h->capacity - 1u;
+}
+
+// What a call of a registered site needs, read before anything is written: kCountOnly, kSkipRun,
+// or a combination of the other bits. The one statement of which calls phase 1 only counts:
+// Probe::decide acts on it, and the compiler hooks take a kCountOnly call without constructing a
+// probe (autoinstrument's count_only).
+enum CallPath : uint8_t {
+  kCountOnly = 0,   // counted, nothing else: not timed (its slot's countdown has not run out), not
+                    // a request root, and not recorded whatever the sampler says (its site is not
+                    // relevant, or the thread is inside a request the sampler did not draw)
+  kRecordable = 1,  // counted; relevant, and outside any request (the sampler draws whether it is
+                    // recorded) or inside one the sampler drew (recorded)
+  kBegin = 2,       // counted; timed (the countdown ran out) or a request root: Probe::begin
+  kSkipRun = 4,     // inside a collection-budget skip run: one decrement, nothing else
+};
+[[gnu::always_inline]] inline uint8_t call_path(const Hot& h, const Slot& s, uint32_t id,
+                                                const Site& site) noexcept {
+  if (s.budget_skip.load(std::memory_order_relaxed) != 0) return kSkipRun;
+  // A request root's own recording is its request's (Probe::begin), never drawn here.
+  if (site.kind == kRequest) return kBegin;
+  const uint8_t timed = s.countdown == 0 ? kBegin : kCountOnly;
+  if (!relevant(id) || (h.in_request && !h.request_sampled)) return timed;
+  return timed | kRecordable;
+}
+// Phase 1's count of a call that is not skipped; its index among the slot's calls. The countdown
+// wraps at 0 (kTimed): Probe::begin then draws the next one.
+[[gnu::always_inline]] inline uint64_t count_call(Slot& s) noexcept {
+  const uint64_t n = s.count.load(std::memory_order_relaxed);
+  s.count.store(n + 1, std::memory_order_relaxed);
+  s.countdown = s.countdown - 1;
+  return n;
 }
 
 struct Attr {
@@ -361,42 +398,38 @@ class Probe {
   [[gnu::always_inline]] void start(Site& site) noexcept {
     Hot* h = t_hot;
     uint32_t id = site.id.load(std::memory_order_relaxed);
-    // id 0 (unregistered) and kExcludedSite both wrap past capacity - 1: one compare. g_mode is
-    // not read: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads to
-    // enter()), and a registered site is disarmed when probes are turned off.
-    if (h == nullptr || id - 1u >= h->capacity - 1u) PERFHAT_UNLIKELY {
+    // g_mode is not read: while it is kUninitialized no thread has a Hot (t_hot == nullptr leads
+    // to enter()), and a registered site is disarmed when probes are turned off.
+    if (!has_slot(h, id)) PERFHAT_UNLIKELY {
         // Excluded but still armed: only while the engine is re-arming its sites.
         if (id == kExcludedSite) return;
         return enter(site);
       }
     decide(h, id, site);
   }
-  // Phase 1 for every call, then the per-call decisions; slot_ != nullptr from here on. Laid
-  // out so the common case (no request root, not recorded, untimed) runs straight through.
-  // The compiler hooks take that case without a probe (autoinstrument's count_only): a change
-  // to what it counts or decides belongs there too.
+  // Phase 1 for every call, then the per-call decisions (call_path); slot_ != nullptr from here
+  // on. Laid out so the common case (no request root, not recorded, untimed) runs straight
+  // through.
   [[gnu::always_inline]] void decide(Hot* h, uint32_t id, Site& site) noexcept {
     Slot* s = &h->slots[id];
-    // Inside a collection-budget skip run: one decrement, nothing else (the probe stays inactive).
-    // No branch hint: without a budget the skip is always 0, under one it is mostly not, and
-    // GCC's default lays the skip out of line and the counted path straight through (the same
-    // instructions either way: bench/budget/skip_cost_test.sh).
-    if (uint32_t skip = s->budget_skip.load(std::memory_order_relaxed); skip != 0) {
-      s->budget_skip.store(skip - 1, std::memory_order_relaxed);
-      return;
+    const uint8_t path = call_path(*h, *s, id, site);
+    // No branch hint on the skip: without a budget the skip is always 0, under one it is mostly
+    // not, and GCC's default lays the skip out of line and the counted path straight through
+    // (the same instructions either way: bench/budget/skip_cost_test.sh).
+    if (path == kSkipRun) {
+      s->budget_skip.store(s->budget_skip.load(std::memory_order_relaxed) - 1,
+                           std::memory_order_relaxed);
+      return;  // the probe stays inactive
     }
-    uint64_t n = s->count.load(std::memory_order_relaxed);
-    s->count.store(n + 1, std::memory_order_relaxed);
-    uint32_t cd = s->countdown;
-    s->countdown = cd - 1;  // when cd == 0, begin() reloads it
+    const uint32_t cd = s->countdown;
+    const uint64_t n = count_call(*s);
     slot_ = s;
     hot_ = h;
     site_ = &site;
     flags_ = 0;
-    if (site.kind == kRequest) PERFHAT_UNLIKELY
-    return begin(n, cd == 0, false);
-    bool record = relevant(id) && (h->in_request ? h->request_sampled : bernoulli(h));
-    if ((cd == 0) | record) PERFHAT_UNLIKELY
+    // A kRecordable call inside a request is recorded (the request was drawn), else drawn.
+    const bool record = (path & kRecordable) && (h->in_request || bernoulli(h));
+    if ((path & kBegin) | record) PERFHAT_UNLIKELY
     begin(n, cd == 0, record);
   }
   // First use of a site or thread, or initialization. Called directly from the probed function
