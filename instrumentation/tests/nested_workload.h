@@ -1,6 +1,6 @@
 // A known nested workload for overhead compensation tests: a parent calling tiny instrumented
-// children, timed beside an uninstrumented copy of the same code, call by call interleaved (same
-// load, same caches). What libperfhat reported for a parent call is read from its site's
+// children, timed beside the same code uninstrumented, call by call interleaved (same load, same
+// caches). What libperfhat reported for a parent call is read from its site's
 // phase-1 sums on this thread, which move by exactly that call's (compensated) duration when the
 // call was timed. Used by autoinstrument_test.cc (-finstrument-functions) and the XRay test's
 // program; the harness itself is never instrumented.
@@ -18,7 +18,7 @@
 namespace perfhat::testing {
 
 struct NestedTimings {
-  double plain_median = 0;     // ticks, the uninstrumented copy
+  double plain_median = 0;     // ticks, the code uninstrumented
   double reported_median = 0;  // ticks, what libperfhat reported for the instrumented parent
   size_t reported_calls = 0;
 };
@@ -29,17 +29,27 @@ PERFHAT_TEST_NOINSTR inline double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+struct AlwaysInstrumented {
+  PERFHAT_TEST_NOINSTR void operator()(bool) const {}
+};
+
 // Runs `reps` calls of each, alternating which goes first. `parent_fn` is the instrumented
-// parent's entry address (its probe site). Probes must be initialized.
-template <typename Instrumented, typename Plain>
+// parent's entry address (its probe site). Probes must be initialized. `instrument(on)` is called
+// before each call, outside the timed region: where instrumentation can be switched off at run
+// time (XRay), `plain` is the same function as `instrumented` and the switch removes its probes,
+// so both sides run the same code at the same addresses.
+template <typename Instrumented, typename Plain, typename Switch = AlwaysInstrumented>
 PERFHAT_TEST_NOINSTR NestedTimings time_nested(void* parent_fn, Instrumented instrumented,
-                                               Plain plain, int reps) {
+                                               Plain plain, int reps,
+                                               Switch instrument = Switch{}) {
   std::vector<double> plain_ticks, reported;
   detail::Site* site = autoinstrument::site_for(parent_fn);
   volatile unsigned sink = 0;
   for (int i = 0; i < reps; ++i) {
     for (int j = 0; j < 2; ++j) {
-      if (((i + j) & 1) == 0) {
+      const bool plain_turn = ((i + j) & 1) == 0;
+      instrument(!plain_turn);
+      if (plain_turn) {
         const uint64_t a = detail::now_ticks();
         sink = sink + static_cast<unsigned>(plain());
         plain_ticks.push_back(static_cast<double>(detail::now_ticks() - a));
