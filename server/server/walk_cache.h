@@ -12,7 +12,7 @@
 // root (their bodies are walked) and its modification time for the others (their declarations
 // and macros shape those bodies; libclang rebuilds the preamble when they change); and the main
 // file's text up to its last #include (the macros and declarations a header sees before it).
-// An edit below the last #include leaves the key as it was.
+// An edit below the last #include leaves the key as it was. header_context.h computes it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "server/analysis/ast_builder.h"
+#include "server/server/header_context.h"
 
 namespace perfhat::server {
 
@@ -53,16 +54,18 @@ class WalkCache {
     size_t header_walked = 0;         // header definitions walked by this build
     size_t header_bodies = 0;         // header bodies the unit carries
     double key_ms = 0;                // computing the key (CPU time of the thread)
+    bool inclusions_scanned = false;  // libclang was asked for the inclusions
   };
   const LastBuild& last() const { return last_; }
 
-  // The key of `tu`'s header context (see the file comment); nullopt when it cannot be known
-  // (no translation unit), which never matches.
+  // The key of `tu`'s header context (see the file comment) from a fresh scan of its
+  // inclusions; nullopt when it cannot be known (no translation unit), which never matches.
   static std::optional<uint64_t> contextKey(const analysis::TranslationUnit& tu,
                                             const std::string& workspace_root);
 
  private:
   std::optional<uint64_t> key_;
+  HeaderContext context_;
   std::unordered_map<std::string, analysis::FunctionInfo> bodies_;
   std::vector<analysis::ParseProblem> problems_;
   analysis::MainBodies main_;

@@ -178,6 +178,55 @@ TEST_F(WalkCacheTest, OtherFlagsAreAnotherKey) {
   EXPECT_EQ(WalkCache::contextKey(*same, dir_), key);
 }
 
+// header_context.h: an edit below the includes does not ask libclang for the inclusions again;
+// whatever could change them does.
+TEST_F(WalkCacheTest, AnEditBelowTheIncludesKeepsTheInclusionsItScanned) {
+  cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().inclusions_scanned);
+  ASSERT_TRUE(tu_->reparse(std::string(kMain) + "int twice(int k) { return 2 * caller(k); }\n"));
+  const analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_FALSE(cache_.last().inclusions_scanned);
+  EXPECT_TRUE(cache_.last().reused);
+  expectSameBodies(second, fresh());
+}
+
+TEST_F(WalkCacheTest, AnIncludeAddedBelowTheOthersWalksTheHeadersAgain) {
+  std::ofstream(dir_ + "/extra.h") << "#pragma once\ninline int extra(int n) {\n"
+                                      "  int s = 0;\n  for (int i = 0; i < n; ++i) s ^= i;\n"
+                                      "  return s;\n}\n";
+  cache_.build(*tu_, options_);
+  ASSERT_TRUE(tu_->reparse(std::string(kMain) +
+                           "int gap(int k) { return k; }\n  #  include \"extra.h\"\n"
+                           "int more(int k) { return extra(k); }\n"));
+  const analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().inclusions_scanned);
+  EXPECT_FALSE(cache_.last().reused);
+  EXPECT_EQ(second.workspace_bodies.count("extra(int)"), 1u) << "the new header was not seen";
+  expectSameBodies(second, fresh());
+}
+
+TEST_F(WalkCacheTest, AHeaderThatNowIncludesAnotherIsFollowed) {
+  const std::string more = dir_ + "/more.h";
+  std::ofstream(more) << "#pragma once\ninline int more(int n) { return n + 1; }\n";
+  cache_.build(*tu_, options_);
+  // work.h now includes more.h: its content moved, so the inclusions are scanned again.
+  writeHeader((std::string(kHeader) + "#include \"more.h\"\n").c_str());
+  ASSERT_TRUE(tu_->reparse(kMain));
+  const analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().inclusions_scanned);
+  ASSERT_EQ(second.workspace_bodies.count("more(int)"), 1u);
+  // more.h changes on disk; the main file is edited below its includes.
+  std::ofstream(more, std::ios::trunc) << "#pragma once\ninline int more(int n) {\n  int s = 0;\n"
+                                          "  for (int i = 0; i < n; ++i) s += i;\n  return s;\n}\n";
+  fs::last_write_time(more, fs::file_time_type::clock::now() + std::chrono::hours(2));
+  ASSERT_TRUE(tu_->reparse(std::string(kMain) + "\n"));
+  const analysis::ParsedUnit third = cache_.build(*tu_, options_);
+  EXPECT_FALSE(cache_.last().reused) << "a change to the newly included header was missed";
+  EXPECT_NE(third.workspace_bodies.at("more(int)").body_hash,
+            second.workspace_bodies.at("more(int)").body_hash);
+  expectSameBodies(third, fresh());
+}
+
 // The main file's definitions: an edit inside one body walks that body only; the others are
 // taken from the last walk, moved by the lines the edit added above them.
 constexpr const char* kTwo = R"src(#include "work.h"
