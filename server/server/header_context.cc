@@ -68,7 +68,7 @@ std::optional<Inclusions> scan(const analysis::TranslationUnit& tu, const std::s
     in.root = std::filesystem::absolute(root).lexically_normal().string();
     if (in.root.back() != '/') in.root.push_back('/');
   }
-  Visit v{&tu, &in};
+  Visit v{&tu, &in, {}, 0};
   clang_getInclusions(tu.raw(), visitInclusion, &v);
   if (CXFile main = clang_getFile(tu.raw(), tu.path().c_str()))
     clang_findIncludesInFile(tu.raw(), main, CXCursorAndRangeVisitor{&v, visitDirective});
