@@ -66,8 +66,19 @@ TEST(FeaturesDerivationText, StaticPriorsNameTheirHeuristics) {
 
 TEST(FeaturesDerivationText, TripCountSourcesReadAsWritten) {
   using analysis::TripCountSource;
-  EXPECT_EQ(tripCountSourceText({{{"kStart", 2}, {"sizeof(a) / sizeof(a[0])", 8}}, {}}),
+  const std::vector<std::string> size_of = {"sizeof", "(", "a", ")", "/", "sizeof",
+                                            "(",      "a", "[", "0", "]", ")"};
+  EXPECT_EQ(tripCountSourceText({{{{"kStart"}, 2}, {size_of, 8}}, {}}),
             "kStart = 2, sizeof(a) / sizeof(a[0]) = 8");
+  EXPECT_EQ(tripCountSourceText(
+                {{{{"std", "::", "size", "(", "f", "(", "a", ",", "b", ")", ")"}, 3}}, {}}),
+            "std::size(f(a, b)) = 3");
+  // The analysis keeps an expression whole; the hover cuts it once past 80 characters.
+  std::vector<std::string> sum = {"kAlpha"};
+  for (int i = 1; i < 20; ++i) sum.insert(sum.end(), {"+", "kAlpha"});
+  std::string ten = "kAlpha";
+  for (int i = 1; i < 10; ++i) ten += " + kAlpha";
+  EXPECT_EQ(tripCountSourceText({{{sum, 20}}, {}}), ten + " … = 20");
   EXPECT_EQ(tripCountSourceText({{}, TripCountSource::FixedArray{"int[8]", 8}}),
             "range over int[8]: 8 elements");
   EXPECT_EQ(tripCountSourceText({}), "");
