@@ -179,6 +179,12 @@ std::string functionName(const analysis::FunctionInfo& f) {
   return functionName(f.name, f.implicit);
 }
 
+std::string callText(std::string_view name) { return std::string(name) + "()"; }
+
+std::string callText(const analysis::fact::CallName& c) {
+  return c.name.empty() ? c.key : callText(c.name);
+}
+
 std::string problemText(const analysis::ParseProblem& p) {
   if (p.truncated) {
     return "analysis truncated at nesting depth " + std::to_string(p.truncated->depth) + " in " +
