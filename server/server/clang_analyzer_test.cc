@@ -141,6 +141,7 @@ TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit
   EXPECT_EQ(analyzer_.lastInference(paths[0]).reused, 0u);
   EXPECT_EQ(analyzer_.lastInference(paths[0]).all_analysed_because,
             analysis::NoReuse::UnitReleased);
+  EXPECT_EQ(noReuseText(analysis::NoReuse::UnitReleased), "its translation unit was released");
   EXPECT_EQ(again->functions.size(), functions[0]);
   EXPECT_EQ(analyzer_.parsedDocuments(), 2u);
   EXPECT_FALSE(analyzer_.lastParse(paths[1]).preamble) << "now open1 is the least recent";
