@@ -95,7 +95,8 @@ int runSplit(const std::string& db, const std::string& root, const std::string& 
     const auto inf = analyzer.lastInference(file);
     inferred.push_back(static_cast<double>(inf.analysed));
     inference_reused.push_back(static_cast<double>(inf.reused));
-    if (!inf.all_analysed_because.empty()) all_inferred_because = inf.all_analysed_because;
+    if (inf.all_analysed_because != analysis::NoReuse::None)
+      all_inferred_because = server::noReuseText(inf.all_analysed_because);
   }
   std::printf("edits: %d, header bodies reused in %d; header bodies per unit %zu\n", n, reused,
               analyzer.lastHeaderBodies(file).header_bodies);

@@ -189,6 +189,28 @@ int work(const Svc& s, int n) {
   EXPECT_EQ(f->nodes[branches[4]->parent].kind, NodeKind::Function);
 }
 
+// An evaluated bound's expression is kept whole, however long: shortening it is the hover's.
+TEST(AstBuilderTest, AnEvaluatedBoundKeepsItsWholeExpression) {
+  TestTU t;
+  std::string sum = "kAlpha";
+  for (int i = 1; i < 20; ++i) sum += " + kAlpha";
+  t.code =
+      "int use(int);\nconstexpr int kAlpha = 1;\nint f() {\n  int t = 0;\n"
+      "  for (int i = 0; i < " +
+      sum + "; ++i) t += use(i);\n  return t;\n}\n";
+  auto b = t.build();
+  const FunctionInfo* f = findFunction(b->unit, "f()");
+  ASSERT_NE(f, nullptr);
+  auto loops = nodesOfKind(*f, NodeKind::Loop);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->loop.constant_trip, 20);
+  const std::vector<TripCountSource::Evaluated>& e = loops[0]->loop.constant_trip_source.evaluated;
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].tokens.size(), 39u);
+  EXPECT_EQ(e[0].tokens.back(), "kAlpha");
+  EXPECT_FALSE(e[0].cut);
+}
+
 // Loop bounds that are constant expressions but not literals are evaluated (libclang), and the
 // source is kept for the hover; a bound known only at run time stays unknown.
 TEST(AstBuilderTest, NamedConstantBoundsAreEvaluated) {
@@ -228,15 +250,17 @@ int f(int n) {
   ASSERT_EQ(loops.size(), 9u);
   EXPECT_EQ(loops[0]->loop.constant_trip, 16);
   using Evaluated = std::vector<TripCountSource::Evaluated>;
-  EXPECT_EQ(loops[0]->loop.constant_trip_source.evaluated, (Evaluated{{"kCount", 16}}));
+  EXPECT_EQ(loops[0]->loop.constant_trip_source.evaluated, (Evaluated{{{"kCount"}, 16}}));
   EXPECT_EQ(loops[1]->loop.constant_trip, 8);
-  EXPECT_EQ(loops[1]->loop.constant_trip_source.evaluated, (Evaluated{{"kHalf", 8}}));
+  EXPECT_EQ(loops[1]->loop.constant_trip_source.evaluated, (Evaluated{{{"kHalf"}, 8}}));
   EXPECT_EQ(loops[2]->loop.constant_trip, 6);
   EXPECT_EQ(loops[3]->loop.constant_trip, 12);
   EXPECT_EQ(loops[3]->loop.constant_trip_source.evaluated,
-            (Evaluated{{"sizeof(arr) / sizeof(arr[0])", 12}}));
+            (Evaluated{
+                {{"sizeof", "(", "arr", ")", "/", "sizeof", "(", "arr", "[", "0", "]", ")"}, 12}}));
   EXPECT_EQ(loops[4]->loop.constant_trip, 3);
-  EXPECT_EQ(loops[4]->loop.constant_trip_source.evaluated, (Evaluated{{"std::size(names)", 3}}));
+  EXPECT_EQ(loops[4]->loop.constant_trip_source.evaluated,
+            (Evaluated{{{"std", "::", "size", "(", "names", ")"}, 3}}));
   EXPECT_EQ(loops[5]->loop.constant_trip, 16);
   EXPECT_EQ(loops[6]->loop.constant_trip, 12);
   ASSERT_TRUE(loops[6]->loop.constant_trip_source.array);

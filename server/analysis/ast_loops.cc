@@ -8,7 +8,6 @@
 #include <limits>
 #include <optional>
 #include <regex>
-#include <set>
 
 #include "server/analysis/annotation.h"
 
@@ -287,58 +286,54 @@ void Builder::walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm,
 // but not a literal: libclang evaluates it, and the source is kept for the hover.
 void Builder::evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor body,
                                  CXSourceRange header, Node& n) {
-  std::optional<double> init_value, bound_value;
-  std::string bound_text, init_text;
+  std::optional<TripCountSource::Evaluated> init, bound;
   for (const CXCursor& k : kids) {
     if (clang_equalCursors(k, body)) continue;
-    if (k.kind == CXCursor_DeclStmt && !init_value) {
+    if (k.kind == CXCursor_DeclStmt && !init) {
       std::vector<CXCursor> decls = children(k);
       if (decls.size() == 1 && decls[0].kind == CXCursor_VarDecl) {
-        std::vector<CXCursor> init = children(decls[0]);
-        if (!init.empty()) {
-          if (auto v = evaluateInt(init.back())) {
-            init_value = static_cast<double>(*v);
-            init_text = sourceText(init.back());
-          }
+        std::vector<CXCursor> start = children(decls[0]);
+        if (!start.empty()) {
+          if (auto v = evaluateInt(start.back()))
+            init = sourceTokens(start.back(), static_cast<double>(*v));
         }
       }
-    } else if (k.kind == CXCursor_BinaryOperator && !bound_value) {
+    } else if (k.kind == CXCursor_BinaryOperator && !bound) {
       std::vector<CXCursor> sides = children(k);
       if (sides.size() == 2) {
-        if (auto v = evaluateInt(sides[1])) {
-          bound_value = static_cast<double>(*v);
-          bound_text = sourceText(sides[1]);
-        }
+        if (auto v = evaluateInt(sides[1])) bound = sourceTokens(sides[1], static_cast<double>(*v));
       }
     }
   }
-  if (!bound_value && !init_value) return;
-  n.loop.constant_trip = constantTripCount(tokens(header), init_value, bound_value);
-  if (!n.loop.constant_trip) return;
-  auto note = [&](const std::string& text, std::optional<double> v) {
-    if (v && !text.empty() && !numberToken(text))
-      n.loop.constant_trip_source.evaluated.push_back({text, *v});
+  if (!bound && !init) return;
+  const auto value = [](const std::optional<TripCountSource::Evaluated>& e) {
+    return e ? std::optional<double>(e->value) : std::nullopt;
   };
-  note(init_text, init_value);
-  note(bound_text, bound_value);
+  n.loop.constant_trip = constantTripCount(tokens(header), value(init), value(bound));
+  if (!n.loop.constant_trip) return;
+  // A literal says its value itself.
+  auto note = [&](std::optional<TripCountSource::Evaluated>& e) {
+    if (e && !e->tokens.empty() && !(e->tokens.size() == 1 && numberToken(e->tokens[0])))
+      n.loop.constant_trip_source.evaluated.push_back(std::move(*e));
+  };
+  note(init);
+  note(bound);
 }
 
-// The source text of a cursor's extent, tokens joined as written in the usual style
-// (`sizeof(a) / sizeof(a[0])`, `std::size(kNames)`), bounded for the hover.
-std::string Builder::sourceText(CXCursor c) {
-  static const std::set<std::string> kTight = {"(", ")", "[", "]", "::", ".", "->", ","};
-  std::string out, prev;
-  for (const std::string& t : tokens(clang_getCursorExtent(c))) {
-    if (out.size() > 80) return out + " …";
-    const bool tight = out.empty() || kTight.count(t) || prev == "(" || prev == "[" ||
-                       prev == "::" || prev == "." || prev == "->" || prev == "," ||
-                       (t == "(" && !prev.empty());
-    if (!tight) out += ' ';
-    out += t;
-    if (t == ",") out += ' ';
-    prev = t;
+// The tokens of a cursor's extent, whole up to kMaxExpressionText bytes (`cut` says when more
+// were left out).
+TripCountSource::Evaluated Builder::sourceTokens(CXCursor c, double value) {
+  TripCountSource::Evaluated e{{}, value};
+  size_t bytes = 0;
+  for (std::string& t : tokens(clang_getCursorExtent(c))) {
+    if (bytes > kMaxExpressionText) {
+      e.cut = true;
+      break;
+    }
+    bytes += t.size();
+    e.tokens.push_back(std::move(t));
   }
-  return out;
+  return e;
 }
 
 }  // namespace perfhat::analysis::ast_walk

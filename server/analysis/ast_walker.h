@@ -87,7 +87,10 @@ class Builder {
   void walkLoop(CXCursor c, FnCtx& ctx, int parent, int arm, std::vector<FunctionInfo>& lambdas);
   void evaluatedTripCount(const std::vector<CXCursor>& kids, CXCursor body, CXSourceRange header,
                           Node& n);
-  std::string sourceText(CXCursor c);
+  // An evaluated start or bound's tokens are kept up to this many bytes (an expression's text is
+  // short; the bound keeps a hostile one from growing every summary).
+  static constexpr size_t kMaxExpressionText = 4096;
+  TripCountSource::Evaluated sourceTokens(CXCursor c, double value);
   bool elseFollows(Position pos);
   // ---- Static branch prediction -------------------------------------------------------------
   // Inference uses these priors only because production data has no branch counts, and states

@@ -79,8 +79,7 @@ const Inference::CalleeContext& Inference::contextOf(const std::string& key) {
         out.extra_ns += (slow - fast) * times;
         out.extras.push_back((slow - fast) * times);
         out.inner_keys.push_back(c.call.key);
-        out.outcomes.push_back(
-            {displayName(c), body->name + "()", c.measured->p50_ns, slow, times});
+        out.outcomes.push_back({callName(c), {body->name, {}}, c.measured->p50_ns, slow, times});
       }
     }
     memo = context_memo_.emplace(key, std::move(out)).first;

@@ -109,7 +109,7 @@ Estimate Inference::regressionEstimate(const Node& node, const FunctionInfo& fn,
   Derivation& d = e.derivation;
   d.model = Model::CallsiteRegression;
   d.summary = fact::Regression{r.predicted, r.rate, fn.name};
-  d.inputs.push_back({{}, fact::CallSitesUsed{r.sites.size(), displayName(node)}});
+  d.inputs.push_back({{}, fact::CallSitesUsed{r.sites.size(), callName(node)}});
   for (auto* c : r.sites)
     d.inputs.push_back({{}, fact::CallSiteSeen{c->caller, c->mean_ns, c->caller_rate_per_s}});
   if (r.fitted) {
@@ -138,9 +138,9 @@ Estimate Inference::calleeOverallEstimate(const Node& node, const FeedbackItem& 
     e.spread_hi = std::max(1.0, overall.p90_ns / overall.mean_ns);
   }
   e.derivation.model = Model::CalleeOverall;
-  e.derivation.summary = fact::CalleeOverall{overall.mean_ns, displayName(node), overall.count};
+  e.derivation.summary = fact::CalleeOverall{overall.mean_ns, callName(node), overall.count};
   e.derivation.inputs.push_back(
-      {{}, fact::CalleeStats{displayName(node), overall.mean_ns, overall.p99_ns}});
+      {{}, fact::CalleeStats{callName(node), overall.mean_ns, overall.p99_ns}});
   e.derivation.assumptions.push_back(fact::NoCallSiteData{});
   widenForOtherInputs(callee, overall.mean_ns, e);
   return e;
@@ -163,7 +163,7 @@ Estimate Inference::calleeBodyEstimate(const Node& node, const FunctionInfo& fn)
   e.spread_hi = body.spread_hi;
   e.unknown_parts = body.unknown_parts;
   e.derivation.model = Model::WorkspaceBody;
-  e.derivation.summary = fact::FromBody{body.dist.mean_ns, displayName(node)};
+  e.derivation.summary = fact::FromBody{body.dist.mean_ns, callName(node)};
   e.derivation.inputs.push_back({{}, fact::BodySummary{node.call.key, body.derivation.summary}});
   e.derivation.assumptions = body.derivation.assumptions;
   // A body from another file (a header, or the workspace index) is named: the estimate rests on
@@ -173,7 +173,7 @@ Estimate Inference::calleeBodyEstimate(const Node& node, const FunctionInfo& fn)
   if (callee_body && !callee_body->file.empty() && callee_body->file != fn.file)
     where = std::filesystem::path(callee_body->file).filename().string();
   e.derivation.assumptions.insert(e.derivation.assumptions.begin(),
-                                  fact::BodyAnalysed{displayName(node), where});
+                                  fact::BodyAnalysed{callName(node), where});
   return e;
 }
 
@@ -190,7 +190,7 @@ Estimate Inference::inferCall(Node& node, const FunctionInfo& fn, const MatchRes
   if (node.call.in_workspace && !node.call.key.empty()) return calleeBodyEstimate(node, fn);
   Estimate e;
   e.derivation.model = Model::None;
-  e.derivation.summary = fact::NoData{displayName(node)};
+  e.derivation.summary = fact::NoData{callName(node)};
   return e;
 }
 

@@ -133,8 +133,8 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     Estimate per = o.estimate;
     if (const Node* next = nextAccessAfterRemoval(fn, now_path, stays, old, old_path, o)) {
       const double loaded = *loadedOutcome(*o.measured, options_.context_bimodal_ratio);
-      moved_loads.push_back(fact::LoadMovesOn{displayName(o), o.call.local_names.front(),
-                                              displayName(*next), loaded, per.dist.mean_ns});
+      moved_loads.push_back(fact::LoadMovesOn{callName(o), o.call.local_names.front(),
+                                              callName(*next), loaded, per.dist.mean_ns});
       per.dist.mean_ns = per.dist.p50_ns = per.dist.p90_ns = per.dist.p99_ns = loaded;
       per.floor_mean_ns = loaded;
       per.spread_lo = per.spread_hi = 1;
@@ -149,7 +149,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
     for (CostFactor& f : factors) f.from = -1;  // nodes of the deployed text
     AddedCost a = addedCost(per, std::move(factors));
     a.status = AddedCost::Status::Removed;
-    a.removed_name = displayName(o);
+    a.removed_name = callName(o);
     a.removed_line = o.range.start.line;
     fn.added.push_back(std::move(a));
   }
@@ -165,7 +165,7 @@ void Inference::diffAgainstDeployed(FunctionInfo& fn, const FunctionInfo& deploy
           {fact::CallChange::Removed, a.removed_name, factorValues(a), a.per_execution.mean_ns});
     } else {
       added = addDist(added, a.total);
-      inputs.push_back({fact::CallChange::New, displayName(fn.nodes[a.node]), factorValues(a),
+      inputs.push_back({fact::CallChange::New, callName(fn.nodes[a.node]), factorValues(a),
                         a.per_execution.mean_ns});
     }
   }

@@ -118,7 +118,7 @@ int total(const Repo& r, int story) {
   ASSERT_EQ(f->added.size(), 1u);
   const AddedCost& gone = f->added[0];
   EXPECT_EQ(gone.status, AddedCost::Status::Removed);
-  EXPECT_EQ(gone.removed_name, "effort()");
+  EXPECT_EQ(gone.removed_name.name, "effort");
   EXPECT_DOUBLE_EQ(gone.executions, 45);
   EXPECT_NEAR(gone.total.mean_ns, 22.5 * kMs, 1);
   EXPECT_NEAR(f->root().estimate.dist.mean_ns, 2.5 * kMs, 1);  // 25 − 45 × 0.5
@@ -164,7 +164,7 @@ int total(const Repo& r, int story) {
   const FunctionInfo* f = findFunction(*b.snap, kFn);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->deployed, DeployedBody::Changed);
-  for (const AddedCost& a : f->added) EXPECT_NE(a.removed_name, "effort()");
+  for (const AddedCost& a : f->added) EXPECT_NE(a.removed_name.name, "effort");
   EXPECT_NEAR(f->root().estimate.dist.mean_ns, 25 * kMs, 0.01 * kMs);
 }
 

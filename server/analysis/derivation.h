@@ -5,7 +5,8 @@
 // A derivation has a one-line summary, the inputs it used and what it assumed. Each is one of the
 // structs below; a new derivation adds a struct here, to the variant it belongs to, and its
 // wording to derivation_text.cc (the compiler lists every visitor that misses it). Names in the
-// facts (`callee`, `caller`, `key`) are identifiers as the code or production spells them.
+// facts (`callee`, `caller`, `key`) are identifiers as the code or production spells them; a call
+// is named by a CallName, which server/features/names.h words ("name()", or the key).
 #pragma once
 
 #include <cstdint>
@@ -47,16 +48,24 @@ enum class IterationSource {
 
 namespace fact {
 
+// A call as the facts name it: the function's name as the code spells it, or, for a call the
+// walk found no name for (`name` empty), its key. Both empty: not a call (a nested block).
+struct CallName {
+  std::string name;
+  std::string key;  // only when `name` is empty
+  bool operator==(const CallName&) const = default;
+};
+
 // ---- Summaries: one line each. ----
 struct Production {  // the node's own production distribution
   double mean_ns = 0;
 };
 struct ProductionCallSite {  // production's call site caller() → callee
   std::string caller;
-  std::string callee;
+  CallName callee;
 };
 struct ProductionCallee {  // the callee's overall data (production records no call sites)
-  std::string callee;
+  CallName callee;
   double mean_ns = 0;
 };
 struct PartsSum {  // a body without data: its parts added up
@@ -83,7 +92,7 @@ struct RecursionCut {  // a cycle below a body was cut at `key` (also an assumpt
 };
 struct BodyCostUnknown {};
 struct NoData {
-  std::string callee;
+  CallName callee;
 };
 struct Regression {  // call-site regression evaluated at this caller's workload
   double predicted_ns = 0;
@@ -92,12 +101,12 @@ struct Regression {  // call-site regression evaluated at this caller's workload
 };
 struct CalleeOverall {
   double mean_ns = 0;
-  std::string callee;
+  CallName callee;
   uint64_t calls = 0;
 };
 struct FromBody {
   double mean_ns = 0;
-  std::string callee;
+  CallName callee;
 };
 struct Negligible {};  // no data, no calls, no loops
 struct LoopProduct {   // iterations × the cost of one iteration
@@ -120,7 +129,7 @@ struct ArmsEqual {
 };
 struct RepeatedFast {  // the callee already ran on the same object at `line` (1-based)
   double fast_ns = 0;
-  std::string callee;
+  CallName callee;
   int line = 0;
 };
 
@@ -133,7 +142,7 @@ using Summary = std::variant<std::monostate, Production, ProductionCallSite, Pro
 // ---- Inputs: the values a derivation used. ----
 struct PartCost {  // a part of a sum: a call (by name), a loop or a branch (by 1-based line)
   NodeKind kind = NodeKind::Call;
-  std::string callee;
+  CallName callee;  // kind Call
   int line = 0;
   double mean_ns = 0;
 };
@@ -147,7 +156,7 @@ struct Iterations {  // a loop's count and where it came from
 enum class CallChange { New, MoreCalls, Removed };
 struct ChangedCall {  // factors × one execution
   CallChange change = CallChange::New;
-  std::string callee;
+  CallName callee;
   std::vector<double> factors;  // outermost first
   double per_execution_ns = 0;
 };
@@ -156,7 +165,7 @@ struct MeasuredTotal {
 };
 struct CallSitesUsed {
   size_t sites = 0;
-  std::string callee;
+  CallName callee;
 };
 struct CallSiteSeen {
   std::string caller;
@@ -168,7 +177,7 @@ struct RegressionModel {  // latency = β0 ns + β1 ns × rate (+ β2 ns × size
   double r2_adj = 0;
 };
 struct CalleeStats {
-  std::string callee;
+  CallName callee;
   double mean_ns = 0;
   double p99_ns = 0;
 };
@@ -177,7 +186,7 @@ struct BodySummary {  // what the callee's body analysis said
   Summary summary;
 };
 struct BranchEvidence {  // a measured call at the top of an arm
-  std::string callee;
+  CallName callee;
   double calls = 0;  // per call of `caller`
   std::string caller;
   int arm = 0;
@@ -204,10 +213,10 @@ struct Aggregated {  // data aggregated across overloads (and instantiations)
   bool instantiations = false;
 };
 struct NegligibleParts {  // parts without data whose bodies make no calls and have no loops
-  std::vector<std::string> names;
+  std::vector<CallName> names;
 };
-struct UnknownParts {  // parts without data: calls by name, "" for a nested block
-  std::vector<std::string> names;
+struct UnknownParts {  // parts without data: calls by name, an empty name for a nested block
+  std::vector<CallName> names;
 };
 struct SumOfParts {
   std::string function;
@@ -276,13 +285,13 @@ struct InputSizeAtMean {
 };
 struct NoCallSiteData {};
 struct BodyAnalysed {
-  std::string callee;
+  CallName callee;
   std::string file;  // the file holding the body when it is not the caller's, else ""
 };
 // One inner call with two production outcomes, in a callee called from a new place.
 struct ContextOutcome {
-  std::string inner;
-  std::string outer;
+  CallName inner;
+  CallName outer;
   double p50_ns = 0;
   double slow_ns = 0;
   double calls = 1;
@@ -298,7 +307,7 @@ struct ContextDependent {
   double extra_ns = 0;
 };
 struct TwoOutcomesRepeated {
-  std::string callee;
+  CallName callee;
   double p50_ns = 0;
   bool slow = true;     // `other_ns` is the slow outcome (else the fastest call)
   double other_ns = 0;  //
@@ -310,9 +319,9 @@ struct TwoOutcomesRepeated {
 // that stays (`next`) now loads it, so the removal saves only the loaded outcome (`loaded_ns`
 // per call instead of `loading_ns`).
 struct LoadMovesOn {
-  std::string removed;
+  CallName removed;
   std::string object;
-  std::string next;
+  CallName next;
   double loaded_ns = 0;
   double loading_ns = 0;
 };

@@ -83,7 +83,7 @@ void measureAtSite(Node& n, const FunctionInfo& fn, const CallSiteStats& site, d
   n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
   setSpread(n.estimate, relativeError(site.mean_ns, site.p50_ns, site.p90_ns, site.count, z));
   n.estimate.derivation.model = Model::Measured;
-  n.estimate.derivation.summary = fact::ProductionCallSite{fn.name, displayName(n)};
+  n.estimate.derivation.summary = fact::ProductionCallSite{fn.name, callName(n)};
 }
 
 // A call of a callee whose data records no call sites: the callee's own distribution.
@@ -93,7 +93,7 @@ void measureAsCallee(Node& n, const Stats& stats, double z) {
   n.estimate.floor_mean_ns = n.estimate.dist.mean_ns;
   setSpread(n.estimate, relativeError(stats.mean_ns, stats.p50_ns, stats.p90_ns, stats.count, z));
   n.estimate.derivation.model = Model::Measured;
-  n.estimate.derivation.summary = fact::ProductionCallee{displayName(n), stats.mean_ns};
+  n.estimate.derivation.summary = fact::ProductionCallee{callName(n), stats.mean_ns};
 }
 
 // An unmeasured function's total: the sum of its children, negligible when they all are.
@@ -380,8 +380,7 @@ class Inference::FunctionPass {
     for (const AddedCost& a : fn_.added) {
       const bool extra = a.factors.size() == 1 && a.factors[0].kind == CostFactor::Kind::ExtraCalls;
       fact::ChangedCall call{extra ? fact::CallChange::MoreCalls : fact::CallChange::New,
-                             displayName(fn_.nodes[a.node]), factorValues(a),
-                             a.per_execution.mean_ns};
+                             callName(fn_.nodes[a.node]), factorValues(a), a.per_execution.mean_ns};
       if (a.status == AddedCost::Status::PossiblyNew) {
         possibly_new.push_back({std::move(call), true, a.floor_ns, a.room_ns});
         continue;

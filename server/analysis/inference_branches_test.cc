@@ -131,7 +131,7 @@ TEST(InferenceTest, ContinueGuardWeightsTheRestOfTheLoopBody) {
   EXPECT_TRUE(f->changed);
   EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 1 * kMs + 10 * 0.5 * 2 * kMs);
   const fact::ChangedCall* new_load =
-      changedCall(f->root().estimate.derivation, fact::CallChange::New, "load()");
+      changedCall(f->root().estimate.derivation, fact::CallChange::New, "load");
   ASSERT_NE(new_load, nullptr);
   EXPECT_THAT(new_load->factors, ::testing::ElementsAre(10, 0.5));
   AnalysisOptions worst;

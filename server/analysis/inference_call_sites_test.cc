@@ -90,7 +90,7 @@ TEST(InferenceTest, NewCallRunsAsOftenAsAMeasuredCallInItsBlock) {
   EXPECT_TRUE(f->changed);
   EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 3 * kMs + 12 * 2 * kMs);
   const fact::ChangedCall* new_cost =
-      changedCall(f->root().estimate.derivation, fact::CallChange::New, "cost()");
+      changedCall(f->root().estimate.derivation, fact::CallChange::New, "cost");
   ASSERT_NE(new_cost, nullptr);
   EXPECT_THAT(new_cost->factors, ::testing::ElementsAre(12));
   // Without the count the loop's iterations (the producer's size) are used.
@@ -131,7 +131,7 @@ TEST(InferenceTest, ExtraCallsOfAnAlreadyCalledCalleeAreNewCost) {
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->changed);
   EXPECT_DOUBLE_EQ(f->root().estimate.dist.mean_ns, 4 * kMs + 20 * 2 * kMs);  // 21 vs 1 seen
-  EXPECT_NE(changedCall(f->root().estimate.derivation, fact::CallChange::MoreCalls, "refresh()"),
+  EXPECT_NE(changedCall(f->root().estimate.derivation, fact::CallChange::MoreCalls, "refresh"),
             nullptr);
   // Production already saw the calls in the loop: nothing new.
   refresh.callsites[0].calls_per_parent = 19;

@@ -103,8 +103,8 @@ AddedCost addedCost(const Estimate& per, std::vector<CostFactor> factors) {
   return a;
 }
 
-std::string displayName(const Node& n) {
-  return n.call.name.empty() ? n.call.key : n.call.name + "()";
+fact::CallName callName(const Node& n) {
+  return {n.call.name, n.call.name.empty() ? n.call.key : std::string()};
 }
 
 void attach(Node& n, const FeedbackItem& item) {

@@ -47,7 +47,8 @@ void setRange(AddedCost& a, const Estimate& per);
 // The cost of a call that runs `factors` times per call of its function, at `per` each: its
 // total, range and data-backed floor (DESIGN §10's consistency test); status New, no node.
 AddedCost addedCost(const Estimate& per, std::vector<CostFactor> factors);
-std::string displayName(const Node& n);
+// How the derivation facts name call `n`.
+fact::CallName callName(const Node& n);
 void attach(Node& n, const FeedbackItem& item);
 // The call site of `callee`'s data whose caller is `caller` (spelled as the runtime spelled it,
 // normalized once per analysis through `cache`), or nullptr.
@@ -83,16 +84,16 @@ struct Sum {
   double floor = 0;
   int unknown_parts = 0;  // unknown children plus the unknown parts of known ones
   std::vector<fact::Input> inputs;
-  std::vector<std::string> unknown;  // calls by name, "" for a nested block
-  std::vector<std::string> negligible;
+  std::vector<fact::CallName> unknown;  // calls by name, an empty name for a nested block
+  std::vector<fact::CallName> negligible;
   void add(const Node& n) {
     if (isLeaf(n.estimate)) {  // no calls or loops: negligible (stated), not unknown
-      negligible.push_back(displayName(n));
+      negligible.push_back(callName(n));
       all_measured = false;
       return;
     }
     if (!n.estimate.known()) {
-      unknown.push_back(n.kind == NodeKind::Call ? displayName(n) : std::string());
+      unknown.push_back(n.kind == NodeKind::Call ? callName(n) : fact::CallName{});
       all_measured = false;
       ++unknown_parts;
       return;
@@ -102,9 +103,10 @@ struct Sum {
     floor += n.estimate.floor_mean_ns;
     unknown_parts += n.estimate.unknown_parts;
     if (n.estimate.provenance != Provenance::Measured) all_measured = false;
-    inputs.push_back({{},
-                      fact::PartCost{n.kind, n.kind == NodeKind::Call ? displayName(n) : "",
-                                     n.range.start.line + 1, n.estimate.dist.mean_ns}});
+    inputs.push_back(
+        {{},
+         fact::PartCost{n.kind, n.kind == NodeKind::Call ? callName(n) : fact::CallName{},
+                        n.range.start.line + 1, n.estimate.dist.mean_ns}});
   }
   void noteUnknown(Derivation& d) const {
     if (!negligible.empty()) d.assumptions.push_back(fact::NegligibleParts{negligible});

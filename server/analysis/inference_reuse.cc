@@ -101,17 +101,17 @@ int graphLimit(const AnalysisOptions& options) { return std::max(0, options.max_
 
 }  // namespace
 
-std::string InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
-                                       const DeployedUnit& deployed, const ReuseContext& context,
-                                       bool feedback_same) const {
+NoReuse InferenceReuse::whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
+                                   const DeployedUnit& deployed, const ReuseContext& context,
+                                   bool feedback_same) const {
   if (!valid_) return not_kept_because_;
-  if (deployed.unit) return "a deployed text";
-  if (unit.same_as_last.size() != unit.functions.size()) return "the walk reused nothing";
-  if (!context.workspace_same) return "other workspace bodies";
-  if (!(options == options_)) return "other options";
-  if (unit.problems != problems_) return "other parse problems";
-  if (!feedback_same) return "other feedback";
-  return "";
+  if (deployed.unit) return NoReuse::DeployedText;
+  if (unit.same_as_last.size() != unit.functions.size()) return NoReuse::WalkReusedNothing;
+  if (!context.workspace_same) return NoReuse::OtherWorkspaceBodies;
+  if (!(options == options_)) return NoReuse::OtherOptions;
+  if (unit.problems != problems_) return NoReuse::OtherParseProblems;
+  if (!feedback_same) return NoReuse::OtherFeedback;
+  return NoReuse::None;
 }
 
 bool InferenceReuse::reachesDepthLimit(const ParsedUnit& unit, const AnalysisOptions& options) {
@@ -168,7 +168,7 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
   last_.all_analysed_because = whyNoReuse(unit, options, deployed, context, feedback_same);
   bool too_deep = false;
   std::vector<long> from;
-  if (last_.all_analysed_because.empty()) {
+  if (last_.all_analysed_because == NoReuse::None) {
     from = reusable(unit, options, &too_deep);
   } else {
     from.assign(unit.functions.size(), -1);
@@ -207,7 +207,7 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
     results_ = std::move(results);
     remember(unit, feedback, options, deployed, feedback_same, too_deep);
   } catch (...) {
-    forget("the last analysis stopped part-way");
+    forget(NoReuse::LastStoppedPartWay);
     throw;
   }
   snap->analysis_ms =
@@ -216,7 +216,7 @@ std::shared_ptr<Snapshot> InferenceReuse::analyze(const ParsedUnit& unit,
   return snap;
 }
 
-void InferenceReuse::forget(const char* why) {
+void InferenceReuse::forget(NoReuse why) {
   valid_ = false;
   not_kept_because_ = why;
   results_ = {};
@@ -231,9 +231,9 @@ void InferenceReuse::remember(const ParsedUnit& unit, const FeedbackView& feedba
   by_key_.clear();
   for (size_t j = 0; j < results_.size(); ++j) by_key_[results_[j].key].push_back(j);
   valid_ = deployed.unit == nullptr && !too_deep;
-  not_kept_because_ = deployed.unit ? "a deployed text"
-                      : too_deep    ? "the last analysis reached the depth limit"
-                                    : "";
+  not_kept_because_ = deployed.unit ? NoReuse::DeployedText
+                      : too_deep    ? NoReuse::LastReachedDepthLimit
+                                    : NoReuse::None;
   if (!(options == options_)) options_ = options;
   problems_ = unit.problems;
   stale_ = feedback.stale();

@@ -29,6 +29,22 @@
 namespace perfhat::analysis {
 
 // What the unit's workspace bodies were made from, as the caller knows it.
+// Why an analysis reused no function's last result (None: it could reuse some). The server's
+// log words for each are noReuseText() (server/server/clang_analyzer.h).
+enum class NoReuse {
+  None,
+  NoEarlierAnalysis,
+  DeployedText,
+  WalkReusedNothing,
+  OtherWorkspaceBodies,
+  OtherOptions,
+  OtherParseProblems,
+  OtherFeedback,
+  LastReachedDepthLimit,  // the last analysis was not kept: a chain reached the depth limit
+  LastStoppedPartWay,     // the last analysis threw part-way
+  UnitReleased,           // the document's translation unit was released (and its analysis)
+};
+
 struct ReuseContext {
   // unit.workspace_bodies are, to the node, those of the last analysis (the walk cache reused the
   // headers' bodies and the index added the same stored summaries).
@@ -42,23 +58,23 @@ class InferenceReuse {
                                     const DeployedUnit& deployed, const ReuseContext& context);
 
   // What the last analyze() did: functions whose result was reused and analysed, and when
-  // nothing could be reused, why ("" otherwise).
+  // nothing could be reused, why (None otherwise).
   struct Last {
     size_t reused = 0;
     size_t analysed = 0;
-    std::string all_analysed_because;
+    NoReuse all_analysed_because = NoReuse::None;
   };
   const Last& last() const { return last_; }
 
   // Drops the last analysis and frees what it held: the next analyze() analyses everything,
   // `why` being what its last().all_analysed_because says.
-  void forget(const char* why);
+  void forget(NoReuse why);
 
  private:
-  // Why every function must be analysed again, or "" when some may be reused.
-  std::string whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
-                         const DeployedUnit& deployed, const ReuseContext& context,
-                         bool feedback_same) const;
+  // Why every function must be analysed again, or None when some may be reused.
+  NoReuse whyNoReuse(const ParsedUnit& unit, const AnalysisOptions& options,
+                     const DeployedUnit& deployed, const ReuseContext& context,
+                     bool feedback_same) const;
   // Per function of `unit`: the index of its last result to reuse, or -1.
   // `too_deep`: a chain of calls reaches the depth limit (then nothing is reused).
   std::vector<long> reusable(const ParsedUnit& unit, const AnalysisOptions& options,
@@ -79,7 +95,7 @@ class InferenceReuse {
     std::shared_ptr<const FunctionInfo> analysed;
   };
   bool valid_ = false;
-  std::string not_kept_because_ = "no earlier analysis";         // when !valid_
+  NoReuse not_kept_because_ = NoReuse::NoEarlierAnalysis;        // when !valid_
   std::vector<Result> results_;                                  // per function of the last unit
   std::unordered_map<std::string, std::vector<size_t>> by_key_;  // into results_
   AnalysisOptions options_;

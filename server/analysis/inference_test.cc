@@ -52,7 +52,7 @@ int estimate(const Backlog& b) {
   ASSERT_TRUE(f->root().measured);
   EXPECT_DOUBLE_EQ(f->root().measured->mean_ns, 5 * kMs);
   const fact::ChangedCall* added =
-      changedCall(f->root().estimate.derivation, fact::CallChange::New, "hours()");
+      changedCall(f->root().estimate.derivation, fact::CallChange::New, "hours");
   ASSERT_NE(added, nullptr);
   EXPECT_THAT(added->factors, ::testing::ElementsAre(10, 20));
   EXPECT_DOUBLE_EQ(added->per_execution_ns, 2 * kMs);

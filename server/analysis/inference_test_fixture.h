@@ -44,12 +44,12 @@ inline CallSiteStats site(const std::string& caller, double mean_ns, double rate
   return c;
 }
 
-// The changed-call input of `callee` ("new call f(): 10 × 2 ms"), or nullptr.
+// The changed-call input of a call of `callee` ("new call f(): 10 × 2 ms"), or nullptr.
 inline const fact::ChangedCall* changedCall(const analysis::Derivation& d, fact::CallChange change,
                                             const std::string& callee) {
   for (const fact::Input& in : d.inputs)
     if (const auto* c = std::get_if<fact::ChangedCall>(&in.fact))
-      if (c->change == change && c->callee == callee) return c;
+      if (c->change == change && c->callee.name == callee) return c;
   return nullptr;
 }
 

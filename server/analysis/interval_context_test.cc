@@ -88,7 +88,7 @@ TEST(CalleeContextTest, HelperWithABimodalInnerCallGetsTheSlowOutcomeAsItsRanges
   // ... with the slow outcome of tasks() as what it may cost more here.
   EXPECT_NEAR(call->estimate.context_extra_ns, (4 - 0.01) * kMs, 1);
   ASSERT_EQ(call->estimate.context.size(), 1u);
-  EXPECT_EQ(call->estimate.context[0].inner, "tasks()");
+  EXPECT_EQ(call->estimate.context[0].inner.name, "tasks");
   const auto* stated = call->estimate.derivation.assumption<analysis::fact::ContextDependent>();
   ASSERT_NE(stated, nullptr);
   EXPECT_NEAR(stated->extra_ns, (4 - 0.01) * kMs, 1);
@@ -148,7 +148,7 @@ int plan() {
   ASSERT_NE(first, nullptr);
   EXPECT_NEAR(first->extra_ns, (4 - 0.01) * kMs, 1);
   ASSERT_EQ(first->outcomes.size(), 1u);
-  EXPECT_EQ(first->outcomes[0].inner, "tasks()");
+  EXPECT_EQ(first->outcomes[0].inner.name, "tasks");
   EXPECT_EQ(call->estimate.derivation.assumption<analysis::fact::ContextDependent>(), nullptr);
   // The range still reaches down to the fast outcome (the producer may have loaded them).
   EXPECT_NEAR(call->estimate.dist.mean_ns * call->estimate.spread_lo, 0.02 * kMs, 1);
@@ -193,7 +193,7 @@ int plan() {
   EXPECT_NEAR(f->root().estimate.dist.mean_ns, (22 - 5 * 0.01) * kMs, 1);
   const auto* moved = f->root().estimate.derivation.assumption<analysis::fact::LoadMovesOn>();
   ASSERT_NE(moved, nullptr);
-  EXPECT_EQ(moved->next, "taskCount()");
+  EXPECT_EQ(moved->next.name, "taskCount");
   EXPECT_EQ(moved->object, "s");
 
   // Without a later access of the value, the removal saves the load.

@@ -291,7 +291,7 @@ Estimate Inference::inferBranch(Node& node, const FunctionInfo& fn) {
     const Node& evidence = fn.nodes[node.branch.evidence];
     e.derivation.inputs.push_back(
         {{},
-         fact::BranchEvidence{displayName(evidence), evidence.call.production_calls, fn.name,
+         fact::BranchEvidence{callName(evidence), evidence.call.production_calls, fn.name,
                               evidence.arm}});
   } else if (prior) {
     for (int i = 0; i < arms; ++i)

@@ -38,10 +38,10 @@ bool Inference::takeRepeatedCallFast(const Node& call, const FunctionInfo& fn,
   e.spread_lo = e.spread_hi = 1;
   e.context_extra_ns = 0;
   const int line = earlier->range.start.line + 1;
-  e.derivation.summary = fact::RepeatedFast{fast, displayName(call), line};
+  e.derivation.summary = fact::RepeatedFast{fast, callName(call), line};
   const double slow_outcome = slowOutcome(s, options_.context_bimodal_ratio);
   e.derivation.assumptions.push_back(
-      fact::TwoOutcomesRepeated{displayName(call), s.p50_ns, slow_outcome > 0,
+      fact::TwoOutcomesRepeated{callName(call), s.p50_ns, slow_outcome > 0,
                                 slow_outcome > 0 ? slow_outcome : s.min_ns, line, slow});
   return true;
 }

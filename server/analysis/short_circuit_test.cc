@@ -248,7 +248,7 @@ int renamed(const Repo& r, int story) {
   EXPECT_EQ(f->deployed, DeployedBody::Changed);
   bool gone = false, added = false;
   for (const AddedCost& a : f->added) {
-    if (a.status == AddedCost::Status::Removed && a.removed_name == "effort()") {
+    if (a.status == AddedCost::Status::Removed && a.removed_name.name == "effort") {
       gone = true;
       EXPECT_DOUBLE_EQ(a.executions, 30);
     }

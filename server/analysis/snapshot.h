@@ -289,7 +289,7 @@ struct AddedCost {
   double room_ns = 0;
   // Removed: the call as production ran it (`node` is -1): its name and 0-based line in the
   // deployed text. Its factors' `from` refer to nodes of that text and are not shown as links.
-  std::string removed_name;
+  fact::CallName removed_name;
   int removed_line = -1;
 };
 

@@ -47,11 +47,13 @@ struct BranchPrior {
 
 // Where a loop's constant trip count came from when it is not a literal (shown in the hover).
 struct TripCountSource {
-  // A start or bound libclang evaluated: the expression as written (`kCount`,
-  // `sizeof(a) / sizeof(a[0])`, `std::size(names)`) and its value.
+  // A start or bound libclang evaluated: the expression's tokens as written (`kCount`;
+  // `sizeof`, `(`, `a`, `)`, `/`, …; `std`, `::`, `size`, …) and its value. `cut`: tokens past
+  // the walk's bound (Builder::kMaxExpressionText bytes) were left out.
   struct Evaluated {
-    std::string expression;
+    std::vector<std::string> tokens;
     double value = 0;
+    bool cut = false;
     bool operator==(const Evaluated&) const = default;
   };
   std::vector<Evaluated> evaluated;  // the start, then the bound; literals are left out

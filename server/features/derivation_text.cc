@@ -32,10 +32,12 @@ std::string number(double v) {
 }
 
 // The first five names, then "…"; `unnamed` stands for a part without a name (not a call).
-std::string firstFive(const std::vector<std::string>& names, const std::string& unnamed) {
+std::string firstFive(const std::vector<fact::CallName>& names, const std::string& unnamed) {
   std::string list;
-  for (size_t i = 0; i < names.size() && i < 5; ++i)
-    list += (i ? ", " : "") + (names[i].empty() ? unnamed : names[i]);
+  for (size_t i = 0; i < names.size() && i < 5; ++i) {
+    const std::string name = callText(names[i]);
+    list += (i ? ", " : "") + (name.empty() ? unnamed : name);
+  }
   if (names.size() > 5) list += ", …";
   return list;
 }
@@ -65,11 +67,13 @@ std::string changedCall(const fact::ChangedCall& c) {
   for (double f : c.factors) path += number(f) + " × ";
   switch (c.change) {
     case fact::CallChange::New:
-      return "new call " + c.callee + ": " + path + formatDuration(c.per_execution_ns);
+      return "new call " + callText(c.callee) + ": " + path + formatDuration(c.per_execution_ns);
     case fact::CallChange::MoreCalls:
-      return "more calls of " + c.callee + ": " + path + formatDuration(c.per_execution_ns);
+      return "more calls of " + callText(c.callee) + ": " + path +
+             formatDuration(c.per_execution_ns);
     case fact::CallChange::Removed:
-      return "removed call " + c.callee + ": −" + path + formatDuration(c.per_execution_ns);
+      return "removed call " + callText(c.callee) + ": −" + path +
+             formatDuration(c.per_execution_ns);
   }
   return "";
 }
@@ -77,7 +81,7 @@ std::string changedCall(const fact::ChangedCall& c) {
 std::string partName(const fact::PartCost& p) {
   switch (p.kind) {
     case NodeKind::Call:
-      return p.callee;
+      return callText(p.callee);
     case NodeKind::Loop:
       return "loop at line " + std::to_string(p.line);
     default:
@@ -111,7 +115,7 @@ std::string regressionModel(const fact::RegressionModel& m) {
 std::string negligibleBody(const fact::NegligibleBody& b) {
   const std::string what = b.kind == NodeKind::Loop     ? "this loop"
                            : b.kind == NodeKind::Branch ? "this branch"
-                                                        : b.function + "()";
+                                                        : callText(b.function);
   return "no production data for " + what +
          "; it makes no calls and has no loops of unknown count, so its cost is taken as "
          "negligible";
@@ -122,8 +126,8 @@ std::string recursionCut(const fact::RecursionCut& r) {
 }
 
 std::string twoOutcomesRepeated(const fact::TwoOutcomesRepeated& t) {
-  return t.callee + " has two outcomes in production (p50 " + formatDuration(t.p50_ns) + ", " +
-         (t.slow ? "slow " : "fastest ") + formatDuration(t.other_ns) +
+  return callText(t.callee) + " has two outcomes in production (p50 " + formatDuration(t.p50_ns) +
+         ", " + (t.slow ? "slow " : "fastest ") + formatDuration(t.other_ns) +
          "): called again on the same object after line " + std::to_string(t.line) +
          ", it finds its value loaded and is costed at the fast outcome instead of " +
          formatDuration(t.instead_ns);
@@ -135,9 +139,9 @@ std::string contextText(const std::vector<fact::ContextOutcome>& outcomes) {
   std::string out;
   for (const fact::ContextOutcome& c : outcomes) {
     if (!out.empty()) out += "; ";
-    out += c.inner + " in " + c.outer + " (p50 " + formatDuration(c.p50_ns) + ", slow outcome " +
-           formatDuration(c.slow_ns) + (c.calls != 1 ? ", " + number(c.calls) + " calls" : "") +
-           ")";
+    out += callText(c.inner) + " in " + callText(c.outer) + " (p50 " + formatDuration(c.p50_ns) +
+           ", slow outcome " + formatDuration(c.slow_ns) +
+           (c.calls != 1 ? ", " + number(c.calls) + " calls" : "") + ")";
   }
   return out;
 }
@@ -148,10 +152,10 @@ std::string summaryText(const fact::Summary& s) {
           [](const std::monostate&) -> std::string { return ""; },
           [](const fact::Production& p) { return "production: mean " + formatDuration(p.mean_ns); },
           [](const fact::ProductionCallSite& p) {
-            return "production call site " + p.caller + "() → " + p.callee;
+            return "production call site " + callText(p.caller) + " → " + callText(p.callee);
           },
           [](const fact::ProductionCallee& p) {
-            return "production: " + p.callee + " mean " + formatDuration(p.mean_ns);
+            return "production: " + callText(p.callee) + " mean " + formatDuration(p.mean_ns);
           },
           [](const fact::PartsSum& p) {
             return "Σ " + std::to_string(p.parts) + " part(s) = " + formatDuration(p.total_ns);
@@ -180,17 +184,17 @@ std::string summaryText(const fact::Summary& s) {
           [](const fact::BodyCostUnknown&) -> std::string {
             return "no production data; the body's cost is unknown";
           },
-          [](const fact::NoData& n) { return "no production data for " + n.callee; },
+          [](const fact::NoData& n) { return "no production data for " + callText(n.callee); },
           [](const fact::Regression& r) {
             return formatDuration(r.predicted_ns) + " at " + number(r.rate) + " calls/s of " +
-                   r.caller + "()";
+                   callText(r.caller);
           },
           [](const fact::CalleeOverall& c) {
-            return formatDuration(c.mean_ns) + " (" + c.callee + " overall, " +
+            return formatDuration(c.mean_ns) + " (" + callText(c.callee) + " overall, " +
                    std::to_string(c.calls) + " calls)";
           },
           [](const fact::FromBody& b) {
-            return formatDuration(b.mean_ns) + " from the body of " + b.callee;
+            return formatDuration(b.mean_ns) + " from the body of " + callText(b.callee);
           },
           [](const fact::Negligible&) -> std::string {
             return "no production data; makes no calls and has no loops: negligible";
@@ -210,7 +214,7 @@ std::string summaryText(const fact::Summary& s) {
           },
           [](const fact::ArmsEqual& a) { return "arms weighted " + number(a.p) + " each"; },
           [](const fact::RepeatedFast& r) {
-            return formatDuration(r.fast_ns) + ": " + r.callee +
+            return formatDuration(r.fast_ns) + ": " + callText(r.callee) +
                    " already ran on the same object above (line " + std::to_string(r.line) + ")";
           },
       },
@@ -231,7 +235,8 @@ std::string inputText(const fact::Input& in) {
             return "measured total: " + formatDuration(m.mean_ns);
           },
           [](const fact::CallSitesUsed& c) {
-            return std::to_string(c.sites) + " call site(s) of " + c.callee + " in other callers";
+            return std::to_string(c.sites) + " call site(s) of " + callText(c.callee) +
+                   " in other callers";
           },
           [](const fact::CallSiteSeen& c) {
             return c.caller + ": " + formatDuration(c.mean_ns) + " at " + number(c.rate) +
@@ -239,13 +244,14 @@ std::string inputText(const fact::Input& in) {
           },
           [](const fact::RegressionModel& m) { return regressionModel(m); },
           [](const fact::CalleeStats& c) {
-            return c.callee + ": mean " + formatDuration(c.mean_ns) + ", p99 " +
+            return callText(c.callee) + ": mean " + formatDuration(c.mean_ns) + ", p99 " +
                    formatDuration(c.p99_ns);
           },
           [](const fact::BodySummary& b) { return b.key + ": " + summaryText(b.summary); },
           [](const fact::BranchEvidence& b) {
-            return "branch data from production: " + b.callee + " ran " + number(b.calls) +
-                   "× per call of " + b.caller + "() at the top of arm " + std::to_string(b.arm);
+            return "branch data from production: " + callText(b.callee) + " ran " +
+                   number(b.calls) + "× per call of " + callText(b.caller) + " at the top of arm " +
+                   std::to_string(b.arm);
           },
       },
       in.fact);
@@ -275,7 +281,7 @@ auto partsWording() {
                " part(s) without data not counted: " + firstFive(p.names, "a nested block");
       },
       [](const fact::SumOfParts& s) {
-        return "no production data for " + s.function + "(): the sum of its parts";
+        return "no production data for " + callText(s.function) + ": the sum of its parts";
       },
       [](const fact::NegligibleBody& b) { return negligibleBody(b); },
   };
@@ -301,8 +307,8 @@ auto changeWording() {
         return std::to_string(u.count) + " new call(s) without data not counted";
       },
       [](const fact::LoadMovesOn& m) {
-        return "the removed " + m.removed + " loaded " + m.object + "'s value first; " + m.next +
-               " still reads it and now loads it, so the removal saves " +
+        return "the removed " + callText(m.removed) + " loaded " + m.object + "'s value first; " +
+               callText(m.next) + " still reads it and now loads it, so the removal saves " +
                formatDuration(m.loaded_ns) + " per call, not " + formatDuration(m.loading_ns);
       },
   };
@@ -373,7 +379,8 @@ auto callSiteWording() {
         return "workloads of the call sites do not vary: their weighted mean is used";
       },
       [](const fact::WorkloadUnknown& w) {
-        return "workload of " + w.caller + "() unknown: the call sites' mean workload is assumed";
+        return "workload of " + callText(w.caller) +
+               " unknown: the call sites' mean workload is assumed";
       },
       [](const fact::InputSizeAtMean& s) {
         return "input size of this caller assumed at the mean (" + number(s.size) + ")";
@@ -388,7 +395,7 @@ auto callSiteWording() {
 auto calleeBodyWording() {
   return Overloaded{
       [](const fact::BodyAnalysed& b) {
-        return "no production data for " + b.callee + ": its body" +
+        return "no production data for " + callText(b.callee) + ": its body" +
                (b.file.empty() ? "" : " in " + b.file) + " was analysed";
       },
       [](const fact::RecursionCut& r) { return recursionCut(r); },

@@ -116,7 +116,7 @@ std::optional<Change> changeOf(const FunctionInfo& f, const Options& o) {
   const double limit =
       std::max({o.regression_relative * m, o.regression_absolute_ns,
                 o.learn_thresholds && !known_change ? noiseAllowance(st, o, m) : 0.0});
-  Change c{f, o, st, m, limit, functionName(f) + "()"};
+  Change c{f, o, st, m, limit, callText(functionName(f))};
   Costs &added = c.added, &possibly = c.possibly, &removed = c.removed;
   double& delta = c.delta;
   // What inference added to the measured total (new) and what it left out (possibly new), each
@@ -313,7 +313,7 @@ void hotspots(const FunctionInfo& f, const Options& o, std::vector<Diagnostic>& 
     d.code = "perfhat.hotspot";
     d.range = anchorOf(*n);
     d.message = detail::displayName(f, *n) + " takes " + formatPercent(cost / *total.ns).substr(1) +
-                " of " + functionName(f) + "() (" + formatDuration(cost) + " of " +
+                " of " + callText(functionName(f)) + " (" + formatDuration(cost) + " of " +
                 formatDuration(*total.ns) + " " + detail::statLabel(o) + ")";
     out.push_back(d);
   }

@@ -42,7 +42,7 @@ Snapshot changedFunction(double predicted, double p90 = 100e6, uint64_t calls = 
       stats(calls, 100e6, p90, 2 * p90));
   const int g = b.call(0, "g", find(src, 1, "g()"),
                        inferred(predicted - 100e6, analysis::Model::CalleeOverall,
-                                analysis::fact::CalleeOverall{predicted - 100e6, "g()", 10}));
+                                analysis::fact::CalleeOverall{predicted - 100e6, {"g", ""}, 10}));
   b.added(g, {});
   Snapshot s;
   s.functions.push_back(b.build());

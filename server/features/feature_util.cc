@@ -96,7 +96,7 @@ std::string addedCostText(const FunctionInfo& f, const analysis::AddedCost& a, c
   using Kind = analysis::CostFactor::Kind;
   const bool valid = a.node >= 0 && a.node < static_cast<int>(f.nodes.size());
   const bool removed = a.status == analysis::AddedCost::Status::Removed;
-  std::string out = (removed ? "removed " + a.removed_name
+  std::string out = (removed ? "removed " + callText(a.removed_name)
                      : valid ? displayName(f, f.nodes[a.node])
                              : std::string("call")) +
                     " (" + formatDuration(pick(a.per_execution, o)) + ")";
@@ -133,9 +133,9 @@ std::string valueWithUnknown(double ns, const Estimate& e) {
 std::string displayName(const FunctionInfo& f, const Node& n) {
   switch (n.kind) {
     case analysis::NodeKind::Function:
-      return functionName(f) + "()";
+      return callText(functionName(f));
     case analysis::NodeKind::Call:
-      return (n.call.name.empty() ? std::string("call") : n.call.name) + "()";
+      return callText(n.call.name.empty() ? std::string_view("call") : n.call.name);
     case analysis::NodeKind::Loop:
       switch (n.loop.kind) {
         case analysis::LoopKind::For:

@@ -52,7 +52,7 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
     root.estimate.derivation = {
         analysis::Model::Sum,
         analysis::fact::PartsSum{3, 30e6},
-        {{{}, analysis::fact::PartCost{NodeKind::Loop, "", base + 3, 25e6}}},
+        {{{}, analysis::fact::PartCost{NodeKind::Loop, {}, base + 3, 25e6}}},
         {}};
     const Stats st{.count = 12000,
                    .mean_ns = 22e6,
@@ -85,13 +85,13 @@ Snapshot bigSnapshot(int functions = 200, int nodes = 20) {
       c.call.name = "callee" + std::to_string(k);
       c.call.key = "svc::" + c.call.name + "()";
       if (k % 7 == 0) {
-        c.estimate.derivation.summary = analysis::fact::NoData{c.call.name + "()"};
+        c.estimate.derivation.summary = analysis::fact::NoData{{c.call.name, ""}};
       } else if (k % 3 == 0) {
         c.estimate.provenance = analysis::Provenance::Inferred;
         c.estimate.dist = {1.1e6, 1e6, 1.5e6, 3e6, 40};
         c.estimate.derivation = {analysis::Model::CallsiteRegression,
                                  analysis::fact::Regression{1.1e6, 3.5, "caller"},
-                                 {{{}, analysis::fact::CallSitesUsed{4, c.call.name + "()"}},
+                                 {{{}, analysis::fact::CallSitesUsed{4, {c.call.name, ""}}},
                                   {{}, analysis::fact::CallSiteSeen{"caller", 1.1e6, 3.5}}},
                                  {analysis::fact::WorkloadUnknown{"caller"}}};
       } else {

@@ -106,7 +106,7 @@ TEST(FeaturesInlayHints, UnknownIsQuestionMarkNeverZero) {
   const std::string_view src = "void f() {\n  g();\n  while (more()) { h(); }\n}\n";
   FunctionBuilder b("f", "f()", {{0, 0}, {3, 1}}, find(src, 0, "f"), find(src, 0, "f()").end);
   b.total(unknown());
-  b.call(0, "g", find(src, 1, "g()"), unknown(analysis::fact::NoData{"g()"}));
+  b.call(0, "g", find(src, 1, "g()"), unknown(analysis::fact::NoData{{"g", ""}}));
   const int loop =
       b.loop(0, analysis::LoopKind::While, {{2, 2}, {2, 25}}, find(src, 2, "more())").end,
              std::nullopt, IterationSource::None, unknown());

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <set>
 
 namespace perfhat::features {
 
@@ -114,6 +116,26 @@ std::string_view heuristicText(BranchHeuristic h) {
   return "";
 }
 
+// An expression's tokens joined in the usual style (`sizeof(a) / sizeof(a[0])`,
+// `std::size(kNames)`), cut with " …" once past 80 characters: a hover shows it on one line.
+std::string expressionText(const analysis::TripCountSource::Evaluated& e) {
+  static const std::set<std::string, std::less<>> kTight = {"(",  ")", "[",  "]",
+                                                            "::", ".", "->", ","};
+  const auto opens = [](std::string_view t) {
+    return t == "(" || t == "[" || t == "::" || t == "." || t == "->" || t == ",";
+  };
+  std::string out, prev;
+  for (const std::string& t : e.tokens) {
+    if (out.size() > 80) return out + " …";
+    const bool tight = out.empty() || kTight.count(t) || opens(prev) || (t == "(" && !prev.empty());
+    if (!tight) out += ' ';
+    out += t;
+    if (t == ",") out += ' ';
+    prev = t;
+  }
+  return e.cut ? out + " …" : out;
+}
+
 }  // namespace
 
 std::string branchPriorText(const BranchPrior& p) {
@@ -138,7 +160,7 @@ std::string tripCountSourceText(const analysis::TripCountSource& s) {
   for (const analysis::TripCountSource::Evaluated& e : s.evaluated) {
     char value[32];
     std::snprintf(value, sizeof value, "%.0f", e.value);
-    text += (text.empty() ? "" : ", ") + e.expression + " = " + value;
+    text += (text.empty() ? "" : ", ") + expressionText(e) + " = " + value;
   }
   return text;
 }
@@ -155,6 +177,12 @@ std::string functionName(const std::string& name, bool implicit) {
 
 std::string functionName(const analysis::FunctionInfo& f) {
   return functionName(f.name, f.implicit);
+}
+
+std::string callText(std::string_view name) { return std::string(name) + "()"; }
+
+std::string callText(const analysis::fact::CallName& c) {
+  return c.name.empty() ? c.key : callText(c.name);
 }
 
 std::string problemText(const analysis::ParseProblem& p) {

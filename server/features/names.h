@@ -27,6 +27,12 @@ std::string changedBodyText(const analysis::CallFacts::ChangedBody& c);
 // generated (FunctionInfo::implicit), else the name as written.
 std::string functionName(const std::string& name, bool implicit);
 std::string functionName(const analysis::FunctionInfo& f);
+// How the editor words a call of a function named `name`: "name()". Every text naming a call
+// (hover, derivation, diagnostics, hints) goes through it.
+std::string callText(std::string_view name);
+// A call named by a derivation fact: callText(name), or its key when it has no name; "" when it
+// has neither (not a call).
+std::string callText(const analysis::fact::CallName& c);
 // What a parse problem's diagnostic says: libclang's words (with the included file or the
 // command line they came from), the walk's truncation, or the step that failed.
 std::string problemText(const analysis::ParseProblem& p);

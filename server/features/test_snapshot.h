@@ -218,7 +218,7 @@ struct T4 {
                      {{{}, analysis::fact::MeasuredTotal{kMeasured}},
                       {{},
                        analysis::fact::ChangedCall{
-                           analysis::fact::CallChange::New, "getTasks()", {100, 3}, kTasks}}}),
+                           analysis::fact::CallChange::New, {"getTasks", ""}, {100, 3}, kTasks}}}),
             stats(1200, kMeasured, 500e6, 900e6, 20));
     // As the analysis builds them: the hint of a loop or branch is where its body starts, and
     // the range expression is a child of the loop evaluated once (arm -1).
@@ -241,12 +241,12 @@ struct T4 {
         inferred(kInner, analysis::Model::Loop,
                  analysis::fact::LoopProduct{3, analysis::fact::LoopProduct::Body::Known, kTasks}));
     tasks_range = find(t, 7, "s.getTasks()");
-    tasks =
-        b.call(inner, "getTasks", tasks_range,
-               inferred(kTasks, analysis::Model::CalleeOverall,
-                        analysis::fact::CalleeOverall{kTasks * 1.1, "getTasks()", 300},
-                        {{{}, analysis::fact::CalleeStats{"getTasks()", kTasks * 1.1, kTasks * 3}}},
-                        {analysis::fact::NoCallSiteData{}}, 300));
+    tasks = b.call(
+        inner, "getTasks", tasks_range,
+        inferred(kTasks, analysis::Model::CalleeOverall,
+                 analysis::fact::CalleeOverall{kTasks * 1.1, {"getTasks", ""}, 300},
+                 {{{}, analysis::fact::CalleeStats{{"getTasks", ""}, kTasks * 1.1, kTasks * 3}}},
+                 {analysis::fact::NoCallSiteData{}}, 300));
     b.added(tasks, {{analysis::CostFactor::Kind::Iterations, 100, outer, false},
                     {analysis::CostFactor::Kind::Iterations, 3, inner, false}});
     snapshot.path = "/src/agile/backlog_service.cc";

@@ -26,14 +26,15 @@ void from_json(const nlohmann::json& j, BranchPrior& p) {
 void to_json(nlohmann::json& j, const TripCountSource& s) {
   j = nlohmann::json::object();
   for (const TripCountSource::Evaluated& e : s.evaluated)
-    j["e"].push_back(nlohmann::json::array({e.expression, e.value}));
+    j["e"].push_back(nlohmann::json::array({e.tokens, e.value, e.cut}));
   if (s.array) j["a"] = nlohmann::json::array({s.array->type, s.array->extent});
 }
 void from_json(const nlohmann::json& j, TripCountSource& s) {
   s = {};
   if (auto e = j.find("e"); e != j.end())
     for (const nlohmann::json& x : *e)
-      s.evaluated.push_back({x.at(0).get<std::string>(), x.at(1).get<double>()});
+      s.evaluated.push_back(
+          {x.at(0).get<std::vector<std::string>>(), x.at(1).get<double>(), x.at(2).get<bool>()});
   if (auto a = j.find("a"); a != j.end())
     s.array = TripCountSource::FixedArray{a->at(0).get<std::string>(), a->at(1).get<long long>()};
 }

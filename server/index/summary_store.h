@@ -35,8 +35,9 @@ struct FileStamp {
 class SummaryStore {
  public:
   // 2: summaries keep calls through pointers; 3: `a && f()` / `a || f()` are branches;
-  // 4: branch priors' heuristics and trip counts' sources as facts, not text
-  static constexpr int kSchemaVersion = 4;
+  // 4: branch priors' heuristics and trip counts' sources as facts, not text;
+  // 5: an evaluated trip count's expression as its tokens, whole
+  static constexpr int kSchemaVersion = 5;
   static constexpr size_t kMaxSummaryBytes = 1 << 20;
   static constexpr size_t kMaxFunctionsPerFile = 20'000;
 

@@ -29,7 +29,9 @@ std::string join(const std::vector<std::string>& v) {
 void traceInference(const analysis::InferenceReuse::Last& r) {
   if (!EditTrace::enabled()) return;
   EditTrace::note("inferred " + std::to_string(r.analysed) + " reused " + std::to_string(r.reused) +
-                  (r.all_analysed_because.empty() ? "" : " because " + r.all_analysed_because));
+                  (r.all_analysed_because == analysis::NoReuse::None
+                       ? ""
+                       : " because " + std::string(noReuseText(r.all_analysed_because))));
 }
 
 // While a document is analysed: the file being edited comes first, the background indexer
@@ -47,6 +49,35 @@ struct Foreground {
 };
 
 }  // namespace
+
+std::string_view noReuseText(analysis::NoReuse why) {
+  using analysis::NoReuse;
+  switch (why) {
+    case NoReuse::None:
+      return "";
+    case NoReuse::NoEarlierAnalysis:
+      return "no earlier analysis";
+    case NoReuse::DeployedText:
+      return "a deployed text";
+    case NoReuse::WalkReusedNothing:
+      return "the walk reused nothing";
+    case NoReuse::OtherWorkspaceBodies:
+      return "other workspace bodies";
+    case NoReuse::OtherOptions:
+      return "other options";
+    case NoReuse::OtherParseProblems:
+      return "other parse problems";
+    case NoReuse::OtherFeedback:
+      return "other feedback";
+    case NoReuse::LastReachedDepthLimit:
+      return "the last analysis reached the depth limit";
+    case NoReuse::LastStoppedPartWay:
+      return "the last analysis stopped part-way";
+    case NoReuse::UnitReleased:
+      return "its translation unit was released";
+  }
+  return "";
+}
 
 analysis::AnalysisOptions ClangAnalyzer::optionsFrom(const Config& cfg, const std::string& root,
                                                      std::vector<std::string>& warnings) {
@@ -136,7 +167,7 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
     const int exceptions = std::uncaught_exceptions();
     ~ForgetOnThrow() {
       if (std::uncaught_exceptions() > exceptions)
-        inference.forget("the last analysis stopped part-way");
+        inference.forget(analysis::NoReuse::LastStoppedPartWay);
     }
   } forget_on_throw{e.inference};
   split_ = Split{};
@@ -206,7 +237,7 @@ void ClangAnalyzer::releaseIdleUnits(const std::string& keep) {
     idle->reparsed = false;
     // And infers afresh: its last inference and index bodies are a second copy of its functions
     // and up to 4096 summaries. The walk cache (the headers' bodies) stays.
-    idle->inference.forget("its translation unit was released");
+    idle->inference.forget(analysis::NoReuse::UnitReleased);
     idle->index_bodies = {};
   }
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "server/analysis/ast_builder.h"
@@ -22,6 +23,10 @@
 #include "server/server/walk_cache.h"
 
 namespace perfhat::server {
+
+// Why an analysis reused nothing, in the words of the edit trace's line ("other feedback", …);
+// "" for NoReuse::None.
+std::string_view noReuseText(analysis::NoReuse why);
 
 class ClangAnalyzer : public Analyzer {
  public:

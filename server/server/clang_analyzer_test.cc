@@ -140,7 +140,8 @@ TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit
   // Its last inference went with its unit: everything is inferred again.
   EXPECT_EQ(analyzer_.lastInference(paths[0]).reused, 0u);
   EXPECT_EQ(analyzer_.lastInference(paths[0]).all_analysed_because,
-            "its translation unit was released");
+            analysis::NoReuse::UnitReleased);
+  EXPECT_EQ(noReuseText(analysis::NoReuse::UnitReleased), "its translation unit was released");
   EXPECT_EQ(again->functions.size(), functions[0]);
   EXPECT_EQ(analyzer_.parsedDocuments(), 2u);
   EXPECT_FALSE(analyzer_.lastParse(paths[1]).preamble) << "now open1 is the least recent";
@@ -155,7 +156,7 @@ TEST_F(ClangAnalyzerEdits, OnlyTheMostRecentlyBuiltDocumentsKeepATranslationUnit
   EXPECT_TRUE(analyzer_.lastParse(paths[2]).preamble) << "the most recent one is kept";
   ASSERT_TRUE(build(paths[0], text0, 3));
   EXPECT_EQ(analyzer_.lastInference(paths[0]).all_analysed_because,
-            "its translation unit was released");
+            analysis::NoReuse::UnitReleased);
 }
 
 }  // namespace

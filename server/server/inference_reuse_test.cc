@@ -205,7 +205,7 @@ TEST_F(InferenceReuseEdits, AnEditKeepsTheResultsOfWhatItCannotReach) {
   // A comment in lonely's body: lonely is walked again; rec and usesRec reach a cycle and are
   // analysed again too; the others keep their results.
   edit(replaced(kText, "n * 3;", "n * 3; /*x*/"));
-  EXPECT_EQ(last().all_analysed_because, "");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::None);
   EXPECT_EQ(last().analysed, 3u) << "lonely, rec, usesRec";
   EXPECT_EQ(last().reused, all - 3);
 }
@@ -251,7 +251,7 @@ TEST_F(InferenceReuseEdits, OtherFeedbackIsAnalysedAgain) {
   setFeedback({item("leaf(int)", 3e3), item("measured(int)", 50e3)});
   edit(kText);
   EXPECT_EQ(last().reused, 0u);
-  EXPECT_EQ(last().all_analysed_because, "other feedback");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::OtherFeedback);
   edit(kText);  // the same feedback again: reused
   EXPECT_GT(last().reused, 0u);
 }
@@ -266,7 +266,7 @@ TEST_F(InferenceReuseEdits, AHeaderChangedOnDiskIsAnalysedAgain) {
   fs::last_write_time(dir_ + "/work.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
   auto snap = edit(kText);
   EXPECT_EQ(last().reused, 0u);
-  EXPECT_EQ(last().all_analysed_because, "other workspace bodies");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::OtherWorkspaceBodies);
   for (const auto& f : snap->functions)
     if (f.key == "viaHeader(int)") {
       EXPECT_NEAR(f.root().estimate.dist.mean_ns, 50 * 2e3, 1);
@@ -292,7 +292,7 @@ TEST_F(InferenceReuseEdits, AnInlineMemberOfAClassWithImplicitMembersIsAnalysedA
   edit(text);
   // The same length: the member keeps its range.
   edit(replaced(text, "k < 10;", "k < 70;"));
-  EXPECT_EQ(last().all_analysed_because, "");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::None);
   EXPECT_GT(last().reused, 0u);
 }
 
@@ -326,7 +326,7 @@ TEST_F(InferenceReuseEdits, ResultsOfAChainCutAtTheDepthLimitAreNotReused) {
   auto after =
       edit(replaced(text, "int g6(int n) { return c1(n); }", "int g6(int n) { return lf(n); }"));
   ASSERT_TRUE(after);
-  EXPECT_EQ(last().all_analysed_because, "the last analysis reached the depth limit");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::LastReachedDepthLimit);
   EXPECT_NEAR(mean(*after, "f(int)"), 2e3, 1);
   EXPECT_NEAR(mean(*after, "c1(int)"), 2e3, 1);
 }
@@ -349,7 +349,7 @@ TEST_F(InferenceReuseEdits, ABuildThatThrowsPartWayLeavesNothingToReuse) {
       std::runtime_error);
   edit(text);
   EXPECT_EQ(last().reused, 0u);
-  EXPECT_EQ(last().all_analysed_because, "the last analysis stopped part-way");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::LastStoppedPartWay);
   edit(text);
   EXPECT_GT(last().reused, 0u) << "kept again after a build that finished";
 }
@@ -379,7 +379,7 @@ TEST_F(InferenceReuseEdits, AnotherFilesNewBodyIsAnalysedAgain) {
   index(50);
   auto after = analyzer_.analyze(
       {path_, kText, 2}, [this](auto&) { return feedback_; }, warnings_);
-  EXPECT_EQ(last().all_analysed_because, "other workspace bodies");
+  EXPECT_EQ(last().all_analysed_because, analysis::NoReuse::OtherWorkspaceBodies);
   EXPECT_NEAR(mean(*after), 50 * 2e3, 1);
   analyzer_.analyze(
       {path_, kText, 3}, [this](auto&) { return feedback_; }, warnings_);
