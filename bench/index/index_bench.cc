@@ -428,6 +428,21 @@ int editLoop(Server& busy, const std::string& db, const std::string& file, const
               pct(lsp_cpu, 0.95) / pct(bare_cpu, 0.95));
   std::printf("  of which in the kernel: %s; minor page faults: %s\n",
               percentiles(bare_sys).c_str(), percentiles(bare_faults, "").c_str());
+  // Paired by edit (the same text, one right after the other), and each of the two texts the
+  // edits alternate between apart: the reparse's CPU time can differ between them, and a p50
+  // taken over both then falls between two groups and moves with a few edits.
+  std::vector<double> paired, by_text[2][2];
+  for (size_t i = 0; i < lsp_cpu.size(); ++i) {
+    paired.push_back(lsp_cpu[i] / bare_cpu[i]);
+    by_text[i % 2][0].push_back(bare_cpu[i]);
+    by_text[i % 2][1].push_back(lsp_cpu[i]);
+  }
+  std::printf("  per edit, server CPU / bare reparse CPU of the same text: %s\n",
+              percentiles(paired, "").c_str());
+  for (int t = 0; t < 2; ++t)
+    std::printf("  text %s: bare CPU p50 %.2f ms, server CPU p50 %.2f ms (n=%zu)\n",
+                t == 0 ? "edited" : "original", pct(by_text[t][0], 0.5), pct(by_text[t][1], 0.5),
+                by_text[t][0].size());
   busy.p->shutdownAndWait();
   printBuildSplit(busy.log);
   printEditTrace(busy.log);
