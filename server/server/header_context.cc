@@ -142,6 +142,7 @@ std::optional<uint64_t> HeaderContext::key(const analysis::TranslationUnit& tu,
   if (inclusions_ && last && inclusions_->given_root == workspace_root &&
       inclusions_->args == tu.args() &&
       text.substr(0, inclusions_->prefix.size()) == inclusions_->prefix &&
+      (text.size() == inclusions_->prefix.size() || text[inclusions_->prefix.size()] == '\n') &&
       !mayInclude(text.substr(inclusions_->prefix.size()))) {
     std::optional<uint64_t> k = hashOf(*inclusions_, files_);
     if (k == last) return k;

@@ -6,12 +6,12 @@
 // preamble back from disk: ~30 ms of CPU per edit on one of this repository's files (the
 // standard library and nlohmann/json behind it), as much as the rest of the AST walk. The list
 // of included files is therefore kept from the last scan and trusted while the compile flags and
-// the main file's text up to its last #include are the same and no #include directive follows
-// it: the inclusions are then decided by the same text and the same files. Those files are
-// identified by what stat() says, as libclang's own preamble check does; a workspace header is
-// read and hashed again only when its size or modification time moved. A key that differs from
-// the one it is compared with is computed again from a fresh scan, so a header that now includes
-// another file is followed from then on.
+// the main file's text up to the end of the line of its last #include are the same and no
+// #include directive follows it: the inclusions are then decided by the same text and the same
+// files. Those files are identified by what stat() says, as libclang's own preamble check does; a
+// workspace header is read and hashed again only when its size or modification time moved. A key
+// that differs from the one it is compared with is computed again from a fresh scan, so a header
+// that now includes another file is followed from then on.
 #pragma once
 
 #include <cstdint>

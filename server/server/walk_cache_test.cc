@@ -205,6 +205,20 @@ TEST_F(WalkCacheTest, AnIncludeAddedBelowTheOthersWalksTheHeadersAgain) {
   expectSameBodies(second, fresh());
 }
 
+TEST_F(WalkCacheTest, AnEditThatLengthensTheLastIncludeLineIsScannedAgain) {
+  std::ofstream(dir_ + "/extra.h") << "#pragma once\ninline int extra(int n) { return n; }\n";
+  const std::string head = "#define A \"work.h\"\n#define AB \"extra.h\"\n#include A";
+  const std::string body = "\nint caller(int k) { return work(k); }\n";
+  ASSERT_TRUE(tu_->reparse(head + body));
+  cache_.build(*tu_, options_);
+  // The same text up to the end of the old last #include, then more on that line.
+  ASSERT_TRUE(tu_->reparse(head + "B" + body + "int more(int k) { return extra(k); }\n"));
+  const analysis::ParsedUnit second = cache_.build(*tu_, options_);
+  EXPECT_TRUE(cache_.last().inclusions_scanned);
+  EXPECT_EQ(second.workspace_bodies.count("extra(int)"), 1u) << "the new header was not seen";
+  expectSameBodies(second, fresh());
+}
+
 TEST_F(WalkCacheTest, AHeaderThatNowIncludesAnotherIsFollowed) {
   const std::string more = dir_ + "/more.h";
   std::ofstream(more) << "#pragma once\ninline int more(int n) { return n + 1; }\n";
