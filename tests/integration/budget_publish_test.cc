@@ -107,7 +107,9 @@ TEST(BudgetPublish, ProbingStatusAndStackSampleEstimatesReachTheHandler) {
   EXPECT_TRUE(s["in_situ"].contains("entry_fence_ns"));
   ASSERT_EQ(s["classes"].size(), 2u);
   for (const json& k : s["classes"]) {
-    if (k["name"] == "hot") EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
+    if (k["name"] == "hot") {
+      EXPECT_FALSE(k["traced"].get<bool>());  // covered by samples
+    }
     // The cheap class is traced whenever what the collector's own cost leaves of the budget
     // pays for tracing it (detection and report of each of its calls).
     if (k["name"] == "cold") {
