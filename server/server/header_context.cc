@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string_view>
 #include <unordered_set>
 
 #include "common/fnv1a.h"
 #include "server/analysis/ast_builder.h"
+#include "server/index/indexer.h"
+#include "server/index/summary_codec.h"
 
 namespace perfhat::server {
 namespace {
@@ -118,12 +118,9 @@ std::optional<uint64_t> hashOf(const Inclusions& in, HeaderContext::FileStates& 
     }
     HeaderContext::FileState& s = states[f.name];
     if (s.size != static_cast<int64_t>(st.st_size) || s.mtime_ns != mtimeNs(st)) {
-      std::ifstream file(f.name, std::ios::binary);
-      if (!file) return std::nullopt;
-      const std::string bytes((std::istreambuf_iterator<char>(file)), {});
-      Fnv1a content;
-      content.bytes(bytes.data(), bytes.size());
-      s = {static_cast<int64_t>(st.st_size), mtimeNs(st), content.h};
+      const std::optional<std::string> bytes = index::readFile(f.name);
+      if (!bytes) return std::nullopt;
+      s = {static_cast<int64_t>(st.st_size), mtimeNs(st), index::contentHash(*bytes)};
     }
     h.number(s.content);
   }
