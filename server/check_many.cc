@@ -87,12 +87,11 @@ int runCheckMany(const CheckManyArgs& a, const Config& cfg, const std::string& r
     analysis::SnapshotPtr snap = analyzer.analyze({file, *text, 1}, fetch, notes);
     for (const auto& n : notes) log.warn(file + ": " + n);
     std::vector<features::Diagnostic> diags = features::diagnostics(*snap, cfg.features);
-    int regressions = 0, possible = 0, improvements = 0, parse = 0;
+    int regressions = 0, possible = 0, improvements = 0;
     for (const auto& d : diags) {
       regressions += d.code == "perfhat.regression";
       possible += d.code == "perfhat.possible-regression";
       improvements += d.code == "perfhat.improvement";
-      parse += d.code == "perfhat.parse";
     }
     size_t errors = 0;
     for (const auto& p : snap->problems) errors += p.error;
