@@ -46,6 +46,10 @@
 # were reused. Predictions use `--check --index` (the workspace index, which the editor's server
 # runs by default: analysis.index.enabled); ACCURACY_INDEX=0 predicts with the changed file
 # analysed alone, as every figure in bench/README.md before 2026-11-26 s34 was made.
+# ACCURACY_PREDICT_ONLY=1 predicts every change and builds or measures none: for comparing two
+# analyses on the same data (bench/prediction/same_predictions.sh). It writes predictions.tsv
+# (the measured columns empty) instead of rows.tsv, so a kept DIR can serve as ACCURACY_REUSE for
+# another predict-only run but never as measurements; the output is that table, not the report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -167,6 +171,8 @@ rm -rf "$TREE/.git"
 printf '.perfhat.json\n.cache\nbuild\nbuild-*\n' > "$TREE/.git/info/exclude"
 KEEP=${ACCURACY_KEEP:-}
 REUSE=${ACCURACY_REUSE:-}
+PREDICT_ONLY=${ACCURACY_PREDICT_ONLY:-0}
+case "$PREDICT_ONLY" in 0|1) ;; *) echo "accuracy.sh: ACCURACY_PREDICT_ONLY is 0 or 1" >&2; exit 2 ;; esac
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
 if [ -n "$REUSE" ] && [ -f "$REUSE/baseline.bundle" ]; then
   # The revision the kept store names, with its text; links re-pointed at this checkout.
@@ -193,7 +199,7 @@ if [ -n "$KEEP" ]; then
 fi
 
 if [ -n "$REUSE" ]; then
-  [ -f "$REUSE/baseline.sqlite" ] && [ -f "$REUSE/rows.tsv" ] ||
+  [ -f "$REUSE/baseline.sqlite" ] && { [ "$PREDICT_ONLY" = 1 ] || [ -f "$REUSE/rows.tsv" ]; } ||
     { echo "accuracy.sh: $REUSE has no baseline.sqlite / rows.tsv" >&2; exit 2; }
   echo "[accuracy] reusing the baseline store and measurements of $REUSE" >&2
   cp "$REUSE/baseline.sqlite" "$TMP/baseline.sqlite"
@@ -275,7 +281,10 @@ while IFS=$'\t' read -r change set_of patch_file file function key category <&3;
   esac
 
   # Measured, after deploying the change.
-  if [ -n "$REUSE" ]; then
+  if [ "$PREDICT_ONLY" = 1 ]; then
+    read -r before_p50 before_mean _ <<<"$(stats_of "$BASELINE" "$key")"
+    measured_p50='' measured_mean='' count=''
+  elif [ -n "$REUSE" ]; then
     # Rows kept before the manifest named a change by its patch's folder and name.
     # A change given on the command line (id c11_owner_…) matches the manifest's id (c11) too.
     legacy=$(basename "$(dirname "$patch_file")")/$(basename "$patch_file" .patch)
@@ -302,6 +311,13 @@ done 3< "$CHANGES"
 "${GIT[@]}" checkout -q -- samples
 "${GIT[@]}" clean -fdq -- samples
 
+if [ "$PREDICT_ONLY" = 1 ]; then
+  [ -n "$KEEP" ] && cp "$TMP/rows.tsv" "$KEEP/predictions.tsv"
+  echo "Deployed revision (service.version): $REV; predictions only, by $LSP"
+  printf 'change\tfunction\tbefore_p50\tbefore_mean\tpredicted_p50\tpredicted_mean\tmeasured_p50\tmeasured_mean\tcount\tflagged\tset\tcategory\tpredicted_low\tpredicted_high\n'
+  cat "$TMP/rows.tsv"
+  exit 0
+fi
 [ -n "$KEEP" ] && cp "$TMP/rows.tsv" "$KEEP/rows.tsv"
 [ -n "$REUSE" ] && echo "(measurements reused from $REUSE; predictions recomputed)"
 echo "Deployed revision (service.version): $REV"
