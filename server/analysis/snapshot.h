@@ -373,7 +373,8 @@ struct Snapshot {
   bool stale = false;                  // feedback came from cache while the handler was down
   // Timings of the pipeline that produced this snapshot, for --check and benchmarks.
   double parse_ms = 0;
-  double fetch_ms = 0;
+  double fetch_ms = 0;     // the feedback lookups alone
+  double deployed_ms = 0;  // the deployed revision's text: read from git and parsed (then cached)
   double analysis_ms = 0;
 
   // The innermost node whose range contains `p`, or nullptr.

@@ -198,25 +198,15 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   EditTrace::mark("augment");
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const analysis::FeedbackView> view = fetch(analysis::referencedKeys(unit));
-  double fetch_ms = msSince(t0);
-  analysis::DeployedUnit deployed;
-  if (const Deployed* d = deployedUnit(in.path, cc.args, unit, *view, warnings)) {
-    deployed = {&d->unit, d->revision};
-    // Calls the deployed text made and the document no longer makes need their data too.
-    std::vector<std::string> keys = analysis::referencedKeys(unit);
-    const size_t before = keys.size();
-    std::vector<std::string> more = analysis::referencedKeys(d->unit);
-    keys.insert(keys.end(), more.begin(), more.end());
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    if (keys.size() > before) view = fetch(keys);
-    fetch_ms = msSince(t0);
-  }
+  const double first_fetch_ms = msSince(t0);
+  const DeployedLookup deployed =
+      lookUpDeployed(in, cc.args, e.headers, unit, fetch, view, warnings);
   split_.fetch = lap();
   EditTrace::mark("fetch");
   std::shared_ptr<analysis::Snapshot> snap =
-      e.inference.analyze(unit, *view, options_, in.version, deployed, {workspace_same});
-  snap->fetch_ms = fetch_ms;
+      e.inference.analyze(unit, *view, options_, in.version, deployed.unit, {workspace_same});
+  snap->fetch_ms = first_fetch_ms + deployed.fetch_ms;
+  snap->deployed_ms = deployed.ms;
   split_.infer = lap();
   EditTrace::mark("infer");
   traceInference(e.inference.last());
@@ -272,11 +262,35 @@ WalkCache::LastBuild ClangAnalyzer::lastHeaderBodies(const std::string& path) co
   return it == tus_.end() ? WalkCache::LastBuild{} : it->second.headers.last();
 }
 
-const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& path,
-                                                           const std::vector<std::string>& args,
-                                                           const analysis::ParsedUnit& unit,
-                                                           const analysis::FeedbackView& view,
-                                                           std::vector<std::string>& warnings) {
+ClangAnalyzer::DeployedLookup ClangAnalyzer::lookUpDeployed(
+    const AnalysisInput& in, const std::vector<std::string>& args, const WalkCache& walk,
+    const analysis::ParsedUnit& unit, const FeedbackFetch& fetch,
+    std::shared_ptr<const analysis::FeedbackView>& view, std::vector<std::string>& warnings) {
+  DeployedLookup out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Deployed* d = deployedUnit(in.path, args, in.text, walk, unit, *view, warnings);
+  out.ms = msSince(t0);
+  if (!d) return out;
+  out.unit = {&d->unit, d->revision};
+  // Calls the deployed text made and the document no longer makes need their data too.
+  std::vector<std::string> keys = analysis::referencedKeys(unit);
+  const size_t before = keys.size();
+  std::vector<std::string> more = analysis::referencedKeys(d->unit);
+  keys.insert(keys.end(), more.begin(), more.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (keys.size() > before) {
+    const auto t1 = std::chrono::steady_clock::now();
+    view = fetch(keys);
+    out.fetch_ms = msSince(t1);
+  }
+  return out;
+}
+
+const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(
+    const std::string& path, const std::vector<std::string>& args, std::string_view document,
+    const WalkCache& walk, const analysis::ParsedUnit& unit, const analysis::FeedbackView& view,
+    std::vector<std::string>& warnings) {
   if (options_.deployed_revision == "none") return nullptr;
   std::vector<std::string> versions;
   for (const analysis::FunctionInfo& f : unit.functions)
@@ -300,6 +314,14 @@ const ClangAnalyzer::Deployed* ClangAnalyzer::deployedUnit(const std::string& pa
   d = Deployed{revision, args, {}, false};
   const Result<std::string> text = deployed_source_.textAt(path, revision);
   if (!text) return nullptr;  // a file new since that revision: every function is new
+  if (text.value == document) {
+    // The inference reads only the deployed functions.
+    d.unit.path = unit.path;
+    d.unit.functions = walk.walkedFunctions(unit);
+    d.found = true;
+    return &d;
+  }
+  ++deployed_parses_;
   auto tu = analysis::TranslationUnit::parse(path, text.value, args);
   if (!tu) {
     warnings.push_back("could not parse " + path + " as of " + revision.substr(0, 12) + ": " +

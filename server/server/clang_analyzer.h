@@ -72,6 +72,9 @@ class ClangAnalyzer : public Analyzer {
   const Split& lastSplit() const { return split_; }
   // How many parses and reparses have run on the parse thread (parse_thread.h).
   size_t parseThreadRuns() const { return parse_thread_.runs(); }
+  // How many deployed texts were parsed (a document opened with the deployed text itself takes
+  // its own walk instead).
+  size_t deployedParses() const { return deployed_parses_; }
   // What the last analysis of `path` reused of the one before (inference_reuse.h); empty for a
   // path not open.
   analysis::InferenceReuse::Last lastInference(const std::string& path) const;
@@ -106,8 +109,24 @@ class ClangAnalyzer : public Analyzer {
     analysis::ParsedUnit unit;
     bool found = false;
   };
-  // The parsed deployed text of `path` at the revision the feedback names, or nullptr.
+  // The deployed unit of this build (none when the feedback names no revision of the file's
+  // repository), and `view` widened to the calls only the deployed text makes.
+  struct DeployedLookup {
+    analysis::DeployedUnit unit;
+    double ms = 0;        // finding and parsing the deployed text
+    double fetch_ms = 0;  // the second lookup, for the deployed text's own calls
+  };
+  DeployedLookup lookUpDeployed(const AnalysisInput& in, const std::vector<std::string>& args,
+                                const WalkCache& walk, const analysis::ParsedUnit& unit,
+                                const FeedbackFetch& fetch,
+                                std::shared_ptr<const analysis::FeedbackView>& view,
+                                std::vector<std::string>& warnings);
+  // The parsed deployed text of `path` at the revision the feedback names, or nullptr. When
+  // `document` (the text `unit` was walked from, lent by `walk`) is that text, its functions as
+  // walked are the deployed ones: the same text, flags and headers walk to the same definitions,
+  // so it is not parsed again.
   const Deployed* deployedUnit(const std::string& path, const std::vector<std::string>& args,
+                               std::string_view document, const WalkCache& walk,
                                const analysis::ParsedUnit& unit, const analysis::FeedbackView& view,
                                std::vector<std::string>& warnings);
 
@@ -138,6 +157,7 @@ class ClangAnalyzer : public Analyzer {
   Split split_;
   DeployedSource deployed_source_;
   std::map<std::string, Deployed> deployed_units_;
+  size_t deployed_parses_ = 0;
 };
 
 }  // namespace perfhat::server

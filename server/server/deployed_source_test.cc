@@ -88,10 +88,9 @@ TEST(DeployedSourceOutsideGit, NoRevision) {
   EXPECT_EQ(src.revisionFor("/proc/self/x.cc", {"0123456789abcdef"}, ""), "");
 }
 
-// The whole path as the server runs it: the feedback names the deployed commit; an unchanged
-// function is measured as is, a changed one loses the call that is gone.
-TEST_F(GitRepo, AnalyzerComparesTheDocumentWithWhatProductionRan) {
-  const std::string deployed = R"src(
+// The deployed text of the analyzer tests, and the text after an edit that takes the call out of
+// the loop.
+constexpr const char* kDeployed = R"src(
 int slow(int x);
 int keep(int x) { return slow(x); }
 int work(int n) {
@@ -100,9 +99,7 @@ int work(int n) {
   return s;
 }
 )src";
-  write("a.cc", deployed);
-  const std::string rev = commit("deployed");
-  const std::string now = R"src(
+constexpr const char* kEdited = R"src(
 int slow(int x);
 int keep(int x) { return slow(x); }
 int work(int n) {
@@ -111,6 +108,9 @@ int work(int n) {
   return s;
 }
 )src";
+
+// Production data of kDeployed at `rev`: slow() 1 ms, called 20 times a call of work().
+std::shared_ptr<analysis::InMemoryFeedback> deployedFeedback(const std::string& rev) {
   auto data = std::make_shared<analysis::InMemoryFeedback>();
   auto fn = [&](const std::string& key, double mean) {
     FeedbackItem it;
@@ -133,25 +133,65 @@ int work(int n) {
   data->add(slow);
   data->add(fn("keep(int)", 1e6));
   data->add(fn("work(int)", 21e6));
+  return data;
+}
+
+const analysis::FunctionInfo* function(const analysis::Snapshot& snap, const std::string& key) {
+  for (const auto& f : snap.functions)
+    if (f.key == key) return &f;
+  return nullptr;
+}
+
+// The whole path as the server runs it: the feedback names the deployed commit; an unchanged
+// function is measured as is, a changed one loses the call that is gone.
+TEST_F(GitRepo, AnalyzerComparesTheDocumentWithWhatProductionRan) {
+  write("a.cc", kDeployed);
+  const std::string rev = commit("deployed");
+  auto data = deployedFeedback(rev);
   ClangAnalyzer analyzer;
   Config cfg;
   analyzer.configure(cfg, dir_);
   std::vector<std::string> warnings;
-  AnalysisInput in{path("a.cc"), now, 1};
+  AnalysisInput in{path("a.cc"), kEdited, 1};
   analysis::SnapshotPtr snap = analyzer.analyze(
       in, [&](const std::vector<std::string>&) { return data; }, warnings);
-  const analysis::FunctionInfo* keep = nullptr;
-  const analysis::FunctionInfo* work = nullptr;
-  for (const auto& f : snap->functions) {
-    if (f.key == "keep(int)") keep = &f;
-    if (f.key == "work(int)") work = &f;
-  }
+  const analysis::FunctionInfo* keep = function(*snap, "keep(int)");
+  const analysis::FunctionInfo* work = function(*snap, "work(int)");
   ASSERT_NE(keep, nullptr);
   ASSERT_NE(work, nullptr);
   EXPECT_EQ(keep->deployed, analysis::DeployedBody::Identical);
   EXPECT_EQ(keep->deployed_revision, rev);
   EXPECT_EQ(work->deployed, analysis::DeployedBody::Changed);
   EXPECT_NEAR(work->root().estimate.dist.mean_ns, 1e6, 1);  // 21 ms − 20 × 1 ms
+  EXPECT_EQ(analyzer.deployedParses(), 1u);
+}
+
+// A document opened as production ran it (the usual case: a file not edited yet) is its own
+// deployed text: libclang does not parse it a second time, and the edits after it are compared
+// with that walk exactly as with a parse of the deployed text.
+TEST_F(GitRepo, ADocumentOpenedAsDeployedServesAsTheDeployedText) {
+  write("a.cc", kDeployed);
+  const std::string rev = commit("deployed");
+  auto data = deployedFeedback(rev);
+  auto fetch = [&](const std::vector<std::string>&) { return data; };
+  ClangAnalyzer analyzer;
+  Config cfg;
+  analyzer.configure(cfg, dir_);
+  std::vector<std::string> warnings;
+  analysis::SnapshotPtr opened = analyzer.analyze({path("a.cc"), kDeployed, 1}, fetch, warnings);
+  for (const char* key : {"keep(int)", "work(int)"}) {
+    const analysis::FunctionInfo* f = function(*opened, key);
+    ASSERT_NE(f, nullptr) << key;
+    EXPECT_EQ(f->deployed, analysis::DeployedBody::Identical) << key;
+  }
+  EXPECT_EQ(analyzer.deployedParses(), 0u);
+
+  analysis::SnapshotPtr edited = analyzer.analyze({path("a.cc"), kEdited, 2}, fetch, warnings);
+  const analysis::FunctionInfo* work = function(*edited, "work(int)");
+  ASSERT_NE(work, nullptr);
+  EXPECT_EQ(work->deployed, analysis::DeployedBody::Changed);
+  EXPECT_NEAR(work->root().estimate.dist.mean_ns, 1e6, 1);  // 21 ms − 20 × 1 ms
+  EXPECT_EQ(analyzer.deployedParses(), 0u);
 }
 
 }  // namespace

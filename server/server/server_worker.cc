@@ -250,9 +250,10 @@ Build Server::rebuild(const Document& doc) {
     log_.warn(doc.path() + ": " + w);
     showMessageOnce("warning:" + w, lsp::MessageType::Warning, "perfhat: " + w);
   }
-  log_.info(fmt::format("built {} v{} in {:f} ms (parse {:f}, fetch {:f}, analysis {:f})",
-                        doc.path(), doc.version(), ms, snap->parse_ms, snap->fetch_ms,
-                        snap->analysis_ms));
+  log_.info(fmt::format(
+      "built {} v{} in {:f} ms (parse {:f}, fetch {:f}, deployed text {:f}, analysis {:f})",
+      doc.path(), doc.version(), ms, snap->parse_ms, snap->fetch_ms, snap->deployed_ms,
+      snap->analysis_ms));
   DynamicRead dynamic = readDynamic(*snap);
   std::sort(used_keys.begin(), used_keys.end());
   used_keys.erase(std::unique(used_keys.begin(), used_keys.end()), used_keys.end());

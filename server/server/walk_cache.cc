@@ -27,10 +27,7 @@ void WalkCache::giveBack(analysis::ParsedUnit&& unit) noexcept {
     for (size_t i = 0; i < loan.at.size(); ++i)
       if (loan.at[i] >= unit.functions.size() || unit.functions[loan.at[i]].key != loan.keys[i])
         return drop();  // not the unit lent: walk the main file again
-  size_t flag = 0;
-  for (analysis::FunctionInfo& f : unit.functions)
-    for (analysis::Node& n : f.nodes)
-      if (flag < walked_in_workspace_.size()) n.call.in_workspace = walked_in_workspace_[flag++];
+  restoreWalkedMarks(unit.functions);
   try {
     for (analysis::MainBodies::Loan& loan : main_.lent) {
       loan.entry->functions.reserve(loan.at.size());
@@ -45,6 +42,20 @@ void WalkCache::giveBack(analysis::ParsedUnit&& unit) noexcept {
   }
   main_.lent.clear();
   walked_in_workspace_.clear();
+}
+
+void WalkCache::restoreWalkedMarks(std::vector<analysis::FunctionInfo>& functions) const {
+  size_t flag = 0;
+  for (analysis::FunctionInfo& f : functions)
+    for (analysis::Node& n : f.nodes)
+      if (flag < walked_in_workspace_.size()) n.call.in_workspace = walked_in_workspace_[flag++];
+}
+
+std::vector<analysis::FunctionInfo> WalkCache::walkedFunctions(
+    const analysis::ParsedUnit& unit) const {
+  std::vector<analysis::FunctionInfo> functions = unit.functions;
+  restoreWalkedMarks(functions);
+  return functions;
 }
 
 analysis::ParsedUnit WalkCache::lend(const analysis::TranslationUnit& tu,

@@ -41,6 +41,9 @@ class WalkCache {
   // the cache's main-file functions, as does a failed allocation: it is called from
   // destructors).
   void giveBack(analysis::ParsedUnit&& unit) noexcept;
+  // A copy of the lent unit's main-file functions as lend() made them (the index's marks
+  // undone): what walking the same text again would give, without libclang.
+  std::vector<analysis::FunctionInfo> walkedFunctions(const analysis::ParsedUnit& unit) const;
   // lend(), a copy of the unit, and giveBack(): for callers that keep the unit.
   analysis::ParsedUnit build(const analysis::TranslationUnit& tu,
                              const analysis::AnalysisOptions& options);
@@ -71,6 +74,7 @@ class WalkCache {
   analysis::MainBodies main_;
   // Per node of the lent unit's functions, in order: its call.in_workspace as walked.
   std::vector<bool> walked_in_workspace_;
+  void restoreWalkedMarks(std::vector<analysis::FunctionInfo>& functions) const;
   LastBuild last_;
 
   void drop() noexcept;  // nothing of the main file kept: its next build walks every body
