@@ -16,7 +16,7 @@ baseline store (bench/prediction/same_predictions.sh makes both). For every chan
   ("1.5 ms" and "1.50 ms"; "1.53 min" and "91.8 s").
 Prints a Markdown table of the changes whose numbers differ and a summary; exits 1 if a changed
 function's prediction or flag differs, 0 otherwise (listing differences are reported, not fatal:
-the table says where they are).
+the table says where they are), 2 when a run's files are missing.
 """
 import argparse
 import math
@@ -30,6 +30,11 @@ import hint  # noqa: E402
 TO_NS = {"ns": 1.0, "µs": 1e3, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9}
 NUMBER = re.compile(r"(?<![A-Za-z_0-9.])([0-9]+(?:\.[0-9]+)?)\s*(ns|µs|μs|us|ms|min|h|s)?(?![A-Za-z_0-9])")
 TRAILER = "--- perfhat-lsp --check"
+
+
+def fail(message):
+    print("same_predictions.py: " + message, file=sys.stderr)
+    sys.exit(2)
 
 
 def significant(text):
@@ -84,7 +89,11 @@ def differing_lines(path_a, path_b):
 def rows(directory):
     """change -> (function, flagged, set) from the run's predictions.tsv."""
     out = {}
-    with open(os.path.join(directory, "predictions.tsv"), encoding="utf-8") as f:
+    path = os.path.join(directory, "predictions.tsv")
+    if not os.path.isfile(path):
+        fail("%s has no predictions.tsv (keep a run made with ACCURACY_PREDICT_ONLY=1 and "
+             "ACCURACY_KEEP=%s)" % (directory, directory))
+    with open(path, encoding="utf-8") as f:
         for line in f:
             cells = line.rstrip("\n").split("\t")
             if len(cells) >= 11:
@@ -142,9 +151,9 @@ def main():
     ra, rb = rows(args.dir_a), rows(args.dir_b)
     missing = sorted(set(ra) ^ set(rb))
     if missing:
-        sys.exit("same_predictions.py: changes in one run only: %s" % ", ".join(missing))
+        fail("changes in one run only: %s" % ", ".join(missing))
     if not ra:
-        sys.exit("same_predictions.py: %s has no predictions" % args.dir_a)
+        fail("%s has no predictions" % args.dir_a)
     prediction_diffs, listing_diffs = [], []
     for change, (function, flag_a, set_of) in ra.items():
         flag_b = rb[change][1]
