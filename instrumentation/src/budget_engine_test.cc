@@ -115,7 +115,20 @@ TEST(BudgetEngine, HotClassIsSampledColdClassTracedAndWeightsCountEveryCall) {
     EXPECT_TRUE(by_name["cold"].traced);
     EXPECT_LT(by_name["hot"].fraction, 0.9);
   }
-  EXPECT_GT(by_name["hot"].fraction, 0);
+  // The plan samples the hot class when detecting its calls fits the budget with room to spare.
+  // Where detection alone costs more than the budget (a sanitizer's price on a loaded machine:
+  // 400 ns a call at 330,000 calls a second is 0.13 s a second against 0.1 allowed), the
+  // planner's rule leaves the class undetected instead; in between, the weights and floors decide.
+  const perfhat::budget::ClassPlan& hot = by_name["hot"];
+  const double hot_detect_cpu_per_s = hot.frequency_hz * plan.costs.detect_s;
+  SCOPED_TRACE("detecting hot: " + std::to_string(hot_detect_cpu_per_s) + " s/s");
+  if (hot_detect_cpu_per_s < 0.5 * plan.allowed_cpu_per_s) {
+    EXPECT_TRUE(hot.detected);
+    EXPECT_GT(hot.fraction, 0);
+  } else if (hot_detect_cpu_per_s > plan.allowed_cpu_per_s) {
+    EXPECT_FALSE(hot.detected);
+    EXPECT_EQ(hot.fraction, 0);
+  }
   EXPECT_GT(by_name["hot"].frequency_hz, 1000);
   EXPECT_GT(plan.changes, 0u);
   // What the editor re-solves the plan with (server/budget/collection_budget.cc).
