@@ -46,6 +46,7 @@
 # were reused. Predictions use `--check --index` (the workspace index, which the editor's server
 # runs by default: analysis.index.enabled); ACCURACY_INDEX=0 predicts with the changed file
 # analysed alone, as every figure in bench/README.md before 2026-11-26 s34 was made.
+# ACCURACY_BASELINE_ONLY=1 (with ACCURACY_KEEP) runs and keeps the baseline and stops there.
 # ACCURACY_PREDICT_ONLY=1 predicts every change and builds or measures none: for comparing two
 # analyses on the same data (bench/prediction/same_predictions.sh). It writes predictions.tsv
 # (the measured columns empty) instead of rows.tsv, so a kept DIR can serve as ACCURACY_REUSE for
@@ -227,6 +228,11 @@ if sys.argv[1] not in versions:
     print("[accuracy] warning: the baseline data names versions %s, not %s" % (versions, sys.argv[1]),
           file=sys.stderr)' "$REV"
   [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
+fi
+if [ "${ACCURACY_BASELINE_ONLY:-0}" = 1 ]; then
+  [ -n "$KEEP" ] || { echo "accuracy.sh: ACCURACY_BASELINE_ONLY=1 needs ACCURACY_KEEP" >&2; exit 2; }
+  echo "[accuracy] baseline kept in $KEEP (ACCURACY_BASELINE_ONLY: nothing predicted)" >&2
+  exit 0
 fi
 
 # The workspace's compile database: the sample service's own sources (not its tests, fuzzers or
