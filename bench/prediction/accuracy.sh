@@ -174,6 +174,8 @@ KEEP=${ACCURACY_KEEP:-}
 REUSE=${ACCURACY_REUSE:-}
 PREDICT_ONLY=${ACCURACY_PREDICT_ONLY:-0}
 case "$PREDICT_ONLY" in 0|1) ;; *) echo "accuracy.sh: ACCURACY_PREDICT_ONLY is 0 or 1" >&2; exit 2 ;; esac
+BASELINE_ONLY=${ACCURACY_BASELINE_ONLY:-0}
+case "$BASELINE_ONLY" in 0|1) ;; *) echo "accuracy.sh: ACCURACY_BASELINE_ONLY is 0 or 1" >&2; exit 2 ;; esac
 [ -n "$KEEP" ] && mkdir -p "$KEEP"
 if [ -n "$REUSE" ] && [ -f "$REUSE/baseline.bundle" ]; then
   # The revision the kept store names, with its text; links re-pointed at this checkout.
@@ -229,7 +231,7 @@ if sys.argv[1] not in versions:
           file=sys.stderr)' "$REV"
   [ -n "$KEEP" ] && sqlite3 "$TMP/baseline.sqlite" ".backup '$KEEP/baseline.sqlite'"
 fi
-if [ "${ACCURACY_BASELINE_ONLY:-0}" = 1 ]; then
+if [ "$BASELINE_ONLY" = 1 ]; then
   [ -n "$KEEP" ] || { echo "accuracy.sh: ACCURACY_BASELINE_ONLY=1 needs ACCURACY_KEEP" >&2; exit 2; }
   echo "[accuracy] baseline kept in $KEEP (ACCURACY_BASELINE_ONLY: nothing predicted)" >&2
   exit 0

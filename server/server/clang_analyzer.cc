@@ -197,10 +197,11 @@ analysis::SnapshotPtr ClangAnalyzer::analyze(const AnalysisInput& in, const Feed
   split_.augment = lap();
   EditTrace::mark("augment");
   auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<const analysis::FeedbackView> view = fetch(analysis::referencedKeys(unit));
+  std::vector<std::string> keys = analysis::referencedKeys(unit);
+  std::shared_ptr<const analysis::FeedbackView> view = fetch(keys);
   const double first_fetch_ms = msSince(t0);
   const DeployedLookup deployed =
-      lookUpDeployed(in, cc.args, e.headers, unit, fetch, view, warnings);
+      lookUpDeployed(in, cc.args, e.headers, unit, std::move(keys), fetch, view, warnings);
   split_.fetch = lap();
   EditTrace::mark("fetch");
   std::shared_ptr<analysis::Snapshot> snap =
@@ -264,7 +265,7 @@ WalkCache::LastBuild ClangAnalyzer::lastHeaderBodies(const std::string& path) co
 
 ClangAnalyzer::DeployedLookup ClangAnalyzer::lookUpDeployed(
     const AnalysisInput& in, const std::vector<std::string>& args, const WalkCache& walk,
-    const analysis::ParsedUnit& unit, const FeedbackFetch& fetch,
+    const analysis::ParsedUnit& unit, std::vector<std::string> keys, const FeedbackFetch& fetch,
     std::shared_ptr<const analysis::FeedbackView>& view, std::vector<std::string>& warnings) {
   DeployedLookup out;
   const auto t0 = std::chrono::steady_clock::now();
@@ -273,7 +274,6 @@ ClangAnalyzer::DeployedLookup ClangAnalyzer::lookUpDeployed(
   if (!d) return out;
   out.unit = {&d->unit, d->revision};
   // Calls the deployed text made and the document no longer makes need their data too.
-  std::vector<std::string> keys = analysis::referencedKeys(unit);
   const size_t before = keys.size();
   std::vector<std::string> more = analysis::referencedKeys(d->unit);
   keys.insert(keys.end(), more.begin(), more.end());

@@ -110,7 +110,8 @@ class ClangAnalyzer : public Analyzer {
     bool found = false;
   };
   // The deployed unit of this build (none when the feedback names no revision of the file's
-  // repository), and `view` widened to the calls only the deployed text makes.
+  // repository), and `view` (the feedback of `keys`, the unit's referenced keys) widened to the
+  // calls only the deployed text makes.
   struct DeployedLookup {
     analysis::DeployedUnit unit;
     double ms = 0;        // finding and parsing the deployed text
@@ -118,7 +119,7 @@ class ClangAnalyzer : public Analyzer {
   };
   DeployedLookup lookUpDeployed(const AnalysisInput& in, const std::vector<std::string>& args,
                                 const WalkCache& walk, const analysis::ParsedUnit& unit,
-                                const FeedbackFetch& fetch,
+                                std::vector<std::string> keys, const FeedbackFetch& fetch,
                                 std::shared_ptr<const analysis::FeedbackView>& view,
                                 std::vector<std::string>& warnings);
   // The parsed deployed text of `path` at the revision the feedback names, or nullptr. When
