@@ -2,6 +2,7 @@
 // filter into the set of relevant sites the probes read; the sampling rate and cycle settings.
 #include "engine_internal.h"
 #include "phase1_window.h"
+#include "selection_store.h"
 
 #include <algorithm>
 #include <bit>
@@ -100,6 +101,36 @@ void Engine::analyze() {
 }
 
 void Engine::analyze_now() { analyze(); }
+
+void Engine::carry_relevant(const std::vector<Site*>& sites) {
+  std::vector<uint32_t> ids;
+  uint32_t nsites;
+  {
+    Lock l(mu_);
+    if (!filter_) return;  // every site relevant already
+    for (Site* s : sites) {
+      const uint32_t id = register_site(*s, nullptr);
+      if (id != kExcludedSite) ids.push_back(id);
+    }
+    nsites = static_cast<uint32_t>(sites_.size());
+  }
+  std::unique_ptr<uint64_t[]> bits(new uint64_t[1 + (nsites + 63) / 64]());
+  bits[0] = nsites;
+  for (uint32_t id : ids) bits[1 + (id >> 6)] |= uint64_t{1} << (id & 63);
+  publish_relevant(std::move(bits));
+  relevant_count_.store(ids.size());
+}
+
+std::string Engine::selection_dir() {
+  Lock l(mu_);
+  return filter_ ? cfg_.selection_dir : std::string();
+}
+
+uint64_t Engine::selection_config() {
+  Lock l(mu_);
+  return selection_config_hash(cfg_.filter, cfg_.scope, cfg_.variant_manifest, cfg_.variant,
+                               cfg_.replica);
+}
 
 bool Engine::set_filter(const std::string& f) {
   if (f.empty()) {

@@ -40,6 +40,18 @@ T integer_env(const char* name, T def, double lo, double hi, const char* expecte
   return def;
 }
 
+// Config::selection_dir: PERFHAT_SELECTION_DIR, "off" for none, else the user's cache directory
+// ("" without HOME: nowhere to keep it).
+std::string selection_dir_from_env() {
+  const char* v = std::getenv("PERFHAT_SELECTION_DIR");
+  if (v != nullptr) return std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0 ? "" : v;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return std::string(xdg) + "/perfhat/selections";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home == '/')
+    return std::string(home) + "/.cache/perfhat/selections";
+  return "";
+}
+
 }  // namespace
 
 }  // namespace detail
@@ -90,6 +102,7 @@ Config Config::from_env() {
   } else {
     std::fprintf(stderr, "perfhat: ignoring PERFHAT_PHASE1_DUTY (a fraction in (0, 1])\n");
   }
+  c.selection_dir = detail::selection_dir_from_env();
   // Export path sizes (issue #5): spans per POST and per-thread ring capacity.
   c.batch_size = detail::integer_env("PERFHAT_EXPORT_BATCH", c.batch_size, 1, 1u << 16,
                                      "an integer in [1, 65536]");

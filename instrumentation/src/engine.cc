@@ -14,6 +14,7 @@
 #include "engine_internal.h"
 #include "macro_compensation.h"
 #include "phase1_window.h"
+#include "selection_store.h"
 
 // Provided by perfhat_otlp when linked (it forces the symbol in with --undefined); the core stays
 // free of any HTTP dependency.
@@ -64,6 +65,7 @@ void exit_flush() noexcept {
   if (done.exchange(true)) return;
   try {
     EngineScope in_engine;
+    if (auto* phase1_exit = g_phase1_exit.load()) phase1_exit();  // XRay's carried selection
     Engine::get().shutdown();
   } catch (...) {
     std::fputs("perfhat: the exit-time flush failed; pending data is lost\n", stderr);
@@ -136,8 +138,16 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
     rearm_sites();
     return false;
   }
+  // A relevant set carried from the program's last process (XRay mode) stays when the selection's
+  // configuration does not change: a program's own init() from the environment keeps it.
+  bool keep_carried = false;
   {
     Lock l(mu_);
+    keep_carried = g_phase1_carried.load() && !cfg.filter.empty() &&
+                   selection_config_hash(cfg.filter, cfg.scope, cfg.variant_manifest, cfg.variant,
+                                         cfg.replica) ==
+                       selection_config_hash(cfg_.filter, cfg_.scope, cfg_.variant_manifest,
+                                             cfg_.variant, cfg_.replica);
     error_.clear();
     cfg_ = cfg;
     filter_ = std::move(filter);
@@ -169,12 +179,14 @@ bool Engine::init(const Config& cfg, std::shared_ptr<Exporter> exporter) {
   g_phase1_duty.store(cfg.phase1_duty > 0 && cfg.phase1_duty <= 1 ? cfg.phase1_duty : 1,
                       std::memory_order_relaxed);
   cycle_s_.store(cfg.cycle_s > 0 ? cfg.cycle_s : 120);
-  if (!cfg.filter.empty()) {
+  if (!cfg.filter.empty() && !keep_carried) {
+    g_phase1_carried.store(false);
     auto empty = std::make_unique<uint64_t[]>(1);  // nothing relevant before the first cycle
     empty[0] = 0;
     publish_relevant(std::move(empty));
     relevant_count_.store(0);  // counters() must not report the previous configuration's set
-  } else {
+  } else if (cfg.filter.empty()) {
+    g_phase1_carried.store(false);
     g_relevant.store(nullptr, std::memory_order_release);
   }
   exports_.configure(std::move(exporter), ExportPolicy::from(cfg));
@@ -295,7 +307,7 @@ void Engine::run_background() {
       if (auto* phase1_tick = g_phase1_tick.load()) phase1_tick();  // XRay's counting windows
       last_tick = now;
     }
-    if (now - last_analysis >= cycle_s_.load()) {
+    if (now - last_analysis >= cycle_s_.load() && !g_phase1_carried.load()) {
       analyze();
       last_analysis = now;
     }

@@ -138,6 +138,14 @@ class Engine : private ExportSource {
   double sampling_rate();
   void set_cycle(double s);
 
+  // The Tigris selection carried from the program's last process (XRay mode, selection_store.h):
+  // registers `sites` and makes exactly those relevant, until this process's own first cycle.
+  void carry_relevant(const std::vector<Site*>& sites) PERFHAT_EXCLUDES(mu_);
+  // Where the running configuration keeps carried selections ("" for nowhere), and the hash of
+  // what besides the program decides a selection (selection_config_hash).
+  std::string selection_dir() PERFHAT_EXCLUDES(mu_);
+  uint64_t selection_config() PERFHAT_EXCLUDES(mu_);
+
   Hot* prepare(Site& site, const void* ret_addr);
   // Probes on or off (g_mode), and every registered site's `armed` byte with it (site_arming.cc).
   void set_mode(int mode) PERFHAT_EXCLUDES(mu_);

@@ -10,6 +10,8 @@ std::atomic<uint32_t> g_phase1_function_calls{0};
 std::atomic<double> g_phase1_duty{1};
 std::atomic<double (*)(const Site& site)> g_phase1_scale{nullptr};
 std::atomic<void (*)()> g_phase1_tick{nullptr};
+std::atomic<void (*)()> g_phase1_exit{nullptr};
+std::atomic<bool> g_phase1_carried{false};
 
 void scale_phase1_metrics(tigris::EventMetrics& e, double scale) {
   if (scale == 1) return;

@@ -30,6 +30,12 @@ extern std::atomic<double (*)(const Site& site)> g_phase1_scale;
 // Called by the engine's background thread at each one-second tick: the XRay mode opens the next
 // counting window when it is due.
 extern std::atomic<void (*)()> g_phase1_tick;
+// Called by the exit-time flush before the engine stops: the XRay mode writes down its selection
+// for the program's next process (selection_store.h).
+extern std::atomic<void (*)()> g_phase1_exit;
+// Set while the relevant set is one carried from the program's last process: the engine's
+// periodic cycle waits for this process's own counting window (it has counted nothing else).
+extern std::atomic<bool> g_phase1_carried;
 
 // Scales a function's phase-1 metrics for a function counted 1 / `scale` of the time: counts
 // (invocations, errors, concurrent executions) up, the inter-arrival time down. Execution time,

@@ -211,11 +211,9 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   g_hook_exit = &calibration_exit;
 #endif
   __xray_set_handler(&on_xray);
-  if (__xray_patch() != SUCCESS) {
+  if (start_windows()) return;  // patched what it starts with
+  if (__xray_patch() != SUCCESS)
     std::fputs("perfhat: XRay could not patch the program's sleds; nothing is recorded\n", stderr);
-    return;
-  }
-  start_windows();
 }
 
 }  // namespace
@@ -226,6 +224,9 @@ PERFHAT_XRAY_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
 PERFHAT_XRAY_NOINSTR size_t xray_functions() { return g_max_fid; }
 // Whether function addresses come from the one-pass map (tests).
 PERFHAT_XRAY_NOINSTR bool xray_address_map() { return g_addresses != nullptr; }
+PERFHAT_XRAY_NOINSTR void* xray_function(int32_t fid) {
+  return fid > 0 && static_cast<size_t>(fid) <= g_max_fid ? function_of(fid) : nullptr;
+}
 PERFHAT_XRAY_NOINSTR void* xray_seen_function(int32_t fid) {
   return static_cast<size_t>(fid) <= g_max_fid ? g_fns[fid].load(std::memory_order_relaxed)
                                                : nullptr;

@@ -32,14 +32,19 @@ inline constexpr size_t kCalibrationFids = 3;
 size_t xray_functions();
 // The entry address of function `fid` if a call of it was seen, else nullptr (no look-up).
 void* xray_seen_function(int32_t fid);
+// The entry address of function `fid` (looked up and remembered), nullptr for no such id.
+void* xray_function(int32_t fid);
 // Every function's entry address, indexed by id (1..max_fid), read from the program's sled map
 // in one pass (xray_function_map.cc); nullptr when the map cannot be read (then ask
 // __xray_function_address). Never freed.
 const uintptr_t* xray_function_addresses(size_t max_fid);
 
 // Tigris phase 1 in counting windows (xray_window.cc, phase1_window.h).
-// At start-up, after every sled is patched: the first window opens.
-void start_windows();
+// At start-up, with the handler set: with a Tigris filter, either patches every sled and opens the
+// first window, or patches only the selection carried from the program's last process
+// (selection_store.h) and opens a window when one is due. False when windows are off (phase 1
+// always counting) or patching failed: the caller patches every sled.
+bool start_windows();
 // Calls are counted per thread and added to the window in batches (one shared counter per call
 // would be a contended line); the window closes at the batch that reaches its length.
 inline constexpr uint32_t kWindowBatch = 256;
@@ -73,5 +78,7 @@ void window_leave(int32_t fid) noexcept;
 size_t windows_closed();
 size_t window_kept();
 size_t window_left();
+// Functions patched at start-up from a carried selection (0: the process started counting).
+size_t window_carried();
 
 }  // namespace perfhat::autoinstrument

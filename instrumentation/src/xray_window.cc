@@ -25,6 +25,7 @@
 #include "engine_internal.h"
 #include "hook_stack.h"
 #include "phase1_window.h"
+#include "selection_store.h"
 #include "thread_annotations.h"
 #include "xray_interface.h"
 
@@ -51,6 +52,21 @@ std::atomic<size_t> g_closed{0}, g_kept{0}, g_left{0};  // tests
 std::atomic<size_t> g_left_now{0};                      // functions that left the open window
 // The open window's calls at the background thread's last tick (reset when a window opens).
 std::atomic<uint64_t> g_calls_at_last_tick{0};
+// Started between windows, from the program's last process's selection (start_carried).
+std::atomic<bool> g_started_closed{false};
+std::atomic<size_t> g_carried{0};  // functions patched from it (tests)
+// Where the selection is written for the next process (selection_store.h), or nullptr; set at
+// start-up, never freed (the exit flush writes it). A window closed since the last write.
+const detail::SelectionKey* g_key = nullptr;
+const std::string* g_path = nullptr;
+std::atomic<bool> g_dirty{false};
+std::atomic<uint64_t> g_written_at_ns{0};
+// Written at most this often while the process runs (always at its exit): a long-running
+// program closes a window every half second at the default duty.
+constexpr uint64_t kSelectionWriteNs = uint64_t{60} * 1000000000;
+// A carried window longer than this is not believed (a window's length times (1 - duty) / duty
+// is the run time before the next one: a corrupt length must not stop counting for good).
+constexpr uint64_t kMaxCarriedWindowNs = uint64_t{600} * 1000000000;
 // Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
 // Both never destroyed: sleds fire in static destructors, and a window may close there.
 detail::Mutex g_counted_mu;
@@ -62,6 +78,12 @@ detail::CountedTime& counted() PERFHAT_REQUIRES(g_counted_mu) {
 std::unordered_map<const void*, int32_t>& fid_of() PERFHAT_REQUIRES(g_counted_mu) {
   static auto* m = new std::unordered_map<const void*, int32_t>();
   return *m;
+}
+// The functions the last close kept patched (or the carried ones), ascending: what the next
+// process is handed.
+std::vector<uint32_t>& selected() PERFHAT_REQUIRES(g_counted_mu) {
+  static auto* v = new std::vector<uint32_t>();
+  return *v;
 }
 
 // A patching call the runtime refused because another thread was patching (the first-call
@@ -104,6 +126,7 @@ PERFHAT_XRAY_NOINSTR void close_window() {
     const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
     kept[fid] = id != 0 && id != detail::kExcludedSite && detail::relevant(id);
   }
+  const std::vector<bool> chosen = kept;
   size_t n_kept = 0;
   if (patch_retrying([] { return __xray_unpatch(); })) {
     for (size_t fid = 1; fid <= max_fid; ++fid) {
@@ -122,7 +145,12 @@ PERFHAT_XRAY_NOINSTR void close_window() {
     for (const auto& [fn, fid] : seen) fid_of().emplace(fn, fid);
     start = counted().window_start();
     counted().close(now, kept);
+    selected().clear();
+    for (size_t fid = 1; fid <= max_fid; ++fid)
+      if (chosen[fid]) selected().push_back(static_cast<uint32_t>(fid));
   }
+  detail::g_phase1_carried.store(false);  // this process's own cycle has selected
+  g_dirty.store(true);
   g_last_window_ns.store(now - start);
   g_closed_at_ns.store(now);
   g_kept.store(n_kept);
@@ -179,6 +207,42 @@ PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
   return true;
 }
 
+// Writes down the selection for the program's next process (selection_store.h): the last close's
+// kept functions, its window's length and the closed time since. A process that ends inside a
+// window (`at_exit`) has its cycle select first, from what the window counted.
+PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
+  // Not under a configuration a later init() changed: that selection is not this key's.
+  if (g_path == nullptr || detail::Engine::get().selection_config() != g_key->config) return;
+  std::lock_guard<std::mutex> l(g_transition_mu);
+  detail::CarriedSelection s;
+  const uint64_t now = detail::steady_now_ns();
+  if (g_open.load()) {
+    if (!at_exit || detail::g_relevant.load(std::memory_order_acquire) == nullptr) return;
+    perfhat::analyze_now();
+    for (size_t fid = 1; fid <= xray_functions(); ++fid) {
+      void* fn = xray_seen_function(static_cast<int32_t>(fid));
+      if (fn == nullptr) continue;
+      const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
+      if (id != 0 && id != detail::kExcludedSite && detail::relevant(id))
+        s.functions.push_back(static_cast<uint32_t>(fid));
+    }
+    s.window_ns = now - g_window_start_ns.load();
+  } else {
+    {
+      detail::Lock c(g_counted_mu);
+      s.functions = selected();
+    }
+    s.window_ns = g_last_window_ns.load();
+    s.closed_ns = now - g_closed_at_ns.load();
+  }
+  if (s.window_ns == 0) return;
+  detail::write_selection_file(*g_path, detail::encode_selection(*g_key, s));
+  g_dirty.store(false);
+  g_written_at_ns.store(now);
+}
+
+PERFHAT_XRAY_NOINSTR void write_selection_at_exit() { write_selection(true); }
+
 // The background thread's tick: a window past its time closes (its threads may make too few
 // calls to reach a batch); a closed one reopens once the closed time is long enough.
 PERFHAT_XRAY_NOINSTR void window_tick() {
@@ -192,7 +256,9 @@ PERFHAT_XRAY_NOINSTR void window_tick() {
       close_window();
     return;
   }
-  if (g_closed.load() == 0) return;
+  if (g_closed.load() == 0 && !g_started_closed.load()) return;
+  if (g_dirty.load() && detail::steady_now_ns() - g_written_at_ns.load() >= kSelectionWriteNs)
+    write_selection(false);
   const double duty = detail::g_phase1_duty.load();
   const uint64_t now = detail::steady_now_ns();
   const double due = static_cast<double>(g_last_window_ns.load()) * (1 - duty) / duty;
@@ -213,10 +279,10 @@ PERFHAT_XRAY_NOINSTR void window_tick() {
   g_open.store(true);
 }
 
-}  // namespace
-
-PERFHAT_XRAY_NOINSTR void start_windows() {
-  if (detail::g_phase1_window_calls.load() == 0) return;  // phase 1 always counting
+// What every start needs, a window open or not: the countdowns of functions leaving a window, room
+// for every function, the analysis' scale, the background thread's tick, and where the selection
+// is kept for the next process.
+PERFHAT_XRAY_NOINSTR void set_up_windows() {
   // Only with a filter: without one every function is relevant and stays patched.
   if (detail::g_phase1_function_calls.load() != 0 &&
       detail::g_relevant.load(std::memory_order_acquire) != nullptr) {
@@ -225,17 +291,86 @@ PERFHAT_XRAY_NOINSTR void start_windows() {
     reset_countdowns(countdown);
     g_window_countdown.store(countdown, std::memory_order_release);
   }
-  const uint64_t start = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
     counted().reserve(xray_functions() + 1);
     fid_of().reserve(xray_functions() + 1);
+  }
+  detail::g_phase1_scale.store(&scale_of);
+  detail::g_phase1_tick.store(&window_tick);
+  if (detail::g_relevant.load(std::memory_order_acquire) == nullptr) return;
+  detail::Engine& e = detail::Engine::get();
+  std::string dir = e.selection_dir();
+  if (dir.empty()) return;
+  auto* key =
+      new detail::SelectionKey{detail::program_identity(), e.selection_config(), xray_functions()};
+  if (key->program.empty()) return;
+  g_key = key;
+  g_path = new std::string(detail::selection_path(dir, *key));
+  detail::g_phase1_exit.store(&write_selection_at_exit);
+}
+
+// The program's last process left a selection and no window is due yet (its closed time, summed
+// over the processes since the window, is under (1 - duty) / duty times the window's length):
+// only the selected functions are patched, relevant from their first call, and this process
+// counts its closed time on from there. Otherwise (no file, another program or configuration, a
+// malformed file, a window due) false: every sled is patched and a window opens.
+PERFHAT_XRAY_NOINSTR bool start_carried() {
+  if (g_path == nullptr) return false;
+  const std::optional<std::string> text = detail::read_selection_file(*g_path);
+  if (!text) return false;
+  std::optional<detail::CarriedSelection> s = detail::decode_selection(*text, *g_key);
+  if (!s || s->window_ns > kMaxCarriedWindowNs) return false;
+  const double duty = detail::g_phase1_duty.load();
+  if (static_cast<double>(s->closed_ns) >= static_cast<double>(s->window_ns) * (1 - duty) / duty)
+    return false;
+  std::vector<detail::Site*> sites;
+  std::vector<bool> kept(xray_functions() + 1, false);
+  for (uint32_t fid : s->functions) {
+    void* fn = xray_function(static_cast<int32_t>(fid));
+    if (fn == nullptr) continue;
+    sites.push_back(site_for(fn));
+    kept[fid] = true;
+  }
+  detail::Engine::get().carry_relevant(sites);
+  size_t patched = 0;
+  for (uint32_t fid : s->functions) {
+    const auto f = static_cast<int32_t>(fid);
+    if (kept[fid] && patch_retrying([f] { return __xray_patch_function(f); })) ++patched;
+  }
+  const uint64_t now = detail::steady_now_ns();
+  {
+    // As if a window had closed at start-up keeping these: their counts stand for the whole
+    // process, the others' (from this process's own windows) are scaled up.
+    detail::Lock c(g_counted_mu);
+    counted().open(now);
+    counted().close(now, kept);
+    selected() = std::move(s->functions);
+  }
+  g_last_window_ns.store(s->window_ns);
+  g_closed_at_ns.store(now > s->closed_ns ? now - s->closed_ns : 0);
+  g_kept.store(patched);
+  g_carried.store(patched);
+  detail::g_phase1_carried.store(true);
+  g_started_closed.store(true);
+  return true;
+}
+
+}  // namespace
+
+PERFHAT_XRAY_NOINSTR bool start_windows() {
+  if (detail::g_phase1_window_calls.load() == 0) return false;  // phase 1 always counting
+  set_up_windows();
+  if (start_carried()) return true;
+  if (!patch_retrying([] { return __xray_patch(); })) return false;
+  const uint64_t start = detail::steady_now_ns();
+  {
+    detail::Lock c(g_counted_mu);
     counted().open(start);
   }
   g_window_start_ns.store(start);
-  detail::g_phase1_scale.store(&scale_of);
-  detail::g_phase1_tick.store(&window_tick);
   g_open.store(true);
+  return true;
 }
 
 PERFHAT_XRAY_NOINSTR void window_batch() noexcept {
@@ -283,5 +418,6 @@ PERFHAT_XRAY_NOINSTR void window_leave(int32_t fid) noexcept {
 PERFHAT_XRAY_NOINSTR size_t windows_closed() { return g_closed.load(); }
 PERFHAT_XRAY_NOINSTR size_t window_left() { return g_left.load(); }
 PERFHAT_XRAY_NOINSTR size_t window_kept() { return g_kept.load(); }
+PERFHAT_XRAY_NOINSTR size_t window_carried() { return g_carried.load(); }
 
 }  // namespace perfhat::autoinstrument

@@ -4,7 +4,8 @@
 # perfhat_autoinstrument() (-finstrument-functions), Clang uninstrumented, Clang with
 # perfhat_autoinstrument(<t> XRAY) — each run with --gtest_repeat as the workload. Per
 # configuration (plain; libperfhat off with PERFHAT_ENABLED=0; the default adaptive sampler with
-# Tigris selecting, PERFHAT_FILTER="most expensive") it measures:
+# Tigris selecting, PERFHAT_FILTER="most expensive"; with XRay also without the selection carried
+# between processes, PERFHAT_SELECTION_DIR=off) it measures:
 #   * instructions of the whole process (valgrind callgrind, every thread), once: the load of
 #     the machine does not change them (the Clang trees are built with -gdwarf-4: Valgrind 3.19
 #     cannot read clang-14's DWARF 5; --smc-check=all, since XRay patches code at run time);
@@ -38,6 +39,11 @@ done
 [ -f "$GTEST_SRC/googletest/src/gtest.cc" ] || { echo "SKIP: no googletest sources in $GTEST_SRC"; exit 77; }
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
+# The XRay Tigris rows carry their selection from run to run (docs/auto-instrumentation.md) in a
+# directory of this run's own, started empty: the interleaved runs reach the steady state of a
+# program run again and again (one process in about ten counts a window); the callgrind pass,
+# after them, measures processes that start from a carried selection.
+rm -rf "$WORK/selections" "$WORK/selections-base"
 rm -rf "$WORK/prefix"
 cmake --install "$LIB_BUILD" --component dev --prefix "$WORK/prefix" >"$WORK/install.log"
 launcher=()
@@ -70,14 +76,15 @@ CONFIGS=(
   "gcc -finstrument-functions, Tigris filter|gcc-auto|PERFHAT_FILTER=most expensive"
   "clang plain|clang-plain|"
   "clang XRay, off|clang-xray|PERFHAT_ENABLED=0"
-  "clang XRay, Tigris filter|clang-xray|PERFHAT_FILTER=most expensive"
+  "clang XRay, Tigris filter|clang-xray|PERFHAT_FILTER=most expensive;PERFHAT_SELECTION_DIR=$WORK/selections"
+  "clang XRay, Tigris filter, no carried selection|clang-xray|PERFHAT_FILTER=most expensive;PERFHAT_SELECTION_DIR=off"
 )
 [ -n "$XRAY_WINDOW" ] && CONFIGS+=("clang XRay, Tigris filter, window $XRAY_WINDOW calls|clang-xray|PERFHAT_FILTER=most expensive;PERFHAT_PHASE1_WINDOW_CALLS=$XRAY_WINDOW")
 [ -n "$BASE_PREFIX" ] && CONFIGS+=(
   "gcc -finstrument-functions, off [base]|gcc-auto-base|PERFHAT_ENABLED=0"
   "gcc -finstrument-functions, Tigris filter [base]|gcc-auto-base|PERFHAT_FILTER=most expensive"
   "clang XRay, off [base]|clang-xray-base|PERFHAT_ENABLED=0"
-  "clang XRay, Tigris filter [base]|clang-xray-base|PERFHAT_FILTER=most expensive"
+  "clang XRay, Tigris filter [base]|clang-xray-base|PERFHAT_FILTER=most expensive;PERFHAT_SELECTION_DIR=$WORK/selections-base"
 )
 # Each tree's executables, found once: a `find` per program inside the timed runs was CPU time
 # of its own (about 40 ms for the 10 samples, as much as the programs themselves) and diluted

@@ -87,6 +87,13 @@ struct Config {
   // functions leave.
   uint32_t phase1_function_calls = 1024;
   double phase1_duty = 0.1;
+  // Where a process leaves its Tigris selection for the next process of the same program and
+  // configuration (XRay mode with a filter): PERFHAT_SELECTION_DIR, by default
+  // $XDG_CACHE_HOME/perfhat/selections or ~/.cache/perfhat/selections; "off" (or empty): none.
+  // A process that starts from a carried selection patches only the selected functions, and the
+  // duty cycle spans the program's processes: a window opens once their closed time since the
+  // last one reaches (1 - duty) / duty times its length. Read once, at start-up.
+  std::string selection_dir;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
   uint32_t span_ring_per_thread = 4096;  // PERFHAT_SPAN_RING: spans per thread before drops
   uint32_t queue_capacity = 65536;       // spans waiting for export before drops

@@ -20,6 +20,7 @@ size_t xray_functions();
 size_t windows_closed();
 size_t window_kept();
 size_t window_left();
+size_t window_carried();
 }  // namespace perfhat::autoinstrument
 
 namespace xapp {
@@ -194,6 +195,36 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left, bool later_zero 
   return 0;
 }
 
+// `xray_app carry`: four threads make 500 rounds each, and it prints what was recorded and
+// whether the process started from the selection its program's last process left
+// (selection_store.h): then only hot() is patched and relevant from its first call, and no
+// window opens while the duty cycle keeps it closed. A process that ends inside its window
+// leaves the selection its cycle makes at exit.
+PERFHAT_TEST_NOINSTR int carry_main() {
+  auto ex = std::make_shared<perfhat::MemoryExporter>();
+  perfhat::Config c = perfhat::Config::from_env();
+  c.endpoint.clear();
+  perfhat::init(c, ex);  // the environment's configuration: a carried selection stays
+  std::atomic<int> sink{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&sink, t] {
+      for (int r = 0; r < 500; ++r) sink += window_round(r + t);
+    });
+  }
+  for (auto& th : threads) th.join();
+  perfhat::flush();
+  uint64_t hot = 0, cold = 0;
+  for (const auto& a : ex->aggregates()) {
+    if (a.function == "xwin::hot(int)") hot += a.count;
+    if (a.function.find("xwin::cold") != std::string::npos) cold += a.count;
+  }
+  std::printf("carried=%zu closed=%zu hot=%llu cold=%llu\n",
+              perfhat::autoinstrument::window_carried(), perfhat::autoinstrument::windows_closed(),
+              static_cast<unsigned long long>(hot), static_cast<unsigned long long>(cold));
+  return 0;
+}
+
 // A worker's loop that does not return while calls under it return unreported: step() returns
 // with every sled unpatched (what a counting window's close does between __xray_unpatch and
 // re-patching the functions it keeps), and the loop patches them again. More steps than a
@@ -269,6 +300,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "window") return window_main(false, false);
   if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true, false);
   if (argc > 1 && std::string(argv[1]) == "window-leave") return window_main(false, true);
+  if (argc > 1 && std::string(argv[1]) == "carry") return carry_main();
   if (argc > 1 && std::string(argv[1]) == "window-leave-later0")
     return window_main(false, true, true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();

@@ -21,6 +21,9 @@ if ! "$CLANG" -std=c++20 -O2 -fxray-instrument -fxray-instruction-threshold=1 \
   cat "$WORK/build.log"; exit 1
 fi
 fail() { echo "FAIL: $*"; exit 1; }
+# No selection is carried between the runs below (each starts counting) but in the section that
+# tests it.
+export PERFHAT_SELECTION_DIR=off
 
 on=$(PERFHAT_SAMPLER=full PERFHAT_SCOPE='xapp::*,-xapp::skipped*' PERFHAT_ENDPOINT= "$WORK/xray_app")
 echo "on:  $on"
@@ -100,6 +103,55 @@ win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window 8192 0 window-leave)
 echo "window (all left): $win"
 [[ $win =~ ^(.*)\ left=8$ ]] && closed_by_time "${BASH_REMATCH[1]}" ||
   fail "window every function left: $win"
+# The selection carried to the program's next process (selection_store.h). A run whose window
+# closes leaves hot() selected; the next run of the same program and configuration patches only
+# hot(), relevant from its first call (all 16,000 calls recorded, no cold one seen), and opens
+# no window while the duty cycle (summed over the runs) keeps it closed; each run adds its run
+# time to the closed time. A window is due at once with a duty of 1, and another scope, a
+# malformed file or none make the process count again.
+sel=$WORK/selections
+rm -rf "$sel"
+export -n PERFHAT_SELECTION_DIR
+carry() {
+  PERFHAT_SELECTION_DIR=$sel PERFHAT_SAMPLER=full PERFHAT_SCOPE=${SCOPE:-'xwin::*'} \
+    PERFHAT_FILTER='most frequent' PERFHAT_PHASE1_DUTY=${DUTY:-0.000001} \
+    PERFHAT_PHASE1_WINDOW_CALLS=${CALLS:-8192} PERFHAT_PHASE1_WINDOW_MS=0 PERFHAT_EXPORT=aggregates \
+    PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
+    "$WORK/xray_app" "$@"
+}
+closed_ns() { sed -n 's/^closed_ns //p' "$sel"/*.sel; }
+win=$(carry window)
+echo "carry, the window closes: $win"
+[[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "carry, first run: $win"
+[[ $(ls "$sel") == *.sel && $(sed -n 's/^selected //p' "$sel"/*.sel) == 1 ]] ||
+  fail "no selection of one function left in $sel: $(cat "$sel"/* 2>&1)"
+hot_id=$(sed -n '/^selected /{n;p}' "$sel"/*.sel)
+closed1=$(closed_ns)
+got=$(carry carry)
+echo "carried: $got"
+[[ $got == "carried=1 closed=0 hot=16000 cold=0" ]] || fail "carried selection: $got"
+closed2=$(closed_ns)
+((closed2 > closed1)) || fail "the carried run's time was not added: $closed1 -> $closed2"
+got=$(DUTY=1 carry carry)
+echo "carried, a window due: $got"
+[[ $got == carried=0\ * ]] || fail "a due window did not open: $got"
+got=$(SCOPE='xwin::*,-xwin::cold0*' carry carry)
+echo "carried, another scope: $got"
+[[ $got == carried=0\ * ]] || fail "another configuration's selection was carried: $got"
+rm -rf "$sel"
+got=$(CALLS=1000000000000 carry carry)
+echo "a run ending inside its window: $got"
+[[ $got == "carried=0 closed=0 "* ]] || fail "a window closed: $got"
+[[ $(sed -n '/^selected /{n;p}' "$sel"/*.sel) == "$hot_id" ]] ||
+  fail "the exit's cycle did not select hot(): $(cat "$sel"/*.sel)"
+got=$(CALLS=1000000000000 carry carry)
+echo "and the next run: $got"
+[[ $got == "carried=1 closed=0 hot=16000 cold=0" ]] || fail "selection made at exit: $got"
+for f in "$sel"/*.sel; do printf 'perfhat-selection 1\nprogram x\n' >"$f"; done
+got=$(carry carry)
+echo "a malformed file: $got"
+[[ $got == carried=0\ * ]] || fail "a malformed selection was carried: $got"
+export PERFHAT_SELECTION_DIR=off
 win=$(window 1000000000000 1)
 echo "window (time):  $win"
 closed_by_time "$win" || fail "timed window: $win"

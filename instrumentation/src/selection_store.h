@@ -1,0 +1,65 @@
+// The Tigris selection a program's process hands to the next one (XRay mode with a filter,
+// Config::selection_dir). A short process (a test program, a command-line tool run again and
+// again) ends inside its first counting window: every process would count every call of every
+// function and never run selected, which on googletest's samples cost more than the recording
+// itself. So a process writes down what its windows concluded: the functions the last cycle
+// selected, the last window's length and the time run since with no window open (the duty
+// cycle's closed time, summed over the processes). The next process of the same program under
+// the same configuration patches only the carried functions and opens a window once the summed
+// closed time reaches (1 - duty) / duty times the last window's length: the duty cycle of one
+// long process, over many short ones (xray_window.cc).
+//
+// The file is outside input (another user's, a truncated write, a different program's): it is
+// read whole up to a size bound, every number is checked, and anything wrong is ignored (the
+// process then counts a window, as with no file). Written to a temporary file renamed over the
+// old one, so a reader sees a whole file; concurrent processes of one program: the last writer
+// wins, which only moves when the next window opens.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfhat::detail {
+
+// What a carried selection is valid for: the program (its function ids), the configuration
+// that selected (filter, scope, variant), and XRay's count of functions in it.
+struct SelectionKey {
+  std::string program;     // program_identity()
+  uint64_t config = 0;     // selection_config_hash()
+  uint64_t functions = 0;  // __xray_max_function_id()
+};
+
+struct CarriedSelection {
+  uint64_t window_ns = 0;           // the last counting window's length
+  uint64_t closed_ns = 0;           // time run with no window open since it closed
+  std::vector<uint32_t> functions;  // XRay ids of the selected functions, ascending, unique
+};
+
+// Files larger than this are not read (a selection of every function of a program with a
+// million functions is about 7 MB).
+inline constexpr size_t kMaxSelectionBytes = size_t{16} << 20;
+
+std::string encode_selection(const SelectionKey& key, const CarriedSelection& s);
+// The selection in `text` if it is well formed and for `key`; otherwise nullopt and, when `why`
+// is given, the reason in words.
+std::optional<CarriedSelection> decode_selection(std::string_view text, const SelectionKey& key,
+                                                 std::string* why = nullptr);
+
+// The running program's GNU build id in hex, or else its file's device, inode, size and
+// modification time; "" when neither can be had.
+std::string program_identity();
+// A hash of what decides the selection besides the program.
+uint64_t selection_config_hash(std::string_view filter, std::string_view scope,
+                               std::string_view variant_manifest, int64_t variant, int64_t replica);
+// DIR/<program>-<config>.sel
+std::string selection_path(const std::string& dir, const SelectionKey& key);
+// The file's text, or nullopt if it is missing, unreadable or over kMaxSelectionBytes.
+std::optional<std::string> read_selection_file(const std::string& path);
+// Writes `text` to a temporary file in the same directory (created, mode 0700, if missing) and
+// renames it over `path`. Never throws; false on any failure.
+bool write_selection_file(const std::string& path, const std::string& text) noexcept;
+
+}  // namespace perfhat::detail

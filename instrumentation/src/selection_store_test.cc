@@ -1,0 +1,110 @@
+// The carried selection's file (selection_store.h): what one process writes the next reads back,
+// and nothing another program, configuration or build wrote, or a damaged file, is believed.
+#include "selection_store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace perfhat::detail {
+namespace {
+
+SelectionKey key() { return {"0fd90aa285071b0bb97cf6d686d23812d7a9e6c5", 0x734b7e49a8f35ce4, 333}; }
+
+CarriedSelection selection() { return {5720577, 4690085, {2, 52, 75, 76, 78, 234, 333}}; }
+
+TEST(SelectionStore, WhatIsWrittenIsReadBack) {
+  const std::string text = encode_selection(key(), selection());
+  std::string why;
+  auto s = decode_selection(text, key(), &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(s->window_ns, 5720577u);
+  EXPECT_EQ(s->closed_ns, 4690085u);
+  EXPECT_EQ(s->functions, selection().functions);
+  // An empty selection (the cycle selected nothing) is a selection too.
+  auto none = decode_selection(encode_selection(key(), {10, 0, {}}), key(), &why);
+  ASSERT_TRUE(none) << why;
+  EXPECT_TRUE(none->functions.empty());
+}
+
+TEST(SelectionStore, AnotherProgramConfigurationOrBuildIsNotBelieved) {
+  const std::string text = encode_selection(key(), selection());
+  SelectionKey other = key();
+  other.program = "file-803-1a2b-5000-17";
+  EXPECT_FALSE(decode_selection(text, other));
+  other = key();
+  other.config ^= 1;
+  EXPECT_FALSE(decode_selection(text, other));
+  other = key();
+  other.functions = 334;  // the same build id cannot have another count; a guard all the same
+  EXPECT_FALSE(decode_selection(text, other));
+}
+
+TEST(SelectionStore, ADamagedFileIsNotBelieved) {
+  const std::string good = encode_selection(key(), selection());
+  // Every truncation, and a few edits, fail with a reason.
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::string why;
+    EXPECT_FALSE(decode_selection(good.substr(0, n), key(), &why)) << n;
+    EXPECT_FALSE(why.empty()) << n;
+  }
+  auto edited = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    t.replace(t.find(from), from.size(), to);
+    return decode_selection(t, key());
+  };
+  EXPECT_FALSE(edited("selected 7", "selected 8"));    // fewer ids than counted
+  EXPECT_FALSE(edited("selected 7", "selected 6"));    // more
+  EXPECT_FALSE(edited("selected 7", "selected 999"));  // more than the program has
+  EXPECT_FALSE(edited(" 333\n", " 334\n"));            // an id past the program's
+  EXPECT_FALSE(edited("2 52", "52 2"));                // out of order
+  EXPECT_FALSE(edited("75 76", "75 75"));              // repeated
+  EXPECT_FALSE(edited("2 52", "0 52"));                // no function 0
+  EXPECT_FALSE(edited("window_ns 5720577", "window_ns 0"));
+  EXPECT_FALSE(edited("window_ns 5720577", "window_ns -1"));
+  EXPECT_FALSE(edited("closed_ns 4690085", "closed_ns 99999999999999999999999"));
+  EXPECT_FALSE(edited("end\n", "end\nmore\n"));
+  EXPECT_FALSE(edited("perfhat-selection 1", "perfhat-selection 2"));
+  EXPECT_FALSE(decode_selection(std::string(kMaxSelectionBytes + 1, 'x'), key()));
+}
+
+TEST(SelectionStore, AFileIsReplacedWholeAndItsDirectoryMade) {
+  char tmpl[] = "/tmp/perfhat_selection_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = std::string(tmpl) + "/a/b";
+  const std::string path = selection_path(dir, key());
+  EXPECT_EQ(path, dir + "/0fd90aa285071b0bb97cf6d686d23812d7a9e6c5-734b7e49a8f35ce4.sel");
+  EXPECT_FALSE(read_selection_file(path));
+  ASSERT_TRUE(write_selection_file(path, "first\n"));
+  ASSERT_TRUE(write_selection_file(path, encode_selection(key(), selection())));
+  auto text = read_selection_file(path);
+  ASSERT_TRUE(text);
+  EXPECT_TRUE(decode_selection(*text, key()));
+  struct stat st {};
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // Nowhere to write: false, no exception.
+  EXPECT_FALSE(write_selection_file("/proc/perfhat-no-such/x.sel", "x"));
+  EXPECT_EQ(std::system(("rm -rf " + std::string(tmpl)).c_str()), 0);
+}
+
+TEST(SelectionStore, TheProgramHasAnIdentityAndTheConfigurationAHash) {
+  const std::string id = program_identity();
+  EXPECT_FALSE(id.empty());
+  EXPECT_EQ(id, program_identity());
+  EXPECT_EQ(id.find('/'), std::string::npos);  // a file name
+  const uint64_t h = selection_config_hash("most expensive", "", "", -1, -1);
+  EXPECT_EQ(h, selection_config_hash("most expensive", "", "", -1, -1));
+  EXPECT_NE(h, selection_config_hash("most frequent", "", "", -1, -1));
+  EXPECT_NE(h, selection_config_hash("most expensive", "ns::*", "", -1, -1));
+  EXPECT_NE(h, selection_config_hash("most expensive", "", "", 1, -1));
+  EXPECT_NE(selection_config_hash("ab", "c", "", -1, -1),
+            selection_config_hash("a", "bc", "", -1, -1));
+}
+
+}  // namespace
+}  // namespace perfhat::detail
