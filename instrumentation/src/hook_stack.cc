@@ -73,12 +73,9 @@ std::unordered_map<void*, Site*>& sites() PERFHAT_REQUIRES(g_mu) {
 
 PERFHAT_NOINSTR Site* table_find(void* fn) { return g_table.find(fn); }
 
-PERFHAT_NOINSTR Site* register_site(void* fn) {
-  detail::Lock l(g_mu);
-  auto it = sites().find(fn);
-  if (it != sites().end()) return it->second;
-  symbolize::Symbol sym = symbolize::resolve(fn);
-  // Sites live for the whole process (probes reference them).
+// A new site for function `fn`, named by `sym`. Sites live for the whole process (probes
+// reference them).
+PERFHAT_NOINSTR Site* add_site(void* fn, const symbolize::Symbol& sym) PERFHAT_REQUIRES(g_mu) {
   const char* name = strdup(sym.demangled.empty() ? "?" : sym.demangled.c_str());
   auto* site = new Site(nullptr, name, "", 0, detail::kFunction);
   site->address = fn;
@@ -86,6 +83,13 @@ PERFHAT_NOINSTR Site* register_site(void* fn) {
   sites().emplace(fn, site);
   g_table.insert(fn, site);
   return site;
+}
+
+PERFHAT_NOINSTR Site* register_site(void* fn) {
+  detail::Lock l(g_mu);
+  auto it = sites().find(fn);
+  if (it != sites().end()) return it->second;
+  return add_site(fn, symbolize::resolve(fn));
 }
 
 // ---- Per-thread stacks ----------------------------------------------------------------------
@@ -302,6 +306,16 @@ PERFHAT_NOINSTR ProbeCosts measure(const ProbeCosts& current) {
   return detail::g_mode.load() == detail::kEnabled ? c : current;
 }
 
+std::atomic<bool> g_costs_measured{false};  // g_costs came from this process's calibration
+std::atomic<bool> g_costs_adopted{false};   // or from an earlier process's (adopt_costs)
+
+// measure() that notes whether it measured.
+PERFHAT_NOINSTR void calibrate_now() {
+  const bool on = detail::g_mode.load() == detail::kEnabled;
+  g_costs = measure(g_costs);
+  if (on && detail::g_mode.load() == detail::kEnabled) g_costs_measured.store(true);
+}
+
 }  // namespace
 
 ProbeCosts g_costs;
@@ -441,6 +455,21 @@ PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
   return c.site;
 }
 
+PERFHAT_NOINSTR std::vector<Site*> sites_for(const std::vector<void*>& fns) {
+  detail::Lock l(g_mu);
+  std::vector<const void*> missing;
+  for (void* fn : fns)
+    if (sites().find(fn) == sites().end()) missing.push_back(fn);
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  const std::vector<symbolize::Symbol> syms = symbolize::resolve_all(missing);
+  for (size_t i = 0; i < missing.size(); ++i) add_site(const_cast<void*>(missing[i]), syms[i]);
+  std::vector<Site*> out;
+  out.reserve(fns.size());
+  for (void* fn : fns) out.push_back(sites().find(fn)->second);
+  return out;
+}
+
 PERFHAT_NOINSTR Site* site_for(void* fn) noexcept {
   Site* s = table_find(fn);
   return s != nullptr ? s : register_site(fn);
@@ -458,7 +487,7 @@ PERFHAT_NOINSTR ThreadStack* thread_stack_slow() noexcept {
     }
     (void)&t_stack_guard;  // odr-use: registers the destructor for this thread
     t_stack->in_hook = true;
-    std::call_once(g_calibrated, [] { g_costs = measure(g_costs); });
+    std::call_once(g_calibrated, [] { calibrate_now(); });
     t_stack->in_hook = false;
   }
   return t_stack;
@@ -468,10 +497,26 @@ PERFHAT_NOINSTR ProbeCosts recalibrate() {
   ThreadStack* s = thread_stack();
   if (s != nullptr) s->in_hook = true;
   std::call_once(g_calibrated, [] {});
-  g_costs = measure(g_costs);
+  calibrate_now();
   if (s != nullptr) s->in_hook = false;
   return g_costs;
 }
+
+PERFHAT_NOINSTR bool measured_costs(ProbeCosts& out) {
+  if (!g_costs_measured.load() && !g_costs_adopted.load()) return false;
+  out = g_costs;
+  return true;
+}
+
+PERFHAT_NOINSTR bool adopt_costs(const ProbeCosts& c) {
+  std::call_once(g_calibrated, [&] {
+    g_costs = c;
+    g_costs_adopted.store(true);
+  });
+  return g_costs_adopted.load();
+}
+
+PERFHAT_NOINSTR bool costs_measured_here() { return g_costs_measured.load(); }
 
 PERFHAT_NOINSTR size_t functions_seen() {
   detail::Lock l(g_mu);

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -95,6 +96,9 @@ ThreadStack* thread_stack_slow() noexcept;
 // The Site of the function at `fn`: created and symbolized on first sight, then found without
 // a lock (a process-wide table in front of the locked registry).
 detail::Site* site_for(void* fn) noexcept;
+// site_for of each of `fns`, the new ones named in one pass over the symbol table (start-up's
+// carried selection, xray_window.cc). May throw std::bad_alloc.
+std::vector<detail::Site*> sites_for(const std::vector<void*>& fns);
 // A miss of the thread's cache: site_for, then the cache entry.
 detail::Site* fill_cache(ThreadStack& s, void* fn) noexcept;
 // The calling thread's stack (created on first use; nullptr once the thread is exiting).
@@ -298,6 +302,13 @@ extern void (*volatile g_hook_none)(void* fn);
 
 // Measures the probe costs again on the calling thread, with the current tick source (tests).
 ProbeCosts recalibrate();
+// The calibration handed between a program's processes with its carried selection
+// (xray_window.cc): the costs in use when they were measured on this host, by this process or an
+// earlier one (false before either); costs a process takes from its last one instead of
+// measuring (before its first hook; false if it came late); whether this process measured.
+bool measured_costs(ProbeCosts& out);
+bool adopt_costs(const ProbeCosts& c);
+bool costs_measured_here();
 
 // Number of distinct functions seen (tests, diagnostics).
 size_t functions_seen();

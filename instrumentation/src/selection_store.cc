@@ -70,6 +70,20 @@ bool parse_u64(std::string_view s, uint64_t& v) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+// Exactly `n` numbers separated by single spaces (an empty line for none).
+bool parse_numbers(std::string_view line, uint64_t n, std::vector<uint64_t>& out) {
+  out.clear();
+  while (!line.empty()) {
+    const size_t sp = line.find(' ');
+    uint64_t v = 0;
+    if (out.size() == n || !parse_u64(line.substr(0, sp), v)) return false;
+    out.push_back(v);
+    if (sp == std::string_view::npos) break;
+    line.remove_prefix(sp + 1);
+  }
+  return out.size() == n;
+}
+
 bool field(std::string_view& text, std::string_view key, std::string_view& value) {
   std::string_view line;
   if (!take_line(text, line) || line.size() <= key.size() || line.substr(0, key.size()) != key ||
@@ -100,6 +114,12 @@ std::string encode_selection(const SelectionKey& key, const CarriedSelection& s)
   out += "\nfunctions " + std::to_string(key.functions);
   out += "\nwindow_ns " + std::to_string(s.window_ns);
   out += "\nclosed_ns " + std::to_string(s.closed_ns);
+  out += "\nhost " + (s.host.empty() ? std::string("-") : s.host);
+  out += "\ncosts " + std::to_string(s.costs.size()) + "\n";
+  for (size_t i = 0; i < s.costs.size(); ++i) {
+    if (i != 0) out += ' ';
+    out += std::to_string(s.costs[i]);
+  }
   out += "\nselected " + std::to_string(s.functions.size()) + "\n";
   for (size_t i = 0; i < s.functions.size(); ++i) {
     if (i != 0) out += ' ';
@@ -129,6 +149,17 @@ std::optional<CarriedSelection> decode_selection(std::string_view text, const Se
     return fail(why, "no window length");
   }
   if (!number_field(text, "closed_ns", s.closed_ns)) return fail(why, "no closed time");
+  if (!field(text, "host", value) || value.size() > 64 ||
+      value.find_first_not_of("0123456789abcdef-") != std::string_view::npos) {
+    return fail(why, "no host line");
+  }
+  if (value != "-") s.host = value;
+  uint64_t costs = 0;
+  if (!number_field(text, "costs", costs) || costs > kMaxCarriedCosts) {
+    return fail(why, "no cost count, or too many");
+  }
+  if (!take_line(text, line)) return fail(why, "no list of costs");
+  if (!parse_numbers(line, costs, s.costs)) return fail(why, "costs that do not parse");
   if (!number_field(text, "selected", selected) || selected > functions) {
     return fail(why, "no selected count, or more than the program's functions");
   }
@@ -165,6 +196,25 @@ std::string program_identity() {
       static_cast<unsigned long long>(st.st_mtim.tv_sec) * 1000000000ull +
           static_cast<unsigned long long>(st.st_mtim.tv_nsec));
   return buf;
+}
+
+std::string host_identity() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  char boot[64] = {};
+  const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    const ssize_t n = ::read(fd, boot, sizeof boot - 1);
+    boot[n > 0 ? n : 0] = '\0';
+    ::close(fd);
+  }
+  if (host[0] == '\0' && boot[0] == '\0') return "";
+  Fnv1a h;
+  h.text(host);
+  h.text(boot);
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h.h));
+  return out;
 }
 
 uint64_t selection_config_hash(std::string_view filter, std::string_view scope,

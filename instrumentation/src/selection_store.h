@@ -36,7 +36,14 @@ struct CarriedSelection {
   uint64_t window_ns = 0;           // the last counting window's length
   uint64_t closed_ns = 0;           // time run with no window open since it closed
   std::vector<uint32_t> functions;  // XRay ids of the selected functions, ascending, unique
+  // The hooks' calibrated costs (hook_stack.h, in ticks) of the last process that measured them,
+  // and the host they were measured on (host_identity()); empty when none did.
+  std::string host;
+  std::vector<uint64_t> costs;
 };
+
+// At most this many calibrated costs are read.
+inline constexpr size_t kMaxCarriedCosts = 64;
 
 // Files larger than this are not read (a selection of every function of a program with a
 // million functions is about 7 MB).
@@ -51,6 +58,8 @@ std::optional<CarriedSelection> decode_selection(std::string_view text, const Se
 // The running program's GNU build id in hex, or else its file's device, inode, size and
 // modification time; "" when neither can be had.
 std::string program_identity();
+// This boot of this host (its name and the kernel's boot id, hashed): where tick counts compare.
+std::string host_identity();
 // A hash of what decides the selection besides the program.
 uint64_t selection_config_hash(std::string_view filter, std::string_view scope,
                                std::string_view variant_manifest, int64_t variant, int64_t replica);

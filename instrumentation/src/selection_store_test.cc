@@ -15,7 +15,10 @@ namespace {
 
 SelectionKey key() { return {"0fd90aa285071b0bb97cf6d686d23812d7a9e6c5", 0x734b7e49a8f35ce4, 333}; }
 
-CarriedSelection selection() { return {5720577, 4690085, {2, 52, 75, 76, 78, 234, 333}}; }
+CarriedSelection selection() {
+  return {
+      5720577, 4690085, {2, 52, 75, 76, 78, 234, 333}, "b0c1d2e3f4a5b6c7", {0, 5120, 77, 1u << 20}};
+}
 
 TEST(SelectionStore, WhatIsWrittenIsReadBack) {
   const std::string text = encode_selection(key(), selection());
@@ -25,10 +28,14 @@ TEST(SelectionStore, WhatIsWrittenIsReadBack) {
   EXPECT_EQ(s->window_ns, 5720577u);
   EXPECT_EQ(s->closed_ns, 4690085u);
   EXPECT_EQ(s->functions, selection().functions);
-  // An empty selection (the cycle selected nothing) is a selection too.
-  auto none = decode_selection(encode_selection(key(), {10, 0, {}}), key(), &why);
+  EXPECT_EQ(s->host, "b0c1d2e3f4a5b6c7");
+  EXPECT_EQ(s->costs, selection().costs);
+  // An empty selection (the cycle selected nothing), with no calibration, is a selection too.
+  auto none = decode_selection(encode_selection(key(), {10, 0, {}, "", {}}), key(), &why);
   ASSERT_TRUE(none) << why;
   EXPECT_TRUE(none->functions.empty());
+  EXPECT_TRUE(none->host.empty());
+  EXPECT_TRUE(none->costs.empty());
 }
 
 TEST(SelectionStore, AnotherProgramConfigurationOrBuildIsNotBelieved) {
@@ -68,6 +75,11 @@ TEST(SelectionStore, ADamagedFileIsNotBelieved) {
   EXPECT_FALSE(edited("window_ns 5720577", "window_ns -1"));
   EXPECT_FALSE(edited("closed_ns 4690085", "closed_ns 99999999999999999999999"));
   EXPECT_FALSE(edited("end\n", "end\nmore\n"));
+  EXPECT_FALSE(edited("costs 4", "costs 5"));                 // fewer costs than counted
+  EXPECT_FALSE(edited("costs 4", "costs 65"));                // more than are ever read
+  EXPECT_FALSE(edited("5120 77", "5120 x7"));                 // not a number
+  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host a/b"));  // not a host id
+  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host"));      // none
   EXPECT_FALSE(edited("perfhat-selection 1", "perfhat-selection 2"));
   EXPECT_FALSE(decode_selection(std::string(kMaxSelectionBytes + 1, 'x'), key()));
 }
@@ -102,6 +114,9 @@ TEST(SelectionStore, TheProgramHasAnIdentityAndTheConfigurationAHash) {
   EXPECT_NE(h, selection_config_hash("most frequent", "", "", -1, -1));
   EXPECT_NE(h, selection_config_hash("most expensive", "ns::*", "", -1, -1));
   EXPECT_NE(h, selection_config_hash("most expensive", "", "", 1, -1));
+  const std::string host = host_identity();
+  EXPECT_EQ(host.size(), 16u);
+  EXPECT_EQ(host, host_identity());
   EXPECT_NE(selection_config_hash("ab", "c", "", -1, -1),
             selection_config_hash("a", "bc", "", -1, -1));
 }

@@ -6,6 +6,9 @@
 
 #include "symbolize.h"
 
+#include <cstdlib>
+#include <vector>
+
 // Internal linkage: not in the dynamic symbol table, so dladdr has no name for them and
 // symbolize reads the program's own symbol table (linear scans first, sorted after a few lookups).
 namespace {
@@ -67,6 +70,28 @@ TEST(SiteSymbol, LocalFunctionsResolveTheSameBeforeAndAfterTheTableIsSorted) {
                 std::string::npos)
           << s.demangled;
     }
+  }
+}
+
+// Many addresses at once (a carried selection's functions at start-up): one pass over the unsorted
+// table names each as resolve() does, an exported function by dladdr, and nullptr nothing.
+TEST(SiteSymbol, ManyAddressesResolveInOnePassAsEachAlone) {
+  const std::vector<const void*> addrs = {
+      static_cast<const char*>(reinterpret_cast<const void*>(&symboltest_second)) + 1,
+      reinterpret_cast<const void*>(&symboltest_first), nullptr,
+      reinterpret_cast<const void*>(&std::abort),
+      static_cast<const char*>(reinterpret_cast<const void*>(&symboltest_first)) + 1};
+  const std::vector<symbolize::Symbol> all = symbolize::resolve_all(addrs);
+  ASSERT_EQ(all.size(), addrs.size());
+  EXPECT_NE(all[0].demangled.find("symboltest_second"), std::string::npos) << all[0].demangled;
+  EXPECT_NE(all[1].demangled.find("symboltest_first"), std::string::npos) << all[1].demangled;
+  EXPECT_TRUE(all[2].mangled.empty());
+  EXPECT_EQ(all[3].mangled, "abort");
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    const symbolize::Symbol one = symbolize::resolve(addrs[i]);
+    EXPECT_EQ(all[i].mangled, one.mangled) << i;
+    EXPECT_EQ(all[i].demangled, one.demangled) << i;
+    EXPECT_EQ(all[i].start, one.start) << i;
   }
 }
 

@@ -178,6 +178,56 @@ std::string demangle(const std::string& mangled) {
   return out;
 }
 
+namespace {
+
+// The symbol table of the object `info` names (loaded at its first use).
+ObjectSymbols& object_of(const Dl_info& info) PERFHAT_REQUIRES(g_mu) {
+  auto file = files().find(info.dli_fname);
+  if (file == files().end()) file = files().emplace(info.dli_fname, file_for(info.dli_fname)).first;
+  const std::string& path = file->second;
+  auto it = cache().find(path);
+  if (it == cache().end()) it = cache().emplace(path, load(path.c_str())).first;
+  return it->second;
+}
+
+uint64_t offset_in(const ObjectSymbols& obj, const Dl_info& info, const void* addr) {
+  const uint64_t a = reinterpret_cast<uintptr_t>(addr);
+  return obj.pie ? a - reinterpret_cast<uintptr_t>(info.dli_fbase) : a;
+}
+
+// `e` of `obj` as a Symbol (no name when `e` has none, or its name is not terminated inside the
+// string table: a damaged file).
+Symbol symbol_of(const ObjectSymbols& obj, const Dl_info& info, const Entry& e) {
+  Symbol s;
+  const auto room =
+      e.name != nullptr ? static_cast<size_t>(obj.names + obj.names_size - e.name) : size_t{0};
+  if (e.name != nullptr && strnlen(e.name, room) < room) {
+    s.mangled = e.name;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): a symbol's value is its address
+    s.start = reinterpret_cast<const void*>(
+        obj.pie ? e.value + reinterpret_cast<uintptr_t>(info.dli_fbase) : e.value);
+  }
+  return s;
+}
+
+// The functions containing each of `offs` (ascending) in one pass over an unsorted table: what
+// find_function gives each, for one linear lookup instead of one per address.
+std::vector<Entry> find_functions(const ObjectSymbols& obj, const std::vector<uint64_t>& offs) {
+  std::vector<Entry> best(offs.size());
+  for (size_t k = 0; k < obj.n_syms; ++k) {
+    const Entry e = function_at(obj, k);
+    if (e.name == nullptr) continue;
+    for (auto it = std::lower_bound(offs.begin(), offs.end(), e.value);
+         it != offs.end() && contains(e, *it); ++it) {
+      Entry& b = best[static_cast<size_t>(it - offs.begin())];
+      if (b.name == nullptr || e.value > b.value) b = e;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 Symbol resolve(const void* addr) {
   Symbol s;
   Dl_info info{};
@@ -187,28 +237,47 @@ Symbol resolve(const void* addr) {
     s.start = info.dli_saddr;
   } else if (info.dli_fname != nullptr) {
     detail::Lock l(g_mu);
-    auto file = files().find(info.dli_fname);
-    if (file == files().end())
-      file = files().emplace(info.dli_fname, file_for(info.dli_fname)).first;
-    const std::string& path = file->second;
-    auto it = cache().find(path);
-    if (it == cache().end()) it = cache().emplace(path, load(path.c_str())).first;
-    ObjectSymbols& obj = it->second;
-    uint64_t a = reinterpret_cast<uintptr_t>(addr);
-    uint64_t off = obj.pie ? a - reinterpret_cast<uintptr_t>(info.dli_fbase) : a;
-    const Entry e = find_function(obj, off);
-    // A name not terminated inside its string table (a damaged file) is no name.
-    const auto room =
-        e.name != nullptr ? static_cast<size_t>(obj.names + obj.names_size - e.name) : size_t{0};
-    if (e.name != nullptr && strnlen(e.name, room) < room) {
-      s.mangled = e.name;
-      // NOLINTNEXTLINE(performance-no-int-to-ptr): a symbol's value is its address
-      s.start = reinterpret_cast<const void*>(
-          obj.pie ? e.value + reinterpret_cast<uintptr_t>(info.dli_fbase) : e.value);
-    }
+    ObjectSymbols& obj = object_of(info);
+    s = symbol_of(obj, info, find_function(obj, offset_in(obj, info, addr)));
   }
   if (!s.mangled.empty()) s.demangled = demangle(s.mangled);
   return s;
+}
+
+std::vector<Symbol> resolve_all(const std::vector<const void*>& addrs) {
+  std::vector<Symbol> out(addrs.size());
+  // Per object's table, the addresses resolved from it: (offset, index into addrs).
+  std::map<ObjectSymbols*, std::vector<std::pair<uint64_t, size_t>>> by_object;
+  std::vector<Dl_info> infos(addrs.size());
+  detail::Lock l(g_mu);
+  for (size_t i = 0; i < addrs.size(); ++i) {
+    Dl_info& info = infos[i];
+    if (addrs[i] == nullptr || ::dladdr(addrs[i], &info) == 0) continue;
+    if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
+      out[i].mangled = info.dli_sname;
+      out[i].start = info.dli_saddr;
+    } else if (info.dli_fname != nullptr) {
+      ObjectSymbols& obj = object_of(info);
+      by_object[&obj].emplace_back(offset_in(obj, info, addrs[i]), i);
+    }
+  }
+  for (auto& [obj, wanted] : by_object) {
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<Entry> found;
+    if (obj->sorted || wanted.size() == 1) {
+      for (const auto& w : wanted) found.push_back(find_function(*obj, w.first));
+    } else {
+      ++obj->lookups;  // one linear lookup, however many addresses
+      std::vector<uint64_t> offs;
+      for (const auto& w : wanted) offs.push_back(w.first);
+      found = find_functions(*obj, offs);
+    }
+    for (size_t k = 0; k < wanted.size(); ++k)
+      out[wanted[k].second] = symbol_of(*obj, infos[wanted[k].second], found[k]);
+  }
+  for (Symbol& s : out)
+    if (!s.mangled.empty()) s.demangled = demangle(s.mangled);
+  return out;
 }
 
 }  // namespace perfhat::symbolize

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace perfhat::symbolize {
 
@@ -14,6 +15,10 @@ struct Symbol {
 };
 
 Symbol resolve(const void* addr);
+// resolve() of each address, in one pass over an object's symbol table for all the addresses in
+// it (a process registering a carried selection's functions at start-up; resolve() scans the
+// table once per address for its first lookups, then sorts it).
+std::vector<Symbol> resolve_all(const std::vector<const void*>& addrs);
 std::string demangle(const std::string& mangled);
 
 }  // namespace perfhat::symbolize

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <climits>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -236,6 +237,12 @@ PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
     s.closed_ns = now - g_closed_at_ns.load();
   }
   if (s.window_ns == 0) return;
+  ProbeCosts costs;
+  if (measured_costs(costs)) {
+    s.host = detail::host_identity();
+    for (const auto* part : {costs.pair, costs.self, costs.sampling, costs.reference})
+      s.costs.insert(s.costs.end(), part, part + kProbeKinds);
+  }
   detail::write_selection_file(*g_path, detail::encode_selection(*g_key, s));
   g_dirty.store(false);
   g_written_at_ns.store(now);
@@ -324,15 +331,25 @@ PERFHAT_XRAY_NOINSTR bool start_carried() {
   const double duty = detail::g_phase1_duty.load();
   if (static_cast<double>(s->closed_ns) >= static_cast<double>(s->window_ns) * (1 - duty) / duty)
     return false;
-  std::vector<detail::Site*> sites;
+  std::vector<void*> fns;
   std::vector<bool> kept(xray_functions() + 1, false);
   for (uint32_t fid : s->functions) {
     void* fn = xray_function(static_cast<int32_t>(fid));
     if (fn == nullptr) continue;
-    sites.push_back(site_for(fn));
+    fns.push_back(fn);
     kept[fid] = true;
   }
-  detail::Engine::get().carry_relevant(sites);
+  detail::Engine::get().carry_relevant(sites_for(fns));
+  // The last measuring process's calibration, when it ran on this host since its boot (tick
+  // counts compare): this process measures nothing. Otherwise it calibrates at its first hook.
+  if (s->costs.size() == 4 * kProbeKinds && !s->host.empty() &&
+      s->host == detail::host_identity()) {
+    ProbeCosts costs;
+    size_t at = 0;
+    for (auto* part : {costs.pair, costs.self, costs.sampling, costs.reference})
+      for (int k = 0; k < kProbeKinds; ++k) part[k] = s->costs[at++];
+    adopt_costs(costs);
+  }
   size_t patched = 0;
   for (uint32_t fid : s->functions) {
     const auto f = static_cast<int32_t>(fid);
@@ -361,7 +378,11 @@ PERFHAT_XRAY_NOINSTR bool start_carried() {
 PERFHAT_XRAY_NOINSTR bool start_windows() {
   if (detail::g_phase1_window_calls.load() == 0) return false;  // phase 1 always counting
   set_up_windows();
-  if (start_carried()) return true;
+  try {
+    if (start_carried()) return true;
+  } catch (const std::bad_alloc&) {
+    // Counted as without a carried selection: a window opens.
+  }
   if (!patch_retrying([] { return __xray_patch(); })) return false;
   const uint64_t start = detail::steady_now_ns();
   {

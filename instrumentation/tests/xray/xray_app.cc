@@ -21,6 +21,7 @@ size_t windows_closed();
 size_t window_kept();
 size_t window_left();
 size_t window_carried();
+bool costs_measured_here();
 }  // namespace perfhat::autoinstrument
 
 namespace xapp {
@@ -199,7 +200,8 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left, bool later_zero 
 // whether the process started from the selection its program's last process left
 // (selection_store.h): then only hot() is patched and relevant from its first call, and no
 // window opens while the duty cycle keeps it closed. A process that ends inside its window
-// leaves the selection its cycle makes at exit.
+// leaves the selection its cycle makes at exit. calibrated=0: the hooks' costs came with the
+// selection (the last measuring process's, on this host), not measured here.
 PERFHAT_TEST_NOINSTR int carry_main() {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
@@ -219,9 +221,10 @@ PERFHAT_TEST_NOINSTR int carry_main() {
     if (a.function == "xwin::hot(int)") hot += a.count;
     if (a.function.find("xwin::cold") != std::string::npos) cold += a.count;
   }
-  std::printf("carried=%zu closed=%zu hot=%llu cold=%llu\n",
+  std::printf("carried=%zu closed=%zu hot=%llu cold=%llu calibrated=%d\n",
               perfhat::autoinstrument::window_carried(), perfhat::autoinstrument::windows_closed(),
-              static_cast<unsigned long long>(hot), static_cast<unsigned long long>(cold));
+              static_cast<unsigned long long>(hot), static_cast<unsigned long long>(cold),
+              perfhat::autoinstrument::costs_measured_here() ? 1 : 0);
   return 0;
 }
 

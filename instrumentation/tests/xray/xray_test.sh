@@ -107,7 +107,7 @@ echo "window (all left): $win"
 # closes leaves hot() selected; the next run of the same program and configuration patches only
 # hot(), relevant from its first call (all 16,000 calls recorded, no cold one seen), and opens
 # no window while the duty cycle (summed over the runs) keeps it closed; each run adds its run
-# time to the closed time. A window is due at once with a duty of 1, and another scope, a
+# time to the closed time and takes the hooks' calibration from the file. A window is due at once with a duty of 1, and another scope, a
 # malformed file or none make the process count again.
 sel=$WORK/selections
 rm -rf "$sel"
@@ -120,21 +120,27 @@ carry() {
     "$WORK/xray_app" "$@"
 }
 closed_ns() { sed -n 's/^closed_ns //p' "$sel"/*.sel; }
+costs() { sed -n '/^costs /{n;p}' "$sel"/*.sel; }
 win=$(carry window)
 echo "carry, the window closes: $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0" ]] || fail "carry, first run: $win"
 [[ $(ls "$sel") == *.sel && $(sed -n 's/^selected //p' "$sel"/*.sel) == 1 ]] ||
   fail "no selection of one function left in $sel: $(cat "$sel"/* 2>&1)"
 hot_id=$(sed -n '/^selected /{n;p}' "$sel"/*.sel)
+# The hooks' calibration goes with it: a carried run measures nothing (calibrated=0) and hands
+# the same costs on; a run that counts measures them again.
+costs1=$(costs)
+[[ -n $costs1 ]] || fail "no calibration carried: $(cat "$sel"/*.sel)"
 closed1=$(closed_ns)
 got=$(carry carry)
 echo "carried: $got"
-[[ $got == "carried=1 closed=0 hot=16000 cold=0" ]] || fail "carried selection: $got"
+[[ $got == "carried=1 closed=0 hot=16000 cold=0 calibrated=0" ]] || fail "carried selection: $got"
 closed2=$(closed_ns)
 ((closed2 > closed1)) || fail "the carried run's time was not added: $closed1 -> $closed2"
+[[ $(costs) == "$costs1" ]] || fail "a carried run changed the calibration: $costs1 -> $(costs)"
 got=$(DUTY=1 carry carry)
 echo "carried, a window due: $got"
-[[ $got == carried=0\ * ]] || fail "a due window did not open: $got"
+[[ $got == carried=0\ *calibrated=1 ]] || fail "a due window did not open: $got"
 got=$(SCOPE='xwin::*,-xwin::cold0*' carry carry)
 echo "carried, another scope: $got"
 [[ $got == carried=0\ * ]] || fail "another configuration's selection was carried: $got"
@@ -146,7 +152,7 @@ echo "a run ending inside its window: $got"
   fail "the exit's cycle did not select hot(): $(cat "$sel"/*.sel)"
 got=$(CALLS=1000000000000 carry carry)
 echo "and the next run: $got"
-[[ $got == "carried=1 closed=0 hot=16000 cold=0" ]] || fail "selection made at exit: $got"
+[[ $got == "carried=1 closed=0 hot=16000 cold=0 calibrated=0" ]] || fail "selection made at exit: $got"
 for f in "$sel"/*.sel; do printf 'perfhat-selection 1\nprogram x\n' >"$f"; done
 got=$(carry carry)
 echo "a malformed file: $got"
