@@ -268,8 +268,13 @@ bool write_selection_file(const std::string& path, const std::string& text) noex
         if (at == std::string::npos) break;
       }
     }
+    // A name of this process's own, made new (never a file or link someone put there: the
+    // directory may be shared); one left by a process that died with this pid is removed first.
     const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = ::open(tmp.c_str(), kFlags, 0600);
+    if (fd < 0 && errno == EEXIST && ::unlink(tmp.c_str()) == 0)
+      fd = ::open(tmp.c_str(), kFlags, 0600);
     if (fd < 0) return false;
     size_t put = 0;
     while (put < text.size()) {

@@ -99,6 +99,16 @@ TEST(SelectionStore, AFileIsReplacedWholeAndItsDirectoryMade) {
   struct stat st {};
   ASSERT_EQ(stat(dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // A link planted where the temporary file goes is not followed: it is replaced, its target kept.
+  const std::string target = std::string(tmpl) + "/target";
+  { std::ofstream(target) << "keep"; }
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  ASSERT_EQ(symlink(target.c_str(), tmp.c_str()), 0);
+  ASSERT_TRUE(write_selection_file(path, encode_selection(key(), selection())));
+  std::ifstream kept(target);
+  std::string word;
+  kept >> word;
+  EXPECT_EQ(word, "keep");
   // Nowhere to write: false, no exception.
   EXPECT_FALSE(write_selection_file("/proc/perfhat-no-such/x.sel", "x"));
   EXPECT_EQ(std::system(("rm -rf " + std::string(tmpl)).c_str()), 0);
