@@ -113,7 +113,6 @@ std::string encode_selection(const SelectionKey& key, const CarriedSelection& s)
   out += "\nprogram " + key.program + "\nconfig " + config;
   out += "\nfunctions " + std::to_string(key.functions);
   out += "\nwindow_ns " + std::to_string(s.window_ns);
-  out += "\nclosed_ns " + std::to_string(s.closed_ns);
   out += "\nhost " + (s.host.empty() ? std::string("-") : s.host);
   out += "\ncosts " + std::to_string(s.costs.size()) + "\n";
   for (size_t i = 0; i < s.costs.size(); ++i) {
@@ -148,7 +147,6 @@ std::optional<CarriedSelection> decode_selection(std::string_view text, const Se
   if (!number_field(text, "window_ns", s.window_ns) || s.window_ns == 0) {
     return fail(why, "no window length");
   }
-  if (!number_field(text, "closed_ns", s.closed_ns)) return fail(why, "no closed time");
   if (!field(text, "host", value) || value.size() > 64 ||
       value.find_first_not_of("0123456789abcdef-") != std::string_view::npos) {
     return fail(why, "no host line");

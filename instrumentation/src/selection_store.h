@@ -2,18 +2,18 @@
 // Config::selection_dir). A short process (a test program, a command-line tool run again and
 // again) ends inside its first counting window: every process would count every call of every
 // function and never run selected, which on googletest's samples cost more than the recording
-// itself. So a process writes down what its windows concluded: the functions the last cycle
-// selected, the last window's length and the time run since with no window open (the duty
-// cycle's closed time, summed over the processes). The next process of the same program under
-// the same configuration patches only the carried functions and opens a window once the summed
-// closed time reaches (1 - duty) / duty times the last window's length: the duty cycle of one
-// long process, over many short ones (xray_window.cc).
+// itself. So a process that counted writes down what its windows concluded: the functions the
+// last cycle selected and the last window's length. The next process of the same program under
+// the same configuration counts a window itself with probability `duty`, and otherwise patches
+// only the carried functions (the next window then opens as after a close at start-up): over many
+// short processes, the share of time spent counting is the duty, as in one long process, and only
+// the processes that count write (xray_window.cc).
 //
 // The file is outside input (another user's, a truncated write, a different program's): it is
 // read whole up to a size bound, every number is checked, and anything wrong is ignored (the
 // process then counts a window, as with no file). Written to a temporary file renamed over the
-// old one, so a reader sees a whole file; concurrent processes of one program: the last writer
-// wins, which only moves when the next window opens.
+// old one, so a reader sees a whole file; of processes of one program counting at once, the last
+// to write wins.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,6 @@ struct SelectionKey {
 
 struct CarriedSelection {
   uint64_t window_ns = 0;           // the last counting window's length
-  uint64_t closed_ns = 0;           // time run with no window open since it closed
   std::vector<uint32_t> functions;  // XRay ids of the selected functions, ascending, unique
   // The hooks' calibrated costs (hook_stack.h, in ticks) of the last process that measured them,
   // and the host they were measured on (host_identity()); empty when none did.

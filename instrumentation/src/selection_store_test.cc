@@ -16,8 +16,7 @@ namespace {
 SelectionKey key() { return {"0fd90aa285071b0bb97cf6d686d23812d7a9e6c5", 0x734b7e49a8f35ce4, 333}; }
 
 CarriedSelection selection() {
-  return {
-      5720577, 4690085, {2, 52, 75, 76, 78, 234, 333}, "b0c1d2e3f4a5b6c7", {0, 5120, 77, 1u << 20}};
+  return {5720577, {2, 52, 75, 76, 78, 234, 333}, "b0c1d2e3f4a5b6c7", {0, 5120, 77, 1u << 20}};
 }
 
 TEST(SelectionStore, WhatIsWrittenIsReadBack) {
@@ -26,12 +25,11 @@ TEST(SelectionStore, WhatIsWrittenIsReadBack) {
   auto s = decode_selection(text, key(), &why);
   ASSERT_TRUE(s) << why;
   EXPECT_EQ(s->window_ns, 5720577u);
-  EXPECT_EQ(s->closed_ns, 4690085u);
   EXPECT_EQ(s->functions, selection().functions);
   EXPECT_EQ(s->host, "b0c1d2e3f4a5b6c7");
   EXPECT_EQ(s->costs, selection().costs);
   // An empty selection (the cycle selected nothing), with no calibration, is a selection too.
-  auto none = decode_selection(encode_selection(key(), {10, 0, {}, "", {}}), key(), &why);
+  auto none = decode_selection(encode_selection(key(), {10, {}, "", {}}), key(), &why);
   ASSERT_TRUE(none) << why;
   EXPECT_TRUE(none->functions.empty());
   EXPECT_TRUE(none->host.empty());
@@ -73,7 +71,7 @@ TEST(SelectionStore, ADamagedFileIsNotBelieved) {
   EXPECT_FALSE(edited("2 52", "0 52"));                // no function 0
   EXPECT_FALSE(edited("window_ns 5720577", "window_ns 0"));
   EXPECT_FALSE(edited("window_ns 5720577", "window_ns -1"));
-  EXPECT_FALSE(edited("closed_ns 4690085", "closed_ns 99999999999999999999999"));
+  EXPECT_FALSE(edited("window_ns 5720577", "window_ns 99999999999999999999999"));
   EXPECT_FALSE(edited("end\n", "end\nmore\n"));
   EXPECT_FALSE(edited("costs 4", "costs 5"));                 // fewer costs than counted
   EXPECT_FALSE(edited("costs 4", "costs 65"));                // more than are ever read

@@ -14,6 +14,7 @@
 // are retried. At exit the background thread is stopped (no window opens) and a close after
 // shutdown does nothing (probes are off).
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <climits>
@@ -57,16 +58,17 @@ std::atomic<uint64_t> g_calls_at_last_tick{0};
 std::atomic<bool> g_started_closed{false};
 std::atomic<size_t> g_carried{0};  // functions patched from it (tests)
 // Where the selection is written for the next process (selection_store.h), or nullptr; set at
-// start-up, never freed (the exit flush writes it). A window closed since the last write.
+// start-up, never freed (the exit flush writes it). A window closed since the last write: only a
+// process that counted writes.
 const detail::SelectionKey* g_key = nullptr;
 const std::string* g_path = nullptr;
 std::atomic<bool> g_dirty{false};
 std::atomic<uint64_t> g_written_at_ns{0};
-// Written at most this often while the process runs (always at its exit): a long-running
-// program closes a window every half second at the default duty.
+// Written at most this often while the process runs (at its exit if it counted since): a
+// long-running program closes a window every half second at the default duty.
 constexpr uint64_t kSelectionWriteNs = uint64_t{60} * 1000000000;
 // A carried window longer than this is not believed (a window's length times (1 - duty) / duty
-// is the run time before the next one: a corrupt length must not stop counting for good).
+// is the run time before this process's next one: a corrupt length must not stop counting).
 constexpr uint64_t kMaxCarriedWindowNs = uint64_t{600} * 1000000000;
 // Taken by the analysis' scale under the engine's lock: nothing is called while it is held.
 // Both never destroyed: sleds fire in static destructors, and a window may close there.
@@ -208,9 +210,10 @@ PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
   return true;
 }
 
-// Writes down the selection for the program's next process (selection_store.h): the last close's
-// kept functions, its window's length and the closed time since. A process that ends inside a
-// window (`at_exit`) has its cycle select first, from what the window counted.
+// Writes down the selection for the program's next process (selection_store.h), when this process
+// counted since the last write: the last close's kept functions and its window's length. A
+// process that ends inside a window (`at_exit`) has its cycle select first, from what the window
+// counted.
 PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
   // Not under a configuration a later init() changed: that selection is not this key's.
   if (g_path == nullptr || detail::Engine::get().selection_config() != g_key->config) return;
@@ -229,12 +232,12 @@ PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
     }
     s.window_ns = now - g_window_start_ns.load();
   } else {
+    if (!g_dirty.load()) return;  // nothing new: a carried process that never counted
     {
       detail::Lock c(g_counted_mu);
       s.functions = selected();
     }
     s.window_ns = g_last_window_ns.load();
-    s.closed_ns = now - g_closed_at_ns.load();
   }
   if (s.window_ns == 0) return;
   ProbeCosts costs;
@@ -317,19 +320,32 @@ PERFHAT_XRAY_NOINSTR void set_up_windows() {
   detail::g_phase1_exit.store(&write_selection_at_exit);
 }
 
-// The program's last process left a selection and no window is due yet (its closed time, summed
-// over the processes since the window, is under (1 - duty) / duty times the window's length):
-// only the selected functions are patched, relevant from their first call, and this process
-// counts its closed time on from there. Otherwise (no file, another program or configuration, a
-// malformed file, a window due) false: every sled is patched and a window opens.
+// Whether this process counts a window at start-up although its program's last process left a
+// selection: with probability `duty`, so that over many short processes the share of time spent
+// counting is the duty (each counts for its whole life, shorter than a window) and a long one
+// reopens its windows as usual. No state shared between processes, no write by those that do
+// not count.
+PERFHAT_XRAY_NOINSTR bool counts_at_start(double duty) {
+  uint64_t x = __rdtsc() ^ (static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ull);
+  x ^= x >> 33;  // splitmix64's finalizer: the TSC's low bits alone are not uniform
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return static_cast<double>(x >> 11) * 0x1.0p-53 < duty;
+}
+
+// The program's last process that counted left a selection, and this one does not count at start
+// (counts_at_start): only the selected functions are patched, relevant from their first call, and
+// the next window opens after (1 - duty) / duty times the carried window's length, as after a
+// close at start-up. Otherwise (no file, another program or configuration, a malformed file, a
+// window drawn) false: every sled is patched and a window opens.
 PERFHAT_XRAY_NOINSTR bool start_carried() {
   if (g_path == nullptr) return false;
   const std::optional<std::string> text = detail::read_selection_file(*g_path);
   if (!text) return false;
   std::optional<detail::CarriedSelection> s = detail::decode_selection(*text, *g_key);
-  if (!s || s->window_ns > kMaxCarriedWindowNs) return false;
-  const double duty = detail::g_phase1_duty.load();
-  if (static_cast<double>(s->closed_ns) >= static_cast<double>(s->window_ns) * (1 - duty) / duty)
+  if (!s || s->window_ns > kMaxCarriedWindowNs || counts_at_start(detail::g_phase1_duty.load()))
     return false;
   std::vector<void*> fns;
   std::vector<bool> kept(xray_functions() + 1, false);
@@ -365,7 +381,7 @@ PERFHAT_XRAY_NOINSTR bool start_carried() {
     selected() = std::move(s->functions);
   }
   g_last_window_ns.store(s->window_ns);
-  g_closed_at_ns.store(now > s->closed_ns ? now - s->closed_ns : 0);
+  g_closed_at_ns.store(now);
   g_kept.store(patched);
   g_carried.store(patched);
   detail::g_phase1_carried.store(true);

@@ -90,9 +90,9 @@ struct Config {
   // Where a process leaves its Tigris selection for the next process of the same program and
   // configuration (XRay mode with a filter): PERFHAT_SELECTION_DIR, by default
   // $XDG_CACHE_HOME/perfhat/selections or ~/.cache/perfhat/selections; "off" (or empty): none.
-  // A process that starts from a carried selection patches only the selected functions, and the
-  // duty cycle spans the program's processes: a window opens once their closed time since the
-  // last one reaches (1 - duty) / duty times its length. Read once, at start-up.
+  // A process that finds one counts a window itself with probability phase1_duty, and otherwise
+  // patches only the selected functions and takes the hooks' calibration with them; only
+  // processes that counted write. Read at start-up (docs/auto-instrumentation.md).
   std::string selection_dir;
   double export_interval_s = 5;          // PERFHAT_EXPORT_INTERVAL_S
   uint32_t span_ring_per_thread = 4096;  // PERFHAT_SPAN_RING: spans per thread before drops
