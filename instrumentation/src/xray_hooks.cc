@@ -71,7 +71,7 @@ const uintptr_t* g_addresses = nullptr;
   // call if another thread was patching at the time).
   detail::Site* site = site_for(fn);
   if (site->id.load(std::memory_order_relaxed) == detail::kExcludedSite &&
-      __xray_unpatch_function(fid) == SUCCESS) {
+      patch_locked([fid] { return __xray_unpatch_function(fid); }, false) == SUCCESS) {
     g_unpatched.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -212,7 +212,7 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
 #endif
   __xray_set_handler(&on_xray);
   if (start_windows()) return;  // patched what it starts with
-  if (__xray_patch() != SUCCESS)
+  if (patch_locked([] { return __xray_patch(); }) != SUCCESS)
     std::fputs("perfhat: XRay could not patch the program's sleds; nothing is recorded\n", stderr);
 }
 
@@ -224,6 +224,11 @@ PERFHAT_XRAY_NOINSTR size_t xray_unpatched() { return g_unpatched.load(); }
 PERFHAT_XRAY_NOINSTR size_t xray_functions() { return g_max_fid; }
 // Whether function addresses come from the one-pass map (tests).
 PERFHAT_XRAY_NOINSTR bool xray_address_map() { return g_addresses != nullptr; }
+PERFHAT_XRAY_NOINSTR std::mutex& patching_mutex() {
+  static auto* mu = new std::mutex();  // never destroyed: sleds fire in static destructors
+  return *mu;
+}
+
 PERFHAT_XRAY_NOINSTR void* xray_function(int32_t fid) {
   return fid > 0 && static_cast<size_t>(fid) <= g_max_fid ? function_of(fid) : nullptr;
 }

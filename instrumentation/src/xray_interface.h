@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 extern "C" {
 enum XRayEntryType { ENTRY = 0, EXIT = 1, TAIL = 2, LOG_ARGS_ENTRY = 3 };
@@ -24,6 +25,25 @@ void __xray_FunctionExit();
 #define PERFHAT_XRAY_NOINSTR __attribute__((no_instrument_function, xray_never_instrument))
 
 namespace perfhat::autoinstrument {
+
+// compiler-rt 14's __xray_patch_function and __xray_unpatch_function make the function's pages
+// writable, and read-only again on return, outside the runtime's own guard against concurrent
+// patching: a call that finds another one running returns ONGOING but still makes its pages
+// read-only under the other's writes (SIGSEGV in patchFunctionExit, 3 of 300 runs of
+// instr_xray_test's window-leave-later0 with four loops at once). So every patching call of this
+// library goes through one lock: `op` under it, or ONGOING without waiting when `wait` is false
+// (callers that try again later, and may run in a signal handler on the thread that holds it).
+std::mutex& patching_mutex();
+template <class F>
+PERFHAT_XRAY_NOINSTR inline XRayPatchingStatus patch_locked(F op, bool wait = true) {
+  std::unique_lock<std::mutex> l(patching_mutex(), std::defer_lock);
+  if (wait) {
+    l.lock();
+  } else if (!l.try_lock()) {
+    return ONGOING;
+  }
+  return op();
+}
 
 // Ids past the program's highest, used by the start-up calibration (its keys: counted or timed,
 // skipped, counted by a probe).

@@ -89,12 +89,12 @@ std::vector<uint32_t>& selected() PERFHAT_REQUIRES(g_counted_mu) {
   return *v;
 }
 
-// A patching call the runtime refused because another thread was patching (the first-call
-// unpatching of an out-of-scope function): tried again.
+// A patching call, under the patching lock (xray_interface.h); tried again while the runtime says
+// another patching call runs (one not made by this library).
 template <class F>
 PERFHAT_XRAY_NOINSTR bool patch_retrying(F f) {
   for (int i = 0; i < 1000; ++i) {
-    const XRayPatchingStatus r = f();
+    const XRayPatchingStatus r = patch_locked(f);
     if (r != ONGOING) return r == SUCCESS;
     sched_yield();
   }
@@ -200,7 +200,7 @@ PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
     }
   }
   // One try: a first-call unpatching on another thread makes it ONGOING; checked again later.
-  if (__xray_unpatch_function(fid) != SUCCESS) return false;
+  if (patch_locked([fid] { return __xray_unpatch_function(fid); }, false) != SUCCESS) return false;
   {
     detail::Lock c(g_counted_mu);
     if (!counted().leave(static_cast<size_t>(fid), now)) return true;

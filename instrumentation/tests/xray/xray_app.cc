@@ -75,7 +75,8 @@ PERFHAT_TEST_NOINSTR int32_t xray_id_of(const void* fn) {
 // counting window's close).
 PERFHAT_TEST_NOINSTR bool set_patched(int32_t fid, bool on) {
   for (int i = 0; i < 100000; ++i) {
-    const XRayPatchingStatus r = on ? __xray_patch_function(fid) : __xray_unpatch_function(fid);
+    const XRayPatchingStatus r = perfhat::autoinstrument::patch_locked(
+        [&] { return on ? __xray_patch_function(fid) : __xray_unpatch_function(fid); });
     if (r != ONGOING) return r == SUCCESS;
     std::this_thread::yield();
   }
