@@ -33,6 +33,9 @@ EXCEPTIONS = {
     # name functions exactly as the handler does: it compiles the one key normalizer's sources
     # under a namespace of its own (no link-time or installed dependency on common/).
     "instrumentation/src/function_key_copy.cc",
+    # The tree's one hash (header-only, inline; compiled into libperfhat, nothing installed or
+    # linked): the carried selection's file names its configuration with it.
+    "instrumentation/src/selection_store.cc",
     # Checked locking is one header, libperfhat's (it includes only the standard library, and
     # libperfhat may include nothing of the tree); common/ gives it the tree's names.
     "common/thread_annotations.h",
