@@ -346,17 +346,6 @@ Attrs aggregate_attrs(const AggregateData& g) {
 
 }  // namespace
 
-std::string hex(const uint8_t* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    out += d[p[i] >> 4];
-    out += d[p[i] & 15];
-  }
-  return out;
-}
-
 std::string_view traces_protobuf_view(const ExportBatch& b) {
   // One per-thread buffer holds the whole request and keeps its capacity, so a steady exporter
   // allocates nothing and copies the body only once per span (scratch Span -> buffer). The

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "json_text.h"
 #include "perfhat/exporter.hpp"
 
 namespace perfhat::otlp {
@@ -22,7 +23,7 @@ std::string metrics_protobuf(const ExportBatch& b);
 // (perfhat's own JSON, not OTLP: docs/aggregate-export.md).
 std::string aggregates_json(const ExportBatch& b);
 
-// Helpers shared with tests.
-std::string hex(const uint8_t* p, size_t n);
+// Helpers shared with tests (json_text.h's).
+using perfhat::hex;
 
 }  // namespace perfhat::otlp

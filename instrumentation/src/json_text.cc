@@ -39,4 +39,15 @@ std::string json_escape(std::string_view s) {
 
 std::string json_quoted(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
+std::string hex(const unsigned char* p, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    out += kDigits[p[i] >> 4];
+    out += kDigits[p[i] & 15];
+  }
+  return out;
+}
+
 }  // namespace perfhat

@@ -1,7 +1,9 @@
 // JSON string literals for the library's hand-written JSON (the OTLP/JSON and aggregate bodies
-// of perfhat::otlp, the budget controller's status file): libperfhat links no JSON writer.
+// of perfhat::otlp, the budget controller's status file): libperfhat links no JSON writer. And
+// bytes as lowercase hex (OTLP/JSON's trace and span ids, a program's build id).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,5 +14,7 @@ namespace perfhat {
 std::string json_escape(std::string_view s);
 // `s` as a JSON string literal: json_escape(s) between quotes.
 std::string json_quoted(std::string_view s);
+// `n` bytes at `p` as lowercase hex, two digits each.
+std::string hex(const unsigned char* p, size_t n);
 
 }  // namespace perfhat

@@ -12,22 +12,12 @@
 #include <cstring>
 
 #include "common/fnv1a.h"
+#include "json_text.h"
 
 namespace perfhat::detail {
 namespace {
 
 constexpr std::string_view kMagic = "perfhat-selection 1";
-
-std::string hex(const unsigned char* p, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s;
-}
 
 // The main program's NT_GNU_BUILD_ID note (the first object dl_iterate_phdr reports).
 int find_build_id(dl_phdr_info* info, size_t, void* out) {
