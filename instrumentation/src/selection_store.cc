@@ -25,6 +25,7 @@ int find_build_id(dl_phdr_info* info, size_t, void* out) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the loader gives the segment as an address
     const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
     size_t left = ph.p_memsz;
     while (left >= sizeof(ElfW(Nhdr))) {

@@ -358,7 +358,7 @@ PERFHAT_XRAY_NOINSTR bool start_carried() {
   detail::Engine::get().carry_relevant(sites_for(fns));
   // The last measuring process's calibration, when it ran on this host since its boot (tick
   // counts compare): this process measures nothing. Otherwise it calibrates at its first hook.
-  if (s->costs.size() == 4 * kProbeKinds && !s->host.empty() &&
+  if (s->costs.size() == size_t{4} * kProbeKinds && !s->host.empty() &&
       s->host == detail::host_identity()) {
     ProbeCosts costs;
     size_t at = 0;
