@@ -32,7 +32,8 @@ namespace perfhat::autoinstrument {
 // read-only under the other's writes (SIGSEGV in patchFunctionExit, 3 of 300 runs of
 // instr_xray_test's window-leave-later0 with four loops at once). So every patching call of this
 // library goes through one lock: `op` under it, or ONGOING without waiting when `wait` is false
-// (callers that try again later, and may run in a signal handler on the thread that holds it).
+// (a first call's unpatching, which is tried again at a later call and does not mark the thread
+// as in a hook: a signal handler's hooks on the thread that holds the lock must not wait for it).
 std::mutex& patching_mutex();
 template <class F>
 PERFHAT_XRAY_NOINSTR inline XRayPatchingStatus patch_locked(F op, bool wait = true) {

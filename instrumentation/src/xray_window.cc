@@ -89,6 +89,21 @@ std::vector<uint32_t>& selected() PERFHAT_REQUIRES(g_counted_mu) {
   return *v;
 }
 
+// Per function id (1..max), whether the cycle's relevant set holds it: functions seen in this
+// process, in the scope; `seen`, when given, gets every seen function's address and id.
+PERFHAT_XRAY_NOINSTR std::vector<bool> selected_functions(
+    std::vector<std::pair<const void*, int32_t>>* seen = nullptr) {
+  std::vector<bool> out(xray_functions() + 1, false);
+  for (size_t fid = 1; fid <= xray_functions(); ++fid) {
+    void* fn = xray_seen_function(static_cast<int32_t>(fid));
+    if (fn == nullptr) continue;
+    if (seen != nullptr) seen->emplace_back(fn, static_cast<int32_t>(fid));
+    const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
+    out[fid] = id != 0 && id != detail::kExcludedSite && detail::relevant(id);
+  }
+  return out;
+}
+
 // A patching call, under the patching lock (xray_interface.h); tried again while the runtime says
 // another patching call runs (one not made by this library).
 template <class F>
@@ -120,16 +135,9 @@ PERFHAT_XRAY_NOINSTR void close_window() {
     return;
   }
   const size_t max_fid = xray_functions();
-  std::vector<bool> kept(max_fid + 1, false);
   std::vector<std::pair<const void*, int32_t>> seen;
-  for (size_t fid = 1; fid <= max_fid; ++fid) {
-    void* fn = xray_seen_function(static_cast<int32_t>(fid));
-    if (fn == nullptr) continue;
-    seen.emplace_back(fn, static_cast<int32_t>(fid));
-    const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
-    kept[fid] = id != 0 && id != detail::kExcludedSite && detail::relevant(id);
-  }
-  const std::vector<bool> chosen = kept;
+  const std::vector<bool> chosen = selected_functions(&seen);
+  std::vector<bool> kept = chosen;
   size_t n_kept = 0;
   if (patch_retrying([] { return __xray_unpatch(); })) {
     for (size_t fid = 1; fid <= max_fid; ++fid) {
@@ -199,8 +207,9 @@ PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
       return false;
     }
   }
-  // One try: a first-call unpatching on another thread makes it ONGOING; checked again later.
-  if (patch_locked([fid] { return __xray_unpatch_function(fid); }, false) != SUCCESS) return false;
+  // Waits for another thread's patching call (this thread's own hooks do not reach here while it
+  // patches: in_hook); one try at the runtime, checked again later if it still refuses.
+  if (patch_locked([fid] { return __xray_unpatch_function(fid); }) != SUCCESS) return false;
   {
     detail::Lock c(g_counted_mu);
     if (!counted().leave(static_cast<size_t>(fid), now)) return true;
@@ -223,13 +232,9 @@ PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
   if (g_open.load()) {
     if (!at_exit || detail::g_relevant.load(std::memory_order_acquire) == nullptr) return;
     perfhat::analyze_now();
-    for (size_t fid = 1; fid <= xray_functions(); ++fid) {
-      void* fn = xray_seen_function(static_cast<int32_t>(fid));
-      if (fn == nullptr) continue;
-      const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
-      if (id != 0 && id != detail::kExcludedSite && detail::relevant(id))
-        s.functions.push_back(static_cast<uint32_t>(fid));
-    }
+    const std::vector<bool> chosen = selected_functions();
+    for (size_t fid = 1; fid < chosen.size(); ++fid)
+      if (chosen[fid]) s.functions.push_back(static_cast<uint32_t>(fid));
     s.window_ns = now - g_window_start_ns.load();
   } else {
     if (!g_dirty.load()) return;  // nothing new: a carried process that never counted
