@@ -210,9 +210,12 @@ PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
   // Waits for another thread's patching call (this thread's own hooks do not reach here while it
   // patches: in_hook); one try at the runtime, checked again later if it still refuses.
   if (patch_locked([fid] { return __xray_unpatch_function(fid); }) != SUCCESS) return false;
+  // Counted until its sleds were unpatched, not until the check: a thread descheduled in between
+  // (a loaded machine) kept counting its calls, and leaving at the check's time scaled them up.
+  const uint64_t left_at = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
-    if (!counted().leave(static_cast<size_t>(fid), now)) return true;
+    if (!counted().leave(static_cast<size_t>(fid), left_at)) return true;
   }
   g_left.fetch_add(1);
   g_left_now.fetch_add(1);
