@@ -68,7 +68,7 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     slot.budget_p = 0;
     ts_.hot.request_sampled = kind == autoinstrument::kRecorded;
     keep_[id_] = kind == autoinstrument::kRecorded ? ~uint64_t{0} : 0;
-    if (kind != last_) publish_thresholds(keep_);
+    if (kind != last_) publish_thresholds(keep_, scales_);
     last_ = kind;
     ts_.hot.request_weight = 1;
   }
@@ -85,7 +85,7 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
   // calibration may run after plans were published (the macros' compensation, measured on the
   // first tick after a macro probe ran): clearing the table then kept every call until the next
   // plan.
-  void restore_plan() { publish_thresholds(plan_); }
+  void restore_plan() { publish_thresholds(plan_, scales_); }
 
  private:
   static constexpr unsigned kZero = 0;
@@ -93,6 +93,7 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
   std::vector<detail::Slot> slots_;
   // The plan's table (other threads' probes keep reading it) with the calibration's own site.
   const std::vector<uint64_t> plan_ = published_thresholds();
+  const std::vector<double> scales_ = published_scales();
   std::vector<uint64_t> keep_ = with_site(plan_, id_);
   ProbeKind last_ = autoinstrument::kProbeKinds;
   detail::CallRecord calls_[16] = {};

@@ -405,6 +405,7 @@ Controller::WindowTotals Controller::measure_sites(const std::vector<detail::Sit
     }
     // A site armed only to measure its rate again: its detection is the plan's, spread below.
     (s.measuring ? t.calls_measuring : t.calls_all) += calls;
+    if (s.measuring) t.records_measuring += calls * std::clamp(s.probability, 0.0, 1.0);
     if (!s.measuring) t.armed_calls.push_back(request_thread_calls);
     t.class_site_calls.emplace_back(s.klass, request_thread_calls);
     if (a.kind == detail::kRequest) t.requests += calls;
@@ -476,13 +477,15 @@ WindowCost Controller::measure_cost(const WindowTotals& t, uint64_t recorded,
   if (t.any_measuring) {
     rearm_.measured(t.measured_hz);
     measuring_per_window_s_ =
-        t.calls_measuring * costs_.detect_s / static_cast<double>(rearm_.every());
+        (t.calls_measuring * costs_.detect_s + t.records_measuring * costs_.report_s) /
+        static_cast<double>(rearm_.every());
   } else if (!t.any_disarmed) {
     measuring_per_window_s_ = 0;
   }
   WindowCounts counts;
   counts.detected = t.calls_all;
-  counts.recorded = std::max(0.0, d_recorded - d_roots);  // a root's record is in its price
+  // A root's record is in its price; a re-arm window's records are in the measuring charge.
+  counts.recorded = std::max(0.0, d_recorded - d_roots - t.records_measuring);
   counts.counted_unrecorded = t.calls_unsampled - d_recorded;
   counts.request_roots_taken = t.request_calls;
   // One in kSelfTimingPeriod entries to Probe::begin is timed, whatever it then does.
@@ -521,7 +524,6 @@ void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActi
     }
     st.probability = probability[a.id];
   }
-  publish(probability);
   // Classes the plan records none of are disarmed, so their calls cost what a disabled probe
   // costs: probing mode's untraced classes, left to the stack sampler (the paper's probing
   // model detects traced classes only), and the classes rates mode leaves undetected when
@@ -535,13 +537,36 @@ void Controller::apply_plan(const Plan& plan, const std::vector<detail::SiteActi
   }
   const bool rearm = any_untraced && rearm_.arm(windows_);
   std::vector<bool> off(max_id + 1, false);
+  std::size_t measuring = 0;
   for (const detail::SiteActivity& a : sites) {
     SiteState& st = sites_[a.id];
     const bool untraced = st.klass >= 0 && st.probability <= 0;
     off[a.id] = untraced && !rearm;
     st.disarmed = off[a.id];
     st.measuring = untraced && rearm;
+    // A request root is not recorded to measure it: a root taken opens its request's context,
+    // in which every recordable call is recorded at the root's weight.
+    measuring += st.measuring && a.kind != detail::kRequest ? 1 : 0;
+    if (!untraced) st.unseen_windows = 0;
   }
+  // A re-arm window also records a few calls of each site it arms, weighted for the windows the
+  // site was disarmed in: without them an untraced class's durations and weighted counts are
+  // only those of the windows before it was disarmed (the start-up's, all calls recorded while
+  // caches and the program were cold), never its steady state.
+  std::vector<double> scale;
+  if (measuring > 0) scale.assign(max_id + 1, 1.0);
+  for (const detail::SiteActivity& a : sites) {
+    SiteState& st = sites_[a.id];
+    if (st.disarmed) ++st.unseen_windows;
+    if (!st.measuring || a.kind == detail::kRequest) continue;
+    const double span = static_cast<double>(st.unseen_windows + 1);
+    probability[a.id] = rearmRecordProbability(plan.allowed_cpu_per_s, costs_.report_s, measuring,
+                                               span, st.calls_per_s);
+    scale[a.id] = span;
+    st.probability = probability[a.id];
+    st.unseen_windows = 0;
+  }
+  publish(probability, scale);
   detail::Engine::get().set_budget_disarmed(off);
 }
 

@@ -110,6 +110,8 @@ class Controller {
     // counted), and its rates in the last window it was armed in.
     bool disarmed = false;
     bool measuring = false;  // armed through that window only to measure its rates again
+    // Windows disarmed since it was last armed: what a re-arm window's records stand for too.
+    std::size_t unseen_windows = 0;
     double calls_per_s = 0, busy_per_s = 0;
     double request_thread_calls_per_s = 0;  // the calls that may find it cold
   };
@@ -124,6 +126,7 @@ class Controller {
     // top pay their request's context (sampler, trace ids, two clock reads) whether recorded or
     // not.
     double calls_all = 0, calls_unsampled = 0, request_calls = 0, calls_measuring = 0;
+    double records_measuring = 0;  // a re-arm window's records (expected: calls x probability)
     double requests = 0;
     // Cold entries (budget_cost_account.h): each armed site's calls on threads that serve
     // requests.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "budget_controller.h"
+#include "budget_hand_ticked.h"
 #include "budget_insitu.h"
 #include "budget_runtime.h"
 #include "engine.h"
@@ -317,37 +318,11 @@ double insituWall() { return g_insitu_s += 1; }
 double insituCpu() { return g_insitu_s; }
 double noCollector() { return 0; }
 
-// The one controller on, ticked by the test alone (the engine's background thread ticks it about
-// once a second: between a test's calls that would be a window of its own), with the fake clocks
-// and calibration; left off, with the system's clocks and calibration and its background ticks,
-// however the test ends (a failed ASSERT returns early).
-class HandTicked {
+// The controller with these clocks and this calibration (budget_hand_ticked.h).
+class InSituHandTicked : public HandTicked {
  public:
-  explicit HandTicked(const Settings& s) {
-    c_.set_background_ticks(false);
-    c_.set_calibrator(&calibrated);
-    c_.set_meter({&insituWall, &insituCpu, &noCollector});
-    const detail::Status on = c_.configure(s);
-    configured_ = static_cast<bool>(on);
-    error_ = on.error;
-  }
-  ~HandTicked() {
-    c_.set_meter(Meter::system());
-    c_.set_calibrator(nullptr);
-    const detail::Status off = c_.configure(Settings{});
-    EXPECT_TRUE(off) << off.error;
-    EXPECT_FALSE(detail::g_self_timing.load());  // no budget: the probes time nothing
-    c_.set_background_ticks(true);
-  }
-  HandTicked(const HandTicked&) = delete;
-  HandTicked& operator=(const HandTicked&) = delete;
-  bool configured() const { return configured_; }
-  const std::string& error() const { return error_; }
-
- private:
-  Controller& c_ = Controller::get();
-  bool configured_ = false;
-  std::string error_;
+  explicit InSituHandTicked(const Settings& s)
+      : HandTicked(s, &calibrated, {&insituWall, &insituCpu, &noCollector}) {}
 };
 
 // A recorded request root is charged once, at its request's price: the root's timed intervals
@@ -359,7 +334,7 @@ TEST_F(BudgetInSituProbes, ARecordedRequestRootIsChargedOnceAtItsRequestsPrice) 
   Controller& c = Controller::get();
   Settings s;
   s.enabled = true;
-  const HandTicked hand(s);
+  const InSituHandTicked hand(s);
   ASSERT_TRUE(hand.configured()) << hand.error();
   c.tick();  // calibrates; the first window starts
   serve(20);
@@ -381,7 +356,7 @@ TEST(BudgetControllerInSitu, ChargesRecordsWhatTheirProbesCostWhereTheyRan) {
   // Long enough that the timed calls stay in the sliding window while the price steps up to
   // theirs (a step of up to 2^10 at a tick a nanosecond).
   s.planner.windows = 20;
-  const HandTicked hand(s);
+  const InSituHandTicked hand(s);
   ASSERT_TRUE(hand.configured()) << hand.error();
   EXPECT_TRUE(detail::g_self_timing.load());  // the probes time themselves under a budget
   c.tick();  // calibrates (and measures the clock reads' cost); the first window starts

@@ -30,4 +30,16 @@ void RearmSchedule::measured(const std::map<std::string, double>& rates) {
   measured_once_ = true;
 }
 
+double rearmRecordProbability(double allowed_cpu_per_s, double record_s, std::size_t sites,
+                              double span_windows, double site_calls_per_s) {
+  if (!(site_calls_per_s > 0)) return 1;
+  if (!(allowed_cpu_per_s > 0) || !(record_s > 0) || sites == 0 || !(span_windows > 0)) return 0;
+  const double windows = std::min(RearmTunables::kRecordShare * span_windows, 1.0);
+  const double records_per_s = windows * allowed_cpu_per_s / record_s / static_cast<double>(sites);
+  // A record's weight (span / probability) stays at most kMaxRecordWeight: the handler refuses
+  // weights over 1e9.
+  const double least = std::min(span_windows / RearmTunables::kMaxRecordWeight, 1.0);
+  return std::clamp(records_per_s / site_calls_per_s, least, 1.0);
+}
+
 }  // namespace perfhat::budget

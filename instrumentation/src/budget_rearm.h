@@ -19,7 +19,22 @@ struct RearmTunables {
   // kQuietHz calls per second).
   static constexpr double kStableChange = 0.25;
   static constexpr double kQuietHz = 1;
+  // What a re-arm window may spend on records, as a share of the plan's allowance per window it
+  // stands for, and at most one window's whole allowance (so a re-arm after 80 windows does not
+  // spend 8 windows' worth at once).
+  static constexpr double kRecordShare = 0.1;
+  static constexpr double kMaxRecordWeight = 1e8;
 };
+
+// The probability a re-arm window records a call of one of the `sites` sites it arms with: the
+// records it may spend (RearmTunables::kRecordShare of `allowed_cpu_per_s` per window each site
+// stood disarmed, `span_windows`, at most one whole window's, at `record_s` a record) shared
+// equally among the sites, over the calls the site made a second in the last window it was
+// armed in. A site not measured yet (no calls then) is recorded in full. Records taken so stand
+// for span_windows / probability calls each: the re-arm window's and those of the windows the
+// site was disarmed in, which nobody saw (unbiased while its call rate and durations hold).
+double rearmRecordProbability(double allowed_cpu_per_s, double record_s, std::size_t sites,
+                              double span_windows, double site_calls_per_s);
 
 class RearmSchedule {
  public:

@@ -90,4 +90,25 @@ TEST(BudgetRearm, QuietClassesAreStableWhateverTheirRatio) {
   EXPECT_EQ(r.every(), 2 * T::kFirstEvery);
 }
 
+// What a re-arm window records: a tenth of the allowance per window the sites stood disarmed,
+// shared equally among them, over each site's calls. 0.01 CPU-s/s at 10 µs a record buys 1,000
+// records a second; 4 windows disarmed and the re-arm window: half a window's worth, 500 records,
+// 125 for each of 4 sites; a site making 1,000 calls a second is recorded at 0.125.
+TEST(BudgetRearm, AReArmWindowRecordsATenthOfTheAllowancePerWindowItStandsFor) {
+  using perfhat::budget::rearmRecordProbability;
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 4, 5, 1000), 0.125);
+  // Twice the span, twice the records; past ten windows, one whole window's allowance at most.
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 4, 10, 1000), 0.25);
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 4, 80, 1000), 0.25);
+  // A quiet site is recorded in full; one not measured yet (no calls) too.
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 4, 5, 50), 1.0);
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 4, 5, 0), 1.0);
+  // Nothing allowed, nothing recorded (a site that made calls).
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0, 10e-6, 4, 5, 1000), 0.0);
+  EXPECT_DOUBLE_EQ(rearmRecordProbability(0.01, 10e-6, 0, 5, 1000), 0.0);
+  // A record's weight (span / probability) stays within what the handler accepts.
+  const double p = rearmRecordProbability(1e-6, 10e-6, 100, 80, 1e9);
+  EXPECT_LE(80 / p, T::kMaxRecordWeight * (1 + 1e-12));
+}
+
 }  // namespace

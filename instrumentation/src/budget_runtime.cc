@@ -1,6 +1,7 @@
 #include "budget_runtime.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -36,6 +37,10 @@ double probability_of(uint64_t thr) noexcept {
   if (thr == ~uint64_t{0}) return 1;
   return static_cast<double>(thr) * 0x1.0p-64;
 }
+
+double scale_of(const uint64_t* t, uint32_t site) noexcept {
+  return std::bit_cast<double>(t[kTableHeader + t[0] + site]);
+}
 }  // namespace
 
 uint64_t threshold(double p) noexcept {
@@ -66,7 +71,8 @@ Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept 
     s.budget_run.store(0, std::memory_order_relaxed);
   }
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
-  const uint64_t thr = t == nullptr || site >= t[0] ? ~uint64_t{0} : t[kTableHeader + site];
+  const bool covered = t != nullptr && site < t[0];
+  const uint64_t thr = covered ? t[kTableHeader + site] : ~uint64_t{0};
   // The end of a run is the call it was drawn to take, worth 1 / the rate the run was drawn with
   // (read by weight() when the call is recorded, at its exit). Without a run in progress, or
   // after a capped one: a fresh draw at the current rate.
@@ -75,7 +81,8 @@ Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept 
   const bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
   if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0})) {
     h->owner->budget_weight_site = site;
-    h->owner->budget_weight = 1.0f / (run_ended ? s.budget_p : static_cast<float>(p));
+    h->owner->budget_weight = static_cast<float>(covered ? scale_of(t, site) : 1.0) /
+                              (run_ended ? s.budget_p : static_cast<float>(p));
   }
   s.budget_p = 0;
   if (thr == ~uint64_t{0}) return run_ended ? Take::kKeepSampled : Take::kKeep;
@@ -111,7 +118,7 @@ double weight(uint32_t site, detail::Hot* h) noexcept {
   if (t == nullptr || site >= t[0]) return 1;
   const uint64_t thr = t[kTableHeader + site];
   if (thr == ~uint64_t{0} || thr == 0) return 1;
-  return std::ldexp(1.0, 64) / static_cast<double>(thr);
+  return scale_of(t, site) * std::ldexp(1.0, 64) / static_cast<double>(thr);
 }
 
 double probability(uint32_t site) noexcept {
@@ -120,10 +127,10 @@ double probability(uint32_t site) noexcept {
   return probability_of(t[kTableHeader + site]);
 }
 
-void publish(const std::vector<double>& probability) {
+void publish(const std::vector<double>& probability, const std::vector<double>& scale) {
   std::vector<uint64_t> thresholds(probability.size());
   for (std::size_t i = 0; i < probability.size(); ++i) thresholds[i] = threshold(probability[i]);
-  publish_thresholds(thresholds);
+  publish_thresholds(thresholds, scale);
 }
 
 std::vector<uint64_t> published_thresholds() {
@@ -134,11 +141,26 @@ std::vector<uint64_t> published_thresholds() {
   return std::vector<uint64_t>(t + kTableHeader, t + kTableHeader + t[0]);
 }
 
-void publish_thresholds(const std::vector<uint64_t>& thresholds) {
+std::vector<double> published_scales() {
+  detail::Lock l(g_tables_mu);
+  const uint64_t* t = g_keep.load(std::memory_order_acquire);
+  if (t == nullptr) return {};
+  std::vector<double> out(t[0]);
+  for (uint32_t i = 0; i < t[0]; ++i) out[i] = scale_of(t, i);
+  return out;
+}
+
+void publish_thresholds(const std::vector<uint64_t>& thresholds, const std::vector<double>& scale) {
   if (thresholds.empty()) return clear();
-  auto table = std::make_unique<uint64_t[]>(kTableHeader + thresholds.size());
-  table[0] = thresholds.size();
+  const std::size_t n = thresholds.size();
+  auto table = std::make_unique<uint64_t[]>(kTableHeader + 2 * n);
+  table[0] = n;
   std::copy(thresholds.begin(), thresholds.end(), table.get() + kTableHeader);
+  for (std::size_t i = 0; i < n; ++i) {
+    // A scale that could not weigh a call (not finite, under 1) is 1: the plan's own weight.
+    const double x = i < scale.size() && std::isfinite(scale[i]) && scale[i] >= 1 ? scale[i] : 1;
+    table[kTableHeader + n + i] = std::bit_cast<uint64_t>(x);
+  }
   detail::Lock l(g_tables_mu);
   // Serial 0 is never used (a table read before any publication would look new).
   if (static_cast<uint32_t>(++g_serial) == 0) ++g_serial;

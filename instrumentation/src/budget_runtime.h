@@ -14,9 +14,11 @@ struct Slot;
 
 namespace perfhat::budget {
 
-// Word 0: number of sites covered; word 1: the table's serial number; then one threshold per site
-// id: a call is kept when a uniform 64-bit draw is below it (~0 = always, 0 = never). Sites past
-// the end are kept.
+// Word 0: number of sites covered (n); word 1: the table's serial number; then one threshold per
+// site id: a call is kept when a uniform 64-bit draw is below it (~0 = always, 0 = never); then n
+// weight scales (doubles' bits): a kept call stands for scale / its probability calls. The scale
+// is 1 except for a re-arm window's records (budget_rearm.h), which also stand for the calls of
+// the windows their site was disarmed in. Sites past the end are kept.
 extern std::atomic<const uint64_t*> g_keep;
 
 // The decision for a call that reached the probe's slow path, made as a
@@ -42,8 +44,8 @@ Take take_request(uint32_t site, detail::Hot* h, detail::Slot& slot) noexcept;
 uint32_t skip_length(uint64_t x, double probability) noexcept;
 inline constexpr uint32_t kLongestSkip = (1u << 31) - 1;
 
-// A recorded call's weight: 1 / the probability it was taken with (1 without a budget). The
-// last call take() kept at `site` on this thread is worth 1 / the rate its run was drawn with
+// A recorded call's weight: the site's scale / the probability it was taken with (1 without a
+// budget). The last call take() kept at `site` on this thread is worth that of its run's draw
 // (one per thread: a run ending right after a rate change, nested in another, is weighted at
 // the new rate).
 double weight(uint32_t site, detail::Hot* h) noexcept;
@@ -58,10 +60,10 @@ inline uint32_t passed_over(uint32_t run, uint32_t skip) noexcept {
   return run > skip ? run - skip : 0;
 }
 
-// Publishes a new table (probability per site id, index 0 unused). Earlier tables stay readable
-// for kRetainedTables publications: a probe holds the pointer for a few instructions, a
-// publication comes once per planning window (≥ 0.1 s).
-void publish(const std::vector<double>& probability);
+// Publishes a new table (probability per site id, index 0 unused; weight scales per site id,
+// missing ones 1). Earlier tables stay readable for kRetainedTables publications: a probe holds
+// the pointer for a few instructions, a publication comes once per planning window (≥ 0.1 s).
+void publish(const std::vector<double>& probability, const std::vector<double>& scale = {});
 // Back to "keep every call" (shutdown, tests).
 void clear();
 // The published table's thresholds per site id (empty: no table), and its republication (a copy,
@@ -69,7 +71,9 @@ void clear();
 // with these while other threads' probes keep reading the plan's rates, and restores the plan
 // when done.
 std::vector<uint64_t> published_thresholds();
-void publish_thresholds(const std::vector<uint64_t>& thresholds);
+std::vector<double> published_scales();
+void publish_thresholds(const std::vector<uint64_t>& thresholds,
+                        const std::vector<double>& scale = {});
 inline constexpr std::size_t kRetainedTables = 64;
 // The longest skip run: a site re-reads its rate at least every kMaxRun calls on each thread
 // (rate 0: one out-of-line call in 1,024; the cost of the cap at low rates is one slow path per

@@ -90,6 +90,26 @@ TEST_F(BudgetSkip, WeightsEstimateTheCallsAndEveryCallIsCounted) {
   EXPECT_NEAR(c.weight / kCalls, 1.0, 0.03);
 }
 
+// A re-arm window's records (budget_rearm.h) stand for the calls of the windows their site was
+// disarmed in as well: published with a scale, a taken call weighs scale / p. Here 1 window's
+// calls recorded at 0.01 with a scale of 10 estimate 10 windows' worth; the table's scale goes
+// with the call to the weight whether the call ends a run or is a fresh draw, and other sites keep
+// a scale of 1.
+TEST_F(BudgetSkip, AScaledSiteWeighsItsScaleOverItsProbability) {
+  perfhat::budget::publish({1.0, 0.01, 0.5}, {1.0, 10.0});
+  EXPECT_EQ(perfhat::budget::published_scales(), (std::vector<double>{1.0, 10.0, 1.0}));
+  constexpr uint64_t kCalls = 2000000;
+  const Calls c = call(kCalls, s_, h_);
+  EXPECT_EQ(counted(s_), kCalls);
+  EXPECT_NEAR(c.weight / (10.0 * kCalls), 1.0, 0.03);
+  EXPECT_DOUBLE_EQ(perfhat::budget::weight(2, &h_), 2.0);  // site 2: 1 / 0.5, scale 1
+  // A scale that could not weigh a call is the plan's own 1.
+  perfhat::budget::publish({1.0, 0.5}, {1.0, -3.0});
+  EXPECT_EQ(perfhat::budget::published_scales(), (std::vector<double>{1.0, 1.0}));
+  perfhat::budget::publish({1.0, 0.5}, {1.0, std::nan("")});
+  EXPECT_DOUBLE_EQ(perfhat::budget::weight(kSite, &h_), 2.0);
+}
+
 // The controller publishes a table every window, most of them with the same rates: the runs
 // in progress carry on, and the weights still estimate the calls.
 TEST_F(BudgetSkip, RepublishingTheSameRatesKeepsTheEstimateUnbiased) {
