@@ -5,11 +5,14 @@
 // controller ticked by the test with injected clocks and calibration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "budget_controller.h"
 #include "budget_hand_ticked.h"
+#include "budget_runtime.h"
 #include "engine.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
@@ -100,6 +103,53 @@ TEST(BudgetRearmRecords, AnUntracedSitesWeightsCoverTheWindowsItStoodDisarmedIn)
   EXPECT_LT(hot_records, 0.5 * static_cast<double>(hot_calls));
   // The traced cold site: every call recorded, at weight 1.
   EXPECT_NEAR(cold_weight, static_cast<double>(cold_calls), 1e-6 * static_cast<double>(cold_calls));
+}
+
+detail::Site g_outer{nullptr, "void rearmrecords::outer()", __FILE__, __LINE__, detail::kFunction};
+detail::Site g_inner{nullptr, "void rearmrecords::inner()", __FILE__, __LINE__, detail::kFunction};
+[[gnu::noinline]] void inner() { detail::Probe p(g_inner); }
+[[gnu::noinline]] void outer() {
+  detail::Probe p(g_outer);
+  inner();
+  inner();
+}
+
+// A re-arm window's record is not taken inside another one on the same thread: a sparse
+// record's cost (its lines cold) is far over what the enclosing call's duration leaves out, so
+// nested records inflated their callers. Both sites re-armed, recorded in full: the outer calls
+// are recorded and the inner calls inside them are not; an inner call on its own is.
+TEST(BudgetRearmRecords, AReArmRecordIsNotTakenInsideAnother) {
+  Config config;
+  config.sampler = "full";
+  config.export_interval_s = 1e9;
+  config.cycle_s = 1e9;
+  auto exporter = std::make_shared<MemoryExporter>();
+  ASSERT_TRUE(init(config, exporter)) << last_error();
+  outer();  // registered
+  const uint32_t top = std::max(g_outer.id.load(), g_inner.id.load());
+  std::vector<double> probability(top + 1, 1.0), scale(top + 1, 1.0);
+  scale[g_outer.id.load()] = scale[g_inner.id.load()] = 3;
+  publish(probability, scale);
+  for (int i = 0; i < 10; ++i) outer();
+  for (int i = 0; i < 5; ++i) inner();
+  clear();
+  for (int i = 0; i < 4; ++i) outer();  // no budget: every call recorded again
+  shutdown();
+  int outer_spans = 0, inner_spans = 0;
+  double outer_weight = 0, inner_weight = 0;
+  for (const auto& span : exporter->spans()) {
+    if (span.function.find("rearmrecords::outer") != std::string::npos) {
+      ++outer_spans;
+      outer_weight += span.weight;
+    } else if (span.function.find("rearmrecords::inner") != std::string::npos) {
+      ++inner_spans;
+      inner_weight += span.weight;
+    }
+  }
+  EXPECT_EQ(outer_spans, 1 + 10 + 4);
+  EXPECT_DOUBLE_EQ(outer_weight, 1 + 10 * 3 + 4);
+  EXPECT_EQ(inner_spans, 2 + 5 + 8);
+  EXPECT_DOUBLE_EQ(inner_weight, 2 + 5 * 3 + 8);
 }
 
 }  // namespace

@@ -78,14 +78,28 @@ Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept 
   // after a capped one: a fresh draw at the current rate.
   const double p = probability_of(thr);
   const bool run_ended = s.budget_p > 0;
-  const bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
-  if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0})) {
+  bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
+  const double scale = covered ? scale_of(t, site) : 1.0;
+  // A re-arm window's record (a scaled site) is not taken inside another one on this thread: a
+  // sparse record costs microseconds with its lines cold, far over the calibrated price the
+  // enclosing call's duration leaves out (macro_compensation.h), so nested re-arm records
+  // inflated their callers' durations (+20 to +90 % on the sample service).
+  if (kept && scale > 1 && h->owner != nullptr) {
+    if (h->owner->rearm_span != 0)
+      kept = false;
+    else
+      h->owner->rearm_kept = true;
+  }
+  if (kept && h->owner != nullptr && (run_ended || thr != ~uint64_t{0} || scale != 1)) {
     h->owner->budget_weight_site = site;
-    h->owner->budget_weight = static_cast<float>(covered ? scale_of(t, site) : 1.0) /
-                              (run_ended ? s.budget_p : static_cast<float>(p));
+    h->owner->budget_weight =
+        static_cast<float>(scale) / (run_ended ? s.budget_p : static_cast<float>(p));
   }
   s.budget_p = 0;
-  if (thr == ~uint64_t{0}) return run_ended ? Take::kKeepSampled : Take::kKeep;
+  if (thr == ~uint64_t{0}) {
+    if (!kept) return Take::kPass;  // inside a re-arm record: the next call is a fresh draw
+    return run_ended ? Take::kKeepSampled : Take::kKeep;
+  }
   if (!runs) return kept ? Take::kKeepSampled : Take::kPass;
   // A run drawn longer than kMaxRun (rate 0: always) passes over kMaxRun calls and ends in a
   // fresh draw, not a taken call. Unbiased (a geometric skip is memoryless: the draw after the
@@ -117,7 +131,8 @@ double weight(uint32_t site, detail::Hot* h) noexcept {
   const uint64_t* t = g_keep.load(std::memory_order_acquire);
   if (t == nullptr || site >= t[0]) return 1;
   const uint64_t thr = t[kTableHeader + site];
-  if (thr == ~uint64_t{0} || thr == 0) return 1;
+  if (thr == 0) return 1;
+  if (thr == ~uint64_t{0}) return scale_of(t, site);
   return scale_of(t, site) * std::ldexp(1.0, 64) / static_cast<double>(thr);
 }
 

@@ -63,6 +63,10 @@ struct ThreadState {
   // a run drawn before a rate change ends at a call worth 1 / the rate it was drawn with.
   uint32_t budget_weight_site = 0;
   float budget_weight = 1;
+  // A re-arm window's record open on this thread (budget_rearm.h): its span id, 0 for none; and
+  // whether take() just kept one (Probe::begin then notes the span it opens).
+  uint64_t rearm_span = 0;
+  bool rearm_kept = false;
   // Attributes of the recording spans open on this thread, innermost last.
   static constexpr int kMaxRecordingDepth = 64;
   int recording_depth = 0;

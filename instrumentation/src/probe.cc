@@ -27,6 +27,7 @@ void Engine::begin_request(Hot* h, const Site& site) {
   ts->trace_hi = random64();
   ts->trace_lo = random64() | 1;
   ts->current_span = 0;
+  ts->rearm_span = 0;
 }
 
 void Engine::end_request(Hot* h, const Site& site, uint64_t start, uint64_t end) {
@@ -332,7 +333,10 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
     } else {
       parent_ = begin_span(h);
       f |= kRecording;
+      ThreadState* ts = h->owner;
+      if (ts->rearm_kept) ts->rearm_span = ts->current_span;  // budget_runtime.cc
     }
+    h->owner->rearm_kept = false;
     result_size_ = -1;
     loop_iterations_ = -1;
   }
@@ -380,6 +384,7 @@ void Probe::finish(uint64_t end) noexcept {
                                  parent_, true);
   } else if (flags_ & kRecording) {
     record_span(h, *site_, start_, end, this, parent_);
+    if (h->owner->rearm_span == h->owner->current_span) h->owner->rearm_span = 0;
     end_span_context(h, parent_);
   }
   if (flags_ & kRequestContext) {
