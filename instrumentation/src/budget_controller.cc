@@ -579,29 +579,4 @@ void Controller::set_probe_rate(double hz) {
   }
 }
 
-Plan Controller::plan() const {
-  detail::Lock l(mu_);
-  return planner_.plan();
-}
-
-Costs Controller::costs() const {
-  detail::Lock l(mu_);
-  return costs_;
-}
-
-std::vector<SampledFunction> Controller::sampled() const {
-  detail::Lock l(mu_);
-  std::vector<SampledFunction> out;
-  for (const auto& [fn, f] : sampled_) out.push_back(f);
-  std::sort(out.begin(), out.end(), [](const SampledFunction& a, const SampledFunction& b) {
-    return a.samples > b.samples;
-  });
-  return out;
-}
-
-std::size_t Controller::windows_setting() const {
-  detail::Lock l(mu_);
-  return settings_.planner.windows;
-}
-
 }  // namespace perfhat::budget

@@ -1,5 +1,6 @@
-// The controller's status document (perfhat-handler's collection-budget view reads it): the
-// plan, the costs it was priced with, the last window's charge and the sampled functions.
+// What the controller shows other threads: its plan, costs, sampled functions and settings, and
+// its status document (perfhat-handler's collection-budget view reads it): the plan, the costs
+// it was priced with, the last window's charge and the sampled functions.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -126,6 +127,31 @@ void Controller::write_status() {
     if (!out) return;
   }
   std::rename(tmp.c_str(), settings_.status_file.c_str());
+}
+
+Plan Controller::plan() const {
+  detail::Lock l(mu_);
+  return planner_.plan();
+}
+
+Costs Controller::costs() const {
+  detail::Lock l(mu_);
+  return costs_;
+}
+
+std::vector<SampledFunction> Controller::sampled() const {
+  detail::Lock l(mu_);
+  std::vector<SampledFunction> out;
+  for (const auto& [fn, f] : sampled_) out.push_back(f);
+  std::sort(out.begin(), out.end(), [](const SampledFunction& a, const SampledFunction& b) {
+    return a.samples > b.samples;
+  });
+  return out;
+}
+
+std::size_t Controller::windows_setting() const {
+  detail::Lock l(mu_);
+  return settings_.planner.windows;
 }
 
 }  // namespace perfhat::budget
