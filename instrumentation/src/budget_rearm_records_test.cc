@@ -41,13 +41,19 @@ double wall() { return g_clock_s += 1; }  // each tick ends a 1 s window...
 double cpu() { return g_clock_s; }        // ... of one CPU-second
 double collector() { return 0; }
 
-TEST(BudgetRearmRecords, AnUntracedSitesWeightsCoverTheWindowsItStoodDisarmedIn) {
+// The engine on, every call recorded, nothing exported before shutdown(); nullptr if it failed.
+std::shared_ptr<MemoryExporter> recordEveryCall() {
   Config config;
   config.sampler = "full";
   config.export_interval_s = 1e9;
   config.cycle_s = 1e9;
   auto exporter = std::make_shared<MemoryExporter>();
-  ASSERT_TRUE(init(config, exporter)) << last_error();
+  return init(config, exporter) ? exporter : nullptr;
+}
+
+TEST(BudgetRearmRecords, AnUntracedSitesWeightsCoverTheWindowsItStoodDisarmedIn) {
+  const std::shared_ptr<MemoryExporter> exporter = recordEveryCall();
+  ASSERT_TRUE(exporter) << last_error();
   Settings s;
   s.enabled = true;
   s.planner.probing = true;
@@ -119,12 +125,8 @@ detail::Site g_inner{nullptr, "void rearmrecords::inner()", __FILE__, __LINE__, 
 // nested records inflated their callers. Both sites re-armed, recorded in full: the outer calls
 // are recorded and the inner calls inside them are not; an inner call on its own is.
 TEST(BudgetRearmRecords, AReArmRecordIsNotTakenInsideAnother) {
-  Config config;
-  config.sampler = "full";
-  config.export_interval_s = 1e9;
-  config.cycle_s = 1e9;
-  auto exporter = std::make_shared<MemoryExporter>();
-  ASSERT_TRUE(init(config, exporter)) << last_error();
+  const std::shared_ptr<MemoryExporter> exporter = recordEveryCall();
+  ASSERT_TRUE(exporter) << last_error();
   outer();  // registered
   const uint32_t top = std::max(g_outer.id.load(), g_inner.id.load());
   std::vector<double> probability(top + 1, 1.0), scale(top + 1, 1.0);
