@@ -82,8 +82,8 @@ Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept 
   const double scale = covered ? scale_of(t, site) : 1.0;
   // A re-arm window's record (a scaled site) is not taken inside another one on this thread: a
   // sparse record costs microseconds with its lines cold, far over the calibrated price the
-  // enclosing call's duration leaves out (macro_compensation.h), so nested re-arm records
-  // inflated their callers' durations (+20 to +90 % on the sample service).
+  // enclosing call's duration leaves out (macro_compensation.h), which would add to the caller's
+  // duration.
   if (kept && scale > 1 && h->owner != nullptr) {
     if (h->owner->rearm_span != 0)
       kept = false;
