@@ -122,8 +122,8 @@ detail::Site g_inner{nullptr, "void rearmrecords::inner()", __FILE__, __LINE__, 
 
 // A re-arm window's record is not taken inside another one on the same thread: a sparse
 // record's cost (its lines cold) is far over what the enclosing call's duration leaves out, so
-// nested records would add to their callers' durations. Both sites re-armed, recorded in full: the outer calls
-// are recorded and the inner calls inside them are not; an inner call on its own is.
+// nested records would add to their callers' durations. Both sites re-armed, recorded in full: the
+// outer calls are recorded and the inner calls inside them are not; an inner call on its own is.
 TEST(BudgetRearmRecords, AReArmRecordIsNotTakenInsideAnother) {
   const std::shared_ptr<MemoryExporter> exporter = recordEveryCall();
   ASSERT_TRUE(exporter) << last_error();
