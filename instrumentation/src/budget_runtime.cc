@@ -79,7 +79,8 @@ Take decide(uint32_t site, detail::Hot* h, detail::Slot& s, bool runs) noexcept 
   const double p = probability_of(thr);
   const bool run_ended = s.budget_p > 0;
   bool kept = run_ended || thr == ~uint64_t{0} || (thr != 0 && next_random(h) < thr);
-  const double scale = covered ? scale_of(t, site) : 1.0;
+  // Read only for a kept call: the scales lie n words past the thresholds, another line.
+  const double scale = kept && covered ? scale_of(t, site) : 1.0;
   // A re-arm window's record (a scaled site) is not taken inside another one on this thread: a
   // sparse record costs microseconds with its lines cold, far over the calibrated price the
   // enclosing call's duration leaves out (macro_compensation.h), which would add to the caller's
