@@ -14,10 +14,11 @@
 #endif
 #endif
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <random>
 #include <string>
 
 namespace perfhat::detail {
@@ -86,9 +87,15 @@ thread_local uint64_t t_seed = 0;
 
 }  // namespace
 
+// A thread's seed from the kernel (getrandom: one system call). std::random_device asks CPUID
+// for RDRAND first, which traps to the hypervisor in a virtual machine (about 30 us of every
+// process's start). Without entropy (an old kernel) the time and the thread's address differ
+// enough between threads and processes for trace ids.
 uint64_t random64() {
   if (t_seed == 0) {
-    t_seed = std::random_device{}() ^ (steady_now_ns() << 1) ^ reinterpret_cast<uintptr_t>(&t_seed);
+    uint64_t entropy = 0;
+    if (::getrandom(&entropy, sizeof entropy, GRND_NONBLOCK) != sizeof entropy) entropy = 0;
+    t_seed = entropy ^ (steady_now_ns() << 1) ^ reinterpret_cast<uintptr_t>(&t_seed);
   }
   return splitmix(t_seed);
 }

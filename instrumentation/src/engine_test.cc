@@ -1,9 +1,11 @@
 // Engine behaviour through the public macros, with the in-memory exporter and an injected clock.
 #include "engine.h"
+#include "engine_internal.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <exception>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -174,6 +176,33 @@ TEST(InstrEngine, ExceptionsCountAsErrors) {
     if (a.function.find("thrower") != std::string::npos) errors += a.errors;
   }
   EXPECT_EQ(errors, 1u);
+  perfhat::shutdown();
+}
+
+// The probes read the runtime's own uncaught-exception counter (found without throwing), not
+// the fallback that calls std::uncaught_exceptions() at every probe's end; an exception is seen
+// by it, and the counter is left as it was.
+TEST(InstrEngine, ProbesReadTheRuntimesUncaughtExceptionCounter) {
+  auto ex = start(full());
+  testns::handle(1);  // registers this thread
+  const perfhat::detail::Hot* h = perfhat::detail::t_hot;
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(h->eh_uncaught, &perfhat::detail::kAlwaysCheck);
+  EXPECT_EQ(*h->eh_uncaught, 0u);
+  EXPECT_EQ(std::uncaught_exceptions(), 0);
+  struct Seen {
+    const unsigned* counter;
+    unsigned* out;
+    ~Seen() { *out = *counter; }
+  };
+  unsigned during = 0;
+  try {
+    Seen s{h->eh_uncaught, &during};
+    throw std::runtime_error("x");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(during, 1u);
+  EXPECT_EQ(*h->eh_uncaught, 0u);
   perfhat::shutdown();
 }
 
