@@ -53,6 +53,9 @@ std::atomic<bool> g_forked_child{false};
 
 namespace {
 
+// Engine::request_background_on_demand: taken by the next activation.
+std::atomic<bool> g_background_on_demand{false};
+
 void on_fork_child() noexcept {
   g_forked_child.store(true);
   g_mode.store(kDisabled);
@@ -219,11 +222,17 @@ void Engine::activate() {
     Lock l(mu_);
     last_agg_tick_ = now_ticks();
   }
+  const bool on_demand = g_background_on_demand.exchange(false);
   {
     // Under bg_mu_: a shutdown on another thread meanwhile reads bg_ to join it.
     Lock l(bg_mu_);
     dormant_ = false;
-    if (!bg_stop_) bg_ = std::thread([this] { run_background(); });
+    if (!bg_stop_ && on_demand) {
+      bg_due_ticks_.store(now_ticks() +
+                          static_cast<uint64_t>(kBackgroundDueMs * 1e6 / ns_per_tick_.load()));
+    } else if (!bg_stop_) {
+      bg_ = std::thread([this] { run_background(); });
+    }
   }
   start_pending_.store(true);  // finish_activation(), once no lock is held
   if (Status budget = budget::Controller::get().configure(budget::Settings::from_env()); !budget)
@@ -240,6 +249,18 @@ void Engine::finish_activation() {
   if (std::shared_ptr<Exporter> x = exports_.exporter()) x->start();
   static bool atexit_registered = std::atexit(&exit_flush) == 0;
   (void)atexit_registered;
+}
+
+void Engine::request_background_on_demand(bool on) { g_background_on_demand.store(on); }
+
+void Engine::start_background() {
+  Lock l(bg_mu_);
+  bg_due_ticks_.store(~uint64_t{0}, std::memory_order_relaxed);
+  if (bg_stop_ || dormant_ || bg_.joinable() || g_mode.load() == kUninitialized ||
+      g_forked_child.load()) {
+    return;
+  }
+  bg_ = std::thread([this] { run_background(); });
 }
 
 bool Engine::stop_background(bool final) {

@@ -44,6 +44,10 @@ inline uint64_t now_ticks() noexcept {
 #endif
 }
 
+// A background thread left on demand starts at the first recorded call this long after
+// activation: its own first wake would come no sooner (Engine::background_wait).
+inline constexpr uint64_t kBackgroundDueMs = 50;
+
 // Aggregate mode: a probe's caller is packed as site << 48 | invocation number.
 inline constexpr uint64_t kInvocationMask = (uint64_t{1} << 48) - 1;
 
@@ -182,6 +186,22 @@ class Engine : private ExportSource {
   // call; an empty vector re-arms them all (site_arming.cc).
   void set_budget_disarmed(const std::vector<bool>& off) PERFHAT_EXCLUDES(mu_);
 
+  // The background thread on demand (engine.cc). With `on` set when the next activation runs,
+  // that activation leaves the thread to start when first needed: the first recorded call
+  // kBackgroundDueMs after activation (background_due), a ring half full, or start_background().
+  // XRay sets it around its start-up and starts the thread at once unless the process starts
+  // from a carried selection: such processes are mostly short runs of a program run again and
+  // again, which never reach the thread's first wake, and a thread's existence is their largest
+  // cost (bench/README.md).
+  static void request_background_on_demand(bool on);
+  // Starts the background thread unless it runs, probes were never activated or it was stopped.
+  void start_background() PERFHAT_EXCLUDES(bg_mu_);
+  // Recording paths, with the call's end tick: starts a thread left on demand once it is due.
+  void background_due(uint64_t now_tick) {
+    if (now_tick >= bg_due_ticks_.load(std::memory_order_relaxed)) [[unlikely]]
+      start_background();
+  }
+
   // What activation does outside every lock (engine.cc): the exporter's start and the exit
   // flush. Called by the public entry points after init/set_enabled, and after the lazy init.
   void finish_activation();
@@ -189,6 +209,11 @@ class Engine : private ExportSource {
  private:
   Engine() = default;
   void run_background();
+  // Wakes the background thread now (a ring half full), starting it if it was left on demand.
+  void wake_background() {
+    if (bg_due_ticks_.load(std::memory_order_relaxed) != ~uint64_t{0}) start_background();
+    bg_cv_.notifyOne();
+  }
   // How long the background thread sleeps before its next wake.
   std::chrono::milliseconds background_wait(double last_tick, double last_analysis);
   // Stops the background thread; with `final`, it exports what is pending first (on its own
@@ -275,6 +300,9 @@ class Engine : private ExportSource {
   bool bg_final_done_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   // Initialized with probes off and not activated yet.
   bool dormant_ PERFHAT_GUARDED_BY(bg_mu_) = false;
+  // The tick from which a thread left on demand starts at the next recorded call; never while
+  // the thread runs or starts at activation.
+  std::atomic<uint64_t> bg_due_ticks_{~uint64_t{0}};
   // Serializes activate(): held across the clock's calibration (engine.cc).
   std::mutex activation_mu_;
   std::atomic<bool> start_pending_{false};  // activated; finish_activation() not yet run

@@ -104,8 +104,9 @@ void Engine::aggregate_call(Hot* h, uint32_t site, uint64_t start, uint64_t end,
   const uint64_t capacity = ts->calls_mask + 1;  // 1 without a ring: never crosses
   if (crossed_half_ring(first_head, head, capacity) &&
       head - ts->calls_tail.load(std::memory_order_acquire) >= capacity / 2) {
-    bg_cv_.notifyOne();
+    wake_background();
   }
+  background_due(end);
   if (dropped != 0) {
     ts->calls_dropped.store(ts->calls_dropped.load(std::memory_order_relaxed) + dropped,
                             std::memory_order_relaxed);
@@ -153,8 +154,9 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   const uint64_t capacity = ts->ring_mask + 1;
   if (crossed_half_ring(head, head + 1, capacity) && head + 1 - tail >= capacity / 2) {
     exports_.request_early_export();
-    bg_cv_.notifyOne();
+    wake_background();
   }
+  background_due(end);
   ts->recorded.store(ts->recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 

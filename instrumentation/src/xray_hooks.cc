@@ -199,9 +199,8 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
 #endif
 }
 
-// After the XRay runtime's own initialization (it runs from .preinit_array).
-[[gnu::constructor(65535)]] PERFHAT_XRAY_NOINSTR void start_xray() {
-  if (detail::ensure_initialized() != detail::kEnabled) return;  // sleds stay no-ops
+// Patches what the process starts with.
+PERFHAT_XRAY_NOINSTR void start_sleds() {
   g_max_fid = __xray_max_function_id();
   if (g_max_fid == 0) return;  // the program was not built with -fxray-instrument
   g_fns = new std::atomic<void*>[g_max_fid + 1 + kCalibrationFids]();
@@ -214,6 +213,18 @@ PERFHAT_XRAY_NOINSTR int32_t calibration_fid(void* fn) {
   if (start_windows()) return;  // patched what it starts with
   if (patch_locked([] { return __xray_patch(); }) != SUCCESS)
     std::fputs("perfhat: XRay could not patch the program's sleds; nothing is recorded\n", stderr);
+}
+
+// After the XRay runtime's own initialization (it runs from .preinit_array). The engine's
+// background thread waits for the verdict on a carried selection: a process that starts from one
+// starts the thread when first needed (Engine::request_background_on_demand).
+[[gnu::constructor(65535)]] PERFHAT_XRAY_NOINSTR void start_xray() {
+  detail::Engine::request_background_on_demand(true);
+  const int mode = detail::ensure_initialized();
+  detail::Engine::request_background_on_demand(false);  // taken by activation, or not wanted
+  if (mode != detail::kEnabled) return;                 // sleds stay no-ops
+  start_sleds();
+  if (window_carried() == 0) detail::Engine::get().start_background();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Built by xray_test.sh with clang++ -fxray-instrument and linked with perfhat::xray: no probe
 // macro, every function gets an XRay sled; prints what libperfhat recorded.
+#include <dirent.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -229,6 +231,30 @@ PERFHAT_TEST_NOINSTR int carry_main() {
   return 0;
 }
 
+// The process's threads (/proc/self/task).
+PERFHAT_TEST_NOINSTR int threads_now() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+// `xray_app carry-thread`: no perfhat::init() (the library starts as in a program without source
+// changes). The threads before any call; then calls on this thread for 150 ms and the threads
+// again: a process started from a carried selection starts the engine's background thread on
+// demand (at the first recorded call 50 ms after start), one that counts starts it at once.
+PERFHAT_TEST_NOINSTR int carry_thread_main() {
+  const int before = threads_now();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  std::atomic<int> sink{0};
+  for (int r = 0; std::chrono::steady_clock::now() < until; ++r) sink += window_round(r);
+  std::printf("carried=%zu threads_before=%d threads_after=%d\n",
+              perfhat::autoinstrument::window_carried(), before, threads_now());
+  return 0;
+}
+
 // A worker's loop that does not return while calls under it return unreported: step() returns
 // with every sled unpatched (what a counting window's close does between __xray_unpatch and
 // re-patching the functions it keeps), and the loop patches them again. More steps than a
@@ -305,6 +331,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "window-idle") return window_main(true, false);
   if (argc > 1 && std::string(argv[1]) == "window-leave") return window_main(false, true);
   if (argc > 1 && std::string(argv[1]) == "carry") return carry_main();
+  if (argc > 1 && std::string(argv[1]) == "carry-thread") return carry_thread_main();
   if (argc > 1 && std::string(argv[1]) == "window-leave-later0")
     return window_main(false, true, true);
   auto ex = std::make_shared<perfhat::MemoryExporter>();

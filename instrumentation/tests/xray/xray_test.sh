@@ -135,6 +135,15 @@ got=$(carry carry)
 echo "carried: $got"
 [[ $got == "carried=1 closed=0 hot=16000 cold=0 calibrated=0" ]] || fail "carried selection: $got"
 [[ $(cat "$sel"/*.sel) == "$file1" ]] || fail "a carried run wrote: $file1 -> $(cat "$sel"/*.sel)"
+# Without perfhat::init() (a program without source changes): a carried run has no background
+# thread before its first recorded call and starts it on demand once calls come 50 ms after its
+# start; a run that counts starts it at once.
+got=$(carry carry-thread)
+echo "carried, the background thread: $got"
+[[ $got == "carried=1 threads_before=1 threads_after=2" ]] || fail "carried, background thread: $got"
+got=$(DUTY=1 carry carry-thread)
+echo "counting, the background thread: $got"
+[[ $got == "carried=0 threads_before=2 threads_after=2" ]] || fail "counting, background thread: $got"
 got=$(DUTY=1 carry carry)
 echo "carried, a window drawn: $got"
 [[ $got == carried=0\ *calibrated=1 ]] || fail "a due window did not open: $got"
