@@ -218,9 +218,11 @@ void Engine::activate() {
     if (!dormant_) return;
   }
   calibrate_clock(true);
+  double first_work_s = kBackgroundTickS;  // when a thread left on demand is due
   {
     Lock l(mu_);
     last_agg_tick_ = now_ticks();
+    first_work_s = std::min(first_work_s, cfg_.export_interval_s);
   }
   const bool on_demand = g_background_on_demand.exchange(false);
   {
@@ -229,7 +231,7 @@ void Engine::activate() {
     dormant_ = false;
     if (!bg_stop_ && on_demand) {
       bg_due_ticks_.store(now_ticks() +
-                          static_cast<uint64_t>(kBackgroundDueMs * 1e6 / ns_per_tick_.load()));
+                          static_cast<uint64_t>(first_work_s * 1e9 / ns_per_tick_.load()));
     } else if (!bg_stop_) {
       bg_ = std::thread([this] { run_background(); });
     }
@@ -237,6 +239,8 @@ void Engine::activate() {
   start_pending_.store(true);  // finish_activation(), once no lock is held
   if (Status budget = budget::Controller::get().configure(budget::Settings::from_env()); !budget)
     std::fprintf(stderr, "perfhat: %s; collection budget off\n", budget.error.c_str());
+  // The collection budget measures and plans at every tick from the start.
+  if (budget::Controller::get().enabled()) start_background();
 }
 
 // Outside every lock and the initialization's once: the exporter's start() may dlopen(), which
@@ -299,8 +303,8 @@ void Engine::shutdown() {
 // It used to wake every 50 ms: on the sample service those 20 wakes a second were about a third
 // of phase 1's cost and a tenth of full-agg's (bench/README.md).
 std::chrono::milliseconds Engine::background_wait(double last_tick, double last_analysis) {
-  const double next =
-      std::min({last_tick + 1.0, last_analysis + cycle_s_.load(), exports_.next_due_s()});
+  const double next = std::min(
+      {last_tick + kBackgroundTickS, last_analysis + cycle_s_.load(), exports_.next_due_s()});
   const double ms = std::clamp((next - now_s()) * 1000.0, 50.0, 1000.0);
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
@@ -317,7 +321,7 @@ void Engine::run_background() {
     if (bg_stop_) break;
     l.unlock();
     double now = now_s();
-    if (now - last_tick >= 1.0) {
+    if (now - last_tick >= kBackgroundTickS) {
       auto* s = sampler_.load();
       s->tick(now);
       update_threshold(s->rate());

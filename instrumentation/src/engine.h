@@ -44,9 +44,9 @@ inline uint64_t now_ticks() noexcept {
 #endif
 }
 
-// A background thread left on demand starts at the first recorded call this long after
-// activation: its own first wake would come no sooner (Engine::background_wait).
-inline constexpr uint64_t kBackgroundDueMs = 50;
+// The background thread's tick: the sampler's rate, the collection budget, the clock's
+// calibration and XRay's counting windows move once per tick.
+inline constexpr double kBackgroundTickS = 1.0;
 
 // Aggregate mode: a probe's caller is packed as site << 48 | invocation number.
 inline constexpr uint64_t kInvocationMask = (uint64_t{1} << 48) - 1;
@@ -188,11 +188,12 @@ class Engine : private ExportSource {
 
   // The background thread on demand (engine.cc). With `on` set when the next activation runs,
   // that activation leaves the thread to start when first needed: the first recorded call
-  // kBackgroundDueMs after activation (background_due), a ring half full, or start_background().
-  // XRay sets it around its start-up and starts the thread at once unless the process starts
-  // from a carried selection: such processes are mostly short runs of a program run again and
-  // again, which never reach the thread's first wake, and a thread's existence is their largest
-  // cost (bench/README.md).
+  // once the thread's first tick or first export would have come (background_due), a ring half
+  // full, a collection budget, or start_background(). XRay sets it around its start-up and
+  // starts the thread at once unless the process starts from a carried selection: such
+  // processes are mostly short runs of a program run again and again, which end before the
+  // thread's first tick, and the thread's creation, wakes and shared file table were the largest
+  // part of their cost (bench/README.md).
   static void request_background_on_demand(bool on);
   // Starts the background thread unless it runs, probes were never activated or it was stopped.
   void start_background() PERFHAT_EXCLUDES(bg_mu_);

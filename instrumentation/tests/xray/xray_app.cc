@@ -242,12 +242,13 @@ PERFHAT_TEST_NOINSTR int threads_now() {
 }
 
 // `xray_app carry-thread`: no perfhat::init() (the library starts as in a program without source
-// changes). The threads before any call; then calls on this thread for 150 ms and the threads
+// changes). The threads before any call; then calls on this thread for 300 ms and the threads
 // again: a process started from a carried selection starts the engine's background thread on
-// demand (at the first recorded call 50 ms after start), one that counts starts it at once.
+// demand (at the first recorded call once its first tick or export is due), one that counts
+// starts it at once.
 PERFHAT_TEST_NOINSTR int carry_thread_main() {
   const int before = threads_now();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   std::atomic<int> sink{0};
   for (int r = 0; std::chrono::steady_clock::now() < until; ++r) sink += window_round(r);
   std::printf("carried=%zu threads_before=%d threads_after=%d\n",

@@ -116,7 +116,7 @@ carry() {
   PERFHAT_SELECTION_DIR=$sel PERFHAT_SAMPLER=full PERFHAT_SCOPE=${SCOPE:-'xwin::*'} \
     PERFHAT_FILTER='most frequent' PERFHAT_PHASE1_DUTY=${DUTY:-0.000001} PERFHAT_PHASE1_FUNCTION_CALLS=0 \
     PERFHAT_PHASE1_WINDOW_CALLS=${CALLS:-8192} PERFHAT_PHASE1_WINDOW_MS=0 PERFHAT_EXPORT=aggregates \
-    PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=1000000 PERFHAT_ENDPOINT= \
+    PERFHAT_CYCLE_S=1000000 PERFHAT_EXPORT_INTERVAL_S=${INTERVAL:-1000000} PERFHAT_ENDPOINT= \
     "$WORK/xray_app" "$@"
 }
 costs() { sed -n '/^costs /{n;p}' "$sel"/*.sel; }
@@ -136,12 +136,12 @@ echo "carried: $got"
 [[ $got == "carried=1 closed=0 hot=16000 cold=0 calibrated=0" ]] || fail "carried selection: $got"
 [[ $(cat "$sel"/*.sel) == "$file1" ]] || fail "a carried run wrote: $file1 -> $(cat "$sel"/*.sel)"
 # Without perfhat::init() (a program without source changes): a carried run has no background
-# thread before its first recorded call and starts it on demand once calls come 50 ms after its
-# start; a run that counts starts it at once.
-got=$(carry carry-thread)
+# thread before its first recorded call and starts it on demand once calls come after its first
+# export would have (an interval of 0.1 s here); a run that counts starts it at once.
+got=$(INTERVAL=0.1 carry carry-thread)
 echo "carried, the background thread: $got"
 [[ $got == "carried=1 threads_before=1 threads_after=2" ]] || fail "carried, background thread: $got"
-got=$(DUTY=1 carry carry-thread)
+got=$(INTERVAL=0.1 DUTY=1 carry carry-thread)
 echo "counting, the background thread: $got"
 [[ $got == "carried=0 threads_before=2 threads_after=2" ]] || fail "counting, background thread: $got"
 got=$(DUTY=1 carry carry)
