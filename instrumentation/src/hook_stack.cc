@@ -455,11 +455,19 @@ PERFHAT_NOINSTR Site* fill_cache(ThreadStack& s, void* fn) noexcept {
   return c.site;
 }
 
-PERFHAT_NOINSTR std::vector<Site*> sites_for(const std::vector<void*>& fns) {
+PERFHAT_NOINSTR std::vector<Site*> sites_for(const std::vector<void*>& fns,
+                                             const std::vector<std::string>& mangled) {
   detail::Lock l(g_mu);
   std::vector<const void*> missing;
-  for (void* fn : fns)
-    if (sites().find(fn) == sites().end()) missing.push_back(fn);
+  for (size_t i = 0; i < fns.size(); ++i) {
+    void* fn = fns[i];
+    if (sites().find(fn) != sites().end()) continue;
+    if (i < mangled.size() && !mangled[i].empty()) {
+      add_site(fn, {mangled[i], symbolize::demangle(mangled[i]), fn});
+    } else {
+      missing.push_back(fn);
+    }
+  }
   std::sort(missing.begin(), missing.end());
   missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   const std::vector<symbolize::Symbol> syms = symbolize::resolve_all(missing);
@@ -468,6 +476,12 @@ PERFHAT_NOINSTR std::vector<Site*> sites_for(const std::vector<void*>& fns) {
   out.reserve(fns.size());
   for (void* fn : fns) out.push_back(sites().find(fn)->second);
   return out;
+}
+
+PERFHAT_NOINSTR std::string mangled_of(void* fn) {
+  detail::Lock l(g_mu);
+  auto it = sites().find(fn);
+  return it != sites().end() && it->second->mangled != nullptr ? it->second->mangled : "";
 }
 
 PERFHAT_NOINSTR Site* site_for(void* fn) noexcept {

@@ -96,9 +96,13 @@ ThreadStack* thread_stack_slow() noexcept;
 // The Site of the function at `fn`: created and symbolized on first sight, then found without
 // a lock (a process-wide table in front of the locked registry).
 detail::Site* site_for(void* fn) noexcept;
-// site_for of each of `fns`, the new ones named in one pass over the symbol table (start-up's
-// carried selection, xray_window.cc). May throw std::bad_alloc.
-std::vector<detail::Site*> sites_for(const std::vector<void*>& fns);
+// site_for of each of `fns` (start-up's carried selection, xray_window.cc): a new one takes its
+// mangled symbol from `mangled` (same order) where that has one, and the others are named in one
+// pass over the symbol table. May throw std::bad_alloc.
+std::vector<detail::Site*> sites_for(const std::vector<void*>& fns,
+                                     const std::vector<std::string>& mangled = {});
+// The mangled symbol of the function at `fn` if it has a Site with one, else "".
+std::string mangled_of(void* fn);
 // A miss of the thread's cache: site_for, then the cache entry.
 detail::Site* fill_cache(ThreadStack& s, void* fn) noexcept;
 // The calling thread's stack (created on first use; nullptr once the thread is exiting).

@@ -17,7 +17,7 @@
 namespace perfhat::detail {
 namespace {
 
-constexpr std::string_view kMagic = "perfhat-selection 1";
+constexpr std::string_view kMagic = "perfhat-selection 2";
 
 // The main program's NT_GNU_BUILD_ID note (the first object dl_iterate_phdr reports).
 int find_build_id(dl_phdr_info* info, size_t, void* out) {
@@ -90,6 +90,14 @@ bool number_field(std::string_view& text, std::string_view key, uint64_t& v) {
   return field(text, key, value) && parse_u64(value, v);
 }
 
+// A mangled symbol as the file may carry it: printable ASCII without spaces, bounded.
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxCarriedName) return false;
+  for (char c : name)
+    if (c <= ' ' || c > '~') return false;
+  return true;
+}
+
 std::optional<CarriedSelection> fail(std::string* why, const char* reason) {
   if (why != nullptr) *why = reason;
   return std::nullopt;
@@ -115,7 +123,20 @@ std::string encode_selection(const SelectionKey& key, const CarriedSelection& s)
     if (i != 0) out += ' ';
     out += std::to_string(s.functions[i]);
   }
-  out += "\nend\n";
+  // One line per selected function; "-" where the name is unknown, too long, or the names would
+  // take the file past what a reader reads.
+  out += "\nnames\n";
+  auto name = [&s](size_t i) -> std::string_view {
+    return i < s.names.size() && valid_name(s.names[i]) ? std::string_view(s.names[i]) : "-";
+  };
+  size_t bytes = out.size() + 4;  // "end\n"
+  for (size_t i = 0; i < s.functions.size(); ++i) bytes += name(i).size() + 1;
+  const bool with_names = bytes <= kMaxSelectionBytes;
+  for (size_t i = 0; i < s.functions.size(); ++i) {
+    out += with_names ? name(i) : "-";
+    out += '\n';
+  }
+  out += "end\n";
   return out;
 }
 
@@ -166,6 +187,14 @@ std::optional<CarriedSelection> decode_selection(std::string_view text, const Se
     line.remove_prefix(sp + 1);
   }
   if (s.functions.size() != selected) return fail(why, "fewer selected functions than counted");
+  if (!take_line(text, line) || line != "names") return fail(why, "no names line");
+  s.names.reserve(selected);
+  for (uint64_t i = 0; i < selected; ++i) {
+    if (!take_line(text, line) || (line != "-" && !valid_name(line))) {
+      return fail(why, "a name missing, empty, too long or not a symbol");
+    }
+    s.names.emplace_back(line == "-" ? std::string_view() : line);
+  }
   if (!take_line(text, line) || line != "end" || !text.empty()) {
     return fail(why, "truncated, or text after its end");
   }

@@ -10,10 +10,11 @@
 // the processes that count write (xray_window.cc).
 //
 // The file is outside input (another user's, a truncated write, a different program's): it is
-// read whole up to a size bound, every number is checked, and anything wrong is ignored (the
-// process then counts a window, as with no file). Written to a temporary file renamed over the
-// old one, so a reader sees a whole file; of processes of one program counting at once, the last
-// to write wins.
+// read whole up to a size bound, every number and name is checked, and anything wrong is ignored
+// (the process then counts a window, as with no file). A name is trusted as the ids are: the
+// file is the user's own, in a directory only the user can write. Written to a temporary file
+// renamed over the old one, so a reader sees a whole file; of processes of one program counting at
+// once, the last to write wins.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +36,18 @@ struct SelectionKey {
 struct CarriedSelection {
   uint64_t window_ns = 0;           // the last counting window's length
   std::vector<uint32_t> functions;  // XRay ids of the selected functions, ascending, unique
+  // Their mangled symbols, in the same order ("" where unknown): the next process names them
+  // without reading the program's symbol table, which cost a carried googletest sample 0.35-0.54
+  // ms at start-up. Empty (every name unknown) when the names would pass the file's size bound.
+  std::vector<std::string> names;
   // The hooks' calibrated costs (hook_stack.h, in ticks) of the last process that measured them,
   // and the host they were measured on (host_identity()); empty when none did.
   std::string host;
   std::vector<uint64_t> costs;
 };
+
+// A carried name is at most this long (longer ones are written as unknown).
+inline constexpr size_t kMaxCarriedName = 4096;
 
 // At most this many calibrated costs are read.
 inline constexpr size_t kMaxCarriedCosts = 64;

@@ -16,7 +16,11 @@ namespace {
 SelectionKey key() { return {"0fd90aa285071b0bb97cf6d686d23812d7a9e6c5", 0x734b7e49a8f35ce4, 333}; }
 
 CarriedSelection selection() {
-  return {5720577, {2, 52, 75, 76, 78, 234, 333}, "b0c1d2e3f4a5b6c7", {0, 5120, 77, 1u << 20}};
+  return {5720577,
+          {2, 52, 75, 76, 78, 234, 333},
+          {"_ZN4xwin3hotEi", "", "_ZN7testing4Test3RunEv", "main", "_Z1fv", "", "_ZNK1a1bEv"},
+          "b0c1d2e3f4a5b6c7",
+          {0, 5120, 77, 1u << 20}};
 }
 
 TEST(SelectionStore, WhatIsWrittenIsReadBack) {
@@ -28,12 +32,41 @@ TEST(SelectionStore, WhatIsWrittenIsReadBack) {
   EXPECT_EQ(s->functions, selection().functions);
   EXPECT_EQ(s->host, "b0c1d2e3f4a5b6c7");
   EXPECT_EQ(s->costs, selection().costs);
+  EXPECT_EQ(s->names, selection().names);  // "" where a name was unknown
   // An empty selection (the cycle selected nothing), with no calibration, is a selection too.
-  auto none = decode_selection(encode_selection(key(), {10, {}, "", {}}), key(), &why);
+  auto none = decode_selection(encode_selection(key(), {10, {}, {}, "", {}}), key(), &why);
   ASSERT_TRUE(none) << why;
   EXPECT_TRUE(none->functions.empty());
   EXPECT_TRUE(none->host.empty());
   EXPECT_TRUE(none->costs.empty());
+}
+
+// A name that is not a symbol (a space, a control character, too long) is written as unknown, and
+// names that would take the file past the size bound are all left out: the ids still carry.
+TEST(SelectionStore, NamesThatCannotBeCarriedAreWrittenAsUnknown) {
+  CarriedSelection bad = selection();
+  bad.names[0] = "a b";
+  bad.names[2] = "x\n";
+  bad.names[3] = std::string(kMaxCarriedName + 1, 'x');
+  bad.names[4] = std::string(kMaxCarriedName, 'y');
+  bad.names.pop_back();  // fewer names than functions
+  std::string why;
+  auto s = decode_selection(encode_selection(key(), bad), key(), &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(s->names, (std::vector<std::string>{"", "", "", "", bad.names[4], "", ""}));
+  SelectionKey many = key();
+  many.functions = 8000;
+  CarriedSelection big{1, {}, {}, "", {}};
+  for (uint32_t fid = 1; fid <= many.functions; ++fid) {
+    big.functions.push_back(fid);
+    big.names.push_back(std::string(kMaxCarriedName, 'z'));  // 32 MB of names
+  }
+  const std::string text = encode_selection(many, big);
+  EXPECT_LE(text.size(), kMaxSelectionBytes);
+  s = decode_selection(text, many, &why);
+  ASSERT_TRUE(s) << why;
+  EXPECT_EQ(s->functions, big.functions);
+  EXPECT_EQ(s->names, std::vector<std::string>(big.functions.size()));
 }
 
 TEST(SelectionStore, AnotherProgramConfigurationOrBuildIsNotBelieved) {
@@ -73,12 +106,17 @@ TEST(SelectionStore, ADamagedFileIsNotBelieved) {
   EXPECT_FALSE(edited("window_ns 5720577", "window_ns -1"));
   EXPECT_FALSE(edited("window_ns 5720577", "window_ns 99999999999999999999999"));
   EXPECT_FALSE(edited("end\n", "end\nmore\n"));
-  EXPECT_FALSE(edited("costs 4", "costs 5"));                 // fewer costs than counted
-  EXPECT_FALSE(edited("costs 4", "costs 65"));                // more than are ever read
-  EXPECT_FALSE(edited("5120 77", "5120 x7"));                 // not a number
-  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host a/b"));  // not a host id
-  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host"));      // none
-  EXPECT_FALSE(edited("perfhat-selection 1", "perfhat-selection 2"));
+  EXPECT_FALSE(edited("costs 4", "costs 5"));                          // fewer costs than counted
+  EXPECT_FALSE(edited("costs 4", "costs 65"));                         // more than are ever read
+  EXPECT_FALSE(edited("5120 77", "5120 x7"));                          // not a number
+  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host a/b"));           // not a host id
+  EXPECT_FALSE(edited("host b0c1d2e3f4a5b6c7", "host"));               // none
+  EXPECT_FALSE(edited("perfhat-selection 2", "perfhat-selection 1"));  // before names
+  EXPECT_FALSE(edited("\nnames\n", "\nnamez\n"));
+  EXPECT_FALSE(edited("_ZN4xwin3hotEi", "_ZN4xwin 3hotEi"));  // not a symbol
+  EXPECT_FALSE(edited("_ZN4xwin3hotEi\n", ""));               // a name missing
+  EXPECT_FALSE(edited("main\n", "main\n\n"));                 // an empty one
+  EXPECT_FALSE(edited("main", std::string(kMaxCarriedName + 1, 'm')));
   EXPECT_FALSE(decode_selection(std::string(kMaxSelectionBytes + 1, 'x'), key()));
 }
 

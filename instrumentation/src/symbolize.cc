@@ -244,6 +244,11 @@ Symbol resolve(const void* addr) {
   return s;
 }
 
+size_t tables_read() {
+  detail::Lock l(g_mu);
+  return cache().size();
+}
+
 std::vector<Symbol> resolve_all(const std::vector<const void*>& addrs) {
   std::vector<Symbol> out(addrs.size());
   // Per object's table, the addresses resolved from it: (offset, index into addrs).

@@ -20,5 +20,8 @@ Symbol resolve(const void* addr);
 // table once per address for its first lookups, then sorts it).
 std::vector<Symbol> resolve_all(const std::vector<const void*>& addrs);
 std::string demangle(const std::string& mangled);
+// How many objects' symbol tables have been read so far (tests: a process that starts from a
+// carried selection with names reads none).
+size_t tables_read();
 
 }  // namespace perfhat::symbolize

@@ -248,6 +248,11 @@ PERFHAT_XRAY_NOINSTR void write_selection(bool at_exit) {
     s.window_ns = g_last_window_ns.load();
   }
   if (s.window_ns == 0) return;
+  s.names.reserve(s.functions.size());
+  for (uint32_t fid : s.functions) {
+    void* fn = xray_function(static_cast<int32_t>(fid));
+    s.names.push_back(fn != nullptr ? mangled_of(fn) : std::string());
+  }
   ProbeCosts costs;
   if (measured_costs(costs)) {
     s.host = detail::host_identity();
@@ -356,14 +361,17 @@ PERFHAT_XRAY_NOINSTR bool start_carried() {
   if (!s || s->window_ns > kMaxCarriedWindowNs || counts_at_start(detail::g_phase1_duty.load()))
     return false;
   std::vector<void*> fns;
+  std::vector<std::string> names;
   std::vector<bool> kept(xray_functions() + 1, false);
-  for (uint32_t fid : s->functions) {
+  for (size_t i = 0; i < s->functions.size(); ++i) {
+    const uint32_t fid = s->functions[i];
     void* fn = xray_function(static_cast<int32_t>(fid));
     if (fn == nullptr) continue;
     fns.push_back(fn);
+    names.push_back(std::move(s->names[i]));
     kept[fid] = true;
   }
-  detail::Engine::get().carry_relevant(sites_for(fns));
+  detail::Engine::get().carry_relevant(sites_for(fns, names));
   // The last measuring process's calibration, when it ran on this host since its boot (tick
   // counts compare): this process measures nothing. Otherwise it calibrates at its first hook.
   if (s->costs.size() == size_t{4} * kProbeKinds && !s->host.empty() &&

@@ -1,7 +1,7 @@
 // Fuzz target for the carried selection's file (selection_store.h, read by every XRay process
 // with a Tigris filter from the user's cache directory). Invariants: no crash; a file believed
-// for its key holds only ascending ids in [1, functions], as many as it says, and encodes back
-// to exactly its own text.
+// for its key holds only ascending ids in [1, functions], as many as it says, a name (or none) for
+// each, no name longer than the bound or with a space, and encodes back to exactly its own text.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -25,6 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (fid <= last || fid > key.functions) std::abort();
     last = fid;
   }
+  if (s->names.size() != s->functions.size()) std::abort();
+  for (const std::string& name : s->names)
+    if (name.size() > kMaxCarriedName || name.find(' ') != std::string::npos) std::abort();
   if (s->window_ns == 0 || encode_selection(key, *s) != text) std::abort();
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
+#include "symbolize.h"
 #include "tests/nested_workload.h"
 #include "xray_interface.h"
 
@@ -204,7 +205,8 @@ PERFHAT_TEST_NOINSTR int window_main(bool idle, bool show_left, bool later_zero 
 // (selection_store.h): then only hot() is patched and relevant from its first call, and no
 // window opens while the duty cycle keeps it closed. A process that ends inside its window
 // leaves the selection its cycle makes at exit. calibrated=0: the hooks' costs came with the
-// selection (the last measuring process's, on this host), not measured here.
+// selection (the last measuring process's, on this host), not measured here. tables: symbol
+// tables read (0 when the carried functions' names came with the selection).
 PERFHAT_TEST_NOINSTR int carry_main() {
   auto ex = std::make_shared<perfhat::MemoryExporter>();
   perfhat::Config c = perfhat::Config::from_env();
@@ -224,10 +226,11 @@ PERFHAT_TEST_NOINSTR int carry_main() {
     if (a.function == "xwin::hot(int)") hot += a.count;
     if (a.function.find("xwin::cold") != std::string::npos) cold += a.count;
   }
-  std::printf("carried=%zu closed=%zu hot=%llu cold=%llu calibrated=%d\n",
+  std::printf("carried=%zu closed=%zu hot=%llu cold=%llu calibrated=%d tables=%zu\n",
               perfhat::autoinstrument::window_carried(), perfhat::autoinstrument::windows_closed(),
               static_cast<unsigned long long>(hot), static_cast<unsigned long long>(cold),
-              perfhat::autoinstrument::costs_measured_here() ? 1 : 0);
+              perfhat::autoinstrument::costs_measured_here() ? 1 : 0,
+              perfhat::symbolize::tables_read());
   return 0;
 }
 
