@@ -126,14 +126,15 @@ std::string encode_selection(const SelectionKey& key, const CarriedSelection& s)
   // One line per selected function; "-" where the name is unknown, too long, or the names would
   // take the file past what a reader reads.
   out += "\nnames\n";
-  auto name = [&s](size_t i) -> std::string_view {
-    return i < s.names.size() && valid_name(s.names[i]) ? std::string_view(s.names[i]) : "-";
-  };
+  std::vector<std::string_view> names(s.functions.size(), "-");
   size_t bytes = out.size() + 4;  // "end\n"
-  for (size_t i = 0; i < s.functions.size(); ++i) bytes += name(i).size() + 1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i < s.names.size() && valid_name(s.names[i])) names[i] = s.names[i];
+    bytes += names[i].size() + 1;
+  }
   const bool with_names = bytes <= kMaxSelectionBytes;
-  for (size_t i = 0; i < s.functions.size(); ++i) {
-    out += with_names ? name(i) : "-";
+  for (std::string_view name : names) {
+    out += with_names ? name : "-";
     out += '\n';
   }
   out += "end\n";
