@@ -56,7 +56,10 @@ struct WindowBound {
   // window's time bound has passed (without one, half its calls), so that the rate it is counted
   // at before it leaves is measured over at least half the window: a function whose calls came
   // early (a start-up burst) is over-estimated at most 2x, not elapsed / its first calls' time.
+  // Nor once the window is over: its close is due, and a leave (a patching call, under the lock
+  // the close needs) would only delay it while the program's threads run on.
   bool may_leave(uint64_t start, uint64_t now, uint64_t calls) const {
+    if (reached_calls(calls) || reached_time(start, now)) return false;
     if (max_ns != 0) return now >= start && now - start >= max_ns / 2;
     return max_calls != 0 && calls >= max_calls / 2;
   }

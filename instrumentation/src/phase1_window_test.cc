@@ -258,4 +258,21 @@ TEST(Phase1Window, BoundClosesAtItsCallsOrItsTimeWhicheverComesFirst) {
   EXPECT_TRUE(time_only.reached_time(7, 8));
 }
 
+// A function may leave a window from half its length (in time when it has a time bound, else in
+// calls) until it is over.
+TEST(Phase1Window, FunctionsMayLeaveFromHalfTheWindowUntilItIsOver) {
+  using perfhat::detail::WindowBound;
+  const WindowBound calls_only{4096, 0};
+  EXPECT_FALSE(calls_only.may_leave(0, 1, 2047));
+  EXPECT_TRUE(calls_only.may_leave(0, 1, 2048));
+  EXPECT_TRUE(calls_only.may_leave(0, 1, 4095));
+  EXPECT_FALSE(calls_only.may_leave(0, 1, 4096));
+  const WindowBound both{65536, 5'000'000};
+  EXPECT_FALSE(both.may_leave(1'000'000, 3'499'999, 60000));  // not half its time yet
+  EXPECT_TRUE(both.may_leave(1'000'000, 3'500'000, 10));
+  EXPECT_FALSE(both.may_leave(1'000'000, 6'000'000, 10));     // over in time
+  EXPECT_FALSE(both.may_leave(1'000'000, 3'500'000, 65536));  // over in calls
+  EXPECT_FALSE(both.may_leave(1'000'000, 999'999, 10));       // a clock read before the open's
+}
+
 }  // namespace

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <mutex>
@@ -116,21 +117,35 @@ PERFHAT_XRAY_NOINSTR bool patch_retrying(F f) {
   return false;
 }
 
+// When a closing window stopped counting (0 while none is closing): the close's analysis scales to
+// it, not to when it reads the counts.
+std::atomic<uint64_t> g_counts_until_ns{0};
+
 PERFHAT_XRAY_NOINSTR double scale_of(const detail::Site& site) {
-  const uint64_t now = detail::steady_now_ns();
+  const uint64_t until = g_counts_until_ns.load();
+  const uint64_t now = until != 0 ? until : detail::steady_now_ns();
   detail::Lock l(g_counted_mu);
   auto it = fid_of().find(site.address);
   return it == fid_of().end() ? 1 : counted().scale(static_cast<size_t>(it->second), now);
 }
 
-// The cycle selects; only its functions stay patched. Without a filter every function is
-// relevant: nothing to leave out, windows stop.
+// The cycle selects; only its functions stay patched. Every sled is unpatched before the analysis
+// reads the counts: the threads' calls while it runs (it names and classifies the functions, and
+// waits for the engine's lock) would add to the functions still in the window and not to those
+// that left it early, whose counts are scaled up only to when counting stopped; a slow analysis
+// then selected a function called an eighth as often. Kept functions record nothing while it runs.
+// Without a filter every function is relevant: every sled is patched again, windows stop.
 PERFHAT_XRAY_NOINSTR void close_window() {
   std::unique_lock<std::mutex> l(g_transition_mu, std::try_to_lock);
   if (!l.owns_lock() || !g_open.load()) return;
+  const bool stopped = patch_retrying([] { return __xray_unpatch(); });
+  const uint64_t now = detail::steady_now_ns();
+  if (stopped) g_counts_until_ns.store(now);
   perfhat::analyze_now();
+  g_counts_until_ns.store(0);
   const uint64_t* bits = detail::g_relevant.load(std::memory_order_acquire);
   if (bits == nullptr) {
+    if (stopped) patch_retrying([] { return __xray_patch(); });
     g_open.store(false);
     return;
   }
@@ -139,7 +154,7 @@ PERFHAT_XRAY_NOINSTR void close_window() {
   const std::vector<bool> chosen = selected_functions(&seen);
   std::vector<bool> kept = chosen;
   size_t n_kept = 0;
-  if (patch_retrying([] { return __xray_unpatch(); })) {
+  if (stopped) {
     for (size_t fid = 1; fid <= max_fid; ++fid) {
       if (!kept[fid]) continue;
       const auto f = static_cast<int32_t>(fid);
@@ -149,7 +164,6 @@ PERFHAT_XRAY_NOINSTR void close_window() {
     kept.assign(max_fid + 1, true);  // still all patched: all still counted
     n_kept = seen.size();
   }
-  const uint64_t now = detail::steady_now_ns();
   uint64_t start;
   {
     detail::Lock c(g_counted_mu);
@@ -176,6 +190,9 @@ PERFHAT_XRAY_NOINSTR int32_t countdown_start() {
   return k == 0 || k > INT32_MAX ? INT32_MAX : static_cast<int32_t>(k);
 }
 
+// A function whose leave found the transition lock taken is checked again after this many exits.
+constexpr int32_t kLeaveRetryCalls = 8;
+
 // Every function may give the next window phase1_function_calls calls before it leaves it.
 PERFHAT_XRAY_NOINSTR void reset_countdowns(std::atomic<int32_t>* c) {
   if (c == nullptr) return;
@@ -188,38 +205,42 @@ PERFHAT_XRAY_NOINSTR void reset_countdowns(std::atomic<int32_t>* c) {
 // next window, and it is counted for the time before (CountedTime::leave). Not a function the
 // last cycle selected (phase 2 records every call of it), nor outside the scope, nor before half
 // the window has passed (WindowBound::may_leave: its rate before it left stands for the whole
-// window). Counted once however many threads' exits reach the check together.
-PERFHAT_XRAY_NOINSTR bool leave_open_window(int32_t fid) {
+// window). Counted once however many threads' exits reach the check together. kBusy: the lock or
+// the runtime was taken by another patching call, tried again soon.
+enum class Leave { kLeft, kStays, kBusy };
+PERFHAT_XRAY_NOINSTR Leave leave_open_window(int32_t fid) {
   std::unique_lock<std::mutex> l(g_transition_mu, std::try_to_lock);
-  if (!l.owns_lock() || !g_open.load()) return false;
+  if (!l.owns_lock()) return Leave::kBusy;
+  if (!g_open.load()) return Leave::kStays;
   const uint64_t now = detail::steady_now_ns();
-  if (!window_bound().may_leave(g_window_start_ns.load(), now, g_window_calls.load())) return false;
+  if (!window_bound().may_leave(g_window_start_ns.load(), now, g_window_calls.load()))
+    return Leave::kStays;
   void* fn = xray_seen_function(fid);
-  if (fn == nullptr) return false;
+  if (fn == nullptr) return Leave::kStays;
   const uint32_t id = site_for(fn)->id.load(std::memory_order_relaxed);
-  if (id == 0 || id == detail::kExcludedSite || detail::relevant(id)) return false;
+  if (id == 0 || id == detail::kExcludedSite || detail::relevant(id)) return Leave::kStays;
   {
     // Room reserved at start-up (exit handlers must not throw); a failure only keeps it counted.
     detail::Lock c(g_counted_mu);
     try {
       fid_of().emplace(fn, fid);
     } catch (...) {
-      return false;
+      return Leave::kStays;
     }
   }
   // Waits for another thread's patching call (this thread's own hooks do not reach here while it
   // patches: in_hook); one try at the runtime, checked again later if it still refuses.
-  if (patch_locked([fid] { return __xray_unpatch_function(fid); }) != SUCCESS) return false;
+  if (patch_locked([fid] { return __xray_unpatch_function(fid); }) != SUCCESS) return Leave::kBusy;
   // Counted until its sleds were unpatched, not until the check: a thread descheduled in between
   // (a loaded machine) kept counting its calls, and leaving at the check's time scaled them up.
   const uint64_t left_at = detail::steady_now_ns();
   {
     detail::Lock c(g_counted_mu);
-    if (!counted().leave(static_cast<size_t>(fid), left_at)) return true;
+    if (!counted().leave(static_cast<size_t>(fid), left_at)) return Leave::kLeft;
   }
   g_left.fetch_add(1);
   g_left_now.fetch_add(1);
-  return true;
+  return Leave::kLeft;
 }
 
 // Writes down the selection for the program's next process (selection_store.h), when this process
@@ -464,7 +485,18 @@ PERFHAT_XRAY_NOINSTR void window_leave(int32_t fid) noexcept {
     return;
   }
   if (s != nullptr) s->in_hook = true;
-  if (leave_open_window(fid)) c[fid].store(INT32_MAX, std::memory_order_relaxed);
+  switch (leave_open_window(fid)) {
+    case Leave::kLeft:
+      c[fid].store(INT32_MAX, std::memory_order_relaxed);
+      break;
+    case Leave::kBusy:
+      // Another function's leave or the close held the lock: checked again soon, not after a
+      // whole countdown (functions called alike come due together, and one leaves at a time).
+      c[fid].store(std::min(countdown_start(), kLeaveRetryCalls), std::memory_order_relaxed);
+      break;
+    case Leave::kStays:
+      break;
+  }
   if (s != nullptr) s->in_hook = false;
 }
 

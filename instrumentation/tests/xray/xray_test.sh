@@ -71,35 +71,41 @@ closed_by_time() {
   [[ $1 =~ ^closed=1\ kept=([01])\ hot_after=([0-9]+)\ cold_after=0$ ]] || return 1
   ((BASH_REMATCH[1] == 1 ? BASH_REMATCH[2] == 16000 : BASH_REMATCH[2] == 0))
 }
-win=$(window 8192 0 window-leave)
+# The windows below are counted in calls, 2^20 of them (about 0.1 s of the threads' calls):
+# far longer than a time slice, since a thread that holds the transition lock (a leave's patching
+# call, up to 1 ms on a 2-vCPU VM) can be descheduled by the other three for one while they run
+# on, and a window of 8,192 calls then ran past its length or lost a function's only chance to
+# leave (half the runs of a loaded machine).
+W=1048576
+# A function leaves the window once it has given it PERFHAT_PHASE1_FUNCTION_CALLS calls, only
+# from half the window (2^19 calls without a time bound; a check before that starts its count
+# again) and not once it is over: with 131,072, hot() (8 of every 15 calls, a check every 245,760
+# calls) leaves at about 737,000 (or 983,000), the cold ones (a check every 1,966,080) never.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=131072 window $W 0 window-leave)
 echo "window (calls): $win"
-# A function leaves the window once it has given it PERFHAT_PHASE1_FUNCTION_CALLS calls (1,024 by
-# default), and only past half the window (4,096 calls without a time bound; a check before that
-# starts its count again): hot() (8 of every 15 calls, a check every 1,920 calls) leaves before
-# the window's 8,192 (by about 7,000 with the threads' batches not yet added), the cold ones
-# (about 550 each by the close, 1,024 at 15,360) do not.
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=1" ]] || fail "counting window: $win"
-win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window 8192 0 window-leave)
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=0 window $W 0 window-leave)
 echo "window (no function leaves): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
   fail "PERFHAT_PHASE1_FUNCTION_CALLS=0: $win"
 # 0 given by a later perfhat::init keeps every function too, although start-up set the countdowns
 # from the environment (1,024 by default): hot()'s first check, before half the window, makes it
 # never checked again (a countdown of 0 would check it at every exit, and it would leave past half).
-win=$(window 8192 0 window-leave-later0)
+win=$(window $W 0 window-leave-later0)
 echo "window (0 from a later init): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
   fail "PERFHAT_PHASE1_FUNCTION_CALLS=0 from a later init: $win"
-# And when start-up's countdown first runs out past half the window (3,000 hot calls, about 5,600
-# window calls): that check does not leave either.
-win=$(PERFHAT_PHASE1_FUNCTION_CALLS=3000 window 8192 0 window-leave-later0)
+# And when start-up's countdown first runs out past half the window (400,000 hot calls, about
+# 750,000 window calls): that check does not leave either.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=400000 window $W 0 window-leave-later0)
 echo "window (0 from a later init, first check past half): $win"
 [[ $win == "closed=1 kept=1 hot_after=16000 cold_after=0 left=0" ]] ||
   fail "PERFHAT_PHASE1_FUNCTION_CALLS=0 from a later init, past half: $win"
-# Every function leaves after 64 calls once half the window's 8,192 calls have passed, before its
+# Every function leaves after 64 calls once half the window's calls have passed, before its
 # length: the window, with no time bound, closes at the background thread's tick once no call
-# came for a whole tick.
-win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window 8192 0 window-leave)
+# came for a whole tick. Functions leave one at a time (one patching call each), so 2^22 calls
+# leave 2 million of them for eight leaves.
+win=$(PERFHAT_PHASE1_FUNCTION_CALLS=64 window $((W * 4)) 0 window-leave)
 echo "window (all left): $win"
 [[ $win =~ ^(.*)\ left=8$ ]] && closed_by_time "${BASH_REMATCH[1]}" ||
   fail "window every function left: $win"
