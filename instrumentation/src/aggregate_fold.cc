@@ -80,7 +80,7 @@ void Engine::fold_self_time(ThreadState& ts, const CallRecord& r, double nspt,
   open.back().second += r.value;
 }
 
-void Engine::fold_span(const SpanRecord& r) {
+void Engine::fold_span(const SpanFields& r) {
   const double* bounds = sketch_bin_bounds();
   const double nspt = ns_per_tick();
   const auto w = static_cast<float>(r.weight);

@@ -41,7 +41,7 @@ class MacroCalibration final : public autoinstrument::CalibrationTarget {
     ts_.hot.eh_uncaught = &kZero;
     ts_.hot.in_request = true;   // the request's decision chooses: counted or recorded
     ts_.self_timing_on = false;  // its warm loops are not what the service's probes cost
-    ts_.ring = detail::make_span_ring(16);
+    ts_.ring = detail::SpanRing(16);
     ts_.ring_mask = 15;
     ts_.calls = calls_;
     ts_.calls_mask = 15;

@@ -260,7 +260,7 @@ class Engine : private ExportSource {
   void fold_record(ThreadState* ts, const CallRecord& r, double ns_per_tick, const double* bounds)
       PERFHAT_REQUIRES(mu_);
   // A span that found the export queue full becomes records of the aggregates (exact counts).
-  void fold_span(const SpanRecord& r) PERFHAT_REQUIRES(mu_);
+  void fold_span(const SpanFields& r) PERFHAT_REQUIRES(mu_);
   // Self time of a latency record of `ts`: records come in completion order, so a call's
   // children were folded before it (their ticks wait under its invocation number).
   void fold_self_time(ThreadState& ts, const CallRecord& r, double ns_per_tick,

@@ -88,12 +88,13 @@ void Engine::fill_span(SpanData& s, const QueuedSpan& q) {
 
 void Engine::collect(SpanQueue* queue, ExportBatch* rows) {
   Lock l(mu_);
+  SpanRecord r;
   for (ThreadState* ts : threads_) {
     uint64_t tail = ts->tail.load(std::memory_order_relaxed);
     uint64_t head = ts->head.load(std::memory_order_acquire);
     for (; tail != head; ++tail) {
-      const SpanRecord& r = ts->ring[tail & ts->ring_mask];
-      if (queue == nullptr) continue;               // no destination configured: phase 2 ends here
+      if (queue == nullptr) continue;  // no destination configured: phase 2 ends here
+      ts->ring.read(tail & ts->ring_mask, r);
       if (!queue->offer(r, ts->tid)) fold_span(r);  // into this export's aggregate rows
     }
     ts->tail.store(tail, std::memory_order_release);

@@ -122,7 +122,7 @@ class HookCalibration final : public CalibrationTarget {
     ts_.hot.in_request = true;  // phase 1 only, unless run_pair forces the recording
     ts_.hot.request_sampled = false;
     ts_.self_timing_on = false;  // warm loops: not the in-situ cost (probe_self_timing.h)
-    ts_.ring = detail::make_span_ring(16);
+    ts_.ring = detail::SpanRing(16);
     ts_.ring_mask = 15;
     ts_.calls = calls_;
     ts_.calls_mask = 15;

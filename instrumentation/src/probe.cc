@@ -128,7 +128,8 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
     aggregate_call(h, site.id.load(std::memory_order_relaxed), start, end, p, 0, false);
     return;
   }
-  SpanRecord& r = ts->ring[head & ts->ring_mask];
+  const size_t entry = head & ts->ring_mask;
+  SpanFields& r = ts->ring.fields(entry);
   r.site = site.id.load(std::memory_order_relaxed);
   r.start = start;
   r.end = end;
@@ -144,7 +145,8 @@ void Engine::record_span(Hot* h, const Site& site, uint64_t start, uint64_t end,
   int level = ts->recording_depth - 1;
   if (level >= 0 && level < ThreadState::kMaxRecordingDepth) {
     r.nattr = ts->attr_count[level];
-    for (int i = 0; i < r.nattr; ++i) r.attrs[i] = ts->attrs[level][i];
+    Attr* attrs = ts->ring.attrs(entry);
+    for (int i = 0; i < r.nattr; ++i) attrs[i] = ts->attrs[level][i];
   }
   // Complete before the release below: the background thread may read the entry from then on.
   r.parent = parent;

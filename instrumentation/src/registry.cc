@@ -180,7 +180,7 @@ Hot* Engine::prepare(Site& site, const void* ret_addr) {
       ts->calls_mask = kCallRing - 1;
     }
     uint32_t ring = std::bit_ceil(std::max<uint32_t>(cfg_.span_ring_per_thread, 16));
-    ts->ring = make_span_ring(ring);
+    ts->ring = SpanRing(ring);
     ts->ring_mask = ring - 1;
     threads_.push_back(ts);
     t_guard.ts = ts;
