@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -77,10 +78,20 @@ bool Controller::unlocked() const {
   return true;
 }
 
+namespace {
+std::atomic<Controller*> g_controller{nullptr};
+}  // namespace
+
 Controller& Controller::get() {
-  static auto* c = new Controller();  // used by the background thread until exit
+  static auto* c = [] {
+    auto* made = new Controller();  // used by the background thread until exit
+    g_controller.store(made, std::memory_order_release);
+    return made;
+  }();
   return *c;
 }
+
+Controller* Controller::if_created() { return g_controller.load(std::memory_order_acquire); }
 
 detail::Status Controller::configure(const Settings& s) {
   detail::Lock l(mu_);
@@ -137,14 +148,16 @@ bool Controller::enabled() const {
   return settings_.enabled;
 }
 
-void Controller::stop() {
+void Controller::stop_any() {
   // Not get(): its ring (about 1 MB, zeroed) would be made at every exit just to be stopped.
   if (auto* sampler = sampling::StackSampler::if_created()) sampler->stop();
   clear();
   detail::g_self_timing.store(false, std::memory_order_relaxed);
   detail::Engine::get().set_budget_disarmed({});
-  detail::Lock l(mu_);
-  if (settings_.enabled && windows_ > 1) write_status();  // the last plan, whatever its age
+  Controller* c = if_created();
+  if (c == nullptr) return;
+  detail::Lock l(c->mu_);
+  if (c->settings_.enabled && c->windows_ > 1) c->write_status();  // the last plan, whatever its age
 }
 
 void Controller::reload_pins() {

@@ -69,6 +69,9 @@ using Calibrator = Costs (*)(double ns_per_tick, uint32_t free_site);
 class Controller {
  public:
   static Controller& get();
+  // The controller if get() made it, else nullptr: a process that never asked for a budget
+  // never makes it (its state and first configuration cost a short process page faults).
+  static Controller* if_created();
   // Until the next call (Meter::system() restores the real clocks); kept across configure().
   void set_meter(const Meter& m);
   // Until the next call (nullptr restores calibrateProbeCosts); kept across configure().
@@ -85,8 +88,9 @@ class Controller {
   // Tests that tick by hand between their own calls: false waits for a background tick under way
   // and skips the next ones until true again.
   void set_background_ticks(bool on) PERFHAT_EXCLUDES(background_mu_);
-  // Engine shutdown: sampler off, every call kept again.
-  void stop();
+  // Engine shutdown: sampler off, every call kept again; the controller's last status written if
+  // it was made (without one, only what the engine's budget state holds is reset).
+  static void stop_any();
 
   bool enabled() const;
   Plan plan() const;

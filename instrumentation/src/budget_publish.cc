@@ -80,8 +80,9 @@ void StatusPublisher::sent(ExportResult r, double now_s, uint64_t plan_changes) 
 namespace perfhat::detail {
 
 void Engine::publish_budget() {
-  budget::Controller& c = budget::Controller::get();
-  if (!c.enabled()) return;
+  budget::Controller* made = budget::Controller::if_created();
+  if (made == nullptr || !made->enabled()) return;
+  budget::Controller& c = *made;
   std::shared_ptr<Exporter> exporter = exports_.exporter();
   Resource resource;
   {

@@ -237,10 +237,16 @@ void Engine::activate() {
     }
   }
   start_pending_.store(true);  // finish_activation(), once no lock is held
-  if (Status budget = budget::Controller::get().configure(budget::Settings::from_env()); !budget)
-    std::fprintf(stderr, "perfhat: %s; collection budget off\n", budget.error.c_str());
-  // The collection budget measures and plans at every tick from the start.
-  if (budget::Controller::get().enabled()) start_background();
+  // No budget asked for (nor a refused one to report): the controller is not made, or, made by
+  // an earlier activation, is configured off.
+  const budget::Settings budget = budget::Settings::from_env();
+  if (budget.enabled || !budget.error.empty() || budget::Controller::if_created() != nullptr) {
+    budget::Controller& c = budget::Controller::get();
+    if (Status s = c.configure(budget); !s)
+      std::fprintf(stderr, "perfhat: %s; collection budget off\n", s.error.c_str());
+    // The collection budget measures and plans at every tick from the start.
+    if (c.enabled()) start_background();
+  }
 }
 
 // Outside every lock and the initialization's once: the exporter's start() may dlopen(), which
@@ -292,7 +298,7 @@ void Engine::shutdown() {
     rearm_sites();
   }
   const bool exported = stop_background(prev != kUninitialized);
-  budget::Controller::get().stop();
+  budget::Controller::stop_any();
   if (prev == kUninitialized) return;
   if (!exported) exports_.export_pending(*this, true);
   exports_.shutdown_exporter();
@@ -326,7 +332,7 @@ void Engine::run_background() {
       s->tick(now);
       update_threshold(s->rate());
       if (!macro_costs_measured) macro_costs_measured = calibrate_macro_compensation();
-      budget::Controller::get().background_tick();
+      if (auto* budget = budget::Controller::if_created()) budget->background_tick();
       publish_budget();
       calibrate_clock(false);
       if (auto* phase1_tick = g_phase1_tick.load()) phase1_tick();  // XRay's counting windows

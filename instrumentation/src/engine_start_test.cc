@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "budget_controller.h"
 #include "perfhat/memory_exporter.hpp"
 #include "perfhat/perfhat.hpp"
 
@@ -74,6 +75,31 @@ TEST(InstrEngineStart, OnStartsTheBackgroundThreadAtOnce) {
   EXPECT_EQ(threads(), before + 1);
   perfhat::shutdown();
   EXPECT_EQ(threads(), before);
+}
+
+// A process that asks for no collection budget never makes the budget's controller (its state
+// and configuration at every start, and its stop at exit). Checked when no earlier test in this
+// process made it (ctest runs each test in a process of its own).
+TEST(InstrEngineStart, NoBudgetAskedForMakesNoBudgetController) {
+  ::unsetenv("PERFHAT_BUDGET");
+  const bool made_before = perfhat::budget::Controller::if_created() != nullptr;
+  perfhat::Config cfg;
+  cfg.sampler = "full";
+  ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
+  work(1);
+  perfhat::shutdown();
+  if (!made_before) EXPECT_EQ(perfhat::budget::Controller::if_created(), nullptr);
+  // Asked for: made and configured on.
+  ::setenv("PERFHAT_BUDGET", "0.05", 1);
+  ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
+  ASSERT_NE(perfhat::budget::Controller::if_created(), nullptr);
+  EXPECT_TRUE(perfhat::budget::Controller::if_created()->enabled());
+  perfhat::shutdown();
+  ::unsetenv("PERFHAT_BUDGET");
+  // A later start without one configures it off.
+  ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
+  EXPECT_FALSE(perfhat::budget::Controller::if_created()->enabled());
+  perfhat::shutdown();
 }
 
 }  // namespace
