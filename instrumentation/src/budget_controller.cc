@@ -157,7 +157,8 @@ void Controller::stop_any() {
   Controller* c = if_created();
   if (c == nullptr) return;
   detail::Lock l(c->mu_);
-  if (c->settings_.enabled && c->windows_ > 1) c->write_status();  // the last plan, whatever its age
+  if (c->settings_.enabled && c->windows_ > 1)
+    c->write_status();  // the last plan, whatever its age
 }
 
 void Controller::reload_pins() {
