@@ -233,7 +233,7 @@ void Engine::activate() {
       bg_due_ticks_.store(now_ticks() +
                           static_cast<uint64_t>(first_work_s * 1e9 / ns_per_tick_.load()));
     } else if (!bg_stop_) {
-      bg_ = std::thread([this] { run_background(); });
+      bg_.start(&Engine::background_main, this);
     }
   }
   start_pending_.store(true);  // finish_activation(), once no lock is held
@@ -270,18 +270,18 @@ void Engine::start_background() {
       g_forked_child.load()) {
     return;
   }
-  bg_ = std::thread([this] { run_background(); });
+  bg_.start(&Engine::background_main, this);
 }
 
 bool Engine::stop_background(bool final) {
-  std::thread bg;  // joined outside bg_mu_, which the background thread takes to finish
+  NativeThread bg;  // joined outside bg_mu_, which the background thread takes to finish
   {
     Lock l(bg_mu_);
     bg_stop_ = true;
     bg_final_ = final;
     dormant_ = false;  // after shutdown, turning probes on starts nothing
     bg_final_done_ = false;
-    if (bg_.joinable() && bg_.get_id() != std::this_thread::get_id()) bg = std::move(bg_);
+    if (bg_.joinable() && !bg_.is_current()) bg = std::move(bg_);
   }
   bg_cv_.notifyAll();
   if (!bg.joinable()) return false;
@@ -313,6 +313,11 @@ std::chrono::milliseconds Engine::background_wait(double last_tick, double last_
       {last_tick + kBackgroundTickS, last_analysis + cycle_s_.load(), exports_.next_due_s()});
   const double ms = std::clamp((next - now_s()) * 1000.0, 50.0, 1000.0);
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+void* Engine::background_main(void* engine) {
+  static_cast<Engine*>(engine)->run_background();
+  return nullptr;
 }
 
 void Engine::run_background() {

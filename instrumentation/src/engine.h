@@ -17,6 +17,7 @@
 #include "adaptive_sampler.h"
 #include "batch_exporter.h"
 #include "histogram.h"
+#include "native_thread.h"
 #include "perfhat/exporter.hpp"
 #include "site_activity.h"
 #include "span_record.h"
@@ -210,6 +211,7 @@ class Engine : private ExportSource {
  private:
   Engine() = default;
   void run_background();
+  static void* background_main(void* engine);
   // Wakes the background thread now (a ring half full), starting it if it was left on demand.
   void wake_background() {
     if (bg_due_ticks_.load(std::memory_order_relaxed) != ~uint64_t{0}) start_background();
@@ -294,7 +296,7 @@ class Engine : private ExportSource {
 
   // Background thread.
   Mutex bg_mu_;
-  std::thread bg_ PERFHAT_GUARDED_BY(bg_mu_);
+  NativeThread bg_ PERFHAT_GUARDED_BY(bg_mu_);
   CondVar bg_cv_;
   bool bg_stop_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   bool bg_final_ PERFHAT_GUARDED_BY(bg_mu_) = false;

@@ -2,8 +2,12 @@
 // with PERFHAT_ENABLED=0 (googletest's test programs, issue #18) has no background thread and
 // no clock calibration; turning probes on later starts what they need.
 #include <dirent.h>
+#include <malloc.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -88,7 +92,9 @@ TEST(InstrEngineStart, NoBudgetAskedForMakesNoBudgetController) {
   ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
   work(1);
   perfhat::shutdown();
-  if (!made_before) EXPECT_EQ(perfhat::budget::Controller::if_created(), nullptr);
+  if (!made_before) {
+    EXPECT_EQ(perfhat::budget::Controller::if_created(), nullptr);
+  }
   // Asked for: made and configured on.
   ::setenv("PERFHAT_BUDGET", "0.05", 1);
   ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
@@ -100,6 +106,38 @@ TEST(InstrEngineStart, NoBudgetAskedForMakesNoBudgetController) {
   ASSERT_TRUE(perfhat::init(cfg, std::make_shared<perfhat::MemoryExporter>()));
   EXPECT_FALSE(perfhat::budget::Controller::if_created()->enabled());
   perfhat::shutdown();
+}
+
+// Heaps glibc's allocator has made (malloc_info: one per arena past the main one).
+int malloc_heaps() {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* f = ::open_memstream(&text, &size);
+  if (f == nullptr) return -1;
+  ::malloc_info(0, f);
+  std::fclose(f);
+  int n = 0;
+  for (const char* p = text; (p = std::strstr(p, "<heap nr=")) != nullptr; ++p) ++n;
+  std::free(text);
+  return n;
+}
+
+// The background thread of a short process (idle from its start to its stop) leaves the
+// allocator no arena of its own: it was started without a heap object to free at its exit
+// (native_thread.h; with std::thread that free made one, at every process's exit).
+TEST(InstrEngineStart, AnIdleBackgroundThreadMakesNoMallocArena) {
+  perfhat::Config cfg;
+  cfg.sampler = "full";
+  cfg.cycle_s = 1e9;
+  cfg.export_interval_s = 1e9;
+  // Not threads(): its first call starts and joins a thread, whose exit makes an arena that the
+  // background thread would then reuse. ctest runs this test in a process of its own, where no
+  // thread ran before.
+  cfg.endpoint.clear();  // nothing to export: its final flush allocates nothing either
+  const int heaps_before = malloc_heaps();
+  ASSERT_TRUE(perfhat::init(cfg));
+  perfhat::shutdown();  // the thread is joined
+  EXPECT_EQ(malloc_heaps(), heaps_before);
 }
 
 }  // namespace
