@@ -2,8 +2,8 @@
 // with PERFHAT_ENABLED=0 (googletest's test programs, issue #18) has no background thread and
 // no clock calibration; turning probes on later starts what they need.
 #include <dirent.h>
-#include <malloc.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <cstdio>
 #include <cstdlib>
