@@ -75,7 +75,7 @@ closed_by_time() {
 # far longer than a time slice, since a thread that holds the transition lock (a leave's patching
 # call, up to 1 ms on a 2-vCPU VM) can be descheduled by the other three for one while they run
 # on, and a window of 8,192 calls then ran past its length or lost a function's only chance to
-# leave (half the runs of a loaded machine).
+# leave (in 10 of 20 rounds of these sections on an idle 2-vCPU VM).
 W=1048576
 # A function leaves the window once it has given it PERFHAT_PHASE1_FUNCTION_CALLS calls, only
 # from half the window (2^19 calls without a time bound; a check before that starts its count
