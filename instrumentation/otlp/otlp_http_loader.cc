@@ -6,6 +6,11 @@
 #include <cstdlib>
 #include <vector>
 
+// Where the program's CMake package (or perfhat's build tree) keeps the module: compiled into the
+// program from perfhat_otlp_module_dir.cc.in by find_package(perfhat). Weak: absent (null) in a
+// program linked without CMake.
+extern "C" [[gnu::weak]] const char* perfhat_otlp_package_module_dir();
+
 namespace perfhat::otlp {
 namespace {
 
@@ -39,7 +44,13 @@ std::vector<std::string> candidates() {
     out.push_back(dir + "perfhat/" PERFHAT_OTLP_HTTP_MODULE_NAME);
     out.push_back(dir + PERFHAT_OTLP_HTTP_MODULE_NAME);
   }
-  out.push_back(PERFHAT_OTLP_HTTP_MODULE_NAME);  // the loader's own search (RUNPATH, ld.so.cache)
+  if (&perfhat_otlp_package_module_dir != nullptr) {
+    const char* dir = perfhat_otlp_package_module_dir();
+    if (dir != nullptr && *dir != '\0')
+      out.push_back(std::string(dir) + "/" PERFHAT_OTLP_HTTP_MODULE_NAME);
+  }
+  // The loader's own search (LD_LIBRARY_PATH, a RUNPATH the program was linked with, ld.so.cache).
+  out.push_back(PERFHAT_OTLP_HTTP_MODULE_NAME);
 #ifdef PERFHAT_OTLP_MODULE_INSTALL_PATH
   out.push_back(PERFHAT_OTLP_MODULE_INSTALL_PATH);
 #endif

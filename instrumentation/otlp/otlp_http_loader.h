@@ -2,9 +2,10 @@
 // looks, in order (the first that loads wins):
 //   1. $PERFHAT_OTLP_MODULE, if set: that file only;
 //   2. beside the object that holds libperfhat (dladdr): <dir>/perfhat/ and <dir>/;
-//   3. the bare name: the caller's RUNPATH (perfhat::otlp's consumers get the package's
-//      <libdir>/perfhat), LD_LIBRARY_PATH, the loader's cache;
-//   4. the install-time path <prefix>/<libdir>/perfhat/libperfhat_otlp_http.so.
+//   3. the package's <libdir>/perfhat, wherever it was moved to: find_package(perfhat) compiles
+//      perfhat_otlp_package_module_dir() into every program linking perfhat::otlp;
+//   4. the bare name: LD_LIBRARY_PATH, a RUNPATH the program was linked with, the loader's cache;
+//   5. the install-time path <prefix>/<libdir>/perfhat/libperfhat_otlp_http.so.
 #pragma once
 
 #include <string>

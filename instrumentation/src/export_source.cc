@@ -91,13 +91,13 @@ void Engine::collect(SpanQueue* queue, ExportBatch* rows) {
   SpanRecord r;
   for (ThreadState* ts : threads_) {
     uint64_t tail = ts->tail.load(std::memory_order_relaxed);
-    uint64_t head = ts->head.load(std::memory_order_acquire);
-    for (; tail != head; ++tail) {
-      if (queue == nullptr) continue;  // no destination configured: phase 2 ends here
+    const uint64_t head = ts->head.load(std::memory_order_acquire);
+    // No destination configured: phase 2 ends here, and the spans are dropped unread.
+    for (; queue != nullptr && tail != head; ++tail) {
       ts->ring.read(tail & ts->ring_mask, r);
       if (!queue->offer(r, ts->tid)) fold_span(r);  // into this export's aggregate rows
     }
-    ts->tail.store(tail, std::memory_order_release);
+    ts->tail.store(head, std::memory_order_release);
   }
   if (rows == nullptr) return;
   rows->resource = resource_;

@@ -9,8 +9,9 @@
 #   3. a C++17 consumer (tests/consumer: every probe macro, perfhat::init, perfhat::shutdown),
 #      compiled with -Wall -Wextra -Wpedantic -Werror, records exactly the spans it should;
 #   4. docs/auto-instrumentation.md's example, its CMakeLists.txt and main.cc cut out of the doc
-#      as written, builds (GCC, and Clang if installed), runs with the doc's environment against
-#      the installed perfhat-handler, and the handler counts every call of orders::handle(int).
+#      as written, builds (GCC, and Clang if installed) with no RUNPATH, runs with the doc's
+#      environment against the installed perfhat-handler (its transport module found in the moved
+#      prefix), and the handler counts every call of orders::handle(int).
 # Usage: install_consumer.sh CMAKE SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 CMAKE=$1 SRC=$2 BUILD=$3 WORK=$4
@@ -101,6 +102,9 @@ for cxx in "${compilers[@]}"; do
   "$CMAKE" -S "$WORK/orders" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_PREFIX_PATH="$PREFIX" >"$dir.log" || { cat "$dir.log"; fail "orders configure ($cxx)"; }
   "$CMAKE" --build "$dir" || fail "orders build ($cxx)"
+  # The module is found through the package's compiled-in directory (the moved prefix is neither
+  # the install path nor on any search path); a RUNPATH would cost every start failed lookups.
+  if readelf -d "$dir/orders" | grep -E 'R(UN)?PATH'; then fail "orders has a RUNPATH ($cxx)"; fi
   before=$(handle_count)
   PERFHAT_ENDPOINT=http://$addr PERFHAT_TOKEN=s3cret PERFHAT_SCOPE='orders::*' PERFHAT_SAMPLER=full "$dir/orders" ||
     fail "orders run ($cxx)"

@@ -5,6 +5,7 @@
 //
 //   burst_app OUTER [--shutdown] [--sleep-ms N] [--exit-from-thread] [--static-dtor-probes]
 //             [--fork-child] [--print-maps] [--print-maps-at-start] [--print-counters]
+//             [--print-runpath]
 //
 // With --fork-child, after the burst a child is forked (the background exporter then runs in
 // the parent only, and may hold the library's locks), makes probed calls and exits normally; the
@@ -16,9 +17,11 @@
 // the same as "at start mapped <file>" after one probed call (which turns probes on) and before
 // the burst, with nothing exported yet unless the export interval has passed.
 // --print-counters (macro build) prints perfhat::counters() after --shutdown.
+// --print-runpath prints "runpath" if the program was linked with a RUNPATH or RPATH entry.
 //
 // With --sleep-ms, the burst runs again after the sleep. Prints "calls hot=H outer=O" (the
 // true counts) before exiting.
+#include <link.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
   const long outer_calls = std::strtol(argv[1], nullptr, 10);
   bool do_shutdown = false, exit_from_thread = false, dtor_probes = false, fork_child = false;
   bool print_maps = false, print_maps_at_start = false, print_counters = false;
+  bool print_runpath = false;
   long sleep_ms = 0;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -109,7 +113,11 @@ int main(int argc, char** argv) {
     if (a == "--print-maps") print_maps = true;
     if (a == "--print-maps-at-start") print_maps_at_start = true;
     if (a == "--print-counters") print_counters = true;
+    if (a == "--print-runpath") print_runpath = true;
     if (a == "--sleep-ms" && i + 1 < argc) sleep_ms = std::strtol(argv[++i], nullptr, 10);
+  }
+  for (const ElfW(Dyn)* d = _DYNAMIC; print_runpath && d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_RUNPATH || d->d_tag == DT_RPATH) std::printf("runpath\n");
   }
   burst::g_early.enabled = dtor_probes;
   static burst::ProbesInDestructor late{"late"};

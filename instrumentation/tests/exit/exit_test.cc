@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -295,6 +296,20 @@ TEST_F(InstrExit, TheTransportIsLoadedWhenProbesTurnOnNotAtTheFirstExport) {
     ASSERT_EQ(off.status, 0) << off.err;
     EXPECT_EQ(off.out.find("mapped "), std::string::npos) << off.out;
   }
+}
+
+// The transport module is found wherever the program is: a copy in a directory with no module
+// beside it still exports, through the module directory the build (an installed package: the
+// package) compiled into it. Not through a RUNPATH, which would make every start search that
+// directory first for every library the program needs.
+TEST_F(InstrExit, TheTransportIsFoundWhereverTheProgramIsWithoutARunpath) {
+  const std::string moved = dir_ / "moved_burst_app";
+  std::filesystem::copy_file(kApp, moved);
+  AppRun r = run_app(moved, env("full", "spans"), {"100", "--print-maps", "--print-runpath"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("mapped libperfhat_otlp_http.so"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("runpath"), std::string::npos) << r.out;
+  EXPECT_EQ(count("burst::outer(int)"), 100);
 }
 
 // A transport module that is missing, or a file that is not one: one line on stderr naming the
