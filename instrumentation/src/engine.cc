@@ -283,7 +283,7 @@ bool Engine::stop_background(bool final) {
     bg_final_done_ = false;
     if (bg_.joinable() && !bg_.is_current()) bg = std::move(bg_);
   }
-  bg_cv_.notifyAll();
+  bg_wake_.notify_all();
   if (!bg.joinable()) return false;
   bg.join();
   Lock l(bg_mu_);
@@ -328,7 +328,7 @@ void Engine::run_background() {
   bool macro_costs_measured = false;  // at the first tick: probes are enabled by then
   MutexLock l(bg_mu_);
   while (!bg_stop_) {
-    bg_cv_.waitFor(l, background_wait(last_tick, last_analysis));
+    bg_wake_.wait(l, background_wait(last_tick, last_analysis));
     if (bg_stop_) break;
     l.unlock();
     double now = now_s();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adaptive_sampler.h"
+#include "background_wake.h"
 #include "batch_exporter.h"
 #include "histogram.h"
 #include "native_thread.h"
@@ -215,7 +216,7 @@ class Engine : private ExportSource {
   // Wakes the background thread now (a ring half full), starting it if it was left on demand.
   void wake_background() {
     if (bg_due_ticks_.load(std::memory_order_relaxed) != ~uint64_t{0}) start_background();
-    bg_cv_.notifyOne();
+    bg_wake_.request();
   }
   // How long the background thread sleeps before its next wake.
   std::chrono::milliseconds background_wait(double last_tick, double last_analysis);
@@ -297,7 +298,7 @@ class Engine : private ExportSource {
   // Background thread.
   Mutex bg_mu_;
   NativeThread bg_ PERFHAT_GUARDED_BY(bg_mu_);
-  CondVar bg_cv_;
+  BackgroundWake bg_wake_;  // waited on with bg_mu_ held
   bool bg_stop_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   bool bg_final_ PERFHAT_GUARDED_BY(bg_mu_) = false;
   bool bg_final_done_ PERFHAT_GUARDED_BY(bg_mu_) = false;
