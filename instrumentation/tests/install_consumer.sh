@@ -25,10 +25,14 @@ handler_pid=
 cleanup() { if [ -n "$handler_pid" ]; then kill "$handler_pid" 2>/dev/null || true; fi; }
 trap cleanup EXIT
 
-echo "== install into $WORK/stage, then move it to $WORK/moved"
+echo "== install into $WORK/stage, then move it to a directory with a space and a quote"
 "$CMAKE" --install "$BUILD" --prefix "$WORK/stage" >"$WORK/install.log"
-mv "$WORK/stage" "$WORK/moved"
-PREFIX=$WORK/moved
+# The moved prefix holds a space and a quote: the module directory compiled into consumers
+# (perfhat_otlp_module_dir.cc.in) must survive them. (Not a backslash: CMake's package search
+# turns it into a slash.)
+moved="$WORK/moved \"q"
+mv "$WORK/stage" "$moved"
+PREFIX=$moved
 
 echo "== 1. no build-machine path in the CMake package"
 pkgdir=$(dirname "$(find "$PREFIX" -name perfhatConfig.cmake -print -quit)")
