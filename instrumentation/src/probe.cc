@@ -348,15 +348,17 @@ void Probe::begin(uint64_t index, bool measure, bool record) noexcept {
   flags_ = f;
   discount_ = nested_probe_base(h, *site_);
   warm_exit_path(h);  // probe_exit_warmup.h
-  // Last: the duration excludes the probe's bookkeeping. A timed call keeps its entry interval,
+  // Last: the duration excludes the probe's bookkeeping. A sparse timed call (taken out of a skip
+  // run, or phase 1's one in N) did that bookkeeping on cold lines: its clock waits until the
+  // misses and stores are done (settled_ticks). A self-timed call keeps its entry interval,
   // saturated (32 bits wrap after a second or two of preemption; note_self_timing's cap drops it).
   if (f & kSelfTimed) PERFHAT_UNLIKELY {
-      const uint64_t start = now_ticks();
+      const uint64_t start = (f & kMeasure) ? settled_ticks() : now_ticks();
       self_entry_ = static_cast<uint32_t>(std::min<uint64_t>(start - self_entry, UINT32_MAX));
       start_ = start;
       return;
     }
-  start_ = now_ticks();
+  start_ = (f & kMeasure) ? settled_ticks() : now_ticks();
 }
 
 // Rare exit work: errors, sessions, the timing sample, the span and the request end.

@@ -44,6 +44,22 @@ inline uint64_t fenced_ticks() noexcept {
   return t;
 }
 
+// The tick clock once every earlier load and store has completed (stores included, which an
+// lfence does not wait for): the start clock of a sparse timed call. Its bookkeeping ran on cold
+// lines, and with a plain read those misses and stores finish inside the function's interval
+// (bench/README.md, "Collection budget: a sampled call's start clock after its stores").
+inline uint64_t settled_ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (g_tick_source.load(std::memory_order_relaxed) == nullptr) {
+    _mm_mfence();
+    _mm_lfence();
+    return __rdtsc();
+  }
+#endif
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return now_ticks();
+}
+
 // What the timed call did: recorded (a span or an aggregate record), opened its request's context
 // (a request root the budget took; recorded or not), or left Probe::begin unrecorded (a redraw
 // after a capped skip run, with its logarithms; a request root passed over): the entry alone.
