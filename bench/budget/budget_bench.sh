@@ -13,10 +13,12 @@
 #
 #   bench/budget/budget_bench.sh [BUILD_DIR] [STEADY_SECONDS] [RATE]
 #
-# BUDGET_CONFIGS picks the configurations (default "full budget-1 budget-3"; add "disabled" for
-# the floor, and more full-tracing runs named "full-b", "full-c", ... between or after the budget
-# runs: compare.py then shows how far the full runs' p50s differ, the method's own noise, and takes
-# each function's reference p50 as their median, which one disturbed run cannot move far);
+# BUDGET_CONFIGS picks the configurations (default "full budget-1 full-b budget-3 full-c"; add
+# "disabled" for the floor). Full-tracing runs named "full-b", "full-c", ... go between or after
+# the budget runs: compare.py then shows how far the full runs' p50s differ, the method's own
+# noise, and takes each function's reference p50 as their median, which one disturbed run cannot
+# move far (on a shared VM neighbouring full runs moved a request handler's p50 by up to 30 %:
+# bench/README.md, session 47, so the default interleaves three);
 # BUDGET_MODE=probing
 # runs the budgets in probing mode instead. Functions with fewer than BUDGET_MIN_CALLS calls in
 # the full run (default 200) are left out of the comparison (their p50 moves between two full
@@ -29,7 +31,7 @@ RATE=${3:-300}
 WARMUP_S=${BUDGET_WARMUP_S:-5}
 MODE=${BUDGET_MODE:-rates}
 MIN_CALLS=${BUDGET_MIN_CALLS:-200}
-read -r -a configs <<< "${BUDGET_CONFIGS:-full budget-1 budget-3}"
+read -r -a configs <<< "${BUDGET_CONFIGS:-full budget-1 full-b budget-3 full-c}"
 S=$BUILD/samples
 HANDLER=$BUILD/feedback-handler/perfhat-handler
 for bin in "$S/agile-service" "$S/agile-userdir" "$S/agile-workload" "$HANDLER"; do
